@@ -1,0 +1,315 @@
+// Package automaton owns fsmine's model: a deterministic, counted state
+// machine mined from agent trajectories, and its versioned JSON file format
+// ("fsmine.automaton/v1"). It also holds what reads a model back: walking a
+// session through it, the structural diff, conformance checking and the
+// run-time guard. It imports the standard library, go-json and gonum only,
+// and never prints.
+package automaton
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Schema is the value of a model file's "schema" field that this package
+// writes and reads. A file whose schema shares SchemaFamily but names a later
+// version is refused with ErrNewerSchema.
+const (
+	Schema       = "fsmine.automaton/v1"
+	SchemaFamily = "fsmine.automaton/"
+)
+
+// StartID and EndID are the pseudo-states every model has (LangGraph's
+// names): every session begins with a transition out of StartID, whose event
+// is empty, and ends with a transition into EndID that carries the session's
+// last event.
+const (
+	StartID = "__start__"
+	EndID   = "__end__"
+)
+
+// Model is a mined automaton and its provenance. States, Transitions and
+// Loops are kept sorted (see Sort); a state, an event and the label of the
+// next state pick at most one transition.
+type Model struct {
+	Schema    string  `json:"schema"`
+	Version   int     `json:"version"`
+	Parent    *Parent `json:"parent"`
+	Digest    string  `json:"digest"`
+	Created   string  `json:"created"`
+	Generator string  `json:"generator"`
+	Source    Source  `json:"source"`
+	Params    Params  `json:"params"`
+	Initial   string  `json:"initial"`
+
+	States      []State      `json:"states"`
+	Transitions []Transition `json:"transitions"`
+	Loops       []Loop       `json:"loops"`
+	Trunk       []string     `json:"trunk"`
+	Variants    int          `json:"variants"`
+	TopVariants []Variant    `json:"top_variants"`
+
+	index *index
+}
+
+// Parent names the model a model was derived from.
+type Parent struct {
+	Version int    `json:"version"`
+	Digest  string `json:"digest"`
+}
+
+// Source describes the logs a model was mined from.
+type Source struct {
+	Files      []SourceFile `json:"files"`
+	Sessions   int          `json:"sessions"`
+	Events     int          `json:"events"`
+	Records    int          `json:"records"`
+	Skipped    int          `json:"skipped"`
+	Duplicates int          `json:"duplicates"`
+	Dropped    int          `json:"dropped"`
+	Folded     int          `json:"folded"`
+	Detours    int          `json:"detours"`
+	StepGaps   int          `json:"step_gaps"`
+}
+
+// SourceFile is one input file: its path as given, the SHA-256 of its bytes
+// as read (after gzip, if any, is undone: of the decompressed stream), how
+// many records it held and how many of its lines were skipped as bad input.
+type SourceFile struct {
+	Path       string `json:"path"`
+	SHA256     string `json:"sha256"`
+	Records    int    `json:"records"`
+	Skipped    int    `json:"skipped"`
+	Duplicates int    `json:"duplicates"`
+}
+
+// Params records every option that shaped a model, so that a later command
+// (check, replay, the guard) reads logs the way the model was built from them.
+// Labels is the label rules file as given (raw JSON), or nil.
+type Params struct {
+	Format    string            `json:"format"`
+	Fields    map[string]string `json:"fields"`
+	Labels    RawJSON           `json:"labels"`
+	Merge     string            `json:"merge"`
+	K         int               `json:"k,omitempty"`
+	Alpha     float64           `json:"alpha,omitempty"`
+	RareCount int               `json:"rare_count"`
+	RareRatio float64           `json:"rare_ratio"`
+}
+
+// State is a state of the model. Visits counts how often sessions entered it,
+// Sessions how many distinct sessions did. DwellMS summarises the time spent
+// in the state, from a record's time to the next record's time (or its
+// duration_ms when the log has no time); nil when the log gives neither.
+type State struct {
+	ID       string `json:"id"`
+	Label    string `json:"label"`
+	Visits   int    `json:"visits"`
+	Sessions int    `json:"sessions"`
+	DwellMS  *Dwell `json:"dwell_ms,omitempty"`
+}
+
+// Dwell is a summary of dwell times in milliseconds.
+type Dwell struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	Max float64 `json:"max"`
+}
+
+// Transition is an edge of the model. Prob is Count over the outflow of From.
+// Rare marks a low-frequency branch (see Params.RareCount and RareRatio); a
+// rare transition is kept, never deleted. BackEdge marks an edge that closes
+// a loop: an edge inside a strongly connected component whose target is no
+// farther from StartID than its source.
+type Transition struct {
+	From     string  `json:"from"`
+	Event    string  `json:"event"`
+	To       string  `json:"to"`
+	Count    int     `json:"count"`
+	Sessions int     `json:"sessions"`
+	Prob     float64 `json:"prob"`
+	Rare     bool    `json:"rare"`
+	BackEdge bool    `json:"back_edge"`
+}
+
+// Loop is a strongly connected component of the model with at least one
+// cycle. States are sorted. Count is the number of back-edge traversals in
+// all sessions, Sessions the number of sessions that took a back edge at
+// least once. An iteration is one back-edge traversal during one continuous
+// stay in the component; MaxIterations and P95Iterations are taken over the
+// stays that iterated at least once: the data for retry caps.
+type Loop struct {
+	States        []string  `json:"states"`
+	BackEdges     []EdgeRef `json:"back_edges"`
+	Count         int       `json:"count"`
+	Sessions      int       `json:"sessions"`
+	MaxIterations int       `json:"max_iterations"`
+	P95Iterations int       `json:"p95_iterations"`
+}
+
+// EdgeRef names a transition by its key.
+type EdgeRef struct {
+	From  string `json:"from"`
+	Event string `json:"event"`
+	To    string `json:"to"`
+}
+
+// Variant is one distinct path through the model, as state ids from the
+// first state after StartID to the last before EndID, and how many sessions
+// took it.
+type Variant struct {
+	Count  int      `json:"count"`
+	States []string `json:"states"`
+}
+
+// Move is one step of a session as the model sees it: the event that led out
+// of the current state and the label of the next state.
+type Move struct {
+	Event string
+	Label string
+}
+
+// State returns the state with the given id, or nil.
+func (m *Model) State(id string) *State {
+	ix := m.idx()
+	if i, ok := ix.state[id]; ok {
+		return &m.States[i]
+	}
+	return nil
+}
+
+// Next returns the transition that mv takes out of state from, or nil when
+// the model has none.
+func (m *Model) Next(from string, mv Move) *Transition {
+	ix := m.idx()
+	if i, ok := ix.next[moveKey{from, mv.Event, mv.Label}]; ok {
+		return &m.Transitions[i]
+	}
+	return nil
+}
+
+// Out returns the transitions out of state from, most frequent first (ties
+// by event, then target). The slice must not be modified.
+func (m *Model) Out(from string) []*Transition {
+	return m.idx().out[from]
+}
+
+// In returns the transitions into state to, most frequent first. The slice
+// must not be modified.
+func (m *Model) In(to string) []*Transition {
+	return m.idx().in[to]
+}
+
+// HasLabel reports whether some state of the model carries label.
+func (m *Model) HasLabel(label string) bool {
+	_, ok := m.idx().labels[label]
+	return ok
+}
+
+// Reindex rebuilds the lookup tables after States or Transitions changed.
+// A model is not safe for concurrent use until it has been indexed once;
+// Read, Validate and the miner index the models they return.
+func (m *Model) Reindex() {
+	m.index = nil
+	m.idx()
+}
+
+type moveKey struct{ from, event, label string }
+
+type index struct {
+	state  map[string]int
+	labels map[string]struct{}
+	next   map[moveKey]int
+	out    map[string][]*Transition
+	in     map[string][]*Transition
+}
+
+func (m *Model) idx() *index {
+	if m.index != nil {
+		return m.index
+	}
+	ix := &index{
+		state:  make(map[string]int, len(m.States)),
+		labels: make(map[string]struct{}, len(m.States)),
+		next:   make(map[moveKey]int, len(m.Transitions)),
+		out:    make(map[string][]*Transition),
+		in:     make(map[string][]*Transition),
+	}
+	for i, s := range m.States {
+		ix.state[s.ID] = i
+		ix.labels[s.Label] = struct{}{}
+	}
+	for i := range m.Transitions {
+		t := &m.Transitions[i]
+		label := t.To
+		if j, ok := ix.state[t.To]; ok {
+			label = m.States[j].Label
+		}
+		ix.next[moveKey{t.From, t.Event, label}] = i
+		ix.out[t.From] = append(ix.out[t.From], t)
+		ix.in[t.To] = append(ix.in[t.To], t)
+	}
+	for _, ts := range ix.out {
+		sortByCount(ts)
+	}
+	for _, ts := range ix.in {
+		sortByCount(ts)
+	}
+	m.index = ix
+	return ix
+}
+
+func sortByCount(ts []*Transition) {
+	sort.SliceStable(ts, func(i, j int) bool {
+		a, b := ts[i], ts[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		if a.Event != b.Event {
+			return a.Event < b.Event
+		}
+		if a.From != b.From {
+			return a.From < b.From
+		}
+		return a.To < b.To
+	})
+}
+
+// Sort puts States (StartID first, EndID last, the rest by id), Transitions
+// (by from, event, to) and Loops (by their first state) in the file's order,
+// and reindexes the model.
+func (m *Model) Sort() {
+	rank := func(id string) int {
+		switch id {
+		case StartID:
+			return 0
+		case EndID:
+			return 2
+		}
+		return 1
+	}
+	sort.Slice(m.States, func(i, j int) bool {
+		a, b := m.States[i].ID, m.States[j].ID
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra < rb
+		}
+		return a < b
+	})
+	sort.Slice(m.Transitions, func(i, j int) bool {
+		a, b := m.Transitions[i], m.Transitions[j]
+		if a.From != b.From {
+			if ra, rb := rank(a.From), rank(b.From); ra != rb {
+				return ra < rb
+			}
+			return a.From < b.From
+		}
+		if a.Event != b.Event {
+			return a.Event < b.Event
+		}
+		return a.To < b.To
+	})
+	sort.Slice(m.Loops, func(i, j int) bool {
+		return fmt.Sprint(m.Loops[i].States) < fmt.Sprint(m.Loops[j].States)
+	})
+	m.Reindex()
+}
