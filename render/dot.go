@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/emicklei/dot"
 
@@ -201,15 +200,12 @@ func dotLines(lines ...string) dot.Literal {
 		if i > 0 {
 			b.WriteString(`\n`)
 		}
-		for _, r := range strings.ToValidUTF8(line, "\uFFFD") {
-			switch {
-			case r == '"':
+		for _, r := range shownText(line) {
+			switch r {
+			case '"':
 				b.WriteString(`\"`)
-			case r == '\\':
+			case '\\':
 				b.WriteString(`\\`)
-			case unicode.IsControl(r):
-				q := strconv.QuoteRune(r) // '\n', '\x01', '\u0085'
-				b.WriteString(strings.ReplaceAll(q[1:len(q)-1], `\`, `\\`))
 			default:
 				b.WriteRune(r)
 			}

@@ -13,6 +13,8 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/fsmine/fsmine/automaton"
 )
@@ -45,7 +47,8 @@ type Func func(w io.Writer, m *automaton.Model, opt Options) error
 
 // Formats maps the format names the command line accepts to their writers.
 var Formats = map[string]Func{
-	"dot": DOT,
+	"dot":     DOT,
+	"mermaid": Mermaid,
 }
 
 // FormatNames returns the keys of Formats, sorted.
@@ -141,4 +144,71 @@ func visible(m *automaton.Model, opt Options) ([]*automaton.Transition, []*autom
 		}
 	}
 	return ts, ss
+}
+
+// uniqueNames gives each id a distinct name made by clean, in the order of
+// ids. An id that clean leaves as it is keeps its name; the others get
+// clean's result with "_2", "_3", ... appended when that is taken, so that
+// the mapping is deterministic and one to one.
+func uniqueNames(ids []string, clean func(string) string) map[string]string {
+	names := make(map[string]string, len(ids))
+	used := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if clean(id) == id {
+			names[id] = id
+			used[id] = true
+		}
+	}
+	for _, id := range ids {
+		if _, ok := names[id]; ok {
+			continue
+		}
+		base := clean(id)
+		name := base
+		for n := 2; used[name]; n++ {
+			name = base + "_" + strconv.Itoa(n)
+		}
+		names[id] = name
+		used[name] = true
+	}
+	return names
+}
+
+// asciiWord replaces every character of s that is not an ASCII letter,
+// digit or underscore with an underscore.
+func asciiWord(s string) string {
+	out := make([]byte, 0, len(s))
+	for _, r := range s {
+		if r < 0x80 && (r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			out = append(out, byte(r))
+		} else {
+			out = append(out, '_')
+		}
+	}
+	return string(out)
+}
+
+// stateIDs returns the ids of states, in their order.
+func stateIDs(states []*automaton.State) []string {
+	ids := make([]string, len(states))
+	for i, s := range states {
+		ids[i] = s.ID
+	}
+	return ids
+}
+
+// shownText is s with invalid UTF-8 replaced and control characters written
+// as their Go escapes (a newline becomes \n), for formats that cannot carry
+// them.
+func shownText(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
