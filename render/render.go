@@ -49,6 +49,7 @@ type Func func(w io.Writer, m *automaton.Model, opt Options) error
 var Formats = map[string]Func{
 	"dot":     DOT,
 	"mermaid": Mermaid,
+	"scxml":   SCXML,
 }
 
 // FormatNames returns the keys of Formats, sorted.
