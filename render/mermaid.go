@@ -18,8 +18,8 @@ import (
 //
 // Mermaid ids are the state ids with every character other than an ASCII
 // letter, digit or underscore replaced by "_", prefixed with "s_" when they
-// would start with a word Mermaid's lexer takes as a keyword (state, note,
-// class, default, ...), and made unique with "_2", "_3", ... A state whose
+// are a word Mermaid's lexer takes as a keyword (state, note, class,
+// default, ...), and made unique with "_2", "_3", ... A state whose
 // Mermaid id differs from its id is declared as state "id" as mermaid_id.
 // In the quoted id and in transition captions, characters that Mermaid would
 // read as syntax (" # : ; % < > &) are written as Mermaid entity codes
@@ -69,24 +69,22 @@ func Mermaid(w io.Writer, m *automaton.Model, opt Options) error {
 	return err
 }
 
-// mermaidKeywords are words that Mermaid's state-diagram lexer matches at
-// the start of a statement (case-insensitively), whatever follows them.
-var mermaidKeywords = []string{
-	"accdescr", "acctitle", "class", "default", "direction", "end",
-	"hide", "note", "scale", "state", "style",
+// mermaidKeywords are the words that Mermaid's state-diagram lexer takes
+// as a statement when a bare id equals them (case-insensitively); tried
+// against Mermaid 11, which also reads ids that merely start with one of
+// them ("classify", "defaults") as ids.
+var mermaidKeywords = map[string]bool{
+	"accdescr": true, "acctitle": true, "class": true, "classdef": true,
+	"default": true, "direction": true, "end": true, "hide": true,
+	"note": true, "scale": true, "state": true, "statediagram": true,
+	"style": true,
 }
 
 // mermaidID is the Mermaid id for a state id, before uniqueNames.
 func mermaidID(id string) string {
 	s := asciiWord(id)
-	if s == "" {
-		return "s_"
-	}
-	lower := strings.ToLower(s)
-	for _, kw := range mermaidKeywords {
-		if strings.HasPrefix(lower, kw) {
-			return "s_" + s
-		}
+	if s == "" || mermaidKeywords[strings.ToLower(s)] {
+		return "s_" + s
 	}
 	return s
 }

@@ -50,6 +50,7 @@ var Formats = map[string]Func{
 	"dot":     DOT,
 	"mermaid": Mermaid,
 	"scxml":   SCXML,
+	"xstate":  XState,
 }
 
 // FormatNames returns the keys of Formats, sorted.
