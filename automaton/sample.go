@@ -15,7 +15,7 @@ import "math/rand/v2"
 // same moves on every platform that computes IEEE floats alike. Sample
 // panics if rng is nil.
 func (m *Model) Sample(rng *rand.Rand, maxSteps int) []Move {
-	var moves []Move
+	moves := make([]Move, 0, 16)
 	from := StartID
 	for maxSteps <= 0 || len(moves) < maxSteps {
 		t := m.pick(from, rng)
