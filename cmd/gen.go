@@ -64,7 +64,8 @@ steps interleave by time, as a log shipper writes them. --drift P inserts,
 with probability P per step, an off-topic detour: the step ends with event
 off_topic, one to three "smalltalk" records follow, and the session returns
 to the same stage. --truth-attr adds attrs.truth_state, the id of the state
-each record was sampled in (detour records have none).
+each record was sampled in (detour records have none). A session still going
+after 1000 steps is cut off there, as an abandoned log is.
 
 The same flags give the same bytes, on every run.
 
