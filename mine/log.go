@@ -334,3 +334,17 @@ func cmp64(a, b int64) int {
 	}
 	return 0
 }
+
+// Moves returns a session as a model sees it: a move into each visit's
+// label, out of automaton.StartID with an empty event first, then with the
+// previous visit's event; and last the move into automaton.EndID with the
+// last visit's event.
+func (lg *Log) Moves(s *Session) []automaton.Move {
+	out := make([]automaton.Move, 0, len(s.Visits)+1)
+	ev := ""
+	for _, v := range s.Visits {
+		out = append(out, automaton.Move{Event: ev, Label: lg.names[v.Label]})
+		ev = lg.names[v.Event]
+	}
+	return append(out, automaton.Move{Event: ev, Label: automaton.EndID})
+}

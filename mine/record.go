@@ -26,6 +26,9 @@ var coreFields = []string{FieldSession, FieldNode, FieldEvent, FieldStep, FieldT
 // ParseFieldMap turns "name=path" pairs into a field map, checking that each
 // name is one of the record's fields.
 func ParseFieldMap(pairs []string) (map[string]string, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
 	m := map[string]string{}
 	for _, p := range pairs {
 		name, path, ok := strings.Cut(p, "=")
