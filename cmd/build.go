@@ -34,6 +34,7 @@ type buildOptions struct {
 	version   int
 	parent    string
 	quiet     bool
+	from      string
 }
 
 func newBuildCmd(streams IO) *cobra.Command {
@@ -76,11 +77,12 @@ any bad line).`,
 	f.IntVar(&opts.version, "version", 0, "model version `N` (default 1, or the parent's + 1)")
 	f.StringVar(&opts.parent, "parent", "", "the previous model `FILE`: records lineage, version defaults to its + 1")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no summary on standard error")
+	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", ")+" (auto recognises each file's format from its content)")
 	return c
 }
 
 func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
-	ropt := mine.ReadOptions{Strict: opts.strict}
+	ropt := mine.ReadOptions{Strict: opts.strict, Format: opts.from}
 	var err error
 	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
 		return usageError{err}
@@ -126,7 +128,7 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	}
 	m.Params.Fields = ropt.Fields
 	m.Params.Labels = rulesRaw
-	m.Params.Format = "jsonl"
+	m.Params.Format = inputFormat(lg)
 	m.Generator = "fsmine " + version
 	m.Created = created()
 	m.Version = 1
@@ -150,6 +152,21 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		printBuildSummary(streams.Err, lg, m)
 	}
 	return nil
+}
+
+// inputFormat names the format the inputs were read as: the one format
+// they share, or their formats joined with "+".
+func inputFormat(lg *mine.Log) string {
+	seen := map[string]bool{}
+	var names []string
+	for _, f := range lg.Files {
+		if !seen[f.Format] {
+			seen[f.Format] = true
+			names = append(names, f.Format)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, "+")
 }
 
 // created is the model's creation time: now, or SOURCE_DATE_EPOCH when set,

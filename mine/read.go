@@ -36,6 +36,9 @@ type ReadOptions struct {
 	Workers int
 	// MaxLine is the longest line accepted, in bytes; 0 means 64 MiB.
 	MaxLine int
+	// Format is the input format (see Formats); "" or FormatAuto recognises
+	// each input's format from its content.
+	Format string
 }
 
 // BadLine is a skipped input line and why it was skipped.
@@ -105,7 +108,7 @@ func Read(inputs []Input, opt ReadOptions) (*Log, error) {
 		}()
 	}
 	go func() {
-		readErr = readInputs(inputs, lg, maxLine, todo, stop)
+		readErr = readInputs(inputs, lg, opt.Format, maxLine, todo, stop)
 		close(todo)
 		wg.Wait()
 		close(done)
@@ -146,7 +149,7 @@ func Read(inputs []Input, opt ReadOptions) (*Log, error) {
 
 // readInputs cuts each input into chunks of whole lines and sends them to
 // the workers. It also hashes each input and counts its lines.
-func readInputs(inputs []Input, lg *Log, maxLine int, todo chan<- *chunk, stop <-chan struct{}) error {
+func readInputs(inputs []Input, lg *Log, format string, maxLine int, todo chan<- *chunk, stop <-chan struct{}) error {
 	seq := 0
 	for i, in := range inputs {
 		rc, err := in.Open()
@@ -154,7 +157,8 @@ func readInputs(inputs []Input, lg *Log, maxLine int, todo chan<- *chunk, stop <
 			return err
 		}
 		h := sha256.New()
-		err = splitLines(rc, h, maxLine, func(first int, data []byte) bool {
+		var f *Format
+		f, err = splitLines(rc, h, format, maxLine, func(first int, data []byte) bool {
 			select {
 			case todo <- &chunk{seq: seq, file: i, firstLine: first, data: data}:
 				seq++
@@ -168,6 +172,7 @@ func readInputs(inputs []Input, lg *Log, maxLine int, todo chan<- *chunk, stop <
 			return fmt.Errorf("reading %s: %w", in.Name, err)
 		}
 		lg.Files[i].SHA256 = hex.EncodeToString(h.Sum(nil))
+		lg.Files[i].Format = f.Name
 	}
 	return nil
 }
@@ -176,22 +181,39 @@ func readInputs(inputs []Input, lg *Log, maxLine int, todo chan<- *chunk, stop <
 var errLineTooLong = errors.New("line too long")
 
 // splitLines reads r (gunzipping it if it starts with the gzip magic), feeds
-// every byte to h, and calls emit with runs of whole lines (the last one may
-// lack its newline) and the 1-based number of the first. emit returning
-// false stops the read.
-func splitLines(r io.Reader, h hash.Hash, maxLine int, emit func(first int, data []byte) bool) error {
+// every byte to h, converts it to JSONL records if it is in another format,
+// and calls emit with runs of whole lines (the last one may lack its
+// newline) and the 1-based number of the first. emit returning false stops
+// the read. It returns the format it read.
+func splitLines(r io.Reader, h hash.Hash, format string, maxLine int, emit func(first int, data []byte) bool) (*Format, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		gz, err := gzip.NewReader(br)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer gz.Close()
 		r = gz
 	} else {
 		r = br
 	}
-	r = io.TeeReader(r, h)
+	hr := bufio.NewReaderSize(io.TeeReader(r, h), 64<<10)
+	head, _ := hr.Peek(64 << 10)
+	f, err := pickFormat(format, head)
+	if err != nil {
+		return nil, err
+	}
+	r = hr
+	if f.Convert != nil {
+		pr, pw := io.Pipe()
+		go func() { pw.CloseWithError(f.Convert(hr, pw)) }()
+		defer pr.Close()
+		r = pr
+	}
+	return f, splitLinesFrom(r, maxLine, emit)
+}
+
+func splitLinesFrom(r io.Reader, maxLine int, emit func(first int, data []byte) bool) error {
 	line := 1
 	var carry []byte
 	for {
