@@ -95,6 +95,7 @@ func (lg *Log) intern(s string) uint32 {
 		return id
 	}
 	id := uint32(len(lg.names))
+	s = strings.Clone(s)
 	lg.names = append(lg.names, s)
 	lg.nameIDs[s] = id
 	return id
@@ -124,10 +125,11 @@ func (lg *Log) addChunk(c *chunk, strict bool) error {
 		lg.Records++
 		si, ok := lg.bySess[r.session]
 		if !ok {
+			id := strings.Clone(r.session)
 			si = len(lg.raw)
-			lg.bySess[r.session] = si
+			lg.bySess[id] = si
 			lg.raw = append(lg.raw, nil)
-			lg.Sessions = append(lg.Sessions, Session{ID: r.session})
+			lg.Sessions = append(lg.Sessions, Session{ID: id})
 		}
 		lg.raw[si] = append(lg.raw[si], rawStep{
 			step: r.step, ts: r.ts, pos: lg.nextPos, hash: r.hash, dur: r.dur,
