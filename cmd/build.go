@@ -87,7 +87,6 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
 		return usageError{err}
 	}
-	var rulesRaw []byte
 	if opts.labels != "" {
 		data, err := os.ReadFile(opts.labels)
 		if err != nil {
@@ -96,7 +95,6 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		if ropt.Rules, err = mine.ParseRules(data); err != nil {
 			return fmt.Errorf("%s: %w", opts.labels, err)
 		}
-		rulesRaw = ropt.Rules.Raw()
 	}
 	bopt := mine.DefaultOptions()
 	bopt.Merge, bopt.Alpha, bopt.RareCount, bopt.RareRatio = opts.merge, opts.alpha, opts.rareCount, opts.rareRatio
@@ -126,9 +124,6 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		}
 		return err
 	}
-	m.Params.Fields = ropt.Fields
-	m.Params.Labels = rulesRaw
-	m.Params.Format = inputFormat(lg)
 	m.Generator = "fsmine " + version
 	m.Created = created()
 	m.Version = 1
@@ -152,21 +147,6 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		printBuildSummary(streams.Err, lg, m)
 	}
 	return nil
-}
-
-// inputFormat names the format the inputs were read as: the one format
-// they share, or their formats joined with "+".
-func inputFormat(lg *mine.Log) string {
-	seen := map[string]bool{}
-	var names []string
-	for _, f := range lg.Files {
-		if !seen[f.Format] {
-			seen[f.Format] = true
-			names = append(names, f.Format)
-		}
-	}
-	sort.Strings(names)
-	return strings.Join(names, "+")
 }
 
 // created is the model's creation time: now, or SOURCE_DATE_EPOCH when set,

@@ -47,6 +47,8 @@ func (b *builder) model() *automaton.Model {
 		Schema:  automaton.Schema,
 		Initial: automaton.StartID,
 		Params: automaton.Params{
+			Format:    lg.Format(),
+			Fields:    lg.Fields,
 			Merge:     b.opt.Merge,
 			RareCount: b.opt.RareCount,
 			RareRatio: b.opt.RareRatio,
@@ -62,6 +64,9 @@ func (b *builder) model() *automaton.Model {
 			Detours:    lg.Detours,
 			StepGaps:   lg.StepGaps,
 		},
+	}
+	if lg.Rules != nil {
+		m.Params.Labels = lg.Rules.Raw()
 	}
 	if b.opt.Merge == MergeAlergia {
 		m.Params.Alpha = b.opt.Alpha

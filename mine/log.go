@@ -24,6 +24,11 @@ type Log struct {
 	StepGaps   int // places where a session's step numbers skip
 	Bad        []BadLine
 
+	// Fields and Rules are the read options the log was read with; Build
+	// records them in the model's params.
+	Fields map[string]string
+	Rules  *Rules
+
 	names    []string
 	nameIDs  map[string]uint32
 	bySess   map[string]int
@@ -349,4 +354,19 @@ func (lg *Log) Moves(s *Session) []automaton.Move {
 		ev = lg.names[v.Event]
 	}
 	return append(out, automaton.Move{Event: ev, Label: automaton.EndID})
+}
+
+// Format names the format the inputs were read as: the one format they
+// share, or their formats joined with "+" in name order.
+func (lg *Log) Format() string {
+	seen := map[string]bool{}
+	var names []string
+	for _, f := range lg.Files {
+		if f.Format != "" && !seen[f.Format] {
+			seen[f.Format] = true
+			names = append(names, f.Format)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, "+")
 }

@@ -87,6 +87,7 @@ func Read(inputs []Input, opt ReadOptions) (*Log, error) {
 		return nil, err
 	}
 	lg := newLog(len(inputs))
+	lg.Fields, lg.Rules = opt.Fields, opt.Rules
 	for i, in := range inputs {
 		lg.Files[i].Path = in.Name
 	}
