@@ -513,6 +513,9 @@ func twoProportionZ(x1, n1, x2, n2 int) (z, p float64) {
 		return 0, 1
 	}
 	z = (p2 - p1) / se
+	if math.IsNaN(z) || math.IsInf(z, 0) {
+		return 0, 1
+	}
 	return z, math.Erfc(math.Abs(z) / math.Sqrt2)
 }
 
@@ -565,6 +568,9 @@ func chiSquareHomogeneity(row1, row2 []int) (chi2 float64, df int, p float64, ok
 		col := float64(a[i] + b[i])
 		e1, e2 := col*f1, col*f2
 		chi2 += (float64(a[i])-e1)*(float64(a[i])-e1)/e1 + (float64(b[i])-e2)*(float64(b[i])-e2)/e2
+	}
+	if math.IsNaN(chi2) || math.IsInf(chi2, 0) {
+		return 0, 0, 1, false // counts beyond float64's precision
 	}
 	df = len(a) - 1
 	return chi2, df, chiSquareSurvival(chi2, df), true

@@ -2,6 +2,7 @@ package automaton
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"math"
 	"math/rand/v2"
@@ -548,5 +549,56 @@ func TestCompareFixtures(t *testing.T) {
 	}
 	if d.Trunk == nil {
 		t.Error("Trunk = nil, want a change")
+	}
+}
+
+// FuzzCompare feeds Compare any two models Read accepts: it must not panic,
+// must find a model identical to itself, and must give a Diff that encodes
+// as JSON (no NaN or infinity).
+func FuzzCompare(f *testing.F) {
+	for _, name := range []string{"old.json", "new.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "diff", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, b)
+	}
+	old, _ := os.ReadFile(filepath.Join("testdata", "diff", "old.json"))
+	zero := bytes.ReplaceAll(old, []byte(`"count":5,`), []byte(`"count":0,`))
+	f.Add(old, zero)
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		ma, err := Read(bytes.NewReader(a))
+		if err != nil {
+			return
+		}
+		mb, err := Read(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		if d := Compare(ma, ma, DiffOptions{}); !d.Empty() {
+			t.Errorf("Compare(m, m) is not empty: %+v", d)
+		}
+		d := Compare(ma, mb, DiffOptions{})
+		if _, err := json.Marshal(d); err != nil {
+			t.Errorf("encoding the Diff: %v", err)
+		}
+	})
+}
+
+// TestCompareHugeCounts: counts whose sums overflow int are not tested and
+// must not make NaN statistics (which JSON cannot encode) or a panic.
+func TestCompareHugeCounts(t *testing.T) {
+	const big = math.MaxInt64/2 + 1 // two of them overflow
+	fork := func(a, b int) *Model {
+		return buildModel(t, 1, []edge{
+			{StartID, "", "a", a, false},
+			{StartID, "", "b", b, false},
+			{"a", "done", EndID, a, false},
+			{"b", "done", EndID, b, false},
+		})
+	}
+	d := Compare(fork(1, 1), fork(big, big), DiffOptions{})
+	if _, err := json.Marshal(d); err != nil {
+		t.Fatalf("encoding the Diff: %v", err)
 	}
 }
