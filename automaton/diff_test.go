@@ -308,6 +308,19 @@ func TestCompare(t *testing.T) {
 				stateTests: 1, transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
+			name: "loop reshaped: a state joined",
+			old:  withLoop(branch(t, 80, 20), 5, 2, "plan", "a"), new: withLoop(branch(t, 80, 20), 5, 2, "b", "a", "plan"),
+			want: want{loops: []string{"reshaped a b plan"}, sameDigest: true, transitionTests: 5, stateTests: 1,
+				transitionThreshold: 0.002, threshold: 0.01},
+		},
+		{
+			name: "loop split: the larger part is the reshaped loop",
+			old:  withLoop(branch(t, 80, 20), 5, 2, "a", "b", "c", "d"),
+			new:  withLoop(withLoop(branch(t, 80, 20), 5, 2, "c"), 5, 2, "b", "a"),
+			want: want{loops: []string{"reshaped a b", "appeared c"}, sameDigest: true, transitionTests: 5, stateTests: 1,
+				transitionThreshold: 0.002, threshold: 0.01},
+		},
+		{
 			name: "trunk changed",
 			old:  withTrunk(branch(t, 80, 20), "plan", "a"), new: withTrunk(branch(t, 80, 20), "plan", "b"),
 			want: want{trunk: true, sameDigest: true, transitionTests: 5, stateTests: 1,
@@ -381,6 +394,21 @@ func TestCompare(t *testing.T) {
 				t.Errorf("thresholds = %v, %v, want %v, %v", d.TransitionThreshold, d.StateThreshold, w.transitionThreshold, w.threshold)
 			}
 		})
+	}
+}
+
+func TestCompareLoopReshaped(t *testing.T) {
+	old := branch(t, 80, 20)
+	old.Loops = []Loop{{States: []string{"a", "b", "c"}, MaxIterations: 11, P95Iterations: 5}}
+	new := branch(t, 80, 20)
+	new.Loops = []Loop{{States: []string{"a", "b", "d"}, MaxIterations: 9, P95Iterations: 4}}
+	got := Compare(old, new, DiffOptions{}).Loops
+	want := []LoopChange{{
+		States: []string{"a", "b", "d"}, Change: LoopReshaped, Joined: []string{"d"}, Left: []string{"c"},
+		Old: &LoopStats{MaxIterations: 11, P95Iterations: 5}, New: &LoopStats{MaxIterations: 9, P95Iterations: 4},
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Loops = %+v, want %+v", got, want)
 	}
 }
 

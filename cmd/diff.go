@@ -216,8 +216,32 @@ func diffLoopDetail(l automaton.LoopChange) string {
 	case automaton.LoopDisappeared:
 		return fmt.Sprintf("was max %d, p95 %d", l.Old.MaxIterations, l.Old.P95Iterations)
 	}
-	return fmt.Sprintf("max %d -> %d, p95 %d -> %d",
+	its := fmt.Sprintf("max %d -> %d, p95 %d -> %d",
 		l.Old.MaxIterations, l.New.MaxIterations, l.Old.P95Iterations, l.New.P95Iterations)
+	if m := diffMembership(l, func(s string) string { return s }); m != "" {
+		return m + "; " + its
+	}
+	return its
+}
+
+// diffMembership is "joined: a, b; left: c" for a reshaped loop, with
+// each id passed through show.
+func diffMembership(l automaton.LoopChange, show func(string) string) string {
+	list := func(ids []string) string {
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = show(id)
+		}
+		return strings.Join(out, ", ")
+	}
+	var parts []string
+	if len(l.Joined) > 0 {
+		parts = append(parts, "joined: "+list(l.Joined))
+	}
+	if len(l.Left) > 0 {
+		parts = append(parts, "left: "+list(l.Left))
+	}
+	return strings.Join(parts, "; ")
 }
 
 const (
@@ -418,7 +442,11 @@ func (r diffReport) markdown(w io.Writer) error {
 			for i, s := range l.States {
 				codes[i] = diffMDCode(s)
 			}
-			p("| %s | %s | %s | %s |\n", strings.Join(codes, ", "), l.Change,
+			kind := l.Change
+			if m := diffMembership(l, diffMDCode); m != "" {
+				kind += " (" + m + ")"
+			}
+			p("| %s | %s | %s | %s |\n", strings.Join(codes, ", "), kind,
 				diffLoopCell(l, func(s *automaton.LoopStats) int { return s.MaxIterations }),
 				diffLoopCell(l, func(s *automaton.LoopStats) int { return s.P95Iterations }))
 		}

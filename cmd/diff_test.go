@@ -244,3 +244,24 @@ func TestDiffAlphaFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestDiffLoopDetail(t *testing.T) {
+	stats := func(max, p95 int) *automaton.LoopStats {
+		return &automaton.LoopStats{MaxIterations: max, P95Iterations: p95}
+	}
+	tests := []struct {
+		l    automaton.LoopChange
+		want string
+	}{
+		{automaton.LoopChange{Change: automaton.LoopAppeared, New: stats(3, 2)}, "max 3, p95 2"},
+		{automaton.LoopChange{Change: automaton.LoopDisappeared, Old: stats(3, 2)}, "was max 3, p95 2"},
+		{automaton.LoopChange{Change: automaton.LoopGrew, Old: stats(3, 2), New: stats(5, 2)}, "max 3 -> 5, p95 2 -> 2"},
+		{automaton.LoopChange{Change: automaton.LoopReshaped, Joined: []string{"x"}, Left: []string{"y", "z"},
+			Old: stats(11, 5), New: stats(9, 4)}, "joined: x; left: y, z; max 11 -> 9, p95 5 -> 4"},
+	}
+	for _, tt := range tests {
+		if got := diffLoopDetail(tt.l); got != tt.want {
+			t.Errorf("diffLoopDetail(%s) = %q, want %q", tt.l.Change, got, tt.want)
+		}
+	}
+}

@@ -183,7 +183,14 @@ func diffCaption(d *automaton.Diff) string {
 		case automaton.LoopDisappeared:
 			lines = append(lines, fmt.Sprintf("loop %s disappeared (was max %d, p95 %d)", states, l.Old.MaxIterations, l.Old.P95Iterations))
 		default:
-			lines = append(lines, fmt.Sprintf("loop %s %s: max %d -> %d, p95 %d -> %d", states, l.Change,
+			member := ""
+			if len(l.Joined) > 0 {
+				member += " +{" + strings.Join(l.Joined, ", ") + "}"
+			}
+			if len(l.Left) > 0 {
+				member += " -{" + strings.Join(l.Left, ", ") + "}"
+			}
+			lines = append(lines, fmt.Sprintf("loop %s %s%s: max %d -> %d, p95 %d -> %d", states, l.Change, member,
 				l.Old.MaxIterations, l.New.MaxIterations, l.Old.P95Iterations, l.New.P95Iterations))
 		}
 	}
