@@ -200,7 +200,18 @@ func diffEdge(from, event, to string) string {
 	return from + " -[" + event + "]-> " + to
 }
 
-func diffPct(share float64) string { return fmt.Sprintf("%.1f%%", 100*share) }
+// diffPct shows a share with one decimal, but never rounds a share that is
+// not 0 or 1 to "0.0%" or "100.0%".
+func diffPct(share float64) string {
+	switch pc := 100 * share; {
+	case pc > 0 && pc < 0.05:
+		return "<0.1%"
+	case pc < 100 && pc >= 99.95:
+		return ">99.9%"
+	default:
+		return fmt.Sprintf("%.1f%%", pc)
+	}
+}
 
 func diffRareWord(rare bool) string {
 	if rare {
