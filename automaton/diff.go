@@ -195,10 +195,13 @@ func (d *Diff) Empty() bool {
 type edgeKey struct{ from, event, to string }
 
 // Compare returns the difference from old to new. States are matched by id,
-// transitions by (from, event, to), loops by their sorted state set. Shares
-// are recomputed from counts (a transition's count over the summed counts
-// out of its source), so a stale Prob field cannot mislead the tests.
-// Compare does not modify the models and is deterministic.
+// transitions by (from, event, to), loops by their sorted state set and then
+// by the most states in common (see LoopChange). Shares are recomputed from
+// counts (a transition's count over the summed counts out of its source), so
+// a stale Prob field cannot mislead the tests. Compare does not change the
+// models' content and its result does not depend on the order of their
+// slices; like every lookup, it indexes a model that was not indexed yet
+// (Read, Validate and the miner return indexed models).
 func Compare(old, new *Model, opt DiffOptions) *Diff {
 	alpha := opt.Alpha
 	if alpha == 0 {
@@ -242,6 +245,11 @@ func Compare(old, new *Model, opt DiffOptions) *Diff {
 			d.StatesRemoved = append(d.StatesRemoved, StateRef{s.ID, s.Label, s.Visits})
 		}
 	}
+
+	byID := func(a, b StateRef) int { return CompareIDs(a.ID, b.ID) }
+	slices.SortFunc(d.StatesAdded, byID)
+	slices.SortFunc(d.StatesRemoved, byID)
+	slices.SortFunc(d.StatesRelabeled, func(a, b Relabel) int { return CompareIDs(a.ID, b.ID) })
 
 	// Transitions.
 	oldOut, newOut := outflows(old), outflows(new)

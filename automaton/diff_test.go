@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -431,6 +432,26 @@ func TestCompareShareChangeValues(t *testing.T) {
 	}
 	if d.Old.Sessions != 100 || d.New.Sessions != 100 || d.Old.Digest == d.New.Digest {
 		t.Errorf("sides = %+v, %+v", d.Old, d.New)
+	}
+}
+
+func TestCompareSortsStates(t *testing.T) {
+	old := branch(t, 80, 20)
+	new := buildModel(t, 2, []edge{
+		{StartID, "", "z", 10, false}, {StartID, "", "y", 10, false}, {StartID, "", "x", 10, false},
+		{"z", "", EndID, 10, false}, {"y", "", EndID, 10, false}, {"x", "", EndID, 10, false},
+	})
+	slices.Reverse(new.States)
+	d := Compare(old, new, DiffOptions{})
+	var added, removed []string
+	for _, s := range d.StatesAdded {
+		added = append(added, s.ID)
+	}
+	for _, s := range d.StatesRemoved {
+		removed = append(removed, s.ID)
+	}
+	if !reflect.DeepEqual(added, []string{"x", "y", "z"}) || !reflect.DeepEqual(removed, []string{"a", "b", "plan"}) {
+		t.Errorf("StatesAdded = %v, StatesRemoved = %v, want [x y z], [a b plan]", added, removed)
 	}
 }
 

@@ -34,8 +34,8 @@ func newDiffCmd(streams IO) *cobra.Command {
 States are matched by id, transitions by (from, event, to), loops by their
 set of states. It reports states and transitions added and removed, states
 relabeled, transitions that flipped between rare and common, loops that
-appeared, disappeared, grew or shrank (max or p95 iterations), and a changed
-trunk. Counts always differ between two samples, so a transition's share of
+appeared, disappeared, were reshaped (states joined or left), grew or shrank
+(max or p95 iterations), and a changed trunk. Counts always differ between two samples, so a transition's share of
 its source's outflow is reported as changed only when a two-proportion
 z-test finds the change significant, and a state's whole outflow
 distribution only when a chi-square test does. Each family of tests is
