@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strconv"
@@ -638,4 +639,84 @@ func benchmarkExtract(b *testing.B, text string) {
 		rec = benchRecord{}
 		return json.Unmarshal(line, &rec)
 	})
+}
+
+// naiveScanString is scanString one byte at a time, for checking the
+// word-at-a-time version.
+func naiveScanString(d []byte, i int) (end int, esc bool, errOffset int) {
+	for i < len(d) {
+		switch c := d[i]; {
+		case c == '"':
+			return i + 1, esc, -1
+		case c == '\\':
+			esc = true
+			if i+1 >= len(d) {
+				return 0, esc, len(d)
+			}
+			switch d[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				for k := i + 2; k < i+6; k++ {
+					if k >= len(d) {
+						return 0, esc, len(d)
+					}
+					if !strings.ContainsRune("0123456789abcdefABCDEF", rune(d[k])) {
+						return 0, esc, k
+					}
+				}
+				i += 6
+			default:
+				return 0, esc, i + 1
+			}
+		case c < 0x20:
+			return 0, esc, i
+		default:
+			i++
+		}
+	}
+	return 0, esc, len(d)
+}
+
+func TestScanStringMatchesNaive(t *testing.T) {
+	check := func(d []byte) {
+		t.Helper()
+		wantEnd, wantEsc, wantOff := naiveScanString(d, 1)
+		end, esc, err := scanString(d, 1)
+		if wantOff >= 0 {
+			var se *syntaxError
+			if !errors.As(err, &se) || se.Offset != wantOff {
+				t.Fatalf("scanString(%q) = %d, %v, want an error at %d", d, end, err, wantOff)
+			}
+			return
+		}
+		if err != nil || end != wantEnd || esc != wantEsc {
+			t.Fatalf("scanString(%q) = %d, %v, %v, want %d, %v, nil", d, end, esc, err, wantEnd, wantEsc)
+		}
+	}
+	// Every byte value at every position of two words, after and before
+	// bytes that sit next to the special ones.
+	for _, pad := range []byte{'a', ' ', '!', '#', 0x1f + 1, '[', ']', 0x7f, 0x80, 0xa2, 0xdc, 0xff} {
+		for pos := 0; pos < 17; pos++ {
+			for c := 0; c < 256; c++ {
+				d := bytes.Repeat([]byte{pad}, 40)
+				d[0] = '"'
+				d[1+pos] = byte(c)
+				d[len(d)-1] = '"'
+				check(d)
+				check(d[:2+pos]) // the special byte is the last one
+			}
+		}
+	}
+	// Random strings over an alphabet of special and ordinary bytes.
+	alphabet := []byte("\"\\/bfnrtu0aF \x00\x01\x1f\x21\x22\x5b\x5c\x5d\x7f\x80\xff")
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		d := make([]byte, 1+r.IntN(40))
+		d[0] = '"'
+		for k := 1; k < len(d); k++ {
+			d[k] = alphabet[r.IntN(len(alphabet))]
+		}
+		check(d)
+	}
 }
