@@ -143,7 +143,7 @@ func newExtractor(paths []string) (*extractor, error) {
 		}
 		n.slots = append(n.slots, i)
 	}
-	root.index0()
+	root.buildMaps()
 	return &extractor{paths: append([]string(nil), paths...), root: root}, nil
 }
 
@@ -156,8 +156,8 @@ func (n *pathNode) childByName(seg string) *pathNode {
 	return nil
 }
 
-// index0 builds the key maps of nodes with many children.
-func (n *pathNode) index0() {
+// buildMaps builds the key maps of nodes with many children.
+func (n *pathNode) buildMaps() {
 	if len(n.children) >= manyChildren {
 		n.byKey = make(map[string]*pathNode, len(n.children))
 		for _, c := range n.children {
@@ -165,7 +165,7 @@ func (n *pathNode) index0() {
 		}
 	}
 	for _, c := range n.children {
-		c.index0()
+		c.buildMaps()
 	}
 }
 
@@ -408,14 +408,13 @@ func (x *extractor) skip(d []byte, i, depth int) (int, error) {
 // skipNested steps over the object or array opening at d[i] without
 // recursion: x.stack holds the open brackets.
 func (x *extractor) skipNested(d []byte, i, depth int) (int, error) {
-	i, stack, err := skipNested(d, i, depth, x.stack[:0])
+	i, stack, err := skipBrackets(d, i, depth, x.stack[:0])
 	x.stack = stack[:0]
 	return i, err
 }
 
-// skipNested is the loop of extractor.skipNested; it returns stack for
-// reuse.
-func skipNested(d []byte, i, depth int, stack []byte) (int, []byte, error) {
+// skipBrackets is the loop of skipNested; it returns stack for reuse.
+func skipBrackets(d []byte, i, depth int, stack []byte) (int, []byte, error) {
 	for {
 		// d[i] starts a value.
 		var err error

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -407,11 +409,16 @@ func FuzzExtract(f *testing.F) {
 	}
 	fixed := mustExtractor(f, "a", "a.b", "a.0", "a.0.c", "s", "session_id", "attrs.task_id")
 	fixedOut := make([]value, len(fixed.paths))
+	none := mustExtractor(f)
 	f.Fuzz(func(t *testing.T, line []byte) {
 		orig := bytes.Clone(line)
 		err := fixed.extract(line, fixedOut)
 		if !bytes.Equal(line, orig) {
 			t.Fatalf("extract modified its input")
+		}
+		// Descending into a value and skipping it must agree on errors.
+		if errSkip := none.extract(line, nil); !reflect.DeepEqual(err, errSkip) {
+			t.Fatalf("extract(%q) = %v with paths, %v without", line, err, errSkip)
 		}
 		valid := json.Valid(line) && isObject(line)
 		if (err == nil) != valid {
@@ -556,6 +563,46 @@ func coerceUTF8(b []byte) string {
 		b = b[n:]
 	}
 	return sb.String()
+}
+
+// TestExtractRealData compares extract with encoding/json on the project's
+// real logs, when they are present.
+func TestExtractRealData(t *testing.T) {
+	files, _ := filepath.Glob("../../shared/data/jsonl/*.jsonl")
+	if len(files) == 0 {
+		t.Skip("no real logs in ../../shared/data/jsonl")
+	}
+	paths := []string{"session_id", "step", "node", "event", "ts", "attrs.task_id", "attrs.reward", "attrs"}
+	x := mustExtractor(t, paths...)
+	out := make([]value, len(paths))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+		for n, line := range lines {
+			if err := x.extract(line, out); err != nil {
+				t.Fatalf("%s:%d: %v", file, n+1, err)
+			}
+			var m map[string]any
+			dec := json.NewDecoder(bytes.NewReader(line))
+			dec.UseNumber()
+			if err := dec.Decode(&m); err != nil {
+				t.Fatalf("%s:%d: encoding/json: %v", file, n+1, err)
+			}
+			attrs, _ := m["attrs"].(map[string]any)
+			wants := []any{m["session_id"], m["step"], m["node"], m["event"], m["ts"], attrs["task_id"], attrs["reward"], m["attrs"]}
+			for i, want := range wants {
+				if want == nil {
+					want = missingValue{} // absent from these logs, never null
+				}
+				if msg := sameValue(out[i], want); msg != "" {
+					t.Fatalf("%s:%d: path %q: %s", file, n+1, paths[i], msg)
+				}
+			}
+		}
+	}
 }
 
 // benchLine is a record from tau2-bench (MIT, github.com/sierra-research/
