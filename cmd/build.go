@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,6 +105,10 @@ any bad line).`,
 	}
 	f := c.Flags()
 	bindModelFlags(f, &opts.model)
+	c.MarkFlagFilename("labels", "json")
+	c.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"jsonl", "gz", "json", "xes", "csv"}, cobra.ShellCompDirectiveFilterFileExt
+	}
 	f.StringVar(&opts.labels, "labels", "", "label rules `FILE` (JSON; see README)")
 	f.StringArrayVar(&opts.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable), e.g. session_id=conversation_id")
 	f.BoolVar(&opts.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
@@ -113,6 +118,9 @@ any bad line).`,
 }
 
 func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
+	if !slices.Contains(mine.Formats(), opts.from) {
+		return usagef("--from %q: want one of %s", opts.from, strings.Join(mine.Formats(), ", "))
+	}
 	ropt := mine.ReadOptions{Strict: opts.strict, Format: opts.from}
 	var err error
 	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
@@ -133,6 +141,11 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	inputs, err := expandInputs(opts.inputs, streams.In)
 	if err != nil {
 		return err
+	}
+	if streams.ErrTTY && !opts.model.quiet {
+		p := newProgress(streams.Err)
+		ropt.Progress = p.update
+		defer p.done()
 	}
 	lg, err := mine.Read(inputs, ropt)
 	if err != nil {
