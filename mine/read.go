@@ -227,7 +227,7 @@ func splitLinesFrom(r io.Reader, maxLine int, emit func(first int, data []byte) 
 	line := 1
 	var carry []byte
 	for {
-		buf := make([]byte, len(carry), max(chunkSize, len(carry)+chunkSize/2))
+		buf := getChunkBuf(len(carry) + chunkSize/2)[:len(carry)]
 		copy(buf, carry)
 		n, err := io.ReadFull(r, buf[len(carry):cap(buf)])
 		buf = buf[:len(carry)+n]
@@ -296,5 +296,24 @@ func parseChunk(p *parser, c *chunk, name string) {
 		c.recs = append(c.recs, r)
 		line++
 	}
+	putChunkBuf(c.data)
 	c.data = nil
+}
+
+// chunkBufs recycles read buffers: a log is read through a few of them
+// instead of allocating (and zeroing) a fresh megabyte per chunk.
+var chunkBufs sync.Pool
+
+func getChunkBuf(need int) []byte {
+	if b, ok := chunkBufs.Get().(*[]byte); ok && cap(*b) >= need {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, max(chunkSize, need))
+}
+
+func putChunkBuf(b []byte) {
+	if cap(b) == chunkSize {
+		b = b[:0]
+		chunkBufs.Put(&b)
+	}
 }
