@@ -439,3 +439,33 @@ func TestReadLongLines(t *testing.T) {
 		t.Errorf("err = %v, want reading big.jsonl: line 1: line too long", err)
 	}
 }
+
+func TestVisitFiles(t *testing.T) {
+	// Visits name the file and line of their first record, across inputs
+	// with no records, only bad lines, and records.
+	inputs := []Input{
+		strInput("empty.jsonl", ""),
+		strInput("bad.jsonl", "nope\n{\"session_id\":\n"),
+		strInput("a.jsonl", `{"session_id":"s","step":0,"node":"a"}`+"\n"),
+		strInput("empty2.jsonl", ""),
+		strInput("b.jsonl", "\n"+`{"session_id":"s","step":1,"node":"b"}`+"\n"),
+	}
+	lg, err := Read(inputs, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range lg.Sessions[0].Visits {
+		got = append(got, fmt.Sprintf("%s:%d", lg.Files[v.File].Path, v.Line))
+	}
+	if strings.Join(got, " ") != "a.jsonl:1 b.jsonl:2" {
+		t.Errorf("visits at %v, want a.jsonl:1 b.jsonl:2", got)
+	}
+}
+
+func TestReadBOM(t *testing.T) {
+	lg, err := Read([]Input{strInput("bom.jsonl", "\xef\xbb\xbf"+`{"session_id":"s","node":"a"}`+"\n")}, ReadOptions{Strict: true})
+	if err != nil || lg.Records != 1 {
+		t.Fatalf("Read with a byte-order mark: %v, %d records", err, lg.Records)
+	}
+}

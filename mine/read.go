@@ -208,6 +208,9 @@ func splitLines(r io.Reader, h hash.Hash, format string, maxLine int, emit func(
 		r = br
 	}
 	hr := bufio.NewReaderSize(io.TeeReader(r, h), 64<<10)
+	if bom, _ := hr.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
+		hr.Discard(3) // a UTF-8 byte-order mark is no part of the first record
+	}
 	head, _ := hr.Peek(64 << 10)
 	f, err := pickFormat(format, head)
 	if err != nil {
