@@ -1,0 +1,313 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
+)
+
+func init() { register(newBuildCmd) }
+
+type buildOptions struct {
+	inputs  []string
+	labels  string
+	fields  []string
+	strict  bool
+	from    string
+	partial string
+	model   modelOptions
+}
+
+// modelOptions are the flags that shape and write a model, shared by build
+// and merge.
+type modelOptions struct {
+	out       string
+	dot       string
+	merge     string
+	alpha     float64
+	rareCount int
+	rareRatio float64
+	version   int
+	parent    string
+	quiet     bool
+
+	parentModel *automaton.Model // loaded by prepare
+}
+
+// prepare checks the options and loads the parent model, so that a bad flag
+// fails before a long read.
+func (o *modelOptions) prepare() error {
+	if o.rareCount < 0 || o.rareRatio < 0 || o.rareRatio >= 1 {
+		return usagef("--rare-count must be >= 0 and --rare-ratio in [0, 1)")
+	}
+	if o.parent != "" {
+		m, err := automaton.Load(o.parent)
+		if err != nil {
+			return err
+		}
+		o.parentModel = m
+	}
+	return nil
+}
+
+func bindModelFlags(f *pflag.FlagSet, opts *modelOptions) {
+	def := mine.DefaultOptions()
+	f.StringVarP(&opts.out, "output", "o", "-", "write the model JSON to `FILE` (atomically); - is standard output")
+	f.StringVar(&opts.dot, "dot", "", "also write a Graphviz diagram to `FILE`")
+	f.StringVar(&opts.merge, "merge", def.Merge, "state merging: "+strings.Join(mine.Merges, " or "))
+	f.Float64Var(&opts.alpha, "alpha", def.Alpha, "significance level of the alergia merge test (smaller merges more)")
+	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
+	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
+	f.IntVar(&opts.version, "version", 0, "model version `N` (default 1, or the parent's + 1)")
+	f.StringVar(&opts.parent, "parent", "", "the previous model `FILE`: records lineage, version defaults to its + 1")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no summary on standard error")
+}
+
+func newBuildCmd(streams IO) *cobra.Command {
+	opts := &buildOptions{}
+	c := &cobra.Command{
+		Use:   "build [flags] LOG...",
+		Short: "Mine a versioned automaton from trajectory logs",
+		Long: `Build reads trajectory records (JSONL, one step a line; gzip read transparently;
+"-" is standard input; globs are expanded), labels them with task stages,
+merges the sessions into a compact deterministic automaton and writes it as
+JSON (schema fsmine.automaton/v1). A summary goes to standard error.
+
+Exit status: 0 ok; 2 trouble (bad flags, unreadable input, or with --strict
+any bad line).`,
+		Example: `  fsmine build logs/*.jsonl -o v4.json --dot v4.dot
+  fsmine build --labels rules.json --parent v3.json logs/today.jsonl.gz -o v4.json
+  fsmine build --field session_id=conversation_id --field node=tool.name - < log.jsonl`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("build needs at least one LOG (a file, a glob, or - for standard input)")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.inputs = args
+			return runBuild(c.Context(), opts, streams)
+		},
+	}
+	f := c.Flags()
+	bindModelFlags(f, &opts.model)
+	c.MarkFlagFilename("labels", "json")
+	c.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"jsonl", "gz", "json", "xes", "csv"}, cobra.ShellCompDirectiveFilterFileExt
+	}
+	f.StringVar(&opts.labels, "labels", "", "label rules `FILE` (JSON; see README)")
+	f.StringArrayVar(&opts.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable), e.g. session_id=conversation_id")
+	f.BoolVar(&opts.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
+	f.StringVar(&opts.partial, "partial", "", "write this shard's partial result to `FILE` instead of a model (see fsmine merge)")
+	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", ")+" (auto recognises each file's format from its content)")
+	return c
+}
+
+func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
+	if !slices.Contains(mine.Formats(), opts.from) {
+		return usagef("--from %q: want one of %s", opts.from, strings.Join(mine.Formats(), ", "))
+	}
+	ropt := mine.ReadOptions{Strict: opts.strict, Format: opts.from}
+	var err error
+	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
+		return usageError{err}
+	}
+	if opts.labels != "" {
+		data, err := os.ReadFile(opts.labels)
+		if err != nil {
+			return err
+		}
+		if ropt.Rules, err = mine.ParseRules(data); err != nil {
+			return fmt.Errorf("%s: %w", opts.labels, err)
+		}
+	}
+	if err := opts.model.prepare(); err != nil {
+		return err
+	}
+	inputs, err := expandInputs(opts.inputs, streams.In)
+	if err != nil {
+		return err
+	}
+	if streams.ErrTTY && !opts.model.quiet {
+		p := newProgress(streams.Err)
+		ropt.Progress = p.update
+		defer p.done()
+	}
+	lg, err := mine.Read(inputs, ropt)
+	if err != nil {
+		return err
+	}
+	if opts.partial != "" {
+		if err := writeOutput(opts.partial, streams.Out, lg.WritePartial); err != nil {
+			return err
+		}
+		if !opts.model.quiet {
+			fmt.Fprintf(streams.Err, "partial %s: sessions %d, records %d (skipped %d, duplicates %d, dropped %d)\n",
+				opts.partial, len(lg.Sessions), lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped)
+		}
+		return nil
+	}
+	return buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams)
+}
+
+// buildModel mines lg and writes the model, its diagram and the summary as
+// the model options say. what names the input in errors.
+func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error {
+	bopt := mine.DefaultOptions()
+	bopt.Merge, bopt.Alpha, bopt.RareCount, bopt.RareRatio = opts.merge, opts.alpha, opts.rareCount, opts.rareRatio
+	parent := opts.parentModel
+	m, err := mine.Build(lg, bopt)
+	if err != nil {
+		if errors.Is(err, mine.ErrNoSessions) {
+			return fmt.Errorf("%s: %w (%d records read, %d lines skipped, %d dropped by label rules)",
+				what, err, lg.Records, lg.Skipped, lg.Dropped)
+		}
+		return err
+	}
+	m.Generator = "fsmine " + version
+	m.Created = created()
+	m.Version = 1
+	if parent != nil {
+		m.Parent = &automaton.Parent{Version: parent.Version, Digest: parent.Digest}
+		m.Version = parent.Version + 1
+	}
+	if opts.version > 0 {
+		m.Version = opts.version
+	}
+
+	if err := writeOutput(opts.out, streams.Out, m.Write); err != nil {
+		return err
+	}
+	if opts.dot != "" {
+		if err := writeDOT(opts.dot, streams.Out, m); err != nil {
+			return err
+		}
+	}
+	if !opts.quiet {
+		printBuildSummary(streams.Err, lg, m)
+	}
+	return nil
+}
+
+// created is the model's creation time: now, or SOURCE_DATE_EPOCH when set,
+// for reproducible builds.
+func created() string {
+	t := time.Now()
+	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			t = time.Unix(n, 0)
+		}
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// writeOutput writes to path atomically, or to stdout for "-".
+func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) error {
+	if path == "-" || path == "" {
+		return write(stdout)
+	}
+	if err := automaton.WriteFileAtomic(path, write); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// expandInputs turns LOG arguments into inputs: "-" is stdin, arguments with
+// glob characters are expanded (a glob matching nothing is an error), and
+// files are read in sorted order so that the result does not depend on the
+// order they were named in.
+func expandInputs(args []string, stdin io.Reader) ([]mine.Input, error) {
+	var files []string
+	stdinUsed := false
+	for _, a := range args {
+		if a == "-" {
+			stdinUsed = true
+			continue
+		}
+		files = append(files, a)
+	}
+	paths, err := expandPaths(files)
+	if err != nil {
+		return nil, err
+	}
+	var inputs []mine.Input
+	if stdinUsed {
+		inputs = append(inputs, mine.Input{Name: "-", Open: func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }})
+	}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if fi.IsDir() {
+			return nil, fmt.Errorf("%s: is a directory (name the files, e.g. %s/*.jsonl)", p, p)
+		}
+		inputs = append(inputs, mine.Input{Name: p, Open: func() (io.ReadCloser, error) { return os.Open(p) }})
+	}
+	return inputs, nil
+}
+
+// expandPaths expands the glob patterns among args (a pattern matching
+// nothing is an error), drops repeats and sorts the result.
+func expandPaths(args []string) ([]string, error) {
+	var paths []string
+	seen := map[string]bool{}
+	for _, a := range args {
+		matches := []string{a}
+		if strings.ContainsAny(a, "*?[") {
+			var err error
+			matches, err = filepath.Glob(a)
+			if err != nil {
+				return nil, usagef("bad pattern %q: %v", a, err)
+			}
+			if len(matches) == 0 {
+				return nil, fmt.Errorf("%s: no file matches", a)
+			}
+		}
+		for _, p := range matches {
+			if !seen[p] {
+				seen[p] = true
+				paths = append(paths, p)
+			}
+		}
+	}
+	sort.Strings(paths)
+	return paths, nil
+}
+
+func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
+	rare, back := 0, 0
+	for _, t := range m.Transitions {
+		if t.Rare {
+			rare++
+		}
+		if t.BackEdge {
+			back++
+		}
+	}
+	fmt.Fprintf(w, "sessions %d, events %d (records %d, skipped %d, duplicates %d, dropped %d, folded %d, detours %d, step gaps %d)\n",
+		m.Source.Sessions, m.Source.Events, lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, lg.Folded, lg.Detours, lg.StepGaps)
+	for _, b := range lg.Bad {
+		fmt.Fprintf(w, "  skipped %s\n", b)
+	}
+	if lg.Skipped > len(lg.Bad) {
+		fmt.Fprintf(w, "  ... and %d more skipped lines\n", lg.Skipped-len(lg.Bad))
+	}
+	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %d back edges), %d loops, %d variants\n",
+		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, back, len(m.Loops), m.Variants)
+	fmt.Fprintf(w, "trunk: %s\n", strings.Join(m.Trunk, " -> "))
+}

@@ -1,0 +1,405 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// diffGoldenUpdate reports whether -update was given. The flag is
+// registered only if no other test file of the package registered it first.
+func diffGoldenUpdate() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files")
+	}
+}
+
+// chdirDiffFixtures moves the test into automaton/testdata/diff, so that
+// reports name the fixtures as old.json and new.json, and returns the
+// absolute path of cmd/testdata/diff for the golden files.
+func chdirDiffFixtures(t *testing.T) string {
+	t.Helper()
+	golden, err := filepath.Abs(filepath.Join("testdata", "diff"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Join("..", "automaton", "testdata", "diff"))
+	return golden
+}
+
+func TestDiffGolden(t *testing.T) {
+	golden := chdirDiffFixtures(t)
+	tests := []struct {
+		name     string
+		args     []string
+		tty      bool
+		noColor  string
+		wantExit int
+	}{
+		{"text", []string{"diff", "old.json", "new.json"}, false, "", 1},
+		{"text-color", []string{"diff", "old.json", "new.json"}, true, "", 1},
+		{"text-no-color-env", []string{"diff", "old.json", "new.json"}, true, "1", 1},
+		{"markdown", []string{"diff", "--format", "markdown", "old.json", "new.json"}, false, "", 1},
+		{"json", []string{"diff", "--format", "json", "old.json", "new.json"}, false, "", 1},
+		{"identical-text", []string{"diff", "old.json", "old.json"}, false, "", 0},
+		{"identical-markdown", []string{"diff", "--format", "markdown", "old.json", "old.json"}, false, "", 0},
+		{"identical-json", []string{"diff", "--format", "json", "old.json", "old.json"}, false, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("NO_COLOR", tt.noColor)
+			var out, errOut bytes.Buffer
+			code := Run(context.Background(), tt.args, IO{Out: &out, Err: &errOut, IsTTY: tt.tty})
+			if code != tt.wantExit {
+				t.Errorf("exit = %d, want %d; stderr:\n%s", code, tt.wantExit, errOut.String())
+			}
+			if errOut.Len() > 0 {
+				t.Errorf("stderr = %q, want nothing", errOut.String())
+			}
+			path := filepath.Join(golden, tt.name+".golden")
+			if tt.name == "text-no-color-env" {
+				path = filepath.Join(golden, "text.golden") // NO_COLOR wins over the terminal
+			}
+			if diffGoldenUpdate() && tt.name != "text-no-color-env" {
+				if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if out.String() != string(want) {
+				t.Errorf("output differs from %s (run go test -update and review it):\n%s", path, out.String())
+			}
+		})
+	}
+}
+
+func TestDiffColorOnlyOnTTY(t *testing.T) {
+	chdirDiffFixtures(t)
+	for _, tty := range []bool{false, true} {
+		t.Setenv("NO_COLOR", "")
+		var out bytes.Buffer
+		Run(context.Background(), []string{"diff", "old.json", "new.json"}, IO{Out: &out, Err: &out, IsTTY: tty})
+		if got := strings.Contains(out.String(), "\x1b["); got != tty {
+			t.Errorf("IsTTY = %v: escape codes in output = %v, want %v", tty, got, tty)
+		}
+	}
+}
+
+// TestDiffJSONFields pins the documented field names of --format json.
+func TestDiffJSONFields(t *testing.T) {
+	chdirDiffFixtures(t)
+	var out bytes.Buffer
+	Run(context.Background(), []string{"diff", "--format", "json", "old.json", "new.json"}, IO{Out: &out, Err: &out})
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(out.Bytes(), &obj); err != nil {
+		t.Fatalf("output is not one JSON object: %v\n%s", err, out.String())
+	}
+	want := []string{"old_file", "new_file", "empty", "differences", "old", "new", "same_digest", "alpha", "correction",
+		"transition_tests", "transition_threshold", "state_tests", "state_threshold", "states_added", "states_removed",
+		"states_relabeled", "transitions_added", "transitions_removed", "share_changes", "outflow_shifts",
+		"rare_flips", "loops", "trunk"}
+	for _, k := range want {
+		if _, ok := obj[k]; !ok {
+			t.Errorf("JSON lacks field %q", k)
+		}
+	}
+	if len(obj) != len(want) {
+		t.Errorf("JSON has %d fields, want %d: %s", len(obj), len(want), out.String())
+	}
+}
+
+func TestDiffDotFile(t *testing.T) {
+	chdirDiffFixtures(t)
+	dot := filepath.Join(t.TempDir(), "overlay.dot")
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), []string{"diff", "--dot", dot, "old.json", "new.json"}, IO{Out: &out, Err: &errOut})
+	if code != 1 {
+		t.Fatalf("exit = %d, want 1; stderr: %s", code, errOut.String())
+	}
+	got, err := os.ReadFile(dot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("..", "..", "..", "render", "testdata", "diff", "overlay.dot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("--dot wrote:\n%s\nwant render/testdata/diff/overlay.dot", got)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(dot))
+	if len(entries) != 1 {
+		t.Errorf("the DOT folder holds %d entries, want only overlay.dot (no temporary file left)", len(entries))
+	}
+}
+
+func TestDiffErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good, err := filepath.Abs(filepath.Join("..", "automaton", "testdata", "diff", "old.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	notModel := write("list.json", `[1, 2, 3]`)
+	otherSchema := write("other.json", `{"schema": "something/v1"}`)
+	newer := write("v2.json", `{"schema": "fsmine.automaton/v2", "states": []}`)
+	broken := write("broken.json", `{"schema": "fsmine.automaton/v1", "initial": "__start__", "states": []}`)
+	missing := filepath.Join(dir, "missing.json")
+	tests := []struct {
+		name string
+		args []string
+		want []string // substrings of stderr
+	}{
+		{"missing file", []string{"diff", good, missing}, []string{"fsmine: ", "missing.json", "no such file"}},
+		{"not a model", []string{"diff", notModel, good}, []string{"list.json", "not an fsmine model"}},
+		{"other schema", []string{"diff", good, otherSchema}, []string{"other.json", "not an fsmine model", `"something/v1"`}},
+		{"newer schema", []string{"diff", good, newer}, []string{"v2.json", "newer than this fsmine", `"fsmine.automaton/v2"`}},
+		{"invalid model", []string{"diff", broken, good}, []string{"broken.json", "invalid model"}},
+		{"one argument", []string{"diff", good}, []string{"two model files", "Usage:"}},
+		{"bad format", []string{"diff", "--format", "yaml", good, good}, []string{`unknown --format "yaml"`, "Usage:"}},
+		{"bad alpha", []string{"diff", "--alpha", "1.5", good, good}, []string{"--alpha must be between 0 and 1", "Usage:"}},
+		{"dot to stdout", []string{"diff", "--dot", "-", good, good}, []string{"--dot needs a file name"}},
+		{"dot folder missing", []string{"diff", "--dot", filepath.Join(dir, "no", "x.dot"), good, good}, []string{"writing ", "x.dot"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := Run(context.Background(), tt.args, IO{Out: &out, Err: &errOut})
+			if code != 2 {
+				t.Errorf("exit = %d, want 2", code)
+			}
+			if out.Len() > 0 {
+				t.Errorf("stdout = %q, want nothing", out.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errOut.String(), w) {
+					t.Errorf("stderr = %q, want it to contain %q", errOut.String(), w)
+				}
+			}
+		})
+	}
+}
+
+func TestDiffMarkdownEscapes(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain", "`plain`"},
+		{"a|b", "`a\\|b`"},
+		{"tick`in", "``tick`in``"},
+		{"`edge", "`` `edge ``"},
+		{"two\nlines", "`two lines`"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := diffMDCode(tt.in); got != tt.want {
+			t.Errorf("diffMDCode(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestDiffAlphaFlag checks that --alpha reaches the tests: at 0.5 the
+// timeout edge's 4.5% -> 13.3% (p = .032) becomes a share change.
+func TestDiffAlphaFlag(t *testing.T) {
+	chdirDiffFixtures(t)
+	for _, tt := range []struct {
+		alpha string
+		want  bool
+	}{{"0.01", false}, {"0.5", true}} {
+		var out bytes.Buffer
+		Run(context.Background(), []string{"diff", "--format", "json", "--alpha", tt.alpha, "old.json", "new.json"}, IO{Out: &out, Err: &out})
+		var got struct {
+			Alpha        float64                 `json:"alpha"`
+			ShareChanges []automaton.ShareChange `json:"share_changes"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, c := range got.ShareChanges {
+			found = found || c.Event == "timeout"
+		}
+		if found != tt.want {
+			t.Errorf("--alpha %s: timeout share change reported = %v, want %v", tt.alpha, found, tt.want)
+		}
+	}
+}
+
+func TestDiffLoopDetail(t *testing.T) {
+	stats := func(max, p95 int) *automaton.LoopStats {
+		return &automaton.LoopStats{MaxIterations: max, P95Iterations: p95}
+	}
+	tests := []struct {
+		l    automaton.LoopChange
+		want string
+	}{
+		{automaton.LoopChange{Change: automaton.LoopAppeared, New: stats(3, 2)}, "max 3, p95 2"},
+		{automaton.LoopChange{Change: automaton.LoopDisappeared, Old: stats(3, 2)}, "was max 3, p95 2"},
+		{automaton.LoopChange{Change: automaton.LoopGrew, Old: stats(3, 2), New: stats(5, 2)}, "max 3 -> 5, p95 2 -> 2"},
+		{automaton.LoopChange{Change: automaton.LoopReshaped, Joined: []string{"x"}, Left: []string{"y", "z"},
+			Old: stats(11, 5), New: stats(9, 4)}, "joined: x; left: y, z; max 11 -> 9, p95 5 -> 4"},
+	}
+	for _, tt := range tests {
+		if got := diffLoopDetail(tt.l); got != tt.want {
+			t.Errorf("diffLoopDetail(%s) = %q, want %q", tt.l.Change, got, tt.want)
+		}
+	}
+}
+
+func TestDiffPct(t *testing.T) {
+	tests := []struct {
+		share float64
+		want  string
+	}{
+		{0, "0.0%"}, {1, "100.0%"}, {0.5, "50.0%"}, {0.0004, "<0.1%"}, {0.0005, "0.1%"},
+		{0.9996, ">99.9%"}, {0.9994, "99.9%"},
+	}
+	for _, tt := range tests {
+		if got := diffPct(tt.share); got != tt.want {
+			t.Errorf("diffPct(%v) = %q, want %q", tt.share, got, tt.want)
+		}
+	}
+}
+
+// TestDiffHelpdeskHalves runs build and diff on the real help-desk log
+// (skipped when ../shared/data is absent): two halves split by session
+// must show no significant share or outflow change, while the earlier and
+// the later half of the sessions by start time must show the process
+// drift that is there (Wait is followed by Resolve ticket 19.5% of the
+// time before, 79.7% after).
+func TestDiffHelpdeskHalves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds four models from real data")
+	}
+	src := filepath.Join("..", "..", "shared", "data", "jsonl", "helpdesk.jsonl.gz")
+	if _, err := os.Stat(src); err != nil {
+		t.Skipf("no real data: %v", err)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rec struct {
+		Session string `json:"session_id"`
+		Step    int    `json:"step"`
+		TS      string `json:"ts"`
+	}
+	var lines [][]byte
+	var recs []rec
+	start := map[string]string{}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r rec
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, append([]byte(nil), sc.Bytes()...))
+		recs = append(recs, r)
+		if r.Step == 0 {
+			start[r.Session] = r.TS
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	sessions := make([]string, 0, len(start))
+	for s := range start {
+		sessions = append(sessions, s)
+	}
+	slices.SortFunc(sessions, func(a, b string) int {
+		return cmp.Or(strings.Compare(start[a], start[b]), strings.Compare(a, b))
+	})
+	early := map[string]bool{}
+	for _, s := range sessions[:len(sessions)/2] {
+		early[s] = true
+	}
+	dir := t.TempDir()
+	split := func(name string, inA func(session string) bool) (a, b string) {
+		var ba, bb bytes.Buffer
+		for i, l := range lines {
+			w := &bb
+			if inA(recs[i].Session) {
+				w = &ba
+			}
+			w.Write(l)
+			w.WriteByte('\n')
+		}
+		a, b = filepath.Join(dir, name+"-a.jsonl"), filepath.Join(dir, name+"-b.jsonl")
+		if err := os.WriteFile(a, ba.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(b, bb.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return a, b
+	}
+	build := func(log string) string {
+		out := strings.TrimSuffix(log, ".jsonl") + ".json"
+		var errOut bytes.Buffer
+		if code := Run(context.Background(), []string{"build", "-q", "--merge", "label", log, "-o", out}, IO{Out: &errOut, Err: &errOut}); code != 0 {
+			t.Fatalf("build %s: exit %d: %s", log, code, errOut.String())
+		}
+		return out
+	}
+	diff := func(a, b string) (d struct {
+		ShareChanges  []automaton.ShareChange  `json:"share_changes"`
+		OutflowShifts []automaton.OutflowShift `json:"outflow_shifts"`
+	}) {
+		var out, errOut bytes.Buffer
+		Run(context.Background(), []string{"diff", "--format", "json", a, b}, IO{Out: &out, Err: &errOut})
+		if err := json.Unmarshal(out.Bytes(), &d); err != nil {
+			t.Fatalf("diff %s %s: %v; stderr: %s", a, b, err, errOut.String())
+		}
+		return d
+	}
+
+	// By a hash of the session id: two samples of one process.
+	a, b := split("halves", func(s string) bool { return sha256.Sum256([]byte(s))[0]&1 == 0 })
+	if d := diff(build(a), build(b)); len(d.ShareChanges) != 0 || len(d.OutflowShifts) != 0 {
+		t.Errorf("halves: share changes %+v, outflow shifts %+v, want none", d.ShareChanges, d.OutflowShifts)
+	}
+
+	// By start time: 2010-01 to 2011-11 against 2011-11 to 2013-11.
+	a, b = split("time", func(s string) bool { return early[s] })
+	d := diff(build(a), build(b))
+	found := false
+	for _, c := range d.ShareChanges {
+		if c.From == "Wait" && c.To == "Resolve ticket" {
+			found = c.NewShare > c.OldShare
+		}
+	}
+	if !found {
+		t.Errorf("early vs late: no rise of Wait -> Resolve ticket among %+v", d.ShareChanges)
+	}
+}
