@@ -1,10 +1,3 @@
-// Package render writes an automaton.Model to an io.Writer: Graphviz DOT, SVG, PNG, Mermaid, SCXML, XState and a LangGraph skeleton.
-//
-// Every writer has the same shape, func(w io.Writer, m *automaton.Model, opt
-// Options) error, reads the model without changing it, and is deterministic:
-// the same model gives byte-identical output whatever the order of its
-// states and transitions as read. Writers buffer their output and write it
-// to w once, so a failed render leaves w untouched.
 package render
 
 import (
