@@ -119,6 +119,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	var emit func(*checkVerdict) error
 	if opts.format == "jsonl" {
 		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
 		emit = func(v *checkVerdict) error { return enc.Encode(v) }
 	}
 	sum, err := checkLog(lg, c, opts.format == "json" || opts.format == "text", emit)
@@ -135,6 +136,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	switch opts.format {
 	case "json":
 		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(sum)
 	case "text":

@@ -331,3 +331,12 @@ func BenchmarkCheck(b *testing.B) {
 		})
 	}
 }
+
+func writeTemp(t *testing.T, dir, name, data string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
