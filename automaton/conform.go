@@ -440,15 +440,18 @@ const (
 
 // AlignOp is one operation of an alignment.
 type AlignOp struct {
-	Op string
+	Op string `json:"op"`
 	// Move is the index of the session's move (OpSync, OpLog), or of the
 	// move before which the model's move is taken (OpModel; len(moves) at
 	// the end).
-	Move int
+	Move int `json:"move"`
 	// From and To are model states (To == From for OpLog); Event and Label
 	// the move taken (the session's for OpSync and OpLog, the transition's
 	// event and target label for OpModel).
-	From, To, Event, Label string
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Event string `json:"event"`
+	Label string `json:"label"`
 }
 
 // Alignment is an optimal alignment of a session with the model (see

@@ -377,15 +377,15 @@ func (s *checkSummary) text(w io.Writer, m *automaton.Model, lg *mine.Log, list 
 		p("  min %s: %s", pctText(*s.MinFit), verdict)
 	}
 	p("\n")
-	p("outside     %d sessions (%s) are no path of the model; re-mine when this grows\n", s.Outside, pctText(s.OutsideShare))
+	p("outside     %s (%s) off every path of the model; re-mine when this grows\n", plural(s.Outside, "session"), pctText(s.OutsideShare))
 	p("fitness     log %.4f (1 - sum cost / sum max cost, as pm4py), mean per session %.4f\n", s.LogFitness, s.MeanFitness)
 	rareNote := "pass"
 	if s.RareIsDeviation {
 		rareNote = "count as deviations"
 	}
-	p("rare        %d rare transitions taken in %d sessions (%s)\n", s.RareMoves, s.RareSessions, rareNote)
+	p("rare        %s taken in %s (%s)\n", plural(s.RareMoves, "rare transition"), plural(s.RareSessions, "session"), rareNote)
 	if s.Bounded > 0 {
-		p("bounded     %d sessions hit --max-align-states: their cost is a greedy alignment's (an upper bound)\n", s.Bounded)
+		p("bounded     %s hit --max-align-states: their cost is a greedy alignment's (an upper bound)\n", plural(s.Bounded, "session"))
 	}
 	dev := s.Sessions - s.Fit
 	if dev == 0 {

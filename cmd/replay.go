@@ -128,8 +128,8 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	return nil
 }
 
-// someIDs names a few session ids of lg: those containing want, if any,
-// else the first ones.
+// someIDs names a few session ids of lg: those containing want, else those
+// within a small edit distance of it, else the first ones.
 func someIDs(lg *mine.Log, want string) string {
 	const n = 5
 	var like []string
@@ -141,6 +141,24 @@ func someIDs(lg *mine.Log, want string) string {
 			}
 		}
 	}
+	if len(like) == 0 {
+		type cand struct {
+			id string
+			d  int
+		}
+		var near []cand
+		limit := max(1, len(want)/3)
+		for i := range lg.Sessions {
+			id := lg.Sessions[i].ID
+			if d := editDistance(id, want, limit); d <= limit {
+				near = append(near, cand{id, d})
+			}
+		}
+		sort.SliceStable(near, func(i, j int) bool { return near[i].d < near[j].d })
+		for i := 0; i < n && i < len(near); i++ {
+			like = append(like, near[i].id)
+		}
+	}
 	if len(like) > 0 {
 		return "similar: " + strings.Join(like, ", ")
 	}
@@ -148,6 +166,36 @@ func someIDs(lg *mine.Log, want string) string {
 		like = append(like, lg.Sessions[i].ID)
 	}
 	return "e.g. " + strings.Join(like, ", ")
+}
+
+// editDistance is the Levenshtein distance of a and b in bytes, or a value
+// above limit as soon as it is sure to exceed it.
+func editDistance(a, b string, limit int) int {
+	if d := len(a) - len(b); d > limit || -d > limit {
+		return limit + 1
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		best := cur[0]
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c = 1 + min(prev[j-1], prev[j], cur[j-1])
+			}
+			cur[j] = c
+			best = min(best, c)
+		}
+		if best > limit {
+			return limit + 1
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // replayReport is the --format json object.

@@ -489,7 +489,7 @@ func (r *statsReport) text(w io.Writer) error {
 	if r.From == "logs" {
 		p("logs      %d sessions (%d fit the model), %d events", r.Sessions, r.Fit, r.Events)
 		if r.Unplaced > 0 {
-			p("; %d events after a deviation could not be placed in a state", r.Unplaced)
+			p("; %s after a deviation could not be placed in a state", plural(r.Unplaced, "event"))
 		}
 		p("\n")
 	} else {
@@ -557,7 +557,7 @@ func (r *statsReport) text(w io.Writer) error {
 	}
 	for _, l := range r.Loops {
 		p("  {%s}\n", statesText(l.States, 4))
-		p("    %d iterations in %d sessions; max %d, p95 %d", l.Count, l.Sessions, l.MaxIterations, l.P95Iterations)
+		p("    %s in %s; max %d, p95 %d", plural(l.Count, "iteration"), plural(l.Sessions, "session"), l.MaxIterations, l.P95Iterations)
 		if l.Histogram != nil {
 			var parts []string
 			for _, h := range l.Histogram {
@@ -596,6 +596,14 @@ func statesText(states []string, n int) string {
 		return strings.Join(states, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(states[:n], ", "), len(states)-n)
+}
+
+// plural is "1 event" or "n events".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // numText shows a number without a fraction when it has none.
