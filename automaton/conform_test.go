@@ -470,3 +470,46 @@ func checkModel(tb testing.TB, ts ...Transition) *Model {
 	}
 	return m
 }
+
+// FuzzAlign reads the input as a session over a small alphabet (the
+// model's moves and a few it does not know) and checks Check and Align
+// against the dynamic program, and the greedy alignment's validity.
+func FuzzAlign(f *testing.F) {
+	f.Add([]byte{0, 1, 3, 5})
+	f.Add([]byte{0, 2, 9, 9, 9, 5})
+	f.Add([]byte{})
+	f.Add([]byte{7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7})
+	m := conformModel(f)
+	alphabet := []Move{
+		{"", "a"}, {"ok", "b"}, {"skip", "c"}, {"ok", "c"}, {"retry", "b"}, {"ok", EndID},
+		{"ok", "zz"}, {"boom", "a"}, {"fail", EndID}, {"", "b"},
+	}
+	c := NewChecker(m, CheckOptions{})
+	g := NewChecker(m, CheckOptions{MaxAlignStates: 2})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 64 {
+			data = data[:64]
+		}
+		moves := make([]Move, len(data))
+		for i, b := range data {
+			moves[i] = alphabet[int(b)%len(alphabet)]
+		}
+		want := refAlignCost(m, moves)
+		v := c.Check(moves)
+		if v.Cost != want {
+			t.Fatalf("moves %v: cost %d, want %d", moves, v.Cost, want)
+		}
+		if v.Fits() && v.Cost != 0 {
+			t.Fatalf("moves %v: fits with cost %d", moves, v.Cost)
+		}
+		if v.Fitness < 0 || v.Fitness > 1 {
+			t.Fatalf("moves %v: fitness %v", moves, v.Fitness)
+		}
+		checkAlignment(t, m, moves, c.Align(moves))
+		ga := g.Align(moves)
+		if ga.Cost < want {
+			t.Fatalf("moves %v: greedy cost %d below the optimum %d", moves, ga.Cost, want)
+		}
+		checkAlignment(t, m, moves, ga)
+	})
+}

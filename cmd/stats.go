@@ -2,11 +2,13 @@ package cmd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,15 +106,10 @@ func runStats(_ context.Context, opts *statsOptions, streams IO) error {
 		}
 		r = modelStats(m)
 	} else {
-		m, lg, inputs, ropt, err := readModelLogs(opts.model, opts.inputs, &opts.logs, streams.In)
-		if err != nil {
+		var err error
+		if r, err = statsFromLogs(opts, streams.In); err != nil {
 			return err
 		}
-		ms, err := mine.Measure(inputs, ropt, lg, opts.measures)
-		if err != nil {
-			return err
-		}
-		r = logStats(m, lg, ms)
 	}
 	r.Model = checkModelRef{Path: opts.model, Version: r.m.Version, Digest: r.m.Digest}
 	r.limitBackEdges(opts.top)
@@ -130,6 +127,33 @@ func runStats(_ context.Context, opts *statsOptions, streams IO) error {
 		return err
 	}
 	return out.Flush()
+}
+
+// statsFromLogs reads the logs for the model and replays them.
+func statsFromLogs(opts *statsOptions, stdin io.Reader) (*statsReport, error) {
+	// Measure reads the logs a second time: hold standard input.
+	var data []byte
+	if slices.Contains(opts.inputs, "-") {
+		var err error
+		if data, err = io.ReadAll(stdin); err != nil {
+			return nil, fmt.Errorf("reading standard input: %w", err)
+		}
+		stdin = bytes.NewReader(data)
+	}
+	m, lg, inputs, ropt, err := readModelLogs(opts.model, opts.inputs, &opts.logs, stdin)
+	if err != nil {
+		return nil, err
+	}
+	for i := range inputs {
+		if inputs[i].Name == "-" {
+			inputs[i].Open = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+		}
+	}
+	ms, err := mine.Measure(inputs, ropt, lg, opts.measures)
+	if err != nil {
+		return nil, err
+	}
+	return logStats(m, lg, ms), nil
 }
 
 // statsReport is the --format json object.
