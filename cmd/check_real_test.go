@@ -254,6 +254,23 @@ func realLogExperiment(t *testing.T, path, labels string) {
 			t.Errorf("no session to inject %q into", kind)
 		}
 	}
+	// Shortcuts and endings the model accepts: how many take a rare
+	// transition at the injected step, which --rare-is-deviation flags.
+	rare := realCheck(t, model, injPath, "--rare-is-deviation")
+	for _, kind := range []string{"skipped stage", "truncated"} {
+		accepted, flagged := 0, 0
+		for _, in := range injected[kind] {
+			if !got[in.s.id].Fits {
+				continue
+			}
+			accepted++
+			d := rare[in.s.id].Deviation
+			if d != nil && d.Kind == automaton.KindRare && d.Step == in.step && (kind != "truncated" || d.Label == automaton.EndID) {
+				flagged++
+			}
+		}
+		t.Logf("%s accepted by the model: %d, of which %d through a rare transition at that step (--rare-is-deviation flags them)", kind, accepted, flagged)
+	}
 }
 
 func containsStr(list []string, s string) bool {
@@ -265,9 +282,9 @@ func containsStr(list []string, s string) bool {
 	return false
 }
 
-func realCheck(t *testing.T, model, log string) map[string]checkVerdict {
+func realCheck(t *testing.T, model, log string, flags ...string) map[string]checkVerdict {
 	t.Helper()
-	code, out, stderr := checkRun("check", "--model", model, "--format", "jsonl", log)
+	code, out, stderr := checkRun(append([]string{"check", "--model", model, "--format", "jsonl", log}, flags...)...)
 	if code != 0 {
 		t.Fatalf("check: exit %d: %s", code, stderr)
 	}
