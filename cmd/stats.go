@@ -582,13 +582,14 @@ func (r *statsReport) text(w io.Writer) error {
 	for _, l := range r.Loops {
 		p("  {%s}\n", statesText(l.States, 4))
 		p("    %s in %s; max %d, p95 %d", plural(l.Count, "iteration"), plural(l.Sessions, "session"), l.MaxIterations, l.P95Iterations)
-		if l.Histogram != nil {
+		switch {
+		case l.Histogram == nil:
+		case len(l.Histogram) == 0:
+			p("; no stay iterated")
+		default:
 			var parts []string
 			for _, h := range l.Histogram {
 				parts = append(parts, fmt.Sprintf("%d:%d", h.Iterations, h.Stays))
-			}
-			if len(parts) == 0 {
-				parts = []string{"no stay iterated"}
 			}
 			p("; stays by iterations %s", strings.Join(parts, " "))
 		}
