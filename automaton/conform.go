@@ -357,8 +357,6 @@ func (c *Checker) Check(moves []Move) Verdict {
 			dev = KindUnknownState
 		case StepIncomplete:
 			dev = KindIncomplete
-		case StepLost:
-			dev = KindUnknownState
 		}
 		if dev != "" && v.Deviation == nil {
 			d := &Deviation{Kind: dev, Move: i, Event: mv.Event, Label: mv.Label, Loop: -1}
