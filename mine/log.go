@@ -24,6 +24,11 @@ type Log struct {
 	StepGaps   int // places where a session's step numbers skip
 	Bad        []BadLine
 
+	// Fields and Rules are the read options the log was read with; Build
+	// records them in the model's params.
+	Fields map[string]string
+	Rules  *Rules
+
 	names    []string
 	nameIDs  map[string]uint32
 	bySess   map[string]int
@@ -95,6 +100,7 @@ func (lg *Log) intern(s string) uint32 {
 		return id
 	}
 	id := uint32(len(lg.names))
+	s = strings.Clone(s)
 	lg.names = append(lg.names, s)
 	lg.nameIDs[s] = id
 	return id
@@ -124,10 +130,11 @@ func (lg *Log) addChunk(c *chunk, strict bool) error {
 		lg.Records++
 		si, ok := lg.bySess[r.session]
 		if !ok {
+			id := strings.Clone(r.session)
 			si = len(lg.raw)
-			lg.bySess[r.session] = si
+			lg.bySess[id] = si
 			lg.raw = append(lg.raw, nil)
-			lg.Sessions = append(lg.Sessions, Session{ID: r.session})
+			lg.Sessions = append(lg.Sessions, Session{ID: id})
 		}
 		lg.raw[si] = append(lg.raw[si], rawStep{
 			step: r.step, ts: r.ts, pos: lg.nextPos, hash: r.hash, dur: r.dur,
@@ -347,4 +354,19 @@ func (lg *Log) Moves(s *Session) []automaton.Move {
 		ev = lg.names[v.Event]
 	}
 	return append(out, automaton.Move{Event: ev, Label: automaton.EndID})
+}
+
+// Format names the format the inputs were read as: the one format they
+// share, or their formats joined with "+" in name order.
+func (lg *Log) Format() string {
+	seen := map[string]bool{}
+	var names []string
+	for _, f := range lg.Files {
+		if f.Format != "" && !seen[f.Format] {
+			seen[f.Format] = true
+			names = append(names, f.Format)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, "+")
 }
