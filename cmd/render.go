@@ -23,6 +23,7 @@ type renderOptions struct {
 	hideRare   bool
 	clusterSep string
 	title      string
+	engine     string
 }
 
 func newRenderCmd(streams IO) *cobra.Command {
@@ -30,20 +31,27 @@ func newRenderCmd(streams IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "render MODEL.json",
 		Short: "Draw a model or export it to another state-machine format",
-		Long: `Render writes a model as Graphviz DOT (the default), Mermaid, W3C SCXML,
-an XState v5 machine (JSON) or a LangGraph skeleton (Python), to standard
-output or, with -o, to a file written atomically. MODEL.json "-" reads the
-model from standard input. Without --format, the format follows the
-extension of -o (.dot .gv .mmd .scxml .py; .json is XState).
+		Long: `Render writes a model as Graphviz DOT (the default), an SVG or PNG picture,
+Mermaid, W3C SCXML, an XState v5 machine (JSON) or a LangGraph skeleton
+(Python), to standard output or, with -o, to a file written atomically.
+MODEL.json "-" reads the model from standard input. Without --format, the
+format follows the extension of -o (.dot .gv .svg .png .mmd .scxml .py;
+.json is XState).
 
---hide-rare leaves rare transitions out of pictures (DOT, Mermaid);
---cluster SEP groups states by the part of their label before SEP (DOT).
-Machine exports (scxml, xstate, langgraph) always keep every transition.
+SVG and PNG are laid out by Graphviz built into fsmine (--engine builtin,
+the default): nothing needs installing. --engine dot runs Graphviz's dot
+program from PATH instead. PNG is not written to a terminal.
+
+--hide-rare leaves rare transitions out of pictures (DOT, SVG, PNG,
+Mermaid); --cluster SEP groups states by the part of their label before SEP
+(DOT, SVG, PNG). Machine exports (scxml, xstate, langgraph) always keep
+every transition.
 
 Exit status: 0 ok; 2 trouble (bad flags, unreadable model, unwritable
 output).`,
 		Example: `  fsmine render model.json > model.dot
-  fsmine render model.json --format mermaid --hide-rare
+  fsmine render model.json -o model.svg --hide-rare --cluster _
+  fsmine render model.json --format mermaid
   fsmine render model.json -o machine.scxml`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -63,6 +71,7 @@ output).`,
 	f.BoolVar(&opts.hideRare, "hide-rare", false, "leave rare transitions out of the picture")
 	f.StringVar(&opts.clusterSep, "cluster", "", "group states by the part of their label before `SEP`")
 	f.StringVar(&opts.title, "title", "", "title of the picture")
+	f.StringVar(&opts.engine, "engine", string(render.EngineBuiltin), "layout for svg and png: builtin (Graphviz inside fsmine) or dot (Graphviz's dot on PATH)")
 	return cmd
 }
 
@@ -71,6 +80,8 @@ output).`,
 var formatByExt = map[string]string{
 	".dot":     "dot",
 	".gv":      "dot",
+	".svg":     "svg",
+	".png":     "png",
 	".mmd":     "mermaid",
 	".mermaid": "mermaid",
 	".scxml":   "scxml",
@@ -89,6 +100,13 @@ func runRender(_ context.Context, opts *renderOptions, streams IO) error {
 	if !ok {
 		return usagef("unknown format %q: want one of %s", format, strings.Join(render.FormatNames(), ", "))
 	}
+	engine := render.Engine(opts.engine)
+	if engine != render.EngineBuiltin && engine != render.EngineDot {
+		return usagef("unknown engine %q: want builtin or dot", opts.engine)
+	}
+	if format == "png" && opts.output == "-" && streams.IsTTY {
+		return usagef("not writing PNG to a terminal: use -o FILE or redirect standard output")
+	}
 
 	var m *automaton.Model
 	var err error
@@ -104,7 +122,7 @@ func runRender(_ context.Context, opts *renderOptions, streams IO) error {
 		return fmt.Errorf("reading model: %w", err)
 	}
 
-	ropt := render.Options{HideRare: opts.hideRare, ClusterSep: opts.clusterSep, Title: opts.title}
+	ropt := render.Options{HideRare: opts.hideRare, ClusterSep: opts.clusterSep, Title: opts.title, Engine: engine}
 	if opts.output == "-" {
 		return write(streams.Out, m, ropt)
 	}

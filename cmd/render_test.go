@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -32,6 +33,8 @@ func TestRenderExitStatus(t *testing.T) {
 		{"not a model", []string{"render", "/dev/null"}, exitError, "/dev/null"},
 		{"unknown format", []string{"render", model, "--format", "pdf"}, exitError, `unknown format "pdf"`},
 		{"no model", []string{"render"}, exitError, "one model file"},
+		{"png to a file", []string{"render", model, "--format", "png", "-o", filepath.Join(dir, "m.png")}, exitOK, ""},
+		{"unknown engine", []string{"render", model, "--format", "svg", "--engine", "neato"}, exitError, `unknown engine "neato"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -43,9 +46,28 @@ func TestRenderExitStatus(t *testing.T) {
 			if !strings.Contains(errOut.String(), tt.stderr) {
 				t.Errorf("stderr %q does not name %q", errOut.String(), tt.stderr)
 			}
-			if tt.status == exitOK && out.Len() == 0 {
+			if tt.status == exitOK && !slices.Contains(tt.args, "-o") && out.Len() == 0 {
 				t.Error("nothing written")
 			}
 		})
+	}
+}
+
+func TestRenderRefusesPNGOnATerminal(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "model.json")
+	if err := os.WriteFile(model, []byte(tinyModel), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	streams := IO{In: strings.NewReader(""), Out: &out, Err: &errOut, IsTTY: true}
+	if status := Run(context.Background(), []string{"render", model, "--format", "png"}, streams); status != exitError {
+		t.Errorf("status = %d, want %d", status, exitError)
+	}
+	if out.Len() != 0 || !strings.Contains(errOut.String(), "not writing PNG to a terminal") {
+		t.Errorf("stdout %d bytes, stderr %q", out.Len(), errOut.String())
+	}
+	out.Reset()
+	if status := Run(context.Background(), []string{"render", model, "--format", "svg"}, streams); status != exitOK || out.Len() == 0 {
+		t.Errorf("SVG to a terminal: status %d, %d bytes", status, out.Len())
 	}
 }

@@ -115,7 +115,8 @@ func dotGraph(m *automaton.Model, opt Options) (*dot.Graph, error) {
 		switch s.ID {
 		case automaton.StartID:
 			n.Attr("shape", "point")
-			n.Attr("width", "0.2")
+			n.Attr("width", "0.15")
+			n.Attr("height", "0.15") // a point takes the smaller of the two
 			n.Attr("label", dotString(""))
 		case automaton.EndID:
 			n.Attr("shape", "doublecircle")
