@@ -44,9 +44,12 @@ func (s *jsonShape) has(path, key string) bool { return s.keys[path+"\x00"+key] 
 // str returns the string at path ("object", "span_data.type").
 func (s *jsonShape) str(path string) string { return s.strs[path] }
 
-// isRecord reports whether the item looks like fsmine's own record, which
-// no other JSON format may claim.
-func (s *jsonShape) isRecord() bool { return s.has("", "session_id") && s.has("", "node") }
+// isRecord reports whether the item looks like fsmine's own record (a
+// node or step field, or a session_id that is not LangSmith's project),
+// which no other JSON format may claim, whatever else it carries.
+func (s *jsonShape) isRecord() bool {
+	return s.has("", FieldNode) || s.has("", FieldStep) || (s.has("", FieldSession) && !s.has("", "run_type"))
+}
 
 // sniffJSON reads the shape of the first item of a JSON head; nil when the
 // head does not start with an object or an array of objects.
@@ -60,8 +63,8 @@ func sniffJSON(head []byte) *jsonShape {
 	type frame struct {
 		obj  bool
 		path string
-		key  string // the pending key of an object, "" when a key is expected
-		want bool   // whether a key is expected next
+		key  string // an object's current key
+		want bool   // whether an object expects a key next
 	}
 	var stack []frame
 	if s.array {

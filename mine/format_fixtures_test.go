@@ -5,6 +5,7 @@ package mine
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
@@ -59,11 +60,13 @@ func TestFormatDetectInline(t *testing.T) {
 	}{
 		{"fsmine record", `{"session_id":"s","node":"a","run_type":"x","start_time":"y"}`, FormatJSONL},
 		{"fsmine record with resourceSpans attr", `{"session_id":"s","node":"a","attrs":{"resourceSpans":1}}`, FormatJSONL},
+		{"own log to remap, with Langfuse-like keys", `{"sessionId":"s","timestamp":"t","traceId":"x","type":"y","startTime":"z","node":"a"}`, FormatJSONL},
+		{"own log to remap, with LangSmith-like keys", `{"conversation":"c","step":1,"run_type":"tool","start_time":"t"}`, FormatJSONL},
 		{"empty", "", FormatJSONL},
 		{"otlp pretty", "{\n  \"resourceSpans\": [\n", FormatOTLP},
 		{"langsmith jsonl", `{"id":"1","name":"n","start_time":"2024-01-01T00:00:00","run_type":"tool","trace_id":"1"}`, FormatLangSmith},
 		{"langsmith runs page", `{"runs":[{"id":"1","name":"n","run_type":"llm","start_time":"x"}],"cursors":{}}`, FormatLangSmith},
-		{"langfuse observations page", `{"data":[{"id":"o","traceId":"t","type":"SPAN","startTime":"x"}],"meta":{}}`, FormatLangfuse},
+		{"langfuse observations page", `{"data":[{"id":"o","traceId":"t","type":"SPAN","startTime":"x","level":"DEFAULT"}],"meta":{}}`, FormatLangfuse},
 		{"langfuse observation", `{"id":"o","traceId":"t","type":"SPAN","name":"n","startTime":"x","parentObservationId":null}`, FormatLangfuse},
 		{"openai agents trace first", `{"object":"trace","id":"trace_1","workflow_name":"w","group_id":null}`, FormatOpenAIAgents},
 		{"openai agents span", `{"object":"trace.span","id":"span_1","trace_id":"trace_1","parent_id":null,"started_at":"x","ended_at":"y","span_data":{"type":"agent"}}`, FormatOpenAIAgents},
@@ -320,5 +323,36 @@ func TestOTLPSpansAcrossInputs(t *testing.T) {
 	want := "c1: execute_tool:lookup/ok execute_tool:verify/ok execute_tool:refund/ok"
 	if got := strings.Join(sessionLines(lg), "\n"); got != want {
 		t.Errorf("sessions:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestFormatGzip checks that a gzipped input (.xes.gz) is recognised and
+// read like the plain one.
+func TestFormatGzip(t *testing.T) {
+	for _, tt := range formatFixtures {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile(fixturePath(tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gz bytes.Buffer
+			zw := gzip.NewWriter(&gz)
+			zw.Write(data)
+			zw.Close()
+			plain, err := Read([]Input{strInput(tt.file, string(data))}, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			zipped, err := Read([]Input{strInput(tt.file+".gz", gz.String())}, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if zipped.Files[0].Format != tt.format || zipped.Files[0].SHA256 != plain.Files[0].SHA256 {
+				t.Errorf("gzipped: format %s sha256 %s; plain: %s %s", zipped.Files[0].Format, zipped.Files[0].SHA256, tt.format, plain.Files[0].SHA256)
+			}
+			if a, b := strings.Join(sessionLines(plain), "\n"), strings.Join(sessionLines(zipped), "\n"); a != b {
+				t.Errorf("gzipped sessions:\n%s\nplain:\n%s", b, a)
+			}
+		})
 	}
 }

@@ -36,8 +36,8 @@ func detectLangfuse(head []byte) bool {
 		return false
 	}
 	item := func(p string) bool {
-		trace := s.has(p, "observations") || s.has(p, "htmlPath") || (s.has(p, "sessionId") && s.has(p, "timestamp"))
-		obs := s.has(p, "parentObservationId") || (s.has(p, "traceId") && s.has(p, "startTime") && s.has(p, "type"))
+		trace := s.has(p, "observations") || s.has(p, "htmlPath")
+		obs := s.has(p, "parentObservationId") || (s.has(p, "traceId") && s.has(p, "startTime") && s.has(p, "type") && s.has(p, "level"))
 		return trace || obs
 	}
 	return item("") || item("data[]")

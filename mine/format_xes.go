@@ -246,7 +246,10 @@ func convertXES(r io.Reader, w io.Writer) error {
 			}
 		case xml.CharData:
 			if len(stack) == 0 && len(bytes.TrimSpace(t)) > 0 {
-				return errAt("text outside the <log> element")
+				if !rootDone {
+					return errAt("text before the <log> element (not XES?)")
+				}
+				return errAt("text after the <log> element")
 			}
 		}
 	}
