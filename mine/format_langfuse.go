@@ -136,6 +136,9 @@ func convertLangfuse(r io.Reader, w io.Writer) error {
 		case it.Data != nil && it.ID == "":
 			return jr.elements(it.Data, at+int64(indexRaw(raw, it.Data)), one)
 		case it.Observations != nil:
+			if it.ID == "" {
+				return jr.errorAt(at, "a trace without an id")
+			}
 			if jsonKind(it.Observations) != '[' {
 				return jr.errorAt(at, "trace %s: observations is not an array", it.ID)
 			}

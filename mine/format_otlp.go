@@ -337,6 +337,9 @@ func convertOTLP(r io.Reader, w io.Writer) error {
 						return errorf("%s: endTimeUnixNano %s: want an integer", where(), sp.End)
 					}
 					op := otlpAttr(sp.Attributes, "gen_ai.operation.name")
+					if sp.Name == "" && op == "" {
+						return errorf("%s: a span without a name", where())
+					}
 					node := sp.Name
 					if op != "" {
 						node = op
@@ -355,7 +358,7 @@ func convertOTLP(r io.Reader, w io.Writer) error {
 						}
 					}
 					obj.reset()
-					obj.strNonEmpty(FieldNode, node)
+					obj.str(FieldNode, node)
 					obj.str(FieldEvent, event)
 					if hasStart {
 						obj.time(FieldTime, start)

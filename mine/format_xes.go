@@ -103,6 +103,7 @@ func convertXES(r io.Reader, w io.Writer) error {
 		ev        *xesEvent
 		rootDone  bool
 		obj       jsonObject
+		arena     []byte // the JSON of the current trace's attribute values
 	)
 	// The position where the current token starts, for messages and for
 	// the line of an event's record.
@@ -147,6 +148,7 @@ func convertXES(r io.Reader, w io.Writer) error {
 		}
 		free = append(free, events...)
 		events = events[:0]
+		arena = arena[:0]
 		return nil
 	}
 
@@ -201,7 +203,9 @@ func convertXES(r io.Reader, w io.Writer) error {
 				if key == "" {
 					return errAt("<%s> without a key", name)
 				}
-				js := xesJSON(name, val)
+				start := len(arena)
+				arena = appendXESJSON(arena, name, val)
+				js := arena[start:len(arena):len(arena)]
 				if parent == "trace" {
 					if key == "concept:name" {
 						caseName, hasCase = val, true
@@ -283,27 +287,27 @@ func xesAttrValue(t xml.StartElement) (key, val string, ok bool) {
 	return key, val, true
 }
 
-// xesJSON renders an attribute value as JSON: numbers and booleans as such
-// when they parse, everything else as a string.
-func xesJSON(typ, val string) []byte {
+// appendXESJSON appends an attribute value as JSON: numbers and booleans
+// as such when they parse, everything else as a string.
+func appendXESJSON(b []byte, typ, val string) []byte {
 	switch typ {
 	case "int":
 		if n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64); err == nil {
-			return strconv.AppendInt(nil, n, 10)
+			return strconv.AppendInt(b, n, 10)
 		}
 	case "float":
 		if f, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
-			return strconv.AppendFloat(nil, f, 'g', -1, 64)
+			return strconv.AppendFloat(b, f, 'g', -1, 64)
 		}
 	case "boolean":
 		switch strings.TrimSpace(strings.ToLower(val)) {
 		case "true":
-			return []byte("true")
+			return append(b, "true"...)
 		case "false":
-			return []byte("false")
+			return append(b, "false"...)
 		}
 	}
-	return appendJSONString(nil, val)
+	return appendJSONString(b, val)
 }
 
 // xesCharsetReader decodes the single-byte charsets older XES writers
