@@ -236,11 +236,11 @@ func (j *jsonReader) unmarshal(raw []byte, at int64, v any) error {
 		}
 		// Offset is past the value (a scalar) or its first byte (an
 		// object or array): name the byte before it.
-		return j.errorAt(at+te.Offset-1, "%s is a JSON %s, want %s", field, te.Value, jsonTypeName(te.Type.String()))
+		return j.errorAt(at+max(te.Offset-1, 0), "%s is a JSON %s, want %s", field, te.Value, jsonTypeName(te.Type.String()))
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return j.errorAt(at+se.Offset-1, "%s", strings.TrimPrefix(se.Error(), "json: "))
+		return j.errorAt(at+max(se.Offset-1, 0), "%s", strings.TrimPrefix(se.Error(), "json: "))
 	}
 	return j.errorAt(at, "%v", err)
 }
@@ -310,9 +310,12 @@ func (j *jsonReader) items(fn func(raw json.RawMessage, at int64) error) error {
 // elements calls fn with each element of the JSON array raw (found at
 // offset at).
 func (j *jsonReader) elements(raw json.RawMessage, at int64, fn func(raw json.RawMessage, at int64) error) error {
+	if jsonKind(raw) != '[' {
+		return j.errorAt(at, "want an array, found %s", jsonKindName(jsonKind(raw)))
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if _, err := dec.Token(); err != nil {
-		return j.errorAt(at, "want an array")
+		return j.errorAt(at, "%v", err)
 	}
 	for dec.More() {
 		var el json.RawMessage
@@ -340,6 +343,25 @@ func jsonKind(raw []byte) byte {
 	return '0'
 }
 
+// jsonKindName names a jsonKind for messages.
+func jsonKindName(k byte) string {
+	switch k {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '0':
+		return "a number"
+	}
+	return "nothing"
+}
+
 // jsonText returns a scalar JSON value as text: a string's contents, a
 // number or boolean as written; "" for null, absent, objects and arrays.
 func jsonText(raw []byte) string {
@@ -360,6 +382,17 @@ func jsonText(raw []byte) string {
 func parseTimeText(s string) (int64, bool) {
 	t, err := parseTime(s)
 	return t, err == nil
+}
+
+// jsonTime reads a time given as RFC 3339 text (zone-less is UTC) or as a
+// number of Unix seconds or milliseconds; ok is false for anything else,
+// null and absence included.
+func jsonTime(raw json.RawMessage) (int64, bool) {
+	switch jsonKind(raw) {
+	case '"', '0':
+		return parseTimeText(jsonText(raw))
+	}
+	return 0, false
 }
 
 // appendTime appends Unix nanoseconds as RFC 3339 UTC with nanoseconds.

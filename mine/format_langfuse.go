@@ -77,11 +77,11 @@ func convertLangfuse(r io.Reader, w io.Writer) error {
 		if o.ID == "" && o.Name == "" {
 			return jr.errorAt(at, "an observation without an id or a name")
 		}
-		start, hasStart := lsTime(o.StartTime)
+		start, hasStart := jsonTime(o.StartTime)
 		if !hasStart && jsonKind(o.StartTime) != 0 && jsonKind(o.StartTime) != 'n' {
 			return jr.errorAt(at, "observation %s: startTime %s is not a time", o.ID, o.StartTime)
 		}
-		end, hasEnd := lsTime(o.EndTime)
+		end, hasEnd := jsonTime(o.EndTime)
 		node := o.Name
 		if node == "" {
 			node = strings.ToLower(o.Type)

@@ -59,18 +59,6 @@ type lsRun struct {
 	Runs json.RawMessage `json:"runs"`
 }
 
-// lsTime reads a LangSmith time: ISO 8601 text (zone-less is UTC) or a
-// number of Unix milliseconds.
-func lsTime(raw json.RawMessage) (int64, bool) {
-	switch jsonKind(raw) {
-	case '"':
-		return parseTimeText(jsonText(raw))
-	case '0':
-		return parseTimeText(jsonText(raw))
-	}
-	return 0, false
-}
-
 // lsThreadKeys are the metadata keys that name a conversation, in the
 // order they are looked up.
 var lsThreadKeys = []string{"thread_id", "session_id", "conversation_id"}
@@ -132,11 +120,11 @@ func convertLangSmith(r io.Reader, w io.Writer) error {
 		if lgNode != "" && (run.Name == "__start__" || run.Name == "__end__") {
 			return nil
 		}
-		start, hasStart := lsTime(run.StartTime)
+		start, hasStart := jsonTime(run.StartTime)
 		if !hasStart && jsonKind(run.StartTime) != 0 && jsonKind(run.StartTime) != 'n' {
 			return jr.errorAt(at, "run %s: start_time %s is not a time", run.ID, run.StartTime)
 		}
-		end, hasEnd := lsTime(run.EndTime)
+		end, hasEnd := jsonTime(run.EndTime)
 		failed := run.Status == "error" || (jsonKind(run.Error) != 0 && jsonKind(run.Error) != 'n' && jsonText(run.Error) != "")
 		obj.reset()
 		obj.str(FieldNode, run.Name)

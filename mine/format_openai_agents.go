@@ -131,11 +131,11 @@ func convertOpenAIAgents(r io.Reader, w io.Writer) error {
 		if q != "" {
 			node += ":" + q
 		}
-		start, hasStart := lsTime(it.StartedAt)
+		start, hasStart := jsonTime(it.StartedAt)
 		if !hasStart && jsonKind(it.StartedAt) != 0 && jsonKind(it.StartedAt) != 'n' {
 			return jr.errorAt(at, "span %s: started_at %s is not a time", it.ID, it.StartedAt)
 		}
-		end, hasEnd := lsTime(it.EndedAt)
+		end, hasEnd := jsonTime(it.EndedAt)
 		failed := jsonKind(it.Error) == '{' || (jsonKind(it.Error) == '"' && jsonText(it.Error) != "")
 		event := "ok"
 		switch {
