@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"sort"
 	"strconv"
@@ -175,11 +174,15 @@ func stateLines(s *automaton.State) []string {
 	if s.Label != s.ID {
 		lines = append(lines, "label: "+s.Label)
 	}
-	visits := "visits"
-	if s.Visits == 1 {
-		visits = "visit"
+	return append(lines, visits(s.Visits))
+}
+
+// visits is "1 visit" or "n visits".
+func visits(n int) string {
+	if n == 1 {
+		return "1 visit"
 	}
-	return append(lines, fmt.Sprintf("%d %s", s.Visits, visits))
+	return strconv.Itoa(n) + " visits"
 }
 
 // dotString quotes s as a DOT string whose label shows s as it is. Graphviz

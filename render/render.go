@@ -47,10 +47,11 @@ type Func func(w io.Writer, m *automaton.Model, opt Options) error
 
 // Formats maps the format names the command line accepts to their writers.
 var Formats = map[string]Func{
-	"dot":     DOT,
-	"mermaid": Mermaid,
-	"scxml":   SCXML,
-	"xstate":  XState,
+	"dot":       DOT,
+	"mermaid":   Mermaid,
+	"scxml":     SCXML,
+	"xstate":    XState,
+	"langgraph": LangGraph,
 }
 
 // FormatNames returns the keys of Formats, sorted.
