@@ -30,9 +30,9 @@ type Log struct {
 	Fields map[string]string
 	Rules  *Rules
 
-	names    []string
-	nameIDs  map[string]uint32
-	bySess   map[string]int
+	names     []string
+	nameIDs   map[string]uint32
+	bySess    map[string]int
 	raw       [][]rawStep
 	nextPos   uint32
 	fileStart []uint32 // pos of each input's first record; see fileOf
@@ -87,9 +87,9 @@ func (s *rawStep) has(f uint32) bool { return s.hashFlags&f != 0 }
 
 func newLog(files int) *Log {
 	return &Log{
-		Files:    make([]automaton.SourceFile, files),
-		nameIDs:  map[string]uint32{},
-		bySess:   map[string]int{},
+		Files:     make([]automaton.SourceFile, files),
+		nameIDs:   map[string]uint32{},
+		bySess:    map[string]int{},
 		fileStart: make([]uint32, files),
 		fileSeen:  make([]bool, files),
 	}

@@ -219,8 +219,14 @@ func splitLines(r io.Reader, h hash.Hash, format string, maxLine int, emit func(
 	r = hr
 	if f.Convert != nil {
 		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(f.Convert(hr, pw)) }()
-		defer pr.Close()
+		converted := make(chan struct{})
+		go func() {
+			defer close(converted)
+			pw.CloseWithError(f.Convert(hr, pw))
+		}()
+		// Wait for the converter on every return, so that it no longer
+		// reads (and hashes) the input once the caller takes the hash.
+		defer func() { pr.Close(); <-converted }()
 		r = pr
 	}
 	return f, splitLinesFrom(r, maxLine, emit)
