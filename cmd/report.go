@@ -42,8 +42,9 @@ heading to sort a table) is allowed by hash in its Content-Security-Policy.
 The same model gives the same bytes.
 
 --diagram says which transitions the picture draws: auto (every one up to
-200 transitions, else the common ones), all, common (rare transitions left
-out of the picture; the tables still list them) or none. --cluster SEP
+200 transitions, else the common ones; no picture, and a note, above 400
+common ones), all, common (rare transitions left out of the picture; the
+tables still list them) or none. --cluster SEP
 groups states by the part of their label before SEP. The picture is laid
 out by Graphviz built into fsmine (--engine builtin, the default), or by
 Graphviz's dot program on PATH with --engine dot.

@@ -24,8 +24,9 @@ type DiagramMode string
 // Diagram modes. DiagramAuto is also the zero value.
 const (
 	// DiagramAuto draws every transition of a model with at most
-	// AutoDiagramLimit transitions, and only the common ones (as
-	// DiagramCommon) of a larger model.
+	// AutoDiagramLimit transitions, only the common ones (as DiagramCommon)
+	// of a larger model, and no picture at all, but a note saying why, when
+	// even those are more than twice AutoDiagramLimit.
 	DiagramAuto DiagramMode = "auto"
 	// DiagramAll draws every transition.
 	DiagramAll DiagramMode = "all"
@@ -40,11 +41,14 @@ const (
 var DiagramModes = []DiagramMode{DiagramAuto, DiagramAll, DiagramCommon, DiagramNone}
 
 // AutoDiagramLimit is the number of transitions above which DiagramAuto
-// leaves rare transitions out of the picture. Laying out every one of the
-// 470 transitions of a model of the BPI 2012 log takes the builtin Graphviz
-// 80 seconds of CPU and gives a picture 28,500 by 6,600 points; its 250
-// common ones take half a second. The tables of the report list every
-// transition either way.
+// leaves rare transitions out of the picture; above twice as many, it
+// draws none. Laying out every one of the 470 transitions of a model of the
+// BPI 2012 log took the builtin Graphviz 35 to 80 seconds of CPU (on a
+// loaded two-core machine) and gives a picture 28,500 by 6,600 points; its
+// 250 common ones take half a second.
+// An overlay of 590 transitions (two models of that log, mined with
+// different merges) took 62 seconds, and would not read. The tables of the
+// report list every transition either way.
 const AutoDiagramLimit = 200
 
 // ReportOptions shape Report.
@@ -71,7 +75,9 @@ type DiffReportOptions struct {
 	// DiagramAuto, for a union of more than AutoDiagramLimit transitions)
 	// leaves out the transitions that are rare in both models and did not
 	// change, and the states left without a transition that did not change
-	// either; every change is drawn.
+	// either; every change is drawn. DiagramAuto draws no overlay, but a
+	// note, when that still leaves more than twice AutoDiagramLimit;
+	// DiagramCommon draws it anyway.
 	Diagram DiagramMode
 	// Engine lays the overlay out, as Options.Engine does for SVG.
 	Engine Engine
@@ -140,10 +146,22 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 		return err
 	}
 	page := modelPage(m, opt)
+	rare := 0
+	for _, t := range m.Transitions {
+		if t.Rare {
+			rare++
+		}
+	}
 	if mode == DiagramAuto {
 		mode = DiagramAll
 		if len(m.Transitions) > AutoDiagramLimit {
 			mode = DiagramCommon
+		}
+		if common := len(m.Transitions) - rare; common > 2*AutoDiagramLimit {
+			mode = DiagramNone
+			page.Diagram = &diagram{Note: fmt.Sprintf("No picture: even without its rare transitions the model has %s, "+
+				"more than a picture can show (%d); ask for the common diagram to draw it anyway. The tables below list every transition.",
+				thousands(common), 2*AutoDiagramLimit)}
 		}
 	}
 	if mode != DiagramNone {
@@ -157,12 +175,6 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 			return err
 		}
 		if mode == DiagramCommon {
-			rare := 0
-			for _, t := range m.Transitions {
-				if t.Rare {
-					rare++
-				}
-			}
 			dg.Note = fmt.Sprintf("Rare transitions are not drawn (%s of %s): the Rare branches table lists every one.",
 				thousands(rare), thousands(len(m.Transitions)))
 		}
@@ -191,6 +203,12 @@ func DiffReport(w io.Writer, old, new *automaton.Model, d *automaton.Diff, opt D
 		union := unionSize(old, new)
 		if mode == DiagramCommon || mode == DiagramAuto && union > AutoDiagramLimit {
 			o, n = quietRare(old, d), quietRare(new, d)
+		}
+		if drawn := unionSize(o, n); mode == DiagramAuto && drawn > 2*AutoDiagramLimit {
+			page.Diagram = &diagram{Note: fmt.Sprintf("No overlay: without the unchanged rare transitions it would still have %s transitions, "+
+				"more than a picture can show (%d). The tables below list every change.",
+				thousands(drawn), 2*AutoDiagramLimit)}
+			return execute(w, "diff", page)
 		}
 		var src bytes.Buffer
 		if err := DiffDOT(&src, o, n, d); err != nil {
@@ -999,7 +1017,7 @@ var reportHTML = `
 
 {{define "path"}}<span class="path">{{range $i, $s := .}}{{if $i}}<span class="arrow"> → </span>{{end}}{{template "state" $s}}{{end}}</span>{{end}}
 
-{{define "zoom"}}
+{{define "zoom"}}{{if .SVG}}
 <div class="zoom muted">Zoom:
 <input type="radio" name="zoom" id="zoom-auto" class="z-auto" checked><label for="zoom-auto">readable</label>
 <input type="radio" name="zoom" id="zoom-fit" class="z-fit"><label for="zoom-fit">fit to width</label>
@@ -1007,7 +1025,7 @@ var reportHTML = `
 <div class="canvas" style="--w: {{.Width}}px">
 {{.SVG}}</div>
 </div>
-{{with .Note}}<p class="note">{{.}}</p>{{end}}
+{{end}}{{with .Note}}<p class="note">{{.}}</p>{{end}}
 {{end}}
 
 {{define "flags"}}{{if .Trunk}}<span class="tag trunk">trunk</span>{{end}}{{if .Rare}}<span class="tag rare">rare</span>{{end}}{{if .Back}}<span class="tag back">back edge</span>{{end}}{{end}}
@@ -1023,8 +1041,8 @@ var reportHTML = `
 {{with .Diagram}}
 <section id="diagram">
 <h2>Diagram</h2>
-<p class="legend muted"><span><i class="swatch trunk"></i>trunk (bold)</span><span><i class="swatch rare"></i>rare</span><span><i class="swatch back"></i>back edge (closes a loop)</span><span>line width ∝ count · edge labels: event · count (share of the source's outflow)</span></p>
-{{template "zoom" .}}
+{{if .SVG}}<p class="legend muted"><span><i class="swatch trunk"></i>trunk (bold)</span><span><i class="swatch rare"></i>rare</span><span><i class="swatch back"></i>back edge (closes a loop)</span><span>line width ∝ count · edge labels: event · count (share of the source's outflow)</span></p>
+{{end}}{{template "zoom" .}}
 </section>
 {{end}}
 
@@ -1158,8 +1176,8 @@ var reportHTML = `
 {{with .Diagram}}
 <section id="diagram">
 <h2>Overlay</h2>
-<p class="legend muted"><span><i class="swatch add"></i>added</span><span><i class="swatch del"></i>removed</span><span><i class="swatch chg"></i>share changed (old% → new%) or rare flipped; outlined states: relabeled or outflow shifted</span><span><i class="swatch same"></i>unchanged</span></p>
-{{template "zoom" .}}
+{{if .SVG}}<p class="legend muted"><span><i class="swatch add"></i>added</span><span><i class="swatch del"></i>removed</span><span><i class="swatch chg"></i>share changed (old% → new%) or rare flipped; outlined states: relabeled or outflow shifted</span><span><i class="swatch same"></i>unchanged</span></p>
+{{end}}{{template "zoom" .}}
 </section>
 {{end}}
 

@@ -411,12 +411,50 @@ func TestReportDiagramModes(t *testing.T) {
 		t.Errorf("a model of %d transitions is drawn with its rare ones", len(big.Transitions))
 	}
 
+	// Above twice the limit of common transitions, auto draws nothing and
+	// says why; the overlay of a diff with as many changes too.
+	chain := chainModel(2*AutoDiagramLimit + 1)
+	page = report(t, chain, ReportOptions{})
+	if strings.Contains(page, "<svg") || !strings.Contains(page, "No picture: even without its rare transitions the model has 402") {
+		t.Error("a model of 402 common transitions is drawn, or the page does not say why not")
+	}
+	if n := len(rows(section(t, page, "transitions"))); n != 402 {
+		t.Errorf("transitions table has %d rows, want 402", n)
+	}
+	var huge bytes.Buffer
+	small := chainModel(1)
+	if err := DiffReport(&huge, chain, small, automaton.Compare(chain, small, automaton.DiffOptions{}), DiffReportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(huge.String(), "<svg") || !strings.Contains(huge.String(), "No overlay: ") {
+		t.Error("an overlay of 403 transitions is drawn, or the page does not say why not")
+	}
+
 	if err := Report(new(bytes.Buffer), m, ReportOptions{Diagram: "sideways"}); !errors.Is(err, errUnknownMode) {
 		t.Errorf("unknown mode: err = %v, want errUnknownMode", err)
 	}
 	if err := Report(new(bytes.Buffer), nil, ReportOptions{}); err != ErrNilModel {
 		t.Errorf("nil model: err = %v, want ErrNilModel", err)
 	}
+}
+
+// chainModel is __start__ -> s0000 -> s0001 ... -> __end__ with n+1
+// common transitions.
+func chainModel(n int) *automaton.Model {
+	m := &automaton.Model{Schema: automaton.Schema, Initial: automaton.StartID, Version: 1}
+	ids := []string{automaton.StartID}
+	for i := 0; i < n; i++ {
+		ids = append(ids, fmt.Sprintf("s%04d", i))
+	}
+	ids = append(ids, automaton.EndID)
+	for _, id := range ids {
+		m.States = append(m.States, automaton.State{ID: id, Label: id, Visits: 1, Sessions: 1})
+	}
+	for i := 0; i+1 < len(ids); i++ {
+		m.Transitions = append(m.Transitions, automaton.Transition{From: ids[i], Event: "ok", To: ids[i+1], Count: 1, Sessions: 1, Prob: 1})
+	}
+	m.Sort()
+	return m
 }
 
 func TestDiffReport(t *testing.T) {
