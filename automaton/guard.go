@@ -79,10 +79,15 @@ type GuardOptions struct {
 	// 64, at most MaxSessions when that is set).
 	Shards int
 	// History is how many recent decisions each session keeps for
-	// Session (default 100; negative keeps none).
+	// Session (default 32; negative keeps none).
 	History int
 	// Now is the clock (default time.Now); tests inject their own.
 	Now func() time.Time
+	// OnDecision, when set, is called with every decision and the step's
+	// event and next as given, while the session is locked: calls for one
+	// session come in step order. It must not call back into the guard and
+	// should return quickly (it holds up the session's shard).
+	OnDecision func(d *Decision, event, next string)
 }
 
 // GuardStats counts a guard's sessions.
@@ -136,6 +141,7 @@ type Guard struct {
 	ttl      time.Duration
 	history  int
 	now      func() time.Time
+	observe  func(d *Decision, event, next string)
 	reloadMu sync.Mutex
 
 	live, created, expired, evicted, ended, dropped, remapped atomic.Int64
@@ -218,9 +224,10 @@ func NewGuard(m *Model, p *Policy, opt GuardOptions) (*Guard, error) {
 		ttl:     opt.TTL,
 		history: opt.History,
 		now:     opt.Now,
+		observe: opt.OnDecision,
 	}
 	if g.history == 0 {
-		g.history = 100
+		g.history = 32
 	}
 	if g.history < 0 {
 		g.history = 0
@@ -391,6 +398,16 @@ func (g *Guard) Model() *Model { return g.cur.Load().m }
 // Policy returns the policy in force; callers must not modify it.
 func (g *Guard) Policy() *Policy { return g.cur.Load().policy }
 
+// Fallback returns the watchdog's fallback transition in force, its target
+// resolved to a state id and label, or nil.
+func (g *Guard) Fallback() *Fallback {
+	if fb := g.cur.Load().fallback; fb != nil {
+		c := *fb
+		return &c
+	}
+	return nil
+}
+
 // LoopCaps returns the caps in force, explicit and default, sorted by from,
 // event and to.
 func (g *Guard) LoopCaps() []LoopCap {
@@ -482,6 +499,9 @@ func (g *Guard) Step(id, event, next string) Decision {
 			s.hist[s.hpos] = e
 			s.hpos = (s.hpos + 1) % g.history
 		}
+	}
+	if g.observe != nil {
+		g.observe(&d, event, next)
 	}
 	return d
 }
