@@ -132,59 +132,71 @@ func loadServeInputs(modelPath, policyPath string) (*automaton.Model, *automaton
 	return m, p, nil
 }
 
+// newServer returns a server enforcing m and p, read from modelPath and
+// policyPath (which reloads read again). log may be nil.
+func newServer(modelPath, policyPath string, m *automaton.Model, p *automaton.Policy, token string, log *decisionLog, errOut io.Writer, gopts automaton.GuardOptions) (*server, error) {
+	s := &server{
+		modelPath:  modelPath,
+		policyPath: policyPath,
+		metrics:    newMetrics(),
+		errOut:     errOut,
+		log:        log,
+	}
+	if token != "" {
+		s.token = []byte(token)
+	}
+	if log != nil {
+		gopts.OnDecision = s.logDecision
+	}
+	g, err := automaton.NewGuard(m, p, gopts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", modelPath, err)
+	}
+	s.guard = g
+	s.info.Store(newModelInfo(modelPath, m))
+	return s, nil
+}
+
 func newModelInfo(path string, m *automaton.Model) *modelInfo {
 	return &modelInfo{Path: path, Version: m.Version, Digest: modelDigest(m), Created: m.Created, LoadedAt: time.Now().UTC()}
 }
 
 func runServe(ctx context.Context, opts serveOptions, streams IO) error {
+	if opts.maxSessions < 0 || opts.ttl < 0 {
+		return usagef("serve: --max-sessions and --ttl must not be negative")
+	}
 	m, p, err := loadServeInputs(opts.model, opts.policy)
 	if err != nil {
 		return err
 	}
-	if opts.maxSessions < 0 || opts.ttl < 0 {
-		return usagef("serve: --max-sessions and --ttl must not be negative")
-	}
 	errOut := &syncWriter{w: streams.Err}
-	s := &server{
-		modelPath:  opts.model,
-		policyPath: opts.policy,
-		metrics:    newMetrics(),
-		errOut:     errOut,
-	}
-	if opts.token != "" {
-		s.token = []byte(opts.token)
-	}
-	var logFile *os.File
+	var dlog *decisionLog
 	if opts.log != "" && !opts.check {
 		var w io.Writer = streams.Out
 		var syncFn func() error
 		if opts.log != "-" {
-			logFile, err = os.OpenFile(opts.log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+			f, err := os.OpenFile(opts.log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 			if err != nil {
 				return err
 			}
-			defer logFile.Close()
-			w, syncFn = logFile, logFile.Sync
+			defer f.Close()
+			w, syncFn = f, f.Sync
 		}
-		s.log = newDecisionLog(w, syncFn, errOut)
+		dlog = newDecisionLog(w, syncFn, errOut)
 	}
 	history := opts.history
 	if history == 0 {
 		history = -1
 	}
-	gopts := automaton.GuardOptions{TTL: opts.ttl, MaxSessions: opts.maxSessions, History: history}
-	if s.log != nil {
-		gopts.OnDecision = s.logDecision
-	}
-	g, err := automaton.NewGuard(m, p, gopts)
+	s, err := newServer(opts.model, opts.policy, m, p, opts.token, dlog, errOut,
+		automaton.GuardOptions{TTL: opts.ttl, MaxSessions: opts.maxSessions, History: history})
 	if err != nil {
-		if s.log != nil {
-			s.log.close()
+		if dlog != nil {
+			dlog.close()
 		}
-		return fmt.Errorf("%s: %w", opts.model, err)
+		return err
 	}
-	s.guard = g
-	s.info.Store(newModelInfo(opts.model, m))
+	g := s.guard
 	if opts.check {
 		return printCheck(streams.Out, opts, g)
 	}
@@ -606,8 +618,8 @@ func (s *server) handleHealth(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	var b bytes.Buffer
-	s.metrics.response(http.StatusOK)
 	s.metrics.write(&b, s.guard, s.info.Load(), s.log)
+	s.metrics.response(http.StatusOK) // this scrape shows in the next
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Write(b.Bytes())
 }
