@@ -27,7 +27,7 @@ type liveServer struct {
 	stderr *lockedBuffer
 }
 
-func startServe(t *testing.T, opts serveOptions) *liveServer {
+func startServe(t testing.TB, opts serveOptions) *liveServer {
 	t.Helper()
 	ls := &liveServer{log: filepath.Join(t.TempDir(), "decisions.jsonl"), done: make(chan struct{}), stderr: &lockedBuffer{}}
 	opts.addr = "127.0.0.1:0"
