@@ -74,13 +74,15 @@ type Source struct {
 
 // SourceFile is one input file: its path as given, the SHA-256 of its bytes
 // as read (after gzip, if any, is undone: of the decompressed stream), how
-// many records it held and how many of its lines were skipped as bad input.
+// many records it held, how many of its lines were skipped as bad input or
+// dropped as duplicates, and the format it was read as.
 type SourceFile struct {
 	Path       string `json:"path"`
 	SHA256     string `json:"sha256"`
 	Records    int    `json:"records"`
 	Skipped    int    `json:"skipped"`
 	Duplicates int    `json:"duplicates"`
+	Format     string `json:"format,omitempty"`
 }
 
 // Params records every option that shaped a model, so that a later command

@@ -1,0 +1,583 @@
+package automaton
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// DefaultAlpha is the family-wise significance level Compare uses when
+// DiffOptions.Alpha is zero.
+const DefaultAlpha = 0.01
+
+// DiffOptions tunes Compare.
+type DiffOptions struct {
+	// Alpha is the family-wise significance level of the share and outflow
+	// tests, in (0, 1); zero means DefaultAlpha. Each family of tests (one
+	// z-test per shared transition, one chi-square test per shared state) is
+	// Bonferroni-corrected: a test is significant when its p-value is below
+	// Alpha divided by the number of tests in its family.
+	Alpha float64
+}
+
+// Diff is the structural and statistical difference between two models, as
+// Compare finds it. Every slice is non-nil and sorted (states by id with
+// StartID first and EndID last, transitions by from, event, to, loops by
+// their state set), so that a Diff encodes to the same bytes for the same
+// pair of models. Only significant share and outflow changes are listed:
+// counts that moved by sampling noise alone are not differences.
+type Diff struct {
+	Old        Side    `json:"old"`
+	New        Side    `json:"new"`
+	SameDigest bool    `json:"same_digest"`
+	Alpha      float64 `json:"alpha"`
+	// Correction names the multiple-testing correction: "bonferroni".
+	Correction string `json:"correction"`
+	// TransitionTests is how many transitions present in both models were
+	// z-tested, TransitionThreshold the p-value below which one counts as
+	// changed (Alpha / TransitionTests). StateTests and StateThreshold are the
+	// same for the chi-square tests of whole outflow distributions.
+	TransitionTests     int     `json:"transition_tests"`
+	TransitionThreshold float64 `json:"transition_threshold"`
+	StateTests          int     `json:"state_tests"`
+	StateThreshold      float64 `json:"state_threshold"`
+
+	StatesAdded        []StateRef      `json:"states_added"`
+	StatesRemoved      []StateRef      `json:"states_removed"`
+	StatesRelabeled    []Relabel       `json:"states_relabeled"`
+	TransitionsAdded   []TransitionRef `json:"transitions_added"`
+	TransitionsRemoved []TransitionRef `json:"transitions_removed"`
+	ShareChanges       []ShareChange   `json:"share_changes"`
+	OutflowShifts      []OutflowShift  `json:"outflow_shifts"`
+	RareFlips          []RareFlip      `json:"rare_flips"`
+	Loops              []LoopChange    `json:"loops"`
+	Trunk              *TrunkChange    `json:"trunk"`
+}
+
+// Side identifies one of the two models of a Diff. Digest is the model's
+// stored digest, or its computed one when the file has none.
+type Side struct {
+	Version  int    `json:"version"`
+	Digest   string `json:"digest"`
+	Sessions int    `json:"sessions"`
+}
+
+// StateRef is a state that exists in one model only.
+type StateRef struct {
+	ID     string `json:"id"`
+	Label  string `json:"label"`
+	Visits int    `json:"visits"`
+}
+
+// Relabel is a state whose id is in both models with different labels.
+type Relabel struct {
+	ID       string `json:"id"`
+	OldLabel string `json:"old_label"`
+	NewLabel string `json:"new_label"`
+}
+
+// TransitionRef is a transition that exists in one model only, with its
+// count and share of its source's outflow in that model.
+type TransitionRef struct {
+	From  string  `json:"from"`
+	Event string  `json:"event"`
+	To    string  `json:"to"`
+	Count int     `json:"count"`
+	Share float64 `json:"share"`
+	Rare  bool    `json:"rare"`
+}
+
+// ShareChange is a transition in both models whose share of its source's
+// outflow changed significantly: a two-proportion z-test of
+// OldCount/OldOutflow against NewCount/NewOutflow gave P below the
+// Diff's TransitionThreshold. Z is positive when the share grew.
+type ShareChange struct {
+	From       string  `json:"from"`
+	Event      string  `json:"event"`
+	To         string  `json:"to"`
+	OldCount   int     `json:"old_count"`
+	NewCount   int     `json:"new_count"`
+	OldOutflow int     `json:"old_outflow"`
+	NewOutflow int     `json:"new_outflow"`
+	OldShare   float64 `json:"old_share"`
+	NewShare   float64 `json:"new_share"`
+	Z          float64 `json:"z"`
+	P          float64 `json:"p"`
+}
+
+// OutflowShift is a state in both models whose distribution over outgoing
+// transitions (the union of both models' edges out of it) changed
+// significantly: a chi-square test of homogeneity on the 2 x k table of
+// counts gave P below the Diff's StateThreshold. Edges whose expected count
+// is below 5 in either model are pooled into one column before the test.
+type OutflowShift struct {
+	State      string  `json:"state"`
+	OldOutflow int     `json:"old_outflow"`
+	NewOutflow int     `json:"new_outflow"`
+	Chi2       float64 `json:"chi2"`
+	DF         int     `json:"df"`
+	P          float64 `json:"p"`
+}
+
+// RareFlip is a transition in both models that is rare in one and common in
+// the other. P is the share test's p-value, so a reader can tell a flip
+// across the rare threshold by noise from a real change.
+type RareFlip struct {
+	From     string  `json:"from"`
+	Event    string  `json:"event"`
+	To       string  `json:"to"`
+	OldRare  bool    `json:"old_rare"`
+	NewRare  bool    `json:"new_rare"`
+	OldCount int     `json:"old_count"`
+	NewCount int     `json:"new_count"`
+	OldShare float64 `json:"old_share"`
+	NewShare float64 `json:"new_share"`
+	P        float64 `json:"p"`
+}
+
+// Loop changes, as LoopChange.Change.
+const (
+	LoopAppeared    = "appeared"
+	LoopDisappeared = "disappeared"
+	LoopGrew        = "grew"
+	LoopShrank      = "shrank"
+)
+
+// LoopChange is a loop, matched by its sorted state set, that appeared,
+// disappeared, grew (its max or p95 iterations rose) or shrank (neither rose
+// and one fell). Old is nil for an appeared loop, New for a disappeared one.
+type LoopChange struct {
+	States []string   `json:"states"`
+	Change string     `json:"change"`
+	Old    *LoopStats `json:"old"`
+	New    *LoopStats `json:"new"`
+}
+
+// LoopStats are the counted facts of a loop in one model.
+type LoopStats struct {
+	Count         int `json:"count"`
+	Sessions      int `json:"sessions"`
+	MaxIterations int `json:"max_iterations"`
+	P95Iterations int `json:"p95_iterations"`
+}
+
+// TrunkChange holds both models' trunks when they differ.
+type TrunkChange struct {
+	Old []string `json:"old"`
+	New []string `json:"new"`
+}
+
+// Empty reports whether d holds no structural change (states, transitions,
+// labels, rare marks, loops, trunk) and no significant share or outflow
+// change. Two models mined from different samples of the same behaviour
+// give an empty Diff even though their counts and digests differ.
+func (d *Diff) Empty() bool {
+	return len(d.StatesAdded) == 0 && len(d.StatesRemoved) == 0 &&
+		len(d.StatesRelabeled) == 0 &&
+		len(d.TransitionsAdded) == 0 && len(d.TransitionsRemoved) == 0 &&
+		len(d.ShareChanges) == 0 && len(d.OutflowShifts) == 0 &&
+		len(d.RareFlips) == 0 && len(d.Loops) == 0 && d.Trunk == nil
+}
+
+// edgeKey names a transition by from, event, to.
+type edgeKey struct{ from, event, to string }
+
+// Compare returns the difference from old to new. States are matched by id,
+// transitions by (from, event, to), loops by their sorted state set. Shares
+// are recomputed from counts (a transition's count over the summed counts
+// out of its source), so a stale Prob field cannot mislead the tests.
+// Compare does not modify the models and is deterministic.
+func Compare(old, new *Model, opt DiffOptions) *Diff {
+	alpha := opt.Alpha
+	if alpha == 0 {
+		alpha = DefaultAlpha
+	}
+	d := &Diff{
+		Old:                side(old),
+		New:                side(new),
+		Alpha:              alpha,
+		Correction:         "bonferroni",
+		StatesAdded:        []StateRef{},
+		StatesRemoved:      []StateRef{},
+		StatesRelabeled:    []Relabel{},
+		TransitionsAdded:   []TransitionRef{},
+		TransitionsRemoved: []TransitionRef{},
+		ShareChanges:       []ShareChange{},
+		OutflowShifts:      []OutflowShift{},
+		RareFlips:          []RareFlip{},
+		Loops:              []LoopChange{},
+	}
+	d.SameDigest = d.Old.Digest == d.New.Digest
+
+	// States.
+	oldStates := make(map[string]State, len(old.States))
+	for _, s := range old.States {
+		oldStates[s.ID] = s
+	}
+	newStates := make(map[string]State, len(new.States))
+	for _, s := range new.States {
+		newStates[s.ID] = s
+		o, ok := oldStates[s.ID]
+		switch {
+		case !ok:
+			d.StatesAdded = append(d.StatesAdded, StateRef{s.ID, s.Label, s.Visits})
+		case o.Label != s.Label:
+			d.StatesRelabeled = append(d.StatesRelabeled, Relabel{s.ID, o.Label, s.Label})
+		}
+	}
+	for _, s := range old.States {
+		if _, ok := newStates[s.ID]; !ok {
+			d.StatesRemoved = append(d.StatesRemoved, StateRef{s.ID, s.Label, s.Visits})
+		}
+	}
+
+	// Transitions.
+	oldOut, newOut := outflows(old), outflows(new)
+	oldEdges := edges(old)
+	newEdges := edges(new)
+	type pair struct {
+		key      edgeKey
+		old, new *Transition
+	}
+	var shared []pair
+	for _, t := range sortedEdges(newEdges) {
+		k := edgeKey{t.From, t.Event, t.To}
+		if o, ok := oldEdges[k]; ok {
+			shared = append(shared, pair{k, o, t})
+			continue
+		}
+		d.TransitionsAdded = append(d.TransitionsAdded, ref(t, newOut[t.From]))
+	}
+	for _, t := range sortedEdges(oldEdges) {
+		if _, ok := newEdges[edgeKey{t.From, t.Event, t.To}]; !ok {
+			d.TransitionsRemoved = append(d.TransitionsRemoved, ref(t, oldOut[t.From]))
+		}
+	}
+	for _, p := range shared {
+		if oldOut[p.key.from] > 0 && newOut[p.key.from] > 0 {
+			d.TransitionTests++
+		}
+	}
+	d.TransitionThreshold = threshold(alpha, d.TransitionTests)
+	for _, p := range shared {
+		n1, n2 := oldOut[p.key.from], newOut[p.key.from]
+		z, pv := twoProportionZ(p.old.Count, n1, p.new.Count, n2)
+		s1, s2 := share(p.old.Count, n1), share(p.new.Count, n2)
+		if n1 > 0 && n2 > 0 && pv < d.TransitionThreshold {
+			d.ShareChanges = append(d.ShareChanges, ShareChange{
+				From: p.key.from, Event: p.key.event, To: p.key.to,
+				OldCount: p.old.Count, NewCount: p.new.Count,
+				OldOutflow: n1, NewOutflow: n2,
+				OldShare: s1, NewShare: s2,
+				Z: z, P: pv,
+			})
+		}
+		if p.old.Rare != p.new.Rare {
+			d.RareFlips = append(d.RareFlips, RareFlip{
+				From: p.key.from, Event: p.key.event, To: p.key.to,
+				OldRare: p.old.Rare, NewRare: p.new.Rare,
+				OldCount: p.old.Count, NewCount: p.new.Count,
+				OldShare: s1, NewShare: s2, P: pv,
+			})
+		}
+	}
+
+	// Whole outflow distributions of the states in both models.
+	type test struct {
+		state string
+		chi2  float64
+		df    int
+		p     float64
+	}
+	var tests []test
+	for _, id := range sortedIDs(oldStates) {
+		if _, ok := newStates[id]; !ok {
+			continue
+		}
+		oldRow, newRow := outflowRows(old.Out(id), new.Out(id))
+		chi2, df, p, ok := chiSquareHomogeneity(oldRow, newRow)
+		if ok {
+			tests = append(tests, test{id, chi2, df, p})
+		}
+	}
+	d.StateTests = len(tests)
+	d.StateThreshold = threshold(alpha, d.StateTests)
+	for _, t := range tests {
+		if t.p < d.StateThreshold {
+			d.OutflowShifts = append(d.OutflowShifts, OutflowShift{
+				State: t.state, OldOutflow: oldOut[t.state], NewOutflow: newOut[t.state],
+				Chi2: t.chi2, DF: t.df, P: t.p,
+			})
+		}
+	}
+
+	d.Loops = compareLoops(old.Loops, new.Loops)
+	if !slices.Equal(old.Trunk, new.Trunk) {
+		d.Trunk = &TrunkChange{Old: nonNil(slices.Clone(old.Trunk)), New: nonNil(slices.Clone(new.Trunk))}
+	}
+	return d
+}
+
+func side(m *Model) Side {
+	dg := m.Digest
+	if dg == "" {
+		dg = m.ComputeDigest()
+	}
+	return Side{Version: m.Version, Digest: dg, Sessions: m.Source.Sessions}
+}
+
+// threshold is the Bonferroni-corrected level for n tests; with no test it
+// is alpha itself.
+func threshold(alpha float64, n int) float64 {
+	if n <= 1 {
+		return alpha
+	}
+	return alpha / float64(n)
+}
+
+func share(count, outflow int) float64 {
+	if outflow == 0 {
+		return 0
+	}
+	return float64(count) / float64(outflow)
+}
+
+func ref(t *Transition, outflow int) TransitionRef {
+	return TransitionRef{t.From, t.Event, t.To, t.Count, share(t.Count, outflow), t.Rare}
+}
+
+// outflows sums the counts out of every state.
+func outflows(m *Model) map[string]int {
+	out := make(map[string]int, len(m.States))
+	for _, t := range m.Transitions {
+		out[t.From] += t.Count
+	}
+	return out
+}
+
+func edges(m *Model) map[edgeKey]*Transition {
+	es := make(map[edgeKey]*Transition, len(m.Transitions))
+	for i := range m.Transitions {
+		t := &m.Transitions[i]
+		es[edgeKey{t.From, t.Event, t.To}] = t
+	}
+	return es
+}
+
+// CompareIDs orders state ids as model files do: StartID first, EndID last,
+// the rest by byte order. It returns -1, 0 or +1.
+func CompareIDs(a, b string) int {
+	rank := func(id string) int {
+		switch id {
+		case StartID:
+			return 0
+		case EndID:
+			return 2
+		}
+		return 1
+	}
+	if ra, rb := rank(a), rank(b); ra != rb {
+		return ra - rb
+	}
+	return strings.Compare(a, b)
+}
+
+// CompareEdges orders transitions as model files do: by from (CompareIDs),
+// event, then to (CompareIDs).
+func CompareEdges(a, b *Transition) int {
+	if c := CompareIDs(a.From, b.From); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Event, b.Event); c != 0 {
+		return c
+	}
+	return CompareIDs(a.To, b.To)
+}
+
+func sortedEdges(es map[edgeKey]*Transition) []*Transition {
+	ts := make([]*Transition, 0, len(es))
+	for _, t := range es {
+		ts = append(ts, t)
+	}
+	slices.SortFunc(ts, CompareEdges)
+	return ts
+}
+
+func sortedIDs(states map[string]State) []string {
+	ids := make([]string, 0, len(states))
+	for id := range states {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, CompareIDs)
+	return ids
+}
+
+// outflowRows lines up the counts of the union of both models' edges out of
+// one state, in (event, to) order.
+func outflowRows(oldTs, newTs []*Transition) (oldRow, newRow []int) {
+	type col struct{ event, to string }
+	counts := make(map[col][2]int)
+	for _, t := range oldTs {
+		c := counts[col{t.Event, t.To}]
+		c[0] += t.Count
+		counts[col{t.Event, t.To}] = c
+	}
+	for _, t := range newTs {
+		c := counts[col{t.Event, t.To}]
+		c[1] += t.Count
+		counts[col{t.Event, t.To}] = c
+	}
+	cols := make([]col, 0, len(counts))
+	for c := range counts {
+		cols = append(cols, c)
+	}
+	sort.Slice(cols, func(i, j int) bool {
+		if cols[i].event != cols[j].event {
+			return cols[i].event < cols[j].event
+		}
+		return CompareIDs(cols[i].to, cols[j].to) < 0
+	})
+	for _, c := range cols {
+		oldRow = append(oldRow, counts[c][0])
+		newRow = append(newRow, counts[c][1])
+	}
+	return oldRow, newRow
+}
+
+func compareLoops(old, new []Loop) []LoopChange {
+	key := func(l Loop) string {
+		s := slices.Clone(l.States)
+		slices.Sort(s)
+		return strings.Join(s, "\x00")
+	}
+	stats := func(l Loop) *LoopStats {
+		return &LoopStats{l.Count, l.Sessions, l.MaxIterations, l.P95Iterations}
+	}
+	sortedStates := func(l Loop) []string {
+		s := nonNil(slices.Clone(l.States))
+		slices.Sort(s)
+		return s
+	}
+	oldBy := make(map[string]Loop, len(old))
+	for _, l := range old {
+		oldBy[key(l)] = l
+	}
+	newBy := make(map[string]Loop, len(new))
+	var out []LoopChange
+	for _, n := range new {
+		k := key(n)
+		newBy[k] = n
+		o, ok := oldBy[k]
+		if !ok {
+			out = append(out, LoopChange{sortedStates(n), LoopAppeared, nil, stats(n)})
+			continue
+		}
+		switch {
+		case n.MaxIterations > o.MaxIterations || n.P95Iterations > o.P95Iterations:
+			out = append(out, LoopChange{sortedStates(n), LoopGrew, stats(o), stats(n)})
+		case n.MaxIterations < o.MaxIterations || n.P95Iterations < o.P95Iterations:
+			out = append(out, LoopChange{sortedStates(n), LoopShrank, stats(o), stats(n)})
+		}
+	}
+	for _, o := range old {
+		if _, ok := newBy[key(o)]; !ok {
+			out = append(out, LoopChange{sortedStates(o), LoopDisappeared, stats(o), nil})
+		}
+	}
+	slices.SortFunc(out, func(a, b LoopChange) int {
+		return slices.CompareFunc(a.States, b.States, CompareIDs)
+	})
+	if out == nil {
+		out = []LoopChange{}
+	}
+	return out
+}
+
+// twoProportionZ is the pooled two-proportion z-test of x1 successes in n1
+// trials against x2 in n2: z = (p2 - p1) / sqrt(p(1-p)(1/n1 + 1/n2)) with
+// p = (x1+x2)/(n1+n2), and the two-sided p-value erfc(|z|/sqrt 2) of the
+// normal approximation. It returns z = 0 and p = 1 when either n is zero or
+// both proportions are 0 or both 1, where there is nothing to test.
+func twoProportionZ(x1, n1, x2, n2 int) (z, p float64) {
+	if n1 <= 0 || n2 <= 0 {
+		return 0, 1
+	}
+	p1 := float64(x1) / float64(n1)
+	p2 := float64(x2) / float64(n2)
+	pool := float64(x1+x2) / float64(n1+n2)
+	se := math.Sqrt(pool * (1 - pool) * (1/float64(n1) + 1/float64(n2)))
+	if se == 0 || math.IsNaN(se) {
+		return 0, 1
+	}
+	z = (p2 - p1) / se
+	return z, math.Erfc(math.Abs(z) / math.Sqrt2)
+}
+
+// chiSquareHomogeneity is Pearson's chi-square test that two rows of counts
+// over the same columns come from one distribution: the sum over cells of
+// (observed - expected)^2 / expected, with df = columns - 1, and the p-value
+// from the chi-square survival function (the regularized upper incomplete
+// gamma function). Columns empty in both rows are dropped; columns whose
+// expected count is below 5 in either row are pooled into one, the usual
+// guard for the approximation (Cochran 1954). ok is false when fewer than
+// two columns remain or a row is all zero: there is nothing to test. It
+// panics if the rows differ in length.
+func chiSquareHomogeneity(row1, row2 []int) (chi2 float64, df int, p float64, ok bool) {
+	if len(row1) != len(row2) {
+		panic("automaton: chiSquareHomogeneity rows differ in length")
+	}
+	var n1, n2 int
+	for i := range row1 {
+		n1 += row1[i]
+		n2 += row2[i]
+	}
+	if n1 == 0 || n2 == 0 {
+		return 0, 0, 1, false
+	}
+	n := float64(n1 + n2)
+	f1, f2 := float64(n1)/n, float64(n2)/n
+	var a, b []int
+	pooledA, pooledB, pooled := 0, 0, false
+	for i := range row1 {
+		col := float64(row1[i] + row2[i])
+		switch {
+		case col == 0:
+		case col*f1 < 5 || col*f2 < 5:
+			pooledA += row1[i]
+			pooledB += row2[i]
+			pooled = true
+		default:
+			a = append(a, row1[i])
+			b = append(b, row2[i])
+		}
+	}
+	if pooled {
+		a = append(a, pooledA)
+		b = append(b, pooledB)
+	}
+	if len(a) < 2 {
+		return 0, 0, 1, false
+	}
+	for i := range a {
+		col := float64(a[i] + b[i])
+		e1, e2 := col*f1, col*f2
+		chi2 += (float64(a[i])-e1)*(float64(a[i])-e1)/e1 + (float64(b[i])-e2)*(float64(b[i])-e2)/e2
+	}
+	df = len(a) - 1
+	return chi2, df, chiSquareSurvival(chi2, df), true
+}
+
+// chiSquareSurvival returns P(X >= x) for X chi-square distributed with df
+// degrees of freedom. It panics if df < 1.
+func chiSquareSurvival(x float64, df int) float64 {
+	if df < 1 {
+		panic("automaton: chiSquareSurvival needs df >= 1")
+	}
+	if x <= 0 {
+		return 1
+	}
+	return distuv.ChiSquared{K: float64(df)}.Survival(x)
+}

@@ -1,0 +1,265 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
+)
+
+func init() { register(newBuildCmd) }
+
+type buildOptions struct {
+	inputs    []string
+	out       string
+	dot       string
+	labels    string
+	fields    []string
+	strict    bool
+	merge     string
+	alpha     float64
+	rareCount int
+	rareRatio float64
+	version   int
+	parent    string
+	quiet     bool
+	from      string
+}
+
+func newBuildCmd(streams IO) *cobra.Command {
+	def := mine.DefaultOptions()
+	opts := &buildOptions{}
+	c := &cobra.Command{
+		Use:   "build [flags] LOG...",
+		Short: "Mine a versioned automaton from trajectory logs",
+		Long: `Build reads trajectory records (JSONL, one step a line; gzip read transparently;
+"-" is standard input; globs are expanded), labels them with task stages,
+merges the sessions into a compact deterministic automaton and writes it as
+JSON (schema fsmine.automaton/v1). A summary goes to standard error.
+
+Exit status: 0 ok; 2 trouble (bad flags, unreadable input, or with --strict
+any bad line).`,
+		Example: `  fsmine build logs/*.jsonl -o v4.json --dot v4.dot
+  fsmine build --labels rules.json --parent v3.json logs/today.jsonl.gz -o v4.json
+  fsmine build --field session_id=conversation_id --field node=tool.name - < log.jsonl`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("build needs at least one LOG (a file, a glob, or - for standard input)")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.inputs = args
+			return runBuild(c.Context(), opts, streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&opts.out, "output", "o", "-", "write the model JSON to `FILE` (atomically); - is standard output")
+	f.StringVar(&opts.dot, "dot", "", "also write a Graphviz diagram to `FILE`")
+	f.StringVar(&opts.labels, "labels", "", "label rules `FILE` (JSON; see README)")
+	f.StringArrayVar(&opts.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable), e.g. session_id=conversation_id")
+	f.BoolVar(&opts.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
+	f.StringVar(&opts.merge, "merge", def.Merge, "state merging: "+strings.Join(mine.Merges, " or "))
+	f.Float64Var(&opts.alpha, "alpha", def.Alpha, "significance level of the alergia merge test (smaller merges more)")
+	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
+	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
+	f.IntVar(&opts.version, "version", 0, "model version `N` (default 1, or the parent's + 1)")
+	f.StringVar(&opts.parent, "parent", "", "the previous model `FILE`: records lineage, version defaults to its + 1")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no summary on standard error")
+	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", ")+" (auto recognises each file's format from its content)")
+	return c
+}
+
+func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
+	ropt := mine.ReadOptions{Strict: opts.strict, Format: opts.from}
+	var err error
+	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
+		return usageError{err}
+	}
+	var rulesRaw []byte
+	if opts.labels != "" {
+		data, err := os.ReadFile(opts.labels)
+		if err != nil {
+			return err
+		}
+		if ropt.Rules, err = mine.ParseRules(data); err != nil {
+			return fmt.Errorf("%s: %w", opts.labels, err)
+		}
+		rulesRaw = ropt.Rules.Raw()
+	}
+	bopt := mine.DefaultOptions()
+	bopt.Merge, bopt.Alpha, bopt.RareCount, bopt.RareRatio = opts.merge, opts.alpha, opts.rareCount, opts.rareRatio
+	if bopt.RareCount < 0 || bopt.RareRatio < 0 || bopt.RareRatio >= 1 {
+		return usagef("--rare-count must be >= 0 and --rare-ratio in [0, 1)")
+	}
+	var parent *automaton.Model
+	if opts.parent != "" {
+		if parent, err = automaton.Load(opts.parent); err != nil {
+			return err
+		}
+	}
+	inputs, err := expandInputs(opts.inputs, streams.In)
+	if err != nil {
+		return err
+	}
+
+	lg, err := mine.Read(inputs, ropt)
+	if err != nil {
+		return err
+	}
+	m, err := mine.Build(lg, bopt)
+	if err != nil {
+		if errors.Is(err, mine.ErrNoSessions) {
+			return fmt.Errorf("%s: %w (%d records read, %d lines skipped, %d dropped by label rules)",
+				strings.Join(opts.inputs, ", "), err, lg.Records, lg.Skipped, lg.Dropped)
+		}
+		return err
+	}
+	m.Params.Fields = ropt.Fields
+	m.Params.Labels = rulesRaw
+	m.Params.Format = inputFormat(lg)
+	m.Generator = "fsmine " + version
+	m.Created = created()
+	m.Version = 1
+	if parent != nil {
+		m.Parent = &automaton.Parent{Version: parent.Version, Digest: parent.Digest}
+		m.Version = parent.Version + 1
+	}
+	if opts.version > 0 {
+		m.Version = opts.version
+	}
+
+	if err := writeOutput(opts.out, streams.Out, m.Write); err != nil {
+		return err
+	}
+	if opts.dot != "" {
+		if err := writeDOT(opts.dot, streams.Out, m); err != nil {
+			return err
+		}
+	}
+	if !opts.quiet {
+		printBuildSummary(streams.Err, lg, m)
+	}
+	return nil
+}
+
+// inputFormat names the format the inputs were read as: the one format
+// they share, or their formats joined with "+".
+func inputFormat(lg *mine.Log) string {
+	seen := map[string]bool{}
+	var names []string
+	for _, f := range lg.Files {
+		if !seen[f.Format] {
+			seen[f.Format] = true
+			names = append(names, f.Format)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, "+")
+}
+
+// created is the model's creation time: now, or SOURCE_DATE_EPOCH when set,
+// for reproducible builds.
+func created() string {
+	t := time.Now()
+	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			t = time.Unix(n, 0)
+		}
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// writeOutput writes to path atomically, or to stdout for "-".
+func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) error {
+	if path == "-" || path == "" {
+		return write(stdout)
+	}
+	if err := automaton.WriteFileAtomic(path, write); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// expandInputs turns LOG arguments into inputs: "-" is stdin, arguments with
+// glob characters are expanded (a glob matching nothing is an error), and
+// files are read in sorted order so that the result does not depend on the
+// order they were named in.
+func expandInputs(args []string, stdin io.Reader) ([]mine.Input, error) {
+	var paths []string
+	seen := map[string]bool{}
+	stdinUsed := false
+	for _, a := range args {
+		if a == "-" {
+			stdinUsed = true
+			continue
+		}
+		matches := []string{a}
+		if strings.ContainsAny(a, "*?[") {
+			var err error
+			matches, err = filepath.Glob(a)
+			if err != nil {
+				return nil, usagef("bad pattern %q: %v", a, err)
+			}
+			if len(matches) == 0 {
+				return nil, fmt.Errorf("%s: no file matches", a)
+			}
+		}
+		for _, p := range matches {
+			if !seen[p] {
+				seen[p] = true
+				paths = append(paths, p)
+			}
+		}
+	}
+	sort.Strings(paths)
+	var inputs []mine.Input
+	if stdinUsed {
+		inputs = append(inputs, mine.Input{Name: "-", Open: func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }})
+	}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if fi.IsDir() {
+			return nil, fmt.Errorf("%s: is a directory (name the files, e.g. %s/*.jsonl)", p, p)
+		}
+		inputs = append(inputs, mine.Input{Name: p, Open: func() (io.ReadCloser, error) { return os.Open(p) }})
+	}
+	return inputs, nil
+}
+
+func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
+	rare, back := 0, 0
+	for _, t := range m.Transitions {
+		if t.Rare {
+			rare++
+		}
+		if t.BackEdge {
+			back++
+		}
+	}
+	fmt.Fprintf(w, "sessions %d, events %d (records %d, skipped %d, duplicates %d, dropped %d, folded %d, detours %d, step gaps %d)\n",
+		m.Source.Sessions, m.Source.Events, lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, lg.Folded, lg.Detours, lg.StepGaps)
+	for _, b := range lg.Bad {
+		fmt.Fprintf(w, "  skipped %s\n", b)
+	}
+	if lg.Skipped > len(lg.Bad) {
+		fmt.Fprintf(w, "  ... and %d more skipped lines\n", lg.Skipped-len(lg.Bad))
+	}
+	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %d back edges), %d loops, %d variants\n",
+		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, back, len(m.Loops), m.Variants)
+	fmt.Fprintf(w, "trunk: %s\n", strings.Join(m.Trunk, " -> "))
+}

@@ -1,0 +1,129 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
+)
+
+// TestMergeQuality measures the merge strategies against a known automaton:
+// sessions are sampled from the built-in returns-flow truth (a stage used in
+// two contexts, retry loops, rare escalation and complaint paths) with
+// off-topic drift, mined with the bundled label rules, and scored on
+// sessions held out from mining:
+//   - recall: share of held-out sessions the mined model accepts;
+//   - precision: share of sessions sampled from the mined model that the
+//     truth accepts (detour self-loops taken out first);
+//   - states: how many states a reviewer reads.
+//
+// Run with -v to see the table the README quotes.
+func TestMergeQuality(t *testing.T) {
+	truth, err := loadGenModel("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rulesData, err := os.ReadFile("../testdata/returns.labels.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := mine.ParseRules(rulesData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldOut := readGenerated(t, truth, 1000, 99, rules)
+	type result struct {
+		recall, precision float64
+		states            int
+	}
+	configs := []struct {
+		name  string
+		merge string
+		alpha float64
+	}{
+		{"label", mine.MergeLabel, 0},
+		{"alergia a=0.01", mine.MergeAlergia, 0.01},
+		{"alergia a=0.05", mine.MergeAlergia, 0.05},
+		{"alergia a=0.2", mine.MergeAlergia, 0.2},
+	}
+	results := map[string]result{}
+	t.Logf("%-16s %6s %8s %10s %7s", "merge", "train", "recall", "precision", "states")
+	for _, n := range []int{100, 400, 2000} {
+		train := readGenerated(t, truth, n, uint64(n), rules)
+		for _, c := range configs {
+			o := mine.DefaultOptions()
+			o.Merge, o.Alpha = c.merge, c.alpha
+			m, err := mine.Build(train, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := result{states: len(m.States) - 2}
+			acc := 0
+			for i := range heldOut.Sessions {
+				if m.Accepts(heldOut.Moves(&heldOut.Sessions[i])) {
+					acc++
+				}
+			}
+			r.recall = float64(acc) / float64(len(heldOut.Sessions))
+			rng := rand.New(rand.NewPCG(7, 7))
+			const samples = 2000
+			real := 0
+			for i := 0; i < samples; i++ {
+				var mvs []automaton.Move
+				for _, mv := range m.Sample(rng, 1000) {
+					if !strings.HasPrefix(mv.Event, "detour:") {
+						mvs = append(mvs, mv)
+					}
+				}
+				if truth.Accepts(mvs) {
+					real++
+				}
+			}
+			r.precision = float64(real) / samples
+			results[fmt.Sprintf("%s/%d", c.name, n)] = r
+			t.Logf("%-16s %6d %8.3f %10.3f %7d", c.name, n, r.recall, r.precision, r.states)
+		}
+	}
+	// What the default rests on; each could turn false if the miner broke.
+	def := results["alergia a=0.05/2000"]
+	lbl := results["label/2000"]
+	if def.recall < 0.97 {
+		t.Errorf("alergia recall at 2000 sessions = %.3f, want >= 0.97", def.recall)
+	}
+	if def.precision <= lbl.precision {
+		t.Errorf("alergia precision %.3f not above label merge %.3f", def.precision, lbl.precision)
+	}
+	if truthStates := len(truth.States) - 2; def.states > 2*truthStates {
+		t.Errorf("alergia: %d states, want at most twice the truth's %d", def.states, truthStates)
+	}
+}
+
+// readGenerated samples n sessions from truth with drift and reads them back
+// as a log.
+func readGenerated(t *testing.T, truth *automaton.Model, n int, seed uint64, rules *mine.Rules) *mine.Log {
+	t.Helper()
+	g, err := newGenerator(truth, genConfig{seed: seed, drift: 0.05, start: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := g.write(context.Background(), &buf, n); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	lg, err := mine.Read([]mine.Input{{Name: "gen", Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}}}, mine.ReadOptions{Rules: rules, Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lg
+}

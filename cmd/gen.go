@@ -1,0 +1,148 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	_ "embed"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/spf13/cobra"
+)
+
+// The bundled sample testdata/returns.jsonl is this command's output; the
+// test TestReturnsSampleIsCurrent keeps the two in step.
+//go:generate go run .. gen -n 400 --seed 7 --drift 0.05 -o ../testdata/returns.jsonl
+
+// returnsTruth is the built-in truth model: a hand-written customer-service
+// returns flow, sampled when gen is given no --model.
+//
+//go:embed returns.truth.json
+var returnsTruth []byte
+
+// defaultGenStart is the time of the first session when --start is not
+// given: a fixed time, so that the output does not depend on the clock.
+const defaultGenStart = "2026-01-05T09:00:00Z"
+
+// genMaxMoves caps a sampled session; a model whose loops never exit still
+// yields finite sessions, cut off as abandoned logs are.
+const genMaxMoves = 1000
+
+type genOptions struct {
+	model     string
+	sessions  int
+	seed      uint64
+	drift     float64
+	start     string
+	output    string
+	truthAttr bool
+}
+
+func init() { register(newGenCmd) }
+
+func newGenCmd(streams IO) *cobra.Command {
+	opts := genOptions{}
+	c := &cobra.Command{
+		Use:   "gen [flags]",
+		Short: "Generate synthetic agent logs by sampling sessions from a model",
+		Long: `gen writes synthetic trajectory logs in fsmine's JSONL record form, one step a
+line, by sampling sessions from a model: the built-in truth model of a
+customer-service returns flow, or the model file given with --model (a mined
+model works too). Use it for a realistic sample to try fsmine on, as ground
+truth for measuring the miner (sample, mine, compare), and as load for
+benchmarks.
+
+Each session is a random walk from __start__ to __end__ that follows the
+transitions' probabilities. A record's node is the label of the state the
+session entered, its event the outcome that led out of it. Timestamps advance
+by dwell times drawn per state (a log-normal fitted to the state's dwell_ms
+p50 and p95 when the model has them); sessions arrive at random and their
+steps interleave by time, as a log shipper writes them. --drift P inserts,
+with probability P per step, an off-topic detour: the step ends with event
+off_topic, one to three "smalltalk" records follow, and the session returns
+to the same stage. --truth-attr adds attrs.truth_state, the id of the state
+each record was sampled in (detour records have none). A session still going
+after 1000 steps is cut off there, as an abandoned log is.
+
+The same flags give the same bytes, on every run.
+
+Exit status: 0 ok; 2 trouble (bad flags, unreadable model).`,
+		Example: `  fsmine gen -n 400 --seed 7 --drift 0.05 -o returns.jsonl
+  fsmine gen --model model.json -n 100000 --truth-attr > sample.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runGen(c.Context(), opts, streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&opts.model, "model", "", "model file to sample from (default: the built-in returns-flow truth model)")
+	f.IntVarP(&opts.sessions, "sessions", "n", 100, "number of sessions to generate")
+	f.Uint64Var(&opts.seed, "seed", 1, "random seed")
+	f.Float64Var(&opts.drift, "drift", 0, "probability per step of an off-topic detour, in [0, 1]")
+	f.StringVar(&opts.start, "start", defaultGenStart, "time of the first session, RFC 3339")
+	f.StringVarP(&opts.output, "output", "o", "-", "file to write, atomically (- for stdout)")
+	f.BoolVar(&opts.truthAttr, "truth-attr", false, "add attrs.truth_state, the id of the true state, to each record")
+	return c
+}
+
+func runGen(ctx context.Context, opts genOptions, streams IO) error {
+	if opts.sessions < 0 {
+		return usagef("-n must be 0 or more, not %d", opts.sessions)
+	}
+	if !(opts.drift >= 0 && opts.drift <= 1) {
+		return usagef("--drift must be a probability in [0, 1], not %v", opts.drift)
+	}
+	start, err := time.Parse(time.RFC3339Nano, opts.start)
+	if err != nil {
+		return usagef("--start: %q is not an RFC 3339 time such as %s", opts.start, defaultGenStart)
+	}
+	if y := start.UTC().Year(); y < 1 || y > 9000 {
+		return usagef("--start: year %d is out of range", y)
+	}
+	m, err := loadGenModel(opts.model)
+	if err != nil {
+		return err
+	}
+	g, err := newGenerator(m, genConfig{
+		seed:      opts.seed,
+		drift:     opts.drift,
+		start:     start,
+		truthAttr: opts.truthAttr,
+	})
+	if err != nil {
+		if opts.model != "" {
+			return fmt.Errorf("%s: %w", opts.model, err)
+		}
+		return err
+	}
+	write := func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		if err := g.write(ctx, bw, opts.sessions); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	if opts.output == "-" || opts.output == "" {
+		return write(streams.Out)
+	}
+	if err := automaton.WriteFileAtomic(opts.output, write); err != nil {
+		return fmt.Errorf("writing %s: %w", opts.output, err)
+	}
+	return nil
+}
+
+// loadGenModel reads the model file at path, or the built-in truth model
+// when path is empty.
+func loadGenModel(path string) (*automaton.Model, error) {
+	if path == "" {
+		m, err := automaton.Read(bytes.NewReader(returnsTruth))
+		if err != nil {
+			return nil, fmt.Errorf("built-in truth model: %w", err)
+		}
+		return m, nil
+	}
+	return automaton.Load(path)
+}

@@ -1,0 +1,476 @@
+package mine
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/graph"
+	"gonum.org/v1/gonum/graph/simple"
+	"gonum.org/v1/gonum/graph/topo"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// model assembles the automaton.Model from the walked automaton.
+func (b *builder) model() *automaton.Model {
+	d := b.d
+	lg := b.lg
+	ids := b.stateIDs()
+
+	outflow := make([]int, len(d.label))
+	for k, t := range b.trans {
+		outflow[k.from] += t.count
+	}
+	keys := make([]dkey, 0, len(b.trans))
+	for k := range b.trans {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].from != keys[j].from {
+			return keys[i].from < keys[j].from
+		}
+		return b.lessMove(keys[i].mv, keys[j].mv)
+	})
+
+	scc, dist := b.components(keys)
+	back := map[dkey]bool{}
+	for _, k := range keys {
+		to := b.trans[k].to
+		if scc[k.from] == scc[to] && (k.from == to || dist[to] <= dist[k.from]) {
+			back[k] = true
+		}
+	}
+
+	m := &automaton.Model{
+		Schema:  automaton.Schema,
+		Initial: automaton.StartID,
+		Params: automaton.Params{
+			Merge:     b.opt.Merge,
+			RareCount: b.opt.RareCount,
+			RareRatio: b.opt.RareRatio,
+		},
+		Source: automaton.Source{
+			Files:      lg.Files,
+			Sessions:   len(lg.Sessions),
+			Records:    lg.Records,
+			Skipped:    lg.Skipped,
+			Duplicates: lg.Duplicates,
+			Dropped:    lg.Dropped,
+			Folded:     lg.Folded,
+			Detours:    lg.Detours,
+			StepGaps:   lg.StepGaps,
+		},
+	}
+	if b.opt.Merge == MergeAlergia {
+		m.Params.Alpha = b.opt.Alpha
+	}
+	for _, s := range lg.Sessions {
+		m.Source.Events += len(s.Visits)
+	}
+	for st := range d.label {
+		s := automaton.State{
+			ID:       ids[st],
+			Label:    lg.names[d.label[st]],
+			Visits:   b.visits[st],
+			Sessions: b.sessions[st],
+		}
+		if dw := b.dwell[st]; len(dw) > 0 {
+			sort.Float64s(dw)
+			s.DwellMS = &automaton.Dwell{P50: round3(quantile(dw, 0.5)), P95: round3(quantile(dw, 0.95)), Max: round3(dw[len(dw)-1])}
+		}
+		m.States = append(m.States, s)
+	}
+	prob := map[dkey]float64{}
+	for _, k := range keys {
+		t := b.trans[k]
+		p := float64(t.count) / float64(outflow[k.from])
+		prob[k] = p
+		rare := (b.opt.RareCount > 0 && t.count < b.opt.RareCount) || (b.opt.RareRatio > 0 && p < b.opt.RareRatio)
+		m.Transitions = append(m.Transitions, automaton.Transition{
+			From: ids[k.from], Event: lg.names[k.mv.event()], To: ids[t.to],
+			Count: t.count, Sessions: t.sessions, Prob: round6(p), Rare: rare, BackEdge: back[k],
+		})
+	}
+	m.Loops = b.loops(keys, scc, back, ids)
+	m.Trunk = b.trunk(keys, prob, ids)
+	m.Variants = len(b.vars)
+	m.TopVariants = b.topVariants(ids)
+	m.Sort()
+	m.Digest = m.ComputeDigest()
+	return m
+}
+
+// stateIDs names states so that the names survive a rebuild on similar data:
+// a label that has one state names it; the states of a label that has
+// several are told apart by context — the label of the state their heaviest
+// incoming transition comes from (label@source), then that transition's
+// event (label@source/event), then a rank by visits (#2, #3, ...).
+func (b *builder) stateIDs() []string {
+	d := b.d
+	lg := b.lg
+	ids := make([]string, len(d.label))
+	byLabel := map[uint32][]int32{}
+	for st, l := range d.label {
+		byLabel[l] = append(byLabel[l], int32(st))
+	}
+	// The heaviest incoming transition of each state, self-loops aside.
+	type in struct {
+		from  int32
+		mv    move
+		count int
+	}
+	heaviest := make([]in, len(d.label))
+	for i := range heaviest {
+		heaviest[i].from = -1
+	}
+	for k, t := range b.trans {
+		if k.from == t.to {
+			continue
+		}
+		h := &heaviest[t.to]
+		better := h.from < 0 || t.count > h.count
+		if !better && t.count == h.count {
+			fl, hl := lg.names[d.label[k.from]], lg.names[d.label[h.from]]
+			better = fl < hl || (fl == hl && b.rank[k.mv.event()] < b.rank[h.mv.event()])
+		}
+		if better {
+			*h = in{k.from, k.mv, t.count}
+		}
+	}
+	used := map[string]bool{}
+	labels := make([]uint32, 0, len(byLabel))
+	for l := range byLabel {
+		labels = append(labels, l)
+	}
+	sort.Slice(labels, func(i, j int) bool { return lg.names[labels[i]] < lg.names[labels[j]] })
+	for _, l := range labels {
+		sts := byLabel[l]
+		name := lg.names[l]
+		if len(sts) == 1 {
+			ids[sts[0]] = name
+			used[name] = true
+		}
+	}
+	for _, l := range labels {
+		sts := byLabel[l]
+		if len(sts) == 1 {
+			continue
+		}
+		name := lg.names[l]
+		ctx := func(st int32, withEvent bool) string {
+			h := heaviest[st]
+			if h.from < 0 {
+				return name
+			}
+			s := name + "@" + lg.names[d.label[h.from]]
+			if withEvent {
+				s += "/" + lg.names[h.mv.event()]
+			}
+			return s
+		}
+		count := map[string]int{}
+		for _, st := range sts {
+			count[ctx(st, false)]++
+		}
+		cand := make(map[int32]string, len(sts))
+		count2 := map[string]int{}
+		for _, st := range sts {
+			c := ctx(st, false)
+			if count[c] > 1 {
+				c = ctx(st, true)
+			}
+			cand[st] = c
+			count2[c]++
+		}
+		// Most visited first, so that the #n suffixes follow traffic.
+		sort.SliceStable(sts, func(i, j int) bool { return b.visits[sts[i]] > b.visits[sts[j]] })
+		seq := map[string]int{}
+		for _, st := range sts {
+			c := cand[st]
+			if count2[c] > 1 || used[c] {
+				seq[c]++
+				for {
+					id := fmt.Sprintf("%s#%d", c, seq[c])
+					if !used[id] {
+						c = id
+						break
+					}
+					seq[c]++
+				}
+			}
+			ids[st] = c
+			used[c] = true
+		}
+	}
+	return ids
+}
+
+// components returns each state's strongly connected component (gonum's
+// Tarjan) and its breadth-first distance from the start.
+func (b *builder) components(keys []dkey) (scc []int, dist []int) {
+	n := len(b.d.label)
+	g := simple.NewDirectedGraph()
+	for i := 0; i < n; i++ {
+		g.AddNode(simple.Node(i))
+	}
+	adj := make([][]int32, n)
+	for _, k := range keys {
+		to := b.trans[k].to
+		adj[k.from] = append(adj[k.from], to)
+		if k.from != to && !g.HasEdgeFromTo(int64(k.from), int64(to)) {
+			g.SetEdge(simple.Edge{F: simple.Node(k.from), T: simple.Node(to)})
+		}
+	}
+	scc = make([]int, n)
+	for ci, comp := range topo.TarjanSCC(graph.Directed(g)) {
+		for _, node := range comp {
+			scc[node.ID()] = ci
+		}
+	}
+	dist = make([]int, n)
+	for i := range dist {
+		dist[i] = -1
+	}
+	dist[0] = 0
+	queue := []int32{0}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		for _, v := range adj[u] {
+			if dist[v] < 0 {
+				dist[v] = dist[u] + 1
+				queue = append(queue, v)
+			}
+		}
+	}
+	return scc, dist
+}
+
+// loops finds the components with a cycle and how sessions iterate them.
+func (b *builder) loops(keys []dkey, scc []int, back map[dkey]bool, ids []string) []automaton.Loop {
+	type acc struct {
+		states   map[int32]bool
+		backs    []dkey
+		count    int
+		sessions int
+		iters    []int // iterations of each stay that iterated, weighted by expansion
+		iterW    []int
+	}
+	byComp := map[int]*acc{}
+	for _, k := range keys {
+		if !back[k] {
+			continue
+		}
+		c := scc[k.from]
+		a := byComp[c]
+		if a == nil {
+			a = &acc{states: map[int32]bool{}}
+			byComp[c] = a
+		}
+		a.backs = append(a.backs, k)
+	}
+	if len(byComp) == 0 {
+		return nil
+	}
+	for st := range b.d.label {
+		if a := byComp[scc[st]]; a != nil {
+			a.states[int32(st)] = true
+		}
+	}
+	for vi, v := range b.vars {
+		path := b.paths[vi]
+		took := map[int]bool{}
+		curComp, iters := -1, 0
+		flush := func() {
+			if curComp >= 0 && iters > 0 {
+				a := byComp[curComp]
+				a.iters = append(a.iters, iters)
+				a.iterW = append(a.iterW, v.count)
+			}
+		}
+		for i := 0; i+1 < len(path); i++ {
+			from, to := path[i], path[i+1]
+			k := dkey{from, v.moves[i]}
+			c := scc[from]
+			if byComp[c] == nil || scc[to] != c {
+				flush()
+				curComp, iters = -1, 0
+				continue
+			}
+			if curComp != c {
+				flush()
+				curComp, iters = c, 0
+			}
+			if back[k] {
+				iters++
+				byComp[c].count += v.count
+				took[c] = true
+			}
+		}
+		flush()
+		for c := range took {
+			byComp[c].sessions += v.count
+		}
+	}
+	var out []automaton.Loop
+	for _, a := range byComp {
+		l := automaton.Loop{Count: a.count, Sessions: a.sessions}
+		for st := range a.states {
+			l.States = append(l.States, ids[st])
+		}
+		sort.Strings(l.States)
+		for _, k := range a.backs {
+			l.BackEdges = append(l.BackEdges, automaton.EdgeRef{From: ids[k.from], Event: b.lg.names[k.mv.event()], To: ids[b.trans[k].to]})
+		}
+		sort.Slice(l.BackEdges, func(i, j int) bool {
+			x, y := l.BackEdges[i], l.BackEdges[j]
+			if x.From != y.From {
+				return x.From < y.From
+			}
+			if x.Event != y.Event {
+				return x.Event < y.Event
+			}
+			return x.To < y.To
+		})
+		l.MaxIterations, l.P95Iterations = weightedMaxP95(a.iters, a.iterW)
+		out = append(out, l)
+	}
+	return out
+}
+
+// weightedMaxP95 returns the maximum and the nearest-rank 95th percentile of
+// values each repeated by its weight.
+func weightedMaxP95(vals, weights []int) (int, int) {
+	if len(vals) == 0 {
+		return 0, 0
+	}
+	idx := make([]int, len(vals))
+	total := 0
+	for i := range idx {
+		idx[i] = i
+		total += weights[i]
+	}
+	sort.Slice(idx, func(i, j int) bool { return vals[idx[i]] < vals[idx[j]] })
+	want := int(math.Ceil(0.95 * float64(total)))
+	acc, p95 := 0, 0
+	for _, i := range idx {
+		acc += weights[i]
+		if acc >= want {
+			p95 = vals[i]
+			break
+		}
+	}
+	return vals[idx[len(idx)-1]], p95
+}
+
+// trunk is the most probable path from the start to the end: Dijkstra over
+// -log(prob), ties broken by state id. A cycle only lowers a path's
+// probability, so the trunk never repeats a state.
+func (b *builder) trunk(keys []dkey, prob map[dkey]float64, ids []string) []string {
+	n := len(b.d.label)
+	type edge struct {
+		to int32
+		w  float64
+	}
+	adj := make([][]edge, n)
+	for _, k := range keys {
+		adj[k.from] = append(adj[k.from], edge{b.trans[k].to, -math.Log(prob[k])})
+	}
+	dist := make([]float64, n)
+	prev := make([]int32, n)
+	done := make([]bool, n)
+	for i := range dist {
+		dist[i] = math.Inf(1)
+		prev[i] = -1
+	}
+	dist[0] = 0
+	pq := &distHeap{ids: ids}
+	heap.Push(pq, distItem{0, 0})
+	for pq.Len() > 0 {
+		it := heap.Pop(pq).(distItem)
+		if done[it.st] {
+			continue
+		}
+		done[it.st] = true
+		for _, e := range adj[it.st] {
+			nd := dist[it.st] + e.w
+			if nd < dist[e.to]-1e-12 || (math.Abs(nd-dist[e.to]) <= 1e-12 && prev[e.to] >= 0 && ids[it.st] < ids[prev[e.to]]) {
+				dist[e.to] = nd
+				prev[e.to] = it.st
+				heap.Push(pq, distItem{e.to, nd})
+			}
+		}
+	}
+	if b.end < 0 || math.IsInf(dist[b.end], 1) {
+		return nil
+	}
+	var path []string
+	for st := prev[b.end]; st > 0; st = prev[st] {
+		path = append(path, ids[st])
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return path
+}
+
+type distItem struct {
+	st int32
+	d  float64
+}
+
+type distHeap struct {
+	s   []distItem
+	ids []string
+}
+
+func (h *distHeap) Len() int { return len(h.s) }
+func (h *distHeap) Less(i, j int) bool {
+	if h.s[i].d != h.s[j].d {
+		return h.s[i].d < h.s[j].d
+	}
+	return h.ids[h.s[i].st] < h.ids[h.s[j].st]
+}
+func (h *distHeap) Swap(i, j int) { h.s[i], h.s[j] = h.s[j], h.s[i] }
+func (h *distHeap) Push(x any)    { h.s = append(h.s, x.(distItem)) }
+func (h *distHeap) Pop() any {
+	x := h.s[len(h.s)-1]
+	h.s = h.s[:len(h.s)-1]
+	return x
+}
+
+// topVariants lists the most frequent variants as state paths.
+func (b *builder) topVariants(ids []string) []automaton.Variant {
+	n := b.opt.TopVariants
+	order := make([]int, len(b.vars))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return b.vars[order[i]].count > b.vars[order[j]].count })
+	if n > len(order) {
+		n = len(order)
+	}
+	out := make([]automaton.Variant, 0, n)
+	for _, vi := range order[:n] {
+		path := b.paths[vi]
+		v := automaton.Variant{Count: b.vars[vi].count}
+		for _, st := range path[1 : len(path)-1] {
+			v.States = append(v.States, ids[st])
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func quantile(sorted []float64, q float64) float64 {
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	if i < 0 {
+		i = 0
+	}
+	return sorted[i]
+}
+
+func round3(x float64) float64 { return math.Round(x*1e3) / 1e3 }
+func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }

@@ -1,0 +1,265 @@
+package mine
+
+import (
+	"container/heap"
+	"math"
+	"sort"
+)
+
+// A move is one symbol of a session: the event that led out of the previous
+// state (high 32 bits) and the label of the next state (low 32 bits), both
+// name ids of the Log.
+type move uint64
+
+func mkMove(event, label uint32) move { return move(uint64(event)<<32 | uint64(label)) }
+func (m move) event() uint32          { return uint32(m >> 32) }
+func (m move) label() uint32          { return uint32(m) }
+
+// dfa is a learned deterministic automaton over moves. State 0 is the start.
+type dfa struct {
+	label []uint32 // per state
+	next  map[dkey]int32
+}
+
+type dkey struct {
+	from int32
+	mv   move
+}
+
+// variant is a distinct move sequence and how many sessions took it.
+type variant struct {
+	moves []move
+	count int
+}
+
+// learnLabel is the label merge: one state per label, what a reviewer draws
+// by hand.
+func learnLabel(vars []variant, startLabel uint32) *dfa {
+	d := &dfa{label: []uint32{startLabel}, next: map[dkey]int32{}}
+	byLabel := map[uint32]int32{}
+	for _, v := range vars {
+		cur := int32(0)
+		for _, mv := range v.moves {
+			s, ok := byLabel[mv.label()]
+			if !ok {
+				s = int32(len(d.label))
+				byLabel[mv.label()] = s
+				d.label = append(d.label, mv.label())
+			}
+			d.next[dkey{cur, mv}] = s
+			cur = s
+		}
+	}
+	return d
+}
+
+// pta is a prefix tree acceptor with counts that red-blue merging folds in
+// place into an automaton.
+type pta struct {
+	nodes []ptaNode
+}
+
+type ptaNode struct {
+	label uint32
+	count int // arrivals
+	edges []ptaEdge
+	order int32 // shortlex rank of the node in the tree
+	red   bool
+	dead  bool
+}
+
+type ptaEdge struct {
+	mv    move
+	to    int32
+	count int
+}
+
+func (p *pta) child(n int32, mv move) *ptaEdge {
+	es := p.nodes[n].edges
+	for i := range es {
+		if es[i].mv == mv {
+			return &es[i]
+		}
+	}
+	return nil
+}
+
+// buildPTA builds the prefix tree of the variants. Children are ordered by
+// rank (so that the tree and its shortlex order do not depend on the order
+// names were first seen).
+func buildPTA(vars []variant, startLabel uint32, less func(a, b move) bool) *pta {
+	p := &pta{nodes: []ptaNode{{label: startLabel}}}
+	for _, v := range vars {
+		cur := int32(0)
+		p.nodes[0].count += v.count
+		for _, mv := range v.moves {
+			e := p.child(cur, mv)
+			if e == nil {
+				p.nodes = append(p.nodes, ptaNode{label: mv.label()})
+				p.nodes[cur].edges = append(p.nodes[cur].edges, ptaEdge{mv: mv, to: int32(len(p.nodes) - 1)})
+				e = &p.nodes[cur].edges[len(p.nodes[cur].edges)-1]
+			}
+			e.count += v.count
+			cur = e.to
+			p.nodes[cur].count += v.count
+		}
+	}
+	// Shortlex order: breadth first, children by move rank.
+	queue := []int32{0}
+	rank := int32(0)
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		p.nodes[n].order = rank
+		rank++
+		es := p.nodes[n].edges
+		sort.Slice(es, func(i, j int) bool { return less(es[i].mv, es[j].mv) })
+		for _, e := range es {
+			queue = append(queue, e.to)
+		}
+	}
+	return p
+}
+
+// learnAlergia is red-blue state merging with the Alergia compatibility test
+// (Carrasco & Oncina 1994, "Learning stochastic regular grammars by means of
+// a state merging method"), restricted to states of the same label so that
+// one stage used in two contexts may stay two states. Blue states are taken
+// in shortlex order; each is merged into the first red state of its label
+// whose future is compatible (Hoeffding bound at level alpha, recursively
+// over the blue subtree), else promoted to red.
+func learnAlergia(p *pta, alpha float64) *dfa {
+	bound := math.Sqrt(0.5 * math.Log(2/alpha))
+	compatible := func(n1, n2, f1, f2 int) bool {
+		if n1 == 0 || n2 == 0 {
+			return true
+		}
+		d := math.Abs(float64(f1)/float64(n1) - float64(f2)/float64(n2))
+		return d < bound*(1/math.Sqrt(float64(n1))+1/math.Sqrt(float64(n2)))
+	}
+	var compat func(r, b int32) bool
+	compat = func(r, b int32) bool {
+		rn, bn := &p.nodes[r], &p.nodes[b]
+		for _, be := range bn.edges {
+			re := p.child(r, be.mv)
+			rc := 0
+			if re != nil {
+				rc = re.count
+			}
+			if !compatible(rn.count, bn.count, rc, be.count) {
+				return false
+			}
+		}
+		for _, re := range rn.edges {
+			if p.child(b, re.mv) == nil && !compatible(rn.count, bn.count, re.count, 0) {
+				return false
+			}
+		}
+		for _, be := range bn.edges {
+			if re := p.child(r, be.mv); re != nil && !compat(re.to, be.to) {
+				return false
+			}
+		}
+		return true
+	}
+
+	blue := &nodeHeap{p: p}
+	redsByLabel := map[uint32][]int32{}
+	promote := func(n int32) {
+		p.nodes[n].red = true
+		redsByLabel[p.nodes[n].label] = append(redsByLabel[p.nodes[n].label], n)
+		for _, e := range p.nodes[n].edges {
+			if !p.nodes[e.to].red {
+				heap.Push(blue, e.to)
+			}
+		}
+	}
+	// parent is each tree node's one incoming edge's source.
+	parent := make([]int32, len(p.nodes))
+	for i := range p.nodes {
+		for _, e := range p.nodes[i].edges {
+			parent[e.to] = int32(i)
+		}
+	}
+	// fold merges tree node b into node r: counts add and b's edges join r's.
+	var fold func(r, b int32)
+	fold = func(r, b int32) {
+		p.nodes[r].count += p.nodes[b].count
+		p.nodes[b].dead = true
+		for _, be := range p.nodes[b].edges {
+			if re := p.child(r, be.mv); re != nil {
+				re.count += be.count
+				fold(re.to, be.to)
+				continue
+			}
+			p.nodes[r].edges = append(p.nodes[r].edges, be)
+			parent[be.to] = r
+			if p.nodes[r].red && !p.nodes[be.to].red {
+				heap.Push(blue, be.to)
+			}
+		}
+		p.nodes[b].edges = nil
+	}
+	promote(0)
+	for blue.Len() > 0 {
+		b := heap.Pop(blue).(int32)
+		if p.nodes[b].red || p.nodes[b].dead {
+			continue
+		}
+		merged := false
+		for _, r := range redsByLabel[p.nodes[b].label] {
+			if !compat(r, b) {
+				continue
+			}
+			// Redirect the edge from b's parent (red, since b was blue).
+			par := parent[b]
+			for i := range p.nodes[par].edges {
+				if p.nodes[par].edges[i].to == b {
+					p.nodes[par].edges[i].to = r
+				}
+			}
+			fold(r, b)
+			merged = true
+			break
+		}
+		if !merged {
+			promote(b)
+		}
+	}
+
+	// Renumber the red states in shortlex order from the start.
+	d := &dfa{next: map[dkey]int32{}}
+	id := map[int32]int32{}
+	queue := []int32{0}
+	id[0] = 0
+	d.label = append(d.label, p.nodes[0].label)
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, e := range p.nodes[n].edges {
+			if _, ok := id[e.to]; !ok {
+				id[e.to] = int32(len(d.label))
+				d.label = append(d.label, p.nodes[e.to].label)
+				queue = append(queue, e.to)
+			}
+			d.next[dkey{id[n], e.mv}] = id[e.to]
+		}
+	}
+	return d
+}
+
+// nodeHeap orders blue nodes by their shortlex rank in the tree.
+type nodeHeap struct {
+	p *pta
+	s []int32
+}
+
+func (h *nodeHeap) Len() int           { return len(h.s) }
+func (h *nodeHeap) Less(i, j int) bool { return h.p.nodes[h.s[i]].order < h.p.nodes[h.s[j]].order }
+func (h *nodeHeap) Swap(i, j int)      { h.s[i], h.s[j] = h.s[j], h.s[i] }
+func (h *nodeHeap) Push(x any)         { h.s = append(h.s, x.(int32)) }
+func (h *nodeHeap) Pop() any {
+	x := h.s[len(h.s)-1]
+	h.s = h.s[:len(h.s)-1]
+	return x
+}

@@ -1,0 +1,350 @@
+package mine
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// Log is a read log: its sessions, each an ordered list of visits to
+// labelled states, and the counts of what reading did with the input.
+type Log struct {
+	Files    []automaton.SourceFile
+	Sessions []Session // sorted by ID
+
+	Records    int // usable records read (before duplicates and drops)
+	Skipped    int // bad lines skipped
+	Duplicates int // exact duplicate records dropped
+	Dropped    int // records dropped by label rules
+	Folded     int // records folded into the visit before them
+	Detours    int // detour visits taken out of the flow
+	StepGaps   int // places where a session's step numbers skip
+	Bad        []BadLine
+
+	names    []string
+	nameIDs  map[string]uint32
+	bySess   map[string]int
+	raw      [][]rawStep
+	nextPos  int64
+	recCount []int
+}
+
+// Session is one session of a log.
+type Session struct {
+	ID     string
+	Visits []Visit
+}
+
+// Visit is one stay in a labelled state: one record, or several folded.
+type Visit struct {
+	Label   uint32 // name id; see Log.Name
+	Event   uint32 // the event that led out of the visit
+	Step    int64  // the first record's step, or -1
+	File    uint32 // index into Log.Files
+	Line    uint32 // the first record's line
+	Records uint32 // how many records the visit stands for
+	Time    int64  // Unix nanoseconds of the first record, or 0
+	DwellMS float64
+	// HasDwell says whether DwellMS is known: from the next visit's time or
+	// the records' duration_ms.
+	HasDwell bool
+}
+
+type rawStep struct {
+	step    int64
+	ts      int64
+	pos     int64
+	hash    uint64
+	dur     float64
+	label   uint32
+	event   uint32
+	node    uint32
+	file    uint32
+	line    uint32
+	hasStep bool
+	hasTS   bool
+	hasDur  bool
+	drop    bool
+	fold    bool
+	detour  bool
+}
+
+func newLog(files int) *Log {
+	return &Log{
+		Files:    make([]automaton.SourceFile, files),
+		nameIDs:  map[string]uint32{},
+		bySess:   map[string]int{},
+		recCount: make([]int, files),
+	}
+}
+
+// Name returns the text of a name id (a label or an event).
+func (lg *Log) Name(id uint32) string { return lg.names[id] }
+
+// ID returns the id of a name, and whether the log has it.
+func (lg *Log) ID(name string) (uint32, bool) {
+	id, ok := lg.nameIDs[name]
+	return id, ok
+}
+
+func (lg *Log) intern(s string) uint32 {
+	if id, ok := lg.nameIDs[s]; ok {
+		return id
+	}
+	id := uint32(len(lg.names))
+	lg.names = append(lg.names, s)
+	lg.nameIDs[s] = id
+	return id
+}
+
+func (lg *Log) addChunk(c *chunk, strict bool) error {
+	if c.err != nil {
+		return c.err
+	}
+	if strict && len(c.bad) > 0 {
+		return &LineError{c.bad[0]}
+	}
+	for _, b := range c.bad {
+		if len(lg.Bad) < maxBadExamples {
+			lg.Bad = append(lg.Bad, b)
+		}
+	}
+	f := &lg.Files[c.file]
+	for i := range c.recs {
+		r := &c.recs[i]
+		if r.fileLine < 0 {
+			f.Skipped++
+			lg.Skipped++
+			continue
+		}
+		f.Records++
+		lg.Records++
+		si, ok := lg.bySess[r.session]
+		if !ok {
+			si = len(lg.raw)
+			lg.bySess[r.session] = si
+			lg.raw = append(lg.raw, nil)
+			lg.Sessions = append(lg.Sessions, Session{ID: r.session})
+		}
+		lg.raw[si] = append(lg.raw[si], rawStep{
+			step: r.step, ts: r.ts, pos: lg.nextPos, hash: r.hash, dur: r.dur,
+			label: lg.intern(r.label), event: lg.intern(r.event), node: lg.intern(r.node),
+			file: uint32(c.file), line: uint32(r.fileLine),
+			hasStep: r.hasStep, hasTS: r.hasTS, hasDur: r.hasDur,
+			drop: r.drop, fold: r.fold, detour: r.detour,
+		})
+		lg.nextPos++
+	}
+	return nil
+}
+
+// finish orders each session's records, drops duplicates, applies drops,
+// detours and folds, and sorts sessions by id.
+func (lg *Log) finish() {
+	for si := range lg.Sessions {
+		lg.Sessions[si].Visits = lg.visits(si, lg.raw[si])
+		lg.raw[si] = nil
+	}
+	lg.raw = nil
+	lg.bySess = nil
+	sort.Slice(lg.Sessions, func(i, j int) bool { return lg.Sessions[i].ID < lg.Sessions[j].ID })
+	// A session whose every record was dropped has no visits: it is not a
+	// session of the model, but its records are counted as dropped.
+	out := lg.Sessions[:0]
+	for _, s := range lg.Sessions {
+		if len(s.Visits) > 0 {
+			out = append(out, s)
+		}
+	}
+	lg.Sessions = out
+}
+
+// visits turns a session's records into visits. Order is by step when every
+// record has one, else by time when every record has one, else by position;
+// ties keep input order.
+func (lg *Log) visits(si int, steps []rawStep) []Visit {
+	allStep, allTS := true, true
+	for i := range steps {
+		allStep = allStep && steps[i].hasStep
+		allTS = allTS && steps[i].hasTS
+	}
+	slices.SortStableFunc(steps, func(a, b rawStep) int {
+		if allStep && a.step != b.step {
+			return cmp64(a.step, b.step)
+		}
+		if allTS && a.ts != b.ts {
+			return cmp64(a.ts, b.ts)
+		}
+		return cmp64(a.pos, b.pos)
+	})
+	// Exact duplicates sort next to each other only within a run of equal
+	// keys; look for them there.
+	kept := steps[:0]
+	for i := range steps {
+		s := steps[i]
+		dup := false
+		for j := len(kept) - 1; j >= 0; j-- {
+			k := kept[j]
+			if (allStep && k.step != s.step) || (!allStep && allTS && k.ts != s.ts) || (!allStep && !allTS) {
+				break
+			}
+			if k.hash == s.hash && k.step == s.step && k.ts == s.ts && k.label == s.label && k.event == s.event && k.node == s.node && k.hasStep == s.hasStep && k.hasTS == s.hasTS {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			lg.Duplicates++
+			lg.Files[s.file].Duplicates++
+			continue
+		}
+		kept = append(kept, s)
+	}
+	steps = kept
+	if allStep {
+		for i := 1; i < len(steps); i++ {
+			if steps[i].step > steps[i-1].step+1 {
+				lg.StepGaps++
+			}
+		}
+	}
+
+	// Dwell of a record: until the next record's time (dropped records
+	// included, as they are time spent in the stage), else its duration.
+	dwell := make([]float64, len(steps))
+	for i := range steps {
+		dwell[i] = math.NaN()
+		if steps[i].hasTS && i+1 < len(steps) && steps[i+1].hasTS {
+			dwell[i] = float64(steps[i+1].ts-steps[i].ts) / 1e6
+		} else if steps[i].hasDur {
+			dwell[i] = steps[i].dur
+		}
+	}
+
+	vs := make([]Visit, 0, len(steps))
+	for i, s := range steps {
+		if s.drop {
+			lg.Dropped++
+			if n := len(vs); n > 0 && !math.IsNaN(dwell[i]) && vs[n-1].HasDwell {
+				vs[n-1].DwellMS += dwell[i]
+			}
+			continue
+		}
+		v := Visit{Label: s.label, Event: s.event, Step: -1, File: s.file, Line: s.line, Records: 1}
+		if s.hasStep {
+			v.Step = s.step
+		}
+		if s.hasTS {
+			v.Time = s.ts
+		}
+		if !math.IsNaN(dwell[i]) {
+			v.DwellMS, v.HasDwell = dwell[i], true
+		}
+		vs = append(vs, v)
+		if s.detour {
+			vs[len(vs)-1].Records |= detourBit
+		}
+		if s.fold {
+			vs[len(vs)-1].Records |= foldBit
+		}
+	}
+	vs = lg.collapseDetours(vs)
+	vs = lg.fold(vs)
+	for i := range vs {
+		vs[i].Records &^= flagBits
+	}
+	return vs
+}
+
+// Flags carried in Visit.Records while visits are formed.
+const (
+	detourBit     = 1 << 31
+	foldBit       = 1 << 30
+	detourExitBit = 1 << 29 // left through a detour: not folded into
+	flagBits      = detourBit | foldBit | detourExitBit
+)
+
+// collapseDetours replaces X D... X (a run of detour visits between two
+// visits of one stage) by X -[detour:D]-> X.
+func (lg *Log) collapseDetours(vs []Visit) []Visit {
+	out := vs[:0]
+	for i := 0; i < len(vs); i++ {
+		v := vs[i]
+		if v.Records&detourBit != 0 && len(out) > 0 {
+			j := i
+			for j < len(vs) && vs[j].Records&detourBit != 0 {
+				j++
+			}
+			prev := &out[len(out)-1]
+			if j < len(vs) && vs[j].Label == prev.Label {
+				var names []string
+				for k := i; k < j; k++ {
+					n := lg.names[vs[k].Label]
+					if len(names) == 0 || names[len(names)-1] != n {
+						names = append(names, n)
+					}
+					if prev.HasDwell && vs[k].HasDwell {
+						prev.DwellMS += vs[k].DwellMS
+					}
+				}
+				lg.Detours += j - i
+				prev.Event = lg.intern("detour:" + strings.Join(names, "+"))
+				prev.Records |= detourExitBit
+				i = j - 1
+				continue
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// fold merges a visit into the one before it when both have the same label
+// and both were labelled by folding rules, unless the one before left
+// through a detour: the detour stays visible as a self-loop.
+func (lg *Log) fold(vs []Visit) []Visit {
+	out := vs[:0]
+	for _, v := range vs {
+		if n := len(out); n > 0 && v.Records&foldBit != 0 && out[n-1].Records&foldBit != 0 && out[n-1].Records&detourExitBit == 0 && out[n-1].Label == v.Label {
+			p := &out[n-1]
+			p.Records = (p.Records &^ flagBits) + (v.Records &^ flagBits) | foldBit | v.Records&detourExitBit
+			p.Event = v.Event
+			if p.HasDwell && v.HasDwell {
+				p.DwellMS += v.DwellMS
+			} else {
+				p.HasDwell = false
+			}
+			lg.Folded++
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func cmp64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Moves returns a session as a model sees it: a move into each visit's
+// label, out of automaton.StartID with an empty event first, then with the
+// previous visit's event; and last the move into automaton.EndID with the
+// last visit's event.
+func (lg *Log) Moves(s *Session) []automaton.Move {
+	out := make([]automaton.Move, 0, len(s.Visits)+1)
+	ev := ""
+	for _, v := range s.Visits {
+		out = append(out, automaton.Move{Event: ev, Label: lg.names[v.Label]})
+		ev = lg.names[v.Event]
+	}
+	return append(out, automaton.Move{Event: ev, Label: automaton.EndID})
+}

@@ -1,0 +1,441 @@
+package mine
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+func strInput(name, s string) Input {
+	return Input{Name: name, Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(s)), nil }}
+}
+
+// sessionsJSONL writes sessions given as "node:event node:event ..." lines,
+// one session per entry, as JSONL records with steps.
+func sessionsJSONL(sessions ...string) string {
+	var b strings.Builder
+	for i, s := range sessions {
+		for step, tok := range strings.Fields(s) {
+			node, event, _ := strings.Cut(tok, ":")
+			fmt.Fprintf(&b, `{"session_id":"s%d","step":%d,"node":%q,"event":%q}`+"\n", i, step, node, event)
+		}
+	}
+	return b.String()
+}
+
+func mustBuild(t *testing.T, opt Options, ropt ReadOptions, inputs ...Input) *automaton.Model {
+	t.Helper()
+	lg, err := Read(inputs, ropt)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	m, err := Build(lg, opt)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if err := m.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	return m
+}
+
+func labelOpts() Options {
+	o := DefaultOptions()
+	o.Merge = MergeLabel
+	return o
+}
+
+func trans(m *automaton.Model) map[string]int {
+	out := map[string]int{}
+	for _, t := range m.Transitions {
+		out[t.From+" -"+t.Event+"-> "+t.To] = t.Count
+	}
+	return out
+}
+
+func TestBuildLabelMerge(t *testing.T) {
+	log := sessionsJSONL(
+		"greet:ok lookup:found refund:ok",
+		"greet:ok lookup:not_found lookup:found refund:ok",
+		"greet:ok lookup:found escalate:handoff",
+	)
+	m := mustBuild(t, labelOpts(), ReadOptions{}, strInput("a.jsonl", log))
+	want := map[string]int{
+		"__start__ --> greet":         3,
+		"greet -ok-> lookup":          3,
+		"lookup -not_found-> lookup":  1,
+		"lookup -found-> refund":      2,
+		"lookup -found-> escalate":    1,
+		"refund -ok-> __end__":        2,
+		"escalate -handoff-> __end__": 1,
+	}
+	got := trans(m)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("transition %s count = %d, want %d", k, got[k], v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("got %d transitions %v, want %d", len(got), got, len(want))
+	}
+	if m.Source.Sessions != 3 || m.Source.Events != 10 {
+		t.Errorf("sessions, events = %d, %d; want 3, 10", m.Source.Sessions, m.Source.Events)
+	}
+	if got, want := strings.Join(m.Trunk, " "), "greet lookup refund"; got != want {
+		t.Errorf("trunk = %q, want %q", got, want)
+	}
+	if len(m.Loops) != 1 || m.Loops[0].MaxIterations != 1 || m.Loops[0].States[0] != "lookup" {
+		t.Errorf("loops = %+v, want one self-loop on lookup with 1 iteration", m.Loops)
+	}
+	for _, tr := range m.Transitions {
+		if tr.From == "lookup" && tr.To == "lookup" && !tr.BackEdge {
+			t.Errorf("self-loop not marked as back edge")
+		}
+	}
+}
+
+func TestRareFlags(t *testing.T) {
+	var ss []string
+	for i := 0; i < 19; i++ {
+		ss = append(ss, "a:ok b:ok")
+	}
+	ss = append(ss, "a:ok complaint:filed")
+	tests := []struct {
+		name     string
+		count    int
+		ratio    float64
+		wantRare bool
+	}{
+		{"ratio flags 1 of 20", 0, 0.1, true},
+		{"ratio below share", 0, 0.04, false},
+		{"count flags below 2", 2, 0, true},
+		{"count at 1 does not", 1, 0, false},
+		{"both off", 0, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := labelOpts()
+			o.RareCount, o.RareRatio = tt.count, tt.ratio
+			m := mustBuild(t, o, ReadOptions{}, strInput("r.jsonl", sessionsJSONL(ss...)))
+			var found bool
+			for _, tr := range m.Transitions {
+				if tr.To == "complaint" {
+					found = true
+					if tr.Rare != tt.wantRare {
+						t.Errorf("complaint transition rare = %v, want %v", tr.Rare, tt.wantRare)
+					}
+				}
+			}
+			if !found {
+				t.Fatal("rare branch deleted")
+			}
+		})
+	}
+}
+
+func TestLoopIterations(t *testing.T) {
+	// validate -> collect retry loop: sessions iterate 0, 1, 2, 3 times.
+	var ss []string
+	for n := 0; n < 4; n++ {
+		s := "collect:ok"
+		for i := 0; i < n; i++ {
+			s += " validate:invalid collect:ok"
+		}
+		s += " validate:valid done:ok"
+		ss = append(ss, s)
+	}
+	m := mustBuild(t, labelOpts(), ReadOptions{}, strInput("l.jsonl", sessionsJSONL(ss...)))
+	if len(m.Loops) != 1 {
+		t.Fatalf("loops = %+v, want 1", m.Loops)
+	}
+	l := m.Loops[0]
+	if got := strings.Join(l.States, ","); got != "collect,validate" {
+		t.Errorf("loop states = %s", got)
+	}
+	if l.Count != 6 || l.Sessions != 3 || l.MaxIterations != 3 || l.P95Iterations != 3 {
+		t.Errorf("loop = %+v; want count 6, sessions 3, max 3, p95 3", l)
+	}
+	if len(l.BackEdges) != 1 || l.BackEdges[0] != (automaton.EdgeRef{From: "validate", Event: "invalid", To: "collect"}) {
+		t.Errorf("back edges = %+v", l.BackEdges)
+	}
+}
+
+func TestAlergiaKeepsContexts(t *testing.T) {
+	// verify is used in two contexts with different futures: after greet it
+	// leads to lookup, after refund_request it leads to payout. With enough
+	// data the context-sensitive merge keeps two verify states, the label
+	// merge one.
+	var ss []string
+	for i := 0; i < 200; i++ {
+		ss = append(ss, "greet:ok verify:ok lookup:ok refund_request:ok verify:ok payout:ok")
+	}
+	log := sessionsJSONL(ss...)
+	lm := mustBuild(t, labelOpts(), ReadOptions{}, strInput("c.jsonl", log))
+	am := mustBuild(t, DefaultOptions(), ReadOptions{}, strInput("c.jsonl", log))
+	countVerify := func(m *automaton.Model) (n int, ids []string) {
+		for _, s := range m.States {
+			if s.Label == "verify" {
+				n++
+				ids = append(ids, s.ID)
+			}
+		}
+		return
+	}
+	if n, _ := countVerify(lm); n != 1 {
+		t.Errorf("label merge: %d verify states, want 1", n)
+	}
+	n, ids := countVerify(am)
+	if n != 2 {
+		t.Fatalf("alergia: %d verify states, want 2", n)
+	}
+	if strings.Join(ids, " ") != "verify@greet verify@refund_request" {
+		t.Errorf("alergia ids = %v, want verify@greet verify@refund_request", ids)
+	}
+	// The label merge accepts the cross-over greet verify payout; alergia not.
+	cross := []automaton.Move{{Event: "", Label: "greet"}, {Event: "ok", Label: "verify"}, {Event: "ok", Label: "payout"}, {Event: "ok", Label: automaton.EndID}}
+	if !accepts(lm, cross) || accepts(am, cross) {
+		t.Errorf("cross-over accepted by label %v (want true), alergia %v (want false)", accepts(lm, cross), accepts(am, cross))
+	}
+}
+
+func accepts(m *automaton.Model, mvs []automaton.Move) bool {
+	cur := automaton.StartID
+	for _, mv := range mvs {
+		t := m.Next(cur, mv)
+		if t == nil {
+			return false
+		}
+		cur = t.To
+	}
+	return cur == automaton.EndID
+}
+
+func TestReadBadInput(t *testing.T) {
+	log := `{"session_id":"a","step":0,"node":"x","event":"ok"}
+not json
+{"session_id":"a","step":1}
+{"session_id":7,"step":2,"node":"y"}
+{"session_id":"a","step":"3","node":"y"}
+{"session_id":["a"],"node":"y"}
+
+{"session_id":"a","step":1,"node":"y","event":"ok"}
+`
+	lg, err := Read([]Input{strInput("bad.jsonl", log)}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lg.Skipped != 4 || lg.Records != 3 {
+		t.Errorf("skipped, records = %d, %d; want 4, 3", lg.Skipped, lg.Records)
+	}
+	wantLines := []int{2, 3, 5, 6}
+	for i, b := range lg.Bad {
+		if b.File != "bad.jsonl" || b.Line != wantLines[i] {
+			t.Errorf("bad[%d] = %v, want bad.jsonl:%d", i, b, wantLines[i])
+		}
+	}
+	if !strings.Contains(lg.Bad[1].Reason, "missing node") {
+		t.Errorf("reason = %q, want it to say missing node", lg.Bad[1].Reason)
+	}
+	_, err = Read([]Input{strInput("bad.jsonl", log)}, ReadOptions{Strict: true})
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 || !strings.HasPrefix(err.Error(), "bad.jsonl:2: invalid JSON") {
+		t.Errorf("strict error = %v, want bad.jsonl:2: invalid JSON...", err)
+	}
+}
+
+func TestReadOrderDuplicatesGaps(t *testing.T) {
+	// Session a comes out of order across two files, with a duplicate line
+	// and a gap at step 3; session b has no steps and orders by time.
+	f1 := `{"session_id":"a","step":2,"node":"c","event":"ok"}
+{"session_id":"b","ts":"2026-01-01T00:00:02Z","node":"q","event":"e2"}
+{"session_id":"a","step":0,"node":"a","event":"ok"}
+`
+	f2 := `{"session_id":"a","step":1,"node":"b","event":"ok"}
+{"session_id":"a","step":0,"node":"a","event":"ok"}
+{"session_id":"b","ts":1767225601,"node":"p","event":"e1"}
+{"session_id":"a","step":4,"node":"d","event":"end"}
+`
+	lg, err := Read([]Input{strInput("1.jsonl", f1), strInput("2.jsonl", f2)}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lg.Duplicates != 1 || lg.StepGaps != 1 {
+		t.Errorf("duplicates, gaps = %d, %d; want 1, 1", lg.Duplicates, lg.StepGaps)
+	}
+	seq := func(s Session) string {
+		var out []string
+		for _, v := range s.Visits {
+			out = append(out, lg.Name(v.Label))
+		}
+		return strings.Join(out, " ")
+	}
+	if got := seq(lg.Sessions[0]); got != "a b c d" {
+		t.Errorf("session a = %q, want a b c d", got)
+	}
+	if got := seq(lg.Sessions[1]); got != "p q" {
+		t.Errorf("session b = %q, want p q", got)
+	}
+	if d := lg.Sessions[1].Visits[0]; !d.HasDwell || d.DwellMS != 1000 {
+		t.Errorf("dwell of p = %v (known %v), want 1000 ms", d.DwellMS, d.HasDwell)
+	}
+}
+
+func TestReadGzipAndFieldMap(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	io.WriteString(zw, `{"conversation_id":"c1","tool":{"name":"search"},"outcome":"hit"}`+"\n")
+	io.WriteString(zw, `{"conversation_id":"c1","tool":{"name":"answer"},"outcome":"ok"}`+"\n")
+	zw.Close()
+	gz := buf.String()
+	fields, err := ParseFieldMap([]string{"session_id=conversation_id", "node=tool.name", "event=outcome"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustBuild(t, labelOpts(), ReadOptions{Fields: fields}, strInput("x.jsonl.gz", gz))
+	if got := trans(m)["search -hit-> answer"]; got != 1 {
+		t.Errorf("search -hit-> answer = %d, want 1 (transitions %v)", got, trans(m))
+	}
+	if _, err := ParseFieldMap([]string{"sesion=x"}); err == nil {
+		t.Error("ParseFieldMap accepted an unknown field")
+	}
+}
+
+func TestLabelRules(t *testing.T) {
+	rules := `{"rules":[
+	  {"name":"text","match":{"node":"^agent_msg$"},"drop":true},
+	  {"match":{"node":"^get_(order|user)_details$"},"state":"lookup_$1","fold":true},
+	  {"match":{"node":"^smalltalk$"},"state":"smalltalk","detour":true},
+	  {"match":{"node":"^(?P<verb>cancel|return)_.*$","attrs.kind":"^(vip)$"},"state":"${verb}_$2"}
+	],"unmatched":"keep"}`
+	rs, err := ParseRules([]byte(rules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := `{"session_id":"s","step":0,"node":"agent_msg","event":"agent"}
+{"session_id":"s","step":1,"node":"get_order_details","event":"ok"}
+{"session_id":"s","step":2,"node":"get_order_details","event":"ok"}
+{"session_id":"s","step":3,"node":"smalltalk","event":"chat"}
+{"session_id":"s","step":4,"node":"get_order_details","event":"found"}
+{"session_id":"s","step":5,"node":"return_items","event":"ok","attrs":{"kind":"vip"}}
+{"session_id":"s","step":6,"node":"other","event":"bye"}
+`
+	m := mustBuild(t, labelOpts(), ReadOptions{Rules: rs}, strInput("r.jsonl", log))
+	want := map[string]int{
+		"__start__ --> lookup_order":                    1,
+		"lookup_order -detour:smalltalk-> lookup_order": 1,
+		"lookup_order -found-> return_vip":              1,
+		"return_vip -ok-> other":                        1,
+		"other -bye-> __end__":                          1,
+	}
+	got := trans(m)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %d, want %d (all: %v)", k, got[k], v, got)
+		}
+	}
+	if m.Source.Dropped != 1 || m.Source.Detours != 1 || m.Source.Folded != 1 {
+		t.Errorf("dropped, detours, folded = %d, %d, %d; want 1, 1, 1", m.Source.Dropped, m.Source.Detours, m.Source.Folded)
+	}
+}
+
+func TestParseRulesErrors(t *testing.T) {
+	tests := []struct {
+		name, rules, want string
+	}{
+		{"bad regexp", `{"rules":[{"name":"x","match":{"node":"("},"state":"a"}]}`, `rule 1 ("x"): field "node": error parsing regexp`},
+		{"no action", `{"rules":[{"match":{"node":"a"}}]}`, `rule 1: needs "state" or "drop": true`},
+		{"both", `{"rules":[{"match":{"node":"a"},"state":"s","drop":true}]}`, `rule 1: has both "state" and "drop"`},
+		{"capture out of range", `{"rules":[{"match":{"node":"a"},"state":"$1"}]}`, `rule 1: state "$1": $1: the patterns have 0 capture groups`},
+		{"unknown name", `{"rules":[{"match":{"node":"(a)"},"state":"${x}"}]}`, `no capture group has that name`},
+		{"empty match", `{"rules":[{"match":{},"state":"a"}]}`, `"match" is empty`},
+		{"unmatched", `{"rules":[],"unmatched":"skip"}`, `"unmatched" is "skip"`},
+		{"unknown key", `{"rulez":[]}`, `unknown field`},
+		{"reserved", `{"rules":[{"match":{"node":"a"},"state":"__end__"}]}`, `reserved`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseRules([]byte(tt.rules))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ParseRules error = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestUnmatchedError(t *testing.T) {
+	rs, err := ParseRules([]byte(`{"rules":[{"match":{"node":"^a$"},"state":"A"}],"unmatched":"error"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := sessionsJSONL("a:ok b:ok")
+	_, err = Read([]Input{strInput("u.jsonl", log)}, ReadOptions{Rules: rs})
+	if err == nil || !strings.HasPrefix(err.Error(), "u.jsonl:2: no label rule matches") {
+		t.Errorf("err = %v, want u.jsonl:2: no label rule matches...", err)
+	}
+}
+
+// TestDeterminism checks that shuffling the interleaving of records across
+// files and changing the number of parsing workers gives the same bytes.
+func TestDeterminism(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	var lines []string
+	stages := []string{"greet", "verify", "lookup", "refund", "escalate", "close"}
+	events := []string{"ok", "failed", "found"}
+	for s := 0; s < 300; s++ {
+		n := 2 + rng.Intn(8)
+		for i := 0; i < n; i++ {
+			lines = append(lines, fmt.Sprintf(`{"session_id":"s%03d","step":%d,"node":%q,"event":%q,"ts":%d}`,
+				s, i, stages[rng.Intn(len(stages))], events[rng.Intn(len(events))], 1767225600+s*100+i*3))
+		}
+	}
+	build := func(lines []string, workers int, merge string) string {
+		half := len(lines) / 2
+		a := strings.Join(lines[:half], "\n") + "\n"
+		b := strings.Join(lines[half:], "\n") + "\n"
+		o := DefaultOptions()
+		o.Merge = merge
+		m := mustBuild(t, o, ReadOptions{Workers: workers}, strInput("a", a), strInput("b", b))
+		m.Source.Files = nil // names and hashes differ by design
+		var buf bytes.Buffer
+		if err := m.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	for _, merge := range Merges {
+		want := build(lines, 1, merge)
+		for trial := 0; trial < 3; trial++ {
+			shuffled := append([]string(nil), lines...)
+			rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+			if got := build(shuffled, 4, merge); got != want {
+				t.Fatalf("merge %s: shuffled build with 4 workers differs from ordered build with 1", merge)
+			}
+		}
+	}
+}
+
+func TestReadLongLines(t *testing.T) {
+	// A 3 MiB prompt in one record crosses several read chunks; the last
+	// line has no newline.
+	big := strings.Repeat("x", 3<<20)
+	log := `{"session_id":"s","step":0,"node":"a","event":"ok","prompt":"` + big + `"}` + "\n" +
+		`{"session_id":"s","step":1,"node":"b","event":"ok"}`
+	lg, err := Read([]Input{strInput("big.jsonl", log)}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lg.Records != 2 || lg.Skipped != 0 || lg.Sessions[0].Visits[1].Line != 2 {
+		t.Errorf("records %d, skipped %d, want 2, 0 with b on line 2", lg.Records, lg.Skipped)
+	}
+	_, err = Read([]Input{strInput("big.jsonl", log)}, ReadOptions{MaxLine: 1 << 20})
+	if err == nil || !strings.Contains(err.Error(), "reading big.jsonl: line 1: line too long") {
+		t.Errorf("err = %v, want reading big.jsonl: line 1: line too long", err)
+	}
+}

@@ -1,0 +1,290 @@
+package mine
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"runtime"
+	"sync"
+)
+
+// Input is one log to read: a name for messages and the model's source list,
+// and a function that opens it. Gzip-compressed input is recognised by its
+// magic bytes and read transparently.
+type Input struct {
+	Name string
+	Open func() (io.ReadCloser, error)
+}
+
+// ReadOptions say how records are read and labelled.
+type ReadOptions struct {
+	// Fields remaps record fields to dotted paths in the input (see
+	// ParseFieldMap); nil reads fsmine's own names.
+	Fields map[string]string
+	// Rules label records; nil makes every record's node its state.
+	Rules *Rules
+	// Strict turns the first bad line into an error naming file, line and
+	// reason; otherwise bad lines are skipped and counted.
+	Strict bool
+	// Workers is the number of parsing goroutines; 0 means GOMAXPROCS.
+	Workers int
+	// MaxLine is the longest line accepted, in bytes; 0 means 64 MiB.
+	MaxLine int
+	// Format is the input format (see Formats); "" or FormatAuto recognises
+	// each input's format from its content.
+	Format string
+}
+
+// BadLine is a skipped input line and why it was skipped.
+type BadLine struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+func (b BadLine) String() string { return fmt.Sprintf("%s:%d: %s", b.File, b.Line, b.Reason) }
+
+// LineError is the error of a strict read: the first bad line.
+type LineError struct{ BadLine }
+
+func (e *LineError) Error() string { return e.BadLine.String() }
+
+// maxBadExamples is how many bad lines a Log keeps as examples.
+const maxBadExamples = 5
+
+const chunkSize = 1 << 20
+
+type chunk struct {
+	seq       int
+	file      int
+	firstLine int
+	data      []byte
+	recs      []rec
+	bad       []BadLine
+	err       error
+}
+
+// Read reads the inputs in order, parses and labels their records in
+// parallel, and groups them into sessions. Record positions (for ordering
+// sessions without step or time) are the order of inputs and lines.
+func Read(inputs []Input, opt ReadOptions) (*Log, error) {
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	maxLine := opt.MaxLine
+	if maxLine <= 0 {
+		maxLine = 64 << 20
+	}
+	// Make sure the options are usable before starting goroutines.
+	if _, err := newParser(opt.Fields, opt.Rules); err != nil {
+		return nil, err
+	}
+	lg := newLog(len(inputs))
+	for i, in := range inputs {
+		lg.Files[i].Path = in.Name
+	}
+
+	todo := make(chan *chunk, workers*2)
+	done := make(chan *chunk, workers*2)
+	stop := make(chan struct{})
+	var readErr error
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, _ := newParser(opt.Fields, opt.Rules)
+			for c := range todo {
+				parseChunk(p, c, inputs[c.file].Name)
+				done <- c
+			}
+		}()
+	}
+	go func() {
+		readErr = readInputs(inputs, lg, opt.Format, maxLine, todo, stop)
+		close(todo)
+		wg.Wait()
+		close(done)
+	}()
+
+	// Consume chunks in sequence order so that positions and the first bad
+	// lines do not depend on scheduling.
+	pending := map[int]*chunk{}
+	next := 0
+	var firstErr error
+	for c := range done {
+		pending[c.seq] = c
+		for {
+			c, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			if firstErr != nil {
+				continue
+			}
+			if err := lg.addChunk(c, opt.Strict); err != nil {
+				firstErr = err
+				close(stop)
+			}
+		}
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if readErr != nil {
+		return nil, readErr
+	}
+	lg.finish()
+	return lg, nil
+}
+
+// readInputs cuts each input into chunks of whole lines and sends them to
+// the workers. It also hashes each input and counts its lines.
+func readInputs(inputs []Input, lg *Log, format string, maxLine int, todo chan<- *chunk, stop <-chan struct{}) error {
+	seq := 0
+	for i, in := range inputs {
+		rc, err := in.Open()
+		if err != nil {
+			return err
+		}
+		h := sha256.New()
+		var f *Format
+		f, err = splitLines(rc, h, format, maxLine, func(first int, data []byte) bool {
+			select {
+			case todo <- &chunk{seq: seq, file: i, firstLine: first, data: data}:
+				seq++
+				return true
+			case <-stop:
+				return false
+			}
+		})
+		rc.Close()
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", in.Name, err)
+		}
+		lg.Files[i].SHA256 = hex.EncodeToString(h.Sum(nil))
+		lg.Files[i].Format = f.Name
+	}
+	return nil
+}
+
+// errLineTooLong reports a line longer than the limit.
+var errLineTooLong = errors.New("line too long")
+
+// splitLines reads r (gunzipping it if it starts with the gzip magic), feeds
+// every byte to h, converts it to JSONL records if it is in another format,
+// and calls emit with runs of whole lines (the last one may lack its
+// newline) and the 1-based number of the first. emit returning false stops
+// the read. It returns the format it read.
+func splitLines(r io.Reader, h hash.Hash, format string, maxLine int, emit func(first int, data []byte) bool) (*Format, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, err
+		}
+		defer gz.Close()
+		r = gz
+	} else {
+		r = br
+	}
+	hr := bufio.NewReaderSize(io.TeeReader(r, h), 64<<10)
+	head, _ := hr.Peek(64 << 10)
+	f, err := pickFormat(format, head)
+	if err != nil {
+		return nil, err
+	}
+	r = hr
+	if f.Convert != nil {
+		pr, pw := io.Pipe()
+		go func() { pw.CloseWithError(f.Convert(hr, pw)) }()
+		defer pr.Close()
+		r = pr
+	}
+	return f, splitLinesFrom(r, maxLine, emit)
+}
+
+func splitLinesFrom(r io.Reader, maxLine int, emit func(first int, data []byte) bool) error {
+	line := 1
+	var carry []byte
+	for {
+		buf := make([]byte, len(carry), max(chunkSize, len(carry)+chunkSize/2))
+		copy(buf, carry)
+		n, err := io.ReadFull(r, buf[len(carry):cap(buf)])
+		buf = buf[:len(carry)+n]
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !eof {
+			return err
+		}
+		if eof && len(buf) == 0 {
+			return nil
+		}
+		cut := len(buf)
+		if !eof {
+			cut = bytes.LastIndexByte(buf, '\n') + 1
+		}
+		if cut == 0 {
+			// No newline in the whole buffer: a long line; keep reading.
+			if len(buf) > maxLine {
+				return fmt.Errorf("line %d: %w (over %d bytes)", line, errLineTooLong, maxLine)
+			}
+			carry = buf
+			continue
+		}
+		data := buf[:cut]
+		carry = append([]byte(nil), buf[cut:]...)
+		if len(data) > 0 {
+			if !emit(line, data) {
+				return nil
+			}
+			line += bytes.Count(data, []byte{'\n'})
+		}
+		if eof {
+			return nil
+		}
+	}
+}
+
+// parseChunk parses every line of c into c.recs, noting bad lines.
+func parseChunk(p *parser, c *chunk, name string) {
+	data := c.data
+	line := c.firstLine
+	c.recs = make([]rec, 0, bytes.Count(data, []byte{'\n'})+1)
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		var l []byte
+		if i < 0 {
+			l, data = data, nil
+		} else {
+			l, data = data[:i], data[i+1:]
+		}
+		if len(bytes.TrimSpace(l)) == 0 {
+			line++
+			continue
+		}
+		var r rec
+		if err := p.parse(l, &r); err != nil {
+			if errors.Is(err, errUnmatched) {
+				c.err = &LineError{BadLine{name, line, err.Error()}}
+				c.data = nil
+				return
+			}
+			c.bad = append(c.bad, BadLine{name, line, err.Error()})
+			r = rec{fileLine: -line}
+		} else {
+			r.fileLine = line
+		}
+		c.recs = append(c.recs, r)
+		line++
+	}
+	c.data = nil
+}

@@ -1,0 +1,289 @@
+package mine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Field names of fsmine's record format. Fields maps each to the dotted path
+// it is read from in the input; a log that names things differently remaps
+// them (--field session_id=conversation_id).
+const (
+	FieldSession  = "session_id"
+	FieldNode     = "node"
+	FieldEvent    = "event"
+	FieldStep     = "step"
+	FieldTime     = "ts"
+	FieldDuration = "duration_ms"
+)
+
+var coreFields = []string{FieldSession, FieldNode, FieldEvent, FieldStep, FieldTime, FieldDuration}
+
+// ParseFieldMap turns "name=path" pairs into a field map, checking that each
+// name is one of the record's fields.
+func ParseFieldMap(pairs []string) (map[string]string, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, p := range pairs {
+		name, path, ok := strings.Cut(p, "=")
+		if !ok || path == "" {
+			return nil, fmt.Errorf("--field %q: want NAME=PATH, e.g. session_id=conversation_id", p)
+		}
+		known := false
+		for _, f := range coreFields {
+			known = known || f == name
+		}
+		if !known {
+			return nil, fmt.Errorf("--field %q: %q is not a record field (want one of %s)", p, name, strings.Join(coreFields, ", "))
+		}
+		m[name] = path
+	}
+	return m, nil
+}
+
+// parser turns one JSONL line into a labelled record. It is not safe for
+// concurrent use; each worker has its own.
+type parser struct {
+	x      *extractor
+	vals   []value
+	paths  []string       // all extracted paths: core fields first, then rule fields
+	pos    map[string]int // path -> index into vals
+	rules  *Rules
+	strbuf []string
+}
+
+func newParser(fields map[string]string, rules *Rules) (*parser, error) {
+	p := &parser{rules: rules, pos: map[string]int{}}
+	add := func(path string) {
+		if _, ok := p.pos[path]; !ok {
+			p.pos[path] = len(p.paths)
+			p.paths = append(p.paths, path)
+		}
+	}
+	for _, f := range coreFields {
+		path := f
+		if mapped, ok := fields[f]; ok {
+			path = mapped
+		}
+		add(path)
+	}
+	if rules != nil {
+		for _, path := range rules.Paths() {
+			add(path)
+		}
+	}
+	x, err := newExtractor(p.paths)
+	if err != nil {
+		return nil, err
+	}
+	p.x = x
+	p.vals = make([]value, len(p.paths))
+	return p, nil
+}
+
+// rec is a parsed, labelled record before sessions are formed.
+type rec struct {
+	session  string
+	node     string
+	label    string
+	event    string
+	step     int64
+	ts       int64 // Unix nanoseconds
+	dur      float64
+	hasStep  bool
+	hasTS    bool
+	hasDur   bool
+	drop     bool
+	fold     bool
+	detour   bool
+	hash     uint64
+	fileLine int
+}
+
+// badRecord is input that cannot be used: its line and why.
+type badRecord struct{ msg string }
+
+func (e *badRecord) Error() string { return e.msg }
+
+func bad(format string, args ...any) error { return &badRecord{fmt.Sprintf(format, args...)} }
+
+// parse fills r from line. It returns a *badRecord error for input that
+// breaks the record format, and errUnmatched where the rules require a
+// match. Strings in r are fresh copies.
+func (p *parser) parse(line []byte, r *rec) error {
+	if err := p.x.extract(line, p.vals); err != nil {
+		return bad("%v", err)
+	}
+	v := p.vals
+	// session_id: a string, or a number taken as its text.
+	switch v[0].kind {
+	case kindString:
+		if len(v[0].raw) == 0 {
+			return bad("%s is empty", p.paths[0])
+		}
+		r.session = string(v[0].raw)
+	case kindNumber:
+		r.session = string(v[0].raw)
+	case kindMissing:
+		return bad("missing %s", p.paths[0])
+	default:
+		return bad("%s is %s, want a string", p.paths[0], kindName(v[0].kind))
+	}
+	switch v[1].kind {
+	case kindString:
+		if len(v[1].raw) == 0 {
+			return bad("%s is empty", p.paths[1])
+		}
+		r.node = string(v[1].raw)
+	case kindMissing:
+		return bad("missing %s", p.paths[1])
+	default:
+		return bad("%s is %s, want a string", p.paths[1], kindName(v[1].kind))
+	}
+	switch v[2].kind {
+	case kindString:
+		r.event = string(v[2].raw)
+	case kindMissing, kindNull:
+		r.event = ""
+	default:
+		return bad("%s is %s, want a string", p.paths[2], kindName(v[2].kind))
+	}
+	r.hasStep, r.hasTS, r.hasDur = false, false, false
+	switch v[3].kind {
+	case kindNumber:
+		n, err := strconv.ParseInt(string(v[3].raw), 10, 64)
+		if err != nil {
+			return bad("%s is %s, want an integer", p.paths[3], v[3].raw)
+		}
+		r.step, r.hasStep = n, true
+	case kindMissing, kindNull:
+	default:
+		return bad("%s is %s, want an integer", p.paths[3], kindName(v[3].kind))
+	}
+	switch v[4].kind {
+	case kindString:
+		t, err := parseTime(string(v[4].raw))
+		if err != nil {
+			return bad("%s %q: %v", p.paths[4], v[4].raw, err)
+		}
+		r.ts, r.hasTS = t, true
+	case kindNumber:
+		f, err := strconv.ParseFloat(string(v[4].raw), 64)
+		if err != nil || f < 0 {
+			return bad("%s is %s, want RFC 3339 text or Unix seconds or milliseconds", p.paths[4], v[4].raw)
+		}
+		r.ts, r.hasTS = unixNumber(f), true
+	case kindMissing, kindNull:
+	default:
+		return bad("%s is %s, want RFC 3339 text or a Unix time", p.paths[4], kindName(v[4].kind))
+	}
+	switch v[5].kind {
+	case kindNumber:
+		f, err := strconv.ParseFloat(string(v[5].raw), 64)
+		if err != nil || f < 0 || math.IsInf(f, 0) {
+			return bad("%s is %s, want a number of milliseconds", p.paths[5], v[5].raw)
+		}
+		r.dur, r.hasDur = f, true
+	case kindMissing, kindNull:
+	default:
+		return bad("%s is %s, want a number", p.paths[5], kindName(v[5].kind))
+	}
+	res, err := p.rules.apply(r.node, p.get)
+	if err != nil {
+		return err
+	}
+	r.drop = res.act == actDrop
+	r.label, r.fold, r.detour = res.label, res.fold, res.detour
+	if !r.drop {
+		if r.label == "" {
+			return bad("label rules give node %q an empty state", r.node)
+		}
+		if isReserved(r.label) {
+			return bad("state %q is reserved for the model's pseudo-states", r.label)
+		}
+	}
+	r.hash = hashLine(line)
+	return nil
+}
+
+func (p *parser) get(path string) (string, bool) {
+	i, ok := p.pos[path]
+	if !ok {
+		return "", false
+	}
+	switch p.vals[i].kind {
+	case kindMissing:
+		return "", false
+	}
+	return string(p.vals[i].raw), true
+}
+
+func kindName(k valueKind) string {
+	switch k {
+	case kindString:
+		return "a string"
+	case kindNumber:
+		return "a number"
+	case kindBool:
+		return "a boolean"
+	case kindNull:
+		return "null"
+	case kindObject:
+		return "an object"
+	case kindArray:
+		return "an array"
+	}
+	return "missing"
+}
+
+// parseTime reads RFC 3339 (with or without fractional seconds or zone
+// offset colon variants that time.RFC3339Nano accepts), or a number of Unix
+// seconds or milliseconds written as a string.
+func parseTime(s string) (int64, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UnixNano(), nil
+	}
+	// Zone-less timestamps are common in agent logs; take them as UTC.
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UnixNano(), nil
+		}
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 {
+		return unixNumber(f), nil
+	}
+	return 0, errors.New("want RFC 3339 time or Unix seconds or milliseconds")
+}
+
+// unixNumber reads a Unix time in seconds or, when it is too large to be
+// seconds before the year 5000, milliseconds.
+func unixNumber(f float64) int64 {
+	if f > 1e11 {
+		return int64(f * 1e6)
+	}
+	return int64(f * 1e9)
+}
+
+// hashLine is FNV-1a over the line with surrounding white space trimmed: two
+// records are duplicates when their lines hash alike and their parsed fields
+// agree.
+func hashLine(b []byte) uint64 {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}

@@ -1,0 +1,247 @@
+package render
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// Colours of the diff overlay: GitHub's diff green and red, an orange for
+// changed edges and states, grey for what did not change.
+const (
+	diffAdded     = "#1a7f37"
+	diffRemoved   = "#cf222e"
+	diffChanged   = "#bc4c00"
+	diffUnchanged = "#8c959f"
+)
+
+// DiffDOT writes a Graphviz DOT overlay of two models: the union of their
+// states and transitions, with what new added in green, what it removed in
+// red and dashed, transitions whose share changed significantly (or that
+// flipped between rare and common) in orange and annotated "old% -> new%",
+// and everything else grey. States whose label changed or whose outflow
+// distribution shifted are outlined in orange. Loop and trunk changes are
+// listed in the graph's caption. d must be automaton.Compare(old, new, ...).
+// Nodes are written in model order (automaton.CompareIDs) and edges by
+// (from, event, to), so the output is byte-stable.
+func DiffDOT(w io.Writer, old, new *automaton.Model, d *automaton.Diff) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+
+	p("digraph fsmine_diff {\n")
+	p("  rankdir=LR;\n")
+	p("  labelloc=b;\n")
+	p("  label=%s;\n", diffQuote(diffCaption(d)))
+	p("  fontname=\"Helvetica\";\n  fontsize=10;\n")
+	p("  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=11];\n")
+	p("  edge [fontname=\"Helvetica\", fontsize=9];\n")
+
+	// Nodes.
+	added := map[string]bool{}
+	for _, s := range d.StatesAdded {
+		added[s.ID] = true
+	}
+	removed := map[string]bool{}
+	for _, s := range d.StatesRemoved {
+		removed[s.ID] = true
+	}
+	relabeled := map[string]automaton.Relabel{}
+	for _, r := range d.StatesRelabeled {
+		relabeled[r.ID] = r
+	}
+	shifted := map[string]automaton.OutflowShift{}
+	for _, s := range d.OutflowShifts {
+		shifted[s.State] = s
+	}
+	labels := map[string]string{}
+	for _, s := range old.States {
+		labels[s.ID] = s.Label
+	}
+	for _, s := range new.States {
+		labels[s.ID] = s.Label
+	}
+	ids := make([]string, 0, len(labels))
+	for id := range labels {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, automaton.CompareIDs)
+	for _, id := range ids {
+		color, style, penwidth := diffUnchanged, "rounded", 1
+		switch {
+		case added[id]:
+			color, penwidth = diffAdded, 2
+		case removed[id]:
+			color, style = diffRemoved, "rounded,dashed"
+		}
+		label := diffNodeLabel(id, labels[id])
+		if r, ok := relabeled[id]; ok {
+			color, penwidth = diffChanged, 2
+			label = fmt.Sprintf("%s -> %s", r.OldLabel, r.NewLabel)
+			if r.NewLabel != id {
+				label += "\n" + id
+			}
+		}
+		if s, ok := shifted[id]; ok {
+			color, penwidth = diffChanged, 2
+			label += fmt.Sprintf("\noutflow shift p=%.2g", s.P)
+		}
+		switch id {
+		case automaton.StartID:
+			p("  %s [shape=circle, style=filled, label=\"\", width=0.25, color=%s, fillcolor=%s];\n",
+				diffQuote(id), diffQuote(color), diffQuote(color))
+		case automaton.EndID:
+			p("  %s [shape=doublecircle, label=\"\", width=0.2, color=%s];\n", diffQuote(id), diffQuote(color))
+		default:
+			p("  %s [label=%s, style=%s, color=%s, fontcolor=%s, penwidth=%d];\n",
+				diffQuote(id), diffQuote(label), diffQuote(style), diffQuote(color), diffQuote(diffFont(color)), penwidth)
+		}
+	}
+
+	// Edges.
+	type key struct{ from, event, to string }
+	ref := func(from, event, to string) key { return key{from, event, to} }
+	addedE := map[key]automaton.TransitionRef{}
+	for _, t := range d.TransitionsAdded {
+		addedE[ref(t.From, t.Event, t.To)] = t
+	}
+	removedE := map[key]automaton.TransitionRef{}
+	for _, t := range d.TransitionsRemoved {
+		removedE[ref(t.From, t.Event, t.To)] = t
+	}
+	changedE := map[key]automaton.ShareChange{}
+	for _, c := range d.ShareChanges {
+		changedE[ref(c.From, c.Event, c.To)] = c
+	}
+	flippedE := map[key]automaton.RareFlip{}
+	for _, f := range d.RareFlips {
+		flippedE[ref(f.From, f.Event, f.To)] = f
+	}
+	var union []*automaton.Transition
+	seen := map[key]bool{}
+	for _, m := range []*automaton.Model{new, old} {
+		for i := range m.Transitions {
+			t := &m.Transitions[i]
+			if k := ref(t.From, t.Event, t.To); !seen[k] {
+				seen[k] = true
+				union = append(union, t)
+			}
+		}
+	}
+	slices.SortFunc(union, automaton.CompareEdges)
+	for _, t := range union {
+		k := ref(t.From, t.Event, t.To)
+		label := t.Event
+		color, style, penwidth := diffUnchanged, "solid", 1
+		switch {
+		case diffHas(addedE, k):
+			color, penwidth = diffAdded, 2
+			label = diffJoin(label, diffPercent(addedE[k].Share))
+		case diffHas(removedE, k):
+			color, style = diffRemoved, "dashed"
+			label = diffJoin(label, diffPercent(removedE[k].Share))
+		default:
+			c, changed := changedE[k]
+			f, flipped := flippedE[k]
+			if changed {
+				color, penwidth = diffChanged, 2
+				label = diffJoin(label, diffPercent(c.OldShare)+" -> "+diffPercent(c.NewShare))
+			}
+			if flipped {
+				color, penwidth = diffChanged, 2
+				if !changed {
+					label = diffJoin(label, diffPercent(f.OldShare)+" -> "+diffPercent(f.NewShare))
+				}
+				label += "\n" + diffRareWord(f.OldRare) + " -> " + diffRareWord(f.NewRare)
+			}
+		}
+		p("  %s -> %s [label=%s, color=%s, fontcolor=%s, style=%s, penwidth=%d];\n",
+			diffQuote(t.From), diffQuote(t.To), diffQuote(label), diffQuote(color), diffQuote(diffFont(color)),
+			diffQuote(style), penwidth)
+	}
+	p("}\n")
+	return bw.Flush()
+}
+
+func diffHas[K comparable, V any](m map[K]V, k K) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// diffCaption names both versions and lists the changes an edge colour
+// cannot show: loops and the trunk.
+func diffCaption(d *automaton.Diff) string {
+	lines := []string{fmt.Sprintf("fsmine diff: v%d -> v%d", d.Old.Version, d.New.Version)}
+	for _, l := range d.Loops {
+		states := "{" + strings.Join(l.States, ", ") + "}"
+		switch l.Change {
+		case automaton.LoopAppeared:
+			lines = append(lines, fmt.Sprintf("loop %s appeared (max %d, p95 %d)", states, l.New.MaxIterations, l.New.P95Iterations))
+		case automaton.LoopDisappeared:
+			lines = append(lines, fmt.Sprintf("loop %s disappeared (was max %d, p95 %d)", states, l.Old.MaxIterations, l.Old.P95Iterations))
+		default:
+			lines = append(lines, fmt.Sprintf("loop %s %s: max %d -> %d, p95 %d -> %d", states, l.Change,
+				l.Old.MaxIterations, l.New.MaxIterations, l.Old.P95Iterations, l.New.P95Iterations))
+		}
+	}
+	if d.Trunk != nil {
+		lines = append(lines, "trunk: "+strings.Join(d.Trunk.Old, " > ")+"  ->  "+strings.Join(d.Trunk.New, " > "))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func diffNodeLabel(id, label string) string {
+	if label == id || label == "" {
+		return id
+	}
+	return label + "\n" + id
+}
+
+// diffFont keeps unchanged labels readable: a darker grey than the lines.
+func diffFont(color string) string {
+	if color == diffUnchanged {
+		return "#57606a"
+	}
+	return color
+}
+
+func diffPercent(share float64) string { return fmt.Sprintf("%.1f%%", 100*share) }
+
+func diffRareWord(rare bool) string {
+	if rare {
+		return "rare"
+	}
+	return "common"
+}
+
+func diffJoin(event, note string) string {
+	if event == "" {
+		return note
+	}
+	return event + "\n" + note
+}
+
+// diffQuote makes s a DOT quoted string: quotes and backslashes are escaped
+// and newlines become centred line breaks, so an id cannot break the file.
+func diffQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

@@ -1,0 +1,2 @@
+// Package render writes an automaton.Model to an io.Writer.
+package render

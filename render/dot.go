@@ -1,0 +1,216 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/emicklei/dot"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// Colours of the DOT picture.
+const (
+	backEdgeColor = "#d9480f" // orange: an edge that closes a loop
+	rareColor     = "#868e96" // grey: a rare branch
+	fontName      = "Helvetica"
+)
+
+// DOT writes m as a Graphviz digraph laid out left to right.
+//
+// Conventions: a state is a rounded box labelled with its id, its label when
+// that differs from the id ("label: plan") and its visits; __start__ is a
+// small filled point and __end__ a double circle. Every node's tooltip is
+// its exact id. An edge is captioned "event · count (share%)", where share is
+// Prob as a percentage with one decimal ("ok · 40 (66.7%)"; the empty event
+// out of __start__ shows "40 (66.7%)"). Its penwidth is 1 + 4·count/max,
+// max being the largest count of any transition of the model. Rare edges are
+// dashed and grey, back edges orange (a rare back edge is dashed and
+// orange), and the trunk's edges bold and one point wider: for each pair of
+// consecutive states of __start__, the trunk, __end__, the most frequent
+// transition between them. opt.HideRare, opt.ClusterSep and opt.Title are described on Options.
+//
+// Graphviz node names are n1, n2, ... in the order of the model file
+// (__start__, the states by id, __end__), clusters are numbered first in
+// the order of their names, and ids and events are quoted by dotString, so
+// the output is byte-stable and any id, quotes, backslashes and newlines
+// included, is safe.
+func DOT(w io.Writer, m *automaton.Model, opt Options) error {
+	g, err := dotGraph(m, opt)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	g.Write(&buf)
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// dotBytes returns the DOT text of m, for the layout engines.
+func dotBytes(m *automaton.Model, opt Options) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := DOT(&buf, m, opt); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func dotGraph(m *automaton.Model, opt Options) (*dot.Graph, error) {
+	m, err := sorted(m)
+	if err != nil {
+		return nil, err
+	}
+	transitions, states := visible(m, opt)
+
+	g := dot.NewGraph(dot.Directed)
+	g.Attr("rankdir", "LR")
+	g.Attr("fontname", fontName)
+	if opt.Title != "" {
+		g.Attr("label", dotString(opt.Title))
+		g.Attr("labelloc", "t")
+	}
+
+	// Clusters first, by name, so that their numbers do not depend on which
+	// state happens to come first.
+	clusterOf := make(map[string]string)
+	var names []string
+	if opt.ClusterSep != "" {
+		seen := make(map[string]bool)
+		for _, s := range states {
+			if isPseudo(s.ID) {
+				continue
+			}
+			if i := strings.Index(s.Label, opt.ClusterSep); i > 0 {
+				name := s.Label[:i]
+				clusterOf[s.ID] = name
+				if !seen[name] {
+					seen[name] = true
+					names = append(names, name)
+				}
+			}
+		}
+		sort.Strings(names)
+	}
+	clusters := make(map[string]*dot.Graph, len(names))
+	for _, name := range names {
+		c := g.Subgraph(name, dot.ClusterOption{})
+		c.Attr("label", dotString(name))
+		c.Attr("style", "rounded")
+		c.Attr("color", rareColor)
+		clusters[name] = c
+	}
+
+	nodes := make(map[string]dot.Node, len(states))
+	for _, s := range states {
+		parent := g
+		if name, ok := clusterOf[s.ID]; ok {
+			parent = clusters[name]
+		}
+		n := parent.Node(s.ID)
+		n.Attr("tooltip", dotString(s.ID))
+		n.Attr("fontname", fontName)
+		switch s.ID {
+		case automaton.StartID:
+			n.Attr("shape", "point")
+			n.Attr("width", "0.2")
+			n.Attr("label", dotString(""))
+		case automaton.EndID:
+			n.Attr("shape", "doublecircle")
+			n.Attr("fontsize", "9")
+			n.Attr("label", dotString(s.ID))
+		default:
+			n.Attr("shape", "box")
+			n.Attr("style", "rounded")
+			n.Attr("label", dotLines(stateLines(s)...))
+		}
+		nodes[s.ID] = n
+	}
+
+	maxCount := 0
+	for _, t := range m.Transitions {
+		maxCount = max(maxCount, t.Count)
+	}
+	trunk := trunkEdges(m)
+	for _, t := range transitions {
+		e := g.Edge(nodes[t.From], nodes[t.To])
+		e.Attr("label", dotString(edgeCaption(t)))
+		e.Attr("fontname", fontName)
+		width := 1.0
+		if maxCount > 0 {
+			width += 4 * float64(t.Count) / float64(maxCount)
+		}
+		var style []string
+		if trunk[t] {
+			// Graphviz draws penwidth over bold: widen the trunk by hand.
+			style = append(style, "bold")
+			width++
+		}
+		e.Attr("penwidth", strconv.FormatFloat(width, 'f', 2, 64))
+		switch {
+		case t.BackEdge:
+			e.Attr("color", backEdgeColor)
+			e.Attr("fontcolor", backEdgeColor)
+		case t.Rare:
+			e.Attr("color", rareColor)
+			e.Attr("fontcolor", rareColor)
+		}
+		if t.Rare {
+			style = append(style, "dashed")
+		}
+		if len(style) > 0 {
+			e.Attr("style", strings.Join(style, ","))
+		}
+	}
+	return g, nil
+}
+
+// stateLines are the lines of a state's node label: its id, its label when
+// that differs, and its visits.
+func stateLines(s *automaton.State) []string {
+	lines := []string{s.ID}
+	if s.Label != s.ID {
+		lines = append(lines, "label: "+s.Label)
+	}
+	visits := "visits"
+	if s.Visits == 1 {
+		visits = "visit"
+	}
+	return append(lines, fmt.Sprintf("%d %s", s.Visits, visits))
+}
+
+// dotString quotes s as a DOT string whose label shows s as it is. Graphviz
+// reads backslash escapes in labels (\n, \l, \N, ...), so backslashes are
+// doubled; quotes are escaped; control characters, newlines included, are
+// drawn as their Go escapes (a newline shows as \n) so that an id never
+// reads as two lines; invalid UTF-8 becomes U+FFFD.
+func dotString(s string) dot.Literal {
+	return dotLines(s)
+}
+
+// dotLines quotes lines, each as dotString does, joined by Graphviz's
+// centred line break.
+func dotLines(lines ...string) dot.Literal {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i, line := range lines {
+		if i > 0 {
+			b.WriteString(`\n`)
+		}
+		for _, r := range shownText(line) {
+			switch r {
+			case '"':
+				b.WriteString(`\"`)
+			case '\\':
+				b.WriteString(`\\`)
+			default:
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return dot.Literal(b.String())
+}

@@ -1,0 +1,266 @@
+package render
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+func TestDOTGolden(t *testing.T) {
+	for _, tt := range goldenCases {
+		t.Run(tt.name, func(t *testing.T) {
+			got := render(t, DOT, loadFixture(t, tt.model), tt.opt)
+			checkGolden(t, tt.name+".dot.golden", got)
+		})
+	}
+}
+
+// dotStatement matches a node or an edge statement of the DOT that
+// emicklei/dot writes: n3[attrs]; or n1->n3[attrs];
+var dotStatement = regexp.MustCompile(`^\s*(n\d+)(?:->(n\d+))?\[(.*)\];$`)
+
+// parsedDOT is what a DOT text draws: node names to their attributes and
+// edges as from, to and attributes.
+type parsedDOT struct {
+	nodes map[string]map[string]string
+	edges []parsedEdge
+	text  string
+}
+
+type parsedEdge struct {
+	from, to string
+	attrs    map[string]string
+}
+
+func parseDOT(t *testing.T, text string) parsedDOT {
+	t.Helper()
+	p := parsedDOT{nodes: make(map[string]map[string]string), text: text}
+	for _, line := range strings.Split(text, "\n") {
+		sm := dotStatement.FindStringSubmatch(line)
+		if sm == nil {
+			continue
+		}
+		attrs, err := parseDOTAttrs(sm[3])
+		if err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		if sm[2] == "" {
+			p.nodes[sm[1]] = attrs
+		} else {
+			p.edges = append(p.edges, parsedEdge{sm[1], sm[2], attrs})
+		}
+	}
+	return p
+}
+
+// parseDOTAttrs reads key="value",key="value" and undoes the \" and \\
+// escapes of DOT strings.
+func parseDOTAttrs(s string) (map[string]string, error) {
+	attrs := make(map[string]string)
+	for len(s) > 0 {
+		eq := strings.Index(s, "=")
+		if eq < 0 || len(s) < eq+2 || s[eq+1] != '"' {
+			return nil, fmt.Errorf("want key=\"value\" at %q", s)
+		}
+		key := s[:eq]
+		var val strings.Builder
+		i := eq + 2
+		for ; i < len(s) && s[i] != '"'; i++ {
+			if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+				i++
+			}
+			val.WriteByte(s[i])
+		}
+		if i >= len(s) {
+			return nil, fmt.Errorf("unterminated value in %q", s)
+		}
+		attrs[key] = val.String()
+		s = strings.TrimPrefix(s[i+1:], ",")
+	}
+	return attrs, nil
+}
+
+type edgeKey struct{ from, caption, to string }
+
+func TestDOTDrawsEveryStateAndTransition(t *testing.T) {
+	for _, name := range fixtures {
+		for _, hide := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/hide-rare=%v", name, hide), func(t *testing.T) {
+				m := loadFixture(t, name)
+				p := parseDOT(t, string(render(t, DOT, m, Options{HideRare: hide, ClusterSep: "_"})))
+
+				idOf := make(map[string]string) // node name -> id as shown
+				for n, attrs := range p.nodes {
+					idOf[n] = attrs["tooltip"]
+				}
+				var got, want []edgeKey
+				for _, e := range p.edges {
+					got = append(got, edgeKey{idOf[e.from], e.attrs["label"], idOf[e.to]})
+				}
+				drawn := map[string]bool{automaton.StartID: true, automaton.EndID: true}
+				for _, tr := range m.Transitions {
+					if hide && tr.Rare {
+						continue
+					}
+					want = append(want, edgeKey{shown(tr.From), shown(edgeCaption(&tr)), shown(tr.To)})
+					drawn[tr.From], drawn[tr.To] = true, true
+				}
+				cmp := func(a, b edgeKey) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) }
+				slices.SortFunc(got, cmp)
+				slices.SortFunc(want, cmp)
+				if !slices.Equal(got, want) {
+					t.Errorf("edges drawn:\n%q\nwant:\n%q", got, want)
+				}
+
+				var gotStates, wantStates []string
+				for _, id := range idOf {
+					gotStates = append(gotStates, id)
+				}
+				labels := make(map[string]string) // id as shown -> node label
+				for n, attrs := range p.nodes {
+					labels[idOf[n]] = attrs["label"]
+				}
+				for _, s := range m.States {
+					if !drawn[s.ID] {
+						continue
+					}
+					wantStates = append(wantStates, shown(s.ID))
+					if s.ID == automaton.StartID || s.ID == automaton.EndID {
+						continue
+					}
+					want := shown(s.ID)
+					if s.Label != s.ID {
+						want += `\nlabel: ` + shown(s.Label)
+					}
+					want += fmt.Sprintf(`\n%d visit`, s.Visits)
+					if s.Visits != 1 {
+						want += "s"
+					}
+					if got := labels[shown(s.ID)]; got != want {
+						t.Errorf("state %q: label %q, want %q", s.ID, got, want)
+					}
+				}
+				slices.Sort(gotStates)
+				slices.Sort(wantStates)
+				if !slices.Equal(gotStates, wantStates) {
+					t.Errorf("states drawn: %q\nwant: %q", gotStates, wantStates)
+				}
+			})
+		}
+	}
+}
+
+func TestDOTStyles(t *testing.T) {
+	m := loadFixture(t, "support")
+	p := parseDOT(t, string(render(t, DOT, m, Options{})))
+	idOf := make(map[string]string)
+	for n, attrs := range p.nodes {
+		idOf[n] = attrs["tooltip"]
+	}
+	edge := func(from, to string) map[string]string {
+		for _, e := range p.edges {
+			if idOf[e.from] == from && idOf[e.to] == to {
+				return e.attrs
+			}
+		}
+		t.Fatalf("no edge %s -> %s", from, to)
+		return nil
+	}
+	tests := []struct {
+		from, to    string
+		style       string
+		color       string
+		penwidth    string
+		description string
+	}{
+		{"__start__", "classify", "bold", "", "6.00", "trunk, most frequent (10 of 10)"},
+		{"classify", "search", "bold", "", "5.60", "trunk"},
+		{"classify", "escalate", "", "", "1.80", "plain"},
+		{"search", "search", "", backEdgeColor, "2.20", "back edge"},
+		{"search", "escalate", "dashed", rareColor, "1.40", "rare"},
+		{"answer", "classify", "dashed", backEdgeColor, "1.40", "rare back edge"},
+		{"answer", "__end__", "bold", "", "4.80", "trunk into __end__"},
+	}
+	for _, tt := range tests {
+		a := edge(tt.from, tt.to)
+		if a["style"] != tt.style || a["color"] != tt.color || a["penwidth"] != tt.penwidth {
+			t.Errorf("%s -> %s (%s): style=%q color=%q penwidth=%q, want %q %q %q",
+				tt.from, tt.to, tt.description, a["style"], a["color"], a["penwidth"], tt.style, tt.color, tt.penwidth)
+		}
+	}
+	if got := edge("classify", "search")["label"]; got != "ok · 9 (81.8%)" {
+		t.Errorf("caption = %q, want %q", got, "ok · 9 (81.8%)")
+	}
+	if got := edge("__start__", "classify")["label"]; got != "10 (100.0%)" {
+		t.Errorf("caption out of __start__ = %q, want %q", got, "10 (100.0%)")
+	}
+	for n, attrs := range p.nodes {
+		switch idOf[n] {
+		case automaton.StartID:
+			if attrs["shape"] != "point" {
+				t.Errorf("__start__ shape = %q, want point", attrs["shape"])
+			}
+		case automaton.EndID:
+			if attrs["shape"] != "doublecircle" {
+				t.Errorf("__end__ shape = %q, want doublecircle", attrs["shape"])
+			}
+		case "classify":
+			if want := `classify\n11 visits`; attrs["label"] != want {
+				t.Errorf("classify label = %q, want %q", attrs["label"], want)
+			}
+		}
+	}
+}
+
+func TestDOTClusters(t *testing.T) {
+	m := loadFixture(t, "orders")
+	out := string(render(t, DOT, m, Options{ClusterSep: "_"}))
+	// Two clusters, "order" and "user", with three and two states;
+	// "_hidden" starts with the separator and "help" lacks it.
+	clusters := regexp.MustCompile(`(?m)^\s*subgraph cluster_s\d+ \{$`).FindAllString(out, -1)
+	if len(clusters) != 2 {
+		t.Fatalf("%d clusters, want 2:\n%s", len(clusters), out)
+	}
+	for _, want := range []string{`label="order"`, `label="user"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no cluster %s", want)
+		}
+	}
+	// A cluster's body is its lines up to its closing brace.
+	body := out[strings.Index(out, "subgraph"):strings.Index(out, "\t}\n")]
+	for _, id := range []string{"order_create", "order_pay", "order_ship"} {
+		if !strings.Contains(body, `tooltip="`+id+`"`) {
+			t.Errorf("%s not in the first cluster:\n%s", id, body)
+		}
+	}
+	for _, id := range []string{"help", "_hidden", "user_login"} {
+		if strings.Contains(body, `tooltip="`+id+`"`) {
+			t.Errorf("%s in the order cluster", id)
+		}
+	}
+}
+
+func TestDOTString(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"plain", `"plain"`},
+		{`say "hi"`, `"say \"hi\""`},
+		{`a\b`, `"a\\b"`},
+		{`\N \l`, `"\\N \\l"`},
+		{"two\nlines", `"two\\nlines"`},
+		{"tab\there", `"tab\\there"`},
+		{"bell\a", `"bell\\a"`},
+		{"naïve 二", `"naïve 二"`},
+		{"bad\xffbyte", "\"bad\uFFFDbyte\""},
+	}
+	for _, tt := range tests {
+		if got := string(dotString(tt.in)); got != tt.want {
+			t.Errorf("dotString(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,216 @@
+// Package render writes an automaton.Model to an io.Writer: Graphviz DOT, SVG, PNG, Mermaid, SCXML, XState and a LangGraph skeleton.
+//
+// Every writer has the same shape, func(w io.Writer, m *automaton.Model, opt
+// Options) error, reads the model without changing it, and is deterministic:
+// the same model gives byte-identical output whatever the order of its
+// states and transitions as read. Writers buffer their output and write it
+// to w once, so a failed render leaves w untouched.
+package render
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// Options shape a rendering. The zero value draws every state and
+// transition.
+type Options struct {
+	// HideRare leaves rare transitions out of the picture (DOT, SVG, PNG and
+	// Mermaid) and, with them, states left without any transition;
+	// __start__ and __end__ are always drawn. The machine exports (SCXML,
+	// XState, LangGraph) always keep every transition.
+	HideRare bool
+
+	// ClusterSep, when not empty, groups states into clusters by the part of
+	// their label before the first ClusterSep ("order" for "order_pay" with
+	// ClusterSep "_"). States whose label lacks ClusterSep, or starts with
+	// it, stay outside any cluster. DOT, SVG and PNG only.
+	ClusterSep string
+
+	// Title, when not empty, is drawn as the graph's label (DOT, SVG, PNG)
+	// or the diagram's title (Mermaid).
+	Title string
+}
+
+// ErrNilModel is returned by every writer given a nil model.
+var ErrNilModel = errors.New("nil model")
+
+// Func is the shape every writer of this package has.
+type Func func(w io.Writer, m *automaton.Model, opt Options) error
+
+// Formats maps the format names the command line accepts to their writers.
+var Formats = map[string]Func{
+	"dot":     DOT,
+	"mermaid": Mermaid,
+	"scxml":   SCXML,
+	"xstate":  XState,
+}
+
+// FormatNames returns the keys of Formats, sorted.
+func FormatNames() []string {
+	names := make([]string, 0, len(Formats))
+	for name := range Formats {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// sorted returns a copy of m, sharing nothing that Sort changes, whose
+// States and Transitions are in the model file's order, so that output does
+// not depend on how the model was put together.
+func sorted(m *automaton.Model) (*automaton.Model, error) {
+	if m == nil {
+		return nil, ErrNilModel
+	}
+	c := *m
+	c.States = slices.Clone(m.States)
+	c.Transitions = slices.Clone(m.Transitions)
+	c.Loops = slices.Clone(m.Loops)
+	c.Sort()
+	return &c, nil
+}
+
+// isPseudo reports whether id is __start__ or __end__.
+func isPseudo(id string) bool {
+	return id == automaton.StartID || id == automaton.EndID
+}
+
+// share formats a transition's probability as a percentage with one
+// decimal: 2/3 is "66.7%".
+func share(prob float64) string {
+	return strconv.FormatFloat(prob*100, 'f', 1, 64) + "%"
+}
+
+// edgeCaption is a transition's caption in pictures: "ok · 40 (66.7%)", or
+// "40 (66.7%)" for the empty event out of __start__.
+func edgeCaption(t *automaton.Transition) string {
+	s := fmt.Sprintf("%d (%s)", t.Count, share(t.Prob))
+	if t.Event != "" {
+		s = t.Event + " · " + s
+	}
+	return s
+}
+
+// trunkEdges returns the transitions that draw the trunk: for each pair of
+// consecutive states of __start__, m.Trunk..., __end__, the most frequent
+// transition between them (Model.Out's order breaks ties). An empty trunk
+// has no trunk edges.
+func trunkEdges(m *automaton.Model) map[*automaton.Transition]bool {
+	edges := make(map[*automaton.Transition]bool)
+	if len(m.Trunk) == 0 {
+		return edges
+	}
+	path := make([]string, 0, len(m.Trunk)+2)
+	path = append(path, automaton.StartID)
+	path = append(path, m.Trunk...)
+	path = append(path, automaton.EndID)
+	for i := 0; i+1 < len(path); i++ {
+		for _, t := range m.Out(path[i]) {
+			if t.To == path[i+1] {
+				edges[t] = true
+				break
+			}
+		}
+	}
+	return edges
+}
+
+// visible returns the transitions and states a picture draws under opt: all
+// of them, or without rare transitions and the states that only those
+// touched (__start__ and __end__ stay). Both keep the model's order.
+func visible(m *automaton.Model, opt Options) ([]*automaton.Transition, []*automaton.State) {
+	var ts []*automaton.Transition
+	touched := make(map[string]bool)
+	for i := range m.Transitions {
+		t := &m.Transitions[i]
+		if opt.HideRare && t.Rare {
+			continue
+		}
+		ts = append(ts, t)
+		touched[t.From] = true
+		touched[t.To] = true
+	}
+	var ss []*automaton.State
+	for i := range m.States {
+		s := &m.States[i]
+		if !opt.HideRare || touched[s.ID] || isPseudo(s.ID) {
+			ss = append(ss, s)
+		}
+	}
+	return ts, ss
+}
+
+// uniqueNames gives each id a distinct name made by clean, in the order of
+// ids. An id that clean leaves as it is keeps its name; the others get
+// clean's result with "_2", "_3", ... appended when that is taken, so that
+// the mapping is deterministic and one to one.
+func uniqueNames(ids []string, clean func(string) string) map[string]string {
+	names := make(map[string]string, len(ids))
+	used := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if clean(id) == id {
+			names[id] = id
+			used[id] = true
+		}
+	}
+	for _, id := range ids {
+		if _, ok := names[id]; ok {
+			continue
+		}
+		base := clean(id)
+		name := base
+		for n := 2; used[name]; n++ {
+			name = base + "_" + strconv.Itoa(n)
+		}
+		names[id] = name
+		used[name] = true
+	}
+	return names
+}
+
+// asciiWord replaces every character of s that is not an ASCII letter,
+// digit or underscore with an underscore.
+func asciiWord(s string) string {
+	out := make([]byte, 0, len(s))
+	for _, r := range s {
+		if r < 0x80 && (r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			out = append(out, byte(r))
+		} else {
+			out = append(out, '_')
+		}
+	}
+	return string(out)
+}
+
+// stateIDs returns the ids of states, in their order.
+func stateIDs(states []*automaton.State) []string {
+	ids := make([]string, len(states))
+	for i, s := range states {
+		ids[i] = s.ID
+	}
+	return ids
+}
+
+// shownText is s with invalid UTF-8 replaced and control characters written
+// as their Go escapes (a newline becomes \n), for formats that cannot carry
+// them.
+func shownText(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,124 @@
+package render
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// fixtures are the hand-made models in testdata/*.model.json.
+var fixtures = []string{"orders", "support", "weird"}
+
+// goldenCases are the renderings kept as golden files, for every format
+// that has them: testdata/<name>.<ext>.golden.
+var goldenCases = []struct {
+	name  string
+	model string
+	opt   Options
+}{
+	{name: "support", model: "support"},
+	{name: "support-hide-rare", model: "support", opt: Options{HideRare: true}},
+	{name: "weird", model: "weird"},
+	{name: "orders-cluster", model: "orders", opt: Options{ClusterSep: "_", Title: `Orders "v1"`}},
+	{name: "orders-cluster-hide-rare", model: "orders", opt: Options{ClusterSep: "_", HideRare: true}},
+}
+
+func loadFixture(t testing.TB, name string) *automaton.Model {
+	t.Helper()
+	m, err := automaton.Load(filepath.Join("testdata", name+".model.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// checkGolden compares got with testdata/<name>, or rewrites the file
+// under -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./render -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./render -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// render runs f and fails the test on error.
+func render(t testing.TB, f Func, m *automaton.Model, opt Options) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := f(&buf, m, opt); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// shuffled returns a copy of m with its states and transitions reversed,
+// to show that output does not depend on the order of the model as read.
+func shuffled(t testing.TB, m *automaton.Model) *automaton.Model {
+	t.Helper()
+	c := *m
+	c.States = nil
+	for i := len(m.States) - 1; i >= 0; i-- {
+		c.States = append(c.States, m.States[i])
+	}
+	c.Transitions = nil
+	for i := len(m.Transitions) - 1; i >= 0; i-- {
+		c.Transitions = append(c.Transitions, m.Transitions[i])
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return &c
+}
+
+func TestWritersDeterministicAndNil(t *testing.T) {
+	for _, format := range FormatNames() {
+		f := Formats[format]
+		t.Run(format, func(t *testing.T) {
+			if err := f(new(bytes.Buffer), nil, Options{}); err != ErrNilModel {
+				t.Errorf("nil model: err = %v, want ErrNilModel", err)
+			}
+			for _, name := range fixtures {
+				m := loadFixture(t, name)
+				a := render(t, f, m, Options{})
+				b := render(t, f, shuffled(t, m), Options{})
+				if !bytes.Equal(a, b) {
+					t.Errorf("%s: output depends on the order of states and transitions", name)
+				}
+			}
+		})
+	}
+}
+
+// shown is how pictures show s: control characters as Go escapes.
+func shown(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,160 @@
+package render
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// SCXMLNamespace is the namespace of W3C SCXML 1.0 documents, and
+// FsmineNamespace that of the attributes SCXML carries the model's own
+// names and counts in.
+const (
+	SCXMLNamespace  = "http://www.w3.org/2005/07/scxml"
+	FsmineNamespace = "https://github.com/fsmine/fsmine"
+)
+
+// SCXML writes m as a W3C SCXML 1.0 document (datamodel "null"): one
+// <state> per state, __start__ the initial state and __end__ a <final>, and
+// one <transition> per transition of the model, most frequent first. opt is
+// not used: a machine keeps every transition.
+//
+// Names. SCXML wants state ids to be XML names and event tokens to be
+// runs of name characters. Both are written with ASCII letters, digits, "_"
+// and "-" kept and every other character c as _xHHHH_, the hex code point
+// of c (_xHHHHHHHH_ above U+FFFF); "_" is written _x005F_ when an "x"
+// follows it, and a state id's leading digit or "-" is escaped too. This is
+// the XmlConvert.EncodeName convention: one to one, and decodable.
+//
+// Events. A state, an event and the label of the next state pick a
+// transition (automaton.Model.Next), and several transitions can leave a
+// state on one event. Each transition's event descriptor is therefore
+// "<event>.<label>", the encoded event and the encoded label of the state it
+// enters, so that a driver sends one event per move and SCXML's prefix
+// matching lets a transition on "ok" catch every "ok.<label>". Out of
+// __start__, whose event is empty, the descriptor is "<label>".
+//
+// The original ids, labels, events, visits and counts are kept in
+// attributes of FsmineNamespace (fsmine:id, fsmine:label, fsmine:event,
+// fsmine:visits, fsmine:count), which SCXML processors ignore.
+func SCXML(w io.Writer, m *automaton.Model, _ Options) error {
+	m, err := sorted(m)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	fmt.Fprintf(&b, "<!-- fsmine model version %d%s. Names are encoded as _xHHHH_ and events are\n", m.Version, digestNote(m))
+	b.WriteString("     <event>.<next label>: see the documentation of fsmine's render.SCXML. -->\n")
+	fmt.Fprintf(&b, "<scxml xmlns=\"%s\" xmlns:fsmine=\"%s\" version=\"1.0\" datamodel=\"null\" initial=\"%s\">\n",
+		SCXMLNamespace, FsmineNamespace, scxmlID(automaton.StartID))
+	for i := range m.States {
+		s := &m.States[i]
+		elem := "state"
+		if s.ID == automaton.EndID {
+			elem = "final"
+		}
+		fmt.Fprintf(&b, "  <%s id=%s", elem, xmlAttr(scxmlID(s.ID)))
+		if scxmlID(s.ID) != s.ID {
+			fmt.Fprintf(&b, " fsmine:id=%s", xmlAttr(s.ID))
+		}
+		if s.Label != s.ID {
+			fmt.Fprintf(&b, " fsmine:label=%s", xmlAttr(s.Label))
+		}
+		fmt.Fprintf(&b, " fsmine:visits=\"%d\"", s.Visits)
+		out := m.Out(s.ID)
+		if len(out) == 0 {
+			b.WriteString("/>\n")
+			continue
+		}
+		b.WriteString(">\n")
+		for _, t := range out {
+			fmt.Fprintf(&b, "    <transition event=%s target=%s fsmine:event=%s fsmine:count=\"%d\"/>\n",
+				xmlAttr(scxmlEvent(m, t)), xmlAttr(scxmlID(t.To)), xmlAttr(t.Event), t.Count)
+		}
+		fmt.Fprintf(&b, "  </%s>\n", elem)
+	}
+	b.WriteString("</scxml>\n")
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+// scxmlEvent is the event descriptor of transition t of m.
+func scxmlEvent(m *automaton.Model, t *automaton.Transition) string {
+	label := t.To
+	if s := m.State(t.To); s != nil {
+		label = s.Label
+	}
+	if t.From == automaton.StartID && t.Event == "" {
+		return xmlName(label, false)
+	}
+	return xmlName(t.Event, false) + "." + xmlName(label, false)
+}
+
+// scxmlID is the SCXML id of a state id.
+func scxmlID(id string) string { return xmlName(id, true) }
+
+// xmlName encodes s as described on SCXML; id asks for a name that may start
+// an XML ID (no leading digit or "-"). The empty string stays empty.
+func xmlName(s string, id bool) string {
+	var b strings.Builder
+	for i, r := range s {
+		word := r < 0x80 && (r == '_' || r == '-' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+		switch {
+		case r == '_' && strings.HasPrefix(s[i+1:], "x"):
+			word = false
+		case i == 0 && id && (r == '-' || '0' <= r && r <= '9'):
+			word = false
+		}
+		switch {
+		case word:
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			fmt.Fprintf(&b, "_x%08X_", r)
+		default:
+			fmt.Fprintf(&b, "_x%04X_", r)
+		}
+	}
+	return b.String()
+}
+
+// xmlAttr quotes s as an XML attribute value. Characters XML 1.0 cannot
+// carry at all (control characters other than tab, newline and carriage
+// return) are written as Go escapes, like shownText does.
+func xmlAttr(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		if !xmlChar(r) {
+			q := strconv.QuoteRune(r)
+			r := q[1 : len(q)-1]
+			xml.EscapeText(&b, []byte(r))
+			continue
+		}
+		xml.EscapeText(&b, []byte(string(r)))
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// xmlChar reports whether r is a character of XML 1.0 (its Char production).
+func xmlChar(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D ||
+		r >= 0x20 && r <= 0xD7FF ||
+		r >= 0xE000 && r <= 0xFFFD ||
+		r >= 0x10000 && r <= 0x10FFFF
+}
+
+// digestNote is " (digest)" for a model with a digest, for comments; a
+// digest is "sha256:" and hex, so it is safe in one.
+func digestNote(m *automaton.Model) string {
+	if m.Digest == "" {
+		return ""
+	}
+	return " (" + shownText(strings.ReplaceAll(m.Digest, "-", "")) + ")"
+}

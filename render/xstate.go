@@ -1,0 +1,165 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// XState writes m as an XState v5 machine config in JSON, ready for
+// createMachine: {"id": "fsmine", "initial": "__start__", "states": {...}}
+// with one state node per state, __end__ of type "final", and
+// "on": {EVENT: [{"target": ...}]} for the transitions out of each state,
+// most frequent first. opt is not used: a machine keeps every transition.
+//
+// Events are named "<event>/<label>": the model's event and the label of the
+// state the transition enters; out of __start__, whose event is empty, the
+// name is "/<label>". In the model a state, an event and the next state's
+// label pick the transition (automaton.Model.Next), and one event often
+// leads to several states. XState's alternative, an array of transitions
+// under one event, takes the first whose guard passes: without guards the
+// others could never be taken, and guards would need code outside the JSON.
+// With one event per move the JSON runs as it is, and a driver sends
+// {type: event + "/" + label}. In both parts "%", "/" and "*" are written
+// %25, %2F and %2A, so names are one to one and never wildcards.
+//
+// State keys are the state ids with ".", "\" and "#" (XState's path, escape
+// and id characters) replaced by "_", made unique with "_2", "_3", ...
+// Every state node's meta keeps the model's id, label and visits, and every
+// transition's meta its event, label, count, sessions, prob, rare and
+// back_edge.
+func XState(w io.Writer, m *automaton.Model, _ Options) error {
+	m, err := sorted(m)
+	if err != nil {
+		return err
+	}
+	states := make([]*automaton.State, len(m.States))
+	for i := range m.States {
+		states[i] = &m.States[i]
+	}
+	keys := uniqueNames(stateIDs(states), xstateKey)
+
+	var nodes object
+	for _, s := range states {
+		node := object{}
+		if s.ID == automaton.EndID {
+			node = append(node, field{"type", "final"})
+		}
+		node = append(node, field{"meta", object{
+			{"id", s.ID},
+			{"label", s.Label},
+			{"visits", s.Visits},
+			{"sessions", s.Sessions},
+		}})
+		var on object
+		for _, t := range m.Out(s.ID) {
+			label := m.State(t.To).Label
+			on = append(on, field{xstateEvent(t.Event, label), []object{{
+				{"target", keys[t.To]},
+				{"meta", object{
+					{"event", t.Event},
+					{"label", label},
+					{"count", t.Count},
+					{"sessions", t.Sessions},
+					{"prob", t.Prob},
+					{"rare", t.Rare},
+					{"back_edge", t.BackEdge},
+				}},
+			}}})
+		}
+		if len(on) > 0 {
+			node = append(node, field{"on", on})
+		}
+		nodes = append(nodes, field{keys[s.ID], node})
+	}
+	machine := object{
+		{"id", "fsmine"},
+		{"initial", keys[automaton.StartID]},
+		{"description", "fsmine model version " + strconv.Itoa(m.Version) + digestNote(m) +
+			`; events are "<event>/<next label>"`},
+		{"states", nodes},
+	}
+	out, err := marshalJSON(machine)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+// xstateKey is the XState state key for a state id, before uniqueNames.
+func xstateKey(id string) string {
+	return strings.NewReplacer(".", "_", `\`, "_", "#", "_").Replace(id)
+}
+
+// xstateEventEscaper writes the characters that would make event names
+// ambiguous or wildcards as percent escapes.
+var xstateEventEscaper = strings.NewReplacer("%", "%25", "/", "%2F", "*", "%2A")
+
+// xstateEvent is the XState event name of a move.
+func xstateEvent(event, label string) string {
+	return xstateEventEscaper.Replace(event) + "/" + xstateEventEscaper.Replace(label)
+}
+
+// object is a JSON object that keeps its fields in order.
+type object []field
+
+type field struct {
+	key   string
+	value any
+}
+
+// MarshalJSON implements json.Marshaler.
+func (o object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := marshalCompact(f.key)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		v, err := marshalCompact(f.value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// marshalCompact is json.Marshal without HTML escaping, so that "<" and
+// ">" in names stay readable.
+func marshalCompact(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// marshalJSON is marshalCompact indented by two spaces, with a final
+// newline.
+func marshalJSON(v any) ([]byte, error) {
+	compact, err := marshalCompact(v)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, compact, "", "  "); err != nil {
+		return nil, err
+	}
+	b.WriteByte('\n')
+	return b.Bytes(), nil
+}
