@@ -16,8 +16,8 @@ var benchPath = [][2]string{
 // BenchmarkGuardStep measures Guard.Step over a pool of sessions that walk
 // the fixture's returns flow: serially, and from GOMAXPROCS goroutines.
 func BenchmarkGuardStep(b *testing.B) {
-	m := loadFixture(b)
-	p := policyOf(b, `{"watchdog":{"max_turns":5,"fallback":{"event":"escalate","to":"human"}}}`)
+	m := loadGuardFixture(b)
+	p := guardPolicy(b, `{"watchdog":{"max_turns":5,"fallback":{"event":"escalate","to":"human"}}}`)
 	for _, n := range []int{1, 1000, 100000} {
 		ids := make([]string, n)
 		for i := range ids {

@@ -14,7 +14,7 @@ import (
 //	__start__ -> greet(agent_msg) -agent-> find -ok-> order -ok-> return -ok-> confirm(agent_msg) -agent-> __end__
 //	order -ok-> order (back edge), return -error-> order (back edge): loop {order, return}, max_iterations 3
 //	find -error-> human, order -error-> human (both rare); human -ok-> __end__, human -retry-> find
-func loadFixture(t testing.TB) *Model {
+func loadGuardFixture(t testing.TB) *Model {
 	t.Helper()
 	m, err := Load("testdata/guard/returns.json")
 	if err != nil {
@@ -23,7 +23,7 @@ func loadFixture(t testing.TB) *Model {
 	return m
 }
 
-func policyOf(t testing.TB, js string) *Policy {
+func guardPolicy(t testing.TB, js string) *Policy {
 	t.Helper()
 	p, err := ReadPolicy(strings.NewReader(js))
 	if err != nil {
@@ -33,26 +33,28 @@ func policyOf(t testing.TB, js string) *Policy {
 }
 
 // clock is a settable clock for TTL tests.
-type clock struct {
+type guardClock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func newClock() *clock { return &clock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)} }
+func newGuardClock() *guardClock {
+	return &guardClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
 
-func (c *clock) Now() time.Time {
+func (c *guardClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-func (c *clock) Add(d time.Duration) {
+func (c *guardClock) Add(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
 }
 
-type step struct {
+type guardStep struct {
 	event, next string
 	allowed     bool
 	reason      string
@@ -60,7 +62,7 @@ type step struct {
 }
 
 func TestGuardStep(t *testing.T) {
-	happy := []step{
+	happy := []guardStep{
 		{"", "agent_msg", true, "", "greet"},
 		{"agent", "find_user_id_by_email", true, "", "find"},
 		{"ok", "get_order_details", true, "", "order"},
@@ -72,30 +74,30 @@ func TestGuardStep(t *testing.T) {
 	tests := []struct {
 		name   string
 		policy string
-		steps  []step
+		steps  []guardStep
 	}{
 		{name: "happy path", steps: happy},
-		{name: "first step needs an empty event", steps: []step{
+		{name: "first step needs an empty event", steps: []guardStep{
 			{"agent", "agent_msg", false, ReasonIllegal, "__start__"},
 			{"", "agent_msg", true, "", "greet"},
 		}},
-		{name: "unknown state", steps: []step{
+		{name: "unknown state", steps: []guardStep{
 			{"", "no_such_tool", false, ReasonUnknownState, "__start__"},
 		}},
-		{name: "illegal transition", steps: []step{
+		{name: "illegal transition", steps: []guardStep{
 			{"", "agent_msg", true, "", "greet"},
 			{"agent", "get_order_details", false, ReasonIllegal, "greet"},
 			{"ok", "find_user_id_by_email", false, ReasonIllegal, "greet"},
 		}},
-		{name: "next by state id", steps: []step{
+		{name: "next by state id", steps: []guardStep{
 			{"", "greet", true, "", "greet"},
 			{"agent", "find", true, "", "find"},
 			{"error", "human", true, "", "human"},
 		}},
-		{name: "state id of the wrong state for the label", steps: []step{
+		{name: "state id of the wrong state for the label", steps: []guardStep{
 			{"", "confirm", false, ReasonIllegal, "__start__"},
 		}},
-		{name: "default loop cap is the observed max_iterations", steps: []step{
+		{name: "default loop cap is the observed max_iterations", steps: []guardStep{
 			{"", "agent_msg", true, "", "greet"},
 			{"agent", "find_user_id_by_email", true, "", "find"},
 			{"ok", "get_order_details", true, "", "order"},
@@ -113,7 +115,7 @@ func TestGuardStep(t *testing.T) {
 			{"ok", "get_order_details", true, "", "order"},
 			{"ok", "get_order_details", true, "", "order"},
 		}},
-		{name: "explicit cap by label", policy: `{"loop_caps":[{"from":"get_order_details","event":"ok","to":"get_order_details","max":1}]}`, steps: []step{
+		{name: "explicit cap by label", policy: `{"loop_caps":[{"from":"get_order_details","event":"ok","to":"get_order_details","max":1}]}`, steps: []guardStep{
 			{"", "agent_msg", true, "", "greet"},
 			{"agent", "find_user_id_by_email", true, "", "find"},
 			{"ok", "get_order_details", true, "", "order"},
@@ -121,7 +123,7 @@ func TestGuardStep(t *testing.T) {
 			{"ok", "get_order_details", false, ReasonLoopCap, "order"},
 			{"ok", "return_delivered_order_items", true, "", "return"},
 		}},
-		{name: "cap on the other back edge", policy: `{"loop_caps":[{"from":"return","event":"error","to":"order","max":1}]}`, steps: []step{
+		{name: "cap on the other back edge", policy: `{"loop_caps":[{"from":"return","event":"error","to":"order","max":1}]}`, steps: []guardStep{
 			{"", "agent_msg", true, "", "greet"},
 			{"agent", "find_user_id_by_email", true, "", "find"},
 			{"ok", "get_order_details", true, "", "order"},
@@ -130,17 +132,17 @@ func TestGuardStep(t *testing.T) {
 			{"ok", "return_delivered_order_items", true, "", "return"},
 			{"error", "get_order_details", false, ReasonLoopCap, "return"},
 		}},
-		{name: "rare allowed by default", steps: []step{
+		{name: "rare allowed by default", steps: []guardStep{
 			{"", "agent_msg", true, "", "greet"},
 			{"agent", "find_user_id_by_email", true, "", "find"},
 			{"error", "transfer_to_human_agents", true, "", "human"},
 		}},
-		{name: "rare is deviation", policy: `{"rare_is_deviation":true}`, steps: []step{
+		{name: "rare is deviation", policy: `{"rare_is_deviation":true}`, steps: []guardStep{
 			{"", "agent_msg", true, "", "greet"},
 			{"agent", "find_user_id_by_email", true, "", "find"},
 			{"error", "transfer_to_human_agents", false, ReasonRare, "find"},
 		}},
-		{name: "watchdog falls back", policy: `{"watchdog":{"max_turns":2,"fallback":{"event":"escalate","to":"transfer_to_human_agents"}}}`, steps: []step{
+		{name: "watchdog falls back", policy: `{"watchdog":{"max_turns":2,"fallback":{"event":"escalate","to":"transfer_to_human_agents"}}}`, steps: []guardStep{
 			{"", "agent_msg", true, "", "greet"},
 			{"agent", "find_user_id_by_email", true, "", "find"},
 			{"ok", "get_order_details", true, "", "order"},
@@ -148,18 +150,18 @@ func TestGuardStep(t *testing.T) {
 			{"ok", "get_order_details", false, ReasonWatchdog, "human"},
 			{"ok", "__end__", true, "", "__end__"},
 		}},
-		{name: "watchdog counts denied steps", policy: `{"watchdog":{"max_turns":3,"fallback":{"event":"escalate","to":"human"}}}`, steps: []step{
+		{name: "watchdog counts denied steps", policy: `{"watchdog":{"max_turns":3,"fallback":{"event":"escalate","to":"human"}}}`, steps: []guardStep{
 			{"", "agent_msg", true, "", "greet"},
 			{"agent", "get_order_details", false, ReasonIllegal, "greet"},
 			{"agent", "no_such_tool", false, ReasonUnknownState, "greet"},
 			{"agent", "get_order_details", false, ReasonWatchdog, "human"},
 		}},
-		{name: "watchdog without fallback denies", policy: `{"watchdog":{"max_turns":1}}`, steps: []step{
+		{name: "watchdog without fallback denies", policy: `{"watchdog":{"max_turns":1}}`, steps: []guardStep{
 			{"", "agent_msg", true, "", "greet"},
 			{"agent", "get_order_details", false, ReasonWatchdog, "greet"},
 			{"agent", "find_user_id_by_email", true, "", "find"},
 		}},
-		{name: "watchdog before the cap", policy: `{"loop_caps":[{"from":"order","event":"ok","to":"order","max":1}],"watchdog":{"max_turns":3,"fallback":{"event":"escalate","to":"human"}}}`, steps: []step{
+		{name: "watchdog before the cap", policy: `{"loop_caps":[{"from":"order","event":"ok","to":"order","max":1}],"watchdog":{"max_turns":3,"fallback":{"event":"escalate","to":"human"}}}`, steps: []guardStep{
 			{"", "agent_msg", true, "", "greet"},
 			{"agent", "find_user_id_by_email", true, "", "find"},
 			{"ok", "get_order_details", true, "", "order"},
@@ -167,7 +169,7 @@ func TestGuardStep(t *testing.T) {
 			{"ok", "get_order_details", false, ReasonLoopCap, "order"},
 			{"ok", "get_order_details", false, ReasonWatchdog, "human"},
 		}},
-		{name: "monitor", policy: `{"mode":"monitor","loop_caps":[{"from":"order","event":"ok","to":"order","max":1}],"watchdog":{"max_turns":3,"fallback":{"event":"escalate","to":"human"}}}`, steps: []step{
+		{name: "monitor", policy: `{"mode":"monitor","loop_caps":[{"from":"order","event":"ok","to":"order","max":1}],"watchdog":{"max_turns":3,"fallback":{"event":"escalate","to":"human"}}}`, steps: []guardStep{
 			{"", "no_such_tool", true, ReasonUnknownState, "__start__"},
 			{"", "agent_msg", true, "", "greet"},
 			// an illegal step moves the session to the state it names
@@ -184,9 +186,9 @@ func TestGuardStep(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var p *Policy
 			if tt.policy != "" {
-				p = policyOf(t, tt.policy)
+				p = guardPolicy(t, tt.policy)
 			}
-			g, err := NewGuard(loadFixture(t), p, GuardOptions{})
+			g, err := NewGuard(loadGuardFixture(t), p, GuardOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -202,8 +204,8 @@ func TestGuardStep(t *testing.T) {
 }
 
 func TestGuardDecisionDetails(t *testing.T) {
-	p := policyOf(t, `{"watchdog":{"max_turns":2,"fallback":{"event":"escalate","to":"human"}}}`)
-	g, err := NewGuard(loadFixture(t), p, GuardOptions{})
+	p := guardPolicy(t, `{"watchdog":{"max_turns":2,"fallback":{"event":"escalate","to":"human"}}}`)
+	g, err := NewGuard(loadGuardFixture(t), p, GuardOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,8 +250,8 @@ func fmtMoves(ms []MoveOption) string {
 }
 
 func TestGuardCapsListed(t *testing.T) {
-	p := policyOf(t, `{"loop_caps":[{"from":"order","event":"ok","to":"order","max":5},{"from":"order","event":"ok","to":"return","max":2}]}`)
-	g, err := NewGuard(loadFixture(t), p, GuardOptions{})
+	p := guardPolicy(t, `{"loop_caps":[{"from":"order","event":"ok","to":"order","max":5},{"from":"order","event":"ok","to":"return","max":2}]}`)
+	g, err := NewGuard(loadGuardFixture(t), p, GuardOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +282,7 @@ func TestPolicyErrors(t *testing.T) {
 		{"no max_turns", `{"watchdog":{"fallback":{"to":"human"}}}`, `policy: watchdog: max_turns is 0, want at least 1`},
 		{"fallback without to", `{"watchdog":{"max_turns":2,"fallback":{"event":"x"}}}`, `policy: watchdog: fallback.to is required`},
 	}
-	m := loadFixture(t)
+	m := loadGuardFixture(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := ReadPolicy(strings.NewReader(tt.policy))
@@ -299,7 +301,7 @@ func TestPolicyFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Check(loadFixture(t)); err != nil {
+	if err := p.Check(loadGuardFixture(t)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := LoadPolicy("testdata/guard/missing.json"); err == nil {
@@ -308,8 +310,8 @@ func TestPolicyFixture(t *testing.T) {
 }
 
 func TestGuardTTL(t *testing.T) {
-	clk := newClock()
-	g, err := NewGuard(loadFixture(t), nil, GuardOptions{TTL: time.Minute, Now: clk.Now})
+	clk := newGuardClock()
+	g, err := NewGuard(loadGuardFixture(t), nil, GuardOptions{TTL: time.Minute, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +348,7 @@ func TestGuardTTL(t *testing.T) {
 
 func TestGuardCapacity(t *testing.T) {
 	t.Run("least recently used goes", func(t *testing.T) {
-		g, err := NewGuard(loadFixture(t), nil, GuardOptions{MaxSessions: 2, Shards: 1})
+		g, err := NewGuard(loadGuardFixture(t), nil, GuardOptions{MaxSessions: 2, Shards: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,7 +366,7 @@ func TestGuardCapacity(t *testing.T) {
 		}
 	})
 	t.Run("bound holds over shards", func(t *testing.T) {
-		g, err := NewGuard(loadFixture(t), nil, GuardOptions{MaxSessions: 10, Shards: 4})
+		g, err := NewGuard(loadGuardFixture(t), nil, GuardOptions{MaxSessions: 10, Shards: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -381,7 +383,7 @@ func TestGuardCapacity(t *testing.T) {
 }
 
 func TestGuardHistory(t *testing.T) {
-	g, err := NewGuard(loadFixture(t), nil, GuardOptions{History: 3})
+	g, err := NewGuard(loadGuardFixture(t), nil, GuardOptions{History: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,8 +409,8 @@ func TestGuardHistory(t *testing.T) {
 	}
 }
 
-// reshaped returns a copy of m changed by edit and re-validated.
-func reshaped(t *testing.T, m *Model, edit func(*Model)) *Model {
+// reshapedModel returns a copy of m changed by edit and re-validated.
+func reshapedModel(t *testing.T, m *Model, edit func(*Model)) *Model {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := m.Write(&buf); err != nil {
@@ -427,7 +429,7 @@ func reshaped(t *testing.T, m *Model, edit func(*Model)) *Model {
 }
 
 func TestGuardReload(t *testing.T) {
-	m1 := loadFixture(t)
+	m1 := loadGuardFixture(t)
 	g, err := NewGuard(m1, nil, GuardOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -446,7 +448,7 @@ func TestGuardReload(t *testing.T) {
 	walk("gone", append(toOrder, [2]string{"error", "transfer_to_human_agents"})...)
 
 	// version 2 renames state "return" (same label) and drops "human"
-	m2 := reshaped(t, m1, func(m *Model) {
+	m2 := reshapedModel(t, m1, func(m *Model) {
 		m.Version = 2
 		var states []State
 		for _, s := range m.States {
@@ -478,7 +480,7 @@ func TestGuardReload(t *testing.T) {
 	})
 
 	// a policy that does not fit the new model is refused; nothing changes
-	bad := policyOf(t, `{"watchdog":{"max_turns":2,"fallback":{"to":"human"}}}`)
+	bad := guardPolicy(t, `{"watchdog":{"max_turns":2,"fallback":{"to":"human"}}}`)
 	if _, err := g.Reload(m2, bad); err == nil || !strings.Contains(err.Error(), `state "human" is not in the model`) {
 		t.Fatalf("Reload with a policy naming a removed state: err = %v", err)
 	}
@@ -512,10 +514,10 @@ func TestGuardReload(t *testing.T) {
 // TestGuardConcurrent drives many sessions from many goroutines while the
 // model is reloaded and idle sessions are swept; run it with -race.
 func TestGuardConcurrent(t *testing.T) {
-	m1 := loadFixture(t)
-	m2 := reshaped(t, m1, func(m *Model) { m.Version = 2 })
-	clk := newClock()
-	g, err := NewGuard(m1, policyOf(t, `{"watchdog":{"max_turns":10,"fallback":{"to":"human"}}}`), GuardOptions{TTL: time.Hour, Now: clk.Now, MaxSessions: 100000})
+	m1 := loadGuardFixture(t)
+	m2 := reshapedModel(t, m1, func(m *Model) { m.Version = 2 })
+	clk := newGuardClock()
+	g, err := NewGuard(m1, guardPolicy(t, `{"watchdog":{"max_turns":10,"fallback":{"to":"human"}}}`), GuardOptions{TTL: time.Hour, Now: clk.Now, MaxSessions: 100000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -587,11 +589,11 @@ func TestGuardConcurrent(t *testing.T) {
 }
 
 func TestNewGuardErrors(t *testing.T) {
-	m := loadFixture(t)
+	m := loadGuardFixture(t)
 	if _, err := NewGuard(nil, nil, GuardOptions{}); err == nil {
 		t.Error("NewGuard(nil) succeeded")
 	}
-	bad := reshaped(t, m, func(m *Model) {
+	bad := reshapedModel(t, m, func(m *Model) {
 		m.Loops[0].BackEdges = append(m.Loops[0].BackEdges, EdgeRef{From: "find", Event: "ok", To: "order"})
 	})
 	if _, err := NewGuard(bad, nil, GuardOptions{}); err == nil || !strings.Contains(err.Error(), "back edge find -[ok]-> order leaves the loop") {
