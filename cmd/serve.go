@@ -115,7 +115,6 @@ type server struct {
 	info       atomic.Pointer[modelInfo]
 	reloadMu   sync.Mutex
 	errOut     io.Writer
-	mux        *http.ServeMux
 }
 
 func loadServeInputs(modelPath, policyPath string) (*automaton.Model, *automaton.Policy, error) {
@@ -387,43 +386,62 @@ func (s *server) logDecision(d *automaton.Decision, event, next string) {
 // (404) and wrong methods (405) in JSON.
 func (s *server) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/sessions/{id}/steps", s.handleStep)
-	mux.HandleFunc("GET /v1/sessions/{id}", s.handleSession)
-	mux.HandleFunc("DELETE /v1/sessions/{id}", s.handleEnd)
-	mux.HandleFunc("GET /v1/model", s.handleModel)
-	mux.HandleFunc("POST /v1/model/reload", s.handleReload)
-	mux.HandleFunc("GET /healthz", s.handleHealth)
-	mux.HandleFunc("GET /metrics", s.handleMetrics)
-	s.mux = mux
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, pattern := mux.Handler(r)
-		if s.token != nil && pattern != "GET /healthz" && !s.authorized(r) {
+	routes := []struct {
+		pattern string
+		h       http.HandlerFunc
+	}{
+		{"POST /v1/sessions/{id}/steps", s.handleStep},
+		{"GET /v1/sessions/{id}", s.handleSession},
+		{"DELETE /v1/sessions/{id}", s.handleEnd},
+		{"GET /v1/model", s.handleModel},
+		{"POST /v1/model/reload", s.handleReload},
+		{"GET /healthz", s.handleHealth},
+		{"GET /metrics", s.handleMetrics},
+	}
+	for _, r := range routes {
+		h := r.h
+		if r.pattern != "GET /healthz" {
+			h = s.auth(h)
+		}
+		mux.Handle(r.pattern, h)
+	}
+	// "/" gets every request no route takes, wrong methods included: it
+	// tells a 405 from a 404 by asking the mux about the other methods.
+	mux.Handle("/", s.auth(func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+			r2 := r.Clone(r.Context())
+			r2.Method = method
+			if _, p := mux.Handler(r2); p != "/" && p != "" {
+				allow = append(allow, method)
+			}
+		}
+		if len(allow) > 0 {
+			if allow[0] == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			s.error(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+			return
+		}
+		s.error(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
+	}))
+	return mux
+}
+
+// auth wraps h with the bearer token check, when the service has a token.
+func (s *server) auth(h http.HandlerFunc) http.HandlerFunc {
+	if s.token == nil {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="fsmine"`)
 			s.error(w, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
 		}
-		if pattern == "" {
-			var allow []string
-			for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
-				r2 := r.Clone(r.Context())
-				r2.Method = method
-				if _, p := mux.Handler(r2); p != "" {
-					allow = append(allow, method)
-				}
-			}
-			if len(allow) > 0 {
-				if allow[0] == http.MethodGet {
-					allow = append(allow, http.MethodHead)
-				}
-				w.Header().Set("Allow", strings.Join(allow, ", "))
-				s.error(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
-				return
-			}
-			s.error(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
-			return
-		}
-		mux.ServeHTTP(w, r)
-	})
+		h(w, r)
+	}
 }
 
 func (s *server) authorized(r *http.Request) bool {
