@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,9 +30,17 @@ var benchFlow = [][2]string{
 // connections); rate=max keeps 64 requests in flight. It reports the rate
 // achieved, the client-side latency percentiles, and the CPU time the
 // process spent per decision (client and service share the process and the
-// machine's CPUs, so this counts both). Run it as
+// machine's CPUs, so this counts both), and server-p99-µs: the upper bound
+// of the service's own latency histogram bucket that holds its 99th
+// percentile (the time from reading a request to having written its answer).
+// Run it as
 //
-//	go test ./cmd -run '^$' -bench BenchmarkServe -benchtime 20000x -count 5
+//	go test ./cmd -run '^$' -bench 'BenchmarkServe$' -benchtime 20000x -count 5
+//
+// With FSMINE_SERVE_URL set (for example to http://127.0.0.1:8700) it drives
+// that service, started separately with the fixture model and policy
+// (cmd/../automaton/testdata/guard/returns*.json), instead of its own; then
+// cpu-µs/decision counts the clients only.
 func BenchmarkServe(b *testing.B) {
 	for _, rate := range []int{1000, 5000, 0} {
 		name := fmt.Sprintf("rate=%d", rate)
@@ -42,7 +53,15 @@ func BenchmarkServe(b *testing.B) {
 
 func benchServe(b *testing.B, rate int) {
 	const workers, sessions = 64, 2000
-	ls := startServe(b, serveOptions{maxSessions: 100000})
+	var ls *liveServer
+	base := os.Getenv("FSMINE_SERVE_URL")
+	if base == "" {
+		ls = startServe(b, serveOptions{maxSessions: 100000})
+		base = ls.url
+	}
+	// sessions are named per run so that runs against one external service
+	// do not meet each other's sessions
+	run := time.Now().UnixNano()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers}}
 	// request i is step i/sessions%7 of session i%sessions in round
 	// i/(sessions*7): a session's steps are sessions requests apart, so
@@ -64,7 +83,7 @@ func benchServe(b *testing.B, rate int) {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				url := fmt.Sprintf("%s/v1/sessions/bench-%d-%d/steps", ls.url, i%sessions, i/(sessions*len(benchFlow)))
+				url := fmt.Sprintf("%s/v1/sessions/bench-%d-%d-%d/steps", base, run, i%sessions, i/(sessions*len(benchFlow)))
 				body := bodies[i/sessions%len(benchFlow)]
 				start := time.Now()
 				resp, err := client.Post(url, "application/json", bytes.NewReader(body))
@@ -119,8 +138,11 @@ func benchServe(b *testing.B, rate int) {
 	if denied > 0 {
 		b.Fatalf("%d of %d legal steps denied", denied, b.N)
 	}
-	if err := ls.stop(); err != nil {
-		b.Fatal(err)
+	serverP99 := serverP99(b, client, base)
+	if ls != nil {
+		if err := ls.stop(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	pct := func(p float64) float64 {
@@ -131,6 +153,48 @@ func benchServe(b *testing.B, rate int) {
 	b.ReportMetric(pct(0.99), "p99-µs")
 	b.ReportMetric(pct(0.999), "p999-µs")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/decision")
+	b.ReportMetric(serverP99, "server-p99-µs")
+}
+
+// serverP99 reads the service's decision latency histogram and returns the
+// upper bound, in µs, of the bucket holding its 99th percentile.
+func serverP99(b *testing.B, client *http.Client, base string) float64 {
+	resp, err := client.Get(base + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	text, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var bounds []float64
+	var cum []float64
+	for _, line := range strings.Split(string(text), "\n") {
+		const prefix = `fsmine_guard_decision_duration_seconds_bucket{le="`
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		rest := line[len(prefix):]
+		q := strings.IndexByte(rest, '"')
+		le, n := rest[:q], rest[strings.LastIndexByte(rest, ' ')+1:]
+		bound := math.Inf(1)
+		if le != "+Inf" {
+			bound, _ = strconv.ParseFloat(le, 64)
+		}
+		c, _ := strconv.ParseFloat(n, 64)
+		bounds, cum = append(bounds, bound), append(cum, c)
+	}
+	if len(cum) == 0 || cum[len(cum)-1] == 0 {
+		b.Fatal("no latency histogram in /metrics")
+	}
+	total := cum[len(cum)-1]
+	for i, c := range cum {
+		if c >= 0.99*total {
+			return bounds[i] * 1e6
+		}
+	}
+	return math.Inf(1)
 }
 
 // cpuTime is the CPU time (user and system) this process has used: the

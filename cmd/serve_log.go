@@ -33,8 +33,9 @@ import (
 //
 // A single goroutine owns the file. Decisions come through a buffered
 // channel (a full channel holds up the step that sends, so no line is ever
-// dropped); the file is flushed whenever the channel runs dry and, with every
-// held line, when the log is closed.
+// dropped); the file is flushed whenever the channel runs dry, after which
+// the writer waits batchWait before it looks again, and, with every held
+// line, when the log is closed.
 type decisionLog struct {
 	ch     chan logMsg
 	done   chan struct{}
@@ -105,12 +106,36 @@ func (l *decisionLog) close() error {
 	return nil
 }
 
+// batchWait is how long the writer lets decisions gather after a busy
+// round, so that under load it wakes and writes a batch at a time instead of
+// once per decision.
+const batchWait = 2 * time.Millisecond
+
 func (l *decisionLog) run() {
 	defer close(l.done)
-	for m := range l.ch {
-		l.handle(m)
-		if len(l.ch) == 0 {
+	for {
+		// block until there is work; then take what has gathered
+		m, ok := <-l.ch
+		for ok {
+			l.handle(m)
+			select {
+			case m, ok = <-l.ch:
+				continue
+			default:
+			}
+			// the channel ran dry: write, then give the next batch a
+			// moment to gather before looking again
 			l.flush()
+			time.Sleep(batchWait)
+			select {
+			case m, ok = <-l.ch:
+				continue
+			default:
+			}
+			break
+		}
+		if !ok {
+			break
 		}
 	}
 	l.writeHeld(func(logMsg) bool { return true })
