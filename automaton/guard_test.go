@@ -517,7 +517,25 @@ func TestGuardConcurrent(t *testing.T) {
 	m1 := loadGuardFixture(t)
 	m2 := reshapedModel(t, m1, func(m *Model) { m.Version = 2 })
 	clk := newGuardClock()
-	g, err := NewGuard(m1, guardPolicy(t, `{"watchdog":{"max_turns":10,"fallback":{"to":"human"}}}`), GuardOptions{TTL: time.Hour, Now: clk.Now, MaxSessions: 100000})
+	// OnDecision must see each session's decisions in step order
+	var (
+		obsMu    sync.Mutex
+		lastStep = map[string]int{}
+		outOfOrd []string
+	)
+	observe := func(d *Decision, event, next string) {
+		obsMu.Lock()
+		defer obsMu.Unlock()
+		last, ok := lastStep[d.Session]
+		if !ok {
+			last = -1
+		}
+		if d.Step != last+1 {
+			outOfOrd = append(outOfOrd, fmt.Sprintf("%s: step %d after %d", d.Session, d.Step, last))
+		}
+		lastStep[d.Session] = d.Step
+	}
+	g, err := NewGuard(m1, guardPolicy(t, `{"watchdog":{"max_turns":10,"fallback":{"to":"human"}}}`), GuardOptions{TTL: time.Hour, Now: clk.Now, MaxSessions: 100000, OnDecision: observe})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -585,6 +603,12 @@ func TestGuardConcurrent(t *testing.T) {
 	}
 	if g.Len() != workers*sessions+1 {
 		t.Errorf("Len() = %d, want %d", g.Len(), workers*sessions+1)
+	}
+	if len(outOfOrd) > 0 {
+		t.Errorf("OnDecision saw %d decisions out of order, first: %s", len(outOfOrd), outOfOrd[0])
+	}
+	if lastStep["shared"] != workers*sessions*len(path)-1 {
+		t.Errorf("OnDecision saw shared up to step %d, want %d", lastStep["shared"], workers*sessions*len(path)-1)
 	}
 }
 
