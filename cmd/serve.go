@@ -90,7 +90,7 @@ flags, unreadable model or policy, the address is taken).`,
 	f.StringVar(&opts.token, "token", "", "bearer token clients must send (default $FSMINE_TOKEN)")
 	f.DurationVar(&opts.ttl, "ttl", 30*time.Minute, "forget sessions idle this long (0: never)")
 	f.IntVar(&opts.maxSessions, "max-sessions", 100000, "live sessions at most; the least recently used go first (0: no bound)")
-	f.IntVar(&opts.history, "history", 32, "recent decisions kept per session for GET /v1/sessions/{id}")
+	f.IntVar(&opts.history, "history", 16, "recent decisions kept per session for GET /v1/sessions/{id} (0: none; each costs about 0.12 KB)")
 	f.BoolVar(&opts.check, "check", false, "load the model and policy, print what would be enforced, and exit")
 	return c
 }

@@ -39,7 +39,7 @@ func startServe(t testing.TB, opts serveOptions) *liveServer {
 		opts.ttl = 30 * time.Minute
 	}
 	if opts.history == 0 {
-		opts.history = 32
+		opts.history = 16
 	}
 	ready := make(chan string, 1)
 	opts.ready = func(addr string) { ready <- addr }
