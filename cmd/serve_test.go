@@ -388,3 +388,20 @@ func TestServeCheck(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeStep feeds the step decoder arbitrary bodies: it must not panic,
+// and what it accepts has a non-empty next and an event.
+func FuzzDecodeStep(f *testing.F) {
+	for _, s := range []string{`{"event":"ok","next":"x"}`, `{"next":"x"}`, `{"event":1}`, ``, `{} {}`, `{"next":"\u00e9\ud800"}`, `[`, `{"next":null}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := decodeStep(body)
+		if err != nil {
+			return
+		}
+		if req.Next == nil || *req.Next == "" || req.Event == nil {
+			t.Fatalf("decodeStep(%q) accepted %+v", body, req)
+		}
+	})
+}
