@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -244,4 +245,62 @@ func TestServeSIGTERMUnderLoad(t *testing.T) {
 		t.Fatalf("%d requests answered: SIGTERM did not come under load", n)
 	}
 	checkLog(t, ls.log, answers)
+}
+
+// TestServeSIGHUP rewrites the model file and sends the process SIGHUP: the
+// service must put version 2 in force and keep the live session.
+func TestServeSIGHUP(t *testing.T) {
+	dir := t.TempDir()
+	modelPath := filepath.Join(dir, "model.json")
+	b, err := os.ReadFile(fixtureModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(modelPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls := startServe(t, serveOptions{model: modelPath, policy: fixturePolicy})
+	client := &http.Client{}
+	post := func(body string) string {
+		resp, err := client.Post(ls.url+"/v1/sessions/hup/steps", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return string(out)
+	}
+	post(`{"next":"agent_msg"}`)
+	v2 := bytes.Replace(b, []byte(`"version": 1,`), []byte(`"version": 2,`), 1)
+	if err := os.WriteFile(modelPath, v2, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	version := ""
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		resp, err := client.Get(ls.url + "/v1/model")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var info struct{ Version int }
+		json.NewDecoder(resp.Body).Decode(&info)
+		resp.Body.Close()
+		if version = fmt.Sprint(info.Version); version == "2" {
+			break
+		}
+	}
+	if version != "2" {
+		t.Fatalf("after SIGHUP the service still enforces version %s", version)
+	}
+	if got := post(`{"event":"agent","next":"find_user_id_by_email"}`); !strings.Contains(got, `"step":1,"allowed":true`) {
+		t.Errorf("the live session did not survive the reload: %s", got)
+	}
+	if err := ls.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ls.stderr.String(), "reloaded version 2") {
+		t.Errorf("stderr does not report the reload:\n%s", ls.stderr.String())
+	}
 }
