@@ -311,6 +311,14 @@ loop:
 	return runErr
 }
 
+// count writes n and noun, in the plural unless n is 1.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 func isLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -334,8 +342,8 @@ func shortDigest(d string) string {
 func printCheck(w io.Writer, opts serveOptions, g *automaton.Guard) error {
 	m, p := g.Model(), g.Policy()
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "model    %s: version %d, %s, %d states, %d transitions, %d loops\n",
-		opts.model, m.Version, modelDigest(m), len(m.States), len(m.Transitions), len(m.Loops))
+	fmt.Fprintf(&b, "model    %s: version %d, %s, %s, %s, %s\n", opts.model, m.Version, modelDigest(m),
+		count(len(m.States), "state"), count(len(m.Transitions), "transition"), count(len(m.Loops), "loop"))
 	mode := automaton.ModeEnforce
 	if p.Monitor() {
 		mode = automaton.ModeMonitor
