@@ -311,8 +311,8 @@ loop:
 	return runErr
 }
 
-// count writes n and noun, in the plural unless n is 1.
-func count(n int, noun string) string {
+// countNoun writes n and noun, in the plural unless n is 1.
+func countNoun(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
@@ -343,7 +343,7 @@ func printCheck(w io.Writer, opts serveOptions, g *automaton.Guard) error {
 	m, p := g.Model(), g.Policy()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "model    %s: version %d, %s, %s, %s, %s\n", opts.model, m.Version, modelDigest(m),
-		count(len(m.States), "state"), count(len(m.Transitions), "transition"), count(len(m.Loops), "loop"))
+		countNoun(len(m.States), "state"), countNoun(len(m.Transitions), "transition"), countNoun(len(m.Loops), "loop"))
 	mode := automaton.ModeEnforce
 	if p.Monitor() {
 		mode = automaton.ModeMonitor
