@@ -142,16 +142,25 @@ type RareFlip struct {
 const (
 	LoopAppeared    = "appeared"
 	LoopDisappeared = "disappeared"
+	LoopReshaped    = "reshaped"
 	LoopGrew        = "grew"
 	LoopShrank      = "shrank"
 )
 
-// LoopChange is a loop, matched by its sorted state set, that appeared,
-// disappeared, grew (its max or p95 iterations rose) or shrank (neither rose
-// and one fell). Old is nil for an appeared loop, New for a disappeared one.
+// LoopChange is a loop that appeared, disappeared, was reshaped (states
+// joined or left it), grew (its max or p95 iterations rose) or shrank
+// (neither rose and one fell). Loops are matched by their sorted state set;
+// loops left unmatched are then paired by the most states in common, so a
+// component that gained or lost a state reads as one reshaped loop rather
+// than as one that disappeared and one that appeared. States is the loop's
+// sorted state set (the old one for a disappeared loop); Joined and Left
+// list the states a reshaped loop gained and lost, and are empty
+// otherwise. Old is nil for an appeared loop, New for a disappeared one.
 type LoopChange struct {
 	States []string   `json:"states"`
 	Change string     `json:"change"`
+	Joined []string   `json:"joined"`
+	Left   []string   `json:"left"`
 	Old    *LoopStats `json:"old"`
 	New    *LoopStats `json:"new"`
 }
@@ -186,10 +195,13 @@ func (d *Diff) Empty() bool {
 type edgeKey struct{ from, event, to string }
 
 // Compare returns the difference from old to new. States are matched by id,
-// transitions by (from, event, to), loops by their sorted state set. Shares
-// are recomputed from counts (a transition's count over the summed counts
-// out of its source), so a stale Prob field cannot mislead the tests.
-// Compare does not modify the models and is deterministic.
+// transitions by (from, event, to), loops by their sorted state set and then
+// by the most states in common (see LoopChange). Shares are recomputed from
+// counts (a transition's count over the summed counts out of its source), so
+// a stale Prob field cannot mislead the tests. Compare does not change the
+// models' content and its result does not depend on the order of their
+// slices; like every lookup, it indexes a model that was not indexed yet
+// (Read, Validate and the miner return indexed models).
 func Compare(old, new *Model, opt DiffOptions) *Diff {
 	alpha := opt.Alpha
 	if alpha == 0 {
@@ -233,6 +245,11 @@ func Compare(old, new *Model, opt DiffOptions) *Diff {
 			d.StatesRemoved = append(d.StatesRemoved, StateRef{s.ID, s.Label, s.Visits})
 		}
 	}
+
+	byID := func(a, b StateRef) int { return CompareIDs(a.ID, b.ID) }
+	slices.SortFunc(d.StatesAdded, byID)
+	slices.SortFunc(d.StatesRemoved, byID)
+	slices.SortFunc(d.StatesRelabeled, func(a, b Relabel) int { return CompareIDs(a.ID, b.ID) })
 
 	// Transitions.
 	oldOut, newOut := outflows(old), outflows(new)
@@ -448,50 +465,116 @@ func outflowRows(oldTs, newTs []*Transition) (oldRow, newRow []int) {
 }
 
 func compareLoops(old, new []Loop) []LoopChange {
-	key := func(l Loop) string {
-		s := slices.Clone(l.States)
-		slices.Sort(s)
-		return strings.Join(s, "\x00")
+	type loop struct {
+		key    string
+		states []string // sorted
+		stats  *LoopStats
 	}
-	stats := func(l Loop) *LoopStats {
-		return &LoopStats{l.Count, l.Sessions, l.MaxIterations, l.P95Iterations}
-	}
-	sortedStates := func(l Loop) []string {
-		s := nonNil(slices.Clone(l.States))
-		slices.Sort(s)
-		return s
-	}
-	oldBy := make(map[string]Loop, len(old))
-	for _, l := range old {
-		oldBy[key(l)] = l
-	}
-	newBy := make(map[string]Loop, len(new))
-	var out []LoopChange
-	for _, n := range new {
-		k := key(n)
-		newBy[k] = n
-		o, ok := oldBy[k]
-		if !ok {
-			out = append(out, LoopChange{sortedStates(n), LoopAppeared, nil, stats(n)})
-			continue
+	prep := func(ls []Loop) []loop {
+		out := make([]loop, 0, len(ls))
+		seen := map[string]bool{}
+		for _, l := range ls {
+			states := nonNil(slices.Clone(l.States))
+			slices.SortFunc(states, CompareIDs)
+			states = slices.Compact(states)
+			k := strings.Join(states, "\x00")
+			if seen[k] {
+				continue // an invalid model may list a loop twice
+			}
+			seen[k] = true
+			out = append(out, loop{k, states, &LoopStats{l.Count, l.Sessions, l.MaxIterations, l.P95Iterations}})
 		}
+		slices.SortFunc(out, func(a, b loop) int { return strings.Compare(a.key, b.key) })
+		return out
+	}
+	olds, news := prep(old), prep(new)
+	out := []LoopChange{}
+	change := func(states []string, kind string, joined, left []string, o, n *LoopStats) {
+		out = append(out, LoopChange{states, kind, nonNil(joined), nonNil(left), o, n})
+	}
+	iterations := func(o, n *LoopStats) string {
 		switch {
 		case n.MaxIterations > o.MaxIterations || n.P95Iterations > o.P95Iterations:
-			out = append(out, LoopChange{sortedStates(n), LoopGrew, stats(o), stats(n)})
+			return LoopGrew
 		case n.MaxIterations < o.MaxIterations || n.P95Iterations < o.P95Iterations:
-			out = append(out, LoopChange{sortedStates(n), LoopShrank, stats(o), stats(n)})
+			return LoopShrank
+		}
+		return ""
+	}
+
+	// Exact matches first.
+	oldUsed, newUsed := make([]bool, len(olds)), make([]bool, len(news))
+	for i, o := range olds {
+		for j, n := range news {
+			if !newUsed[j] && o.key == n.key {
+				oldUsed[i], newUsed[j] = true, true
+				if kind := iterations(o.stats, n.stats); kind != "" {
+					change(n.states, kind, nil, nil, o.stats, n.stats)
+				}
+				break
+			}
 		}
 	}
-	for _, o := range old {
-		if _, ok := newBy[key(o)]; !ok {
-			out = append(out, LoopChange{sortedStates(o), LoopDisappeared, stats(o), nil})
+	// Then the pairs with the most states in common, greedily; ties go to
+	// the earlier old, then new, loop in key order.
+	type pair struct{ i, j, common int }
+	var pairs []pair
+	for i, o := range olds {
+		if oldUsed[i] {
+			continue
+		}
+		for j, n := range news {
+			if newUsed[j] {
+				continue
+			}
+			if c := len(intersect(o.states, n.states)); c > 0 {
+				pairs = append(pairs, pair{i, j, c})
+			}
 		}
 	}
-	slices.SortFunc(out, func(a, b LoopChange) int {
+	sort.SliceStable(pairs, func(a, b int) bool { return pairs[a].common > pairs[b].common })
+	for _, p := range pairs {
+		if oldUsed[p.i] || newUsed[p.j] {
+			continue
+		}
+		oldUsed[p.i], newUsed[p.j] = true, true
+		o, n := olds[p.i], news[p.j]
+		change(n.states, LoopReshaped, minus(n.states, o.states), minus(o.states, n.states), o.stats, n.stats)
+	}
+	for j, n := range news {
+		if !newUsed[j] {
+			change(n.states, LoopAppeared, nil, nil, nil, n.stats)
+		}
+	}
+	for i, o := range olds {
+		if !oldUsed[i] {
+			change(o.states, LoopDisappeared, nil, nil, o.stats, nil)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b LoopChange) int {
 		return slices.CompareFunc(a.States, b.States, CompareIDs)
 	})
-	if out == nil {
-		out = []LoopChange{}
+	return out
+}
+
+// intersect returns the ids in both sorted lists, sorted.
+func intersect(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if _, ok := slices.BinarySearchFunc(b, x, CompareIDs); ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// minus returns the ids of sorted a that are not in sorted b, sorted.
+func minus(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if _, ok := slices.BinarySearchFunc(b, x, CompareIDs); !ok {
+			out = append(out, x)
+		}
 	}
 	return out
 }
@@ -513,6 +596,9 @@ func twoProportionZ(x1, n1, x2, n2 int) (z, p float64) {
 		return 0, 1
 	}
 	z = (p2 - p1) / se
+	if math.IsNaN(z) || math.IsInf(z, 0) {
+		return 0, 1
+	}
 	return z, math.Erfc(math.Abs(z) / math.Sqrt2)
 }
 
@@ -565,6 +651,9 @@ func chiSquareHomogeneity(row1, row2 []int) (chi2 float64, df int, p float64, ok
 		col := float64(a[i] + b[i])
 		e1, e2 := col*f1, col*f2
 		chi2 += (float64(a[i])-e1)*(float64(a[i])-e1)/e1 + (float64(b[i])-e2)*(float64(b[i])-e2)/e2
+	}
+	if math.IsNaN(chi2) || math.IsInf(chi2, 0) {
+		return 0, 0, 1, false // counts beyond float64's precision
 	}
 	df = len(a) - 1
 	return chi2, df, chiSquareSurvival(chi2, df), true

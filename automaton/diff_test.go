@@ -2,12 +2,14 @@ package automaton
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -307,6 +309,19 @@ func TestCompare(t *testing.T) {
 				stateTests: 1, transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
+			name: "loop reshaped: a state joined",
+			old:  withLoop(branch(t, 80, 20), 5, 2, "plan", "a"), new: withLoop(branch(t, 80, 20), 5, 2, "b", "a", "plan"),
+			want: want{loops: []string{"reshaped a b plan"}, sameDigest: true, transitionTests: 5, stateTests: 1,
+				transitionThreshold: 0.002, threshold: 0.01},
+		},
+		{
+			name: "loop split: the larger part is the reshaped loop",
+			old:  withLoop(branch(t, 80, 20), 5, 2, "a", "b", "c", "d"),
+			new:  withLoop(withLoop(branch(t, 80, 20), 5, 2, "c"), 5, 2, "b", "a"),
+			want: want{loops: []string{"reshaped a b", "appeared c"}, sameDigest: true, transitionTests: 5, stateTests: 1,
+				transitionThreshold: 0.002, threshold: 0.01},
+		},
+		{
 			name: "trunk changed",
 			old:  withTrunk(branch(t, 80, 20), "plan", "a"), new: withTrunk(branch(t, 80, 20), "plan", "b"),
 			want: want{trunk: true, sameDigest: true, transitionTests: 5, stateTests: 1,
@@ -383,6 +398,21 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+func TestCompareLoopReshaped(t *testing.T) {
+	old := branch(t, 80, 20)
+	old.Loops = []Loop{{States: []string{"a", "b", "c"}, MaxIterations: 11, P95Iterations: 5}}
+	new := branch(t, 80, 20)
+	new.Loops = []Loop{{States: []string{"a", "b", "d"}, MaxIterations: 9, P95Iterations: 4}}
+	got := Compare(old, new, DiffOptions{}).Loops
+	want := []LoopChange{{
+		States: []string{"a", "b", "d"}, Change: LoopReshaped, Joined: []string{"d"}, Left: []string{"c"},
+		Old: &LoopStats{MaxIterations: 11, P95Iterations: 5}, New: &LoopStats{MaxIterations: 9, P95Iterations: 4},
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Loops = %+v, want %+v", got, want)
+	}
+}
+
 func TestCompareShareChangeValues(t *testing.T) {
 	d := Compare(branch(t, 80, 20), branch(t, 50, 50), DiffOptions{})
 	if len(d.ShareChanges) != 2 {
@@ -402,6 +432,26 @@ func TestCompareShareChangeValues(t *testing.T) {
 	}
 	if d.Old.Sessions != 100 || d.New.Sessions != 100 || d.Old.Digest == d.New.Digest {
 		t.Errorf("sides = %+v, %+v", d.Old, d.New)
+	}
+}
+
+func TestCompareSortsStates(t *testing.T) {
+	old := branch(t, 80, 20)
+	new := buildModel(t, 2, []edge{
+		{StartID, "", "z", 10, false}, {StartID, "", "y", 10, false}, {StartID, "", "x", 10, false},
+		{"z", "", EndID, 10, false}, {"y", "", EndID, 10, false}, {"x", "", EndID, 10, false},
+	})
+	slices.Reverse(new.States)
+	d := Compare(old, new, DiffOptions{})
+	var added, removed []string
+	for _, s := range d.StatesAdded {
+		added = append(added, s.ID)
+	}
+	for _, s := range d.StatesRemoved {
+		removed = append(removed, s.ID)
+	}
+	if !reflect.DeepEqual(added, []string{"x", "y", "z"}) || !reflect.DeepEqual(removed, []string{"a", "b", "plan"}) {
+		t.Errorf("StatesAdded = %v, StatesRemoved = %v, want [x y z], [a b plan]", added, removed)
 	}
 }
 
@@ -548,5 +598,56 @@ func TestCompareFixtures(t *testing.T) {
 	}
 	if d.Trunk == nil {
 		t.Error("Trunk = nil, want a change")
+	}
+}
+
+// FuzzCompare feeds Compare any two models Read accepts: it must not panic,
+// must find a model identical to itself, and must give a Diff that encodes
+// as JSON (no NaN or infinity).
+func FuzzCompare(f *testing.F) {
+	for _, name := range []string{"old.json", "new.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "diff", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, b)
+	}
+	old, _ := os.ReadFile(filepath.Join("testdata", "diff", "old.json"))
+	zero := bytes.ReplaceAll(old, []byte(`"count":5,`), []byte(`"count":0,`))
+	f.Add(old, zero)
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		ma, err := Read(bytes.NewReader(a))
+		if err != nil {
+			return
+		}
+		mb, err := Read(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		if d := Compare(ma, ma, DiffOptions{}); !d.Empty() {
+			t.Errorf("Compare(m, m) is not empty: %+v", d)
+		}
+		d := Compare(ma, mb, DiffOptions{})
+		if _, err := json.Marshal(d); err != nil {
+			t.Errorf("encoding the Diff: %v", err)
+		}
+	})
+}
+
+// TestCompareHugeCounts: counts whose sums overflow int are not tested and
+// must not make NaN statistics (which JSON cannot encode) or a panic.
+func TestCompareHugeCounts(t *testing.T) {
+	const big = math.MaxInt64/2 + 1 // two of them overflow
+	fork := func(a, b int) *Model {
+		return buildModel(t, 1, []edge{
+			{StartID, "", "a", a, false},
+			{StartID, "", "b", b, false},
+			{"a", "done", EndID, a, false},
+			{"b", "done", EndID, b, false},
+		})
+	}
+	d := Compare(fork(1, 1), fork(big, big), DiffOptions{})
+	if _, err := json.Marshal(d); err != nil {
+		t.Fatalf("encoding the Diff: %v", err)
 	}
 }

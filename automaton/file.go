@@ -250,8 +250,23 @@ func nonNil(s []string) []string {
 
 // WriteFileAtomic writes what write produces to path through a temporary file
 // in the same folder and a rename, so that readers never see half a file.
-// The path "-" means w itself is not used; callers handle stdout.
+// A path that exists and is not a regular file (/dev/null, /dev/stdout, a
+// named pipe) is written in place: renaming over it would replace the device.
 func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		if fi.IsDir() {
+			return fmt.Errorf("%s is a directory", path)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		if err := write(f); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
@@ -21,12 +23,20 @@ import (
 func init() { register(newBuildCmd) }
 
 type buildOptions struct {
-	inputs    []string
+	inputs  []string
+	labels  string
+	fields  []string
+	strict  bool
+	from    string
+	partial string
+	model   modelOptions
+}
+
+// modelOptions are the flags that shape and write a model, shared by build
+// and merge.
+type modelOptions struct {
 	out       string
 	dot       string
-	labels    string
-	fields    []string
-	strict    bool
 	merge     string
 	alpha     float64
 	rareCount int
@@ -34,11 +44,40 @@ type buildOptions struct {
 	version   int
 	parent    string
 	quiet     bool
-	from      string
+
+	parentModel *automaton.Model // loaded by prepare
+}
+
+// prepare checks the options and loads the parent model, so that a bad flag
+// fails before a long read.
+func (o *modelOptions) prepare() error {
+	if o.rareCount < 0 || o.rareRatio < 0 || o.rareRatio >= 1 {
+		return usagef("--rare-count must be >= 0 and --rare-ratio in [0, 1)")
+	}
+	if o.parent != "" {
+		m, err := automaton.Load(o.parent)
+		if err != nil {
+			return err
+		}
+		o.parentModel = m
+	}
+	return nil
+}
+
+func bindModelFlags(f *pflag.FlagSet, opts *modelOptions) {
+	def := mine.DefaultOptions()
+	f.StringVarP(&opts.out, "output", "o", "-", "write the model JSON to `FILE` (atomically); - is standard output")
+	f.StringVar(&opts.dot, "dot", "", "also write a Graphviz diagram to `FILE`")
+	f.StringVar(&opts.merge, "merge", def.Merge, "state merging: "+strings.Join(mine.Merges, " or "))
+	f.Float64Var(&opts.alpha, "alpha", def.Alpha, "significance level of the alergia merge test (smaller merges more)")
+	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
+	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
+	f.IntVar(&opts.version, "version", 0, "model version `N` (default 1, or the parent's + 1)")
+	f.StringVar(&opts.parent, "parent", "", "the previous model `FILE`: records lineage, version defaults to its + 1")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no summary on standard error")
 }
 
 func newBuildCmd(streams IO) *cobra.Command {
-	def := mine.DefaultOptions()
 	opts := &buildOptions{}
 	c := &cobra.Command{
 		Use:   "build [flags] LOG...",
@@ -65,29 +104,28 @@ any bad line).`,
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&opts.out, "output", "o", "-", "write the model JSON to `FILE` (atomically); - is standard output")
-	f.StringVar(&opts.dot, "dot", "", "also write a Graphviz diagram to `FILE`")
+	bindModelFlags(f, &opts.model)
+	c.MarkFlagFilename("labels", "json")
+	c.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"jsonl", "gz", "json", "xes", "csv"}, cobra.ShellCompDirectiveFilterFileExt
+	}
 	f.StringVar(&opts.labels, "labels", "", "label rules `FILE` (JSON; see README)")
 	f.StringArrayVar(&opts.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable), e.g. session_id=conversation_id")
 	f.BoolVar(&opts.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
-	f.StringVar(&opts.merge, "merge", def.Merge, "state merging: "+strings.Join(mine.Merges, " or "))
-	f.Float64Var(&opts.alpha, "alpha", def.Alpha, "significance level of the alergia merge test (smaller merges more)")
-	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
-	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
-	f.IntVar(&opts.version, "version", 0, "model version `N` (default 1, or the parent's + 1)")
-	f.StringVar(&opts.parent, "parent", "", "the previous model `FILE`: records lineage, version defaults to its + 1")
-	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no summary on standard error")
+	f.StringVar(&opts.partial, "partial", "", "write this shard's partial result to `FILE` instead of a model (see fsmine merge)")
 	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", ")+" (auto recognises each file's format from its content)")
 	return c
 }
 
 func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
+	if !slices.Contains(mine.Formats(), opts.from) {
+		return usagef("--from %q: want one of %s", opts.from, strings.Join(mine.Formats(), ", "))
+	}
 	ropt := mine.ReadOptions{Strict: opts.strict, Format: opts.from}
 	var err error
 	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
 		return usageError{err}
 	}
-	var rulesRaw []byte
 	if opts.labels != "" {
 		data, err := os.ReadFile(opts.labels)
 		if err != nil {
@@ -96,39 +134,50 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		if ropt.Rules, err = mine.ParseRules(data); err != nil {
 			return fmt.Errorf("%s: %w", opts.labels, err)
 		}
-		rulesRaw = ropt.Rules.Raw()
 	}
-	bopt := mine.DefaultOptions()
-	bopt.Merge, bopt.Alpha, bopt.RareCount, bopt.RareRatio = opts.merge, opts.alpha, opts.rareCount, opts.rareRatio
-	if bopt.RareCount < 0 || bopt.RareRatio < 0 || bopt.RareRatio >= 1 {
-		return usagef("--rare-count must be >= 0 and --rare-ratio in [0, 1)")
-	}
-	var parent *automaton.Model
-	if opts.parent != "" {
-		if parent, err = automaton.Load(opts.parent); err != nil {
-			return err
-		}
+	if err := opts.model.prepare(); err != nil {
+		return err
 	}
 	inputs, err := expandInputs(opts.inputs, streams.In)
 	if err != nil {
 		return err
 	}
-
+	if streams.ErrTTY && !opts.model.quiet {
+		p := newProgress(streams.Err)
+		ropt.Progress = p.update
+		defer p.done()
+	}
 	lg, err := mine.Read(inputs, ropt)
 	if err != nil {
 		return err
 	}
+	if opts.partial != "" {
+		if err := writeOutput(opts.partial, streams.Out, lg.WritePartial); err != nil {
+			return err
+		}
+		if !opts.model.quiet {
+			fmt.Fprintf(streams.Err, "partial %s: sessions %d, records %d (skipped %d, duplicates %d, dropped %d)\n",
+				opts.partial, len(lg.Sessions), lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped)
+		}
+		return nil
+	}
+	return buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams)
+}
+
+// buildModel mines lg and writes the model, its diagram and the summary as
+// the model options say. what names the input in errors.
+func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error {
+	bopt := mine.DefaultOptions()
+	bopt.Merge, bopt.Alpha, bopt.RareCount, bopt.RareRatio = opts.merge, opts.alpha, opts.rareCount, opts.rareRatio
+	parent := opts.parentModel
 	m, err := mine.Build(lg, bopt)
 	if err != nil {
 		if errors.Is(err, mine.ErrNoSessions) {
 			return fmt.Errorf("%s: %w (%d records read, %d lines skipped, %d dropped by label rules)",
-				strings.Join(opts.inputs, ", "), err, lg.Records, lg.Skipped, lg.Dropped)
+				what, err, lg.Records, lg.Skipped, lg.Dropped)
 		}
 		return err
 	}
-	m.Params.Fields = ropt.Fields
-	m.Params.Labels = rulesRaw
-	m.Params.Format = inputFormat(lg)
 	m.Generator = "fsmine " + version
 	m.Created = created()
 	m.Version = 1
@@ -152,21 +201,6 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		printBuildSummary(streams.Err, lg, m)
 	}
 	return nil
-}
-
-// inputFormat names the format the inputs were read as: the one format
-// they share, or their formats joined with "+".
-func inputFormat(lg *mine.Log) string {
-	seen := map[string]bool{}
-	var names []string
-	for _, f := range lg.Files {
-		if !seen[f.Format] {
-			seen[f.Format] = true
-			names = append(names, f.Format)
-		}
-	}
-	sort.Strings(names)
-	return strings.Join(names, "+")
 }
 
 // created is the model's creation time: now, or SOURCE_DATE_EPOCH when set,
@@ -197,14 +231,42 @@ func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) err
 // files are read in sorted order so that the result does not depend on the
 // order they were named in.
 func expandInputs(args []string, stdin io.Reader) ([]mine.Input, error) {
-	var paths []string
-	seen := map[string]bool{}
+	var files []string
 	stdinUsed := false
 	for _, a := range args {
 		if a == "-" {
 			stdinUsed = true
 			continue
 		}
+		files = append(files, a)
+	}
+	paths, err := expandPaths(files)
+	if err != nil {
+		return nil, err
+	}
+	var inputs []mine.Input
+	if stdinUsed {
+		inputs = append(inputs, mine.Input{Name: "-", Open: func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }})
+	}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if fi.IsDir() {
+			return nil, fmt.Errorf("%s: is a directory (name the files, e.g. %s/*.jsonl)", p, p)
+		}
+		inputs = append(inputs, mine.Input{Name: p, Open: func() (io.ReadCloser, error) { return os.Open(p) }})
+	}
+	return inputs, nil
+}
+
+// expandPaths expands the glob patterns among args (a pattern matching
+// nothing is an error), drops repeats and sorts the result.
+func expandPaths(args []string) ([]string, error) {
+	var paths []string
+	seen := map[string]bool{}
+	for _, a := range args {
 		matches := []string{a}
 		if strings.ContainsAny(a, "*?[") {
 			var err error
@@ -224,21 +286,7 @@ func expandInputs(args []string, stdin io.Reader) ([]mine.Input, error) {
 		}
 	}
 	sort.Strings(paths)
-	var inputs []mine.Input
-	if stdinUsed {
-		inputs = append(inputs, mine.Input{Name: "-", Open: func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }})
-	}
-	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil {
-			return nil, err
-		}
-		if fi.IsDir() {
-			return nil, fmt.Errorf("%s: is a directory (name the files, e.g. %s/*.jsonl)", p, p)
-		}
-		inputs = append(inputs, mine.Input{Name: p, Open: func() (io.ReadCloser, error) { return os.Open(p) }})
-	}
-	return inputs, nil
+	return paths, nil
 }
 
 func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {

@@ -34,8 +34,8 @@ func newDiffCmd(streams IO) *cobra.Command {
 States are matched by id, transitions by (from, event, to), loops by their
 set of states. It reports states and transitions added and removed, states
 relabeled, transitions that flipped between rare and common, loops that
-appeared, disappeared, grew or shrank (max or p95 iterations), and a changed
-trunk. Counts always differ between two samples, so a transition's share of
+appeared, disappeared, were reshaped (states joined or left), grew or shrank
+(max or p95 iterations), and a changed trunk. Counts always differ between two samples, so a transition's share of
 its source's outflow is reported as changed only when a two-proportion
 z-test finds the change significant, and a state's whole outflow
 distribution only when a chi-square test does. Each family of tests is
@@ -200,7 +200,18 @@ func diffEdge(from, event, to string) string {
 	return from + " -[" + event + "]-> " + to
 }
 
-func diffPct(share float64) string { return fmt.Sprintf("%.1f%%", 100*share) }
+// diffPct shows a share with one decimal, but never rounds a share that is
+// not 0 or 1 to "0.0%" or "100.0%".
+func diffPct(share float64) string {
+	switch pc := 100 * share; {
+	case pc > 0 && pc < 0.05:
+		return "<0.1%"
+	case pc < 100 && pc >= 99.95:
+		return ">99.9%"
+	default:
+		return fmt.Sprintf("%.1f%%", pc)
+	}
+}
 
 func diffRareWord(rare bool) string {
 	if rare {
@@ -216,8 +227,32 @@ func diffLoopDetail(l automaton.LoopChange) string {
 	case automaton.LoopDisappeared:
 		return fmt.Sprintf("was max %d, p95 %d", l.Old.MaxIterations, l.Old.P95Iterations)
 	}
-	return fmt.Sprintf("max %d -> %d, p95 %d -> %d",
+	its := fmt.Sprintf("max %d -> %d, p95 %d -> %d",
 		l.Old.MaxIterations, l.New.MaxIterations, l.Old.P95Iterations, l.New.P95Iterations)
+	if m := diffMembership(l, func(s string) string { return s }); m != "" {
+		return m + "; " + its
+	}
+	return its
+}
+
+// diffMembership is "joined: a, b; left: c" for a reshaped loop, with
+// each id passed through show.
+func diffMembership(l automaton.LoopChange, show func(string) string) string {
+	list := func(ids []string) string {
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = show(id)
+		}
+		return strings.Join(out, ", ")
+	}
+	var parts []string
+	if len(l.Joined) > 0 {
+		parts = append(parts, "joined: "+list(l.Joined))
+	}
+	if len(l.Left) > 0 {
+		parts = append(parts, "left: "+list(l.Left))
+	}
+	return strings.Join(parts, "; ")
 }
 
 const (
@@ -418,7 +453,11 @@ func (r diffReport) markdown(w io.Writer) error {
 			for i, s := range l.States {
 				codes[i] = diffMDCode(s)
 			}
-			p("| %s | %s | %s | %s |\n", strings.Join(codes, ", "), l.Change,
+			kind := l.Change
+			if m := diffMembership(l, diffMDCode); m != "" {
+				kind += " (" + m + ")"
+			}
+			p("| %s | %s | %s | %s |\n", strings.Join(codes, ", "), kind,
 				diffLoopCell(l, func(s *automaton.LoopStats) int { return s.MaxIterations }),
 				diffLoopCell(l, func(s *automaton.LoopStats) int { return s.P95Iterations }))
 		}

@@ -1,12 +1,17 @@
 package cmd
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -242,5 +247,159 @@ func TestDiffAlphaFlag(t *testing.T) {
 		if found != tt.want {
 			t.Errorf("--alpha %s: timeout share change reported = %v, want %v", tt.alpha, found, tt.want)
 		}
+	}
+}
+
+func TestDiffLoopDetail(t *testing.T) {
+	stats := func(max, p95 int) *automaton.LoopStats {
+		return &automaton.LoopStats{MaxIterations: max, P95Iterations: p95}
+	}
+	tests := []struct {
+		l    automaton.LoopChange
+		want string
+	}{
+		{automaton.LoopChange{Change: automaton.LoopAppeared, New: stats(3, 2)}, "max 3, p95 2"},
+		{automaton.LoopChange{Change: automaton.LoopDisappeared, Old: stats(3, 2)}, "was max 3, p95 2"},
+		{automaton.LoopChange{Change: automaton.LoopGrew, Old: stats(3, 2), New: stats(5, 2)}, "max 3 -> 5, p95 2 -> 2"},
+		{automaton.LoopChange{Change: automaton.LoopReshaped, Joined: []string{"x"}, Left: []string{"y", "z"},
+			Old: stats(11, 5), New: stats(9, 4)}, "joined: x; left: y, z; max 11 -> 9, p95 5 -> 4"},
+	}
+	for _, tt := range tests {
+		if got := diffLoopDetail(tt.l); got != tt.want {
+			t.Errorf("diffLoopDetail(%s) = %q, want %q", tt.l.Change, got, tt.want)
+		}
+	}
+}
+
+func TestDiffPct(t *testing.T) {
+	tests := []struct {
+		share float64
+		want  string
+	}{
+		{0, "0.0%"}, {1, "100.0%"}, {0.5, "50.0%"}, {0.0004, "<0.1%"}, {0.0005, "0.1%"},
+		{0.9996, ">99.9%"}, {0.9994, "99.9%"},
+	}
+	for _, tt := range tests {
+		if got := diffPct(tt.share); got != tt.want {
+			t.Errorf("diffPct(%v) = %q, want %q", tt.share, got, tt.want)
+		}
+	}
+}
+
+// TestDiffHelpdeskHalves runs build and diff on the real help-desk log
+// (skipped when ../shared/data is absent): two halves split by session
+// must show no significant share or outflow change, while the earlier and
+// the later half of the sessions by start time must show the process
+// drift that is there (Wait is followed by Resolve ticket 19.5% of the
+// time before, 79.7% after).
+func TestDiffHelpdeskHalves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds four models from real data")
+	}
+	src := filepath.Join("..", "..", "shared", "data", "jsonl", "helpdesk.jsonl.gz")
+	if _, err := os.Stat(src); err != nil {
+		t.Skipf("no real data: %v", err)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rec struct {
+		Session string `json:"session_id"`
+		Step    int    `json:"step"`
+		TS      string `json:"ts"`
+	}
+	var lines [][]byte
+	var recs []rec
+	start := map[string]string{}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r rec
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, append([]byte(nil), sc.Bytes()...))
+		recs = append(recs, r)
+		if r.Step == 0 {
+			start[r.Session] = r.TS
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	sessions := make([]string, 0, len(start))
+	for s := range start {
+		sessions = append(sessions, s)
+	}
+	slices.SortFunc(sessions, func(a, b string) int {
+		return cmp.Or(strings.Compare(start[a], start[b]), strings.Compare(a, b))
+	})
+	early := map[string]bool{}
+	for _, s := range sessions[:len(sessions)/2] {
+		early[s] = true
+	}
+	dir := t.TempDir()
+	split := func(name string, inA func(session string) bool) (a, b string) {
+		var ba, bb bytes.Buffer
+		for i, l := range lines {
+			w := &bb
+			if inA(recs[i].Session) {
+				w = &ba
+			}
+			w.Write(l)
+			w.WriteByte('\n')
+		}
+		a, b = filepath.Join(dir, name+"-a.jsonl"), filepath.Join(dir, name+"-b.jsonl")
+		if err := os.WriteFile(a, ba.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(b, bb.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return a, b
+	}
+	build := func(log string) string {
+		out := strings.TrimSuffix(log, ".jsonl") + ".json"
+		var errOut bytes.Buffer
+		if code := Run(context.Background(), []string{"build", "-q", "--merge", "label", log, "-o", out}, IO{Out: &errOut, Err: &errOut}); code != 0 {
+			t.Fatalf("build %s: exit %d: %s", log, code, errOut.String())
+		}
+		return out
+	}
+	diff := func(a, b string) (d struct {
+		ShareChanges  []automaton.ShareChange  `json:"share_changes"`
+		OutflowShifts []automaton.OutflowShift `json:"outflow_shifts"`
+	}) {
+		var out, errOut bytes.Buffer
+		Run(context.Background(), []string{"diff", "--format", "json", a, b}, IO{Out: &out, Err: &errOut})
+		if err := json.Unmarshal(out.Bytes(), &d); err != nil {
+			t.Fatalf("diff %s %s: %v; stderr: %s", a, b, err, errOut.String())
+		}
+		return d
+	}
+
+	// By a hash of the session id: two samples of one process.
+	a, b := split("halves", func(s string) bool { return sha256.Sum256([]byte(s))[0]&1 == 0 })
+	if d := diff(build(a), build(b)); len(d.ShareChanges) != 0 || len(d.OutflowShifts) != 0 {
+		t.Errorf("halves: share changes %+v, outflow shifts %+v, want none", d.ShareChanges, d.OutflowShifts)
+	}
+
+	// By start time: 2010-01 to 2011-11 against 2011-11 to 2013-11.
+	a, b = split("time", func(s string) bool { return early[s] })
+	d := diff(build(a), build(b))
+	found := false
+	for _, c := range d.ShareChanges {
+		if c.From == "Wait" && c.To == "Resolve ticket" {
+			found = c.NewShare > c.OldShare
+		}
+	}
+	if !found {
+		t.Errorf("early vs late: no rise of Wait -> Resolve ticket among %+v", d.ShareChanges)
 	}
 }

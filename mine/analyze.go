@@ -47,6 +47,8 @@ func (b *builder) model() *automaton.Model {
 		Schema:  automaton.Schema,
 		Initial: automaton.StartID,
 		Params: automaton.Params{
+			Format:    lg.Format(),
+			Fields:    lg.Fields,
 			Merge:     b.opt.Merge,
 			RareCount: b.opt.RareCount,
 			RareRatio: b.opt.RareRatio,
@@ -62,6 +64,9 @@ func (b *builder) model() *automaton.Model {
 			Detours:    lg.Detours,
 			StepGaps:   lg.StepGaps,
 		},
+	}
+	if lg.Rules != nil {
+		m.Params.Labels = lg.Rules.Raw()
 	}
 	if b.opt.Merge == MergeAlergia {
 		m.Params.Alpha = b.opt.Alpha
@@ -103,10 +108,10 @@ func (b *builder) model() *automaton.Model {
 }
 
 // stateIDs names states so that the names survive a rebuild on similar data:
-// a label that has one state names it; the states of a label that has
-// several are told apart by context — the label of the state their heaviest
-// incoming transition comes from (label@source), then that transition's
-// event (label@source/event), then a rank by visits (#2, #3, ...).
+// the most visited state of a label is named by the label; the other states
+// of the label are told apart by context — the label of the state their
+// heaviest incoming transition comes from (label@source), then that
+// transition's event (label@source/event), then a rank by visits (#1, #2...).
 func (b *builder) stateIDs() []string {
 	d := b.d
 	lg := b.lg
@@ -170,34 +175,45 @@ func (b *builder) stateIDs() []string {
 			}
 			return s
 		}
+		// The most visited state keeps the bare label, so that a label that
+		// gains or loses a rare second state does not rename its main one.
+		sort.SliceStable(sts, func(i, j int) bool {
+			if b.visits[sts[i]] != b.visits[sts[j]] {
+				return b.visits[sts[i]] > b.visits[sts[j]]
+			}
+			return ctx(sts[i], true) < ctx(sts[j], true)
+		})
+		rest := sts
+		if !used[name] {
+			ids[sts[0]] = name
+			used[name] = true
+			rest = sts[1:]
+		}
 		count := map[string]int{}
-		for _, st := range sts {
+		for _, st := range rest {
 			count[ctx(st, false)]++
 		}
-		cand := make(map[int32]string, len(sts))
+		cand := make(map[int32]string, len(rest))
 		count2 := map[string]int{}
-		for _, st := range sts {
+		for _, st := range rest {
 			c := ctx(st, false)
-			if count[c] > 1 {
+			if count[c] > 1 || used[c] {
 				c = ctx(st, true)
 			}
 			cand[st] = c
 			count2[c]++
 		}
-		// Most visited first, so that the #n suffixes follow traffic.
-		sort.SliceStable(sts, func(i, j int) bool { return b.visits[sts[i]] > b.visits[sts[j]] })
 		seq := map[string]int{}
-		for _, st := range sts {
+		for _, st := range rest {
 			c := cand[st]
 			if count2[c] > 1 || used[c] {
-				seq[c]++
 				for {
+					seq[c]++
 					id := fmt.Sprintf("%s#%d", c, seq[c])
 					if !used[id] {
 						c = id
 						break
 					}
-					seq[c]++
 				}
 			}
 			ids[st] = c

@@ -38,7 +38,7 @@ type Options struct {
 
 // DefaultOptions are the options fsmine build uses when given none.
 func DefaultOptions() Options {
-	return Options{Merge: MergeAlergia, Alpha: 0.05, RareRatio: 0.05, TopVariants: 10}
+	return Options{Merge: MergeAlergia, Alpha: 0.01, RareRatio: 0.05, TopVariants: 10}
 }
 
 // ErrNoSessions is returned by Build for a log without any session.

@@ -45,9 +45,19 @@ const FormatJSONL = "jsonl"
 func init() {
 	registerFormat(&Format{
 		Name: FormatJSONL,
+		// JSONL is the fallback: an empty input, or one with a line that
+		// starts with an object, so that a bad first line is reported as
+		// a bad line rather than as an unknown format.
 		Detect: func(head []byte) bool {
-			head = bytes.TrimLeft(head, " \t\r\n")
-			return len(head) == 0 || head[0] == '{'
+			if len(bytes.TrimSpace(head)) == 0 {
+				return true
+			}
+			for _, line := range bytes.Split(head, []byte{'\n'}) {
+				if l := bytes.TrimLeft(line, " \t\r"); len(l) > 0 && l[0] == '{' {
+					return true
+				}
+			}
+			return false
 		},
 	})
 }

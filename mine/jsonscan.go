@@ -143,7 +143,7 @@ func newExtractor(paths []string) (*extractor, error) {
 		}
 		n.slots = append(n.slots, i)
 	}
-	root.index0()
+	root.buildMaps()
 	return &extractor{paths: append([]string(nil), paths...), root: root}, nil
 }
 
@@ -156,8 +156,8 @@ func (n *pathNode) childByName(seg string) *pathNode {
 	return nil
 }
 
-// index0 builds the key maps of nodes with many children.
-func (n *pathNode) index0() {
+// buildMaps builds the key maps of nodes with many children.
+func (n *pathNode) buildMaps() {
 	if len(n.children) >= manyChildren {
 		n.byKey = make(map[string]*pathNode, len(n.children))
 		for _, c := range n.children {
@@ -165,7 +165,7 @@ func (n *pathNode) index0() {
 		}
 	}
 	for _, c := range n.children {
-		c.index0()
+		c.buildMaps()
 	}
 }
 
@@ -408,19 +408,26 @@ func (x *extractor) skip(d []byte, i, depth int) (int, error) {
 // skipNested steps over the object or array opening at d[i] without
 // recursion: x.stack holds the open brackets.
 func (x *extractor) skipNested(d []byte, i, depth int) (int, error) {
-	stack := x.stack[:0]
-	defer func() { x.stack = stack[:0] }()
+	i, stack, err := skipBrackets(d, i, depth, x.stack[:0])
+	x.stack = stack[:0]
+	return i, err
+}
+
+// skipBrackets is the loop of skipNested; it returns stack for reuse.
+func skipBrackets(d []byte, i, depth int, stack []byte) (int, []byte, error) {
 	for {
 		// d[i] starts a value.
 		var err error
 		switch c := d[i]; {
+		case c == '"':
+			i, _, err = scanString(d, i+1)
 		case c == '{' || c == '[':
 			if depth+len(stack) >= maxDepth {
-				return i, errDepth(i)
+				return i, stack, errDepth(i)
 			}
 			stack = append(stack, c)
 			if i = skipSpace(d, i+1); i >= len(d) {
-				return i, errEnd(d)
+				return i, stack, errEnd(d)
 			}
 			if d[i] == c+2 { // '{'+2 == '}', '['+2 == ']'
 				stack = stack[:len(stack)-1]
@@ -429,12 +436,10 @@ func (x *extractor) skipNested(d []byte, i, depth int) (int, error) {
 			}
 			if c == '{' {
 				if i, err = skipKey(d, i); err != nil {
-					return i, err
+					return i, stack, err
 				}
 			}
 			continue
-		case c == '"':
-			i, _, err = scanString(d, i+1)
 		case c == 't':
 			i, err = scanLiteral(d, i, "true")
 		case c == 'f':
@@ -444,27 +449,27 @@ func (x *extractor) skipNested(d []byte, i, depth int) (int, error) {
 		case c == '-' || c >= '0' && c <= '9':
 			i, err = scanNumber(d, i)
 		default:
-			return i, errChar(d, i, "looking for beginning of value")
+			return i, stack, errChar(d, i, "looking for beginning of value")
 		}
 		if err != nil {
-			return i, err
+			return i, stack, err
 		}
 		// A value ended at d[i]: close brackets until another value starts.
 		for {
 			if len(stack) == 0 {
-				return i, nil
+				return i, stack, nil
 			}
 			if i = skipSpace(d, i); i >= len(d) {
-				return i, errEnd(d)
+				return i, stack, errEnd(d)
 			}
 			open := stack[len(stack)-1]
 			if d[i] == ',' {
 				if i = skipSpace(d, i+1); i >= len(d) {
-					return i, errEnd(d)
+					return i, stack, errEnd(d)
 				}
 				if open == '{' {
 					if i, err = skipKey(d, i); err != nil {
-						return i, err
+						return i, stack, err
 					}
 				}
 				break
@@ -475,9 +480,9 @@ func (x *extractor) skipNested(d []byte, i, depth int) (int, error) {
 				continue
 			}
 			if open == '{' {
-				return i, errChar(d, i, "after object key:value pair")
+				return i, stack, errChar(d, i, "after object key:value pair")
 			}
-			return i, errChar(d, i, "after array element")
+			return i, stack, errChar(d, i, "after array element")
 		}
 	}
 }
@@ -524,11 +529,13 @@ const (
 
 // stopMask has the high bit set in the byte lanes of w that may end a run of
 // plain string bytes: '"', '\\' or a control character. The lowest set bit
-// is exact; lanes above it may be false positives from borrows.
+// is exact; lanes above it may be false positives from borrows. Flipping
+// bit 1 maps '"' (0x22) to 0x20 and keeps control characters below 0x20, so
+// one "less than 0x21" test finds both.
 func stopMask(w uint64) uint64 {
-	q := w ^ (lsb * '"')
+	x := w ^ (lsb * 0x02)
 	b := w ^ (lsb * '\\')
-	return (((q - lsb) &^ q) | ((b - lsb) &^ b) | ((w - lsb*0x20) &^ w)) & msb
+	return ((x-lsb*0x21)&^x | (b-lsb)&^b) & msb
 }
 
 // scanString validates the rest of a string whose opening quote is at
@@ -537,22 +544,20 @@ func stopMask(w uint64) uint64 {
 func scanString(d []byte, i int) (int, bool, error) {
 	esc := false
 	for {
-		for i+8 <= len(d) {
-			if m := stopMask(binary.LittleEndian.Uint64(d[i:])); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
+		if i+8 <= len(d) {
+			m := stopMask(binary.LittleEndian.Uint64(d[i:]))
+			if m == 0 {
+				i += 8
+				continue
 			}
-			i += 8
-		}
-		for i < len(d) {
-			c := d[i]
-			if c < ' ' || c == '"' || c == '\\' {
-				break
+			i += bits.TrailingZeros64(m) >> 3
+		} else {
+			for i < len(d) && d[i] >= ' ' && d[i] != '"' && d[i] != '\\' {
+				i++
 			}
-			i++
-		}
-		if i >= len(d) {
-			return i, esc, errEnd(d)
+			if i >= len(d) {
+				return i, esc, errEnd(d)
+			}
 		}
 		switch c := d[i]; c {
 		case '"':
@@ -718,14 +723,17 @@ func hex4(h []byte) rune {
 	return r
 }
 
+//go:noinline
 func errEnd(d []byte) error {
 	return &syntaxError{Offset: len(d), Msg: "unexpected end of input"}
 }
 
+//go:noinline
 func errChar(d []byte, i int, context string) error {
 	return &syntaxError{Offset: i, Msg: "invalid character " + quoteChar(d[i]) + " " + context}
 }
 
+//go:noinline
 func errDepth(i int) error {
 	return &syntaxError{Offset: i, Msg: "exceeded max depth"}
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -406,11 +409,16 @@ func FuzzExtract(f *testing.F) {
 	}
 	fixed := mustExtractor(f, "a", "a.b", "a.0", "a.0.c", "s", "session_id", "attrs.task_id")
 	fixedOut := make([]value, len(fixed.paths))
+	none := mustExtractor(f)
 	f.Fuzz(func(t *testing.T, line []byte) {
 		orig := bytes.Clone(line)
 		err := fixed.extract(line, fixedOut)
 		if !bytes.Equal(line, orig) {
 			t.Fatalf("extract modified its input")
+		}
+		// Descending into a value and skipping it must agree on errors.
+		if errSkip := none.extract(line, nil); !reflect.DeepEqual(err, errSkip) {
+			t.Fatalf("extract(%q) = %v with paths, %v without", line, err, errSkip)
 		}
 		valid := json.Valid(line) && isObject(line)
 		if (err == nil) != valid {
@@ -557,6 +565,46 @@ func coerceUTF8(b []byte) string {
 	return sb.String()
 }
 
+// TestExtractRealData compares extract with encoding/json on the project's
+// real logs, when they are present.
+func TestExtractRealData(t *testing.T) {
+	files, _ := filepath.Glob("../../shared/data/jsonl/*.jsonl")
+	if len(files) == 0 {
+		t.Skip("no real logs in ../../shared/data/jsonl")
+	}
+	paths := []string{"session_id", "step", "node", "event", "ts", "attrs.task_id", "attrs.reward", "attrs"}
+	x := mustExtractor(t, paths...)
+	out := make([]value, len(paths))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+		for n, line := range lines {
+			if err := x.extract(line, out); err != nil {
+				t.Fatalf("%s:%d: %v", file, n+1, err)
+			}
+			var m map[string]any
+			dec := json.NewDecoder(bytes.NewReader(line))
+			dec.UseNumber()
+			if err := dec.Decode(&m); err != nil {
+				t.Fatalf("%s:%d: encoding/json: %v", file, n+1, err)
+			}
+			attrs, _ := m["attrs"].(map[string]any)
+			wants := []any{m["session_id"], m["step"], m["node"], m["event"], m["ts"], attrs["task_id"], attrs["reward"], m["attrs"]}
+			for i, want := range wants {
+				if want == nil {
+					want = missingValue{} // absent from these logs, never null
+				}
+				if msg := sameValue(out[i], want); msg != "" {
+					t.Fatalf("%s:%d: path %q: %s", file, n+1, paths[i], msg)
+				}
+			}
+		}
+	}
+}
+
 // benchLine is a record from tau2-bench (MIT, github.com/sierra-research/
 // tau2-bench) in fsmine's record form, as in the project's tau2_retail.jsonl.
 const benchLine = `{"session_id": "ft-gpt-4.1_retail_default_gpt-4.1_1trials:17:t0:da7bd81a", "step": 12, ` +
@@ -638,4 +686,84 @@ func benchmarkExtract(b *testing.B, text string) {
 		rec = benchRecord{}
 		return json.Unmarshal(line, &rec)
 	})
+}
+
+// naiveScanString is scanString one byte at a time, for checking the
+// word-at-a-time version.
+func naiveScanString(d []byte, i int) (end int, esc bool, errOffset int) {
+	for i < len(d) {
+		switch c := d[i]; {
+		case c == '"':
+			return i + 1, esc, -1
+		case c == '\\':
+			esc = true
+			if i+1 >= len(d) {
+				return 0, esc, len(d)
+			}
+			switch d[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				for k := i + 2; k < i+6; k++ {
+					if k >= len(d) {
+						return 0, esc, len(d)
+					}
+					if !strings.ContainsRune("0123456789abcdefABCDEF", rune(d[k])) {
+						return 0, esc, k
+					}
+				}
+				i += 6
+			default:
+				return 0, esc, i + 1
+			}
+		case c < 0x20:
+			return 0, esc, i
+		default:
+			i++
+		}
+	}
+	return 0, esc, len(d)
+}
+
+func TestScanStringMatchesNaive(t *testing.T) {
+	check := func(d []byte) {
+		t.Helper()
+		wantEnd, wantEsc, wantOff := naiveScanString(d, 1)
+		end, esc, err := scanString(d, 1)
+		if wantOff >= 0 {
+			var se *syntaxError
+			if !errors.As(err, &se) || se.Offset != wantOff {
+				t.Fatalf("scanString(%q) = %d, %v, want an error at %d", d, end, err, wantOff)
+			}
+			return
+		}
+		if err != nil || end != wantEnd || esc != wantEsc {
+			t.Fatalf("scanString(%q) = %d, %v, %v, want %d, %v, nil", d, end, esc, err, wantEnd, wantEsc)
+		}
+	}
+	// Every byte value at every position of two words, after and before
+	// bytes that sit next to the special ones.
+	for _, pad := range []byte{'a', ' ', '!', '#', 0x1f + 1, '[', ']', 0x7f, 0x80, 0xa2, 0xdc, 0xff} {
+		for pos := 0; pos < 17; pos++ {
+			for c := 0; c < 256; c++ {
+				d := bytes.Repeat([]byte{pad}, 40)
+				d[0] = '"'
+				d[1+pos] = byte(c)
+				d[len(d)-1] = '"'
+				check(d)
+				check(d[:2+pos]) // the special byte is the last one
+			}
+		}
+	}
+	// Random strings over an alphabet of special and ordinary bytes.
+	alphabet := []byte("\"\\/bfnrtu0aF \x00\x01\x1f\x21\x22\x5b\x5c\x5d\x7f\x80\xff")
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		d := make([]byte, 1+r.IntN(40))
+		d[0] = '"'
+		for k := 1; k < len(d); k++ {
+			d[k] = alphabet[r.IntN(len(alphabet))]
+		}
+		check(d)
+	}
 }

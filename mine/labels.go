@@ -40,9 +40,10 @@ type Rule struct {
 	Fold   bool       `json:"fold,omitempty"`
 	Detour bool       `json:"detour,omitempty"`
 
-	fields []string // dotted paths, in the order written
-	res    []*regexp.Regexp
-	tmpl   []tmplPart
+	fields   []string // dotted paths, in the order written
+	constant bool     // State has no capture references
+	res      []*regexp.Regexp
+	tmpl     []tmplPart
 }
 
 // action is what labelling does with a record.
@@ -171,6 +172,7 @@ func (r *Rule) compile() error {
 			return fmt.Errorf("state %q: %w", r.State, err)
 		}
 		r.tmpl = t
+		r.constant = len(t) == 1 && !t[0].ref
 		if isReserved(r.State) {
 			return fmt.Errorf("state %q is reserved", r.State)
 		}
@@ -320,6 +322,9 @@ next:
 		}
 		if r.Drop {
 			return labelResult{act: actDrop}, nil
+		}
+		if r.constant {
+			return labelResult{label: r.tmpl[0].lit, fold: r.Fold, detour: r.Detour}, nil
 		}
 		var b strings.Builder
 		for _, t := range r.tmpl {

@@ -1,6 +1,7 @@
 package mine
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"sort"
@@ -24,12 +25,18 @@ type Log struct {
 	StepGaps   int // places where a session's step numbers skip
 	Bad        []BadLine
 
-	names    []string
-	nameIDs  map[string]uint32
-	bySess   map[string]int
-	raw      [][]rawStep
-	nextPos  int64
-	recCount []int
+	// Fields and Rules are the read options the log was read with; Build
+	// records them in the model's params.
+	Fields map[string]string
+	Rules  *Rules
+
+	names     []string
+	nameIDs   map[string]uint32
+	bySess    map[string]int
+	raw       [][]rawStep
+	nextPos   uint32
+	fileStart []uint32 // pos of each input's first record; see fileOf
+	fileSeen  []bool
 }
 
 // Session is one session of a log.
@@ -46,38 +53,45 @@ type Visit struct {
 	File    uint32 // index into Log.Files
 	Line    uint32 // the first record's line
 	Records uint32 // how many records the visit stands for
-	Time    int64  // Unix nanoseconds of the first record, or 0
 	DwellMS float64
 	// HasDwell says whether DwellMS is known: from the next visit's time or
 	// the records' duration_ms.
 	HasDwell bool
 }
 
+// rawStep is a record kept until its session is complete: 40 bytes, as a
+// log of ten million records holds ten million of them at once. The file is
+// not stored: it follows from pos (see Log.fileStart); the low byte of
+// hashFlags holds the flags, the upper 24 bits a hash of the line.
 type rawStep struct {
-	step    int64
-	ts      int64
-	pos     int64
-	hash    uint64
-	dur     float64
-	label   uint32
-	event   uint32
-	node    uint32
-	file    uint32
-	line    uint32
-	hasStep bool
-	hasTS   bool
-	hasDur  bool
-	drop    bool
-	fold    bool
-	detour  bool
+	step      int64
+	ts        int64
+	pos       uint32
+	hashFlags uint32
+	dur       float32
+	label     uint32
+	event     uint32
+	line      uint32
 }
+
+const (
+	rsHasStep = 1 << iota
+	rsHasTS
+	rsHasDur
+	rsDrop
+	rsFold
+	rsDetour
+)
+
+func (s *rawStep) has(f uint32) bool { return s.hashFlags&f != 0 }
 
 func newLog(files int) *Log {
 	return &Log{
-		Files:    make([]automaton.SourceFile, files),
-		nameIDs:  map[string]uint32{},
-		bySess:   map[string]int{},
-		recCount: make([]int, files),
+		Files:     make([]automaton.SourceFile, files),
+		nameIDs:   map[string]uint32{},
+		bySess:    map[string]int{},
+		fileStart: make([]uint32, files),
+		fileSeen:  make([]bool, files),
 	}
 }
 
@@ -95,6 +109,7 @@ func (lg *Log) intern(s string) uint32 {
 		return id
 	}
 	id := uint32(len(lg.names))
+	s = strings.Clone(s)
 	lg.names = append(lg.names, s)
 	lg.nameIDs[s] = id
 	return id
@@ -113,6 +128,10 @@ func (lg *Log) addChunk(c *chunk, strict bool) error {
 		}
 	}
 	f := &lg.Files[c.file]
+	if !lg.fileSeen[c.file] {
+		lg.fileSeen[c.file] = true
+		lg.fileStart[c.file] = lg.nextPos
+	}
 	for i := range c.recs {
 		r := &c.recs[i]
 		if r.fileLine < 0 {
@@ -124,18 +143,33 @@ func (lg *Log) addChunk(c *chunk, strict bool) error {
 		lg.Records++
 		si, ok := lg.bySess[r.session]
 		if !ok {
+			id := strings.Clone(r.session)
 			si = len(lg.raw)
-			lg.bySess[r.session] = si
+			lg.bySess[id] = si
 			lg.raw = append(lg.raw, nil)
-			lg.Sessions = append(lg.Sessions, Session{ID: r.session})
+			lg.Sessions = append(lg.Sessions, Session{ID: id})
+		}
+		flags := uint32(r.hash) &^ 0xff
+		for _, f := range [...]struct {
+			on   bool
+			flag uint32
+		}{{r.hasStep, rsHasStep}, {r.hasTS, rsHasTS}, {r.hasDur, rsHasDur}, {r.drop, rsDrop}, {r.fold, rsFold}, {r.detour, rsDetour}} {
+			if f.on {
+				flags |= f.flag
+			}
+		}
+		if raw := lg.raw[si]; len(raw) == cap(raw) {
+			// Grow by half rather than double: sessions are short and
+			// millions of them are open at once.
+			lg.raw[si] = slices.Grow(raw, max(4, len(raw)/2))
 		}
 		lg.raw[si] = append(lg.raw[si], rawStep{
-			step: r.step, ts: r.ts, pos: lg.nextPos, hash: r.hash, dur: r.dur,
-			label: lg.intern(r.label), event: lg.intern(r.event), node: lg.intern(r.node),
-			file: uint32(c.file), line: uint32(r.fileLine),
-			hasStep: r.hasStep, hasTS: r.hasTS, hasDur: r.hasDur,
-			drop: r.drop, fold: r.fold, detour: r.detour,
+			step: r.step, ts: r.ts, pos: lg.nextPos, hashFlags: flags, dur: float32(r.dur),
+			label: lg.intern(r.label), event: lg.intern(r.event), line: uint32(r.fileLine),
 		})
+		if lg.nextPos == math.MaxUint32 {
+			return errTooManyRecords
+		}
 		lg.nextPos++
 	}
 	return nil
@@ -144,6 +178,16 @@ func (lg *Log) addChunk(c *chunk, strict bool) error {
 // finish orders each session's records, drops duplicates, applies drops,
 // detours and folds, and sorts sessions by id.
 func (lg *Log) finish() {
+	// An input that sent no chunk starts where the next one does, so that
+	// starts never decrease.
+	for i := len(lg.fileStart) - 1; i >= 0; i-- {
+		if !lg.fileSeen[i] {
+			lg.fileStart[i] = math.MaxUint32
+			if i+1 < len(lg.fileStart) {
+				lg.fileStart[i] = lg.fileStart[i+1]
+			}
+		}
+	}
 	for si := range lg.Sessions {
 		lg.Sessions[si].Visits = lg.visits(si, lg.raw[si])
 		lg.raw[si] = nil
@@ -168,8 +212,8 @@ func (lg *Log) finish() {
 func (lg *Log) visits(si int, steps []rawStep) []Visit {
 	allStep, allTS := true, true
 	for i := range steps {
-		allStep = allStep && steps[i].hasStep
-		allTS = allTS && steps[i].hasTS
+		allStep = allStep && steps[i].has(rsHasStep)
+		allTS = allTS && steps[i].has(rsHasTS)
 	}
 	slices.SortStableFunc(steps, func(a, b rawStep) int {
 		if allStep && a.step != b.step {
@@ -178,7 +222,7 @@ func (lg *Log) visits(si int, steps []rawStep) []Visit {
 		if allTS && a.ts != b.ts {
 			return cmp64(a.ts, b.ts)
 		}
-		return cmp64(a.pos, b.pos)
+		return cmp64(int64(a.pos), int64(b.pos))
 	})
 	// Exact duplicates sort next to each other only within a run of equal
 	// keys; look for them there.
@@ -191,14 +235,14 @@ func (lg *Log) visits(si int, steps []rawStep) []Visit {
 			if (allStep && k.step != s.step) || (!allStep && allTS && k.ts != s.ts) || (!allStep && !allTS) {
 				break
 			}
-			if k.hash == s.hash && k.step == s.step && k.ts == s.ts && k.label == s.label && k.event == s.event && k.node == s.node && k.hasStep == s.hasStep && k.hasTS == s.hasTS {
+			if k.hashFlags == s.hashFlags && k.step == s.step && k.ts == s.ts && k.label == s.label && k.event == s.event {
 				dup = true
 				break
 			}
 		}
 		if dup {
 			lg.Duplicates++
-			lg.Files[s.file].Duplicates++
+			lg.Files[lg.fileOf(s.pos)].Duplicates++
 			continue
 		}
 		kept = append(kept, s)
@@ -217,37 +261,34 @@ func (lg *Log) visits(si int, steps []rawStep) []Visit {
 	dwell := make([]float64, len(steps))
 	for i := range steps {
 		dwell[i] = math.NaN()
-		if steps[i].hasTS && i+1 < len(steps) && steps[i+1].hasTS {
+		if steps[i].has(rsHasTS) && i+1 < len(steps) && steps[i+1].has(rsHasTS) {
 			dwell[i] = float64(steps[i+1].ts-steps[i].ts) / 1e6
-		} else if steps[i].hasDur {
-			dwell[i] = steps[i].dur
+		} else if steps[i].has(rsHasDur) {
+			dwell[i] = float64(steps[i].dur)
 		}
 	}
 
 	vs := make([]Visit, 0, len(steps))
 	for i, s := range steps {
-		if s.drop {
+		if s.has(rsDrop) {
 			lg.Dropped++
 			if n := len(vs); n > 0 && !math.IsNaN(dwell[i]) && vs[n-1].HasDwell {
 				vs[n-1].DwellMS += dwell[i]
 			}
 			continue
 		}
-		v := Visit{Label: s.label, Event: s.event, Step: -1, File: s.file, Line: s.line, Records: 1}
-		if s.hasStep {
+		v := Visit{Label: s.label, Event: s.event, Step: -1, File: uint32(lg.fileOf(s.pos)), Line: s.line, Records: 1}
+		if s.has(rsHasStep) {
 			v.Step = s.step
-		}
-		if s.hasTS {
-			v.Time = s.ts
 		}
 		if !math.IsNaN(dwell[i]) {
 			v.DwellMS, v.HasDwell = dwell[i], true
 		}
 		vs = append(vs, v)
-		if s.detour {
+		if s.has(rsDetour) {
 			vs[len(vs)-1].Records |= detourBit
 		}
-		if s.fold {
+		if s.has(rsFold) {
 			vs[len(vs)-1].Records |= foldBit
 		}
 	}
@@ -325,6 +366,17 @@ func (lg *Log) fold(vs []Visit) []Visit {
 	return out
 }
 
+// fileOf returns the index of the input that holds the record at pos.
+func (lg *Log) fileOf(pos uint32) int {
+	// The last input whose first record is at or before pos: an input
+	// without records shares its successor's start and loses to it.
+	i := sort.Search(len(lg.fileStart), func(i int) bool { return lg.fileStart[i] > pos }) - 1
+	return max(i, 0)
+}
+
+// errTooManyRecords stops a read past what record positions can count.
+var errTooManyRecords = errors.New("more than 4,294,967,295 records in one read: split the logs and use --partial")
+
 func cmp64(a, b int64) int {
 	switch {
 	case a < b:
@@ -347,4 +399,19 @@ func (lg *Log) Moves(s *Session) []automaton.Move {
 		ev = lg.names[v.Event]
 	}
 	return append(out, automaton.Move{Event: ev, Label: automaton.EndID})
+}
+
+// Format names the format the inputs were read as: the one format they
+// share, or their formats joined with "+" in name order.
+func (lg *Log) Format() string {
+	seen := map[string]bool{}
+	var names []string
+	for _, f := range lg.Files {
+		if f.Format != "" && !seen[f.Format] {
+			seen[f.Format] = true
+			names = append(names, f.Format)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, "+")
 }

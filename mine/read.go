@@ -39,6 +39,10 @@ type ReadOptions struct {
 	// Format is the input format (see Formats); "" or FormatAuto recognises
 	// each input's format from its content.
 	Format string
+	// Progress, when set, is called from the reading goroutine after each
+	// chunk with the input's name and the bytes of lines read so far in
+	// all inputs (after decompression and conversion).
+	Progress func(input string, bytes int64)
 }
 
 // BadLine is a skipped input line and why it was skipped.
@@ -87,6 +91,7 @@ func Read(inputs []Input, opt ReadOptions) (*Log, error) {
 		return nil, err
 	}
 	lg := newLog(len(inputs))
+	lg.Fields, lg.Rules = opt.Fields, opt.Rules
 	for i, in := range inputs {
 		lg.Files[i].Path = in.Name
 	}
@@ -108,7 +113,7 @@ func Read(inputs []Input, opt ReadOptions) (*Log, error) {
 		}()
 	}
 	go func() {
-		readErr = readInputs(inputs, lg, opt.Format, maxLine, todo, stop)
+		readErr = readInputs(inputs, lg, opt, maxLine, todo, stop)
 		close(todo)
 		wg.Wait()
 		close(done)
@@ -149,8 +154,9 @@ func Read(inputs []Input, opt ReadOptions) (*Log, error) {
 
 // readInputs cuts each input into chunks of whole lines and sends them to
 // the workers. It also hashes each input and counts its lines.
-func readInputs(inputs []Input, lg *Log, format string, maxLine int, todo chan<- *chunk, stop <-chan struct{}) error {
+func readInputs(inputs []Input, lg *Log, opt ReadOptions, maxLine int, todo chan<- *chunk, stop <-chan struct{}) error {
 	seq := 0
+	var total int64
 	for i, in := range inputs {
 		rc, err := in.Open()
 		if err != nil {
@@ -158,10 +164,14 @@ func readInputs(inputs []Input, lg *Log, format string, maxLine int, todo chan<-
 		}
 		h := sha256.New()
 		var f *Format
-		f, err = splitLines(rc, h, format, maxLine, func(first int, data []byte) bool {
+		f, err = splitLines(rc, h, opt.Format, maxLine, func(first int, data []byte) bool {
 			select {
 			case todo <- &chunk{seq: seq, file: i, firstLine: first, data: data}:
 				seq++
+				total += int64(len(data))
+				if opt.Progress != nil {
+					opt.Progress(in.Name, total)
+				}
 				return true
 			case <-stop:
 				return false
@@ -198,6 +208,9 @@ func splitLines(r io.Reader, h hash.Hash, format string, maxLine int, emit func(
 		r = br
 	}
 	hr := bufio.NewReaderSize(io.TeeReader(r, h), 64<<10)
+	if bom, _ := hr.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
+		hr.Discard(3) // a UTF-8 byte-order mark is no part of the first record
+	}
 	head, _ := hr.Peek(64 << 10)
 	f, err := pickFormat(format, head)
 	if err != nil {
@@ -206,8 +219,14 @@ func splitLines(r io.Reader, h hash.Hash, format string, maxLine int, emit func(
 	r = hr
 	if f.Convert != nil {
 		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(f.Convert(hr, pw)) }()
-		defer pr.Close()
+		converted := make(chan struct{})
+		go func() {
+			defer close(converted)
+			pw.CloseWithError(f.Convert(hr, pw))
+		}()
+		// Wait for the converter on every return, so that it no longer
+		// reads (and hashes) the input once the caller takes the hash.
+		defer func() { pr.Close(); <-converted }()
 		r = pr
 	}
 	return f, splitLinesFrom(r, maxLine, emit)
@@ -217,7 +236,7 @@ func splitLinesFrom(r io.Reader, maxLine int, emit func(first int, data []byte) 
 	line := 1
 	var carry []byte
 	for {
-		buf := make([]byte, len(carry), max(chunkSize, len(carry)+chunkSize/2))
+		buf := getChunkBuf(len(carry) + chunkSize/2)[:len(carry)]
 		copy(buf, carry)
 		n, err := io.ReadFull(r, buf[len(carry):cap(buf)])
 		buf = buf[:len(carry)+n]
@@ -286,5 +305,24 @@ func parseChunk(p *parser, c *chunk, name string) {
 		c.recs = append(c.recs, r)
 		line++
 	}
+	putChunkBuf(c.data)
 	c.data = nil
+}
+
+// chunkBufs recycles read buffers: a log is read through a few of them
+// instead of allocating (and zeroing) a fresh megabyte per chunk.
+var chunkBufs sync.Pool
+
+func getChunkBuf(need int) []byte {
+	if b, ok := chunkBufs.Get().(*[]byte); ok && cap(*b) >= need {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, max(chunkSize, need))
+}
+
+func putChunkBuf(b []byte) {
+	if cap(b) == chunkSize {
+		b = b[:0]
+		chunkBufs.Put(&b)
+	}
 }

@@ -1,12 +1,14 @@
 package mine
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // Field names of fsmine's record format. Fields maps each to the dotted path
@@ -51,6 +53,7 @@ func ParseFieldMap(pairs []string) (map[string]string, error) {
 // concurrent use; each worker has its own.
 type parser struct {
 	x      *extractor
+	arena  []byte // backs the strings of parsed records; see str
 	vals   []value
 	paths  []string       // all extracted paths: core fields first, then rule fields
 	pos    map[string]int // path -> index into vals
@@ -113,9 +116,26 @@ func (e *badRecord) Error() string { return e.msg }
 
 func bad(format string, args ...any) error { return &badRecord{fmt.Sprintf(format, args...)} }
 
+// str copies b into the parser's arena and returns it as a string. Arena
+// blocks are never reused or moved, so the strings stay valid; whoever keeps
+// one beyond the chunk (the Log's name table) clones it, so that a block is
+// freed once its chunk is consumed. It saves an allocation per field per
+// record.
+func (p *parser) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > cap(p.arena)-len(p.arena) {
+		p.arena = make([]byte, 0, max(32<<10, len(b)))
+	}
+	start := len(p.arena)
+	p.arena = append(p.arena, b...)
+	return unsafe.String(&p.arena[start], len(b))
+}
+
 // parse fills r from line. It returns a *badRecord error for input that
 // breaks the record format, and errUnmatched where the rules require a
-// match. Strings in r are fresh copies.
+// match. Strings in r live in the parser's arena (see str).
 func (p *parser) parse(line []byte, r *rec) error {
 	if err := p.x.extract(line, p.vals); err != nil {
 		return bad("%v", err)
@@ -127,9 +147,9 @@ func (p *parser) parse(line []byte, r *rec) error {
 		if len(v[0].raw) == 0 {
 			return bad("%s is empty", p.paths[0])
 		}
-		r.session = string(v[0].raw)
+		r.session = p.str(v[0].raw)
 	case kindNumber:
-		r.session = string(v[0].raw)
+		r.session = p.str(v[0].raw)
 	case kindMissing:
 		return bad("missing %s", p.paths[0])
 	default:
@@ -140,7 +160,7 @@ func (p *parser) parse(line []byte, r *rec) error {
 		if len(v[1].raw) == 0 {
 			return bad("%s is empty", p.paths[1])
 		}
-		r.node = string(v[1].raw)
+		r.node = p.str(v[1].raw)
 	case kindMissing:
 		return bad("missing %s", p.paths[1])
 	default:
@@ -148,7 +168,7 @@ func (p *parser) parse(line []byte, r *rec) error {
 	}
 	switch v[2].kind {
 	case kindString:
-		r.event = string(v[2].raw)
+		r.event = p.str(v[2].raw)
 	case kindMissing, kindNull:
 		r.event = ""
 	default:
@@ -246,6 +266,9 @@ func kindName(k valueKind) string {
 // offset colon variants that time.RFC3339Nano accepts), or a number of Unix
 // seconds or milliseconds written as a string.
 func parseTime(s string) (int64, error) {
+	if ns, ok := parseRFC3339Fast(s); ok {
+		return ns, nil
+	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t.UnixNano(), nil
 	}
@@ -270,9 +293,10 @@ func unixNumber(f float64) int64 {
 	return int64(f * 1e9)
 }
 
-// hashLine is FNV-1a over the line with surrounding white space trimmed: two
+// hashLine hashes the line with surrounding white space trimmed: two
 // records are duplicates when their lines hash alike and their parsed fields
-// agree.
+// agree. It reads eight bytes a round (the mixing of xxHash64's rounds) and
+// is fixed, so the same input gives the same result on every run.
 func hashLine(b []byte) uint64 {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
 		b = b[1:]
@@ -280,10 +304,97 @@ func hashLine(b []byte) uint64 {
 	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
 		b = b[:len(b)-1]
 	}
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
+	const (
+		p1 = 11400714785074694791
+		p2 = 14029467366897019727
+		p3 = 1609587929392839161
+		p4 = 9650029242287828579
+	)
+	h := uint64(p3) + uint64(len(b))
+	for len(b) >= 8 {
+		k := binary.LittleEndian.Uint64(b)
+		k *= p2
+		k = k<<31 | k>>33
+		k *= p1
+		h ^= k
+		h = (h<<27|h>>37)*p1 + p4
+		b = b[8:]
 	}
+	for _, c := range b {
+		h ^= uint64(c) * p3
+		h = (h<<11 | h>>53) * p1
+	}
+	h ^= h >> 33
+	h *= p2
+	h ^= h >> 29
+	h *= p3
+	h ^= h >> 32
 	return h
+}
+
+// parseRFC3339Fast reads the common shape of RFC 3339 timestamps,
+// YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM), without time.Parse's
+// generality; anything else (or an invalid field) reports !ok and is left to
+// time.Parse, which also has the last word on validity.
+func parseRFC3339Fast(s string) (int64, bool) {
+	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return 0, false
+	}
+	num := func(i, n int) (int, bool) {
+		v := 0
+		for _, c := range []byte(s[i : i+n]) {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v, true
+	}
+	year, ok1 := num(0, 4)
+	month, ok2 := num(5, 2)
+	day, ok3 := num(8, 2)
+	hour, ok4 := num(11, 2)
+	min, ok5 := num(14, 2)
+	sec, ok6 := num(17, 2)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 || day > 28 || hour > 23 || min > 59 || sec > 59 {
+		// Days past the 28th need the month's length: time.Parse checks.
+		return 0, false
+	}
+	i := 19
+	nanos := 0
+	if i < len(s) && s[i] == '.' {
+		i++
+		digits := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			if digits < 9 {
+				nanos = nanos*10 + int(s[i]-'0')
+			}
+			digits++
+			i++
+		}
+		if digits == 0 {
+			return 0, false
+		}
+		for d := digits; d < 9; d++ {
+			nanos *= 10
+		}
+	}
+	offset := 0
+	switch {
+	case i == len(s)-1 && s[i] == 'Z':
+	case i == len(s)-6 && (s[i] == '+' || s[i] == '-') && s[i+3] == ':':
+		oh, ok1 := num(i+1, 2)
+		om, ok2 := num(i+4, 2)
+		if !ok1 || !ok2 || oh > 23 || om > 59 {
+			return 0, false
+		}
+		offset = (oh*60 + om) * 60
+		if s[i] == '-' {
+			offset = -offset
+		}
+	default:
+		return 0, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, min, sec, nanos, time.UTC)
+	return t.UnixNano() - int64(offset)*1e9, true
 }

@@ -183,7 +183,14 @@ func diffCaption(d *automaton.Diff) string {
 		case automaton.LoopDisappeared:
 			lines = append(lines, fmt.Sprintf("loop %s disappeared (was max %d, p95 %d)", states, l.Old.MaxIterations, l.Old.P95Iterations))
 		default:
-			lines = append(lines, fmt.Sprintf("loop %s %s: max %d -> %d, p95 %d -> %d", states, l.Change,
+			member := ""
+			if len(l.Joined) > 0 {
+				member += " +{" + strings.Join(l.Joined, ", ") + "}"
+			}
+			if len(l.Left) > 0 {
+				member += " -{" + strings.Join(l.Left, ", ") + "}"
+			}
+			lines = append(lines, fmt.Sprintf("loop %s %s%s: max %d -> %d, p95 %d -> %d", states, l.Change, member,
 				l.Old.MaxIterations, l.New.MaxIterations, l.Old.P95Iterations, l.New.P95Iterations))
 		}
 	}
@@ -208,7 +215,18 @@ func diffFont(color string) string {
 	return color
 }
 
-func diffPercent(share float64) string { return fmt.Sprintf("%.1f%%", 100*share) }
+// diffPercent shows a share with one decimal, but never rounds a share that is
+// not 0 or 1 to "0.0%" or "100.0%".
+func diffPercent(share float64) string {
+	switch pc := 100 * share; {
+	case pc > 0 && pc < 0.05:
+		return "<0.1%"
+	case pc < 100 && pc >= 99.95:
+		return ">99.9%"
+	default:
+		return fmt.Sprintf("%.1f%%", pc)
+	}
+}
 
 func diffRareWord(rare bool) string {
 	if rare {

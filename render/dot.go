@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"sort"
 	"strconv"
@@ -116,7 +115,8 @@ func dotGraph(m *automaton.Model, opt Options) (*dot.Graph, error) {
 		switch s.ID {
 		case automaton.StartID:
 			n.Attr("shape", "point")
-			n.Attr("width", "0.2")
+			n.Attr("width", "0.15")
+			n.Attr("height", "0.15") // a point takes the smaller of the two
 			n.Attr("label", dotString(""))
 		case automaton.EndID:
 			n.Attr("shape", "doublecircle")
@@ -175,11 +175,15 @@ func stateLines(s *automaton.State) []string {
 	if s.Label != s.ID {
 		lines = append(lines, "label: "+s.Label)
 	}
-	visits := "visits"
-	if s.Visits == 1 {
-		visits = "visit"
+	return append(lines, visits(s.Visits))
+}
+
+// visits is "1 visit" or "n visits".
+func visits(n int) string {
+	if n == 1 {
+		return "1 visit"
 	}
-	return append(lines, fmt.Sprintf("%d %s", s.Visits, visits))
+	return strconv.Itoa(n) + " visits"
 }
 
 // dotString quotes s as a DOT string whose label shows s as it is. Graphviz

@@ -1,10 +1,3 @@
-// Package render writes an automaton.Model to an io.Writer: Graphviz DOT, SVG, PNG, Mermaid, SCXML, XState and a LangGraph skeleton.
-//
-// Every writer has the same shape, func(w io.Writer, m *automaton.Model, opt
-// Options) error, reads the model without changing it, and is deterministic:
-// the same model gives byte-identical output whatever the order of its
-// states and transitions as read. Writers buffer their output and write it
-// to w once, so a failed render leaves w untouched.
 package render
 
 import (
@@ -20,7 +13,7 @@ import (
 )
 
 // Options shape a rendering. The zero value draws every state and
-// transition.
+// transition, and lays pictures out with the builtin engine.
 type Options struct {
 	// HideRare leaves rare transitions out of the picture (DOT, SVG, PNG and
 	// Mermaid) and, with them, states left without any transition;
@@ -37,7 +30,22 @@ type Options struct {
 	// Title, when not empty, is drawn as the graph's label (DOT, SVG, PNG)
 	// or the diagram's title (Mermaid).
 	Title string
+
+	// Engine lays SVG and PNG out: EngineBuiltin (also the zero value) or
+	// EngineDot.
+	Engine Engine
 }
+
+// Engine names the Graphviz that lays out SVG and PNG.
+type Engine string
+
+const (
+	// EngineBuiltin is Graphviz compiled to WebAssembly and run inside
+	// fsmine (github.com/goccy/go-graphviz): nothing needs installing.
+	EngineBuiltin Engine = "builtin"
+	// EngineDot runs Graphviz's dot program found on PATH.
+	EngineDot Engine = "dot"
+)
 
 // ErrNilModel is returned by every writer given a nil model.
 var ErrNilModel = errors.New("nil model")
@@ -47,10 +55,13 @@ type Func func(w io.Writer, m *automaton.Model, opt Options) error
 
 // Formats maps the format names the command line accepts to their writers.
 var Formats = map[string]Func{
-	"dot":     DOT,
-	"mermaid": Mermaid,
-	"scxml":   SCXML,
-	"xstate":  XState,
+	"dot":       DOT,
+	"svg":       SVG,
+	"png":       PNG,
+	"mermaid":   Mermaid,
+	"scxml":     SCXML,
+	"xstate":    XState,
+	"langgraph": LangGraph,
 }
 
 // FormatNames returns the keys of Formats, sorted.

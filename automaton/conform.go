@@ -1,0 +1,802 @@
+package automaton
+
+// Conformance checking: does a session follow the model, where does it first
+// leave it, and how far is it from the nearest path of the model.
+//
+// The first deviation comes from replaying the session's moves with Next.
+// The distance is an optimal alignment (van der Aalst, Adriansyah & van
+// Dongen, "Replaying history on process models for conformance checking and
+// performance analysis", 2012): a shortest path through the product of the
+// session and the automaton, whose nodes are (moves consumed, model state)
+// and whose edges are synchronous moves (the model takes the session's move:
+// cost 0), log moves (the session's move is skipped: cost 1) and model moves
+// (the model takes a transition the session did not: cost 1). The costs are
+// 0 or 1, so the search is A* over a bucket queue with a consistent
+// heuristic (see alignHeuristic); fitness is normalised as pm4py normalises
+// alignment fitness: 1 - cost / (moves in the session + moves in the
+// shortest path of the model from start to end), the second term being the
+// cost of the worst sensible alignment (skip the whole session, walk the
+// model's shortest path).
+
+// Deviation kinds, the Kind of a Deviation.
+const (
+	// KindUnknownState: the session enters a label that no state of the
+	// model carries.
+	KindUnknownState = "unknown_state"
+	// KindIllegalTransition: the label is known but the model has no such
+	// move (event and next label) out of the current state.
+	KindIllegalTransition = "illegal_transition"
+	// KindLoopCap: the move is a transition of the model, but it takes a
+	// loop's back edges more often in one stay than the loop's cap.
+	KindLoopCap = "loop_cap"
+	// KindIncomplete: the session's last move, into EndID, is not a
+	// transition of the model: the model never ends there, or not with
+	// that event.
+	KindIncomplete = "incomplete"
+	// KindRare: the move takes a transition flagged rare; a deviation only
+	// with CheckOptions.RareIsDeviation.
+	KindRare = "rare"
+)
+
+// Step verdicts, the Verdict of a Step.
+const (
+	StepOK         = "ok"
+	StepRare       = "rare"       // a transition of the model flagged rare
+	StepLoopCap    = "loop_cap"   // a transition of the model, beyond its loop's cap
+	StepIllegal    = "illegal"    // no such transition; the label is the model's
+	StepUnknown    = "unknown"    // the label is no state's
+	StepIncomplete = "incomplete" // no such transition into EndID
+	StepLost       = "lost"       // not checked: the state before the move is not known
+)
+
+// DefaultMaxAlignStates is the number of alignment search nodes CheckOptions
+// allows per session when MaxAlignStates is 0.
+const DefaultMaxAlignStates = 1 << 20
+
+// CheckOptions shape a Checker.
+type CheckOptions struct {
+	// RareIsDeviation makes taking a rare transition a deviation (KindRare)
+	// instead of a counted pass.
+	RareIsDeviation bool
+	// MaxAlignStates bounds the alignment search of one session: after
+	// expanding this many (position, state) nodes the search stops and the
+	// cost of a greedy alignment is reported instead, with Bounded set.
+	// 0 means DefaultMaxAlignStates.
+	MaxAlignStates int
+	// LoopCaps overrides the cap of loops, by index into Model.Loops; a
+	// loop not in the map is capped at its MaxIterations. A cap <= 0 means
+	// no cap.
+	LoopCaps map[int]int
+}
+
+// Deviation is where a session first leaves the model.
+type Deviation struct {
+	Kind string
+	// Move is the index of the offending move in the session's moves; it is
+	// len(moves) when the moves stop before EndID.
+	Move int
+	// State is the state the session was in; Event and Label the move.
+	State, Event, Label string
+	// Loop (an index into Model.Loops), Iterations and Cap are set for
+	// KindLoopCap; Loop is -1 otherwise.
+	Loop, Iterations, Cap int
+}
+
+// Verdict is the conformance of one session.
+type Verdict struct {
+	// Moves is the number of moves in the session, the move into EndID
+	// included.
+	Moves int
+	// Deviation is the first deviation, nil when the session fits.
+	Deviation *Deviation
+	// Rare counts the rare transitions taken before the first move the
+	// model has no transition for (all of them when there is none).
+	Rare int
+	// Cost is the cost of an optimal alignment: 0 exactly when the moves
+	// are a path of the model (a session that deviates only by KindLoopCap
+	// or KindRare costs 0).
+	Cost int
+	// MaxCost is Moves plus the length of the model's shortest path from
+	// StartID to EndID: the cost of skipping every move of the session.
+	MaxCost int
+	// Fitness is 1 - Cost/MaxCost.
+	Fitness float64
+	// Bounded says that the alignment search hit CheckOptions.MaxAlignStates:
+	// Cost is then that of a greedy alignment, an upper bound, and Fitness a
+	// lower bound.
+	Bounded bool
+}
+
+// Fits reports whether the session has no deviation.
+func (v *Verdict) Fits() bool { return v.Deviation == nil }
+
+// Outside reports whether the session is not a path of the model: some move
+// has no transition, so that its alignment costs something.
+func (v *Verdict) Outside() bool { return v.Cost > 0 }
+
+// Step is one move of a replay (see Checker.Replay).
+type Step struct {
+	// Move is the index of the move in the session.
+	Move int
+	// From is the state before the move and To the state after it; either
+	// is "" when not known. After a move the model has no transition for,
+	// To is the one state that carries the move's label, if exactly one
+	// does (the replay resynchronises there, Resync), else "".
+	From, To string
+	// Transition is the model's transition for the move, nil when none (or
+	// when From is not known).
+	Transition *Transition
+	// Verdict is one of the Step* constants.
+	Verdict string
+	Resync  bool
+	// Loop is the index into Model.Loops of the loop the move stays in, or
+	// -1; Iteration the back-edge traversals of this stay so far, this move
+	// included, and Cap the loop's cap (0: none).
+	Loop, Iteration, Cap int
+}
+
+// Checker checks sessions against one model. It keeps scratch space between
+// calls and is not safe for concurrent use; make one per goroutine. It must
+// not outlive changes to the model.
+type Checker struct {
+	m          *Model
+	opt        CheckOptions
+	ids        []string
+	state      map[string]int32
+	start, end int32
+	syms       map[Move]int32   // (event, next label) of some transition -> symbol
+	next       map[uint64]int32 // from<<32 | symbol -> index into m.Transitions
+	trans      []ctrans         // parallel to m.Transitions
+	out        [][]int32        // per state: its transitions, in m.Transitions order
+	unique     map[string]int32 // label -> its state when one state has it, else -1
+	dist       []int32          // fewest moves from a state to EndID; -1: unreachable
+	loopOf     []int32          // per state: index into m.Loops, or -1
+	caps       []int            // per loop: the cap, 0 for none
+
+	// Alignment scratch, reused across sessions.
+	a alignScratch
+}
+
+type ctrans struct {
+	from, to   int32
+	sym        int32
+	rare, back bool
+}
+
+// NewChecker prepares m for checking. m must be valid (see Validate).
+func NewChecker(m *Model, opt CheckOptions) *Checker {
+	if opt.MaxAlignStates <= 0 {
+		opt.MaxAlignStates = DefaultMaxAlignStates
+	}
+	c := &Checker{
+		m:      m,
+		opt:    opt,
+		state:  make(map[string]int32, len(m.States)),
+		syms:   map[Move]int32{},
+		next:   make(map[uint64]int32, len(m.Transitions)),
+		unique: map[string]int32{},
+		start:  -1,
+		end:    -1,
+	}
+	for i, s := range m.States {
+		c.ids = append(c.ids, s.ID)
+		c.state[s.ID] = int32(i)
+		if _, seen := c.unique[s.Label]; seen {
+			c.unique[s.Label] = -1
+		} else {
+			c.unique[s.Label] = int32(i)
+		}
+		switch s.ID {
+		case StartID:
+			c.start = int32(i)
+		case EndID:
+			c.end = int32(i)
+		}
+	}
+	c.out = make([][]int32, len(m.States))
+	c.trans = make([]ctrans, len(m.Transitions))
+	for i, t := range m.Transitions {
+		from, to := c.state[t.From], c.state[t.To]
+		mv := Move{Event: t.Event, Label: m.States[to].Label}
+		sym, ok := c.syms[mv]
+		if !ok {
+			sym = int32(len(c.syms))
+			c.syms[mv] = sym
+		}
+		c.trans[i] = ctrans{from: from, to: to, sym: sym, rare: t.Rare, back: t.BackEdge}
+		c.next[uint64(from)<<32|uint64(sym)] = int32(i)
+		c.out[from] = append(c.out[from], int32(i))
+	}
+	c.distances()
+	c.loopOf = make([]int32, len(m.States))
+	for i := range c.loopOf {
+		c.loopOf[i] = -1
+	}
+	c.caps = make([]int, len(m.Loops))
+	for li, l := range m.Loops {
+		for _, id := range l.States {
+			if s, ok := c.state[id]; ok {
+				c.loopOf[s] = int32(li)
+			}
+		}
+		c.caps[li] = max(l.MaxIterations, 0)
+		if cp, ok := opt.LoopCaps[li]; ok {
+			c.caps[li] = max(cp, 0)
+		}
+	}
+	return c
+}
+
+// distances fills dist by a breadth-first search back from EndID.
+func (c *Checker) distances() {
+	n := len(c.ids)
+	c.dist = make([]int32, n)
+	for i := range c.dist {
+		c.dist[i] = -1
+	}
+	if c.end < 0 {
+		return
+	}
+	in := make([][]int32, n)
+	for _, t := range c.trans {
+		in[t.to] = append(in[t.to], t.from)
+	}
+	c.dist[c.end] = 0
+	queue := []int32{c.end}
+	for len(queue) > 0 {
+		q := queue[0]
+		queue = queue[1:]
+		for _, p := range in[q] {
+			if c.dist[p] < 0 {
+				c.dist[p] = c.dist[q] + 1
+				queue = append(queue, p)
+			}
+		}
+	}
+}
+
+// Model returns the model the checker checks against.
+func (c *Checker) Model() *Model { return c.m }
+
+// ShortestPath returns the number of moves of the model's shortest path from
+// StartID to EndID, or -1 when EndID cannot be reached.
+func (c *Checker) ShortestPath() int {
+	if c.start < 0 {
+		return -1
+	}
+	return int(c.dist[c.start])
+}
+
+// Cap returns the cap of loop li (an index into Model.Loops), 0 for none.
+func (c *Checker) Cap(li int) int { return c.caps[li] }
+
+// walker is the state of a replay between moves.
+type walker struct {
+	at    int32 // current state, -1 when lost
+	loop  int32 // loop of the current stay, -1 for none
+	iters int   // back edges taken in the stay
+}
+
+// step replays one move. It returns the step's verdict and, for a move the
+// model has, the transition's index (else -1).
+func (c *Checker) step(w *walker, mv Move) (verdict string, ti int32) {
+	if w.at < 0 {
+		w.at, w.loop, w.iters = c.resync(mv.Label), -1, 0
+		return StepLost, -1
+	}
+	ti = -1
+	if sym, ok := c.syms[mv]; ok {
+		if i, ok := c.next[uint64(w.at)<<32|uint64(sym)]; ok {
+			ti = i
+		}
+	}
+	if ti < 0 {
+		verdict = StepIllegal
+		switch {
+		case mv.Label == EndID:
+			verdict = StepIncomplete
+		case !c.m.HasLabel(mv.Label):
+			verdict = StepUnknown
+		}
+		w.at, w.loop, w.iters = c.resync(mv.Label), -1, 0
+		return verdict, -1
+	}
+	t := &c.trans[ti]
+	lf := c.loopOf[w.at]
+	switch {
+	case lf < 0 || c.loopOf[t.to] != lf:
+		w.loop, w.iters = -1, 0
+	case w.loop != lf:
+		w.loop, w.iters = lf, 0
+	}
+	w.at = t.to
+	verdict = StepOK
+	if t.back && w.loop >= 0 {
+		w.iters++
+		if cp := c.caps[w.loop]; cp > 0 && w.iters > cp {
+			return StepLoopCap, ti
+		}
+	}
+	if t.rare {
+		verdict = StepRare
+	}
+	return verdict, ti
+}
+
+// resync returns the one state that carries label, or -1.
+func (c *Checker) resync(label string) int32 {
+	if s, ok := c.unique[label]; ok {
+		return s
+	}
+	return -1
+}
+
+// Check checks one session, given as its moves (see mine's Log.Moves: a move
+// out of StartID with an empty event first, a move into EndID last). It
+// computes an alignment only for sessions that are not paths of the model,
+// so that checking a fitting session costs one map lookup per move.
+func (c *Checker) Check(moves []Move) Verdict {
+	v := Verdict{Moves: len(moves), MaxCost: len(moves) + c.ShortestPath()}
+	w := walker{at: c.start, loop: -1}
+	path := c.start >= 0
+	for i, mv := range moves {
+		from := w.at
+		verdict, _ := c.step(&w, mv)
+		dev := ""
+		switch verdict {
+		case StepRare:
+			v.Rare++
+			if c.opt.RareIsDeviation {
+				dev = KindRare
+			}
+		case StepLoopCap:
+			dev = KindLoopCap
+		case StepIllegal:
+			dev = KindIllegalTransition
+		case StepUnknown:
+			dev = KindUnknownState
+		case StepIncomplete:
+			dev = KindIncomplete
+		}
+		if dev != "" && v.Deviation == nil {
+			d := &Deviation{Kind: dev, Move: i, Event: mv.Event, Label: mv.Label, Loop: -1}
+			if from >= 0 {
+				d.State = c.ids[from]
+			}
+			if dev == KindLoopCap {
+				d.Loop, d.Iterations, d.Cap = int(w.loop), w.iters, c.caps[w.loop]
+			}
+			v.Deviation = d
+		}
+		if w.at < 0 || verdict == StepIllegal || verdict == StepUnknown || verdict == StepIncomplete {
+			path = false
+			break
+		}
+	}
+	if path && w.at != c.end {
+		path = false
+		if v.Deviation == nil {
+			v.Deviation = &Deviation{Kind: KindIncomplete, Move: len(moves), State: c.ids[w.at], Loop: -1}
+		}
+	}
+	if !path {
+		al := c.align(moves, false)
+		v.Cost, v.MaxCost, v.Bounded = al.Cost, al.MaxCost, al.Bounded
+	}
+	v.Fitness = fitness(v.Cost, v.MaxCost)
+	return v
+}
+
+func fitness(cost, maxCost int) float64 {
+	if maxCost <= 0 {
+		if cost == 0 {
+			return 1
+		}
+		return 0
+	}
+	f := 1 - float64(cost)/float64(maxCost)
+	return max(f, 0)
+}
+
+// Replay walks a session through the model move by move and says what each
+// move did. After a move the model has no transition for, the replay goes on
+// from the one state that carries the move's label, if exactly one does;
+// else it is lost, and the following moves are not checked (StepLost) until
+// one enters a label that exactly one state carries.
+func (c *Checker) Replay(moves []Move) []Step {
+	steps := make([]Step, 0, len(moves))
+	w := walker{at: c.start, loop: -1}
+	for i, mv := range moves {
+		from := w.at
+		verdict, ti := c.step(&w, mv)
+		s := Step{Move: i, Verdict: verdict, Loop: -1}
+		if from >= 0 {
+			s.From = c.ids[from]
+		}
+		if w.at >= 0 {
+			s.To = c.ids[w.at]
+		}
+		if ti >= 0 {
+			s.Transition = &c.m.Transitions[ti]
+			if w.loop >= 0 {
+				s.Loop, s.Iteration, s.Cap = int(w.loop), w.iters, c.caps[w.loop]
+			}
+		} else {
+			s.Resync = w.at >= 0
+		}
+		steps = append(steps, s)
+	}
+	return steps
+}
+
+// Alignment operation kinds, the Op of an AlignOp.
+const (
+	OpSync  = "sync"  // the model takes the session's move
+	OpLog   = "log"   // the session's move is skipped: the model has no place for it
+	OpModel = "model" // the model takes a transition the session does not have
+)
+
+// AlignOp is one operation of an alignment.
+type AlignOp struct {
+	Op string `json:"op"`
+	// Move is the index of the session's move (OpSync, OpLog), or of the
+	// move before which the model's move is taken (OpModel; len(moves) at
+	// the end).
+	Move int `json:"move"`
+	// From and To are model states (To == From for OpLog); Event and Label
+	// the move taken (the session's for OpSync and OpLog, the transition's
+	// event and target label for OpModel).
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Event string `json:"event"`
+	Label string `json:"label"`
+}
+
+// Alignment is an optimal alignment of a session with the model (see
+// Checker.Align).
+type Alignment struct {
+	Cost, MaxCost int
+	Fitness       float64
+	// Bounded: the search hit CheckOptions.MaxAlignStates; Ops and Cost are
+	// those of a greedy alignment, Cost an upper bound of the optimum.
+	Bounded bool
+	// Explored is the number of search nodes expanded.
+	Explored int
+	// Ops are the operations in order; empty when the model cannot reach
+	// EndID at all.
+	Ops []AlignOp
+}
+
+// Align computes an optimal alignment of moves with the model, with its
+// operations. Among alignments of equal cost the one found first is
+// returned; the result is deterministic.
+func (c *Checker) Align(moves []Move) Alignment {
+	return c.align(moves, true)
+}
+
+// alignScratch holds the search's per-node arrays, indexed by
+// position*states + state and valid where stamp equals gen, so that they are
+// reused across sessions without clearing. Searches whose node space is too
+// large for arrays use the map instead.
+type alignScratch struct {
+	gen     uint32
+	stamp   []uint32
+	closed  []uint32
+	g       []int32
+	par     []int64
+	via     []int32
+	sparse  map[int64]*alignNode
+	buckets [][]alignEntry
+	syms    []int32
+	unknown []int32
+}
+
+type alignNode struct {
+	g      int32
+	par    int64
+	via    int32
+	closed bool
+}
+
+type alignEntry struct {
+	node int64
+	g    int32
+}
+
+// maxDenseAlign is the largest node space searched with arrays.
+const maxDenseAlign = 1 << 20
+
+func (c *Checker) align(moves []Move, withOps bool) Alignment {
+	n := len(moves)
+	nq := int64(len(c.ids))
+	al := Alignment{MaxCost: n + c.ShortestPath()}
+	if c.start < 0 || c.end < 0 || c.dist[c.start] < 0 {
+		// No path of the model ends: nothing to align with.
+		al.Cost, al.MaxCost = n, n
+		al.Fitness = fitness(al.Cost, al.MaxCost)
+		return al
+	}
+	a := &c.a
+	// Symbols of the moves, and how many moves from each position on have
+	// no transition anywhere in the model: those can only be log moves.
+	a.syms = a.syms[:0]
+	a.unknown = append(a.unknown[:0], make([]int32, n+1)...)
+	for _, mv := range moves {
+		s, ok := c.syms[mv]
+		if !ok {
+			s = -1
+		}
+		a.syms = append(a.syms, s)
+	}
+	for i := n - 1; i >= 0; i-- {
+		a.unknown[i] = a.unknown[i+1]
+		if a.syms[i] < 0 {
+			a.unknown[i]++
+		}
+	}
+
+	size := int64(n+1) * nq
+	dense := size <= maxDenseAlign
+	if dense {
+		if int64(len(a.stamp)) < size {
+			a.stamp = make([]uint32, size)
+			a.closed = make([]uint32, size)
+			a.g = make([]int32, size)
+			a.par = make([]int64, size)
+			a.via = make([]int32, size)
+			a.gen = 0
+		}
+		a.gen++
+		if a.gen == 0 {
+			clear(a.stamp)
+			clear(a.closed)
+			a.gen = 1
+		}
+	} else {
+		a.sparse = map[int64]*alignNode{}
+	}
+	for i := range a.buckets {
+		a.buckets[i] = a.buckets[i][:0]
+	}
+	gen := a.gen
+
+	getG := func(k int64) (int32, bool) {
+		if dense {
+			if a.stamp[k] == gen {
+				return a.g[k], true
+			}
+			return 0, false
+		}
+		if nd, ok := a.sparse[k]; ok {
+			return nd.g, true
+		}
+		return 0, false
+	}
+	isClosed := func(k int64) bool {
+		if dense {
+			return a.closed[k] == gen
+		}
+		nd, ok := a.sparse[k]
+		return ok && nd.closed
+	}
+	setClosed := func(k int64) {
+		if dense {
+			a.closed[k] = gen
+			return
+		}
+		a.sparse[k].closed = true
+	}
+	parent := func(k int64) (int64, int32) {
+		if dense {
+			return a.par[k], a.via[k]
+		}
+		nd := a.sparse[k]
+		return nd.par, nd.via
+	}
+	h := func(i int, q int32) int32 {
+		return alignHeuristic(int32(n-i), a.unknown[i], c.dist[q])
+	}
+	push := func(k int64, g int32, par int64, via int32) {
+		i, q := int(k/nq), int32(k%nq)
+		if c.dist[q] < 0 {
+			return // EndID is out of reach from q
+		}
+		if old, ok := getG(k); ok && old <= g {
+			return
+		}
+		if dense {
+			a.stamp[k], a.g[k], a.par[k], a.via[k] = gen, g, par, via
+		} else {
+			a.sparse[k] = &alignNode{g: g, par: par, via: via}
+		}
+		f := int(g + h(i, q))
+		for len(a.buckets) <= f {
+			a.buckets = append(a.buckets, nil)
+		}
+		a.buckets[f] = append(a.buckets[f], alignEntry{k, g})
+	}
+
+	goal := int64(n)*nq + int64(c.end)
+	push(int64(c.start), 0, -1, -1)
+	found := false
+	for f := 0; f < len(a.buckets) && !found; f++ {
+		for len(a.buckets[f]) > 0 {
+			b := a.buckets[f]
+			e := b[len(b)-1]
+			a.buckets[f] = b[:len(b)-1]
+			if g, _ := getG(e.node); g != e.g || isClosed(e.node) {
+				continue // superseded by a cheaper entry
+			}
+			setClosed(e.node)
+			if e.node == goal {
+				al.Cost = int(e.g)
+				found = true
+				break
+			}
+			al.Explored++
+			if al.Explored > c.opt.MaxAlignStates {
+				break
+			}
+			i, q := int(e.node/nq), int32(e.node%nq)
+			// Model moves first, then the log move, then the synchronous
+			// move: the bucket is a stack, so the synchronous move, when
+			// there is one, is expanded next.
+			for _, ti := range c.out[q] {
+				push(int64(i)*nq+int64(c.trans[ti].to), e.g+1, e.node, ti)
+			}
+			if i < n {
+				push(e.node+nq, e.g+1, e.node, -1)
+				if s := a.syms[i]; s >= 0 {
+					if ti, ok := c.next[uint64(q)<<32|uint64(s)]; ok {
+						push(int64(i+1)*nq+int64(c.trans[ti].to), e.g, e.node, ti)
+					}
+				}
+			}
+		}
+		if al.Explored > c.opt.MaxAlignStates {
+			break
+		}
+	}
+	if !found {
+		al.Bounded = true
+		return c.greedy(moves, al, withOps)
+	}
+	al.Fitness = fitness(al.Cost, al.MaxCost)
+	if !withOps {
+		return al
+	}
+	// Walk the parents back from the goal.
+	for k := goal; ; {
+		par, via := parent(k)
+		if par < 0 {
+			break
+		}
+		i, q := int(k/nq), int32(k%nq)
+		pi, pq := int(par/nq), int32(par%nq)
+		op := AlignOp{From: c.ids[pq], To: c.ids[q]}
+		switch {
+		case pi == i:
+			t := &c.m.Transitions[via]
+			op.Op, op.Move, op.Event, op.Label = OpModel, i, t.Event, c.m.States[q].Label
+		case via < 0:
+			op.Op, op.Move, op.Event, op.Label = OpLog, pi, moves[pi].Event, moves[pi].Label
+		default:
+			op.Op, op.Move, op.Event, op.Label = OpSync, pi, moves[pi].Event, moves[pi].Label
+		}
+		al.Ops = append(al.Ops, op)
+		k = par
+	}
+	for i, j := 0, len(al.Ops)-1; i < j; i, j = i+1, j-1 {
+		al.Ops[i], al.Ops[j] = al.Ops[j], al.Ops[i]
+	}
+	return al
+}
+
+// alignHeuristic is a lower bound of the cost of aligning the rest of a
+// session, rest moves of which unknown have no transition anywhere in the
+// model, from a state dist moves away from EndID. Each unknown move costs a
+// log move; the model needs at least dist moves, of which at most
+// rest-unknown can be synchronous. It is consistent: a log or model move
+// (cost 1) lowers it by at most 1, and a synchronous move (cost 0) consumes
+// one known move and one model move and so never lowers it.
+func alignHeuristic(rest, unknown, dist int32) int32 {
+	return unknown + max(0, dist-(rest-unknown))
+}
+
+// greedyLookahead is how many model moves the greedy alignment tries before
+// it skips a session move.
+const greedyLookahead = 3
+
+// greedy aligns moves greedily, for sessions whose optimal search hit the
+// bound: take the session's move when the model has it; else the fewest
+// model moves (up to greedyLookahead) after which the model has it; else
+// skip the session's move. At the end, walk the shortest path to EndID. The
+// result is a real alignment, so its cost bounds the optimum from above.
+func (c *Checker) greedy(moves []Move, al Alignment, withOps bool) Alignment {
+	cost := 0
+	q := c.start
+	var ops []AlignOp
+	add := func(op AlignOp) {
+		if withOps {
+			ops = append(ops, op)
+		}
+	}
+	modelMove := func(i int, ti int32) {
+		t := &c.trans[ti]
+		add(AlignOp{Op: OpModel, Move: i, From: c.ids[t.from], To: c.ids[t.to], Event: c.m.Transitions[ti].Event, Label: c.m.States[t.to].Label})
+		cost++
+		q = t.to
+	}
+	for i, mv := range moves {
+		if ti, ok := c.lookup(q, mv); ok && c.dist[c.trans[ti].to] >= 0 {
+			add(AlignOp{Op: OpSync, Move: i, From: c.ids[q], To: c.ids[c.trans[ti].to], Event: mv.Event, Label: mv.Label})
+			q = c.trans[ti].to
+			continue
+		}
+		if path := c.reach(q, mv); path != nil {
+			for _, ti := range path {
+				modelMove(i, ti)
+			}
+			ti, _ := c.lookup(q, mv)
+			add(AlignOp{Op: OpSync, Move: i, From: c.ids[q], To: c.ids[c.trans[ti].to], Event: mv.Event, Label: mv.Label})
+			q = c.trans[ti].to
+			continue
+		}
+		add(AlignOp{Op: OpLog, Move: i, From: c.ids[q], To: c.ids[q], Event: mv.Event, Label: mv.Label})
+		cost++
+	}
+	for q != c.end {
+		// Follow a transition that brings EndID one move closer.
+		var best int32 = -1
+		for _, ti := range c.out[q] {
+			if d := c.dist[c.trans[ti].to]; d >= 0 && d == c.dist[q]-1 {
+				best = ti
+				break
+			}
+		}
+		modelMove(len(moves), best)
+	}
+	al.Cost, al.Ops = cost, ops
+	al.Fitness = fitness(al.Cost, al.MaxCost)
+	return al
+}
+
+// lookup returns the transition mv takes out of state q.
+func (c *Checker) lookup(q int32, mv Move) (int32, bool) {
+	s, ok := c.syms[mv]
+	if !ok {
+		return -1, false
+	}
+	ti, ok := c.next[uint64(q)<<32|uint64(s)]
+	return ti, ok
+}
+
+// reach returns the fewest transitions (at most greedyLookahead) from q to a
+// state out of which mv is a transition whose target can reach EndID, or nil.
+func (c *Checker) reach(q int32, mv Move) []int32 {
+	type item struct {
+		q    int32
+		path []int32
+	}
+	frontier := []item{{q, nil}}
+	seen := map[int32]bool{q: true}
+	for depth := 0; depth < greedyLookahead; depth++ {
+		var next []item
+		for _, it := range frontier {
+			for _, ti := range c.out[it.q] {
+				to := c.trans[ti].to
+				if seen[to] || c.dist[to] < 0 {
+					continue
+				}
+				seen[to] = true
+				p := append(append([]int32(nil), it.path...), ti)
+				if tj, ok := c.lookup(to, mv); ok && c.dist[c.trans[tj].to] >= 0 {
+					return p
+				}
+				next = append(next, item{to, p})
+			}
+		}
+		frontier = next
+	}
+	return nil
+}

@@ -1,0 +1,515 @@
+package automaton
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// conformModel is
+//
+//	__start__ --> a -ok-> b -ok-> c -ok-> __end__
+//	                      b -retry-> b   (back edge; loop {b}, max 2 iterations)
+//	              a -skip-> c            (rare)
+//
+// Its shortest path from start to end has 3 moves (via skip).
+func conformModel(tb testing.TB) *Model {
+	m := checkModel(tb,
+		Transition{From: StartID, Event: "", To: "a", Count: 10},
+		Transition{From: "a", Event: "ok", To: "b", Count: 9},
+		Transition{From: "a", Event: "skip", To: "c", Count: 1, Rare: true},
+		Transition{From: "b", Event: "ok", To: "c", Count: 9},
+		Transition{From: "b", Event: "retry", To: "b", Count: 4, BackEdge: true},
+		Transition{From: "c", Event: "ok", To: EndID, Count: 10},
+	)
+	m.Loops = []Loop{{States: []string{"b"}, BackEdges: []EdgeRef{{"b", "retry", "b"}}, Count: 4, Sessions: 3, MaxIterations: 2, P95Iterations: 2}}
+	return m
+}
+
+// mvs builds moves from "event>label" pairs; "" before the first label.
+func mvs(pairs ...string) []Move {
+	out := make([]Move, len(pairs))
+	for i, p := range pairs {
+		for j := 0; j < len(p); j++ {
+			if p[j] == '>' {
+				out[i] = Move{Event: p[:j], Label: p[j+1:]}
+			}
+		}
+	}
+	return out
+}
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name     string
+		moves    []Move
+		rareDev  bool
+		kind     string // "" when the session fits
+		move     int
+		state    string
+		cost     int
+		maxCost  int
+		rare     int
+		outside  bool
+		iters    int
+		loopCap  int
+		wantNote string
+	}{
+		{name: "fits", moves: mvs(">a", "ok>b", "ok>c", "ok>__end__"), cost: 0, maxCost: 4 + 3},
+		{name: "fits through the loop", moves: mvs(">a", "ok>b", "retry>b", "retry>b", "ok>c", "ok>__end__"), cost: 0, maxCost: 6 + 3},
+		// a -ok-> c is not a move of the model: one model move a -ok-> b
+		// puts it back on track.
+		{name: "skipped stage", moves: mvs(">a", "ok>c", "ok>__end__"), kind: KindIllegalTransition, move: 1, state: "a", cost: 1, maxCost: 3 + 3, outside: true},
+		// x is no state's label: one log move.
+		{name: "unknown state", moves: mvs(">a", "ok>x", "ok>b", "ok>c", "ok>__end__"), kind: KindUnknownState, move: 1, state: "a", cost: 1, maxCost: 5 + 3, outside: true},
+		// b never ends: one model move b -ok-> c, then the end move syncs.
+		{name: "truncated", moves: mvs(">a", "ok>b", "ok>__end__"), kind: KindIncomplete, move: 2, state: "b", cost: 1, maxCost: 3 + 3, outside: true},
+		// c ends only with ok: skip the log's end move, take the model's.
+		{name: "wrong last event", moves: mvs(">a", "ok>b", "ok>c", "fail>__end__"), kind: KindIncomplete, move: 3, state: "c", cost: 2, maxCost: 4 + 3, outside: true},
+		// Nothing matches: three log moves and the shortest model path.
+		{name: "foreign", moves: mvs(">x", "y>z", "w>__end__"), kind: KindUnknownState, move: 0, state: StartID, cost: 6, maxCost: 3 + 3, outside: true},
+		{name: "loop cap", moves: mvs(">a", "ok>b", "retry>b", "retry>b", "retry>b", "ok>c", "ok>__end__"), kind: KindLoopCap, move: 4, state: "b", cost: 0, maxCost: 7 + 3, iters: 3, loopCap: 2},
+		{name: "rare passes", moves: mvs(">a", "skip>c", "ok>__end__"), cost: 0, maxCost: 3 + 3, rare: 1},
+		{name: "rare is a deviation", moves: mvs(">a", "skip>c", "ok>__end__"), rareDev: true, kind: KindRare, move: 1, state: "a", cost: 0, maxCost: 3 + 3, rare: 1},
+		// Two deviations: the first is reported, the cost counts both.
+		{name: "two deviations", moves: mvs(">a", "ok>x", "ok>b", "ok>y", "ok>c", "ok>__end__"), kind: KindUnknownState, move: 1, state: "a", cost: 2, maxCost: 6 + 3, outside: true},
+		{name: "stops before the end", moves: mvs(">a", "ok>b"), kind: KindIncomplete, move: 2, state: "b", cost: 2, maxCost: 2 + 3, outside: true},
+	}
+	m := conformModel(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewChecker(m, CheckOptions{RareIsDeviation: tt.rareDev})
+			v := c.Check(tt.moves)
+			if tt.kind == "" {
+				if !v.Fits() {
+					t.Fatalf("deviation %+v, want the session to fit", *v.Deviation)
+				}
+			} else {
+				if v.Fits() {
+					t.Fatalf("fits, want %s at move %d", tt.kind, tt.move)
+				}
+				d := v.Deviation
+				if d.Kind != tt.kind || d.Move != tt.move || d.State != tt.state {
+					t.Errorf("deviation %s at move %d in %s, want %s at move %d in %s", d.Kind, d.Move, d.State, tt.kind, tt.move, tt.state)
+				}
+				if tt.kind == KindLoopCap && (d.Iterations != tt.iters || d.Cap != tt.loopCap || d.Loop != 0) {
+					t.Errorf("loop cap: loop %d, %d iterations, cap %d; want loop 0, %d, %d", d.Loop, d.Iterations, d.Cap, tt.iters, tt.loopCap)
+				}
+			}
+			if v.Cost != tt.cost || v.MaxCost != tt.maxCost {
+				t.Errorf("cost %d/%d, want %d/%d", v.Cost, v.MaxCost, tt.cost, tt.maxCost)
+			}
+			if want := 1 - float64(tt.cost)/float64(tt.maxCost); v.Fitness != want {
+				t.Errorf("fitness %v, want %v", v.Fitness, want)
+			}
+			if v.Rare != tt.rare {
+				t.Errorf("rare %d, want %d", v.Rare, tt.rare)
+			}
+			if v.Outside() != tt.outside {
+				t.Errorf("outside %v, want %v", v.Outside(), tt.outside)
+			}
+			if v.Bounded {
+				t.Error("bounded, want an exact alignment")
+			}
+			if a := c.Align(tt.moves); a.Cost != tt.cost {
+				t.Errorf("Align cost %d, want %d", a.Cost, tt.cost)
+			}
+		})
+	}
+}
+
+func TestAlignOps(t *testing.T) {
+	m := conformModel(t)
+	c := NewChecker(m, CheckOptions{})
+	tests := []struct {
+		name  string
+		moves []Move
+		want  []string
+	}{
+		{"skipped stage", mvs(">a", "ok>c", "ok>__end__"), []string{
+			"sync 0 __start__->a",
+			"model 1 a->b",
+			"sync 1 b->c",
+			"sync 2 c->__end__",
+		}},
+		{"unknown state", mvs(">a", "ok>x", "ok>b", "ok>c", "ok>__end__"), []string{
+			"sync 0 __start__->a",
+			"log 1 a->a",
+			"sync 2 a->b",
+			"sync 3 b->c",
+			"sync 4 c->__end__",
+		}},
+		{"wrong last event", mvs(">a", "ok>b", "ok>c", "fail>__end__"), []string{
+			"sync 0 __start__->a",
+			"sync 1 a->b",
+			"sync 2 b->c",
+			"log 3 c->c",
+			"model 4 c->__end__",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := c.Align(tt.moves)
+			var got []string
+			for _, op := range a.Ops {
+				got = append(got, fmt.Sprintf("%s %d %s->%s", op.Op, op.Move, op.From, op.To))
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ops\n%q\nwant\n%q", got, tt.want)
+			}
+			if cost := countCost(a.Ops); cost != a.Cost {
+				t.Errorf("ops cost %d, alignment says %d", cost, a.Cost)
+			}
+		})
+	}
+}
+
+func countCost(ops []AlignOp) int {
+	n := 0
+	for _, op := range ops {
+		if op.Op != OpSync {
+			n++
+		}
+	}
+	return n
+}
+
+// TestAlignBound: with the search bounded to one node, the greedy alignment
+// stands in, says so, and still is a valid alignment.
+func TestAlignBound(t *testing.T) {
+	m := conformModel(t)
+	c := NewChecker(m, CheckOptions{MaxAlignStates: 1})
+	moves := mvs(">a", "ok>c", "ok>x", "ok>__end__")
+	v := c.Check(moves)
+	if !v.Bounded {
+		t.Fatal("not bounded")
+	}
+	exact := NewChecker(m, CheckOptions{}).Check(moves)
+	if exact.Bounded || exact.Cost != 2 {
+		t.Fatalf("exact cost %d (bounded %v), want 2", exact.Cost, exact.Bounded)
+	}
+	if v.Cost < exact.Cost {
+		t.Errorf("greedy cost %d below the optimum %d", v.Cost, exact.Cost)
+	}
+	a := c.Align(moves)
+	checkAlignment(t, m, moves, a)
+}
+
+// checkAlignment verifies that ops are a real alignment of moves: the sync
+// and log moves consume moves in order, the model's transitions chain from
+// StartID to EndID, and the cost is the number of non-sync operations.
+func checkAlignment(t *testing.T, m *Model, moves []Move, a Alignment) {
+	t.Helper()
+	at, next := StartID, 0
+	for _, op := range a.Ops {
+		if op.From != at {
+			t.Fatalf("op %+v starts at %s, the alignment is at %s", op, op.From, at)
+		}
+		switch op.Op {
+		case OpSync, OpLog:
+			if op.Move != next {
+				t.Fatalf("op %+v consumes move %d, want %d", op, op.Move, next)
+			}
+			next++
+			if op.Op == OpLog {
+				continue
+			}
+			tr := m.Next(at, moves[op.Move])
+			if tr == nil || tr.To != op.To {
+				t.Fatalf("sync %+v is not a transition", op)
+			}
+		case OpModel:
+			tr := m.Next(at, Move{op.Event, op.Label})
+			if tr == nil || tr.To != op.To {
+				t.Fatalf("model move %+v is not a transition", op)
+			}
+		}
+		at = op.To
+	}
+	if at != EndID || next != len(moves) {
+		t.Fatalf("alignment ends at %s after %d of %d moves", at, next, len(moves))
+	}
+	if cost := countCost(a.Ops); cost != a.Cost {
+		t.Fatalf("ops cost %d, alignment says %d", cost, a.Cost)
+	}
+}
+
+// refAlignCost is the optimal alignment cost by dynamic programming over
+// positions, relaxing model moves within a position until nothing changes.
+func refAlignCost(m *Model, moves []Move) int {
+	const inf = 1 << 30
+	ids := make([]string, len(m.States))
+	for i, s := range m.States {
+		ids[i] = s.ID
+	}
+	idx := map[string]int{}
+	for i, id := range ids {
+		idx[id] = i
+	}
+	relax := func(d []int) {
+		for changed := true; changed; {
+			changed = false
+			for _, tr := range m.Transitions {
+				f, to := idx[tr.From], idx[tr.To]
+				if d[f]+1 < d[to] {
+					d[to] = d[f] + 1
+					changed = true
+				}
+			}
+		}
+	}
+	d := make([]int, len(ids))
+	for i := range d {
+		d[i] = inf
+	}
+	d[idx[StartID]] = 0
+	relax(d)
+	for _, mv := range moves {
+		nd := make([]int, len(ids))
+		for q := range nd {
+			nd[q] = d[q] + 1 // log move
+		}
+		for q, id := range ids {
+			if d[q] >= inf {
+				continue
+			}
+			if tr := m.Next(id, mv); tr != nil && d[q] < nd[idx[tr.To]] {
+				nd[idx[tr.To]] = d[q]
+			}
+		}
+		relax(nd)
+		d = nd
+	}
+	return d[idx[EndID]]
+}
+
+// TestAlignMatchesReference compares the A* alignment with the dynamic
+// program on random sessions: noisy samples of the model and random moves.
+func TestAlignMatchesReference(t *testing.T) {
+	models := map[string]*Model{"conform": conformModel(t), "retry": retryModel(t, false)}
+	for name, m := range models {
+		t.Run(name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			c := NewChecker(m, CheckOptions{})
+			var labels []string
+			var events []string
+			for _, s := range m.States {
+				labels = append(labels, s.Label)
+			}
+			for _, tr := range m.Transitions {
+				events = append(events, tr.Event)
+			}
+			labels = append(labels, "zz")
+			events = append(events, "boom")
+			for n := 0; n < 500; n++ {
+				moves := m.Sample(rng, 30)
+				// Damage it: drop, insert, replace moves at random.
+				for k := rng.IntN(4); k > 0 && len(moves) > 0; k-- {
+					i := rng.IntN(len(moves))
+					r := Move{Event: events[rng.IntN(len(events))], Label: labels[rng.IntN(len(labels))]}
+					switch rng.IntN(3) {
+					case 0:
+						moves = append(moves[:i], moves[i+1:]...)
+					case 1:
+						moves = append(moves[:i], append([]Move{r}, moves[i:]...)...)
+					default:
+						moves[i] = r
+					}
+				}
+				want := refAlignCost(m, moves)
+				v := c.Check(moves)
+				if v.Cost != want {
+					t.Fatalf("moves %v: cost %d, want %d", moves, v.Cost, want)
+				}
+				a := c.Align(moves)
+				if a.Cost != want {
+					t.Fatalf("moves %v: Align cost %d, want %d", moves, a.Cost, want)
+				}
+				checkAlignment(t, m, moves, a)
+				g := NewChecker(m, CheckOptions{MaxAlignStates: 1}).Align(moves)
+				if g.Cost < want {
+					t.Fatalf("moves %v: greedy cost %d below the optimum %d", moves, g.Cost, want)
+				}
+				checkAlignment(t, m, moves, g)
+			}
+		})
+	}
+}
+
+func TestReplay(t *testing.T) {
+	m := conformModel(t)
+	c := NewChecker(m, CheckOptions{})
+	tests := []struct {
+		name  string
+		moves []Move
+		want  []string // verdict from->to per move
+	}{
+		{"fits", mvs(">a", "ok>b", "retry>b", "ok>c", "ok>__end__"),
+			[]string{"ok __start__->a", "ok a->b", "ok b->b", "ok b->c", "ok c->__end__"}},
+		// After the illegal a -ok-> c the replay resyncs on c, the one
+		// state labelled c.
+		{"resync", mvs(">a", "ok>c", "ok>__end__"),
+			[]string{"ok __start__->a", "illegal a->c", "ok c->__end__"}},
+		// x is unknown: lost until b, whose label is unique.
+		{"lost then resync", mvs(">a", "ok>x", "ok>y", "ok>b", "ok>c", "ok>__end__"),
+			[]string{"ok __start__->a", "unknown a->", "lost ->", "lost ->b", "ok b->c", "ok c->__end__"}},
+		{"loop cap and rare", mvs(">a", "ok>b", "retry>b", "retry>b", "retry>b", "ok>c", "fail>__end__"),
+			[]string{"ok __start__->a", "ok a->b", "ok b->b", "ok b->b", "loop_cap b->b", "ok b->c", "incomplete c->__end__"}},
+		{"rare", mvs(">a", "skip>c", "ok>__end__"),
+			[]string{"ok __start__->a", "rare a->c", "ok c->__end__"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, s := range c.Replay(tt.moves) {
+				got = append(got, fmt.Sprintf("%s %s->%s", s.Verdict, s.From, s.To))
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("replay\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+	steps := c.Replay(mvs(">a", "ok>b", "retry>b", "retry>b", "retry>b"))
+	if s := steps[4]; s.Loop != 0 || s.Iteration != 3 || s.Cap != 2 {
+		t.Errorf("step 4: loop %d iteration %d cap %d, want 0, 3, 2", s.Loop, s.Iteration, s.Cap)
+	}
+	// Entering the loop is not a move inside it; the first retry is.
+	if s := steps[1]; s.Loop != -1 || s.Transition == nil || s.Transition.To != "b" {
+		t.Errorf("step 1: %+v, want the a -ok-> b transition, outside the loop", s)
+	}
+	if s := steps[2]; s.Loop != 0 || s.Iteration != 1 {
+		t.Errorf("step 2: loop %d iteration %d, want 0, 1", s.Loop, s.Iteration)
+	}
+}
+
+// TestLoopCapOverride: LoopCaps replaces the model's cap; a cap of 0 lifts it.
+func TestLoopCapOverride(t *testing.T) {
+	m := conformModel(t)
+	moves := mvs(">a", "ok>b", "retry>b", "retry>b", "ok>c", "ok>__end__")
+	if v := NewChecker(m, CheckOptions{LoopCaps: map[int]int{0: 1}}).Check(moves); v.Fits() || v.Deviation.Kind != KindLoopCap || v.Deviation.Move != 3 {
+		t.Errorf("cap 1: %+v, want loop_cap at move 3", v.Deviation)
+	}
+	moves = mvs(">a", "ok>b", "retry>b", "retry>b", "retry>b", "retry>b", "ok>c", "ok>__end__")
+	if v := NewChecker(m, CheckOptions{LoopCaps: map[int]int{0: 0}}).Check(moves); !v.Fits() {
+		t.Errorf("no cap: %+v, want a fit", v.Deviation)
+	}
+}
+
+// TestCheckLeavingLoopResetsStay: iterations count per stay, so leaving
+// the loop and coming back starts again from zero.
+func TestCheckLeavingLoopResetsStay(t *testing.T) {
+	m := checkModel(t,
+		Transition{From: StartID, To: "a", Count: 1},
+		Transition{From: "a", Event: "again", To: "a", Count: 1, BackEdge: true},
+		Transition{From: "a", Event: "ok", To: "b", Count: 1},
+		Transition{From: "b", Event: "back", To: "c", Count: 1},
+		Transition{From: "c", Event: "ok", To: "a", Count: 1},
+		Transition{From: "b", Event: "ok", To: EndID, Count: 1},
+	)
+	// a, b, c form one loop in the miner's sense only if b->c->a is a
+	// cycle with a back edge; here only a's self-loop is marked.
+	m.Loops = []Loop{{States: []string{"a"}, MaxIterations: 1}}
+	c := NewChecker(m, CheckOptions{})
+	moves := mvs(">a", "again>a", "ok>b", "back>c", "ok>a", "again>a", "ok>b", "ok>__end__")
+	if v := c.Check(moves); !v.Fits() {
+		t.Errorf("deviation %+v, want a fit: each stay in {a} iterates once", *v.Deviation)
+	}
+}
+
+func BenchmarkCheck(b *testing.B) {
+	m := conformModel(b)
+	c := NewChecker(m, CheckOptions{})
+	rng := rand.New(rand.NewPCG(7, 7))
+	var sessions [][]Move
+	events := 0
+	for range 1000 {
+		s := m.Sample(rng, 100)
+		sessions = append(sessions, s)
+		events += len(s)
+	}
+	for _, kind := range []string{"fit", "deviating"} {
+		b.Run("sessions="+kind, func(b *testing.B) {
+			in := sessions
+			if kind == "deviating" {
+				in = make([][]Move, len(sessions))
+				for i, s := range sessions {
+					d := append([]Move(nil), s...)
+					d[len(d)/2] = Move{Event: "ok", Label: "zz"}
+					in[i] = d
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				for _, s := range in {
+					c.Check(s)
+				}
+			}
+			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// checkModel builds a validated model from transitions, each state
+// labelled by its id.
+func checkModel(tb testing.TB, ts ...Transition) *Model {
+	tb.Helper()
+	m := &Model{Schema: Schema, Initial: StartID}
+	ids := map[string]bool{StartID: true, EndID: true}
+	for _, tr := range ts {
+		ids[tr.From], ids[tr.To] = true, true
+	}
+	for id := range ids {
+		m.States = append(m.States, State{ID: id, Label: id})
+	}
+	m.Transitions = ts
+	m.Sort()
+	if err := m.Validate(); err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// FuzzAlign reads the input as a session over a small alphabet (the
+// model's moves and a few it does not know) and checks Check and Align
+// against the dynamic program, and the greedy alignment's validity.
+func FuzzAlign(f *testing.F) {
+	f.Add([]byte{0, 1, 3, 5})
+	f.Add([]byte{0, 2, 9, 9, 9, 5})
+	f.Add([]byte{})
+	f.Add([]byte{7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7})
+	m := conformModel(f)
+	alphabet := []Move{
+		{"", "a"}, {"ok", "b"}, {"skip", "c"}, {"ok", "c"}, {"retry", "b"}, {"ok", EndID},
+		{"ok", "zz"}, {"boom", "a"}, {"fail", EndID}, {"", "b"},
+	}
+	c := NewChecker(m, CheckOptions{})
+	g := NewChecker(m, CheckOptions{MaxAlignStates: 2})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 64 {
+			data = data[:64]
+		}
+		moves := make([]Move, len(data))
+		for i, b := range data {
+			moves[i] = alphabet[int(b)%len(alphabet)]
+		}
+		want := refAlignCost(m, moves)
+		v := c.Check(moves)
+		if v.Cost != want {
+			t.Fatalf("moves %v: cost %d, want %d", moves, v.Cost, want)
+		}
+		if v.Fits() && v.Cost != 0 {
+			t.Fatalf("moves %v: fits with cost %d", moves, v.Cost)
+		}
+		if v.Fitness < 0 || v.Fitness > 1 {
+			t.Fatalf("moves %v: fitness %v", moves, v.Fitness)
+		}
+		checkAlignment(t, m, moves, c.Align(moves))
+		ga := g.Align(moves)
+		if ga.Cost < want {
+			t.Fatalf("moves %v: greedy cost %d below the optimum %d", moves, ga.Cost, want)
+		}
+		checkAlignment(t, m, moves, ga)
+	})
+}

@@ -1,0 +1,342 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
+)
+
+// checkTrainLog is a tiny flow: greet, lookup (retried up to twice), then
+// refund or close.
+const checkTrainLog = `{"session_id":"t1","step":0,"node":"greet","event":"ok"}
+{"session_id":"t1","step":1,"node":"lookup","event":"found"}
+{"session_id":"t1","step":2,"node":"refund","event":"done"}
+{"session_id":"t2","step":0,"node":"greet","event":"ok"}
+{"session_id":"t2","step":1,"node":"lookup","event":"not_found"}
+{"session_id":"t2","step":2,"node":"lookup","event":"found"}
+{"session_id":"t2","step":3,"node":"refund","event":"done"}
+{"session_id":"t3","step":0,"node":"greet","event":"ok"}
+{"session_id":"t3","step":1,"node":"lookup","event":"not_found"}
+{"session_id":"t3","step":2,"node":"lookup","event":"not_found"}
+{"session_id":"t3","step":3,"node":"lookup","event":"none"}
+{"session_id":"t3","step":4,"node":"close","event":"done"}
+`
+
+// checkNewLog has one session of each verdict: a fit, a skipped stage, an
+// unknown tool, a retry beyond the cap, a truncated session.
+const checkNewLog = `{"session_id":"a-fit","step":0,"node":"greet","event":"ok"}
+{"session_id":"a-fit","step":1,"node":"lookup","event":"found"}
+{"session_id":"a-fit","step":2,"node":"refund","event":"done"}
+{"session_id":"b-skip","step":0,"node":"greet","event":"ok"}
+{"session_id":"b-skip","step":1,"node":"refund","event":"done"}
+{"session_id":"c-unknown","step":0,"node":"greet","event":"ok"}
+{"session_id":"c-unknown","step":1,"node":"frobnicate","event":"ok"}
+{"session_id":"c-unknown","step":2,"node":"lookup","event":"found"}
+{"session_id":"c-unknown","step":3,"node":"refund","event":"done"}
+{"session_id":"d-retry","step":0,"node":"greet","event":"ok"}
+{"session_id":"d-retry","step":1,"node":"lookup","event":"not_found"}
+{"session_id":"d-retry","step":2,"node":"lookup","event":"not_found"}
+{"session_id":"d-retry","step":3,"node":"lookup","event":"not_found"}
+{"session_id":"d-retry","step":4,"node":"lookup","event":"found"}
+{"session_id":"d-retry","step":5,"node":"refund","event":"done"}
+{"session_id":"e-trunc","step":0,"node":"greet","event":"ok"}
+{"session_id":"e-trunc","step":1,"node":"lookup","event":"found"}
+`
+
+// checkFixture writes the train and new logs and a model mined (label
+// merge) from the train log into a temporary folder, and returns its path.
+func checkFixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range map[string]string{"train.jsonl": checkTrainLog, "new.jsonl": checkNewLog} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var errb bytes.Buffer
+	code := Run(context.Background(), []string{"build", "-q", "--merge", "label", "-o", filepath.Join(dir, "m.json"), filepath.Join(dir, "train.jsonl")},
+		IO{In: strings.NewReader(""), Out: io.Discard, Err: &errb})
+	if code != 0 {
+		t.Fatalf("build: exit %d: %s", code, errb.String())
+	}
+	return dir
+}
+
+func checkRun(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = Run(context.Background(), args, IO{In: strings.NewReader(""), Out: &out, Err: &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestCheckVerdicts(t *testing.T) {
+	dir := checkFixture(t)
+	code, out, stderr := checkRun("check", "--model", filepath.Join(dir, "m.json"), "--format", "json", filepath.Join(dir, "new.jsonl"))
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	var sum checkSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Sessions != 5 || sum.Fit != 1 || sum.FitShare != 0.2 {
+		t.Errorf("sessions %d, fit %d (%v), want 5, 1 (0.2)", sum.Sessions, sum.Fit, sum.FitShare)
+	}
+	// The model: start->greet, greet-ok->lookup, lookup-found->refund,
+	// lookup-not_found->lookup (max 2 iterations), lookup-none->close,
+	// refund-done->end, close-done->end. Shortest path: 4 moves.
+	type want struct {
+		kind, state, event, label string
+		step                      int64
+		line                      int
+		cost, maxCost             int
+	}
+	wants := map[string]want{
+		// greet -ok-> refund: the event names the edge, so the alignment
+		// skips the log's move (ok, refund) and takes the model's two
+		// moves greet -ok-> lookup -found-> refund.
+		"b-skip": {automaton.KindIllegalTransition, "greet", "ok", "refund", 1, 5, 3, 3 + 4},
+		// one log move for frobnicate.
+		"c-unknown": {automaton.KindUnknownState, "greet", "ok", "frobnicate", 1, 7, 1, 5 + 4},
+		// the fourth lookup (step 4) is the third retry, one beyond the
+		// model's two; still a path of the model.
+		"d-retry": {automaton.KindLoopCap, "lookup", "not_found", "lookup", 4, 14, 0, 7 + 4},
+		// lookup never ends: skip the log's (found, __end__), take
+		// lookup -found-> refund -done-> __end__.
+		"e-trunc": {automaton.KindIncomplete, "lookup", "found", automaton.EndID, 1, 17, 3, 3 + 4},
+	}
+	if len(sum.Deviations) != len(wants) {
+		t.Fatalf("%d deviations, want %d", len(sum.Deviations), len(wants))
+	}
+	costSum, maxSum := 0, 4+4 // a-fit
+	for _, d := range sum.Deviations {
+		w, ok := wants[d.SessionID]
+		if !ok {
+			t.Errorf("unexpected deviation %+v", *d)
+			continue
+		}
+		if d.Kind != w.kind || d.State != w.state || d.Event != w.event || d.Label != w.label || d.Step != w.step || d.Line != w.line {
+			t.Errorf("%s: %s %s -[%s]-> %s at step %d line %d; want %s %s -[%s]-> %s at step %d line %d",
+				d.SessionID, d.Kind, d.State, d.Event, d.Label, d.Step, d.Line, w.kind, w.state, w.event, w.label, w.step, w.line)
+		}
+		if d.Cost != w.cost || d.Fitness != roundTo6(1-float64(w.cost)/float64(w.maxCost)) {
+			t.Errorf("%s: cost %d fitness %v, want %d and 1-%d/%d", d.SessionID, d.Cost, d.Fitness, w.cost, w.cost, w.maxCost)
+		}
+		if !strings.HasSuffix(d.File, "new.jsonl") {
+			t.Errorf("%s: file %s, want new.jsonl", d.SessionID, d.File)
+		}
+		costSum += w.cost
+		maxSum += w.maxCost
+	}
+	if want := roundTo6(1 - float64(costSum)/float64(maxSum)); sum.LogFitness != want {
+		t.Errorf("log fitness %v, want %v", sum.LogFitness, want)
+	}
+	if sum.Outside != 3 {
+		t.Errorf("outside %d, want 3 (loop_cap is a path of the model)", sum.Outside)
+	}
+	wantKinds := map[string]int{"unknown_state": 1, "illegal_transition": 1, "loop_cap": 1, "incomplete": 1}
+	for k, n := range wantKinds {
+		if sum.ByKind[k] != n {
+			t.Errorf("by_kind[%s] = %d, want %d", k, sum.ByKind[k], n)
+		}
+	}
+}
+
+func TestCheckExitCodes(t *testing.T) {
+	dir := checkFixture(t)
+	model := filepath.Join(dir, "m.json")
+	newLog := filepath.Join(dir, "new.jsonl")
+	train := filepath.Join(dir, "train.jsonl")
+	empty := filepath.Join(dir, "empty.jsonl")
+	os.WriteFile(empty, nil, 0o644)
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"all fit", []string{"check", "--model", model, "--min-fit", "1", train}, 0, ""},
+		{"no bar", []string{"check", "--model", model, newLog}, 0, ""},
+		{"at the bar", []string{"check", "--model", model, "--min-fit", "0.2", newLog}, 0, ""},
+		{"below the bar", []string{"check", "--model", model, "--min-fit", "0.5", newLog}, 1, ""},
+		{"below the bar, jsonl", []string{"check", "--model", model, "--min-fit", "0.5", "--format", "jsonl", newLog}, 1, "below --min-fit 0.5"},
+		{"no model", []string{"check", newLog}, 2, "fsmine: check needs --model M.json"},
+		{"no logs", []string{"check", "--model", model}, 2, "fsmine: check needs at least one LOG"},
+		{"bad min-fit", []string{"check", "--model", model, "--min-fit", "2", newLog}, 2, "fsmine: --min-fit must be between 0 and 1, got 2"},
+		{"bad format", []string{"check", "--model", model, "--format", "yaml", newLog}, 2, `fsmine: unknown --format "yaml": want text, json or jsonl`},
+		{"missing model", []string{"check", "--model", filepath.Join(dir, "nope.json"), newLog}, 2, "no such file"},
+		{"not a model", []string{"check", "--model", newLog, newLog}, 2, "not an fsmine model"},
+		{"missing log", []string{"check", "--model", model, filepath.Join(dir, "nope.jsonl")}, 2, "no such file"},
+		{"no sessions", []string{"check", "--model", model, empty}, 2, "no sessions in the input"},
+		{"bad labels", []string{"check", "--model", model, "--labels", newLog, newLog}, 2, "decoding label rules"},
+		{"bad from", []string{"check", "--model", model, "--from", "nope", newLog}, 2, `unknown --from "nope"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := checkRun(tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d (stderr %s)", code, tt.code, stderr)
+			}
+			if !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("stderr %q, want it to contain %q", stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+// TestCheckJSONL: one line per session, in session id order, each a verdict.
+func TestCheckJSONL(t *testing.T) {
+	dir := checkFixture(t)
+	code, out, stderr := checkRun("check", "--model", filepath.Join(dir, "m.json"), "--format", "jsonl", filepath.Join(dir, "new.jsonl"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	wantIDs := []string{"a-fit", "b-skip", "c-unknown", "d-retry", "e-trunc"}
+	if len(lines) != len(wantIDs) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(wantIDs), out)
+	}
+	for i, l := range lines {
+		var v checkVerdict
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.SessionID != wantIDs[i] {
+			t.Errorf("line %d: session %s, want %s", i, v.SessionID, wantIDs[i])
+		}
+		if v.Fits != (v.Deviation == nil) || v.Fits != (i == 0) {
+			t.Errorf("line %d: fits %v with deviation %v", i, v.Fits, v.Deviation)
+		}
+	}
+}
+
+// TestCheckReadsLikeTheModel: the label rules stored in the model apply to
+// the logs checked; --labels overrides them.
+func TestCheckReadsLikeTheModel(t *testing.T) {
+	dir := t.TempDir()
+	rules := `{"rules":[{"match":{"node":"^find_"},"state":"identify","fold":true},{"match":{"node":"^chat$"},"drop":true}]}`
+	train := `{"session_id":"a","step":0,"node":"find_by_email","event":"fail"}
+{"session_id":"a","step":1,"node":"find_by_name","event":"ok"}
+{"session_id":"a","step":2,"node":"chat","event":"said"}
+{"session_id":"a","step":3,"node":"refund","event":"done"}
+`
+	fresh := `{"session_id":"b","step":0,"node":"find_by_zip","event":"ok"}
+{"session_id":"b","step":1,"node":"chat","event":"said"}
+{"session_id":"b","step":2,"node":"refund","event":"done"}
+`
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	rulesPath, trainPath, freshPath := write("rules.json", rules), write("train.jsonl", train), write("fresh.jsonl", fresh)
+	model := filepath.Join(dir, "m.json")
+	if code, _, stderr := checkRun("build", "-q", "--labels", rulesPath, "-o", model, trainPath); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, out, _ := checkRun("check", "--model", model, "--format", "json", freshPath)
+	var sum checkSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	if sum.Fit != 1 {
+		t.Errorf("with the model's rules: fit %d of %d, want 1", sum.Fit, sum.Sessions)
+	}
+	empty := write("norules.json", `{"rules":[]}`)
+	_, out, _ = checkRun("check", "--model", model, "--format", "json", "--labels", empty, freshPath)
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Fit != 0 || sum.ByKind[automaton.KindUnknownState] != 1 {
+		t.Errorf("without rules: fit %d, by kind %v; want an unknown state", sum.Fit, sum.ByKind)
+	}
+}
+
+// checkGenLog samples n sessions from the built-in truth with drift and reads
+// them with the bundled label rules; it also returns the log's bytes.
+func checkGenLog(tb testing.TB, n int, seed uint64) (*mine.Log, []byte) {
+	tb.Helper()
+	truth, err := loadGenModel("")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rulesData, err := os.ReadFile("../testdata/returns.labels.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rules, err := mine.ParseRules(rulesData)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g, err := newGenerator(truth, genConfig{seed: seed, drift: 0.05, start: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := g.write(context.Background(), &buf, n); err != nil {
+		tb.Fatal(err)
+	}
+	data := buf.Bytes()
+	lg, err := mine.Read([]mine.Input{{Name: "gen", Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}}}, mine.ReadOptions{Rules: rules, Strict: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return lg, data
+}
+
+// BenchmarkCheck measures the conformance part of fsmine check (the log is
+// read outside the loop): a model mined from 2,000 sessions checks 20,000
+// others. SetBytes is the size of the checked log, so MB/s reads as the
+// input rate the checker sustains; events/s counts visits.
+func BenchmarkCheck(b *testing.B) {
+	train, _ := checkGenLog(b, 2000, 1)
+	m, err := mine.Build(train, mine.DefaultOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	lg, data := checkGenLog(b, 20000, 2)
+	events := 0
+	for i := range lg.Sessions {
+		events += len(lg.Sessions[i].Visits)
+	}
+	for _, format := range []string{"json", "jsonl"} {
+		b.Run("format="+format, func(b *testing.B) {
+			c := automaton.NewChecker(m, automaton.CheckOptions{})
+			var emit func(*checkVerdict) error
+			if format == "jsonl" {
+				enc := json.NewEncoder(io.Discard)
+				emit = func(v *checkVerdict) error { return enc.Encode(v) }
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := checkLog(lg, c, format == "json", emit); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+func writeTemp(t *testing.T, dir, name, data string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

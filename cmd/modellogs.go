@@ -1,0 +1,163 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
+)
+
+// logFlags say how check, replay and stats read logs: by default as the
+// model was built from them (its params.labels, params.fields and
+// params.format); the flags override.
+type logFlags struct {
+	labels string
+	fields []string
+	from   string
+	strict bool
+}
+
+func (lf *logFlags) bind(f *pflag.FlagSet) {
+	f.StringVar(&lf.labels, "labels", "", "label rules `FILE` (default: the rules stored in the model)")
+	f.StringArrayVar(&lf.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable; overrides the model's field map name by name)")
+	f.StringVar(&lf.from, "from", "", "input format: "+strings.Join(mine.Formats(), ", ")+" (default: the model's)")
+	f.BoolVar(&lf.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
+}
+
+// readOptions returns the options that read logs for model m from path.
+func (lf *logFlags) readOptions(m *automaton.Model, path string) (mine.ReadOptions, error) {
+	ropt := mine.ReadOptions{Strict: lf.strict}
+	flagFields, err := mine.ParseFieldMap(lf.fields)
+	if err != nil {
+		return ropt, usageError{err}
+	}
+	if len(m.Params.Fields)+len(flagFields) > 0 {
+		ropt.Fields = map[string]string{}
+		for k, v := range m.Params.Fields {
+			ropt.Fields[k] = v
+		}
+		for k, v := range flagFields {
+			ropt.Fields[k] = v
+		}
+	}
+	switch {
+	case lf.labels != "":
+		data, err := os.ReadFile(lf.labels)
+		if err != nil {
+			return ropt, err
+		}
+		if ropt.Rules, err = mine.ParseRules(data); err != nil {
+			return ropt, fmt.Errorf("%s: %w", lf.labels, err)
+		}
+	case len(m.Params.Labels) > 0:
+		if ropt.Rules, err = mine.ParseRules(m.Params.Labels); err != nil {
+			return ropt, fmt.Errorf("%s: params.labels: %w", path, err)
+		}
+	}
+	ropt.Format = lf.from
+	if ropt.Format == "" {
+		ropt.Format = modelFormat(m)
+	}
+	if !slices.Contains(mine.Formats(), ropt.Format) {
+		return ropt, usagef("unknown --from %q: want one of %s", ropt.Format, strings.Join(mine.Formats(), ", "))
+	}
+	return ropt, nil
+}
+
+// modelFormat is the input format a model was built from when it names one
+// format this binary reads; otherwise (several formats joined with "+", an
+// older model without one) the format is recognised by content.
+func modelFormat(m *automaton.Model) string {
+	f := m.Params.Format
+	if f == "" || !slices.Contains(mine.Formats(), f) {
+		return mine.FormatAuto
+	}
+	return f
+}
+
+// readModelLogs loads the model at path and reads logs for it.
+func readModelLogs(path string, args []string, lf *logFlags, stdin io.Reader) (*automaton.Model, *mine.Log, []mine.Input, mine.ReadOptions, error) {
+	m, err := loadDiffModel(path)
+	if err != nil {
+		return nil, nil, nil, mine.ReadOptions{}, err
+	}
+	ropt, err := lf.readOptions(m, path)
+	if err != nil {
+		return nil, nil, nil, ropt, err
+	}
+	inputs, err := expandInputs(args, stdin)
+	if err != nil {
+		return nil, nil, nil, ropt, err
+	}
+	lg, err := mine.Read(inputs, ropt)
+	if err != nil {
+		return nil, nil, nil, ropt, err
+	}
+	if len(lg.Sessions) == 0 {
+		return nil, nil, nil, ropt, fmt.Errorf("%s: %w (%d records read, %d lines skipped, %d dropped by label rules)",
+			strings.Join(args, ", "), mine.ErrNoSessions, lg.Records, lg.Skipped, lg.Dropped)
+	}
+	return m, lg, inputs, ropt, nil
+}
+
+// sessionMoves appends the moves of session s (as mine.Log.Moves gives them)
+// to buf[:0], without allocating when buf is large enough.
+func sessionMoves(lg *mine.Log, s *mine.Session, buf []automaton.Move) []automaton.Move {
+	buf = buf[:0]
+	ev := ""
+	for i := range s.Visits {
+		v := &s.Visits[i]
+		buf = append(buf, automaton.Move{Event: ev, Label: lg.Name(v.Label)})
+		ev = lg.Name(v.Event)
+	}
+	return append(buf, automaton.Move{Event: ev, Label: automaton.EndID})
+}
+
+// moveRecord returns the visit that stands for move i of session s: the
+// visit the move enters, or for the move into __end__ the last visit.
+func moveRecord(s *mine.Session, i int) *mine.Visit {
+	if i >= len(s.Visits) {
+		i = len(s.Visits) - 1
+	}
+	return &s.Visits[i]
+}
+
+// visitStep is a visit's step as reports show it: the record's step when it
+// has one, else the visit's 0-based position in the session.
+func visitStep(v *mine.Visit, pos int) int64 {
+	if v.Step >= 0 {
+		return v.Step
+	}
+	return int64(pos)
+}
+
+// moveText shows a move out of a state: "from -[event]-> to".
+func moveText(from, event, to string) string {
+	if from == "" {
+		from = "?"
+	}
+	if event == "" {
+		return from + " --> " + to
+	}
+	return from + " -[" + event + "]-> " + to
+}
+
+// digestShort is "sha256:" and the first 12 hex digits.
+func digestShort(dg string) string { return diffShortDigest(dg) }
+
+// pctText formats a share in [0, 1] as a percentage with one decimal.
+func pctText(share float64) string { return fmt.Sprintf("%.1f%%", 100*share) }
+
+// shareOf is n/total, 0 when total is 0.
+func shareOf(n, total int) float64 {
+	if total == 0 {
+		return 0
+	}
+	return float64(n) / float64(total)
+}

@@ -1,0 +1,133 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/render"
+)
+
+func init() { register(newRenderCmd) }
+
+type renderOptions struct {
+	model      string
+	format     string
+	formatSet  bool
+	output     string
+	hideRare   bool
+	clusterSep string
+	title      string
+	engine     string
+}
+
+func newRenderCmd(streams IO) *cobra.Command {
+	opts := &renderOptions{}
+	cmd := &cobra.Command{
+		Use:   "render MODEL.json",
+		Short: "Draw a model or export it to another state-machine format",
+		Long: `Render writes a model as Graphviz DOT (the default), an SVG or PNG picture,
+Mermaid, W3C SCXML, an XState v5 machine (JSON) or a LangGraph skeleton
+(Python), to standard output or, with -o, to a file written atomically.
+MODEL.json "-" reads the model from standard input. Without --format, the
+format follows the extension of -o (.dot .gv .svg .png .mmd .scxml .py;
+.json is XState).
+
+SVG and PNG are laid out by Graphviz built into fsmine (--engine builtin,
+the default): nothing needs installing. --engine dot runs Graphviz's dot
+program from PATH instead. PNG is not written to a terminal.
+
+--hide-rare leaves rare transitions out of pictures (DOT, SVG, PNG,
+Mermaid); --cluster SEP groups states by the part of their label before SEP
+(DOT, SVG, PNG). Machine exports (scxml, xstate, langgraph) always keep
+every transition.
+
+Exit status: 0 ok; 2 trouble (bad flags, unreadable model, unwritable
+output).`,
+		Example: `  fsmine render model.json > model.dot
+  fsmine render model.json -o model.svg --hide-rare --cluster _
+  fsmine render model.json --format mermaid
+  fsmine render model.json -o machine.scxml`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("render takes one model file, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.model = args[0]
+			opts.formatSet = cmd.Flags().Changed("format")
+			return runRender(cmd.Context(), opts, streams)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.format, "format", "dot", "output format: "+strings.Join(render.FormatNames(), ", "))
+	f.StringVarP(&opts.output, "output", "o", "-", "write to `FILE` (atomically) instead of standard output")
+	f.BoolVar(&opts.hideRare, "hide-rare", false, "leave rare transitions out of the picture")
+	f.StringVar(&opts.clusterSep, "cluster", "", "group states by the part of their label before `SEP`")
+	f.StringVar(&opts.title, "title", "", "title of the picture")
+	f.StringVar(&opts.engine, "engine", string(render.EngineBuiltin), "layout for svg and png: builtin (Graphviz inside fsmine) or dot (Graphviz's dot on PATH)")
+	return cmd
+}
+
+// formatByExt maps output file extensions to formats, for -o without
+// --format.
+var formatByExt = map[string]string{
+	".dot":     "dot",
+	".gv":      "dot",
+	".svg":     "svg",
+	".png":     "png",
+	".mmd":     "mermaid",
+	".mermaid": "mermaid",
+	".scxml":   "scxml",
+	".json":    "xstate",
+	".py":      "langgraph",
+}
+
+func runRender(_ context.Context, opts *renderOptions, streams IO) error {
+	format := opts.format
+	if !opts.formatSet && opts.output != "-" {
+		if f, ok := formatByExt[strings.ToLower(filepath.Ext(opts.output))]; ok {
+			format = f
+		}
+	}
+	write, ok := render.Formats[format]
+	if !ok {
+		return usagef("unknown format %q: want one of %s", format, strings.Join(render.FormatNames(), ", "))
+	}
+	engine := render.Engine(opts.engine)
+	if engine != render.EngineBuiltin && engine != render.EngineDot {
+		return usagef("unknown engine %q: want builtin or dot", opts.engine)
+	}
+	if format == "png" && opts.output == "-" && streams.IsTTY {
+		return usagef("not writing PNG to a terminal: use -o FILE or redirect standard output")
+	}
+
+	var m *automaton.Model
+	var err error
+	if opts.model == "-" {
+		m, err = automaton.Read(streams.In)
+		if err != nil {
+			err = fmt.Errorf("standard input: %w", err)
+		}
+	} else {
+		m, err = automaton.Load(opts.model)
+	}
+	if err != nil {
+		return fmt.Errorf("reading model: %w", err)
+	}
+
+	ropt := render.Options{HideRare: opts.hideRare, ClusterSep: opts.clusterSep, Title: opts.title, Engine: engine}
+	if opts.output == "-" {
+		return write(streams.Out, m, ropt)
+	}
+	if err := automaton.WriteFileAtomic(opts.output, func(w io.Writer) error { return write(w, m, ropt) }); err != nil {
+		return fmt.Errorf("writing %s: %w", opts.output, err)
+	}
+	return nil
+}

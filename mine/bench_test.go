@@ -1,0 +1,92 @@
+package mine
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchLog writes n sessions of a returns-like flow (retries, a rare
+// escalation, repeated lookups) as JSONL records, interleaved as a shipper
+// writes them, from a fixed seed.
+func benchLog(sessions int) (data []byte, events int) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	stages := []string{"greet", "identify_customer", "verify_identity", "lookup_order", "check_eligibility",
+		"collect_return_reason", "collect_input", "validate_input", "create_return_label", "issue_refund", "close"}
+	type rec struct {
+		s, step int
+		node    string
+		event   string
+	}
+	var recs []rec
+	for s := 0; s < sessions; s++ {
+		step := 0
+		add := func(node, ev string) { recs = append(recs, rec{s, step, node, ev}); step++ }
+		for i, st := range stages {
+			for rng.Float64() < 0.12 && i > 0 && i < 9 {
+				add(st, "failed")
+			}
+			if rng.Float64() < 0.02 {
+				add(st, "human_requested")
+				add("escalate_to_human", "handed_off")
+				break
+			}
+			add(st, "ok")
+		}
+	}
+	// Interleave: sessions overlap in windows of 50.
+	rng.Shuffle(len(recs), func(i, j int) {
+		if recs[i].s/50 == recs[j].s/50 {
+			recs[i], recs[j] = recs[j], recs[i]
+		}
+	})
+	var b bytes.Buffer
+	for i, r := range recs {
+		fmt.Fprintf(&b, `{"session_id":"s-%06d","step":%d,"ts":"2026-01-05T10:%02d:%02d.%03dZ","node":%q,"event":%q,"duration_ms":%d,"model":"gpt-4o-mini","tokens":{"prompt":%d,"completion":%d}}`+"\n",
+			r.s, r.step, (i/60000)%60, (i/1000)%60, i%1000, r.node, r.event, 100+i%900, 1000+i%500, 40+i%80)
+	}
+	return b.Bytes(), len(recs)
+}
+
+func benchInput(data []byte) []Input {
+	return []Input{{Name: "bench.jsonl", Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}}
+}
+
+func BenchmarkRead(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		data, events := benchLog(n)
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := Read(benchInput(data), ReadOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+func BenchmarkBuild(b *testing.B) {
+	data, events := benchLog(100000)
+	lg, err := Read(benchInput(data), ReadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, merge := range Merges {
+		b.Run("merge="+merge, func(b *testing.B) {
+			o := DefaultOptions()
+			o.Merge = merge
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := Build(lg, o); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}

@@ -1,0 +1,707 @@
+package mine
+
+// Shared machinery of the importers (format_*.go): recognising a JSON input
+// by the shape of its head, reading JSON values with line and column
+// positions for errors, and writing fsmine records.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// trimHead drops a UTF-8 byte order mark and leading white space.
+func trimHead(head []byte) []byte {
+	return bytes.TrimLeft(bytes.TrimPrefix(head, utf8BOM), " \t\r\n")
+}
+
+// jsonShape is what the start of a JSON input shows of its first item: the
+// first top-level value, or the first element of a top-level array. Keys are
+// recorded by the path of the object that holds them ("" for the item,
+// "span_data", "observations[]" for the objects of an array); short strings
+// by their full path. A truncated head gives the keys seen so far.
+type jsonShape struct {
+	array bool
+	keys  map[string]bool   // path + "\x00" + key
+	strs  map[string]string // path of a string value -> the string
+}
+
+// has reports whether the object at path has key.
+func (s *jsonShape) has(path, key string) bool { return s.keys[path+"\x00"+key] }
+
+// str returns the string at path ("object", "span_data.type").
+func (s *jsonShape) str(path string) string { return s.strs[path] }
+
+// isRecord reports whether the item looks like fsmine's own record (a
+// node or step field, or a session_id that is not LangSmith's project),
+// which no other JSON format may claim, whatever else it carries.
+func (s *jsonShape) isRecord() bool {
+	return s.has("", FieldNode) || s.has("", FieldStep) || (s.has("", FieldSession) && !s.has("", "run_type"))
+}
+
+// sniffJSON reads the shape of the first item of a JSON head; nil when the
+// head does not start with an object or an array of objects.
+func sniffJSON(head []byte) *jsonShape {
+	head = trimHead(head)
+	if len(head) == 0 || (head[0] != '{' && head[0] != '[') {
+		return nil
+	}
+	s := &jsonShape{array: head[0] == '[', keys: map[string]bool{}, strs: map[string]string{}}
+	dec := json.NewDecoder(bytes.NewReader(head))
+	type frame struct {
+		obj  bool
+		path string
+		key  string // an object's current key
+		want bool   // whether an object expects a key next
+	}
+	var stack []frame
+	if s.array {
+		if _, err := dec.Token(); err != nil {
+			return nil
+		}
+	}
+	// childPath is the path of a value about to start in the current frame.
+	childPath := func() string {
+		if len(stack) == 0 {
+			return ""
+		}
+		f := stack[len(stack)-1]
+		if !f.obj {
+			return f.path + "[]"
+		}
+		if f.path == "" {
+			return f.key
+		}
+		return f.path + "." + f.key
+	}
+	valueDone := func() bool {
+		if len(stack) == 0 {
+			return true
+		}
+		if f := &stack[len(stack)-1]; f.obj {
+			f.want = true
+		}
+		return false
+	}
+	for tokens := 0; tokens < 20000; tokens++ {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		if len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			if f.obj && f.want {
+				if d, ok := tok.(json.Delim); ok && d == '}' {
+					stack = stack[:len(stack)-1]
+					if valueDone() {
+						break
+					}
+					continue
+				}
+				k, _ := tok.(string)
+				f.key, f.want = k, false
+				s.keys[f.path+"\x00"+k] = true
+				continue
+			}
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, frame{obj: true, path: childPath(), want: true})
+			case '[':
+				stack = append(stack, frame{path: childPath()})
+			case ']', '}':
+				if len(stack) == 0 {
+					return s
+				}
+				stack = stack[:len(stack)-1]
+				if valueDone() {
+					return s
+				}
+			}
+		case string:
+			if len(t) <= 64 {
+				if p := childPath(); p != "" {
+					if _, seen := s.strs[p]; !seen {
+						s.strs[p] = t
+					}
+				}
+			}
+			if valueDone() {
+				return s
+			}
+		default:
+			if valueDone() {
+				return s
+			}
+		}
+	}
+	return s
+}
+
+// posReader counts the bytes read through it and remembers where lines
+// end, so that an offset into the input can be reported as line and column.
+type posReader struct {
+	r  io.Reader
+	n  int64
+	nl []int64 // offsets of the '\n' bytes read so far
+}
+
+func (p *posReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	for i := 0; i < n; {
+		j := bytes.IndexByte(b[i:n], '\n')
+		if j < 0 {
+			break
+		}
+		p.nl = append(p.nl, p.n+int64(i+j))
+		i += j + 1
+	}
+	p.n += int64(n)
+	return n, err
+}
+
+// pos returns the 1-based line and column (in bytes) of offset off.
+func (p *posReader) pos(off int64) (line, col int) {
+	i := sort.Search(len(p.nl), func(i int) bool { return p.nl[i] >= off })
+	start := int64(0)
+	if i > 0 {
+		start = p.nl[i-1] + 1
+	}
+	return i + 1, int(off-start) + 1
+}
+
+// jsonReader reads the JSON values of an input, whatever their layout:
+// JSON lines, concatenated or pretty-printed values, or one top-level array
+// whose elements are the items.
+type jsonReader struct {
+	pr  *posReader
+	dec *json.Decoder
+}
+
+func newJSONReader(r io.Reader) *jsonReader {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if b, _ := br.Peek(3); bytes.Equal(b, utf8BOM) {
+		br.Discard(3)
+	}
+	pr := &posReader{r: br}
+	return &jsonReader{pr: pr, dec: json.NewDecoder(pr)}
+}
+
+// errorAt formats an error at offset off of the input.
+func (j *jsonReader) errorAt(off int64, format string, args ...any) error {
+	line, col := j.pr.pos(off)
+	return fmt.Errorf("line %d, column %d: %s", line, col, fmt.Sprintf(format, args...))
+}
+
+// decodeError turns an error of the decoder into one naming the position:
+// syntax errors carry their offset; a truncated input ends at its length.
+func (j *jsonReader) decodeError(err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		// Offset counts the bytes read up to and including the bad one.
+		return j.errorAt(se.Offset-1, "%s", strings.TrimPrefix(se.Error(), "json: "))
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return j.errorAt(j.pr.n, "the input ends inside a JSON value")
+	}
+	return err
+}
+
+// unmarshal decodes raw (found at offset at) into v, naming the position
+// and the field of a type mismatch.
+func (j *jsonReader) unmarshal(raw []byte, at int64, v any) error {
+	err := json.Unmarshal(raw, v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "value"
+		}
+		// Offset is past the value (a scalar) or its first byte (an
+		// object or array): name the byte before it.
+		return j.errorAt(at+max(te.Offset-1, 0), "%s is a JSON %s, want %s", field, te.Value, jsonTypeName(te.Type.String()))
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return j.errorAt(at+max(se.Offset-1, 0), "%s", strings.TrimPrefix(se.Error(), "json: "))
+	}
+	return j.errorAt(at, "%v", err)
+}
+
+// jsonTypeName names a Go type of a decoding target as JSON would.
+func jsonTypeName(t string) string {
+	switch {
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "a boolean"
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"), strings.HasPrefix(t, "float"):
+		return "a number"
+	case strings.HasPrefix(t, "[]"):
+		return "an array"
+	}
+	return "an object"
+}
+
+// items calls fn with each item of the input and its offset: each
+// top-level value, or each element of a top-level array.
+func (j *jsonReader) items(fn func(raw json.RawMessage, at int64) error) error {
+	// A top-level array is read element by element; anything else as a
+	// stream of values. Look past leading white space without consuming
+	// it, so that the decoder's offsets stay those of the input.
+	first := byte(0)
+	head, _ := j.pr.r.(*bufio.Reader).Peek(64 << 10)
+	if t := bytes.TrimLeft(head, " \t\r\n"); len(t) > 0 {
+		first = t[0]
+	}
+	if first == '[' {
+		if _, err := j.dec.Token(); err != nil {
+			return j.decodeError(err)
+		}
+		for j.dec.More() {
+			var raw json.RawMessage
+			if err := j.dec.Decode(&raw); err != nil {
+				return j.decodeError(err)
+			}
+			if err := fn(raw, j.dec.InputOffset()-int64(len(raw))); err != nil {
+				return err
+			}
+		}
+		if _, err := j.dec.Token(); err != nil {
+			return j.decodeError(err)
+		}
+		if _, err := j.dec.Token(); err != io.EOF {
+			return j.errorAt(j.dec.InputOffset()-1, "more input after the top-level array")
+		}
+		return nil
+	}
+	for {
+		var raw json.RawMessage
+		err := j.dec.Decode(&raw)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return j.decodeError(err)
+		}
+		if err := fn(raw, j.dec.InputOffset()-int64(len(raw))); err != nil {
+			return err
+		}
+	}
+}
+
+// elements calls fn with each element of the JSON array raw (found at
+// offset at).
+func (j *jsonReader) elements(raw json.RawMessage, at int64, fn func(raw json.RawMessage, at int64) error) error {
+	if jsonKind(raw) != '[' {
+		return j.errorAt(at, "want an array, found %s", jsonKindName(jsonKind(raw)))
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return j.errorAt(at, "%v", err)
+	}
+	for dec.More() {
+		var el json.RawMessage
+		if err := dec.Decode(&el); err != nil {
+			return j.errorAt(at+dec.InputOffset(), "%v", err)
+		}
+		if err := fn(el, at+dec.InputOffset()-int64(len(el))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsonKind is the kind of the JSON value raw starts with: '{', '[', '"',
+// 'n' (null), 't'/'f', or '0' for a number; 0 when raw is empty.
+func jsonKind(raw []byte) byte {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return 0
+	}
+	switch c := raw[0]; c {
+	case '{', '[', '"', 'n', 't', 'f':
+		return c
+	}
+	return '0'
+}
+
+// jsonKindName names a jsonKind for messages.
+func jsonKindName(k byte) string {
+	switch k {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '0':
+		return "a number"
+	}
+	return "nothing"
+}
+
+// jsonText returns a scalar JSON value as text: a string's contents, a
+// number or boolean as written; "" for null, absent, objects and arrays.
+func jsonText(raw []byte) string {
+	switch jsonKind(raw) {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	case '0', 't', 'f':
+		return string(bytes.TrimSpace(raw))
+	}
+	return ""
+}
+
+// parseTimeText reads a time as mine reads the ts field; ok is false for
+// text that is not a time.
+func parseTimeText(s string) (int64, bool) {
+	t, err := parseTime(s)
+	return t, err == nil
+}
+
+// jsonTime reads a time given as RFC 3339 text (zone-less is UTC) or as a
+// number of Unix seconds or milliseconds; ok is false for anything else,
+// null and absence included.
+func jsonTime(raw json.RawMessage) (int64, bool) {
+	switch jsonKind(raw) {
+	case '"', '0':
+		return parseTimeText(jsonText(raw))
+	}
+	return 0, false
+}
+
+// appendTime appends Unix nanoseconds as RFC 3339 UTC with nanoseconds.
+func appendTime(b []byte, ns int64) []byte {
+	return time.Unix(0, ns).UTC().AppendFormat(b, time.RFC3339Nano)
+}
+
+// jsonObject builds one JSON object on a single line. Fields are written in
+// the order the calls make; values are escaped as JSON requires.
+type jsonObject struct {
+	b     []byte
+	comma []bool // per open object: a field has been written
+}
+
+func (o *jsonObject) reset() {
+	o.b = append(o.b[:0], '{')
+	o.comma = append(o.comma[:0], false)
+}
+
+func (o *jsonObject) key(k string) {
+	top := len(o.comma) - 1
+	if o.comma[top] {
+		o.b = append(o.b, ',')
+	}
+	o.comma[top] = true
+	o.b = appendJSONString(o.b, k)
+	o.b = append(o.b, ':')
+}
+
+func (o *jsonObject) str(k, v string) {
+	o.key(k)
+	o.b = appendJSONString(o.b, v)
+}
+
+// strNonEmpty writes a string field only when v is not empty.
+func (o *jsonObject) strNonEmpty(k, v string) {
+	if v != "" {
+		o.str(k, v)
+	}
+}
+
+func (o *jsonObject) int(k string, v int64) {
+	o.key(k)
+	o.b = strconv.AppendInt(o.b, v, 10)
+}
+
+// num writes a finite number; NaN and infinities become strings, as JSON
+// has no numbers for them.
+func (o *jsonObject) num(k string, v float64) {
+	o.key(k)
+	o.b = appendJSONNumber(o.b, v)
+}
+
+func appendJSONNumber(b []byte, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return appendJSONString(b, strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+func (o *jsonObject) boolean(k string, v bool) {
+	o.key(k)
+	o.b = strconv.AppendBool(o.b, v)
+}
+
+func (o *jsonObject) time(k string, ns int64) {
+	o.key(k)
+	o.b = append(o.b, '"')
+	o.b = appendTime(o.b, ns)
+	o.b = append(o.b, '"')
+}
+
+// raw writes a JSON value read from the input, compacted onto one line;
+// absent and null values are left out.
+func (o *jsonObject) raw(k string, v []byte) {
+	if kind := jsonKind(v); kind == 0 || kind == 'n' {
+		return
+	}
+	o.key(k)
+	o.b = appendCompact(o.b, v)
+}
+
+func appendCompact(b, v []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, v); err != nil {
+		// Not valid JSON (cannot happen for values from the decoder):
+		// keep it as text.
+		return appendJSONString(b, string(v))
+	}
+	return append(b, buf.Bytes()...)
+}
+
+func (o *jsonObject) open(k string) {
+	o.key(k)
+	o.b = append(o.b, '{')
+	o.comma = append(o.comma, false)
+}
+
+func (o *jsonObject) close() {
+	o.b = append(o.b, '}')
+	o.comma = o.comma[:len(o.comma)-1]
+}
+
+// bytes ends the object and returns its text (valid until the next reset).
+func (o *jsonObject) bytes() []byte {
+	for len(o.comma) > 0 {
+		o.close()
+	}
+	return o.b
+}
+
+// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
+// U+FFFD, as encoding/json does.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// recordWriter writes records, one JSON object a line, and can place a
+// record on a given line of its output so that the line numbers in mine's
+// messages about it are the input's.
+type recordWriter struct {
+	w    *bufio.Writer
+	line int // lines written
+}
+
+func newRecordWriter(w io.Writer) *recordWriter {
+	return &recordWriter{w: bufio.NewWriterSize(w, 256<<10)}
+}
+
+// write writes one record.
+func (rw *recordWriter) write(rec []byte) error {
+	if _, err := rw.w.Write(rec); err != nil {
+		return err
+	}
+	rw.line++
+	return rw.w.WriteByte('\n')
+}
+
+// alignTo writes empty lines so that the next record is on line (1-based)
+// when that line has not been passed; otherwise it does nothing.
+func (rw *recordWriter) alignTo(line int) error {
+	for rw.line+1 < line {
+		if err := rw.w.WriteByte('\n'); err != nil {
+			return err
+		}
+		rw.line++
+	}
+	return nil
+}
+
+func (rw *recordWriter) flush() error { return rw.w.Flush() }
+
+// drain reads r to its end, so that the whole input is hashed, and reports
+// whether anything but white space was left.
+func drain(r io.Reader) (trailing bool, err error) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if len(bytes.TrimSpace(buf[:n])) > 0 {
+			trailing = true
+		}
+		if err == io.EOF {
+			return trailing, nil
+		}
+		if err != nil {
+			return trailing, err
+		}
+	}
+}
+
+// spanItem is a buffered record of a trace format (OTLP, LangSmith,
+// Langfuse, OpenAI Agents) whose session may only be known once the whole
+// input is read. body is the record without session_id.
+type spanItem struct {
+	session string // resolved session, "" until resolved
+	trace   string
+	id      string
+	parent  string
+	start   int64
+	hasTime bool
+	order   string // a format's own order key (LangSmith's dotted_order), or ""
+	depth   int
+	seq     int // input order
+	body    []byte
+}
+
+// writeSpanItems orders items within each session by their order key when
+// every item of the session has one, else by start time (items without one
+// last), then by depth in their trace (parents first) and input order, and
+// writes them with their session. Records carry their start time as ts, so
+// mine orders them the same way; ties keep this order.
+func writeSpanItems(w io.Writer, items []*spanItem) error {
+	// Depth within a trace: number of ancestors present in the input.
+	byID := make(map[[2]string]*spanItem, len(items))
+	for _, it := range items {
+		if it.id != "" {
+			byID[[2]string{it.trace, it.id}] = it
+		}
+	}
+	for _, it := range items {
+		d := 0
+		for p := it.parent; p != "" && d < 1000; d++ {
+			par, ok := byID[[2]string{it.trace, p}]
+			if !ok {
+				break
+			}
+			p = par.parent
+		}
+		it.depth = d
+	}
+	allOrder := map[string]bool{}
+	for _, it := range items {
+		if _, seen := allOrder[it.session]; !seen {
+			allOrder[it.session] = true
+		}
+		if it.order == "" {
+			allOrder[it.session] = false
+		}
+	}
+	slices.SortStableFunc(items, func(a, b *spanItem) int {
+		if c := strings.Compare(a.session, b.session); c != 0 {
+			return c
+		}
+		if allOrder[a.session] {
+			if c := strings.Compare(a.order, b.order); c != 0 {
+				return c
+			}
+		} else {
+			if a.hasTime != b.hasTime {
+				if a.hasTime {
+					return -1
+				}
+				return 1
+			}
+			if a.start != b.start {
+				if a.start < b.start {
+					return -1
+				}
+				return 1
+			}
+		}
+		if a.depth != b.depth {
+			return a.depth - b.depth
+		}
+		return a.seq - b.seq
+	})
+	rw := newRecordWriter(w)
+	var line []byte
+	for _, it := range items {
+		line = append(line[:0], `{"session_id":`...)
+		line = appendJSONString(line, it.session)
+		if len(it.body) > 2 {
+			line = append(line, ',')
+			line = append(line, it.body[1:]...)
+		} else {
+			line = append(line, '}')
+		}
+		if err := rw.write(line); err != nil {
+			return err
+		}
+	}
+	return rw.flush()
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// indexRaw returns the offset of sub, a value decoded from raw, within raw
+// (0 when absent), for error positions inside a value.
+func indexRaw(raw, sub []byte) int {
+	if i := bytes.Index(raw, sub); i >= 0 {
+		return i
+	}
+	return 0
+}

@@ -1,0 +1,358 @@
+package mine
+
+// Tests of the importers on the fixtures in testdata/formats (see the
+// README there for what each follows) and on small inline inputs.
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// formatsUpdate reports whether -update was given (the flag belongs to
+// golden_test.go).
+func formatsUpdate() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+var formatFixtures = []struct {
+	file, format string
+}{
+	{"otlp.jsonl", FormatOTLP},
+	{"langsmith.json", FormatLangSmith},
+	{"langfuse.jsonl", FormatLangfuse},
+	{"openai_agents.jsonl", FormatOpenAIAgents},
+	{"loan.xes", FormatXES},
+	{"tickets.csv", FormatCSV},
+}
+
+func fixturePath(name string) string { return filepath.Join("testdata", "formats", name) }
+
+func TestFormatDetectFixtures(t *testing.T) {
+	for _, tt := range formatFixtures {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile(fixturePath(tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := pickFormat(FormatAuto, data[:min(len(data), 64<<10)])
+			if err != nil {
+				t.Fatalf("pickFormat: %v", err)
+			}
+			if f.Name != tt.format {
+				t.Errorf("auto picks %s, want %s", f.Name, tt.format)
+			}
+		})
+	}
+}
+
+func TestFormatDetectInline(t *testing.T) {
+	tests := []struct {
+		name, head, want string
+	}{
+		{"fsmine record", `{"session_id":"s","node":"a","run_type":"x","start_time":"y"}`, FormatJSONL},
+		{"fsmine record with resourceSpans attr", `{"session_id":"s","node":"a","attrs":{"resourceSpans":1}}`, FormatJSONL},
+		{"own log to remap, with Langfuse-like keys", `{"sessionId":"s","timestamp":"t","traceId":"x","type":"y","startTime":"z","node":"a"}`, FormatJSONL},
+		{"own log to remap, with LangSmith-like keys", `{"conversation":"c","step":1,"run_type":"tool","start_time":"t"}`, FormatJSONL},
+		{"empty", "", FormatJSONL},
+		{"otlp pretty", "{\n  \"resourceSpans\": [\n", FormatOTLP},
+		{"langsmith jsonl", `{"id":"1","name":"n","start_time":"2024-01-01T00:00:00","run_type":"tool","trace_id":"1"}`, FormatLangSmith},
+		{"langsmith runs page", `{"runs":[{"id":"1","name":"n","run_type":"llm","start_time":"x"}],"cursors":{}}`, FormatLangSmith},
+		{"langfuse observations page", `{"data":[{"id":"o","traceId":"t","type":"SPAN","startTime":"x","level":"DEFAULT"}],"meta":{}}`, FormatLangfuse},
+		{"langfuse observation", `{"id":"o","traceId":"t","type":"SPAN","name":"n","startTime":"x","parentObservationId":null}`, FormatLangfuse},
+		{"openai agents trace first", `{"object":"trace","id":"trace_1","workflow_name":"w","group_id":null}`, FormatOpenAIAgents},
+		{"openai agents span", `{"object":"trace.span","id":"span_1","trace_id":"trace_1","parent_id":null,"started_at":"x","ended_at":"y","span_data":{"type":"agent"}}`, FormatOpenAIAgents},
+		{"tau2 truncated before simulations", `{"timestamp":"2025-08-01T16:16:36","info":{"git_commit":"b0","user_info":{"llm":"gpt-4.1"},"agent_info":{"llm":"gpt-4.1"}},"tasks":[{"id":"5","description":"` + strings.Repeat("x", 100), FormatTau},
+		{"tau v1", `[{"task_id":0,"reward":0.0,"info":{"task":{}},"traj":[{"role":"system","content":"policy"}],"trial":0}]`, FormatTau},
+		{"xes", "\ufeff<?xml version=\"1.0\"?>\n<!-- c -->\n<log xes.version=\"1.0\">", FormatXES},
+		{"pm4py csv", "case:concept:name,concept:name,time:timestamp\n", FormatCSV},
+		{"csv", "Case,Activity\nc1,a\nc1,b\n", FormatCSV},
+		{"tsv", "Case\tActivity\tTime\nc1\ta\t1\n", FormatCSV},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := pickFormat(FormatAuto, []byte(tt.head))
+			if err != nil {
+				t.Fatalf("pickFormat: %v", err)
+			}
+			if f.Name != tt.want {
+				t.Errorf("auto picks %s, want %s", f.Name, tt.want)
+			}
+		})
+	}
+	// Not recognised at all: plain text, an XML document that is not XES,
+	// one CSV column.
+	for _, head := range []string{"hello world\n", "<html><body>", "just one column\nanother line\n"} {
+		if f, err := pickFormat(FormatAuto, []byte(head)); err == nil {
+			t.Errorf("pickFormat(%q) = %s, want an error", head, f.Name)
+		}
+	}
+}
+
+// TestFormatGolden converts each fixture and compares the records with
+// NAME.golden (refresh with go test ./mine -run TestFormatGolden -update).
+func TestFormatGolden(t *testing.T) {
+	for _, tt := range formatFixtures {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile(fixturePath(tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := formats[tt.format].Convert(bytes.NewReader(data), &got); err != nil {
+				t.Fatalf("Convert: %v", err)
+			}
+			golden := fixturePath(tt.file + ".golden")
+			if formatsUpdate() {
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("records differ from %s; got:\n%s", golden, got.String())
+			}
+		})
+	}
+}
+
+// sessionLines renders a read log as "session: label/event label/event ...".
+func sessionLines(lg *Log) []string {
+	var out []string
+	for _, s := range lg.Sessions {
+		var b strings.Builder
+		b.WriteString(s.ID + ":")
+		for _, v := range s.Visits {
+			b.WriteString(" " + lg.Name(v.Label) + "/" + lg.Name(v.Event))
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+func fixtureInput(name string) Input {
+	p := fixturePath(name)
+	return Input{Name: name, Open: func() (io.ReadCloser, error) { return os.Open(p) }}
+}
+
+// TestFormatSessions reads each fixture as fsmine would and checks the
+// sessions: the mapping of each format, end to end.
+func TestFormatSessions(t *testing.T) {
+	tests := []struct {
+		file   string
+		fields []string
+		want   []string
+		bad    []string // skipped records, as file:line: reason
+	}{
+		{file: "otlp.jsonl", want: []string{
+			// The tool and model spans carry no conversation id: they join
+			// their trace's. Turn 2 is another trace of the conversation.
+			"conv-1: invoke_agent:Returns/ok chat/ok execute_tool:get_order_details/ok chat/ok invoke_agent:Returns/ok execute_tool:issue_refund/ok",
+			// error.type is the event; else the status; a span of the trace
+			// that came on a later line still joins; a non-GenAI span is
+			// named by its span name.
+			"conv-2: invoke_agent:Returns/error execute_tool:get_order_details/timeout GET /orders/{id}/error chat/error",
+			// No conversation id: the resource's session.id.
+			"web-session-9: invoke_agent:FAQ/ok chat/ok",
+		}},
+		{file: "langsmith.json", want: []string{
+			// No thread: the trace is the session.
+			"33333333-0000-4000-8000-000000000001: rag_pipeline/ok retrieve_docs/ok generate_answer/ok",
+			// Two traces of one thread, in dotted order; the model calls and
+			// routing inside a LangGraph node and __start__ are left out,
+			// tool runs are kept.
+			"thread-1: LangGraph/ok agent/ok tools/ok get_order_details/ok agent/ok LangGraph/error agent/ok tools/error issue_refund/error",
+		}},
+		{file: "langfuse.jsonl", want: []string{
+			"chat-42: support-agent/ok lookup_order/ok answer/ok support-agent/warning issue_refund/error handoff/ok",
+			"t-3: span/ok answer/ok",
+		}},
+		{file: "openai_agents.jsonl", want: []string{
+			"conv-7: agent:Triage Agent/ok generation/ok handoff:Refund Agent/ok agent:Refund Agent/ok function:lookup_order/ok function:issue_refund/error",
+			"trace_99999999999940718293a4b5c6d7e8f9: agent:Triage Agent/ok guardrail:off_topic/triggered",
+		}},
+		{file: "loan.xes", want: []string{
+			"case-1: submit/complete check/start check/complete approve/approve",
+			"case-2: submit/complete decline/complete",
+		}, bad: []string{"loan.xes:46: missing node"}},
+		{file: "tickets.csv", fields: []string{"session_id=attrs.Ticket", "node=attrs.Step", "ts=attrs.Started"}, want: []string{
+			"T-1: open/ classify/ answer/ close/",
+			"T-2: open/ escalate/",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			fields, err := ParseFieldMap(tt.fields)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lg, err := Read([]Input{fixtureInput(tt.file)}, ReadOptions{Fields: fields})
+			if err != nil {
+				t.Fatalf("Read: %v", err)
+			}
+			got := sessionLines(lg)
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("sessions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			var bad []string
+			for _, b := range lg.Bad {
+				bad = append(bad, b.String())
+			}
+			if strings.Join(bad, "\n") != strings.Join(tt.bad, "\n") {
+				t.Errorf("bad lines %q, want %q", bad, tt.bad)
+			}
+		})
+	}
+}
+
+// TestFormatHashesWholeInput checks that each importer reads its input to
+// the end, so that the model's source.files sha256 is the file's.
+func TestFormatHashesWholeInput(t *testing.T) {
+	for _, tt := range formatFixtures {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile(fixturePath(tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lg, err := Read([]Input{fixtureInput(tt.file)}, ReadOptions{})
+			if err != nil {
+				t.Fatalf("Read: %v", err)
+			}
+			sum := sha256.Sum256(data)
+			if got, want := lg.Files[0].SHA256, hex.EncodeToString(sum[:]); got != want {
+				t.Errorf("sha256 %s, want %s", got, want)
+			}
+			if lg.Files[0].Format != tt.format {
+				t.Errorf("format %s, want %s", lg.Files[0].Format, tt.format)
+			}
+		})
+	}
+}
+
+// TestFormatErrors checks that input an importer cannot read stops the read
+// with the file and the position of the problem.
+func TestFormatErrors(t *testing.T) {
+	tests := []struct {
+		name, format, input, want string
+	}{
+		{"otlp syntax", FormatOTLP, "{\"resourceSpans\":[]}\n{\"resourceSpans\":[}\n", "reading bad: line 2, column 19: invalid character '}' looking for beginning of value"},
+		{"otlp type", FormatOTLP, `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":5}]}]}]}`, "reading bad: line 1, column 55: resourceSpans.scopeSpans.spans.traceId is a JSON number, want a string"},
+		{"otlp time", FormatOTLP, "\n" + `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"ab","spanId":"cd","name":"x","startTimeUnixNano":"12:00"}]}]}]}`, `reading bad: line 2: span cd of trace ab: startTimeUnixNano "12:00": want an integer`},
+		{"otlp not an object", FormatOTLP, "[1]", "reading bad: line 1, column 2: want an OTLP traces object"},
+		{"langsmith truncated", FormatLangSmith, "[\n {\"id\": \"a\", \"name\": \"x\", \"run_type\": \"chain\"", "reading bad: line 2, column 46: the input ends inside a JSON value"},
+		{"langsmith after array", FormatLangSmith, `[{"id":"a","name":"x","run_type":"chain"}] {}`, "reading bad: line 1, column 44: more input after the top-level array"},
+		{"langsmith bad time", FormatLangSmith, "{\"id\":\"a\",\"name\":\"x\"}\n{\"id\":\"b\",\"name\":\"y\",\"start_time\":\"soon\"}", `reading bad: line 2, column 1: run b: start_time "soon" is not a time`},
+		{"langfuse ids only", FormatLangfuse, `{"id":"t1","observations":["o1","o2"]}`, "reading bad: line 1, column 28: trace t1 lists observation ids only"},
+		{"openai agents unknown object", FormatOpenAIAgents, "{\"object\":\"trace\",\"id\":\"t\"}\n{\"object\":\"response\"}", `reading bad: line 2, column 1: object "response" is neither a trace nor a trace.span`},
+		{"tau tool call without name", FormatTau, `{"simulations":[{"id":"s1","messages":[{"role":"assistant","tool_calls":[{"id":"c"}]}]}]}`, "reading bad: line 1, column 17: simulation s1, message 0: a tool call without a name"},
+		{"tau neither", FormatTau, `{"tasks":[]}`, `reading bad: line 1, column 1: neither tau2 results (no "simulations") nor a tau-bench run (no "traj")`},
+		{"xes mismatched", FormatXES, "<log>\n<trace>\n</event>", "reading bad: line 3, column 1: </event> closes nothing open (want </trace>)"},
+		{"xes truncated", FormatXES, "<log>\n<trace>\n<event>", "reading bad: line 3, column 8: the input ends inside <event>"},
+		{"xes syntax", FormatXES, "<log>\n<trace <", "reading bad: line 2: "},
+		{"xes root", FormatXES, "<html></html>", "reading bad: line 1, column 1: the root element is <html>, want <log>"},
+		{"xes event outside trace", FormatXES, "<log>\n  <event/>\n</log>", "reading bad: line 2, column 3: <event> outside a <trace>"},
+		{"csv fields", FormatCSV, "a,b\n1,2\n3\n", "reading bad: line 3, column 1: wrong number of fields"},
+		{"csv quote", FormatCSV, "a,b\n1,\"2\n", "reading bad: line 2, column 6: extraneous or missing \" in quoted-field"},
+		{"auto unknown", FormatAuto, "hello\n", "format not recognised"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Read([]Input{strInput("bad", tt.input)}, ReadOptions{Format: tt.format})
+			if err == nil {
+				t.Fatalf("Read succeeded, want an error containing %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestTauToolAnswers checks that a tool call takes the outcome of the first
+// answer with its id after it, also when ids repeat.
+func TestTauToolAnswers(t *testing.T) {
+	in := `[{"task_id": 3, "reward": 1.0, "trial": 1, "traj": [
+	 {"role": "system", "content": "policy"},
+	 {"role": "user", "content": "hi"},
+	 {"role": "assistant", "content": "checking", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "book", "arguments": "{}"}}]},
+	 {"role": "tool", "tool_call_id": "call_1", "name": "book", "content": "Error: no seats"},
+	 {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "book", "arguments": "{}"}}, {"id": "call_2", "type": "function", "function": {"name": "pay", "arguments": "{}"}}]},
+	 {"role": "tool", "tool_call_id": "call_1", "name": "book", "content": "{\"ok\": true}"},
+	 {"role": "tool", "tool_call_id": "call_2", "name": "pay", "content": "Error: declined"},
+	 {"role": "assistant", "content": "done"}
+	]}]`
+	lg, err := Read([]Input{strInput("v1.json", in)}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(in))
+	want := hex.EncodeToString(sum[:])[:8] + ":3:t1: user_msg/user book/error book/ok pay/error agent_msg/agent"
+	if got := strings.Join(sessionLines(lg), "\n"); got != want {
+		t.Errorf("sessions:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestOTLPSpansAcrossInputs checks that the spans of one conversation in
+// two files join one session when each file has a span naming it.
+func TestOTLPSpansAcrossInputs(t *testing.T) {
+	span := func(trace, id, name, conv string, start int) string {
+		attrs := `{"key":"gen_ai.operation.name","value":{"stringValue":"execute_tool"}},{"key":"gen_ai.tool.name","value":{"stringValue":"` + name + `"}}`
+		if conv != "" {
+			attrs += `,{"key":"gen_ai.conversation.id","value":{"stringValue":"` + conv + `"}}`
+		}
+		return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"` + trace + `","spanId":"` + id + `","name":"x","startTimeUnixNano":"` + strings.Repeat("1", 10) + strings.Repeat("0", 8) + string(rune('0'+start)) + `","attributes":[` + attrs + `]}]}]}]}` + "\n"
+	}
+	a := span("t1", "s1", "lookup", "c1", 1) + span("t1", "s3", "refund", "", 3)
+	b := span("t2", "s2", "verify", "c1", 2)
+	lg, err := Read([]Input{strInput("a.jsonl", a), strInput("b.jsonl", b)}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "c1: execute_tool:lookup/ok execute_tool:verify/ok execute_tool:refund/ok"
+	if got := strings.Join(sessionLines(lg), "\n"); got != want {
+		t.Errorf("sessions:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestFormatGzip checks that a gzipped input (.xes.gz) is recognised and
+// read like the plain one.
+func TestFormatGzip(t *testing.T) {
+	for _, tt := range formatFixtures {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile(fixturePath(tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gz bytes.Buffer
+			zw := gzip.NewWriter(&gz)
+			zw.Write(data)
+			zw.Close()
+			plain, err := Read([]Input{strInput(tt.file, string(data))}, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			zipped, err := Read([]Input{strInput(tt.file+".gz", gz.String())}, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if zipped.Files[0].Format != tt.format || zipped.Files[0].SHA256 != plain.Files[0].SHA256 {
+				t.Errorf("gzipped: format %s sha256 %s; plain: %s %s", zipped.Files[0].Format, zipped.Files[0].SHA256, tt.format, plain.Files[0].SHA256)
+			}
+			if a, b := strings.Join(sessionLines(plain), "\n"), strings.Join(sessionLines(zipped), "\n"); a != b {
+				t.Errorf("gzipped sessions:\n%s\nplain:\n%s", b, a)
+			}
+		})
+	}
+}

@@ -1,0 +1,199 @@
+package mine
+
+// OpenAI Agents SDK traces: the items its tracing processors export
+// (Trace.export() and Span.export() in openai-agents-python's
+// src/agents/tracing), written one a line or as a JSON array. A trace is
+// {"object": "trace", "id", "workflow_name", "group_id", "metadata"}; a
+// span is {"object": "trace.span", "id", "trace_id", "parent_id",
+// "started_at", "ended_at", "span_data": {"type", ...}, "error":
+// {"message", "data"} or null}, with span_data per type
+// (src/agents/tracing/span_data.py): agent {name, handoffs, tools,
+// output_type}, function {name, input, output, mcp_data}, generation
+// {model, usage, ...}, response {response_id}, handoff {from_agent,
+// to_agent}, guardrail {name, triggered}, custom {name, data},
+// mcp_tools {server, result}, transcription, speech, speech_group.
+// group_id links the traces of one conversation (the SDK's tracing guide).
+
+import (
+	"encoding/json"
+	"io"
+)
+
+// FormatOpenAIAgents is OpenAI Agents SDK trace exports.
+const FormatOpenAIAgents = "openai-agents"
+
+func init() {
+	registerFormat(&Format{
+		Name:     FormatOpenAIAgents,
+		Detect:   detectOpenAIAgents,
+		Priority: 10,
+		Convert:  convertOpenAIAgents,
+	})
+}
+
+func detectOpenAIAgents(head []byte) bool {
+	s := sniffJSON(head)
+	if s == nil || s.isRecord() {
+		return false
+	}
+	item := func(p, obj string) bool {
+		return s.has(p, "span_data") || s.has(p, "workflow_name") || s.str(obj) == "trace.span"
+	}
+	return item("", "object") || item("data[]", "data[].object")
+}
+
+type oaItem struct {
+	Object       string          `json:"object"`
+	ID           string          `json:"id"`
+	TraceID      string          `json:"trace_id"`
+	ParentID     string          `json:"parent_id"`
+	StartedAt    json.RawMessage `json:"started_at"`
+	EndedAt      json.RawMessage `json:"ended_at"`
+	SpanData     json.RawMessage `json:"span_data"`
+	Error        json.RawMessage `json:"error"`
+	WorkflowName string          `json:"workflow_name"`
+	GroupID      string          `json:"group_id"`
+	Data         json.RawMessage `json:"data"`
+}
+
+type oaSpanData struct {
+	Type      string `json:"type"`
+	Name      string `json:"name"`
+	FromAgent string `json:"from_agent"`
+	ToAgent   string `json:"to_agent"`
+	Triggered bool   `json:"triggered"`
+	Model     string `json:"model"`
+	Server    string `json:"server"`
+}
+
+// convertOpenAIAgents writes one record per span. The node is the span
+// type, qualified by what the span is about: agent:<name>,
+// function:<tool name>, handoff:<to_agent> (a handoff is the transition to
+// another agent), guardrail:<name>, custom:<name>, mcp_tools:<server>;
+// generation, response and the voice spans stand alone. The event is error
+// when the span has an error, triggered for a guardrail that tripped, else
+// ok. The session is the group_id of the span's trace (when the trace item
+// is in the input), else the trace id; spans are ordered by started_at.
+func convertOpenAIAgents(r io.Reader, w io.Writer) error {
+	jr := newJSONReader(r)
+	var items []*spanItem
+	groups := map[string]string{}
+	workflows := map[string]string{}
+	var obj jsonObject
+	var one func(raw json.RawMessage, at int64) error
+	one = func(raw json.RawMessage, at int64) error {
+		if jsonKind(raw) != '{' {
+			return jr.errorAt(at, "want an OpenAI Agents trace or span object")
+		}
+		var it oaItem
+		if err := jr.unmarshal(raw, at, &it); err != nil {
+			return err
+		}
+		switch {
+		case it.Data != nil && it.Object != "trace.span" && it.Object != "trace":
+			return jr.elements(it.Data, at+int64(indexRaw(raw, it.Data)), one)
+		case it.Object == "trace" || (it.Object == "" && it.WorkflowName != ""):
+			if it.ID == "" {
+				return jr.errorAt(at, "a trace without an id")
+			}
+			if it.GroupID != "" {
+				groups[it.ID] = it.GroupID
+			}
+			workflows[it.ID] = it.WorkflowName
+			return nil
+		case it.Object == "trace.span" || (it.Object == "" && it.SpanData != nil):
+		default:
+			return jr.errorAt(at, "object %q is neither a trace nor a trace.span", it.Object)
+		}
+		if it.TraceID == "" {
+			return jr.errorAt(at, "span %s has no trace_id", it.ID)
+		}
+		if jsonKind(it.SpanData) != '{' {
+			return jr.errorAt(at, "span %s has no span_data object", it.ID)
+		}
+		var sd oaSpanData
+		if err := jr.unmarshal(it.SpanData, at+int64(indexRaw(raw, it.SpanData)), &sd); err != nil {
+			return err
+		}
+		if sd.Type == "" {
+			return jr.errorAt(at, "span %s: span_data has no type", it.ID)
+		}
+		node := sd.Type
+		q := ""
+		switch sd.Type {
+		case "agent", "function", "guardrail", "custom":
+			q = sd.Name
+		case "handoff":
+			q = sd.ToAgent
+		case "mcp_tools":
+			q = sd.Server
+		}
+		if q != "" {
+			node += ":" + q
+		}
+		start, hasStart := jsonTime(it.StartedAt)
+		if !hasStart && jsonKind(it.StartedAt) != 0 && jsonKind(it.StartedAt) != 'n' {
+			return jr.errorAt(at, "span %s: started_at %s is not a time", it.ID, it.StartedAt)
+		}
+		end, hasEnd := jsonTime(it.EndedAt)
+		failed := jsonKind(it.Error) == '{' || (jsonKind(it.Error) == '"' && jsonText(it.Error) != "")
+		event := "ok"
+		switch {
+		case failed:
+			event = "error"
+		case sd.Type == "guardrail" && sd.Triggered:
+			event = "triggered"
+		}
+		obj.reset()
+		obj.str(FieldNode, node)
+		obj.str(FieldEvent, event)
+		if hasStart {
+			obj.time(FieldTime, start)
+			if hasEnd && end >= start {
+				obj.num(FieldDuration, float64(end-start)/1e6)
+			}
+		}
+		obj.open("attrs")
+		obj.strNonEmpty("span_id", it.ID)
+		obj.str("trace_id", it.TraceID)
+		obj.strNonEmpty("parent_id", it.ParentID)
+		obj.str("type", sd.Type)
+		obj.strNonEmpty("name", sd.Name)
+		obj.strNonEmpty("from_agent", sd.FromAgent)
+		obj.strNonEmpty("to_agent", sd.ToAgent)
+		obj.strNonEmpty("model", sd.Model)
+		if failed {
+			var e struct {
+				Message string `json:"message"`
+			}
+			if json.Unmarshal(it.Error, &e) == nil && e.Message != "" {
+				obj.str("error", e.Message)
+			} else {
+				obj.strNonEmpty("error", jsonText(it.Error))
+			}
+		}
+		obj.close()
+		items = append(items, &spanItem{
+			trace: it.TraceID, id: it.ID, parent: it.ParentID,
+			start: start, hasTime: hasStart, seq: len(items),
+			body: append([]byte(nil), obj.bytes()...),
+		})
+		return nil
+	}
+	if err := jr.items(one); err != nil {
+		return err
+	}
+	for _, it := range items {
+		it.session = groups[it.trace]
+		if it.session == "" {
+			it.session = it.trace
+		}
+		if wf := workflows[it.trace]; wf != "" {
+			// The workflow is known only now: add it to the attrs.
+			it.body = append(it.body[:len(it.body)-2], []byte(`,"workflow":`)...)
+			it.body = appendJSONString(it.body, wf)
+			it.body = append(it.body, '}', '}')
+		}
+	}
+	return writeSpanItems(w, items)
+}

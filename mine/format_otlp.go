@@ -1,0 +1,429 @@
+package mine
+
+// OTLP/JSON traces as the OpenTelemetry Collector's file exporter writes
+// them: one ExportTraceServiceRequest a line, {"resourceSpans": [{"resource":
+// {"attributes": [...]}, "scopeSpans": [{"scope": {...}, "spans": [...]}]}]},
+// spans with hex "traceId"/"spanId"/"parentSpanId", "startTimeUnixNano" and
+// "endTimeUnixNano" as decimal strings (or numbers), "attributes" as
+// [{"key", "value": {"stringValue"|"intValue"|"doubleValue"|"boolValue"|
+// "arrayValue"|"kvlistValue"|"bytesValue"}}] and "status": {"code",
+// "message"}. Followed: the OTLP specification's JSON encoding
+// (opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding), the file
+// exporter serialization (opentelemetry.io/docs/specs/otel/protocol/file-exporter/),
+// and the GenAI semantic conventions for spans
+// (opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/ and
+// gen-ai-agent-spans/): gen_ai.operation.name (chat, invoke_agent,
+// execute_tool, ...), gen_ai.tool.name, gen_ai.agent.name,
+// gen_ai.conversation.id, error.type; and session.id from the session
+// conventions. The older "instrumentationLibrarySpans" is read as well.
+
+import (
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// FormatOTLP is OTLP/JSON traces.
+const FormatOTLP = "otlp"
+
+func init() {
+	registerFormat(&Format{
+		Name:     FormatOTLP,
+		Detect:   detectOTLP,
+		Priority: 10,
+		Convert:  convertOTLP,
+	})
+}
+
+func detectOTLP(head []byte) bool {
+	s := sniffJSON(head)
+	return s != nil && !s.isRecord() && (s.has("", "resourceSpans") || s.has("", "resource_spans"))
+}
+
+type otlpTraces struct {
+	ResourceSpans []otlpResourceSpans `json:"resourceSpans"`
+}
+
+type otlpResourceSpans struct {
+	Resource struct {
+		Attributes []otlpKV `json:"attributes"`
+	} `json:"resource"`
+	ScopeSpans                  []otlpScopeSpans `json:"scopeSpans"`
+	InstrumentationLibrarySpans []otlpScopeSpans `json:"instrumentationLibrarySpans"`
+}
+
+type otlpScopeSpans struct {
+	Scope struct {
+		Name string `json:"name"`
+	} `json:"scope"`
+	InstrumentationLibrary struct {
+		Name string `json:"name"`
+	} `json:"instrumentationLibrary"`
+	Spans []otlpSpan `json:"spans"`
+}
+
+type otlpSpan struct {
+	TraceID      string          `json:"traceId"`
+	SpanID       string          `json:"spanId"`
+	ParentSpanID string          `json:"parentSpanId"`
+	Name         string          `json:"name"`
+	Kind         json.RawMessage `json:"kind"`
+	Start        json.RawMessage `json:"startTimeUnixNano"`
+	End          json.RawMessage `json:"endTimeUnixNano"`
+	Attributes   []otlpKV        `json:"attributes"`
+	Status       struct {
+		Code    json.RawMessage `json:"code"`
+		Message string          `json:"message"`
+	} `json:"status"`
+}
+
+type otlpKV struct {
+	Key   string  `json:"key"`
+	Value otlpAny `json:"value"`
+}
+
+type otlpAny struct {
+	StringValue *string         `json:"stringValue"`
+	BoolValue   *bool           `json:"boolValue"`
+	IntValue    json.RawMessage `json:"intValue"`
+	DoubleValue json.RawMessage `json:"doubleValue"`
+	BytesValue  *string         `json:"bytesValue"`
+	ArrayValue  *struct {
+		Values []otlpAny `json:"values"`
+	} `json:"arrayValue"`
+	KvlistValue *struct {
+		Values []otlpKV `json:"values"`
+	} `json:"kvlistValue"`
+}
+
+// appendJSON renders an AnyValue as plain JSON: strings, booleans,
+// numbers (int64 given as strings become numbers), arrays and objects.
+// An empty AnyValue is null.
+func (v *otlpAny) appendJSON(b []byte) []byte {
+	switch {
+	case v.StringValue != nil:
+		return appendJSONString(b, *v.StringValue)
+	case v.BoolValue != nil:
+		return strconv.AppendBool(b, *v.BoolValue)
+	case v.IntValue != nil:
+		t := jsonText(v.IntValue)
+		if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+			return strconv.AppendInt(b, n, 10)
+		}
+		return appendJSONString(b, t)
+	case v.DoubleValue != nil:
+		t := jsonText(v.DoubleValue)
+		if f, err := strconv.ParseFloat(t, 64); err == nil {
+			return appendJSONNumber(b, f)
+		}
+		return appendJSONString(b, t)
+	case v.BytesValue != nil:
+		return appendJSONString(b, *v.BytesValue)
+	case v.ArrayValue != nil:
+		b = append(b, '[')
+		for i := range v.ArrayValue.Values {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = v.ArrayValue.Values[i].appendJSON(b)
+		}
+		return append(b, ']')
+	case v.KvlistValue != nil:
+		b = append(b, '{')
+		for i, kv := range v.KvlistValue.Values {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, kv.Key)
+			b = append(b, ':')
+			b = kv.Value.appendJSON(b)
+		}
+		return append(b, '}')
+	}
+	return append(b, "null"...)
+}
+
+// text is a scalar AnyValue as text ("" for arrays, objects and empty).
+func (v *otlpAny) text() string {
+	switch {
+	case v.StringValue != nil:
+		return *v.StringValue
+	case v.IntValue != nil:
+		return jsonText(v.IntValue)
+	case v.BoolValue != nil:
+		return strconv.FormatBool(*v.BoolValue)
+	case v.DoubleValue != nil:
+		return jsonText(v.DoubleValue)
+	}
+	return ""
+}
+
+func otlpAttr(kvs []otlpKV, key string) string {
+	for i := range kvs {
+		if kvs[i].Key == key {
+			return kvs[i].Value.text()
+		}
+	}
+	return ""
+}
+
+// attrTree nests dotted attribute names into objects ("gen_ai.tool.name"
+// becomes {"gen_ai":{"tool":{"name":...}}}) so that a dotted path such as
+// attrs.gen_ai.tool.name reaches it. A name that cannot nest (an empty
+// segment, or a prefix that is itself a value) stays flat; of two values
+// for one place the first is kept.
+type attrTree struct {
+	keys []string
+	kids map[string]*attrTree
+	vals map[string][]byte
+}
+
+func (t *attrTree) leaf(k string, v []byte) {
+	if _, ok := t.kids[k]; ok {
+		return
+	}
+	if _, ok := t.vals[k]; ok {
+		return
+	}
+	if t.vals == nil {
+		t.vals = map[string][]byte{}
+	}
+	t.vals[k] = v
+	t.keys = append(t.keys, k)
+}
+
+func (t *attrTree) set(name string, v []byte) {
+	parts := strings.Split(name, ".")
+	for _, p := range parts {
+		if p == "" {
+			t.leaf(name, v)
+			return
+		}
+	}
+	node := t
+	for i, p := range parts[:len(parts)-1] {
+		if _, isVal := node.vals[p]; isVal {
+			node.leaf(strings.Join(parts[i:], "."), v)
+			return
+		}
+		kid := node.kids[p]
+		if kid == nil {
+			if node.kids == nil {
+				node.kids = map[string]*attrTree{}
+			}
+			kid = &attrTree{}
+			node.kids[p] = kid
+			node.keys = append(node.keys, p)
+		}
+		node = kid
+	}
+	node.leaf(parts[len(parts)-1], v)
+}
+
+func (t *attrTree) write(o *jsonObject) {
+	for _, k := range t.keys {
+		if kid, ok := t.kids[k]; ok {
+			o.open(k)
+			kid.write(o)
+			o.close()
+			continue
+		}
+		o.key(k)
+		o.b = append(o.b, t.vals[k]...)
+	}
+}
+
+func otlpAttrTree(kvs []otlpKV) *attrTree {
+	t := &attrTree{}
+	for i := range kvs {
+		t.set(kvs[i].Key, kvs[i].Value.appendJSON(nil))
+	}
+	return t
+}
+
+var otlpKinds = []string{"unspecified", "internal", "server", "client", "producer", "consumer"}
+
+// otlpEnum reads an enum given as its number or its name ("SPAN_KIND_SERVER",
+// "STATUS_CODE_ERROR"); -1 when absent or unknown.
+func otlpEnum(raw json.RawMessage, prefix string, names []string) int {
+	t := jsonText(raw)
+	if t == "" {
+		return -1
+	}
+	if n, err := strconv.Atoi(t); err == nil {
+		return n
+	}
+	t = strings.TrimPrefix(strings.ToLower(t), prefix)
+	for i, n := range names {
+		if n == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// otlpNanos reads a fixed64 time in Unix nanoseconds, given as a decimal
+// string or a number; ok is false when it is absent or zero.
+func otlpNanos(raw json.RawMessage) (int64, bool, error) {
+	t := jsonText(raw)
+	if t == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseUint(t, 10, 64)
+	if err != nil {
+		return 0, false, err
+	}
+	if n == 0 || n > 1<<63-1 {
+		return 0, false, nil
+	}
+	return int64(n), true, nil
+}
+
+// convertOTLP writes one record per span. It reads the whole input first:
+// a span without a conversation id of its own takes the one of its trace
+// (the first found on any span of the trace in the input), so that the
+// tool and model spans under an agent span that names the conversation
+// join its session. The session is the first of: the span's
+// gen_ai.conversation.id, its trace's, the span's session.id (or its
+// resource's), its trace's, and the trace id.
+func convertOTLP(r io.Reader, w io.Writer) error {
+	jr := newJSONReader(r)
+	var items []*spanItem
+	type traceSession struct{ conv, sess string }
+	traces := map[string]*traceSession{}
+	type pending struct {
+		it         *spanItem
+		conv, sess string
+	}
+	var spans []pending
+	var obj jsonObject
+	err := jr.items(func(raw json.RawMessage, at int64) error {
+		if jsonKind(raw) != '{' {
+			return jr.errorAt(at, "want an OTLP traces object ({\"resourceSpans\": [...]})")
+		}
+		var td otlpTraces
+		if err := jr.unmarshal(raw, at, &td); err != nil {
+			return err
+		}
+		line, _ := jr.pr.pos(at)
+		for ri := range td.ResourceSpans {
+			rs := &td.ResourceSpans[ri]
+			res := otlpAttrTree(rs.Resource.Attributes)
+			scopes := rs.ScopeSpans
+			if len(scopes) == 0 {
+				scopes = rs.InstrumentationLibrarySpans
+			}
+			for si := range scopes {
+				sc := &scopes[si]
+				scope := sc.Scope.Name
+				if scope == "" {
+					scope = sc.InstrumentationLibrary.Name
+				}
+				for pi := range sc.Spans {
+					sp := &sc.Spans[pi]
+					where := func() string {
+						return "line " + strconv.Itoa(line) + ": span " + sp.SpanID + " of trace " + sp.TraceID
+					}
+					if sp.TraceID == "" {
+						return jr.errorAt(at, "a span without a traceId (%q)", sp.Name)
+					}
+					start, hasStart, err := otlpNanos(sp.Start)
+					if err != nil {
+						return errorf("%s: startTimeUnixNano %s: want an integer", where(), sp.Start)
+					}
+					end, hasEnd, err := otlpNanos(sp.End)
+					if err != nil {
+						return errorf("%s: endTimeUnixNano %s: want an integer", where(), sp.End)
+					}
+					op := otlpAttr(sp.Attributes, "gen_ai.operation.name")
+					if sp.Name == "" && op == "" {
+						return errorf("%s: a span without a name", where())
+					}
+					node := sp.Name
+					if op != "" {
+						node = op
+						if q := otlpAttr(sp.Attributes, "gen_ai.tool.name"); q != "" {
+							node += ":" + q
+						} else if q := otlpAttr(sp.Attributes, "gen_ai.agent.name"); q != "" {
+							node += ":" + q
+						}
+					}
+					code := otlpEnum(sp.Status.Code, "status_code_", []string{"unset", "ok", "error"})
+					event := otlpAttr(sp.Attributes, "error.type")
+					if event == "" {
+						event = "ok"
+						if code == 2 {
+							event = "error"
+						}
+					}
+					obj.reset()
+					obj.str(FieldNode, node)
+					obj.str(FieldEvent, event)
+					if hasStart {
+						obj.time(FieldTime, start)
+						if hasEnd && end >= start {
+							obj.num(FieldDuration, float64(end-start)/1e6)
+						}
+					}
+					obj.str("trace_id", sp.TraceID)
+					obj.strNonEmpty("span_id", sp.SpanID)
+					obj.strNonEmpty("parent_span_id", sp.ParentSpanID)
+					obj.str("name", sp.Name)
+					if k := otlpEnum(sp.Kind, "span_kind_", otlpKinds); k > 0 && k < len(otlpKinds) {
+						obj.str("kind", otlpKinds[k])
+					}
+					if code > 0 && code <= 2 {
+						obj.str("status", []string{"unset", "ok", "error"}[code])
+					}
+					obj.strNonEmpty("status_message", sp.Status.Message)
+					obj.strNonEmpty("scope", scope)
+					obj.open("attrs")
+					otlpAttrTree(sp.Attributes).write(&obj)
+					obj.close()
+					if len(res.keys) > 0 {
+						obj.open("resource")
+						res.write(&obj)
+						obj.close()
+					}
+					it := &spanItem{
+						trace: sp.TraceID, id: sp.SpanID, parent: sp.ParentSpanID,
+						start: start, hasTime: hasStart, seq: len(items),
+						body: append([]byte(nil), obj.bytes()...),
+					}
+					items = append(items, it)
+					p := pending{it: it, conv: otlpAttr(sp.Attributes, "gen_ai.conversation.id"), sess: otlpAttr(sp.Attributes, "session.id")}
+					if p.sess == "" {
+						p.sess = otlpAttr(rs.Resource.Attributes, "session.id")
+					}
+					spans = append(spans, p)
+					ts := traces[sp.TraceID]
+					if ts == nil {
+						ts = &traceSession{}
+						traces[sp.TraceID] = ts
+					}
+					if ts.conv == "" {
+						ts.conv = p.conv
+					}
+					if ts.sess == "" {
+						ts.sess = p.sess
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range spans {
+		ts := traces[p.it.trace]
+		for _, s := range []string{p.conv, ts.conv, p.sess, ts.sess, p.it.trace} {
+			if s != "" {
+				p.it.session = s
+				break
+			}
+		}
+	}
+	return writeSpanItems(w, items)
+}

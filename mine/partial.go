@@ -1,0 +1,227 @@
+package mine
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+
+	"github.com/goccy/go-json"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// PartialSchema names the format of a partial result: what one shard of a
+// sharded build writes (fsmine build --partial) and fsmine merge combines.
+const PartialSchema = "fsmine.partial/v1"
+
+// A partial result is a gzip-compressed JSONL stream: a header line with the
+// shard's sources, counters, read options and name table, then one line per
+// session, {"id": ..., "v": [[label, event, dwell_ms or null], ...]}, with
+// labels and events as indexes into the name table. It holds exactly what
+// Build reads, so merging the partials of shards that do not share sessions
+// and building gives the model one build over all the logs gives.
+type partialHeader struct {
+	Schema     string                 `json:"schema"`
+	Files      []automaton.SourceFile `json:"files"`
+	Records    int                    `json:"records"`
+	Skipped    int                    `json:"skipped"`
+	Duplicates int                    `json:"duplicates"`
+	Dropped    int                    `json:"dropped"`
+	Folded     int                    `json:"folded"`
+	Detours    int                    `json:"detours"`
+	StepGaps   int                    `json:"step_gaps"`
+	Bad        []BadLine              `json:"bad"`
+	Fields     map[string]string      `json:"fields"`
+	Labels     automaton.RawJSON      `json:"labels"`
+	Names      []string               `json:"names"`
+	Sessions   int                    `json:"sessions"`
+}
+
+type partialSession struct {
+	ID     string   `json:"id"`
+	Visits [][3]any `json:"v"`
+}
+
+// WritePartial writes the log as a partial result (see PartialSchema).
+func (lg *Log) WritePartial(w io.Writer) error {
+	zw := gzip.NewWriter(w)
+	bw := bufio.NewWriterSize(zw, 64<<10)
+	h := partialHeader{
+		Schema: PartialSchema, Files: lg.Files,
+		Records: lg.Records, Skipped: lg.Skipped, Duplicates: lg.Duplicates, Dropped: lg.Dropped,
+		Folded: lg.Folded, Detours: lg.Detours, StepGaps: lg.StepGaps, Bad: lg.Bad,
+		Fields: lg.Fields, Names: lg.names, Sessions: len(lg.Sessions),
+	}
+	if lg.Rules != nil {
+		h.Labels = lg.Rules.Raw()
+	}
+	enc := json.NewEncoder(bw)
+	if err := enc.Encode(h); err != nil {
+		return err
+	}
+	var ps partialSession
+	for _, s := range lg.Sessions {
+		ps.ID = s.ID
+		ps.Visits = ps.Visits[:0]
+		for _, v := range s.Visits {
+			var d any
+			if v.HasDwell {
+				d = v.DwellMS
+			}
+			ps.Visits = append(ps.Visits, [3]any{v.Label, v.Event, d})
+		}
+		if err := enc.Encode(&ps); err != nil {
+			return err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// ReadPartial reads a partial result written by WritePartial. name is used
+// in errors.
+func ReadPartial(r io.Reader, name string) (*Log, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not an fsmine partial result: %w", name, err)
+	}
+	dec := json.NewDecoder(bufio.NewReaderSize(zr, 64<<10))
+	var h partialHeader
+	if err := dec.Decode(&h); err != nil {
+		return nil, fmt.Errorf("%s: not an fsmine partial result: %w", name, err)
+	}
+	if h.Schema != PartialSchema {
+		return nil, fmt.Errorf("%s: partial schema is %q, this fsmine reads %q", name, h.Schema, PartialSchema)
+	}
+	lg := newLog(0)
+	lg.Files = h.Files
+	lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped = h.Records, h.Skipped, h.Duplicates, h.Dropped
+	lg.Folded, lg.Detours, lg.StepGaps, lg.Bad = h.Folded, h.Detours, h.StepGaps, h.Bad
+	lg.Fields = h.Fields
+	if len(h.Labels) > 0 {
+		if lg.Rules, err = ParseRules(h.Labels); err != nil {
+			return nil, fmt.Errorf("%s: label rules: %w", name, err)
+		}
+	}
+	for _, n := range h.Names {
+		lg.intern(n)
+	}
+	if len(lg.names) != len(h.Names) {
+		return nil, fmt.Errorf("%s: the name table repeats a name", name)
+	}
+	lg.Sessions = make([]Session, 0, h.Sessions)
+	for i := 0; i < h.Sessions; i++ {
+		var ps struct {
+			ID     string              `json:"id"`
+			Visits [][]json.RawMessage `json:"v"`
+		}
+		if err := dec.Decode(&ps); err != nil {
+			return nil, fmt.Errorf("%s: session %d of %d: %w", name, i+1, h.Sessions, err)
+		}
+		s := Session{ID: ps.ID, Visits: make([]Visit, len(ps.Visits))}
+		for j, pv := range ps.Visits {
+			var label, event uint32
+			if len(pv) != 3 || json.Unmarshal(pv[0], &label) != nil || json.Unmarshal(pv[1], &event) != nil ||
+				int(label) >= len(lg.names) || int(event) >= len(lg.names) {
+				return nil, fmt.Errorf("%s: session %q: visit %d is not [label, event, dwell]", name, ps.ID, j+1)
+			}
+			v := Visit{Label: label, Event: event, Step: -1, Records: 1}
+			if string(pv[2]) != "null" {
+				if err := json.Unmarshal(pv[2], &v.DwellMS); err != nil || math.IsNaN(v.DwellMS) {
+					return nil, fmt.Errorf("%s: session %q: visit %d has a bad dwell", name, ps.ID, j+1)
+				}
+				v.HasDwell = true
+			}
+			s.Visits[j] = v
+		}
+		lg.Sessions = append(lg.Sessions, s)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s: data after the last of %d sessions", name, h.Sessions)
+	}
+	return lg, nil
+}
+
+// ErrSessionAcrossShards is returned by MergeLogs when two shards hold the
+// same session.
+var ErrSessionAcrossShards = errors.New("a session is in more than one shard")
+
+// MergeLogs combines the logs of shards into one, as if one Read had read
+// all their inputs. Shards must have been read with the same options, and a
+// session must stay in one shard (shard the logs by session id): a session
+// found in two shards is refused with ErrSessionAcrossShards, naming it and
+// the shards. names labels the shards in errors.
+func MergeLogs(logs []*Log, names []string) (*Log, error) {
+	if len(logs) == 0 {
+		return nil, errors.New("no partial results to merge")
+	}
+	out := newLog(0)
+	out.Fields, out.Rules = logs[0].Fields, logs[0].Rules
+	owner := map[string]int{}
+	for i, lg := range logs {
+		if !sameFields(lg.Fields, out.Fields) {
+			return nil, fmt.Errorf("%s and %s were read with different --field maps", names[0], names[i])
+		}
+		if !bytes.Equal(rawRules(lg.Rules), rawRules(out.Rules)) {
+			return nil, fmt.Errorf("%s and %s were labelled with different rules", names[0], names[i])
+		}
+		out.Files = append(out.Files, lg.Files...)
+		out.Records += lg.Records
+		out.Skipped += lg.Skipped
+		out.Duplicates += lg.Duplicates
+		out.Dropped += lg.Dropped
+		out.Folded += lg.Folded
+		out.Detours += lg.Detours
+		out.StepGaps += lg.StepGaps
+		for _, b := range lg.Bad {
+			if len(out.Bad) < maxBadExamples {
+				out.Bad = append(out.Bad, b)
+			}
+		}
+		remap := make([]uint32, len(lg.names))
+		for id, n := range lg.names {
+			remap[id] = out.intern(n)
+		}
+		for _, s := range lg.Sessions {
+			if j, dup := owner[s.ID]; dup {
+				return nil, fmt.Errorf("%w: session %q is in %s and in %s; shard the logs by session id", ErrSessionAcrossShards, s.ID, names[j], names[i])
+			}
+			owner[s.ID] = i
+			vs := make([]Visit, len(s.Visits))
+			for k, v := range s.Visits {
+				v.Label, v.Event = remap[v.Label], remap[v.Event]
+				vs[k] = v
+			}
+			out.Sessions = append(out.Sessions, Session{ID: s.ID, Visits: vs})
+		}
+	}
+	sort.SliceStable(out.Files, func(i, j int) bool { return out.Files[i].Path < out.Files[j].Path })
+	sort.Slice(out.Sessions, func(i, j int) bool { return out.Sessions[i].ID < out.Sessions[j].ID })
+	return out, nil
+}
+
+func rawRules(r *Rules) []byte {
+	if r == nil {
+		return nil
+	}
+	return r.Raw()
+}
+
+func sameFields(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,126 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"github.com/goccy/go-graphviz"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// ErrNoDot is returned (wrapped) by SVG and PNG with EngineDot when
+// Graphviz's dot program is not on PATH.
+var ErrNoDot = errors.New("graphviz's dot program is not on PATH (install Graphviz, or use the builtin engine)")
+
+// SVG writes m as an SVG picture: the DOT of DOT, laid out by Graphviz's
+// dot layout. With opt.Engine EngineBuiltin (or empty) that is Graphviz
+// compiled to WebAssembly and run inside fsmine, so nothing needs to be
+// installed and the output is the same on every machine; with EngineDot it
+// is the dot program on PATH.
+func SVG(w io.Writer, m *automaton.Model, opt Options) error {
+	return layout(w, m, opt, "svg")
+}
+
+// PNG writes m as a PNG picture at 96 dpi, laid out as SVG is. The builtin
+// engine paints Graphviz's layout itself with the Go fonts built into
+// fsmine, so the image does not depend on the machine's fonts (Go's fonts
+// cover Latin, Greek and Cyrillic; other scripts show as boxes: use SVG for
+// them). EngineDot uses the dot program's own PNG renderer. A picture of
+// more than 64 Mi pixels is refused: render SVG instead.
+func PNG(w io.Writer, m *automaton.Model, opt Options) error {
+	return layout(w, m, opt, "png")
+}
+
+func layout(w io.Writer, m *automaton.Model, opt Options, format string) error {
+	src, err := dotBytes(m, opt)
+	if err != nil {
+		return err
+	}
+	var out []byte
+	switch opt.Engine {
+	case "", EngineBuiltin:
+		out, err = layoutBuiltin(src, format)
+	case EngineDot:
+		out, err = layoutDot(src, format)
+	default:
+		return fmt.Errorf("unknown layout engine %q: want %s or %s", opt.Engine, EngineBuiltin, EngineDot)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+// builtinMu serialises the builtin engine: go-graphviz runs one WebAssembly
+// instance of Graphviz for the whole process.
+var builtinMu sync.Mutex
+
+// layoutBuiltin lays src out with Graphviz compiled to WebAssembly. SVG is
+// Graphviz's own; PNG is drawn by drawPNG from Graphviz's json output.
+func layoutBuiltin(src []byte, format string) ([]byte, error) {
+	gvFormat := format
+	if format == "png" {
+		gvFormat = "json"
+	}
+	out, err := runBuiltin(src, gvFormat)
+	if err != nil {
+		return nil, err
+	}
+	if format == "png" {
+		return drawPNG(out)
+	}
+	return out, nil
+}
+
+func runBuiltin(src []byte, format string) ([]byte, error) {
+	builtinMu.Lock()
+	defer builtinMu.Unlock()
+	ctx := context.Background()
+	gv, err := graphviz.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("builtin graphviz: %w", err)
+	}
+	defer gv.Close()
+	g, err := graphviz.ParseBytes(src)
+	if err != nil {
+		return nil, fmt.Errorf("builtin graphviz: reading the DOT: %w", err)
+	}
+	defer g.Close()
+	var buf bytes.Buffer
+	if err := gv.Render(ctx, g, graphviz.Format(format), &buf); err != nil {
+		return nil, fmt.Errorf("builtin graphviz: rendering %s: %w", format, err)
+	}
+	if buf.Len() == 0 {
+		return nil, fmt.Errorf("builtin graphviz: rendering %s gave no output", format)
+	}
+	return buf.Bytes(), nil
+}
+
+// layoutDot lays src out with the dot program on PATH.
+func layoutDot(src []byte, format string) ([]byte, error) {
+	path, err := exec.LookPath("dot")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoDot, err)
+	}
+	cmd := exec.Command(path, "-T"+format)
+	cmd.Stdin = bytes.NewReader(src)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			return nil, fmt.Errorf("running %s: %w", path, err)
+		}
+		return nil, fmt.Errorf("running %s: %w: %s", path, err, msg)
+	}
+	return stdout.Bytes(), nil
+}
