@@ -25,12 +25,12 @@ type liveServer struct {
 	done   chan struct{} // closed when runServe returned
 	err    error         // what it returned
 	cancel context.CancelFunc
-	stderr *lockedBuffer
+	stderr *serveBuffer
 }
 
 func startServe(t testing.TB, opts serveOptions) *liveServer {
 	t.Helper()
-	ls := &liveServer{log: filepath.Join(t.TempDir(), "decisions.jsonl"), done: make(chan struct{}), stderr: &lockedBuffer{}}
+	ls := &liveServer{log: filepath.Join(t.TempDir(), "decisions.jsonl"), done: make(chan struct{}), stderr: &serveBuffer{}}
 	opts.addr = "127.0.0.1:0"
 	opts.log = ls.log
 	if opts.model == "" {
@@ -125,15 +125,15 @@ func driveSession(client *http.Client, url, id string, steps int, seed uint64, a
 	return answers, nil
 }
 
-// checkLog compares the decision log with the answers the clients got: one
+// checkDecisionLog compares the decision log with the answers the clients got: one
 // line per answered request, with the same verdict.
-func checkLog(t *testing.T, path string, answers map[string]map[int]stepAnswer) {
+func checkDecisionLog(t *testing.T, path string, answers map[string]map[int]stepAnswer) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := parseLog(t, string(b))
+	lines := parseDecisionLog(t, string(b))
 	want := 0
 	for _, as := range answers {
 		want += len(as)
@@ -198,7 +198,7 @@ func TestServeLoad(t *testing.T) {
 	if failed.Load() != 0 || total != sessions*steps {
 		t.Fatalf("%d sessions failed, %d answers; want 0 and %d", failed.Load(), total, sessions*steps)
 	}
-	checkLog(t, ls.log, answers)
+	checkDecisionLog(t, ls.log, answers)
 	if want := fmt.Sprintf("stopped after %d decisions; %d lines in the decision log", total, total); !bytes.Contains([]byte(ls.stderr.String()), []byte(want)) {
 		t.Errorf("stderr lacks %q:\n%s", want, ls.stderr.String())
 	}
@@ -244,7 +244,7 @@ func TestServeSIGTERMUnderLoad(t *testing.T) {
 	if n == 0 || n == sessions*steps {
 		t.Fatalf("%d requests answered: SIGTERM did not come under load", n)
 	}
-	checkLog(t, ls.log, answers)
+	checkDecisionLog(t, ls.log, answers)
 }
 
 // TestServeSIGHUP rewrites the model file and sends the process SIGHUP: the

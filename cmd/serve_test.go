@@ -24,20 +24,20 @@ const (
 	fixturePolicy = "../automaton/testdata/guard/returns.policy.json"
 )
 
-// lockedBuffer is a bytes.Buffer safe for the log's writer goroutine and the
+// serveBuffer is a bytes.Buffer safe for the log's writer goroutine and the
 // test to share.
-type lockedBuffer struct {
+type serveBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *serveBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) String() string {
+func (l *serveBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
@@ -46,7 +46,7 @@ func (l *lockedBuffer) String() string {
 type testServer struct {
 	*httptest.Server
 	srv *server
-	log *lockedBuffer
+	log *serveBuffer
 }
 
 // newTestServer serves copies of the fixture model and policy (so that a
@@ -68,7 +68,7 @@ func newTestServer(t *testing.T, token string) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buf := &lockedBuffer{}
+	buf := &serveBuffer{}
 	dlog := newDecisionLog(buf, nil, io.Discard)
 	s, err := newServer(modelPath, policyPath, m, p, token, dlog, io.Discard, automaton.GuardOptions{})
 	if err != nil {
@@ -202,7 +202,7 @@ type decisionLine struct {
 	} `json:"verdict"`
 }
 
-func parseLog(t *testing.T, text string) []decisionLine {
+func parseDecisionLog(t *testing.T, text string) []decisionLine {
 	t.Helper()
 	var lines []decisionLine
 	sc := bufio.NewScanner(strings.NewReader(text))
@@ -250,7 +250,7 @@ func TestServeFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, l := range parseLog(t, ts.log.String()) {
+	for _, l := range parseDecisionLog(t, ts.log.String()) {
 		got = append(got, fmt.Sprintf("%d %s -%s- %v %s %s", l.Step, l.Node, l.Event, l.Verdict.Allowed, l.Verdict.Reason, l.Verdict.State))
 	}
 	want := []string{
