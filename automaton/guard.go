@@ -1,0 +1,836 @@
+package automaton
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Reasons a Decision gives for a deviation. The empty reason means the step
+// follows the model and the policy.
+const (
+	ReasonNone         = ""
+	ReasonIllegal      = "illegal_transition" // the model has no such transition from the current state
+	ReasonUnknownState = "unknown_state"      // the proposed next state is no state of the model
+	ReasonLoopCap      = "loop_cap"           // the transition's loop cap is used up for this stay in the loop
+	ReasonRare         = "rare_transition"    // a rare transition, under rare_is_deviation
+	ReasonWatchdog     = "watchdog"           // too many consecutive turns in one state
+)
+
+// Reasons lists every reason a Decision can carry, ReasonNone first.
+var Reasons = []string{ReasonNone, ReasonIllegal, ReasonUnknownState, ReasonLoopCap, ReasonRare, ReasonWatchdog}
+
+// Decision is the guard's answer to one proposed step.
+//
+// Allowed says whether the agent may take the step. In enforce mode a
+// deviation is denied and State is the state the session stays in (or the
+// watchdog's fallback state); in monitor mode every step is allowed and
+// Reason records the deviation, if any.
+type Decision struct {
+	// Session and Step identify the decision: Step counts the session's
+	// decisions from 0.
+	Session string `json:"session_id"`
+	Step    int    `json:"step"`
+	Allowed bool   `json:"allowed"`
+	Reason  string `json:"reason"`
+	// State and Label are the session's state after the decision.
+	State string `json:"state"`
+	Label string `json:"label"`
+	// Rare and Prob describe the model's transition for the proposed step:
+	// its rare mark and its share of its source's outflow (0 without one).
+	Rare bool    `json:"rare"`
+	Prob float64 `json:"prob"`
+	// NextMoves are the moves out of State that the guard would allow now,
+	// most frequent first. The slice is shared: callers must not modify it.
+	NextMoves []MoveOption `json:"next_moves"`
+	// Fallback is the watchdog's transition when Reason is ReasonWatchdog
+	// and the policy names one: taken (enforce) or advised (monitor).
+	Fallback *Fallback `json:"fallback,omitempty"`
+	// Time is when the guard decided, by GuardOptions.Now.
+	Time time.Time `json:"-"`
+}
+
+// MoveOption is one move out of a state: the event, the target state's id
+// and label, and the transition's probability and rare mark.
+type MoveOption struct {
+	Event string  `json:"event"`
+	To    string  `json:"to"`
+	Label string  `json:"label"`
+	Prob  float64 `json:"prob"`
+	Rare  bool    `json:"rare"`
+}
+
+// GuardOptions tune a Guard. The zero value is valid: no expiry, no bound on
+// sessions, the wall clock.
+type GuardOptions struct {
+	// TTL expires a session idle for at least this long; 0 never does.
+	// Expiry happens when the session is next touched and in Sweep.
+	TTL time.Duration
+	// MaxSessions bounds the live sessions; 0 means no bound. When a new
+	// session would pass the bound, the least recently used session of its
+	// shard is expired to make room: new sessions are never refused. The
+	// bound is split over the shards, so the evicted session is the least
+	// recently used of its shard, not always of the whole guard.
+	MaxSessions int
+	// Shards is the number of independently locked session maps (default
+	// 64, at most MaxSessions when that is set).
+	Shards int
+	// History is how many recent decisions each session keeps for
+	// Session (default 16; negative keeps none). A session costs about
+	// 0.2 KB plus 0.12 KB per kept decision.
+	History int
+	// Now is the clock (default time.Now); tests inject their own.
+	Now func() time.Time
+	// OnDecision, when set, is called with every decision and the step's
+	// event and next as given, while the session is locked: calls for one
+	// session come in step order. It must not call back into the guard and
+	// should return quickly (it holds up the session's shard).
+	OnDecision func(d *Decision, event, next string)
+}
+
+// GuardStats counts a guard's sessions.
+type GuardStats struct {
+	Live     int   // sessions alive now
+	Created  int64 // sessions ever started
+	Expired  int64 // sessions expired for idleness (TTL)
+	Evicted  int64 // sessions expired to respect MaxSessions
+	Ended    int64 // sessions ended by End
+	Dropped  int64 // sessions dropped by Reload (their state left the model)
+	Remapped int64 // sessions moved to a same-label state by Reload
+}
+
+// ReloadStats tells what a Reload did to the live sessions it found.
+type ReloadStats struct {
+	Kept     int `json:"kept"`
+	Remapped int `json:"remapped"`
+	Dropped  int `json:"dropped"`
+}
+
+// HistoryEntry is one past decision of a session.
+type HistoryEntry struct {
+	Step    int       `json:"step"`
+	Event   string    `json:"event"`
+	Next    string    `json:"next"`
+	Allowed bool      `json:"allowed"`
+	Reason  string    `json:"reason"`
+	State   string    `json:"state"`
+	Time    time.Time `json:"ts"`
+}
+
+// SessionInfo is a snapshot of one session.
+type SessionInfo struct {
+	ID       string         `json:"session_id"`
+	State    string         `json:"state"`
+	Label    string         `json:"label"`
+	Steps    int            `json:"steps"`
+	Turns    int            `json:"turns"`
+	LastSeen time.Time      `json:"last_seen"`
+	History  []HistoryEntry `json:"history"`
+}
+
+// Guard enforces a model and a policy over many concurrent agent sessions.
+// Each session has a current state, starting at StartID; Step judges the
+// session's next move. A Guard is safe for concurrent use: sessions live in
+// shards, each behind its own mutex, and the compiled model is swapped
+// atomically by Reload.
+type Guard struct {
+	cur      atomic.Pointer[compiled]
+	shards   []shard
+	ttl      time.Duration
+	history  int
+	now      func() time.Time
+	observe  func(d *Decision, event, next string)
+	reloadMu sync.Mutex
+
+	live, created, expired, evicted, ended, dropped, remapped atomic.Int64
+}
+
+type shard struct {
+	mu       sync.Mutex
+	sessions map[string]*session
+	lru      session // sentinel: lru.next is the most recently used
+	limit    int
+	_        [40]byte // keep hot shards off each other's cache lines
+}
+
+type session struct {
+	id     string
+	state  *gstate
+	gen    uint64
+	steps  int
+	turns  int
+	loop   int
+	counts []int
+	last   time.Time
+	hist   []HistoryEntry // ring of at most Guard.history entries
+	hpos   int            // next write position once the ring is full
+
+	prev, next *session
+}
+
+// compiled is a model and a policy prepared for fast lookups. It is never
+// modified once built.
+type compiled struct {
+	m         *Model
+	policy    *Policy
+	gen       uint64
+	monitor   bool
+	rareDev   bool
+	states    map[string]*gstate
+	labels    map[string]*gstate // label -> the most visited state carrying it
+	caps      map[EdgeRef]capRef
+	loopSlots []int // per loop: how many capped transitions
+	watchMax  int
+	fallback  *Fallback
+	fbState   *gstate
+	start     *gstate
+}
+
+type gstate struct {
+	id, label string
+	loop      int // index into Model.Loops, -1 outside any loop
+	moves     []MoveOption
+	moveCaps  []capRef // parallel to moves
+}
+
+type capRef struct{ slot, max int } // slot -1: not capped
+
+// NewGuard returns a guard for model m under policy p (nil: enforce, the
+// default loop caps, no watchdog). It validates m, which must not be modified
+// afterwards, and checks p against it; errors name the offending entry.
+func NewGuard(m *Model, p *Policy, opt GuardOptions) (*Guard, error) {
+	if m == nil {
+		return nil, errors.New("guard: no model")
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := compile(m, p)
+	if err != nil {
+		return nil, err
+	}
+	c.gen = 1
+	n := opt.Shards
+	if n <= 0 {
+		n = 64
+	}
+	if opt.MaxSessions > 0 && n > opt.MaxSessions {
+		n = opt.MaxSessions
+	}
+	g := &Guard{
+		shards:  make([]shard, n),
+		ttl:     opt.TTL,
+		history: opt.History,
+		now:     opt.Now,
+		observe: opt.OnDecision,
+	}
+	if g.history == 0 {
+		g.history = 16
+	}
+	if g.history < 0 {
+		g.history = 0
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	for i := range g.shards {
+		sh := &g.shards[i]
+		sh.sessions = make(map[string]*session)
+		sh.lru.next, sh.lru.prev = &sh.lru, &sh.lru
+		if opt.MaxSessions > 0 {
+			sh.limit = opt.MaxSessions / n
+			if i < opt.MaxSessions%n {
+				sh.limit++
+			}
+		}
+	}
+	g.cur.Store(c)
+	return g, nil
+}
+
+// compile prepares m and p; m must be indexed.
+func compile(m *Model, p *Policy) (*compiled, error) {
+	if p == nil {
+		p = &Policy{}
+	}
+	if err := p.checkForm(); err != nil {
+		return nil, err
+	}
+	c := &compiled{
+		m:       m,
+		policy:  p,
+		monitor: p.Monitor(),
+		rareDev: p.RareIsDeviation,
+		states:  make(map[string]*gstate, len(m.States)),
+		labels:  make(map[string]*gstate, len(m.States)),
+		caps:    make(map[EdgeRef]capRef),
+	}
+	loopOf := make(map[string]int)
+	for li, l := range m.Loops {
+		for _, id := range l.States {
+			if m.State(id) == nil {
+				return nil, fmt.Errorf("invalid model: loop %d names unknown state %q", li, id)
+			}
+			if other, dup := loopOf[id]; dup {
+				return nil, fmt.Errorf("invalid model: state %q is in loops %d and %d", id, other, li)
+			}
+			loopOf[id] = li
+		}
+	}
+	c.loopSlots = make([]int, len(m.Loops))
+	find := func(from, event, to string) *Transition {
+		for _, t := range m.Out(from) {
+			if t.Event == event && t.To == to {
+				return t
+			}
+		}
+		return nil
+	}
+	for li, l := range m.Loops {
+		for _, be := range l.BackEdges {
+			if find(be.From, be.Event, be.To) == nil {
+				return nil, fmt.Errorf("invalid model: loop %d: back edge %s -[%s]-> %s is not a transition", li, be.From, be.Event, be.To)
+			}
+			lf, okf := loopOf[be.From]
+			lt, okt := loopOf[be.To]
+			if !okf || !okt || lf != li || lt != li {
+				return nil, fmt.Errorf("invalid model: loop %d: back edge %s -[%s]-> %s leaves the loop", li, be.From, be.Event, be.To)
+			}
+			if _, dup := c.caps[be]; dup || l.MaxIterations <= 0 {
+				continue
+			}
+			c.caps[be] = capRef{slot: c.loopSlots[li], max: l.MaxIterations}
+			c.loopSlots[li]++
+		}
+	}
+	explicit := make(map[EdgeRef]int)
+	for i, lc := range p.LoopCaps {
+		name := fmt.Sprintf("policy: loop_caps[%d] (%s -[%s]-> %s)", i, lc.From, lc.Event, lc.To)
+		from, err := resolveState(m, lc.From)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		to, err := resolveState(m, lc.To)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if find(from.ID, lc.Event, to.ID) == nil {
+			return nil, fmt.Errorf("%s: no such transition in the model", name)
+		}
+		lf, okf := loopOf[from.ID]
+		lt, okt := loopOf[to.ID]
+		if !okf || !okt || lf != lt {
+			return nil, fmt.Errorf("%s: the transition is not inside a loop of the model", name)
+		}
+		key := EdgeRef{From: from.ID, Event: lc.Event, To: to.ID}
+		if j, dup := explicit[key]; dup {
+			return nil, fmt.Errorf("%s: the transition is capped by loop_caps[%d] too", name, j)
+		}
+		explicit[key] = i
+		if cr, ok := c.caps[key]; ok {
+			cr.max = lc.Max
+			c.caps[key] = cr
+			continue
+		}
+		c.caps[key] = capRef{slot: c.loopSlots[lf], max: lc.Max}
+		c.loopSlots[lf]++
+	}
+	for i := range m.States {
+		s := &m.States[i]
+		gs := &gstate{id: s.ID, label: s.Label, loop: -1}
+		if li, ok := loopOf[s.ID]; ok {
+			gs.loop = li
+		}
+		c.states[s.ID] = gs
+		if prev, ok := c.labels[s.Label]; !ok || betterCanonical(m, s, prev.id) {
+			c.labels[s.Label] = gs
+		}
+	}
+	for _, gs := range c.states {
+		out := m.Out(gs.id)
+		gs.moves = make([]MoveOption, len(out))
+		gs.moveCaps = make([]capRef, len(out))
+		for i, t := range out {
+			gs.moves[i] = MoveOption{Event: t.Event, To: t.To, Label: c.states[t.To].label, Prob: t.Prob, Rare: t.Rare}
+			gs.moveCaps[i] = c.capOf(t)
+		}
+	}
+	c.start = c.states[StartID]
+	if w := p.Watchdog; w != nil {
+		c.watchMax = w.MaxTurns
+		if fb := w.Fallback; fb != nil {
+			s, err := resolveState(m, fb.To)
+			if err != nil {
+				return nil, fmt.Errorf("policy: watchdog: fallback: %w", err)
+			}
+			if s.ID == StartID {
+				return nil, fmt.Errorf("policy: watchdog: fallback: cannot go to %s", StartID)
+			}
+			c.fallback = &Fallback{Event: fb.Event, To: s.ID, Label: s.Label}
+			c.fbState = c.states[s.ID]
+		}
+	}
+	return c, nil
+}
+
+// betterCanonical reports whether s should stand for its label rather than
+// the state with id prev: more visits win, then the smaller id.
+func betterCanonical(m *Model, s *State, prev string) bool {
+	p := m.State(prev)
+	if s.Visits != p.Visits {
+		return s.Visits > p.Visits
+	}
+	return s.ID < p.ID
+}
+
+func (c *compiled) capOf(t *Transition) capRef {
+	if cr, ok := c.caps[EdgeRef{From: t.From, Event: t.Event, To: t.To}]; ok {
+		return cr
+	}
+	return capRef{slot: -1}
+}
+
+// Model returns the model in force.
+func (g *Guard) Model() *Model { return g.cur.Load().m }
+
+// Policy returns the policy in force; callers must not modify it.
+func (g *Guard) Policy() *Policy { return g.cur.Load().policy }
+
+// Fallback returns the watchdog's fallback transition in force, its target
+// resolved to a state id and label, or nil.
+func (g *Guard) Fallback() *Fallback {
+	if fb := g.cur.Load().fallback; fb != nil {
+		c := *fb
+		return &c
+	}
+	return nil
+}
+
+// LoopCaps returns the caps in force, explicit and default, sorted by from,
+// event and to.
+func (g *Guard) LoopCaps() []LoopCap {
+	c := g.cur.Load()
+	caps := make([]LoopCap, 0, len(c.caps))
+	for e, cr := range c.caps {
+		caps = append(caps, LoopCap{From: e.From, Event: e.Event, To: e.To, Max: cr.max})
+	}
+	sortCaps(caps)
+	return caps
+}
+
+func sortCaps(caps []LoopCap) {
+	sort.Slice(caps, func(i, j int) bool {
+		a, b := caps[i], caps[j]
+		if a.From != b.From {
+			return a.From < b.From
+		}
+		if a.Event != b.Event {
+			return a.Event < b.Event
+		}
+		return a.To < b.To
+	})
+}
+
+// Len returns the number of live sessions, expired ones not yet swept
+// included.
+func (g *Guard) Len() int { return int(g.live.Load()) }
+
+// Stats returns the guard's session counters.
+func (g *Guard) Stats() GuardStats {
+	return GuardStats{
+		Live:     int(g.live.Load()),
+		Created:  g.created.Load(),
+		Expired:  g.expired.Load(),
+		Evicted:  g.evicted.Load(),
+		Ended:    g.ended.Load(),
+		Dropped:  g.dropped.Load(),
+		Remapped: g.remapped.Load(),
+	}
+}
+
+func (g *Guard) shard(id string) *shard {
+	// FNV-1a, inline so that hashing a session id does not allocate.
+	h := uint32(2166136261)
+	for i := 0; i < len(id); i++ {
+		h ^= uint32(id[i])
+		h *= 16777619
+	}
+	return &g.shards[h%uint32(len(g.shards))]
+}
+
+// Step judges the move of session id by event into next, the label (or id)
+// of the proposed next state, and advances the session as the decision
+// says. A session that does not exist (or has expired) starts at StartID, so
+// its first step proposes its first state with an empty event.
+//
+// The reason is ReasonWatchdog whenever the watchdog fires; otherwise the
+// first of ReasonUnknownState, ReasonIllegal, ReasonLoopCap and ReasonRare
+// that applies, or ReasonNone. next is read as a label first and as a state
+// id only when no state carries it as a label.
+//
+// In enforce mode a deviating step is denied and the session stays where it
+// is, except that the watchdog moves it to its fallback state. In monitor
+// mode every step is allowed: the session follows the model's transition
+// when there is one, moves to the state next names when there is none (the
+// most visited state with that label), and stays put when next names no
+// state; the watchdog's fallback is advised, not taken.
+func (g *Guard) Step(id, event, next string) Decision {
+	now := g.now()
+	sh := g.shard(id)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	c := g.cur.Load()
+	s := g.lookup(sh, id, now, c)
+	if s == nil {
+		s = g.create(sh, id, c)
+	}
+	d := c.decide(s, event, next)
+	d.Session = id
+	d.Time = now
+	s.last = now
+	sh.touch(s)
+	if g.history > 0 {
+		e := HistoryEntry{Step: d.Step, Event: event, Next: next, Allowed: d.Allowed, Reason: d.Reason, State: d.State, Time: now}
+		if len(s.hist) < g.history {
+			s.hist = append(s.hist, e)
+		} else {
+			s.hist[s.hpos] = e
+			s.hpos = (s.hpos + 1) % g.history
+		}
+	}
+	if g.observe != nil {
+		g.observe(&d, event, next)
+	}
+	return d
+}
+
+// decide judges one step and advances s.
+func (c *compiled) decide(s *session, event, next string) Decision {
+	cur := s.state
+	var (
+		t      *Transition
+		target *gstate // the state next names
+		reason string
+	)
+	if ts, ok := c.labels[next]; ok {
+		target = ts
+		t = c.m.Next(cur.id, Move{Event: event, Label: next})
+	} else if ts, ok := c.states[next]; ok {
+		target = ts
+		t = c.m.Next(cur.id, Move{Event: event, Label: ts.label})
+		if t != nil && t.To != next {
+			t = nil
+		}
+	}
+	cr := capRef{slot: -1}
+	switch {
+	case target == nil:
+		reason = ReasonUnknownState
+	case t == nil:
+		reason = ReasonIllegal
+	default:
+		cr = c.capOf(t)
+		if cr.slot >= 0 && s.counts[cr.slot] >= cr.max {
+			reason = ReasonLoopCap
+		} else if t.Rare && c.rareDev {
+			reason = ReasonRare
+		}
+	}
+	d := Decision{Step: s.steps, Allowed: reason == ReasonNone || c.monitor}
+	if t != nil {
+		d.Rare, d.Prob = t.Rare, t.Prob
+	}
+	dest, taken := cur, false
+	switch {
+	case t != nil && d.Allowed:
+		dest, taken = c.states[t.To], true
+	case target != nil && c.monitor:
+		dest = target
+	}
+	fellBack := false
+	if c.watchMax > 0 && dest == cur && s.turns+1 > c.watchMax {
+		reason = ReasonWatchdog
+		d.Fallback = c.fallback
+		if !c.monitor {
+			d.Allowed, taken = false, false
+			if c.fbState != nil {
+				dest, fellBack = c.fbState, true
+			}
+		}
+	}
+	d.Reason = reason
+	s.steps++
+	switch {
+	case fellBack || dest != cur:
+		s.turns = 1
+	default:
+		s.turns++
+	}
+	if dest.loop != s.loop {
+		s.enterLoop(dest.loop, c)
+	}
+	if taken && cr.slot >= 0 {
+		s.counts[cr.slot]++
+	}
+	s.state = dest
+	d.State, d.Label = dest.id, dest.label
+	d.NextMoves = c.nextMoves(s)
+	return d
+}
+
+// enterLoop starts a stay in loop li (-1: none), with fresh counts.
+func (s *session) enterLoop(li int, c *compiled) {
+	s.loop = li
+	n := 0
+	if li >= 0 {
+		n = c.loopSlots[li]
+	}
+	if cap(s.counts) < n {
+		s.counts = make([]int, n)
+	}
+	s.counts = s.counts[:n]
+	clear(s.counts)
+}
+
+// nextMoves returns the moves out of s's state that would be allowed now. It
+// returns the state's shared slice unless a cap or the watchdog rules a move
+// out.
+func (c *compiled) nextMoves(s *session) []MoveOption {
+	st := s.state
+	blocked := func(i int) bool {
+		if cr := st.moveCaps[i]; cr.slot >= 0 && s.counts[cr.slot] >= cr.max {
+			return true
+		}
+		if c.rareDev && st.moves[i].Rare {
+			return true
+		}
+		return c.watchMax > 0 && st.moves[i].To == st.id && s.turns+1 > c.watchMax
+	}
+	first := -1
+	for i := range st.moves {
+		if blocked(i) {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return st.moves
+	}
+	out := make([]MoveOption, 0, len(st.moves)-1)
+	out = append(out, st.moves[:first]...)
+	for i := first + 1; i < len(st.moves); i++ {
+		if !blocked(i) {
+			out = append(out, st.moves[i])
+		}
+	}
+	return out
+}
+
+// lookup returns the live session id, expiring it if idle past the TTL and
+// carrying it over to model c if it was made under an earlier one; nil if
+// there is none. sh must be locked.
+func (g *Guard) lookup(sh *shard, id string, now time.Time, c *compiled) *session {
+	s := sh.sessions[id]
+	if s == nil {
+		return nil
+	}
+	if g.ttl > 0 && now.Sub(s.last) >= g.ttl {
+		sh.remove(s)
+		g.live.Add(-1)
+		g.expired.Add(1)
+		return nil
+	}
+	if s.gen != c.gen {
+		switch g.carry(s, c) {
+		case carryDropped:
+			sh.remove(s)
+			g.live.Add(-1)
+			return nil
+		}
+	}
+	return s
+}
+
+func (g *Guard) create(sh *shard, id string, c *compiled) *session {
+	if sh.limit > 0 && len(sh.sessions) >= sh.limit {
+		sh.remove(sh.lru.prev)
+		g.live.Add(-1)
+		g.evicted.Add(1)
+	}
+	s := &session{id: id, state: c.start, gen: c.gen, loop: -1}
+	if c.start.loop >= 0 {
+		s.enterLoop(c.start.loop, c)
+	}
+	sh.sessions[id] = s
+	sh.pushFront(s)
+	g.live.Add(1)
+	g.created.Add(1)
+	return s
+}
+
+const (
+	carryKept = iota
+	carryRemapped
+	carryDropped
+)
+
+// carry moves s to model c: a state that c still has is kept; otherwise the
+// session moves to the most visited state of c with the same label, or is
+// dropped when c has none. Loop counts start afresh either way.
+func (g *Guard) carry(s *session, c *compiled) int {
+	res := carryKept
+	st, ok := c.states[s.state.id]
+	if !ok {
+		st, ok = c.labels[s.state.label]
+		if !ok {
+			g.dropped.Add(1)
+			return carryDropped
+		}
+		res = carryRemapped
+		g.remapped.Add(1)
+	}
+	s.state = st
+	s.gen = c.gen
+	s.enterLoop(st.loop, c)
+	return res
+}
+
+// Reload puts model m, and policy p (nil: keep the policy in force), in
+// force without dropping live sessions. It validates m and checks the policy
+// against it; on error the guard keeps what it had. A session whose state id
+// is still in m stays there; one whose state is gone moves to the most
+// visited state of m with the same label, or is dropped (a later step starts
+// it afresh) when m has no such label. Every session's loop counts restart.
+func (g *Guard) Reload(m *Model, p *Policy) (ReloadStats, error) {
+	var st ReloadStats
+	if m == nil {
+		return st, errors.New("guard: no model")
+	}
+	if err := m.Validate(); err != nil {
+		return st, err
+	}
+	g.reloadMu.Lock()
+	defer g.reloadMu.Unlock()
+	old := g.cur.Load()
+	if p == nil {
+		p = old.policy
+	}
+	c, err := compile(m, p)
+	if err != nil {
+		return st, err
+	}
+	c.gen = old.gen + 1
+	g.cur.Store(c)
+	for i := range g.shards {
+		sh := &g.shards[i]
+		sh.mu.Lock()
+		for _, s := range sh.sessions {
+			if s.gen == c.gen {
+				st.Kept++ // a step already carried it over
+				continue
+			}
+			switch g.carry(s, c) {
+			case carryKept:
+				st.Kept++
+			case carryRemapped:
+				st.Remapped++
+			case carryDropped:
+				st.Dropped++
+				sh.remove(s)
+				g.live.Add(-1)
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return st, nil
+}
+
+// Session returns a snapshot of session id, history oldest first, and
+// whether it is live.
+func (g *Guard) Session(id string) (SessionInfo, bool) {
+	now := g.now()
+	sh := g.shard(id)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	s := g.lookup(sh, id, now, g.cur.Load())
+	if s == nil {
+		return SessionInfo{}, false
+	}
+	info := SessionInfo{
+		ID:       s.id,
+		State:    s.state.id,
+		Label:    s.state.label,
+		Steps:    s.steps,
+		Turns:    s.turns,
+		LastSeen: s.last,
+		History:  make([]HistoryEntry, 0, len(s.hist)),
+	}
+	info.History = append(info.History, s.hist[s.hpos:]...)
+	info.History = append(info.History, s.hist[:s.hpos]...)
+	return info, true
+}
+
+// End forgets session id and reports whether it was live.
+func (g *Guard) End(id string) bool {
+	now := g.now()
+	sh := g.shard(id)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	s := g.lookup(sh, id, now, g.cur.Load())
+	if s == nil {
+		return false
+	}
+	sh.remove(s)
+	g.live.Add(-1)
+	g.ended.Add(1)
+	return true
+}
+
+// Sweep expires every session idle past the TTL and returns how many it
+// expired. Step and Session expire idle sessions they meet; Sweep reclaims
+// the memory of those no one asks about again.
+func (g *Guard) Sweep() int {
+	if g.ttl <= 0 {
+		return 0
+	}
+	now := g.now()
+	n := 0
+	for i := range g.shards {
+		sh := &g.shards[i]
+		sh.mu.Lock()
+		for s := sh.lru.prev; s != &sh.lru && now.Sub(s.last) >= g.ttl; s = sh.lru.prev {
+			sh.remove(s)
+			n++
+		}
+		sh.mu.Unlock()
+	}
+	g.live.Add(int64(-n))
+	g.expired.Add(int64(n))
+	return n
+}
+
+func (sh *shard) pushFront(s *session) {
+	s.prev = &sh.lru
+	s.next = sh.lru.next
+	s.next.prev = s
+	sh.lru.next = s
+}
+
+func (sh *shard) touch(s *session) {
+	if sh.lru.next == s {
+		return
+	}
+	s.prev.next = s.next
+	s.next.prev = s.prev
+	sh.pushFront(s)
+}
+
+func (sh *shard) remove(s *session) {
+	s.prev.next = s.next
+	s.next.prev = s.prev
+	s.prev, s.next = nil, nil
+	delete(sh.sessions, s.id)
+}

@@ -1,0 +1,626 @@
+package automaton
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The fixture testdata/guard/returns.json is a hand-written returns flow:
+//
+//	__start__ -> greet(agent_msg) -agent-> find -ok-> order -ok-> return -ok-> confirm(agent_msg) -agent-> __end__
+//	order -ok-> order (back edge), return -error-> order (back edge): loop {order, return}, max_iterations 3
+//	find -error-> human, order -error-> human (both rare); human -ok-> __end__, human -retry-> find
+func loadGuardFixture(t testing.TB) *Model {
+	t.Helper()
+	m, err := Load("testdata/guard/returns.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func guardPolicy(t testing.TB, js string) *Policy {
+	t.Helper()
+	p, err := ReadPolicy(strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// clock is a settable clock for TTL tests.
+type guardClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newGuardClock() *guardClock {
+	return &guardClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *guardClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *guardClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+type guardStep struct {
+	event, next string
+	allowed     bool
+	reason      string
+	state       string
+}
+
+func TestGuardStep(t *testing.T) {
+	happy := []guardStep{
+		{"", "agent_msg", true, "", "greet"},
+		{"agent", "find_user_id_by_email", true, "", "find"},
+		{"ok", "get_order_details", true, "", "order"},
+		{"ok", "return_delivered_order_items", true, "", "return"},
+		{"ok", "agent_msg", true, "", "confirm"},
+		{"agent", "__end__", true, "", "__end__"},
+		{"agent", "agent_msg", false, ReasonIllegal, "__end__"},
+	}
+	tests := []struct {
+		name   string
+		policy string
+		steps  []guardStep
+	}{
+		{name: "happy path", steps: happy},
+		{name: "first step needs an empty event", steps: []guardStep{
+			{"agent", "agent_msg", false, ReasonIllegal, "__start__"},
+			{"", "agent_msg", true, "", "greet"},
+		}},
+		{name: "unknown state", steps: []guardStep{
+			{"", "no_such_tool", false, ReasonUnknownState, "__start__"},
+		}},
+		{name: "illegal transition", steps: []guardStep{
+			{"", "agent_msg", true, "", "greet"},
+			{"agent", "get_order_details", false, ReasonIllegal, "greet"},
+			{"ok", "find_user_id_by_email", false, ReasonIllegal, "greet"},
+		}},
+		{name: "next by state id", steps: []guardStep{
+			{"", "greet", true, "", "greet"},
+			{"agent", "find", true, "", "find"},
+			{"error", "human", true, "", "human"},
+		}},
+		{name: "state id of the wrong state for the label", steps: []guardStep{
+			{"", "confirm", false, ReasonIllegal, "__start__"},
+		}},
+		{name: "default loop cap is the observed max_iterations", steps: []guardStep{
+			{"", "agent_msg", true, "", "greet"},
+			{"agent", "find_user_id_by_email", true, "", "find"},
+			{"ok", "get_order_details", true, "", "order"},
+			{"ok", "get_order_details", true, "", "order"},
+			{"ok", "get_order_details", true, "", "order"},
+			{"ok", "get_order_details", true, "", "order"},
+			{"ok", "get_order_details", false, ReasonLoopCap, "order"},
+			// the stay in the loop goes on through return: the count holds
+			{"ok", "return_delivered_order_items", true, "", "return"},
+			{"error", "get_order_details", true, "", "order"},
+			{"ok", "get_order_details", false, ReasonLoopCap, "order"},
+			// leaving the loop and coming back starts a new stay
+			{"error", "transfer_to_human_agents", true, "", "human"},
+			{"retry", "find_user_id_by_email", true, "", "find"},
+			{"ok", "get_order_details", true, "", "order"},
+			{"ok", "get_order_details", true, "", "order"},
+		}},
+		{name: "explicit cap by label", policy: `{"loop_caps":[{"from":"get_order_details","event":"ok","to":"get_order_details","max":1}]}`, steps: []guardStep{
+			{"", "agent_msg", true, "", "greet"},
+			{"agent", "find_user_id_by_email", true, "", "find"},
+			{"ok", "get_order_details", true, "", "order"},
+			{"ok", "get_order_details", true, "", "order"},
+			{"ok", "get_order_details", false, ReasonLoopCap, "order"},
+			{"ok", "return_delivered_order_items", true, "", "return"},
+		}},
+		{name: "cap on the other back edge", policy: `{"loop_caps":[{"from":"return","event":"error","to":"order","max":1}]}`, steps: []guardStep{
+			{"", "agent_msg", true, "", "greet"},
+			{"agent", "find_user_id_by_email", true, "", "find"},
+			{"ok", "get_order_details", true, "", "order"},
+			{"ok", "return_delivered_order_items", true, "", "return"},
+			{"error", "get_order_details", true, "", "order"},
+			{"ok", "return_delivered_order_items", true, "", "return"},
+			{"error", "get_order_details", false, ReasonLoopCap, "return"},
+		}},
+		{name: "rare allowed by default", steps: []guardStep{
+			{"", "agent_msg", true, "", "greet"},
+			{"agent", "find_user_id_by_email", true, "", "find"},
+			{"error", "transfer_to_human_agents", true, "", "human"},
+		}},
+		{name: "rare is deviation", policy: `{"rare_is_deviation":true}`, steps: []guardStep{
+			{"", "agent_msg", true, "", "greet"},
+			{"agent", "find_user_id_by_email", true, "", "find"},
+			{"error", "transfer_to_human_agents", false, ReasonRare, "find"},
+		}},
+		{name: "watchdog falls back", policy: `{"watchdog":{"max_turns":2,"fallback":{"event":"escalate","to":"transfer_to_human_agents"}}}`, steps: []guardStep{
+			{"", "agent_msg", true, "", "greet"},
+			{"agent", "find_user_id_by_email", true, "", "find"},
+			{"ok", "get_order_details", true, "", "order"},
+			{"ok", "get_order_details", true, "", "order"},
+			{"ok", "get_order_details", false, ReasonWatchdog, "human"},
+			{"ok", "__end__", true, "", "__end__"},
+		}},
+		{name: "watchdog counts denied steps", policy: `{"watchdog":{"max_turns":3,"fallback":{"event":"escalate","to":"human"}}}`, steps: []guardStep{
+			{"", "agent_msg", true, "", "greet"},
+			{"agent", "get_order_details", false, ReasonIllegal, "greet"},
+			{"agent", "no_such_tool", false, ReasonUnknownState, "greet"},
+			{"agent", "get_order_details", false, ReasonWatchdog, "human"},
+		}},
+		{name: "watchdog without fallback denies", policy: `{"watchdog":{"max_turns":1}}`, steps: []guardStep{
+			{"", "agent_msg", true, "", "greet"},
+			{"agent", "get_order_details", false, ReasonWatchdog, "greet"},
+			{"agent", "find_user_id_by_email", true, "", "find"},
+		}},
+		{name: "watchdog before the cap", policy: `{"loop_caps":[{"from":"order","event":"ok","to":"order","max":1}],"watchdog":{"max_turns":3,"fallback":{"event":"escalate","to":"human"}}}`, steps: []guardStep{
+			{"", "agent_msg", true, "", "greet"},
+			{"agent", "find_user_id_by_email", true, "", "find"},
+			{"ok", "get_order_details", true, "", "order"},
+			{"ok", "get_order_details", true, "", "order"},
+			{"ok", "get_order_details", false, ReasonLoopCap, "order"},
+			{"ok", "get_order_details", false, ReasonWatchdog, "human"},
+		}},
+		{name: "monitor", policy: `{"mode":"monitor","loop_caps":[{"from":"order","event":"ok","to":"order","max":1}],"watchdog":{"max_turns":3,"fallback":{"event":"escalate","to":"human"}}}`, steps: []guardStep{
+			{"", "no_such_tool", true, ReasonUnknownState, "__start__"},
+			{"", "agent_msg", true, "", "greet"},
+			// an illegal step moves the session to the state it names
+			{"agent", "get_order_details", true, ReasonIllegal, "order"},
+			{"ok", "get_order_details", true, "", "order"},
+			{"ok", "get_order_details", true, ReasonLoopCap, "order"},
+			{"ok", "get_order_details", true, ReasonWatchdog, "order"},
+			{"ok", "return_delivered_order_items", true, "", "return"},
+			// a label two states carry resolves to the most visited one
+			{"bogus", "agent_msg", true, ReasonIllegal, "greet"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p *Policy
+			if tt.policy != "" {
+				p = guardPolicy(t, tt.policy)
+			}
+			g, err := NewGuard(loadGuardFixture(t), p, GuardOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range tt.steps {
+				d := g.Step("s1", s.event, s.next)
+				if d.Allowed != s.allowed || d.Reason != s.reason || d.State != s.state || d.Step != i {
+					t.Fatalf("step %d (%q, %q) = {allowed %v, reason %q, state %q, step %d}, want {%v, %q, %q, %d}",
+						i, s.event, s.next, d.Allowed, d.Reason, d.State, d.Step, s.allowed, s.reason, s.state, i)
+				}
+			}
+		})
+	}
+}
+
+func TestGuardDecisionDetails(t *testing.T) {
+	p := guardPolicy(t, `{"watchdog":{"max_turns":2,"fallback":{"event":"escalate","to":"human"}}}`)
+	g, err := NewGuard(loadGuardFixture(t), p, GuardOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Step("s", "", "agent_msg")
+	g.Step("s", "agent", "find_user_id_by_email")
+	d := g.Step("s", "error", "transfer_to_human_agents")
+	if !d.Rare || d.Prob != 0.0909 || d.Label != "transfer_to_human_agents" || d.Session != "s" {
+		t.Errorf("rare step = %+v, want rare, prob 0.0909, label transfer_to_human_agents", d)
+	}
+	if got, want := fmtMoves(d.NextMoves), "ok>__end__ retry>find"; got != want {
+		t.Errorf("next moves from human = %s, want %s", got, want)
+	}
+	d = g.Step("s", "retry", "find_user_id_by_email")
+	d = g.Step("s", "ok", "get_order_details")
+	if got, want := fmtMoves(d.NextMoves), "ok>order ok>return error>human"; got != want {
+		t.Errorf("next moves from order = %s, want %s", got, want)
+	}
+	// after two turns in order the self-loop is no longer offered
+	d = g.Step("s", "ok", "get_order_details")
+	if got, want := fmtMoves(d.NextMoves), "ok>return error>human"; got != want {
+		t.Errorf("next moves at the watchdog's limit = %s, want %s", got, want)
+	}
+	d = g.Step("s", "ok", "get_order_details")
+	if d.Fallback == nil || *d.Fallback != (Fallback{Event: "escalate", To: "human", Label: "transfer_to_human_agents"}) {
+		t.Errorf("fallback = %+v, want escalate to human", d.Fallback)
+	}
+	if d.Prob == 0 {
+		t.Errorf("watchdog decision lost the transition's prob")
+	}
+	d = g.Step("s", "nope", "nope")
+	if d.Prob != 0 || d.Rare || d.Fallback != nil {
+		t.Errorf("unknown step = %+v, want no prob, rare or fallback", d)
+	}
+}
+
+func fmtMoves(ms []MoveOption) string {
+	var parts []string
+	for _, m := range ms {
+		parts = append(parts, m.Event+">"+m.To)
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestGuardCapsListed(t *testing.T) {
+	p := guardPolicy(t, `{"loop_caps":[{"from":"order","event":"ok","to":"order","max":5},{"from":"order","event":"ok","to":"return","max":2}]}`)
+	g, err := NewGuard(loadGuardFixture(t), p, GuardOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(g.LoopCaps())
+	want := "[{order ok order 5} {order ok return 2} {return error order 3}]"
+	if got != want {
+		t.Errorf("LoopCaps() = %s, want %s", got, want)
+	}
+}
+
+func TestPolicyErrors(t *testing.T) {
+	tests := []struct {
+		name, policy, want string
+	}{
+		{"bad mode", `{"mode":"strict"}`, `policy: mode is "strict", want "enforce" or "monitor"`},
+		{"unknown field", `{"mode":"enforce","loop_cap":[]}`, `decoding policy`},
+		{"two values", `{} {}`, `more than one JSON value`},
+		{"not json", `mode: enforce`, `decoding policy`},
+		{"cap without max", `{"loop_caps":[{"from":"order","event":"ok","to":"order"}]}`, `policy: loop_caps[0] (order -[ok]-> order): max is 0, want at least 1`},
+		{"cap without to", `{"loop_caps":[{"from":"order","event":"ok","max":1}]}`, `policy: loop_caps[0]: from and to are required`},
+		{"unknown state in cap", `{"loop_caps":[{"from":"order","event":"ok","to":"order","max":1},{"from":"nope","event":"ok","to":"order","max":1}]}`, `policy: loop_caps[1] (nope -[ok]-> order): state "nope" is not in the model`},
+		{"no such transition", `{"loop_caps":[{"from":"order","event":"retry","to":"order","max":1}]}`, `policy: loop_caps[0] (order -[retry]-> order): no such transition in the model`},
+		{"not in a loop", `{"loop_caps":[{"from":"find","event":"ok","to":"order","max":1}]}`, `policy: loop_caps[0] (find -[ok]-> order): the transition is not inside a loop of the model`},
+		{"duplicate cap", `{"loop_caps":[{"from":"order","event":"ok","to":"order","max":1},{"from":"get_order_details","event":"ok","to":"order","max":2}]}`, `policy: loop_caps[1] (get_order_details -[ok]-> order): the transition is capped by loop_caps[0] too`},
+		{"ambiguous label", `{"watchdog":{"max_turns":3,"fallback":{"to":"agent_msg"}}}`, `policy: watchdog: fallback: label "agent_msg" is carried by 2 states (confirm, greet): name one by id`},
+		{"unknown fallback", `{"watchdog":{"max_turns":3,"fallback":{"event":"x","to":"manager"}}}`, `policy: watchdog: fallback: state "manager" is not in the model`},
+		{"fallback to start", `{"watchdog":{"max_turns":3,"fallback":{"to":"__start__"}}}`, `policy: watchdog: fallback: cannot go to __start__`},
+		{"no max_turns", `{"watchdog":{"fallback":{"to":"human"}}}`, `policy: watchdog: max_turns is 0, want at least 1`},
+		{"fallback without to", `{"watchdog":{"max_turns":2,"fallback":{"event":"x"}}}`, `policy: watchdog: fallback.to is required`},
+	}
+	m := loadGuardFixture(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := ReadPolicy(strings.NewReader(tt.policy))
+			if err == nil {
+				_, err = NewGuard(m, p, GuardOptions{})
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestPolicyFixture(t *testing.T) {
+	p, err := LoadPolicy("testdata/guard/returns.policy.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(loadGuardFixture(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadPolicy("testdata/guard/missing.json"); err == nil {
+		t.Error("LoadPolicy of a missing file succeeded")
+	}
+}
+
+func TestGuardTTL(t *testing.T) {
+	clk := newGuardClock()
+	g, err := NewGuard(loadGuardFixture(t), nil, GuardOptions{TTL: time.Minute, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Step("a", "", "agent_msg")
+	g.Step("b", "", "agent_msg")
+	clk.Add(59 * time.Second)
+	if d := g.Step("a", "agent", "find_user_id_by_email"); !d.Allowed || d.Step != 1 {
+		t.Fatalf("step before the TTL = %+v, want allowed step 1", d)
+	}
+	clk.Add(time.Second)
+	// b has been idle a full minute: it is gone, a is not
+	if _, ok := g.Session("b"); ok {
+		t.Error("session b outlived its TTL")
+	}
+	info, ok := g.Session("a")
+	if !ok || info.State != "find" || info.Steps != 2 || len(info.History) != 2 {
+		t.Fatalf("session a = %+v, %v, want live in find after 2 steps", info, ok)
+	}
+	clk.Add(time.Minute)
+	if n := g.Sweep(); n != 1 {
+		t.Errorf("Sweep() = %d, want 1", n)
+	}
+	if g.Len() != 0 {
+		t.Errorf("Len() = %d after the sweep, want 0", g.Len())
+	}
+	// an expired session starts afresh
+	if d := g.Step("a", "ok", "get_order_details"); d.Allowed || d.Step != 0 || d.State != StartID {
+		t.Errorf("step of an expired session = %+v, want a denied first step", d)
+	}
+	if st := g.Stats(); st.Expired != 2 || st.Created != 3 || st.Live != 1 {
+		t.Errorf("Stats() = %+v, want 2 expired, 3 created, 1 live", st)
+	}
+}
+
+func TestGuardCapacity(t *testing.T) {
+	t.Run("least recently used goes", func(t *testing.T) {
+		g, err := NewGuard(loadGuardFixture(t), nil, GuardOptions{MaxSessions: 2, Shards: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Step("a", "", "agent_msg")
+		g.Step("b", "", "agent_msg")
+		g.Step("a", "agent", "find_user_id_by_email")
+		g.Step("c", "", "agent_msg")
+		for id, want := range map[string]bool{"a": true, "b": false, "c": true} {
+			if _, ok := g.Session(id); ok != want {
+				t.Errorf("session %s live = %v, want %v", id, ok, want)
+			}
+		}
+		if st := g.Stats(); st.Evicted != 1 || st.Live != 2 {
+			t.Errorf("Stats() = %+v, want 1 evicted, 2 live", st)
+		}
+	})
+	t.Run("bound holds over shards", func(t *testing.T) {
+		g, err := NewGuard(loadGuardFixture(t), nil, GuardOptions{MaxSessions: 10, Shards: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 100; i++ {
+			g.Step(fmt.Sprintf("s%d", i), "", "agent_msg")
+			if g.Len() > 10 {
+				t.Fatalf("Len() = %d after %d sessions, want at most 10", g.Len(), i+1)
+			}
+		}
+		if st := g.Stats(); st.Created != 100 || st.Evicted+int64(st.Live) != 100 {
+			t.Errorf("Stats() = %+v, want 100 created = evicted + live", st)
+		}
+	})
+}
+
+func TestGuardHistory(t *testing.T) {
+	g, err := NewGuard(loadGuardFixture(t), nil, GuardOptions{History: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Step("s", "", "agent_msg")
+	g.Step("s", "agent", "find_user_id_by_email")
+	g.Step("s", "ok", "get_order_details")
+	g.Step("s", "ok", "nope")
+	g.Step("s", "ok", "get_order_details")
+	info, _ := g.Session("s")
+	var got []string
+	for _, h := range info.History {
+		got = append(got, fmt.Sprintf("%d:%s:%s:%v:%s", h.Step, h.Next, h.State, h.Allowed, h.Reason))
+	}
+	want := "2:get_order_details:order:true: 3:nope:order:false:unknown_state 4:get_order_details:order:true:"
+	if strings.Join(got, " ") != want {
+		t.Errorf("history = %s, want %s", strings.Join(got, " "), want)
+	}
+	if !g.End("s") || g.End("s") {
+		t.Error("End should report true once, then false")
+	}
+	if _, ok := g.Session("s"); ok {
+		t.Error("session s outlived End")
+	}
+}
+
+// reshapedModel returns a copy of m changed by edit and re-validated.
+func reshapedModel(t *testing.T, m *Model, edit func(*Model)) *Model {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := m.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(c)
+	c.Sort()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestGuardReload(t *testing.T) {
+	m1 := loadGuardFixture(t)
+	g, err := NewGuard(m1, nil, GuardOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	walk := func(id string, steps ...[2]string) {
+		for _, s := range steps {
+			if d := g.Step(id, s[0], s[1]); !d.Allowed {
+				t.Fatalf("%s: step %v denied: %s", id, s, d.Reason)
+			}
+		}
+	}
+	toOrder := [][2]string{{"", "agent_msg"}, {"agent", "find_user_id_by_email"}, {"ok", "get_order_details"}}
+	walk("kept", toOrder...)
+	walk("kept", [2]string{"ok", "get_order_details"}, [2]string{"ok", "get_order_details"}, [2]string{"ok", "get_order_details"})
+	walk("moved", append(toOrder, [2]string{"ok", "return_delivered_order_items"})...)
+	walk("gone", append(toOrder, [2]string{"error", "transfer_to_human_agents"})...)
+
+	// version 2 renames state "return" (same label) and drops "human"
+	m2 := reshapedModel(t, m1, func(m *Model) {
+		m.Version = 2
+		var states []State
+		for _, s := range m.States {
+			switch s.ID {
+			case "human":
+				continue
+			case "return":
+				s.ID = "ret"
+			}
+			states = append(states, s)
+		}
+		m.States = states
+		var ts []Transition
+		for _, tr := range m.Transitions {
+			if tr.From == "human" || tr.To == "human" {
+				continue
+			}
+			if tr.From == "return" {
+				tr.From = "ret"
+			}
+			if tr.To == "return" {
+				tr.To = "ret"
+			}
+			ts = append(ts, tr)
+		}
+		m.Transitions = ts
+		m.Loops[0].States = []string{"order", "ret"}
+		m.Loops[0].BackEdges[1].From = "ret"
+	})
+
+	// a policy that does not fit the new model is refused; nothing changes
+	bad := guardPolicy(t, `{"watchdog":{"max_turns":2,"fallback":{"to":"human"}}}`)
+	if _, err := g.Reload(m2, bad); err == nil || !strings.Contains(err.Error(), `state "human" is not in the model`) {
+		t.Fatalf("Reload with a policy naming a removed state: err = %v", err)
+	}
+	if g.Model() != m1 {
+		t.Fatal("a failed reload changed the model")
+	}
+
+	st, err := g.Reload(m2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (ReloadStats{Kept: 1, Remapped: 1, Dropped: 1}); st != want {
+		t.Errorf("Reload stats = %+v, want %+v", st, want)
+	}
+	if g.Model().Version != 2 || g.Len() != 2 {
+		t.Errorf("after reload: version %d, %d sessions; want 2, 2", g.Model().Version, g.Len())
+	}
+	// the kept session's loop counts restarted: three more iterations pass
+	walk("kept", [2]string{"ok", "get_order_details"}, [2]string{"ok", "get_order_details"}, [2]string{"ok", "get_order_details"})
+	if d := g.Step("kept", "ok", "get_order_details"); d.Reason != ReasonLoopCap {
+		t.Errorf("fourth iteration after reload: reason %q, want loop_cap", d.Reason)
+	}
+	if d := g.Step("moved", "ok", "agent_msg"); !d.Allowed || d.State != "confirm" || d.Step != 4 {
+		t.Errorf("remapped session step = %+v, want allowed into confirm at step 4", d)
+	}
+	if d := g.Step("gone", "ok", "__end__"); d.Allowed || d.Step != 0 {
+		t.Errorf("dropped session step = %+v, want a fresh session's denied step 0", d)
+	}
+}
+
+// TestGuardConcurrent drives many sessions from many goroutines while the
+// model is reloaded and idle sessions are swept; run it with -race.
+func TestGuardConcurrent(t *testing.T) {
+	m1 := loadGuardFixture(t)
+	m2 := reshapedModel(t, m1, func(m *Model) { m.Version = 2 })
+	clk := newGuardClock()
+	// OnDecision must see each session's decisions in step order
+	var (
+		obsMu    sync.Mutex
+		lastStep = map[string]int{}
+		outOfOrd []string
+	)
+	observe := func(d *Decision, event, next string) {
+		obsMu.Lock()
+		defer obsMu.Unlock()
+		last, ok := lastStep[d.Session]
+		if !ok {
+			last = -1
+		}
+		if d.Step != last+1 {
+			outOfOrd = append(outOfOrd, fmt.Sprintf("%s: step %d after %d", d.Session, d.Step, last))
+		}
+		lastStep[d.Session] = d.Step
+	}
+	g, err := NewGuard(m1, guardPolicy(t, `{"watchdog":{"max_turns":10,"fallback":{"to":"human"}}}`), GuardOptions{TTL: time.Hour, Now: clk.Now, MaxSessions: 100000, OnDecision: observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := [][2]string{
+		{"", "agent_msg"}, {"agent", "find_user_id_by_email"}, {"ok", "get_order_details"},
+		{"ok", "get_order_details"}, {"ok", "return_delivered_order_items"}, {"ok", "agent_msg"}, {"agent", "__end__"},
+	}
+	const workers, sessions = 8, 50
+	var wg sync.WaitGroup
+	errs := make(chan string, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for s := 0; s < sessions; s++ {
+				id := fmt.Sprintf("w%d-s%d", w, s)
+				for i, st := range path {
+					d := g.Step(id, st[0], st[1])
+					if !d.Allowed || d.Step != i {
+						errs <- fmt.Sprintf("%s step %d: %+v", id, i, d)
+						return
+					}
+					g.Step("shared", "x", "y") // contend on one session too
+				}
+				if _, ok := g.Session(id); !ok {
+					errs <- id + " vanished"
+					return
+				}
+			}
+		}(w)
+	}
+	stop := make(chan struct{})
+	var bg sync.WaitGroup
+	bg.Add(1)
+	go func() {
+		defer bg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			m := m1
+			if i%2 == 0 {
+				m = m2
+			}
+			if _, err := g.Reload(m, nil); err != nil {
+				errs <- err.Error()
+				return
+			}
+			g.Sweep()
+			g.Stats()
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	bg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	info, ok := g.Session("shared")
+	if !ok || info.Steps != workers*sessions*len(path) {
+		t.Errorf("shared session: %d steps, want %d", info.Steps, workers*sessions*len(path))
+	}
+	if g.Len() != workers*sessions+1 {
+		t.Errorf("Len() = %d, want %d", g.Len(), workers*sessions+1)
+	}
+	if len(outOfOrd) > 0 {
+		t.Errorf("OnDecision saw %d decisions out of order, first: %s", len(outOfOrd), outOfOrd[0])
+	}
+	if lastStep["shared"] != workers*sessions*len(path)-1 {
+		t.Errorf("OnDecision saw shared up to step %d, want %d", lastStep["shared"], workers*sessions*len(path)-1)
+	}
+}
+
+func TestNewGuardErrors(t *testing.T) {
+	m := loadGuardFixture(t)
+	if _, err := NewGuard(nil, nil, GuardOptions{}); err == nil {
+		t.Error("NewGuard(nil) succeeded")
+	}
+	bad := reshapedModel(t, m, func(m *Model) {
+		m.Loops[0].BackEdges = append(m.Loops[0].BackEdges, EdgeRef{From: "find", Event: "ok", To: "order"})
+	})
+	if _, err := NewGuard(bad, nil, GuardOptions{}); err == nil || !strings.Contains(err.Error(), "back edge find -[ok]-> order leaves the loop") {
+		t.Errorf("NewGuard with a back edge outside its loop: err = %v", err)
+	}
+}

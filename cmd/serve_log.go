@@ -1,0 +1,303 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+)
+
+// decisionLog appends every decision of the guard to a JSONL file in
+// fsmine's record form, so that `fsmine build` can mine the next model from
+// what the agents proposed:
+//
+//	{"session_id":"s1","step":2,"node":"get_order_details","event":"ok","ts":"2025-01-01T10:00:00.000000001Z",
+//	 "verdict":{"allowed":true,"reason":"","state":"order"}}
+//
+// One line is written per decision. node is the label of the proposed next
+// state (next as given when it names no state), step the decision's number in
+// its session, ts the decision's time, verdict the guard's answer and the
+// session's state after it. In the record form a record's event is the
+// outcome of its node, which a step request only reports with the session's
+// following step; so a line is held until the session's next decision
+// arrives and takes that decision's event. A line whose session has no next
+// decision (it proposed __end__, was deleted, idled past the TTL, or the
+// service stopped) is written with an empty event. Lines therefore leave in
+// the order their events become known, not in step order; readers sort by
+// session and step, as fsmine does.
+//
+// A single goroutine owns the file. Decisions come through a buffered
+// channel (a full channel holds up the step that sends, so no line is ever
+// dropped); the file is flushed whenever the channel runs dry, after which
+// the writer waits batchWait before it looks again, and, with every held
+// line, when the log is closed.
+type decisionLog struct {
+	ch     chan logMsg
+	done   chan struct{}
+	w      *bufio.Writer
+	sync   func() error
+	errOut io.Writer
+	held   map[string]logMsg
+	buf    []byte
+
+	lines  atomic.Int64 // lines written
+	errors atomic.Int64 // failed writes
+	failed bool
+}
+
+type logKind uint8
+
+const (
+	logDecision logKind = iota
+	logEnd              // the session ended: write its held line
+	logSweep            // write held lines older than ts
+)
+
+type logMsg struct {
+	kind    logKind
+	session string
+	step    int
+	node    string
+	event   string
+	ts      time.Time
+	allowed bool
+	reason  string
+	state   string
+}
+
+// newDecisionLog starts the writer goroutine over w; syncFn, when not nil,
+// makes the written bytes durable at close. errOut receives a message on
+// the first failed write.
+func newDecisionLog(w io.Writer, syncFn func() error, errOut io.Writer) *decisionLog {
+	l := &decisionLog{
+		ch:     make(chan logMsg, 4096),
+		done:   make(chan struct{}),
+		w:      bufio.NewWriterSize(w, 64<<10),
+		sync:   syncFn,
+		errOut: errOut,
+		held:   make(map[string]logMsg),
+	}
+	go l.run()
+	return l
+}
+
+// decision queues one decision's line.
+func (l *decisionLog) decision(m logMsg) { m.kind = logDecision; l.ch <- m }
+
+// end tells the log that session id ended.
+func (l *decisionLog) end(id string) { l.ch <- logMsg{kind: logEnd, session: id} }
+
+// sweep writes the held lines of decisions made before cutoff.
+func (l *decisionLog) sweep(cutoff time.Time) { l.ch <- logMsg{kind: logSweep, ts: cutoff} }
+
+// close writes every held line, flushes and syncs the file, and stops the
+// writer. No method may be called after close.
+func (l *decisionLog) close() error {
+	close(l.ch)
+	<-l.done
+	if l.failed {
+		return fmt.Errorf("decision log: %d lines could not be written", l.errors.Load())
+	}
+	return nil
+}
+
+// batchWait is how long the writer lets decisions gather after a busy
+// round, so that under load it wakes and writes a batch at a time instead of
+// once per decision.
+const batchWait = 2 * time.Millisecond
+
+func (l *decisionLog) run() {
+	defer close(l.done)
+	for {
+		// block until there is work; then take what has gathered
+		m, ok := <-l.ch
+		for ok {
+			l.handle(m)
+			select {
+			case m, ok = <-l.ch:
+				continue
+			default:
+			}
+			// the channel ran dry: write, then give the next batch a
+			// moment to gather before looking again
+			l.flush()
+			time.Sleep(batchWait)
+			select {
+			case m, ok = <-l.ch:
+				continue
+			default:
+			}
+			break
+		}
+		if !ok {
+			break
+		}
+	}
+	l.writeHeld(func(logMsg) bool { return true })
+	l.flush()
+	if l.sync != nil {
+		if err := l.sync(); err != nil {
+			l.fail(err)
+		}
+	}
+}
+
+func (l *decisionLog) handle(m logMsg) {
+	switch m.kind {
+	case logEnd:
+		if h, ok := l.held[m.session]; ok {
+			delete(l.held, m.session)
+			l.write(h, "")
+		}
+	case logSweep:
+		l.writeHeld(func(h logMsg) bool { return h.ts.Before(m.ts) })
+	case logDecision:
+		if h, ok := l.held[m.session]; ok {
+			delete(l.held, m.session)
+			if m.step == h.step+1 {
+				l.write(h, m.event)
+			} else {
+				// the session started afresh (expired or evicted): the held
+				// line's outcome never came
+				l.write(h, "")
+			}
+		}
+		if m.node == endLabel {
+			l.write(m, "")
+			return
+		}
+		l.held[m.session] = m
+	}
+}
+
+// endLabel is the label of automaton.EndID as the miner writes it.
+const endLabel = "__end__"
+
+// writeHeld writes, in session order, the held lines that pick selects.
+func (l *decisionLog) writeHeld(pick func(logMsg) bool) {
+	var ids []string
+	for id, h := range l.held {
+		if pick(h) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		l.write(l.held[id], "")
+		delete(l.held, id)
+	}
+}
+
+func (l *decisionLog) write(m logMsg, event string) {
+	b := l.buf[:0]
+	b = append(b, `{"session_id":`...)
+	b = appendJSONString(b, m.session)
+	b = append(b, `,"step":`...)
+	b = strconv.AppendInt(b, int64(m.step), 10)
+	b = append(b, `,"node":`...)
+	b = appendJSONString(b, m.node)
+	b = append(b, `,"event":`...)
+	b = appendJSONString(b, event)
+	b = append(b, `,"ts":"`...)
+	b = m.ts.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","verdict":{"allowed":`...)
+	b = strconv.AppendBool(b, m.allowed)
+	b = append(b, `,"reason":`...)
+	b = appendJSONString(b, m.reason)
+	b = append(b, `,"state":`...)
+	b = appendJSONString(b, m.state)
+	b = append(b, "}}\n"...)
+	l.buf = b
+	if _, err := l.w.Write(b); err != nil {
+		l.fail(err)
+		return
+	}
+	l.lines.Add(1)
+}
+
+func (l *decisionLog) flush() {
+	if err := l.w.Flush(); err != nil {
+		l.fail(err)
+	}
+}
+
+func (l *decisionLog) fail(err error) {
+	l.errors.Add(1)
+	if !l.failed {
+		l.failed = true
+		fmt.Fprintf(l.errOut, "fsmine: decision log: %v\n", err)
+	}
+}
+
+// appendJSONString appends s as a JSON string, as encoding/json writes it:
+// quotes, backslashes and control characters escaped, U+2028 and U+2029
+// escaped, and invalid UTF-8 replaced by U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// syncWriter serialises writes to a stream shared by goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
