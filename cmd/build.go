@@ -142,6 +142,7 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	tuneGC(inputs)
 	var done func()
 	ropt.Progress, done = startProgress(streams, opts.model.quiet)
 	lg, err := mine.Read(inputs, ropt)

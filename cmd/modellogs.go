@@ -96,6 +96,7 @@ func readModelLogs(path string, args []string, lf *logFlags, stdin io.Reader, st
 	if err != nil {
 		return nil, nil, nil, ropt, err
 	}
+	tuneGC(inputs)
 	var done func()
 	ropt.Progress, done = startProgress(streams, false)
 	lg, err := mine.Read(inputs, ropt)
