@@ -142,12 +142,10 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	if streams.ErrTTY && !opts.model.quiet {
-		p := newProgress(streams.Err)
-		ropt.Progress = p.update
-		defer p.done()
-	}
+	var done func()
+	ropt.Progress, done = startProgress(streams, opts.model.quiet)
 	lg, err := mine.Read(inputs, ropt)
+	done()
 	if err != nil {
 		return err
 	}

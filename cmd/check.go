@@ -109,7 +109,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	if opts.list < 0 {
 		return usagef("--list must be 0 or more, got %d", opts.list)
 	}
-	m, lg, _, _, err := readModelLogs(opts.model, opts.inputs, &opts.logs, streams.In)
+	m, lg, _, _, err := readModelLogs(opts.model, opts.inputs, &opts.logs, streams.In, streams)
 	if err != nil {
 		return err
 	}

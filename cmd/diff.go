@@ -42,8 +42,10 @@ distribution only when a chi-square test does. Each family of tests is
 Bonferroni-corrected: significant means p < alpha / number of tests.
 
 --format text (default; coloured on a terminal unless NO_COLOR is set),
-json (one object; see README.md for its fields) or markdown (a summary line
-and tables, for a pull-request comment). --dot FILE also writes a Graphviz
+json (one object; see README.md for its fields), markdown (a summary line
+and tables, for a pull-request comment) or html (one self-contained page:
+the overlay drawn as SVG and a table per kind of change; it loads nothing
+from the network). --dot FILE also writes a Graphviz
 overlay of both models: added in green, removed in red and dashed, changed
 shares in orange as "old% -> new%", the rest grey.
 
@@ -51,7 +53,8 @@ Exit status, as diff(1): 0 no differences; 1 differences; 2 trouble (an
 unreadable file, a file that is not a model or has a newer schema, bad
 flags).`,
 		Example: `  fsmine diff model-v3.json model-v4.json
-  fsmine diff --format markdown --dot diff.dot old.json new.json`,
+  fsmine diff --format markdown --dot diff.dot old.json new.json
+  fsmine diff --format html old.json new.json > diff.html`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usagef("diff needs two model files, OLD and NEW; got %d argument(s)", len(args))
@@ -61,7 +64,7 @@ flags).`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&opts.format, "format", "text", "output format: text, json or markdown")
+	f.StringVar(&opts.format, "format", "text", "output format: text, json, markdown or html")
 	f.StringVar(&opts.dot, "dot", "", "also write a Graphviz DOT overlay of both models to `FILE`")
 	f.Float64Var(&opts.alpha, "alpha", automaton.DefaultAlpha, "family-wise significance level of the share and outflow tests, in (0, 1)")
 	return c
@@ -69,9 +72,9 @@ flags).`,
 
 func runDiff(_ context.Context, opts *diffOptions, streams IO) error {
 	switch opts.format {
-	case "text", "json", "markdown":
+	case "text", "json", "markdown", "html":
 	default:
-		return usagef("unknown --format %q: want text, json or markdown", opts.format)
+		return usagef("unknown --format %q: want text, json, markdown or html", opts.format)
 	}
 	if !(opts.alpha > 0 && opts.alpha < 1) {
 		return usagef("--alpha must be between 0 and 1, got %v", opts.alpha)
@@ -100,6 +103,8 @@ func runDiff(_ context.Context, opts *diffOptions, streams IO) error {
 		err = r.json(streams.Out)
 	case "markdown":
 		err = r.markdown(streams.Out)
+	case "html":
+		err = render.DiffReport(streams.Out, old, new, d, render.DiffReportOptions{OldFile: opts.oldPath, NewFile: opts.newPath})
 	default:
 		err = r.text(streams.Out, streams.IsTTY && os.Getenv("NO_COLOR") == "")
 	}

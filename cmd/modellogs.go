@@ -82,7 +82,8 @@ func modelFormat(m *automaton.Model) string {
 }
 
 // readModelLogs loads the model at path and reads logs for it.
-func readModelLogs(path string, args []string, lf *logFlags, stdin io.Reader) (*automaton.Model, *mine.Log, []mine.Input, mine.ReadOptions, error) {
+// A progress line is drawn on a terminal while the logs are read.
+func readModelLogs(path string, args []string, lf *logFlags, stdin io.Reader, streams IO) (*automaton.Model, *mine.Log, []mine.Input, mine.ReadOptions, error) {
 	m, err := loadDiffModel(path)
 	if err != nil {
 		return nil, nil, nil, mine.ReadOptions{}, err
@@ -95,7 +96,11 @@ func readModelLogs(path string, args []string, lf *logFlags, stdin io.Reader) (*
 	if err != nil {
 		return nil, nil, nil, ropt, err
 	}
+	var done func()
+	ropt.Progress, done = startProgress(streams, false)
 	lg, err := mine.Read(inputs, ropt)
+	done()
+	ropt.Progress = nil
 	if err != nil {
 		return nil, nil, nil, ropt, err
 	}

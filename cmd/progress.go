@@ -41,3 +41,14 @@ func (p *progress) done() {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
+
+// startProgress returns the progress callback for reading logs and a
+// function that clears the line; both do nothing unless standard error is a
+// terminal and quiet is off.
+func startProgress(streams IO, quiet bool) (func(input string, bytes int64), func()) {
+	if !streams.ErrTTY || quiet {
+		return nil, func() {}
+	}
+	p := newProgress(streams.Err)
+	return p.update, p.done
+}

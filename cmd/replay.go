@@ -96,7 +96,7 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	if opts.maxAlign <= 0 {
 		return usagef("--max-align-states must be at least 1, got %d", opts.maxAlign)
 	}
-	m, lg, _, _, err := readModelLogs(opts.model, opts.inputs, &opts.logs, streams.In)
+	m, lg, _, _, err := readModelLogs(opts.model, opts.inputs, &opts.logs, streams.In, streams)
 	if err != nil {
 		return err
 	}

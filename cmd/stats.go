@@ -107,7 +107,7 @@ func runStats(_ context.Context, opts *statsOptions, streams IO) error {
 		r = modelStats(m)
 	} else {
 		var err error
-		if r, err = statsFromLogs(opts, streams.In); err != nil {
+		if r, err = statsFromLogs(opts, streams.In, streams); err != nil {
 			return err
 		}
 	}
@@ -130,7 +130,7 @@ func runStats(_ context.Context, opts *statsOptions, streams IO) error {
 }
 
 // statsFromLogs reads the logs for the model and replays them.
-func statsFromLogs(opts *statsOptions, stdin io.Reader) (*statsReport, error) {
+func statsFromLogs(opts *statsOptions, stdin io.Reader, streams IO) (*statsReport, error) {
 	// Measure reads the logs a second time: hold standard input.
 	var data []byte
 	if slices.Contains(opts.inputs, "-") {
@@ -140,7 +140,7 @@ func statsFromLogs(opts *statsOptions, stdin io.Reader) (*statsReport, error) {
 		}
 		stdin = bytes.NewReader(data)
 	}
-	m, lg, inputs, ropt, err := readModelLogs(opts.model, opts.inputs, &opts.logs, stdin)
+	m, lg, inputs, ropt, err := readModelLogs(opts.model, opts.inputs, &opts.logs, stdin, streams)
 	if err != nil {
 		return nil, err
 	}

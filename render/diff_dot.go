@@ -91,10 +91,12 @@ func DiffDOT(w io.Writer, old, new *automaton.Model, d *automaton.Diff) error {
 		}
 		switch id {
 		case automaton.StartID:
-			p("  %s [shape=circle, style=filled, label=\"\", width=0.25, color=%s, fillcolor=%s];\n",
+			// A point, as in DOT: Graphviz built into fsmine draws an empty
+			// label as the node's name.
+			p("  %s [shape=point, width=0.15, height=0.15, color=%s, fillcolor=%s];\n",
 				diffQuote(id), diffQuote(color), diffQuote(color))
 		case automaton.EndID:
-			p("  %s [shape=doublecircle, label=\"\", width=0.2, color=%s];\n", diffQuote(id), diffQuote(color))
+			p("  %s [shape=doublecircle, label=%s, fontsize=9, color=%s];\n", diffQuote(id), diffQuote(automaton.EndID), diffQuote(color))
 		default:
 			p("  %s [label=%s, style=%s, color=%s, fontcolor=%s, penwidth=%d];\n",
 				diffQuote(id), diffQuote(label), diffQuote(style), diffQuote(color), diffQuote(diffFont(color)), penwidth)
@@ -255,6 +257,8 @@ func diffQuote(s string) string {
 			b.WriteString(`\\`)
 		case '\n':
 			b.WriteString(`\n`)
+		case '&':
+			b.WriteString("&amp;") // Graphviz reads entities in strings
 		case '\r':
 		default:
 			b.WriteRune(r)

@@ -7,5 +7,7 @@
 // buffer their output and write it to w once, so a failed render leaves w
 // untouched.
 //
-// DiffDOT draws two models and their automaton.Diff as one overlay.
+// DiffDOT draws two models and their automaton.Diff as one overlay. Report
+// and DiffReport write a self-contained HTML page for review: the diagram
+// as inline SVG and the model's (or the diff's) tables.
 package render

@@ -210,6 +210,8 @@ func dotLines(lines ...string) dot.Literal {
 				b.WriteString(`\"`)
 			case '\\':
 				b.WriteString(`\\`)
+			case '&':
+				b.WriteString("&amp;") // Graphviz reads entities in strings
 			default:
 				b.WriteRune(r)
 			}

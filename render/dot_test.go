@@ -257,6 +257,7 @@ func TestDOTString(t *testing.T) {
 		{"bell\a", `"bell\\a"`},
 		{"naïve 二", `"naïve 二"`},
 		{"bad\xffbyte", "\"bad\uFFFDbyte\""},
+		{"a&nbsp;b & c", `"a&amp;nbsp;b &amp; c"`},
 	}
 	for _, tt := range tests {
 		if got := string(dotString(tt.in)); got != tt.want {

@@ -47,10 +47,10 @@ const (
 	EngineDot Engine = "dot"
 )
 
-// ErrNilModel is returned by every writer given a nil model.
+// ErrNilModel is returned by the writers in Formats given a nil model.
 var ErrNilModel = errors.New("nil model")
 
-// Func is the shape every writer of this package has.
+// Func is the shape of the writers in Formats.
 type Func func(w io.Writer, m *automaton.Model, opt Options) error
 
 // Formats maps the format names the command line accepts to their writers.

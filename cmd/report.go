@@ -1,0 +1,138 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/render"
+)
+
+func init() { register(newReportCmd) }
+
+type reportOptions struct {
+	model      string
+	output     string
+	title      string
+	diagram    string
+	clusterSep string
+	engine     string
+}
+
+func newReportCmd(streams IO) *cobra.Command {
+	opts := &reportOptions{}
+	cmd := &cobra.Command{
+		Use:   "report MODEL.json",
+		Short: "Write a self-contained HTML page for reviewing a model",
+		Long: `Report writes one HTML file that a reviewer opens offline: the diagram
+(inline SVG), the trunk, the top variants, every rare branch with its count,
+share and sessions, the loops with their iterations and back edges, per-state
+visits, sessions and dwell, every transition, and the model's provenance
+(version, parent, digest, created, generator, source files with their
+sha256, counters and parameters, the label rules included).
+
+The page loads nothing from the network: no scripts, fonts, stylesheets or
+images; its style is inline and its one small script (click a column's
+heading to sort a table) is allowed by hash in its Content-Security-Policy.
+The same model gives the same bytes.
+
+--diagram says which transitions the picture draws: auto (every one up to
+200 transitions, else the common ones; no picture, and a note, above 400
+common ones), all, common (rare transitions left out of the picture; the
+tables still list them) or none. --cluster SEP
+groups states by the part of their label before SEP. The picture is laid
+out by Graphviz built into fsmine (--engine builtin, the default), or by
+Graphviz's dot program on PATH with --engine dot.
+
+-o writes the file atomically; without it the page goes to standard output.
+MODEL.json "-" reads the model from standard input.
+
+Exit status: 0 ok; 2 trouble (bad flags, unreadable model, unwritable
+output).`,
+		Example: `  fsmine report model.json -o model.html
+  fsmine report model.json --diagram common --title "Returns agent, release 12" -o review.html`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("report takes one model file, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.model = args[0]
+			return runReport(cmd.Context(), opts, streams)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.output, "output", "o", "-", "write the page to `FILE` (atomically) instead of standard output")
+	f.StringVar(&opts.title, "title", "", "heading of the page (default \"fsmine model vN\")")
+	f.StringVar(&opts.diagram, "diagram", string(render.DiagramAuto), "transitions the picture draws: "+diagramModeNames())
+	f.StringVar(&opts.clusterSep, "cluster", "", "group the picture's states by the part of their label before `SEP`")
+	f.StringVar(&opts.engine, "engine", string(render.EngineBuiltin), "layout of the picture: builtin (Graphviz inside fsmine) or dot (Graphviz's dot on PATH)")
+	return cmd
+}
+
+func diagramModeNames() string {
+	names := make([]string, len(render.DiagramModes))
+	for i, m := range render.DiagramModes {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
+}
+
+// diagramMode checks a --diagram value.
+func diagramMode(s string) (render.DiagramMode, error) {
+	for _, m := range render.DiagramModes {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", usagef("unknown --diagram %q: want one of %s", s, diagramModeNames())
+}
+
+func runReport(_ context.Context, opts *reportOptions, streams IO) error {
+	mode, err := diagramMode(opts.diagram)
+	if err != nil {
+		return err
+	}
+	engine := render.Engine(opts.engine)
+	if engine != render.EngineBuiltin && engine != render.EngineDot {
+		return usagef("unknown engine %q: want builtin or dot", opts.engine)
+	}
+	var m *automaton.Model
+	file := opts.model
+	if opts.model == "-" {
+		file = ""
+		m, err = automaton.Read(streams.In)
+		if err != nil {
+			err = fmt.Errorf("standard input: %w", err)
+		}
+	} else {
+		m, err = automaton.Load(opts.model)
+	}
+	if err != nil {
+		return fmt.Errorf("reading model: %w", err)
+	}
+
+	ropt := render.ReportOptions{Title: opts.title, File: file, Diagram: mode, ClusterSep: opts.clusterSep, Engine: engine}
+	var page bytes.Buffer
+	if err := render.Report(&page, m, ropt); err != nil {
+		return err
+	}
+	if opts.output == "-" {
+		_, err := streams.Out.Write(page.Bytes())
+		return err
+	}
+	err = automaton.WriteFileAtomic(opts.output, func(w io.Writer) error {
+		_, err := w.Write(page.Bytes())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", opts.output, err)
+	}
+	return nil
+}
