@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -26,8 +27,8 @@ var benchFlow = [][2]string{
 
 // BenchmarkServe measures the real service over loopback HTTP with the
 // decision log on: rate=N sends N steps a second (open loop: requests leave
-// on schedule whether or not earlier ones are answered, from a pool of 64
-// connections); rate=max keeps 64 requests in flight. It reports the rate
+// on schedule whether or not earlier ones are answered, evenly spaced over 64
+// workers and connections); rate=max keeps 64 requests in flight. It reports the rate
 // achieved, the client-side latency percentiles, and the CPU time the
 // process spent per decision (client and service share the process and the
 // machine's CPUs, so this counts both), and server-p99-µs: the upper bound
@@ -76,58 +77,68 @@ func benchServe(b *testing.B, rate int) {
 		denied int
 		failed error
 	)
-	work := make(chan int, workers)
+	// rate=N: worker w sends requests w, w+workers, ... each at its own time
+	// t0 + i/N, so that requests leave evenly spaced, not in bursts;
+	// rate=max: the workers take the next request as soon as they are free
+	var (
+		next     atomic.Int64
+		t0       time.Time
+		interval time.Duration
+	)
+	if rate > 0 {
+		interval = time.Second / time.Duration(rate)
+	}
+	do := func(i int) {
+		url := fmt.Sprintf("%s/v1/sessions/bench-%d-%d-%d/steps", base, run, i%sessions, i/(sessions*len(benchFlow)))
+		body := bodies[i/sessions%len(benchFlow)]
+		start := time.Now()
+		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+		if err == nil {
+			var data []byte
+			data, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err == nil && resp.StatusCode != 200 {
+				err = fmt.Errorf("status %d: %s", resp.StatusCode, data)
+			}
+			if err == nil && !bytes.Contains(data, []byte(`"allowed":true`)) {
+				mu.Lock()
+				denied++
+				mu.Unlock()
+			}
+		}
+		lat[i] = time.Since(start)
+		if err != nil {
+			mu.Lock()
+			failed = err
+			mu.Unlock()
+		}
+	}
+	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range work {
-				url := fmt.Sprintf("%s/v1/sessions/bench-%d-%d-%d/steps", base, run, i%sessions, i/(sessions*len(benchFlow)))
-				body := bodies[i/sessions%len(benchFlow)]
-				start := time.Now()
-				resp, err := client.Post(url, "application/json", bytes.NewReader(body))
-				if err == nil {
-					var data []byte
-					data, err = io.ReadAll(resp.Body)
-					resp.Body.Close()
-					if err == nil && resp.StatusCode != 200 {
-						err = fmt.Errorf("status %d: %s", resp.StatusCode, data)
-					}
-					if err == nil && !bytes.Contains(data, []byte(`"allowed":true`)) {
-						mu.Lock()
-						denied++
-						mu.Unlock()
-					}
+			<-start
+			if rate <= 0 {
+				for i := int(next.Add(1)) - 1; i < b.N; i = int(next.Add(1)) - 1 {
+					do(i)
 				}
-				lat[i] = time.Since(start)
-				if err != nil {
-					mu.Lock()
-					failed = err
-					mu.Unlock()
+				return
+			}
+			for i := w; i < b.N; i += workers {
+				if d := time.Until(t0.Add(time.Duration(i) * interval)); d > 0 {
+					time.Sleep(d)
 				}
+				do(i)
 			}
 		}()
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
-	t0 := time.Now()
-	if rate <= 0 {
-		for i := 0; i < b.N; i++ {
-			work <- i
-		}
-	} else {
-		interval := time.Second / time.Duration(rate)
-		for i := 0; i < b.N; {
-			due := int(time.Since(t0)/interval) + 1
-			for ; i < b.N && i < due; i++ {
-				work <- i
-			}
-			time.Sleep(interval / 2)
-		}
-	}
-	close(work)
+	t0 = time.Now()
+	close(start)
 	wg.Wait()
 	elapsed := time.Since(t0)
 	cpu := cpuTime() - cpu0
