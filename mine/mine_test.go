@@ -469,3 +469,16 @@ func TestReadBOM(t *testing.T) {
 		t.Fatalf("Read with a byte-order mark: %v, %d records", err, lg.Records)
 	}
 }
+
+func TestExplicitEndRecord(t *testing.T) {
+	// fsmine serve logs a step into __end__; it is dropped and counted, not
+	// a bad line.
+	log := sessionsJSONL("a:ok b:done __end__:")
+	lg, err := Read([]Input{strInput("d.jsonl", log)}, ReadOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lg.Dropped != 1 || len(lg.Sessions[0].Visits) != 2 {
+		t.Errorf("dropped %d, visits %d; want 1, 2", lg.Dropped, len(lg.Sessions[0].Visits))
+	}
+}

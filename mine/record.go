@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/fsmine/fsmine/automaton"
 )
 
 // Field names of fsmine's record format. Fields maps each to the dotted path
@@ -220,6 +222,11 @@ func (p *parser) parse(line []byte, r *rec) error {
 	}
 	r.drop = res.act == actDrop
 	r.label, r.fold, r.detour = res.label, res.fold, res.detour
+	if !r.drop && r.label == automaton.EndID && r.node == automaton.EndID {
+		// An explicit end-of-session record (fsmine serve logs one): the
+		// model adds the end itself, so it is dropped, and counted so.
+		r.drop = true
+	}
 	if !r.drop {
 		if r.label == "" {
 			return bad("label rules give node %q an empty state", r.node)
