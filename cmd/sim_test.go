@@ -1,0 +1,218 @@
+package cmd
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
+)
+
+// TestGuardSimulation is a simulation, not a measurement of real agents: it
+// compares a drifting agent with and without the guard. The agent follows
+// the returns-flow truth model, but drifts as agents do:
+//   - an off-topic turn that derails it to a stage the flow does not have
+//     (p 0.04 per step);
+//   - a skipped check: from identify_customer it goes straight to
+//     lookup_order, skipping verify_identity (p 0.3 each time there);
+//   - an endless retry: in lookup_order it keeps retrying not_found
+//     (p 0.15 of sessions), never finding the order.
+//
+// Without the guard the agent does what it proposes; with it (a model mined
+// from 2,000 sessions of the truth, default loop caps, a watchdog of 4 turns
+// falling back to escalate_to_human) a denied step makes the agent take the
+// guard's most frequent legal move instead, and a watchdog moves it to the
+// fallback. A session completes the task when it ends at close having made
+// task moves the truth allows (small talk aside); it leaves the map when a
+// move it made is not in the mined model; it runs away when it is still going
+// after 60 moves.
+//
+// Run with -v for the table the README quotes.
+func TestGuardSimulation(t *testing.T) {
+	truth, err := loadGenModel("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rulesData, err := os.ReadFile("../testdata/returns.labels.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := mine.ParseRules(rulesData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mine.Build(readGenerated(t, truth, 2000, 3, rules), mine.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := &automaton.Policy{Watchdog: &automaton.Watchdog{MaxTurns: 4,
+		Fallback: &automaton.Fallback{Event: "stuck", To: "escalate_to_human"}}}
+	const sessions = 5000
+	type outcome struct{ complete, escalated, left, runaway, denied int }
+	run := func(guarded bool) outcome {
+		g, err := automaton.NewGuard(m, policy, automaton.GuardOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(42, 42))
+		var o outcome
+		for s := 0; s < sessions; s++ {
+			r := simulateSession(truth, m, g, guarded, rng, fmt.Sprint("s", s))
+			if r.complete {
+				o.complete++
+			}
+			if r.escalated {
+				o.escalated++
+			}
+			if r.left {
+				o.left++
+			}
+			if r.runaway {
+				o.runaway++
+			}
+			if r.refusedAdvice {
+				t.Fatalf("session %d: the guard refused a move it had offered", s)
+			}
+			o.denied += r.denied
+		}
+		return o
+	}
+	without, with := run(false), run(true)
+	pct := func(n int) float64 { return 100 * float64(n) / sessions }
+	t.Logf("simulation, %d sessions of a drifting agent on the returns flow", sessions)
+	t.Logf("%-14s %10s %10s %12s %10s %8s", "", "complete", "escalated", "left the map", "runaway", "denied")
+	for _, row := range []struct {
+		name string
+		o    outcome
+	}{{"without guard", without}, {"with guard", with}} {
+		t.Logf("%-14s %9.1f%% %9.1f%% %11.1f%% %9.1f%% %8d", row.name, pct(row.o.complete), pct(row.o.escalated), pct(row.o.left), pct(row.o.runaway), row.o.denied)
+	}
+	if with.left != 0 || with.runaway != 0 {
+		t.Errorf("with the guard %d sessions left the map and %d ran away, want none", with.left, with.runaway)
+	}
+	if without.left == 0 || without.runaway == 0 {
+		t.Errorf("the drifting agent never left the map (%d) or ran away (%d) without the guard: the simulation does not drift", without.left, without.runaway)
+	}
+	if with.complete <= without.complete {
+		t.Errorf("with the guard %d sessions complete, without %d: want more with", with.complete, without.complete)
+	}
+}
+
+type simResult struct {
+	complete, escalated, left, runaway bool
+	refusedAdvice                      bool // the guard denied a move it had just offered
+	denied                             int
+}
+
+// simulateSession runs one session of the drifting agent. The agent knows
+// where it is in the truth (ts); the mined model's walk (ms) tells whether
+// it is still on the map.
+func simulateSession(truth, m *automaton.Model, g *automaton.Guard, guarded bool, rng *rand.Rand, id string) simResult {
+	var r simResult
+	ts := automaton.StartID
+	ms := automaton.StartID // "" once off the map
+	truthOK := true
+	stuck := rng.Float64() < 0.15
+	step := func(ev, label, nextTS string) {
+		if ms != "" {
+			if tr := m.Next(ms, automaton.Move{Event: ev, Label: label}); tr != nil {
+				ms = tr.To
+			} else {
+				ms = ""
+				r.left = true
+			}
+		}
+		if nextTS == "" {
+			truthOK = false
+		} else {
+			ts = nextTS
+		}
+	}
+	for moves := 0; ; moves++ {
+		if moves == 60 {
+			r.runaway = true
+			return r
+		}
+		// The truth's next move, then the drift.
+		ev, label, nextTS := sampleTruth(truth, ts, rng)
+		cur := truth.State(ts).Label
+		switch {
+		case stuck && cur == "lookup_order":
+			ev, label, nextTS = "not_found", "lookup_order", ts
+		case cur == "identify_customer" && label == "verify_identity" && rng.Float64() < 0.3:
+			label, nextTS = "lookup_order", ""
+		case ts != automaton.StartID && label != automaton.EndID && rng.Float64() < 0.04:
+			ev, label, nextTS = "off_topic", "chitchat", ""
+		}
+		if guarded {
+			d := g.Step(id, ev, label)
+			if !d.Allowed {
+				r.denied++
+				switch {
+				case d.Fallback != nil:
+					// The guard took the policy's fallback: a move of the
+					// policy, not of the mined model, so the map holds.
+					ms, ts = d.State, "escalate_to_human"
+					continue
+				case stuck && cur == "lookup_order":
+					continue // a stuck agent proposes the retry again; the watchdog acts
+				case len(d.NextMoves) > 0:
+					ev, label = d.NextMoves[0].Event, d.NextMoves[0].Label
+					if !g.Step(id, ev, label).Allowed {
+						r.refusedAdvice = true
+						return r
+					}
+				default:
+					r.runaway = true
+					return r
+				}
+				nextTS = ""
+				if tr := truth.Next(ts, automaton.Move{Event: ev, Label: label}); tr != nil {
+					nextTS = tr.To
+				}
+			}
+		}
+		if label == automaton.EndID {
+			step(ev, label, automaton.EndID)
+			r.complete = truthOK && cur == "close"
+			r.escalated = cur == "escalate_to_human"
+			if guarded {
+				g.End(id)
+			}
+			return r
+		}
+		if label == "lookup_order" && nextTS == "" && truth.State(ts).Label == "identify_customer" {
+			// A skipped check: the agent is now really looking up the order.
+			step(ev, label, "")
+			ts = "lookup_order"
+			continue
+		}
+		if nextTS == "" && label == "chitchat" {
+			step(ev, label, "")
+			truthOK = true // small talk does not break the task by itself; leaving the map is counted
+			ms = ""
+			continue
+		}
+		step(ev, label, nextTS)
+	}
+}
+
+// sampleTruth draws the truth's next move out of state ts.
+func sampleTruth(truth *automaton.Model, ts string, rng *rand.Rand) (event, label, to string) {
+	out := truth.Out(ts)
+	total := 0
+	for _, t := range out {
+		total += t.Count
+	}
+	x := rng.IntN(total)
+	for _, t := range out {
+		if x < t.Count {
+			return t.Event, truth.State(t.To).Label, t.To
+		}
+		x -= t.Count
+	}
+	t := out[len(out)-1]
+	return t.Event, truth.State(t.To).Label, t.To
+}
