@@ -300,6 +300,9 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 	}
 	fmt.Fprintf(w, "sessions %d, events %d (records %d, skipped %d, duplicates %d, dropped %d, folded %d, detours %d, step gaps %d)\n",
 		m.Source.Sessions, m.Source.Events, lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, lg.Folded, lg.Detours, lg.StepGaps)
+	for _, f := range lg.Files {
+		fmt.Fprintf(w, "  %s: %s, %d records, %d skipped\n", f.Path, f.Format, f.Records, f.Skipped)
+	}
 	for _, b := range lg.Bad {
 		fmt.Fprintf(w, "  skipped %s\n", b)
 	}

@@ -21,6 +21,7 @@ type logFlags struct {
 	fields []string
 	from   string
 	strict bool
+	quiet  bool
 }
 
 func (lf *logFlags) bind(f *pflag.FlagSet) {
@@ -28,6 +29,7 @@ func (lf *logFlags) bind(f *pflag.FlagSet) {
 	f.StringArrayVar(&lf.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable; overrides the model's field map name by name)")
 	f.StringVar(&lf.from, "from", "", "input format: "+strings.Join(mine.Formats(), ", ")+" (default: the model's)")
 	f.BoolVar(&lf.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
+	f.BoolVarP(&lf.quiet, "quiet", "q", false, "no progress line on a terminal")
 }
 
 // readOptions returns the options that read logs for model m from path.
@@ -98,7 +100,7 @@ func readModelLogs(path string, args []string, lf *logFlags, stdin io.Reader, st
 	}
 	tuneGC(inputs)
 	var done func()
-	ropt.Progress, done = startProgress(streams, false)
+	ropt.Progress, done = startProgress(streams, lf.quiet)
 	lg, err := mine.Read(inputs, ropt)
 	done()
 	ropt.Progress = nil
