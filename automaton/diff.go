@@ -1,6 +1,7 @@
 package automaton
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -189,6 +190,52 @@ func (d *Diff) Empty() bool {
 		len(d.TransitionsAdded) == 0 && len(d.TransitionsRemoved) == 0 &&
 		len(d.ShareChanges) == 0 && len(d.OutflowShifts) == 0 &&
 		len(d.RareFlips) == 0 && len(d.Loops) == 0 && d.Trunk == nil
+}
+
+// Differences counts what d reports: every item of its lists, and a changed
+// trunk as one.
+func (d *Diff) Differences() int {
+	n := len(d.StatesAdded) + len(d.StatesRemoved) + len(d.StatesRelabeled) +
+		len(d.TransitionsAdded) + len(d.TransitionsRemoved) + len(d.ShareChanges) +
+		len(d.OutflowShifts) + len(d.RareFlips) + len(d.Loops)
+	if d.Trunk != nil {
+		n++
+	}
+	return n
+}
+
+// Summary is one line for people: "14 differences: 1 state added, 2
+// transitions added, ..., trunk changed", or "no differences".
+func (d *Diff) Summary() string {
+	var parts []string
+	add := func(n int, one, many string) {
+		switch {
+		case n == 1:
+			parts = append(parts, "1 "+one)
+		case n > 1:
+			parts = append(parts, fmt.Sprintf("%d %s", n, many))
+		}
+	}
+	add(len(d.StatesAdded), "state added", "states added")
+	add(len(d.StatesRemoved), "state removed", "states removed")
+	add(len(d.StatesRelabeled), "state relabeled", "states relabeled")
+	add(len(d.TransitionsAdded), "transition added", "transitions added")
+	add(len(d.TransitionsRemoved), "transition removed", "transitions removed")
+	add(len(d.ShareChanges), "share change", "share changes")
+	add(len(d.OutflowShifts), "outflow shift", "outflow shifts")
+	add(len(d.RareFlips), "rare flip", "rare flips")
+	add(len(d.Loops), "loop changed", "loops changed")
+	if d.Trunk != nil {
+		parts = append(parts, "trunk changed")
+	}
+	switch n := d.Differences(); n {
+	case 0:
+		return "no differences"
+	case 1:
+		return "1 difference: " + strings.Join(parts, ", ")
+	default:
+		return fmt.Sprintf("%d differences: %s", n, strings.Join(parts, ", "))
+	}
 }
 
 // edgeKey names a transition by from, event, to.

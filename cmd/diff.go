@@ -132,50 +132,10 @@ type diffReport struct {
 }
 
 // count is the number of differences: one per listed item, one for the trunk.
-func (r diffReport) count() int {
-	d := r.d
-	n := len(d.StatesAdded) + len(d.StatesRemoved) + len(d.StatesRelabeled) +
-		len(d.TransitionsAdded) + len(d.TransitionsRemoved) + len(d.ShareChanges) +
-		len(d.OutflowShifts) + len(d.RareFlips) + len(d.Loops)
-	if d.Trunk != nil {
-		n++
-	}
-	return n
-}
+func (r diffReport) count() int { return r.d.Differences() }
 
 // summary is "N differences: 1 state added, ..." or "no differences".
-func (r diffReport) summary() string {
-	d := r.d
-	var parts []string
-	add := func(n int, one, many string) {
-		switch {
-		case n == 1:
-			parts = append(parts, "1 "+one)
-		case n > 1:
-			parts = append(parts, fmt.Sprintf("%d %s", n, many))
-		}
-	}
-	add(len(d.StatesAdded), "state added", "states added")
-	add(len(d.StatesRemoved), "state removed", "states removed")
-	add(len(d.StatesRelabeled), "state relabeled", "states relabeled")
-	add(len(d.TransitionsAdded), "transition added", "transitions added")
-	add(len(d.TransitionsRemoved), "transition removed", "transitions removed")
-	add(len(d.ShareChanges), "share change", "share changes")
-	add(len(d.OutflowShifts), "outflow shift", "outflow shifts")
-	add(len(d.RareFlips), "rare flip", "rare flips")
-	add(len(d.Loops), "loop changed", "loops changed")
-	if d.Trunk != nil {
-		parts = append(parts, "trunk changed")
-	}
-	switch n := r.count(); n {
-	case 0:
-		return "no differences"
-	case 1:
-		return "1 difference: " + strings.Join(parts, ", ")
-	default:
-		return fmt.Sprintf("%d differences: %s", n, strings.Join(parts, ", "))
-	}
-}
+func (r diffReport) summary() string { return r.d.Summary() }
 
 func (r diffReport) testsLine() string {
 	d := r.d

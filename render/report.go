@@ -792,40 +792,10 @@ func diffPageFor(old, new *automaton.Model, d *automaton.Diff, opt DiffReportOpt
 	return v
 }
 
-// diffSummary counts the differences as fsmine diff's text does: "14
-// differences: 1 state added, ...", or "No differences".
+// diffSummary is the diff's summary line, as a sentence.
 func diffSummary(d *automaton.Diff) string {
-	var parts []string
-	n := 0
-	add := func(k int, one, many string) {
-		n += k
-		switch {
-		case k == 1:
-			parts = append(parts, "1 "+one)
-		case k > 1:
-			parts = append(parts, fmt.Sprintf("%d %s", k, many))
-		}
-	}
-	add(len(d.StatesAdded), "state added", "states added")
-	add(len(d.StatesRemoved), "state removed", "states removed")
-	add(len(d.StatesRelabeled), "state relabeled", "states relabeled")
-	add(len(d.TransitionsAdded), "transition added", "transitions added")
-	add(len(d.TransitionsRemoved), "transition removed", "transitions removed")
-	add(len(d.ShareChanges), "share change", "share changes")
-	add(len(d.OutflowShifts), "outflow shift", "outflow shifts")
-	add(len(d.RareFlips), "rare flip", "rare flips")
-	add(len(d.Loops), "loop changed", "loops changed")
-	if d.Trunk != nil {
-		n++
-		parts = append(parts, "trunk changed")
-	}
-	switch n {
-	case 0:
-		return "No differences"
-	case 1:
-		return "1 difference: " + strings.Join(parts, ", ")
-	}
-	return fmt.Sprintf("%d differences: %s", n, strings.Join(parts, ", "))
+	sum := d.Summary()
+	return strings.ToUpper(sum[:1]) + sum[1:]
 }
 
 // reportFuncs are the helpers the templates call.
