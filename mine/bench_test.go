@@ -90,3 +90,57 @@ func BenchmarkBuild(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAlergia measures the state merger alone against the size of the
+// prefix tree (the number of distinct prefixes), on logs whose sessions are
+// random walks of growing diversity: how its cost grows with the tree.
+func BenchmarkAlergia(b *testing.B) {
+	for _, sessions := range []int{1000, 4000, 16000, 64000} {
+		data := diverseLog(sessions)
+		lg, err := Read(benchInput(data), ReadOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		bd := &builder{lg: lg, opt: DefaultOptions()}
+		bd.startLabel = lg.intern("__start__")
+		bd.endLabel = lg.intern("__end__")
+		bd.noEvent = lg.intern("")
+		bd.rankNames()
+		bd.variants()
+		nodes := len(buildPTA(bd.vars, bd.startLabel, bd.lessMove).nodes)
+		b.Run(fmt.Sprintf("prefixes=%d", nodes), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				p := buildPTA(bd.vars, bd.startLabel, bd.lessMove)
+				learnAlergia(p, 0.01)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(nodes), "ns/prefix")
+		})
+	}
+}
+
+// diverseLog writes sessions that wander over 12 stages with retries, so
+// that the number of distinct prefixes grows with the number of sessions.
+func diverseLog(sessions int) []byte {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var buf bytes.Buffer
+	for s := 0; s < sessions; s++ {
+		n := 3 + rng.IntN(15)
+		st := 0
+		for i := 0; i < n; i++ {
+			switch r := rng.Float64(); {
+			case r < 0.6:
+				st = (st + 1) % 12
+			case r < 0.8:
+			default:
+				st = rng.IntN(12)
+			}
+			ev := "ok"
+			if rng.Float64() < 0.2 {
+				ev = "failed"
+			}
+			fmt.Fprintf(&buf, `{"session_id":"d%06d","step":%d,"node":"stage%02d","event":%q}`+"\n", s, i, st, ev)
+		}
+	}
+	return buf.Bytes()
+}
