@@ -99,6 +99,7 @@ func readModelLogs(path string, args []string, lf *logFlags, stdin io.Reader, st
 		return nil, nil, nil, ropt, err
 	}
 	tuneGC(inputs)
+	ropt.NoHash = true // checking records no provenance
 	var done func()
 	ropt.Progress, done = startProgress(streams, lf.quiet)
 	lg, err := mine.Read(inputs, ropt)
