@@ -165,18 +165,6 @@ func diffEdge(from, event, to string) string {
 	return from + " -[" + event + "]-> " + to
 }
 
-// diffPct shows a share with one decimal, but never rounds a share that is
-// not 0 or 1 to "0.0%" or "100.0%".
-func diffPct(share float64) string {
-	switch pc := 100 * share; {
-	case pc > 0 && pc < 0.05:
-		return "<0.1%"
-	case pc < 100 && pc >= 99.95:
-		return ">99.9%"
-	default:
-		return fmt.Sprintf("%.1f%%", pc)
-	}
-}
 
 func diffRareWord(rare bool) string {
 	if rare {
@@ -268,17 +256,17 @@ func (r diffReport) text(w io.Writer, color bool) error {
 	if len(d.TransitionsAdded)+len(d.TransitionsRemoved) > 0 {
 		section("transitions")
 		for _, t := range d.TransitionsAdded {
-			line(diffGreen, "  + %s  %d (%s%s)", diffEdge(t.From, t.Event, t.To), t.Count, diffPct(t.Share), diffRareNote(t.Rare))
+			line(diffGreen, "  + %s  %d (%s%s)", diffEdge(t.From, t.Event, t.To), t.Count, render.Percent(t.Share), diffRareNote(t.Rare))
 		}
 		for _, t := range d.TransitionsRemoved {
-			line(diffRed, "  - %s  %d (%s%s)", diffEdge(t.From, t.Event, t.To), t.Count, diffPct(t.Share), diffRareNote(t.Rare))
+			line(diffRed, "  - %s  %d (%s%s)", diffEdge(t.From, t.Event, t.To), t.Count, render.Percent(t.Share), diffRareNote(t.Rare))
 		}
 	}
 	if len(d.ShareChanges) > 0 {
 		section(fmt.Sprintf("share changes  (two-proportion z-test, p < %.3g)", d.TransitionThreshold))
 		for _, c := range d.ShareChanges {
 			line(diffYellow, "  ~ %s  %s -> %s  (%d/%d -> %d/%d)  z=%+.2f  p=%.2g", diffEdge(c.From, c.Event, c.To),
-				diffPct(c.OldShare), diffPct(c.NewShare), c.OldCount, c.OldOutflow, c.NewCount, c.NewOutflow, c.Z, c.P)
+				render.Percent(c.OldShare), render.Percent(c.NewShare), c.OldCount, c.OldOutflow, c.NewCount, c.NewOutflow, c.Z, c.P)
 		}
 	}
 	if len(d.OutflowShifts) > 0 {
@@ -291,7 +279,7 @@ func (r diffReport) text(w io.Writer, color bool) error {
 		section("rare flips")
 		for _, f := range d.RareFlips {
 			line(diffYellow, "  ~ %s  %s -> %s  %s -> %s  (%d -> %d, p=%.2g)", diffEdge(f.From, f.Event, f.To),
-				diffRareWord(f.OldRare), diffRareWord(f.NewRare), diffPct(f.OldShare), diffPct(f.NewShare), f.OldCount, f.NewCount, f.P)
+				diffRareWord(f.OldRare), diffRareWord(f.NewRare), render.Percent(f.OldShare), render.Percent(f.NewShare), f.OldCount, f.NewCount, f.P)
 		}
 	}
 	if len(d.Loops) > 0 {
@@ -381,7 +369,7 @@ func (r diffReport) markdown(w io.Writer) error {
 		p("\n#### Transitions\n\n| change | from | event | to | count | share |\n|---|---|---|---|---:|---:|\n")
 		row := func(change string, t automaton.TransitionRef) {
 			p("| %s | %s | %s | %s | %d | %s%s |\n", change, diffMDCode(t.From), diffMDCode(t.Event), diffMDCode(t.To),
-				t.Count, diffPct(t.Share), diffRareNote(t.Rare))
+				t.Count, render.Percent(t.Share), diffRareNote(t.Rare))
 		}
 		for _, t := range d.TransitionsAdded {
 			row("added", t)
@@ -395,7 +383,7 @@ func (r diffReport) markdown(w io.Writer) error {
 		p("|---|---|---|---:|---:|---:|---:|---:|---:|\n")
 		for _, c := range d.ShareChanges {
 			p("| %s | %s | %s | %s | %s | %d/%d | %d/%d | %+.2f | %.2g |\n", diffMDCode(c.From), diffMDCode(c.Event), diffMDCode(c.To),
-				diffPct(c.OldShare), diffPct(c.NewShare), c.OldCount, c.OldOutflow, c.NewCount, c.NewOutflow, c.Z, c.P)
+				render.Percent(c.OldShare), render.Percent(c.NewShare), c.OldCount, c.OldOutflow, c.NewCount, c.NewOutflow, c.Z, c.P)
 		}
 	}
 	if len(d.OutflowShifts) > 0 {
@@ -408,7 +396,7 @@ func (r diffReport) markdown(w io.Writer) error {
 		p("\n#### Rare flips\n\n| from | event | to | was | now | share | count | p |\n|---|---|---|---|---|---:|---:|---:|\n")
 		for _, f := range d.RareFlips {
 			p("| %s | %s | %s | %s | %s | %s → %s | %d → %d | %.2g |\n", diffMDCode(f.From), diffMDCode(f.Event), diffMDCode(f.To),
-				diffRareWord(f.OldRare), diffRareWord(f.NewRare), diffPct(f.OldShare), diffPct(f.NewShare), f.OldCount, f.NewCount, f.P)
+				diffRareWord(f.OldRare), diffRareWord(f.NewRare), render.Percent(f.OldShare), render.Percent(f.NewShare), f.OldCount, f.NewCount, f.P)
 		}
 	}
 	if len(d.Loops) > 0 {

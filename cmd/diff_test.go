@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"flag"
+	"github.com/fsmine/fsmine/render"
 	"os"
 	"path/filepath"
 	"slices"
@@ -280,8 +281,8 @@ func TestDiffPct(t *testing.T) {
 		{0.9996, ">99.9%"}, {0.9994, "99.9%"},
 	}
 	for _, tt := range tests {
-		if got := diffPct(tt.share); got != tt.want {
-			t.Errorf("diffPct(%v) = %q, want %q", tt.share, got, tt.want)
+		if got := render.Percent(tt.share); got != tt.want {
+			t.Errorf("render.Percent(%v) = %q, want %q", tt.share, got, tt.want)
 		}
 	}
 }

@@ -141,21 +141,21 @@ func DiffDOT(w io.Writer, old, new *automaton.Model, d *automaton.Diff) error {
 		switch {
 		case diffHas(addedE, k):
 			color, penwidth = diffAdded, 2
-			label = diffJoin(label, diffPercent(addedE[k].Share))
+			label = diffJoin(label, Percent(addedE[k].Share))
 		case diffHas(removedE, k):
 			color, style = diffRemoved, "dashed"
-			label = diffJoin(label, diffPercent(removedE[k].Share))
+			label = diffJoin(label, Percent(removedE[k].Share))
 		default:
 			c, changed := changedE[k]
 			f, flipped := flippedE[k]
 			if changed {
 				color, penwidth = diffChanged, 2
-				label = diffJoin(label, diffPercent(c.OldShare)+" -> "+diffPercent(c.NewShare))
+				label = diffJoin(label, Percent(c.OldShare)+" -> "+Percent(c.NewShare))
 			}
 			if flipped {
 				color, penwidth = diffChanged, 2
 				if !changed {
-					label = diffJoin(label, diffPercent(f.OldShare)+" -> "+diffPercent(f.NewShare))
+					label = diffJoin(label, Percent(f.OldShare)+" -> "+Percent(f.NewShare))
 				}
 				label += "\n" + diffRareWord(f.OldRare) + " -> " + diffRareWord(f.NewRare)
 			}
@@ -217,9 +217,10 @@ func diffFont(color string) string {
 	return color
 }
 
-// diffPercent shows a share with one decimal, but never rounds a share that is
-// not 0 or 1 to "0.0%" or "100.0%".
-func diffPercent(share float64) string {
+// Percent shows a share (0 to 1) as fsmine's reports and diagrams do: with
+// one decimal, but never rounding a share that is not 0 or 1 to "0.0%" or
+// "100.0%" ("<0.1%", ">99.9%").
+func Percent(share float64) string {
 	switch pc := 100 * share; {
 	case pc > 0 && pc < 0.05:
 		return "<0.1%"

@@ -719,7 +719,7 @@ func thousands(n int) string {
 // percent shows a share with one decimal, but never rounds a share that is
 // not 0 or 1 to "0.0%" or "100.0%".
 func percent(share float64) string {
-	return diffPercent(share)
+	return Percent(share)
 }
 
 // percent2 is percent with two decimals, for shares that are compared with
