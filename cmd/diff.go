@@ -165,7 +165,6 @@ func diffEdge(from, event, to string) string {
 	return from + " -[" + event + "]-> " + to
 }
 
-
 func diffRareWord(rare bool) string {
 	if rare {
 		return "rare"

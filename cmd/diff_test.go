@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"flag"
-	"github.com/fsmine/fsmine/render"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/render"
 )
 
 // diffGoldenUpdate reports whether -update was given. The flag is
