@@ -9,7 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
+
+	"github.com/fsmine/fsmine/mine"
 )
 
 // decisionLog appends every decision of the guard to a JSONL file in
@@ -196,21 +197,21 @@ func (l *decisionLog) writeHeld(pick func(logMsg) bool) {
 func (l *decisionLog) write(m logMsg, event string) {
 	b := l.buf[:0]
 	b = append(b, `{"session_id":`...)
-	b = appendJSONString(b, m.session)
+	b = mine.AppendJSONString(b, m.session)
 	b = append(b, `,"step":`...)
 	b = strconv.AppendInt(b, int64(m.step), 10)
 	b = append(b, `,"node":`...)
-	b = appendJSONString(b, m.node)
+	b = mine.AppendJSONString(b, m.node)
 	b = append(b, `,"event":`...)
-	b = appendJSONString(b, event)
+	b = mine.AppendJSONString(b, event)
 	b = append(b, `,"ts":"`...)
 	b = m.ts.UTC().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","verdict":{"allowed":`...)
 	b = strconv.AppendBool(b, m.allowed)
 	b = append(b, `,"reason":`...)
-	b = appendJSONString(b, m.reason)
+	b = mine.AppendJSONString(b, m.reason)
 	b = append(b, `,"state":`...)
-	b = appendJSONString(b, m.state)
+	b = mine.AppendJSONString(b, m.state)
 	b = append(b, "}}\n"...)
 	l.buf = b
 	if _, err := l.w.Write(b); err != nil {
@@ -232,62 +233,6 @@ func (l *decisionLog) fail(err error) {
 		l.failed = true
 		fmt.Fprintf(l.errOut, "fsmine: decision log: %v\n", err)
 	}
-}
-
-// appendJSONString appends s as a JSON string, as encoding/json writes it:
-// quotes, backslashes and control characters escaped, U+2028 and U+2029
-// escaped, and invalid UTF-8 replaced by U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // syncWriter serialises writes to a stream shared by goroutines.

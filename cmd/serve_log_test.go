@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fsmine/fsmine/mine"
 )
 
 func TestDecisionLogPairing(t *testing.T) {
@@ -84,8 +86,8 @@ func TestAppendJSONString(t *testing.T) {
 		{"<&>", `"<&>"`},
 	}
 	for _, tt := range tests {
-		if got := string(appendJSONString(nil, tt.in)); got != tt.want {
-			t.Errorf("appendJSONString(%q) = %s, want %s", tt.in, got, tt.want)
+		if got := string(mine.AppendJSONString(nil, tt.in)); got != tt.want {
+			t.Errorf("mine.AppendJSONString(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
 }
@@ -103,9 +105,9 @@ func FuzzAppendJSONString(f *testing.F) {
 		if err := enc.Encode(s); err != nil {
 			t.Fatal(err)
 		}
-		got := appendJSONString(nil, s)
+		got := mine.AppendJSONString(nil, s)
 		if string(got) != strings.TrimSuffix(want.String(), "\n") {
-			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want.String())
+			t.Fatalf("mine.AppendJSONString(%q) = %s, want %s", s, got, want.String())
 		}
 		var back string
 		if err := json.Unmarshal(got, &back); err != nil {

@@ -418,13 +418,13 @@ func (o *jsonObject) key(k string) {
 		o.b = append(o.b, ',')
 	}
 	o.comma[top] = true
-	o.b = appendJSONString(o.b, k)
+	o.b = AppendJSONString(o.b, k)
 	o.b = append(o.b, ':')
 }
 
 func (o *jsonObject) str(k, v string) {
 	o.key(k)
-	o.b = appendJSONString(o.b, v)
+	o.b = AppendJSONString(o.b, v)
 }
 
 // strNonEmpty writes a string field only when v is not empty.
@@ -448,7 +448,7 @@ func (o *jsonObject) num(k string, v float64) {
 
 func appendJSONNumber(b []byte, v float64) []byte {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return appendJSONString(b, strconv.FormatFloat(v, 'g', -1, 64))
+		return AppendJSONString(b, strconv.FormatFloat(v, 'g', -1, 64))
 	}
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
@@ -463,6 +463,18 @@ func (o *jsonObject) time(k string, ns int64) {
 	o.b = append(o.b, '"')
 	o.b = appendTime(o.b, ns)
 	o.b = append(o.b, '"')
+}
+
+// span writes a span's start as the record's ts and its length as
+// duration_ms, when the span has them (an end before the start is left out).
+func (o *jsonObject) span(start, end int64, hasStart, hasEnd bool) {
+	if !hasStart {
+		return
+	}
+	o.time(FieldTime, start)
+	if hasEnd && end >= start {
+		o.num(FieldDuration, float64(end-start)/1e6)
+	}
 }
 
 // raw writes a JSON value read from the input, compacted onto one line;
@@ -480,7 +492,7 @@ func appendCompact(b, v []byte) []byte {
 	if err := json.Compact(&buf, v); err != nil {
 		// Not valid JSON (cannot happen for values from the decoder):
 		// keep it as text.
-		return appendJSONString(b, string(v))
+		return AppendJSONString(b, string(v))
 	}
 	return append(b, buf.Bytes()...)
 }
@@ -504,19 +516,20 @@ func (o *jsonObject) bytes() []byte {
 	return o.b
 }
 
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
-// U+FFFD, as encoding/json does.
-func appendJSONString(b []byte, s string) []byte {
+// AppendJSONString appends s as a JSON string, as encoding/json writes it:
+// quotes, backslashes and control characters escaped, U+2028 and U+2029
+// escaped, and invalid UTF-8 replaced by U+FFFD.
+func AppendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
 		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
@@ -527,8 +540,12 @@ func appendJSONString(b []byte, s string) []byte {
 				b = append(b, '\\', 'r')
 			case '\t':
 				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
 			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 			}
 			i++
 			start = i
@@ -538,7 +555,14 @@ func appendJSONString(b []byte, s string) []byte {
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
-			i++
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
 			start = i
 			continue
 		}
@@ -681,7 +705,7 @@ func writeSpanItems(w io.Writer, items []*spanItem) error {
 	var line []byte
 	for _, it := range items {
 		line = append(line[:0], `{"session_id":`...)
-		line = appendJSONString(line, it.session)
+		line = AppendJSONString(line, it.session)
 		if len(it.body) > 2 {
 			line = append(line, ',')
 			line = append(line, it.body[1:]...)

@@ -99,12 +99,7 @@ func convertLangfuse(r io.Reader, w io.Writer) error {
 		obj.reset()
 		obj.str(FieldNode, node)
 		obj.str(FieldEvent, event)
-		if hasStart {
-			obj.time(FieldTime, start)
-			if hasEnd && end >= start {
-				obj.num(FieldDuration, float64(end-start)/1e6)
-			}
-		}
+		obj.span(start, end, hasStart, hasEnd)
 		obj.open("attrs")
 		obj.strNonEmpty("observation_id", o.ID)
 		obj.strNonEmpty("type", o.Type)

@@ -133,12 +133,7 @@ func convertLangSmith(r io.Reader, w io.Writer) error {
 		} else {
 			obj.str(FieldEvent, "ok")
 		}
-		if hasStart {
-			obj.time(FieldTime, start)
-			if hasEnd && end >= start {
-				obj.num(FieldDuration, float64(end-start)/1e6)
-			}
-		}
+		obj.span(start, end, hasStart, hasEnd)
 		obj.open("attrs")
 		obj.strNonEmpty("run_id", run.ID)
 		obj.strNonEmpty("run_type", run.RunType)

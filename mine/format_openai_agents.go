@@ -147,12 +147,7 @@ func convertOpenAIAgents(r io.Reader, w io.Writer) error {
 		obj.reset()
 		obj.str(FieldNode, node)
 		obj.str(FieldEvent, event)
-		if hasStart {
-			obj.time(FieldTime, start)
-			if hasEnd && end >= start {
-				obj.num(FieldDuration, float64(end-start)/1e6)
-			}
-		}
+		obj.span(start, end, hasStart, hasEnd)
 		obj.open("attrs")
 		obj.strNonEmpty("span_id", it.ID)
 		obj.str("trace_id", it.TraceID)
@@ -191,7 +186,7 @@ func convertOpenAIAgents(r io.Reader, w io.Writer) error {
 		if wf := workflows[it.trace]; wf != "" {
 			// The workflow is known only now: add it to the attrs.
 			it.body = append(it.body[:len(it.body)-2], []byte(`,"workflow":`)...)
-			it.body = appendJSONString(it.body, wf)
+			it.body = AppendJSONString(it.body, wf)
 			it.body = append(it.body, '}', '}')
 		}
 	}

@@ -103,7 +103,7 @@ type otlpAny struct {
 func (v *otlpAny) appendJSON(b []byte) []byte {
 	switch {
 	case v.StringValue != nil:
-		return appendJSONString(b, *v.StringValue)
+		return AppendJSONString(b, *v.StringValue)
 	case v.BoolValue != nil:
 		return strconv.AppendBool(b, *v.BoolValue)
 	case v.IntValue != nil:
@@ -111,15 +111,15 @@ func (v *otlpAny) appendJSON(b []byte) []byte {
 		if n, err := strconv.ParseInt(t, 10, 64); err == nil {
 			return strconv.AppendInt(b, n, 10)
 		}
-		return appendJSONString(b, t)
+		return AppendJSONString(b, t)
 	case v.DoubleValue != nil:
 		t := jsonText(v.DoubleValue)
 		if f, err := strconv.ParseFloat(t, 64); err == nil {
 			return appendJSONNumber(b, f)
 		}
-		return appendJSONString(b, t)
+		return AppendJSONString(b, t)
 	case v.BytesValue != nil:
-		return appendJSONString(b, *v.BytesValue)
+		return AppendJSONString(b, *v.BytesValue)
 	case v.ArrayValue != nil:
 		b = append(b, '[')
 		for i := range v.ArrayValue.Values {
@@ -135,7 +135,7 @@ func (v *otlpAny) appendJSON(b []byte) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, kv.Key)
+			b = AppendJSONString(b, kv.Key)
 			b = append(b, ':')
 			b = kv.Value.appendJSON(b)
 		}
@@ -360,12 +360,7 @@ func convertOTLP(r io.Reader, w io.Writer) error {
 					obj.reset()
 					obj.str(FieldNode, node)
 					obj.str(FieldEvent, event)
-					if hasStart {
-						obj.time(FieldTime, start)
-						if hasEnd && end >= start {
-							obj.num(FieldDuration, float64(end-start)/1e6)
-						}
-					}
+					obj.span(start, end, hasStart, hasEnd)
 					obj.str("trace_id", sp.TraceID)
 					obj.strNonEmpty("span_id", sp.SpanID)
 					obj.strNonEmpty("parent_span_id", sp.ParentSpanID)

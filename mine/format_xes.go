@@ -307,7 +307,7 @@ func appendXESJSON(b []byte, typ, val string) []byte {
 			return append(b, "false"...)
 		}
 	}
-	return appendJSONString(b, val)
+	return AppendJSONString(b, val)
 }
 
 // xesCharsetReader decodes the single-byte charsets older XES writers
