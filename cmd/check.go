@@ -135,10 +135,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	sum.Pass = sum.FitShare >= opts.minFit
 	switch opts.format {
 	case "json":
-		enc := json.NewEncoder(out)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(sum)
+		err = writeJSON(out, sum)
 	case "text":
 		err = sum.text(out, m, lg, opts.list)
 	}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -169,4 +170,13 @@ func shareOf(n, total int) float64 {
 		return 0
 	}
 	return float64(n) / float64(total)
+}
+
+// writeJSON writes v as the reports' --format json does: indented, with
+// no HTML escaping of ids and labels.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

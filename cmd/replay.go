@@ -3,7 +3,6 @@ package cmd
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -109,10 +108,7 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	r.Model = checkModelRef{Path: opts.model, Version: m.Version, Digest: m.Digest}
 	out := bufio.NewWriter(streams.Out)
 	if opts.format == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(r)
+		err = writeJSON(out, r)
 	} else {
 		err = r.text(out)
 	}

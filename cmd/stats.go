@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -116,10 +115,7 @@ func runStats(_ context.Context, opts *statsOptions, streams IO) error {
 	out := bufio.NewWriter(streams.Out)
 	var err error
 	if opts.format == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(r)
+		err = writeJSON(out, r)
 	} else {
 		err = r.text(out)
 	}
