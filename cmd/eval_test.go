@@ -27,18 +27,7 @@ import (
 //
 // Run with -v to see the table the README quotes.
 func TestMergeQuality(t *testing.T) {
-	truth, err := loadGenModel("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rulesData, err := os.ReadFile("../testdata/returns.labels.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules, err := mine.ParseRules(rulesData)
-	if err != nil {
-		t.Fatal(err)
-	}
+	truth, rules := returnsTruthAndRules(t)
 	heldOut := readGenerated(t, truth, 1000, 99, rules)
 	type result struct {
 		recall, precision float64
@@ -134,14 +123,7 @@ func readGenerated(t *testing.T, truth *automaton.Model, n int, seed uint64, rul
 // or transition added, removed or relabelled) and no share or outflow may
 // change significantly. It guards the stability of state ids.
 func TestHalvesDiffClean(t *testing.T) {
-	truth, err := loadGenModel("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rulesData, err := os.ReadFile("../testdata/returns.labels.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	truth, rules := returnsTruthAndRules(t)
 	g, err := newGenerator(truth, genConfig{seed: 11, drift: 0.05, start: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
@@ -162,10 +144,6 @@ func TestHalvesDiffClean(t *testing.T) {
 	}
 	var models [2]*automaton.Model
 	for h := range halves {
-		rules, err := mine.ParseRules(rulesData)
-		if err != nil {
-			t.Fatal(err)
-		}
 		data := halves[h].Bytes()
 		lg, err := mine.Read([]mine.Input{{Name: fmt.Sprint("half", h), Open: func() (io.ReadCloser, error) {
 			return io.NopCloser(bytes.NewReader(data)), nil
@@ -187,4 +165,23 @@ func TestHalvesDiffClean(t *testing.T) {
 	if len(d.ShareChanges)+len(d.OutflowShifts) > 0 {
 		t.Errorf("halves differ significantly: shares %v, outflows %v", d.ShareChanges, d.OutflowShifts)
 	}
+}
+
+// returnsTruthAndRules returns the built-in returns-flow truth model and the bundled
+// sample's label rules.
+func returnsTruthAndRules(t *testing.T) (*automaton.Model, *mine.Rules) {
+	t.Helper()
+	truth, err := loadGenModel("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../testdata/returns.labels.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := mine.ParseRules(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return truth, rules
 }

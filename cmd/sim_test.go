@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
@@ -31,18 +30,7 @@ import (
 //
 // Run with -v for the table the README quotes.
 func TestGuardSimulation(t *testing.T) {
-	truth, err := loadGenModel("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rulesData, err := os.ReadFile("../testdata/returns.labels.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules, err := mine.ParseRules(rulesData)
-	if err != nil {
-		t.Fatal(err)
-	}
+	truth, rules := returnsTruthAndRules(t)
 	m, err := mine.Build(readGenerated(t, truth, 2000, 3, rules), mine.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
