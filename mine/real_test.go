@@ -1,0 +1,65 @@
+package mine
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestBuildRealLogs mines the real logs in ../shared/data (skipped when they
+// are absent) with default options: every session is read, and every
+// training session is a path of the model it was mined into.
+func TestBuildRealLogs(t *testing.T) {
+	dir := filepath.Join("..", "..", "shared", "data", "jsonl")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("no ../shared/data: ", err)
+	}
+	tests := []struct {
+		file     string
+		labels   string
+		sessions int
+		records  int
+	}{
+		{"tau2_retail.jsonl", "../testdata/tau2_retail.labels.json", 80, 1803},
+		{"helpdesk.jsonl.gz", "", 4580, 21348},
+		{"bpic2012.jsonl.gz", "", 13087, 262200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			ropt := ReadOptions{Strict: true}
+			if tt.labels != "" {
+				data, err := os.ReadFile(tt.labels)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ropt.Rules, err = ParseRules(data); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := filepath.Join(dir, tt.file)
+			lg, err := Read([]Input{{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}}, ropt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := Build(lg, DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if m.Source.Sessions != tt.sessions || m.Source.Records != tt.records {
+				t.Errorf("sessions, records = %d, %d; want %d, %d", m.Source.Sessions, m.Source.Records, tt.sessions, tt.records)
+			}
+			for i := range lg.Sessions {
+				if !m.Accepts(lg.Moves(&lg.Sessions[i])) {
+					t.Fatalf("training session %s is not a path of the model", lg.Sessions[i].ID)
+				}
+			}
+			if len(m.Trunk) == 0 || len(m.Loops) == 0 {
+				t.Errorf("trunk %v, %d loops: want a trunk and at least one loop", m.Trunk, len(m.Loops))
+			}
+		})
+	}
+}
