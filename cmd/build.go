@@ -29,6 +29,7 @@ type buildOptions struct {
 	strict  bool
 	from    string
 	partial string
+	window  int
 	model   modelOptions
 }
 
@@ -113,6 +114,7 @@ any bad line).`,
 	f.StringArrayVar(&opts.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable), e.g. session_id=conversation_id")
 	f.BoolVar(&opts.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
 	f.StringVar(&opts.partial, "partial", "", "write this shard's partial result to `FILE` instead of a model (see fsmine merge)")
+	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before its path is tallied and its records let go; 0 holds every session to the end")
 	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", ")+" (auto recognises each file's format from its content)")
 	return c
 }
@@ -142,7 +144,18 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	tuneGC(inputs)
+	// A model needs only the distinct paths: stream, when the inputs can
+	// be read again should a session turn up after it was folded. A read
+	// that holds every session tunes the collector for memory.
+	if opts.window < 0 {
+		return usagef("--window %d: want 0 or more records", opts.window)
+	}
+	ropt.Stream = opts.partial == "" && opts.window > 0 && rereadable(inputs)
+	ropt.Window = opts.window
+	if !ropt.Stream {
+		tuneGC(inputs)
+	}
+	ropt.Reread = func(string) { tuneGC(inputs) }
 	var done func()
 	ropt.Progress, done = startProgress(streams, opts.model.quiet)
 	lg, err := mine.Read(inputs, ropt)
@@ -225,6 +238,18 @@ func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) err
 	return nil
 }
 
+// rereadable says whether every input is a regular file, which a streaming
+// read can open a second time.
+func rereadable(inputs []mine.Input) bool {
+	for _, in := range inputs {
+		fi, err := os.Stat(in.Name)
+		if in.Name == "-" || err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
+}
+
 // expandInputs turns LOG arguments into inputs: "-" is stdin, arguments with
 // glob characters are expanded (a glob matching nothing is an error), and
 // files are read in sorted order so that the result does not depend on the
@@ -305,6 +330,9 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 	}
 	for _, b := range lg.Bad {
 		fmt.Fprintf(w, "  skipped %s\n", b)
+	}
+	if lg.Reread != "" {
+		fmt.Fprintf(w, "  read twice, holding every session the second time: %s\n", lg.Reread)
 	}
 	if lg.Skipped > len(lg.Bad) {
 		fmt.Fprintf(w, "  ... and %d more skipped lines\n", lg.Skipped-len(lg.Bad))

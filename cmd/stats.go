@@ -285,7 +285,7 @@ func logStats(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *statsReport 
 	idx := map[string]int{}
 	type acc struct {
 		visits, sessions, stamp int
-		dwell                   []float64
+		dwell                   mine.DwellStats
 		ends                    map[string]int
 		meas                    [][]float64
 	}
@@ -365,7 +365,7 @@ func logStats(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *statsReport 
 			}
 			vis := &s.Visits[st.Move]
 			if vis.HasDwell {
-				a.dwell = append(a.dwell, vis.DwellMS)
+				a.dwell.Add(vis.DwellMS)
 			}
 			for p := range ms.Paths {
 				if x, ok := ms.Value(si, st.Move, p); ok {
@@ -396,10 +396,7 @@ func logStats(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *statsReport 
 		}
 		a := &accs[i]
 		st := statsState{ID: s.ID, Label: s.Label, Visits: a.visits, Sessions: a.sessions, Ends: endList(a.ends, a.sessions)}
-		if len(a.dwell) > 0 {
-			sort.Float64s(a.dwell)
-			st.DwellMS = &automaton.Dwell{P50: statsRound3(statsQuantile(a.dwell, 0.5)), P95: statsRound3(statsQuantile(a.dwell, 0.95)), Max: statsRound3(a.dwell[len(a.dwell)-1])}
-		}
+		st.DwellMS = a.dwell.Summary()
 		for p, path := range ms.Paths {
 			xs := a.meas[p]
 			if len(xs) == 0 {

@@ -55,7 +55,8 @@ func (b *builder) model() *automaton.Model {
 		},
 		Source: automaton.Source{
 			Files:      lg.Files,
-			Sessions:   len(lg.Sessions),
+			Sessions:   b.tally.sessions,
+			Events:     b.tally.events,
 			Records:    lg.Records,
 			Skipped:    lg.Skipped,
 			Duplicates: lg.Duplicates,
@@ -71,9 +72,6 @@ func (b *builder) model() *automaton.Model {
 	if b.opt.Merge == MergeAlergia {
 		m.Params.Alpha = b.opt.Alpha
 	}
-	for _, s := range lg.Sessions {
-		m.Source.Events += len(s.Visits)
-	}
 	for st := range d.label {
 		s := automaton.State{
 			ID:       ids[st],
@@ -81,10 +79,7 @@ func (b *builder) model() *automaton.Model {
 			Visits:   b.visits[st],
 			Sessions: b.sessions[st],
 		}
-		if dw := b.dwell[st]; len(dw) > 0 {
-			sort.Float64s(dw)
-			s.DwellMS = &automaton.Dwell{P50: round3(quantile(dw, 0.5)), P95: round3(quantile(dw, 0.95)), Max: round3(dw[len(dw)-1])}
-		}
+		s.DwellMS = b.dwell[st].dwell()
 		m.States = append(m.States, s)
 	}
 	prob := map[dkey]float64{}
@@ -478,14 +473,6 @@ func (b *builder) topVariants(ids []string) []automaton.Variant {
 		out = append(out, v)
 	}
 	return out
-}
-
-func quantile(sorted []float64, q float64) float64 {
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	if i < 0 {
-		i = 0
-	}
-	return sorted[i]
 }
 
 func round3(x float64) float64 { return math.Round(x*1e3) / 1e3 }

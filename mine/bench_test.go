@@ -103,9 +103,6 @@ func BenchmarkAlergia(b *testing.B) {
 		}
 		bd := &builder{lg: lg, opt: DefaultOptions()}
 		bd.startLabel = lg.intern("__start__")
-		bd.endLabel = lg.intern("__end__")
-		bd.noEvent = lg.intern("")
-		bd.rankNames()
 		bd.variants()
 		nodes := len(buildPTA(bd.vars, bd.startLabel, bd.lessMove).nodes)
 		b.Run(fmt.Sprintf("prefixes=%d", nodes), func(b *testing.B) {

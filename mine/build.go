@@ -50,15 +50,12 @@ var ErrNoSessions = errors.New("no sessions in the input")
 // loop iterations. The model's Source and Params are filled from the log and
 // options; Version, Parent, Created and Generator are the caller's.
 func Build(lg *Log, opt Options) (*automaton.Model, error) {
-	if len(lg.Sessions) == 0 {
-		return nil, ErrNoSessions
-	}
 	b := &builder{lg: lg, opt: opt}
 	b.startLabel = lg.intern(automaton.StartID)
-	b.endLabel = lg.intern(automaton.EndID)
-	b.noEvent = lg.intern("")
-	b.rankNames()
 	b.variants()
+	if b.tally.sessions == 0 {
+		return nil, ErrNoSessions
+	}
 	switch opt.Merge {
 	case MergeLabel:
 		b.d = learnLabel(b.vars, b.startLabel)
@@ -77,19 +74,19 @@ func Build(lg *Log, opt Options) (*automaton.Model, error) {
 }
 
 type builder struct {
-	lg                            *Log
-	opt                           Options
-	startLabel, endLabel, noEvent uint32
-	rank                          []int // name id -> rank by text
-	vars                          []variant
-	sessVar                       []int // session -> variant
-	d                             *dfa
+	lg         *Log
+	opt        Options
+	startLabel uint32
+	rank       []int // name id -> rank by text
+	tally      *tally
+	vars       []variant // the tally's, in order of their moves' ranks
+	d          *dfa
 
 	// Filled by walk, indexed by dfa state or transition.
 	end      int32
 	visits   []int
 	sessions []int
-	dwell    [][]float64
+	dwell    []dwellSum
 	trans    map[dkey]*tstat
 	paths    [][]int32 // per variant: the states it passes, start and end included
 }
@@ -120,46 +117,18 @@ func (b *builder) lessMove(x, y move) bool {
 	return b.rank[x.event()] < b.rank[y.event()]
 }
 
-// moves returns a session's move sequence, ending with the move into EndID.
-func (b *builder) moves(s *Session, buf []move) []move {
-	buf = buf[:0]
-	ev := b.noEvent
-	for _, v := range s.Visits {
-		buf = append(buf, mkMove(ev, v.Label))
-		ev = v.Event
-	}
-	return append(buf, mkMove(ev, b.endLabel))
-}
-
-// variants collects the distinct move sequences, in order of their text so
-// that the learner sees them in an order independent of the input's.
+// variants takes the log's variants (tallying its sessions if it was read
+// whole) in order of their moves' ranks, so that the learner sees them in an
+// order independent of the input's.
 func (b *builder) variants() {
-	idx := map[string]int{}
-	b.sessVar = make([]int, len(b.lg.Sessions))
-	var buf []move
-	var key []byte
-	for si := range b.lg.Sessions {
-		buf = b.moves(&b.lg.Sessions[si], buf)
-		key = key[:0]
-		for _, m := range buf {
-			key = append(key, byte(m>>56), byte(m>>48), byte(m>>40), byte(m>>32), byte(m>>24), byte(m>>16), byte(m>>8), byte(m))
-		}
-		vi, ok := idx[string(key)]
-		if !ok {
-			vi = len(b.vars)
-			idx[string(key)] = vi
-			b.vars = append(b.vars, variant{moves: append([]move(nil), buf...)})
-		}
-		b.vars[vi].count++
-		b.sessVar[si] = vi
+	b.tally = b.lg.tally
+	if b.tally == nil {
+		b.tally = b.lg.tallySessions()
 	}
-	// Sort variants by their moves' ranks and renumber sessions' variants.
-	order := make([]int, len(b.vars))
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(i, j int) bool {
-		x, y := b.vars[order[i]].moves, b.vars[order[j]].moves
+	b.rankNames()
+	b.vars = b.tally.variants()
+	sort.Slice(b.vars, func(i, j int) bool {
+		x, y := b.vars[i].moves, b.vars[j].moves
 		for k := 0; k < len(x) && k < len(y); k++ {
 			if x[k] != y[k] {
 				return b.lessMove(x[k], y[k])
@@ -167,29 +136,22 @@ func (b *builder) variants() {
 		}
 		return len(x) < len(y)
 	})
-	newIdx := make([]int, len(order))
-	sorted := make([]variant, len(order))
-	for n, o := range order {
-		newIdx[o] = n
-		sorted[n] = b.vars[o]
-	}
-	b.vars = sorted
-	for si := range b.sessVar {
-		b.sessVar[si] = newIdx[b.sessVar[si]]
-	}
 }
 
-// walk runs every session through the learned automaton, counting.
+// walk runs every variant through the learned automaton, counting: what
+// holds for a variant holds for each of the sessions that took it.
 func (b *builder) walk() error {
 	d := b.d
 	n := len(d.label)
 	b.visits = make([]int, n)
 	b.sessions = make([]int, n)
-	b.dwell = make([][]float64, n)
+	b.dwell = make([]dwellSum, n)
 	b.trans = map[dkey]*tstat{}
 	b.paths = make([][]int32, len(b.vars))
 	b.end = -1
-	for vi, v := range b.vars {
+	stamp := make([]int, n) // the last variant + 1 that passed the state
+	for vi := range b.vars {
+		v := &b.vars[vi]
 		path := make([]int32, 1, len(v.moves)+1)
 		cur := int32(0)
 		for _, mv := range v.moves {
@@ -203,6 +165,11 @@ func (b *builder) walk() error {
 				t = &tstat{to: nx}
 				b.trans[k] = t
 			}
+			t.count += v.count
+			if t.seen != vi+1 {
+				t.seen = vi + 1
+				t.sessions += v.count
+			}
 			cur = nx
 			path = append(path, cur)
 		}
@@ -212,31 +179,22 @@ func (b *builder) walk() error {
 			return errors.New("internal error: learned automaton has two end states")
 		}
 		b.paths[vi] = path
-	}
-	stamp := make([]int, n)
-	for si := range b.lg.Sessions {
-		s := &b.lg.Sessions[si]
-		vi := b.sessVar[si]
-		path := b.paths[vi]
-		mvs := b.vars[vi].moves
-		for i, st := range path {
-			b.visits[st]++
-			if stamp[st] != si+1 {
-				stamp[st] = si + 1
-				b.sessions[st]++
-			}
-			if i > 0 && i-1 < len(s.Visits) && s.Visits[i-1].HasDwell {
-				b.dwell[st] = append(b.dwell[st], s.Visits[i-1].DwellMS)
-			}
-			if i+1 < len(path) {
-				t := b.trans[dkey{st, mvs[i]}]
-				t.count++
-				if t.seen != si+1 {
-					t.seen = si + 1
-					t.sessions++
-				}
+		for _, st := range path {
+			b.visits[st] += v.count
+			if stamp[st] != vi+1 {
+				stamp[st] = vi + 1
+				b.sessions[st] += v.count
 			}
 		}
+	}
+	// The dwell times of a prefix's visits are those of the state the
+	// prefix leads to.
+	t := b.tally
+	state := make([]int32, len(t.nodes))
+	for n := 1; n < len(t.nodes); n++ {
+		tn := &t.nodes[n]
+		state[n] = d.next[dkey{state[tn.parent], tn.mv}]
+		b.dwell[state[n]].merge(&tn.dwell)
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package mine
 
 import (
 	"errors"
+	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"sort"
@@ -30,6 +32,13 @@ type Log struct {
 	Fields map[string]string
 	Rules  *Rules
 
+	// Streamed says the log was read with ReadOptions.Stream and its
+	// sessions were folded into a tally as they finished: Sessions is empty
+	// and only Build can use the log. Reread, when not empty, says why a
+	// streaming read had to start over and hold every session.
+	Streamed bool
+	Reread   string
+
 	names     []string
 	nameIDs   map[string]uint32
 	bySess    map[string]int
@@ -37,6 +46,23 @@ type Log struct {
 	nextPos   uint32
 	fileStart []uint32 // pos of each input's first record; see fileOf
 	fileSeen  []bool
+
+	// A streaming read keeps open sessions in slots (bySess maps to a
+	// slot, raw is indexed by slot) and folds each into tally once it has
+	// been idle for window records; closed remembers the ids it folded.
+	tally     *tally
+	window    uint32
+	slots     []openSession
+	free      []int
+	closed    map[uint64]struct{}
+	seed      maphash.Seed
+	nextSweep uint32
+}
+
+type openSession struct {
+	id   string
+	last uint32 // pos of the session's latest record
+	open bool
 }
 
 // Session is one session of a log.
@@ -86,12 +112,91 @@ const (
 func (s *rawStep) has(f uint32) bool { return s.hashFlags&f != 0 }
 
 func newLog(files int) *Log {
-	return &Log{
+	lg := &Log{
 		Files:     make([]automaton.SourceFile, files),
 		nameIDs:   map[string]uint32{},
 		bySess:    map[string]int{},
 		fileStart: make([]uint32, files),
 		fileSeen:  make([]bool, files),
+	}
+	for i := range lg.fileStart {
+		lg.fileStart[i] = math.MaxUint32
+	}
+	return lg
+}
+
+// stream makes the log fold sessions into a tally once they have been idle
+// for window records.
+func (lg *Log) stream(window int) {
+	lg.Streamed = true
+	lg.tally = newTally(lg)
+	lg.window = uint32(min(max(window, 1), math.MaxUint32/2))
+	lg.closed = map[uint64]struct{}{}
+	lg.seed = maphash.MakeSeed()
+	lg.nextSweep = lg.window
+}
+
+// errReappeared stops a streaming read that meets a record of a session it
+// has already folded into its tally.
+type errReappeared struct {
+	session string
+	window  uint32
+}
+
+func (e *errReappeared) Error() string {
+	return fmt.Sprintf("session %q has records more than %d records apart", e.session, e.window)
+}
+
+// session returns the index of a session's records in raw, adding the
+// session if it is new.
+func (lg *Log) session(id string) (int, error) {
+	if si, ok := lg.bySess[id]; ok {
+		return si, nil
+	}
+	if !lg.Streamed {
+		id = strings.Clone(id)
+		si := len(lg.raw)
+		lg.bySess[id] = si
+		lg.raw = append(lg.raw, nil)
+		lg.Sessions = append(lg.Sessions, Session{ID: id})
+		return si, nil
+	}
+	if _, seen := lg.closed[maphash.String(lg.seed, id)]; seen {
+		return 0, &errReappeared{session: strings.Clone(id), window: lg.window}
+	}
+	id = strings.Clone(id)
+	si := len(lg.slots)
+	if n := len(lg.free); n > 0 {
+		si, lg.free = lg.free[n-1], lg.free[:n-1]
+	} else {
+		lg.slots = append(lg.slots, openSession{})
+		lg.raw = append(lg.raw, nil)
+	}
+	lg.slots[si] = openSession{id: id, open: true}
+	lg.bySess[id] = si
+	return si, nil
+}
+
+// sweep folds every open session idle for more than the window (all of
+// them if all is set) into the tally, in slot order.
+func (lg *Log) sweep(all bool) {
+	for si := range lg.slots {
+		o := &lg.slots[si]
+		if !o.open || !all && lg.nextPos-o.last <= lg.window {
+			continue
+		}
+		if vs := lg.visits(lg.raw[si]); len(vs) > 0 {
+			lg.tally.add(vs)
+		}
+		lg.closed[maphash.String(lg.seed, o.id)] = struct{}{}
+		delete(lg.bySess, o.id)
+		*o = openSession{}
+		if cap(lg.raw[si]) > 64 {
+			lg.raw[si] = nil
+		} else {
+			lg.raw[si] = lg.raw[si][:0]
+		}
+		lg.free = append(lg.free, si)
 	}
 }
 
@@ -128,9 +233,11 @@ func (lg *Log) addChunk(c *chunk, strict bool) error {
 		}
 	}
 	f := &lg.Files[c.file]
-	if !lg.fileSeen[c.file] {
-		lg.fileSeen[c.file] = true
-		lg.fileStart[c.file] = lg.nextPos
+	// Inputs before this one that sent no chunk are empty: they start
+	// where it does, so that starts never decrease.
+	for i := c.file; i >= 0 && !lg.fileSeen[i]; i-- {
+		lg.fileSeen[i] = true
+		lg.fileStart[i] = lg.nextPos
 	}
 	for i := range c.recs {
 		r := &c.recs[i]
@@ -141,13 +248,9 @@ func (lg *Log) addChunk(c *chunk, strict bool) error {
 		}
 		f.Records++
 		lg.Records++
-		si, ok := lg.bySess[r.session]
-		if !ok {
-			id := strings.Clone(r.session)
-			si = len(lg.raw)
-			lg.bySess[id] = si
-			lg.raw = append(lg.raw, nil)
-			lg.Sessions = append(lg.Sessions, Session{ID: id})
+		si, err := lg.session(r.session)
+		if err != nil {
+			return err
 		}
 		flags := uint32(r.hash) &^ 0xff
 		for _, f := range [...]struct {
@@ -167,29 +270,38 @@ func (lg *Log) addChunk(c *chunk, strict bool) error {
 			step: r.step, ts: r.ts, pos: lg.nextPos, hashFlags: flags, dur: float32(r.dur),
 			label: lg.intern(r.label), event: lg.intern(r.event), line: uint32(r.fileLine),
 		})
+		if lg.Streamed {
+			lg.slots[si].last = lg.nextPos
+		}
 		if lg.nextPos == math.MaxUint32 {
 			return errTooManyRecords
 		}
 		lg.nextPos++
 	}
+	if lg.Streamed && lg.nextPos >= lg.nextSweep {
+		lg.sweep(false)
+		lg.nextSweep = lg.nextPos + max(lg.window/8, 1)
+	}
 	return nil
 }
 
 // finish orders each session's records, drops duplicates, applies drops,
-// detours and folds, and sorts sessions by id.
+// detours and folds, and sorts sessions by id; a streaming read folds its
+// open sessions into its tally instead.
 func (lg *Log) finish() {
-	// An input that sent no chunk starts where the next one does, so that
-	// starts never decrease.
-	for i := len(lg.fileStart) - 1; i >= 0; i-- {
+	// Inputs after the last that sent a chunk are empty.
+	for i := range lg.fileStart {
 		if !lg.fileSeen[i] {
 			lg.fileStart[i] = math.MaxUint32
-			if i+1 < len(lg.fileStart) {
-				lg.fileStart[i] = lg.fileStart[i+1]
-			}
 		}
 	}
+	if lg.Streamed {
+		lg.sweep(true)
+		lg.raw, lg.slots, lg.free, lg.bySess, lg.closed = nil, nil, nil, nil, nil
+		return
+	}
 	for si := range lg.Sessions {
-		lg.Sessions[si].Visits = lg.visits(si, lg.raw[si])
+		lg.Sessions[si].Visits = lg.visits(lg.raw[si])
 		lg.raw[si] = nil
 	}
 	lg.raw = nil
@@ -209,7 +321,7 @@ func (lg *Log) finish() {
 // visits turns a session's records into visits. Order is by step when every
 // record has one, else by time when every record has one, else by position;
 // ties keep input order.
-func (lg *Log) visits(si int, steps []rawStep) []Visit {
+func (lg *Log) visits(steps []rawStep) []Visit {
 	allStep, allTS := true, true
 	for i := range steps {
 		allStep = allStep && steps[i].has(rsHasStep)

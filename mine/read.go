@@ -43,6 +43,20 @@ type ReadOptions struct {
 	// empty): for readers that check logs against a model and record no
 	// provenance.
 	NoHash bool
+	// Stream keeps only what Build needs: each session is folded into a
+	// tally of distinct paths once Window records of other sessions have
+	// passed since its last one, so memory grows with the distinct paths
+	// and the sessions open at once, not with the records. The Log it gives
+	// has no Sessions and serves Build only. If a folded session has
+	// another record later, Read starts over and holds every session (and
+	// says so in Log.Reread), so the inputs must open a second time.
+	Stream bool
+	// Window is how many records a session may sit idle in a streaming
+	// read before it is folded; 0 means DefaultWindow.
+	Window int
+	// Reread, when set, is called when a streaming read starts over to
+	// hold every session, with the reason.
+	Reread func(reason string)
 	// Progress, when set, is called from the reading goroutine after each
 	// chunk with the input's name and the bytes of lines read so far in
 	// all inputs (after decompression and conversion).
@@ -66,7 +80,9 @@ func (e *LineError) Error() string { return e.BadLine.String() }
 // maxBadExamples is how many bad lines a Log keeps as examples.
 const maxBadExamples = 5
 
-const chunkSize = 1 << 20
+// chunkSize is the size of the runs of lines handed to parsers (a variable so
+// that tests can cut small logs into many chunks).
+var chunkSize = 1 << 20
 
 type chunk struct {
 	seq       int
@@ -78,10 +94,30 @@ type chunk struct {
 	err       error
 }
 
+// DefaultWindow is the Window of a streaming read: about a hundred to two
+// hundred megabytes of JSONL.
+const DefaultWindow = 1 << 20
+
 // Read reads the inputs in order, parses and labels their records in
 // parallel, and groups them into sessions. Record positions (for ordering
 // sessions without step or time) are the order of inputs and lines.
 func Read(inputs []Input, opt ReadOptions) (*Log, error) {
+	lg, err := read(inputs, opt)
+	var re *errReappeared
+	if !opt.Stream || !errors.As(err, &re) {
+		return lg, err
+	}
+	opt.Stream = false
+	if opt.Reread != nil {
+		opt.Reread(re.Error())
+	}
+	if lg, err = read(inputs, opt); lg != nil {
+		lg.Reread = re.Error()
+	}
+	return lg, err
+}
+
+func read(inputs []Input, opt ReadOptions) (*Log, error) {
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -96,6 +132,13 @@ func Read(inputs []Input, opt ReadOptions) (*Log, error) {
 	}
 	lg := newLog(len(inputs))
 	lg.Fields, lg.Rules = opt.Fields, opt.Rules
+	if opt.Stream {
+		window := opt.Window
+		if window <= 0 {
+			window = DefaultWindow
+		}
+		lg.stream(window)
+	}
 	for i, in := range inputs {
 		lg.Files[i].Path = in.Name
 	}

@@ -1,0 +1,260 @@
+package mine
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+	"sort"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// tally is all Build needs of a log's sessions: the tree of their distinct
+// move sequences (each node a distinct prefix), with how many sessions ended
+// at each leaf and a histogram of the dwell times of the visits each node
+// stands for. It grows with the number of distinct paths, not with the
+// number of sessions or records, so a streaming read can fold each session
+// into it and forget the session.
+type tally struct {
+	noEvent, endLabel uint32
+	nodes             []tallyNode // nodes[0] is the root; a parent comes before its children
+	child             map[dkey]int32
+	ends              []int32 // the nodes entered by a move into the end
+	sessions          int
+	events            int
+}
+
+type tallyNode struct {
+	parent int32
+	mv     move
+	ended  int // sessions that end here (a node entered by a move into the end)
+	dwell  dwellHist
+}
+
+func newTally(lg *Log) *tally {
+	return &tally{
+		noEvent: lg.intern(""), endLabel: lg.intern(automaton.EndID),
+		nodes: []tallyNode{{parent: -1}}, child: map[dkey]int32{},
+	}
+}
+
+// tallySessions tallies a log read whole.
+func (lg *Log) tallySessions() *tally {
+	t := newTally(lg)
+	for i := range lg.Sessions {
+		t.add(lg.Sessions[i].Visits)
+	}
+	return t
+}
+
+// add counts one session, given its visits.
+func (t *tally) add(vs []Visit) {
+	cur := int32(0)
+	ev := t.noEvent
+	for i := range vs {
+		cur = t.step(cur, mkMove(ev, vs[i].Label))
+		if vs[i].HasDwell {
+			t.nodes[cur].dwell.add(vs[i].DwellMS)
+		}
+		ev = vs[i].Event
+	}
+	end := t.step(cur, mkMove(ev, t.endLabel))
+	if t.nodes[end].ended == 0 {
+		t.ends = append(t.ends, end)
+	}
+	t.nodes[end].ended++
+	t.sessions++
+	t.events += len(vs)
+}
+
+func (t *tally) step(from int32, mv move) int32 {
+	k := dkey{from, mv}
+	if n, ok := t.child[k]; ok {
+		return n
+	}
+	n := int32(len(t.nodes))
+	t.nodes = append(t.nodes, tallyNode{parent: from, mv: mv})
+	t.child[k] = n
+	return n
+}
+
+// variants returns the distinct move sequences and their counts.
+func (t *tally) variants() []variant {
+	out := make([]variant, 0, len(t.ends))
+	for _, e := range t.ends {
+		n := 0
+		for x := e; x > 0; x = t.nodes[x].parent {
+			n++
+		}
+		mv := make([]move, n)
+		for x := e; x > 0; x = t.nodes[x].parent {
+			n--
+			mv[n] = t.nodes[x].mv
+		}
+		out = append(out, variant{moves: mv, count: t.nodes[e].ended})
+	}
+	return out
+}
+
+// dwellHist counts dwell times in bins of the time in microseconds: one bin
+// per microsecond below 2^11 µs, then 2^10 bins per doubling, so a bin is at
+// most 1/1024 of its values wide and a histogram has at most 1024 bins for
+// each doubling of time between its least and greatest. A bin that has
+// only ever held one value keeps it, so quantiles are exact unless two
+// different times share a bin; then the bin stands for its roundest value
+// (see histValue), within 1/1024 of every time in it. The least and greatest
+// times are kept exactly.
+type dwellHist struct {
+	lo, hi float64
+	bins   []histBin // sorted by key
+}
+
+type histBin struct {
+	key int32
+	n   uint32
+	val float64 // the one value the bin has held, or NaN
+}
+
+const histBits = 10
+
+func (h *dwellHist) add(ms float64) {
+	if len(h.bins) == 0 || ms < h.lo {
+		h.lo = ms
+	}
+	if len(h.bins) == 0 || ms > h.hi {
+		h.hi = ms
+	}
+	k := histKey(ms)
+	i := sort.Search(len(h.bins), func(i int) bool { return h.bins[i].key >= k })
+	if i < len(h.bins) && h.bins[i].key == k {
+		h.bins[i].n++
+		if h.bins[i].val != ms {
+			h.bins[i].val = math.NaN()
+		}
+		return
+	}
+	h.bins = slices.Insert(h.bins, i, histBin{k, 1, ms})
+}
+
+// histKey is the bin of a time in milliseconds; keys order as times do.
+func histKey(ms float64) int32 {
+	us := math.Round(ms * 1e3)
+	neg := us < 0
+	u := int64(min(math.Abs(us), 1<<61)) // also turns +Inf into a finite top bin
+	k := u
+	if u >= 1<<(histBits+1) {
+		shift := bits.Len64(uint64(u)) - 1 - histBits
+		k = int64(shift)<<histBits + u>>shift
+	}
+	if neg {
+		return int32(-k - 1)
+	}
+	return int32(k)
+}
+
+// histValue is the value a bin stands for, in milliseconds: the roundest
+// number of microseconds in the bin (the one with the most trailing zeros),
+// so that a bin holding one whole millisecond reports exactly that.
+func histValue(key int32) float64 {
+	k := int64(key)
+	neg := k < 0
+	if neg {
+		k = -k - 1
+	}
+	lo, hi := k, k+1
+	if k >= 1<<(histBits+1) {
+		shift := k>>histBits - 1
+		m := k - shift<<histBits
+		lo, hi = m<<shift, (m+1)<<shift
+	}
+	v := lo
+	for p := int64(1e18); p > 1; p /= 10 {
+		if c := (lo + p - 1) / p * p; c < hi {
+			v = c
+			break
+		}
+	}
+	if neg {
+		v = -v
+	}
+	return float64(v) / 1e3
+}
+
+// dwellSum adds up the histograms of a state's visits.
+type dwellSum struct {
+	lo, hi float64
+	n      uint64
+	bins   map[int32]*sumBin
+}
+
+type sumBin struct {
+	n   uint64
+	val float64 // as in histBin
+}
+
+func (s *dwellSum) merge(h *dwellHist) {
+	if len(h.bins) == 0 {
+		return
+	}
+	if s.bins == nil {
+		s.bins = map[int32]*sumBin{}
+		s.lo, s.hi = h.lo, h.hi
+	}
+	s.lo, s.hi = min(s.lo, h.lo), max(s.hi, h.hi)
+	for _, b := range h.bins {
+		sb := s.bins[b.key]
+		if sb == nil {
+			sb = &sumBin{val: b.val}
+			s.bins[b.key] = sb
+		} else if sb.val != b.val {
+			sb.val = math.NaN()
+		}
+		sb.n += uint64(b.n)
+		s.n += uint64(b.n)
+	}
+}
+
+// dwell returns the state's dwell summary, or nil if no visit has a time.
+// The quantiles are nearest-rank, clamped to the exact least and greatest.
+func (s *dwellSum) dwell() *automaton.Dwell {
+	if s.n == 0 {
+		return nil
+	}
+	keys := make([]int32, 0, len(s.bins))
+	for k := range s.bins {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	quantile := func(q float64) float64 {
+		rank := uint64(max(math.Ceil(q*float64(s.n)), 1))
+		var seen uint64
+		for _, k := range keys {
+			b := s.bins[k]
+			seen += b.n
+			if seen >= rank {
+				v := b.val
+				if math.IsNaN(v) {
+					v = histValue(k)
+				}
+				return min(max(v, s.lo), s.hi)
+			}
+		}
+		return s.hi
+	}
+	return &automaton.Dwell{P50: round3(quantile(0.5)), P95: round3(quantile(0.95)), Max: round3(s.hi)}
+}
+
+// DwellStats collects dwell times and sums them up as Build does for a
+// model's states, so that figures read from logs match the model's.
+type DwellStats struct{ h dwellHist }
+
+// Add adds a dwell time in milliseconds.
+func (d *DwellStats) Add(ms float64) { d.h.add(ms) }
+
+// Summary returns the median, 95th percentile and greatest time, or nil if
+// none was added.
+func (d *DwellStats) Summary() *automaton.Dwell {
+	var s dwellSum
+	s.merge(&d.h)
+	return s.dwell()
+}
