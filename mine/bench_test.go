@@ -54,19 +54,27 @@ func benchInput(data []byte) []Input {
 	return []Input{{Name: "bench.jsonl", Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}}
 }
 
+// BenchmarkRead reads a log holding every session (what check and stats
+// do) and streaming it into a tally of distinct paths (what build does).
 func BenchmarkRead(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
 		data, events := benchLog(n)
-		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
-			b.SetBytes(int64(len(data)))
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				if _, err := Read(benchInput(data), ReadOptions{}); err != nil {
-					b.Fatal(err)
+		for _, stream := range []bool{false, true} {
+			b.Run(fmt.Sprintf("sessions=%d/stream=%v", n, stream), func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					lg, err := Read(benchInput(data), ReadOptions{Stream: stream, Window: 1 << 16})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if lg.Reread != "" {
+						b.Fatal(lg.Reread)
+					}
 				}
-			}
-			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-		})
+				b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			})
+		}
 	}
 }
 
