@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,6 +27,7 @@ type checkOptions struct {
 	rareIsDev bool
 	maxAlign  int
 	list      int
+	window    int
 	logs      logFlags
 }
 
@@ -89,6 +91,7 @@ sessions).`,
 	f.Float64Var(&opts.minFit, "min-fit", 0, "exit 1 when the share of fitting sessions is below `X` (0 to 1)")
 	f.BoolVar(&opts.rareIsDev, "rare-is-deviation", false, "count taking a rare transition as a deviation (kind rare)")
 	f.IntVar(&opts.maxAlign, "max-align-states", automaton.DefaultMaxAlignStates, "alignment search nodes per session before a greedy alignment stands in")
+	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before it is checked and its records let go; 0 holds every session to the end")
 	f.IntVar(&opts.list, "list", 20, "deviating sessions listed in the text report (0: all)")
 	opts.logs.bind(f)
 	return c
@@ -109,11 +112,30 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	if opts.list < 0 {
 		return usagef("--list must be 0 or more, got %d", opts.list)
 	}
-	m, lg, _, _, err := readModelLogs(opts.model, opts.inputs, &opts.logs, streams.In, streams)
+	if opts.window < 0 {
+		return usagef("--window %d: want 0 or more records", opts.window)
+	}
+	m, err := loadDiffModel(opts.model)
 	if err != nil {
 		return err
 	}
-	c := automaton.NewChecker(m, automaton.CheckOptions{RareIsDeviation: opts.rareIsDev, MaxAlignStates: opts.maxAlign})
+	run := &checkCollector{
+		c:    automaton.NewChecker(m, automaton.CheckOptions{RareIsDeviation: opts.rareIsDev, MaxAlignStates: opts.maxAlign}),
+		keep: opts.format == "json" || opts.format == "text", verdicts: opts.format == "jsonl",
+	}
+	// Sessions are checked as the read finishes them; a read that starts
+	// over holding every session gives them all again.
+	lg, _, _, err := readLogs(m, opts.model, opts.inputs, &opts.logs, streams.In, streams, &sessionSink{
+		window:  opts.window,
+		each:    run.session,
+		restart: func() { run.results = nil },
+	})
+	if err != nil {
+		return err
+	}
+	for si := range lg.Sessions {
+		run.session(lg, &lg.Sessions[si])
+	}
 
 	out := bufio.NewWriterSize(streams.Out, 1<<16)
 	var emit func(*checkVerdict) error
@@ -122,7 +144,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 		enc.SetEscapeHTML(false)
 		emit = func(v *checkVerdict) error { return enc.Encode(v) }
 	}
-	sum, err := checkLog(lg, c, opts.format == "json" || opts.format == "text", emit)
+	sum, err := run.summary(lg, emit)
 	if err != nil {
 		return err
 	}
@@ -239,10 +261,76 @@ var checkKinds = []string{automaton.KindUnknownState, automaton.KindIllegalTrans
 // the summary only when keep is set; fitting sessions leave nothing behind
 // but counters.
 func checkLog(lg *mine.Log, c *automaton.Checker, keep bool, emit func(*checkVerdict) error) (*checkSummary, error) {
+	run := &checkCollector{c: c, keep: keep, verdicts: emit != nil}
+	for si := range lg.Sessions {
+		run.session(lg, &lg.Sessions[si])
+	}
+	return run.summary(lg, emit)
+}
+
+// checkCollector checks sessions one at a time as a read finishes them, in any
+// order, and sums them up in session id order, so that a streaming read and
+// one that holds every session give the same report.
+type checkCollector struct {
+	c        *automaton.Checker
+	keep     bool // keep the deviations for the summary
+	verdicts bool // keep every session's verdict for emit
+	results  []checkResult
+	buf      []automaton.Move
+}
+
+// checkResult is what a session leaves behind: its verdict when verdicts
+// are kept or it deviates, else only its id and figures.
+type checkResult struct {
+	id      string
+	verdict *checkVerdict
+	place   *checkPlace // nil when the session fits
+	fitness float64
+	events  int32
+	cost    int32
+	maxCost int32
+	rare    int32
+	bounded bool
+	outside bool
+}
+
+func (r *checkCollector) session(lg *mine.Log, s *mine.Session) {
+	r.buf = sessionMoves(lg, s, r.buf)
+	v := r.c.Check(r.buf)
+	res := checkResult{id: s.ID, fitness: v.Fitness, events: int32(len(s.Visits)), cost: int32(v.Cost), maxCost: int32(v.MaxCost),
+		rare: int32(v.Rare), bounded: v.Bounded, outside: v.Outside()}
+	var dev *checkDeviation
+	if !v.Fits() {
+		d := v.Deviation
+		res.place = &checkPlace{Kind: d.Kind, State: d.State, Event: d.Event, Label: d.Label}
+		if r.keep || r.verdicts {
+			rec := moveRecord(s, d.Move)
+			pos := min(d.Move, len(s.Visits)-1)
+			dev = &checkDeviation{
+				SessionID: s.ID, Step: visitStep(rec, pos), Move: d.Move, Kind: d.Kind,
+				State: d.State, Event: d.Event, Label: d.Label,
+				File: lg.Files[rec.File].Path, Line: int(rec.Line),
+				Cost: v.Cost, Fitness: roundTo6(v.Fitness),
+			}
+			if d.Kind == automaton.KindLoopCap {
+				dev.Iterations, dev.Cap = d.Iterations, d.Cap
+			}
+		}
+	}
+	if r.verdicts || dev != nil {
+		res.verdict = &checkVerdict{SessionID: s.ID, Fits: v.Fits(), Moves: v.Moves, Cost: v.Cost,
+			Fitness: roundTo6(v.Fitness), Rare: v.Rare, Bounded: v.Bounded, Deviation: dev}
+	}
+	r.results = append(r.results, res)
+}
+
+// summary sums the sessions up in id order, calling emit (when not nil)
+// with each one's verdict.
+func (r *checkCollector) summary(lg *mine.Log, emit func(*checkVerdict) error) (*checkSummary, error) {
 	sum := &checkSummary{
 		Records:  lg.Records,
 		Skipped:  lg.Skipped,
-		Sessions: len(lg.Sessions),
+		Sessions: len(r.results),
 		ByKind:   map[string]int{},
 		files:    lg.Files,
 		bad:      lg.Bad,
@@ -250,60 +338,40 @@ func checkLog(lg *mine.Log, c *automaton.Checker, keep bool, emit func(*checkVer
 	for _, k := range checkKinds[:4] {
 		sum.ByKind[k] = 0
 	}
+	slices.SortFunc(r.results, func(a, b checkResult) int { return strings.Compare(a.id, b.id) })
 	places := map[checkPlace]int{}
-	var buf []automaton.Move
-	var cv checkVerdict
-	for si := range lg.Sessions {
-		s := &lg.Sessions[si]
-		buf = sessionMoves(lg, s, buf)
-		v := c.Check(buf)
-		sum.Events += len(s.Visits)
-		sum.costSum += v.Cost
-		sum.maxSum += v.MaxCost
-		sum.fitnessSum += v.Fitness
-		sum.RareMoves += v.Rare
-		if v.Rare > 0 {
+	for i := range r.results {
+		res := &r.results[i]
+		sum.Events += int(res.events)
+		sum.costSum += int(res.cost)
+		sum.maxSum += int(res.maxCost)
+		sum.fitnessSum += res.fitness
+		sum.RareMoves += int(res.rare)
+		if res.rare > 0 {
 			sum.RareSessions++
 		}
-		if v.Bounded {
+		if res.bounded {
 			sum.Bounded++
 		}
-		if v.Outside() {
+		if res.outside {
 			sum.Outside++
 		}
-		var dev *checkDeviation
-		if v.Fits() {
+		if res.place == nil {
 			sum.Fit++
 		} else {
-			d := v.Deviation
-			sum.ByKind[d.Kind]++
-			places[checkPlace{Kind: d.Kind, State: d.State, Event: d.Event, Label: d.Label}]++
-			if keep || emit != nil {
-				rec := moveRecord(s, d.Move)
-				pos := min(d.Move, len(s.Visits)-1)
-				dev = &checkDeviation{
-					SessionID: s.ID, Step: visitStep(rec, pos), Move: d.Move, Kind: d.Kind,
-					State: d.State, Event: d.Event, Label: d.Label,
-					File: lg.Files[rec.File].Path, Line: int(rec.Line),
-					Cost: v.Cost, Fitness: roundTo6(v.Fitness),
-				}
-				if d.Kind == automaton.KindLoopCap {
-					dev.Iterations, dev.Cap = d.Iterations, d.Cap
-				}
-				if keep {
-					sum.Deviations = append(sum.Deviations, dev)
-				}
+			sum.ByKind[res.place.Kind]++
+			places[*res.place]++
+			if r.keep {
+				sum.Deviations = append(sum.Deviations, res.verdict.Deviation)
 			}
 		}
 		if emit != nil {
-			cv = checkVerdict{SessionID: s.ID, Fits: v.Fits(), Moves: v.Moves, Cost: v.Cost,
-				Fitness: roundTo6(v.Fitness), Rare: v.Rare, Bounded: v.Bounded, Deviation: dev}
-			if err := emit(&cv); err != nil {
+			if err := emit(res.verdict); err != nil {
 				return nil, err
 			}
 		}
 	}
-	n := len(lg.Sessions)
+	n := len(r.results)
 	sum.FitShare = roundTo6(shareOf(sum.Fit, n))
 	sum.OutsideShare = roundTo6(shareOf(sum.Outside, n))
 	if sum.maxSum > 0 {

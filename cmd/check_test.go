@@ -2,8 +2,10 @@ package cmd
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -339,4 +341,72 @@ func writeTemp(t *testing.T, dir, name, data string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestCheckStreamSameReport checks logs streaming (sessions checked as the
+// read finishes them), streaming with a window so small that the read
+// starts over, and holding every session, and wants the same bytes in
+// every format: on the interleaved returns sample and on the help-desk log
+// (sessions one after another), each against a model of its first lines.
+func TestCheckStreamSameReport(t *testing.T) {
+	dir := t.TempDir()
+	logs := []string{"../testdata/returns.jsonl"}
+	if help := filepath.Join(realDataDir, "helpdesk.jsonl.gz"); fileExists(help) {
+		logs = append(logs, help)
+	}
+	for i, log := range logs {
+		lines := readLines(t, log)
+		train := writeTemp(t, dir, fmt.Sprint(i, ".jsonl"), strings.Join(lines[:len(lines)/5], "\n")+"\n")
+		model := filepath.Join(dir, fmt.Sprint(i, ".json"))
+		if code, _, stderr := checkRun("build", "-q", "-o", model, train); code != 0 {
+			t.Fatalf("build: %s", stderr)
+		}
+		for _, format := range []string{"json", "jsonl", "text"} {
+			var want string
+			for _, window := range []int{0, 100000, 1} {
+				code, out, stderr := checkRun("check", "--model", model, "--format", format, "--list", "0", "--window", fmt.Sprint(window), log)
+				if code > 1 {
+					t.Fatalf("%s window %d: exit %d: %s", log, window, code, stderr)
+				}
+				if window == 0 {
+					want = out
+				} else if out != want {
+					t.Errorf("%s --format %s: window %d gives another report", log, format, window)
+				}
+			}
+			if format == "json" {
+				var sum checkSummary
+				if err := json.Unmarshal([]byte(want), &sum); err != nil {
+					t.Fatal(err)
+				}
+				if len(sum.Deviations) == 0 || sum.Fit == 0 {
+					t.Errorf("%s: %d deviations, %d fit: want both", log, len(sum.Deviations), sum.Fit)
+				}
+			}
+		}
+	}
+}
+
+// readLines returns the lines of a JSONL file, gunzipped when it ends in .gz.
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if data, err = io.ReadAll(zr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -84,36 +84,60 @@ func modelFormat(m *automaton.Model) string {
 	return f
 }
 
-// readModelLogs loads the model at path and reads logs for it.
-// A progress line is drawn on a terminal while the logs are read.
+// sessionSink takes the sessions of a streaming read with the given window
+// as they finish (see mine.ReadOptions.Each); restart is called when the
+// read starts over to hold every session, which then come in the Log's
+// Sessions. A window of 0 holds every session.
+type sessionSink struct {
+	window  int
+	each    func(*mine.Log, *mine.Session)
+	restart func()
+}
+
+// readModelLogs loads the model at path and reads logs for it, holding
+// every session.
 func readModelLogs(path string, args []string, lf *logFlags, stdin io.Reader, streams IO) (*automaton.Model, *mine.Log, []mine.Input, mine.ReadOptions, error) {
 	m, err := loadDiffModel(path)
 	if err != nil {
 		return nil, nil, nil, mine.ReadOptions{}, err
 	}
+	lg, inputs, ropt, err := readLogs(m, path, args, lf, stdin, streams, nil)
+	return m, lg, inputs, ropt, err
+}
+
+// readLogs reads logs for model m, loaded from path. With a sink, files are
+// read streaming into it (the Log holds no sessions, unless the read
+// started over). A progress line is drawn on a terminal while the logs are
+// read.
+func readLogs(m *automaton.Model, path string, args []string, lf *logFlags, stdin io.Reader, streams IO, sink *sessionSink) (*mine.Log, []mine.Input, mine.ReadOptions, error) {
 	ropt, err := lf.readOptions(m, path)
 	if err != nil {
-		return nil, nil, nil, ropt, err
+		return nil, nil, ropt, err
 	}
 	inputs, err := expandInputs(args, stdin)
 	if err != nil {
-		return nil, nil, nil, ropt, err
+		return nil, nil, ropt, err
 	}
-	tuneGC(inputs)
+	if sink != nil && sink.window > 0 && rereadable(inputs) {
+		ropt.Stream, ropt.Window, ropt.Each = true, sink.window, sink.each
+		ropt.Reread = func(string) { sink.restart(); tuneGC(inputs) }
+	} else {
+		tuneGC(inputs)
+	}
 	ropt.NoHash = true // checking records no provenance
 	var done func()
 	ropt.Progress, done = startProgress(streams, lf.quiet)
 	lg, err := mine.Read(inputs, ropt)
 	done()
-	ropt.Progress = nil
+	ropt.Progress, ropt.Each, ropt.Reread = nil, nil, nil
 	if err != nil {
-		return nil, nil, nil, ropt, err
+		return nil, nil, ropt, err
 	}
-	if len(lg.Sessions) == 0 {
-		return nil, nil, nil, ropt, fmt.Errorf("%s: %w (%d records read, %d lines skipped, %d dropped by label rules)",
+	if lg.NumSessions() == 0 {
+		return nil, nil, ropt, fmt.Errorf("%s: %w (%d records read, %d lines skipped, %d dropped by label rules)",
 			strings.Join(args, ", "), mine.ErrNoSessions, lg.Records, lg.Skipped, lg.Dropped)
 	}
-	return m, lg, inputs, ropt, nil
+	return lg, inputs, ropt, nil
 }
 
 // sessionMoves appends the moves of session s (as mine.Log.Moves gives them)

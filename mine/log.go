@@ -33,9 +33,10 @@ type Log struct {
 	Rules  *Rules
 
 	// Streamed says the log was read with ReadOptions.Stream and its
-	// sessions were folded into a tally as they finished: Sessions is empty
-	// and only Build can use the log. Reread, when not empty, says why a
-	// streaming read had to start over and hold every session.
+	// sessions were folded into a tally (or given to ReadOptions.Each) as
+	// they finished: Sessions is empty, and only Build can use the log's
+	// tally. Reread, when not empty, says why a streaming read had to start
+	// over and hold every session.
 	Streamed bool
 	Reread   string
 
@@ -51,6 +52,8 @@ type Log struct {
 	// slot, raw is indexed by slot) and folds each into tally once it has
 	// been idle for window records; closed remembers the ids it folded.
 	tally     *tally
+	each      func(*Log, *Session)
+	finished  int // sessions given to each
 	window    uint32
 	slots     []openSession
 	free      []int
@@ -127,9 +130,11 @@ func newLog(files int) *Log {
 
 // stream makes the log fold sessions into a tally once they have been idle
 // for window records.
-func (lg *Log) stream(window int) {
+func (lg *Log) stream(window int, each func(*Log, *Session)) {
 	lg.Streamed = true
-	lg.tally = newTally(lg)
+	if lg.each = each; each == nil {
+		lg.tally = newTally(lg)
+	}
 	lg.window = uint32(min(max(window, 1), math.MaxUint32/2))
 	lg.closed = map[uint64]struct{}{}
 	lg.seed = maphash.MakeSeed()
@@ -185,7 +190,12 @@ func (lg *Log) sweep(all bool) {
 		if !o.open || !all && lg.nextPos-o.last <= lg.window {
 			continue
 		}
-		if vs := lg.visits(lg.raw[si]); len(vs) > 0 {
+		switch vs := lg.visits(lg.raw[si]); {
+		case len(vs) == 0: // every record was dropped: not a session
+		case lg.each != nil:
+			lg.finished++
+			lg.each(lg, &Session{ID: o.id, Visits: vs})
+		default:
 			lg.tally.add(vs)
 		}
 		lg.closed[maphash.String(lg.seed, o.id)] = struct{}{}
@@ -198,6 +208,15 @@ func (lg *Log) sweep(all bool) {
 		}
 		lg.free = append(lg.free, si)
 	}
+}
+
+// NumSessions is the number of sessions read: those held, those tallied
+// or those given to ReadOptions.Each.
+func (lg *Log) NumSessions() int {
+	if lg.tally != nil {
+		return lg.tally.sessions
+	}
+	return len(lg.Sessions) + lg.finished
 }
 
 // Name returns the text of a name id (a label or an event).

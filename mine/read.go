@@ -54,6 +54,12 @@ type ReadOptions struct {
 	// Window is how many records a session may sit idle in a streaming
 	// read before it is folded; 0 means DefaultWindow.
 	Window int
+	// Each, in a streaming read, is given each session as it is finished
+	// instead of the tally (the Log then serves Build nothing): in no
+	// particular order, and the session is the caller's to keep. Should
+	// the read start over (see Reread), the sessions come again in the
+	// Log's Sessions.
+	Each func(lg *Log, s *Session)
 	// Reread, when set, is called when a streaming read starts over to
 	// hold every session, with the reason.
 	Reread func(reason string)
@@ -94,9 +100,10 @@ type chunk struct {
 	err       error
 }
 
-// DefaultWindow is the Window of a streaming read: about a hundred to two
-// hundred megabytes of JSONL.
-const DefaultWindow = 1 << 20
+// DefaultWindow is the Window of a streaming read: 262,144 records, some
+// 60 MB of JSONL. Smaller is faster and leaner but starts over on logs
+// whose sessions pause longer.
+const DefaultWindow = 1 << 18
 
 // Read reads the inputs in order, parses and labels their records in
 // parallel, and groups them into sessions. Record positions (for ordering
@@ -137,7 +144,7 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 		if window <= 0 {
 			window = DefaultWindow
 		}
-		lg.stream(window)
+		lg.stream(window, opt.Each)
 	}
 	for i, in := range inputs {
 		lg.Files[i].Path = in.Name
