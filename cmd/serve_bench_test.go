@@ -6,8 +6,9 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,15 +27,23 @@ var benchFlow = [][2]string{
 }
 
 // BenchmarkServe measures the real service over loopback HTTP with the
-// decision log on: rate=N sends N steps a second (open loop: requests leave
-// on schedule whether or not earlier ones are answered, evenly spaced over 64
-// workers and connections); rate=max keeps 64 requests in flight. It reports the rate
-// achieved, the client-side latency percentiles, and the CPU time the
+// decision log on: rate=N sends N steps a second, open loop: request i is due
+// at t0 + i/N whether or not earlier ones are answered, and its latency runs
+// from that intended time to its answer's last byte, so that a stall counts
+// against every request it delays (no coordinated omission). Requests go
+// round-robin over 64 keep-alive connections, one in flight on each;
+// rate=max keeps all 64 busy and times each request from its send. The load
+// generator (loadConn) writes requests built beforehand and parses answers
+// minimally, so that it takes little from the service's CPUs.
+//
+// It reports the rate achieved; the latency percentiles; send-lag-p99-µs,
+// the 99th percentile of how late the generator sent a request (its timers
+// and a busy connection), which is part of the latency; the CPU time the
 // process spent per decision (client and service share the process and the
-// machine's CPUs, so this counts both), and server-p99-µs: the upper bound
-// of the service's own latency histogram bucket that holds its 99th
-// percentile (the time from reading a request to having written its answer).
-// Run it as
+// machine's CPUs, so this counts both); and server-p99-µs: the upper bound of
+// the service's own latency histogram bucket that holds its 99th percentile
+// (from reading a request to having written its answer). Every answer must be
+// a 200 that allows the step (every step is legal). Run it as
 //
 //	go test ./cmd -run '^$' -bench 'BenchmarkServe$' -benchtime 20000x -count 5
 //
@@ -53,92 +62,111 @@ func BenchmarkServe(b *testing.B) {
 }
 
 func benchServe(b *testing.B, rate int) {
-	const workers, sessions = 64, 2000
+	const conns, sessions = 64, 2000
 	var ls *liveServer
 	base := os.Getenv("FSMINE_SERVE_URL")
 	if base == "" {
 		ls = startServe(b, serveOptions{maxSessions: 100000})
 		base = ls.url
 	}
-	// sessions are named per run so that runs against one external service
-	// do not meet each other's sessions
-	run := time.Now().UnixNano()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers}}
+	u, err := url.Parse(base)
+	if err != nil {
+		b.Fatal(err)
+	}
 	// request i is step i/sessions%7 of session i%sessions in round
 	// i/(sessions*7): a session's steps are sessions requests apart, so
-	// they never overtake one another
+	// they never overtake one another; sessions are named per run so that
+	// runs against one external service do not meet each other's sessions
+	run := time.Now().UnixNano()
 	bodies := make([][]byte, len(benchFlow))
 	for i, s := range benchFlow {
 		bodies[i] = []byte(fmt.Sprintf(`{"event":%q,"next":%q}`, s[0], s[1]))
 	}
-	lat := make([]time.Duration, b.N)
+	reqs := make([][]byte, b.N)
+	for i := range reqs {
+		id := fmt.Sprintf("bench-%d-%d-%d", run, i%sessions, i/(sessions*len(benchFlow)))
+		reqs[i] = stepRequestBytes(u.Host, id, bodies[i/sessions%len(benchFlow)])
+	}
+	lcs := make([]*loadConn, conns)
+	for w := range lcs {
+		if lcs[w], err = dialLoad(base); err != nil {
+			b.Fatal(err)
+		}
+		defer lcs[w].Close()
+	}
+	lat := make([]time.Duration, b.N) // intended send -> answer read
+	lag := make([]time.Duration, b.N) // intended send -> sent
 	var (
+		denied atomic.Int64
 		mu     sync.Mutex
-		denied int
 		failed error
 	)
-	// rate=N: worker w sends requests w, w+workers, ... each at its own time
-	// t0 + i/N, so that requests leave evenly spaced, not in bursts;
-	// rate=max: the workers take the next request as soon as they are free
+	// rate=N: a pacer hands each request to the connections when it is due,
+	// and the first free connection sends it; rate=max: every request is
+	// due at once, and each connection takes the next as soon as it is free
 	var (
-		next     atomic.Int64
 		t0       time.Time
 		interval time.Duration
 	)
 	if rate > 0 {
 		interval = time.Second / time.Duration(rate)
 	}
-	do := func(i int) {
-		url := fmt.Sprintf("%s/v1/sessions/bench-%d-%d-%d/steps", base, run, i%sessions, i/(sessions*len(benchFlow)))
-		body := bodies[i/sessions%len(benchFlow)]
-		start := time.Now()
-		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
-		if err == nil {
-			var data []byte
-			data, err = io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err == nil && resp.StatusCode != 200 {
-				err = fmt.Errorf("status %d: %s", resp.StatusCode, data)
-			}
-			if err == nil && !bytes.Contains(data, []byte(`"allowed":true`)) {
-				mu.Lock()
-				denied++
-				mu.Unlock()
-			}
+	work := make(chan int, b.N)
+	do := func(lc *loadConn, i int) error {
+		due := t0.Add(time.Duration(i) * interval)
+		sent := time.Now()
+		if rate <= 0 {
+			due = sent
 		}
-		lat[i] = time.Since(start)
+		status, body, err := lc.roundTrip(reqs[i])
+		lat[i] = time.Since(due)
+		lag[i] = sent.Sub(due)
 		if err != nil {
-			mu.Lock()
-			failed = err
-			mu.Unlock()
+			return err
 		}
+		if status != 200 {
+			return fmt.Errorf("status %d: %s", status, body)
+		}
+		if !bytes.Contains(body, []byte(`"allowed":true`)) {
+			denied.Add(1)
+		}
+		return nil
 	}
 	start := make(chan struct{})
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for _, lc := range lcs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			if rate <= 0 {
-				for i := int(next.Add(1)) - 1; i < b.N; i = int(next.Add(1)) - 1 {
-					do(i)
+			for i := range work {
+				if err := do(lc, i); err != nil {
+					mu.Lock()
+					failed = err
+					mu.Unlock()
+					return
 				}
-				return
-			}
-			for i := w; i < b.N; i += workers {
-				if d := time.Until(t0.Add(time.Duration(i) * interval)); d > 0 {
-					time.Sleep(d)
-				}
-				do(i)
 			}
 		}()
+	}
+	if rate <= 0 {
+		for i := range b.N {
+			work <- i
+		}
+		close(work)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	t0 = time.Now()
 	close(start)
+	if rate > 0 {
+		for i := range b.N {
+			sleepUntil(t0.Add(time.Duration(i) * interval))
+			work <- i
+		}
+		close(work)
+	}
 	wg.Wait()
 	elapsed := time.Since(t0)
 	cpu := cpuTime() - cpu0
@@ -146,31 +174,34 @@ func benchServe(b *testing.B, rate int) {
 	if failed != nil {
 		b.Fatal(failed)
 	}
-	if denied > 0 {
-		b.Fatalf("%d of %d legal steps denied", denied, b.N)
+	if n := denied.Load(); n > 0 {
+		b.Fatalf("%d of %d legal steps denied", n, b.N)
 	}
-	serverP99 := serverP99(b, client, base)
+	serverP99 := serverP99(b, base)
 	if ls != nil {
 		if err := ls.stop(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	pct := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds())
-	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "decisions/s")
-	b.ReportMetric(pct(0.50), "p50-µs")
-	b.ReportMetric(pct(0.99), "p99-µs")
-	b.ReportMetric(pct(0.999), "p999-µs")
+	b.ReportMetric(percentileµs(lat, 0.50), "p50-µs")
+	b.ReportMetric(percentileµs(lat, 0.99), "p99-µs")
+	b.ReportMetric(percentileµs(lat, 0.999), "p999-µs")
+	b.ReportMetric(percentileµs(lag, 0.99), "send-lag-p99-µs")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/decision")
 	b.ReportMetric(serverP99, "server-p99-µs")
 }
 
+// percentileµs sorts d and returns its p-th quantile (0 < p < 1) in µs.
+func percentileµs(d []time.Duration, p float64) float64 {
+	slices.Sort(d)
+	return float64(d[min(len(d)-1, int(p*float64(len(d))))].Microseconds())
+}
+
 // serverP99 reads the service's decision latency histogram and returns the
 // upper bound, in µs, of the bucket holding its 99th percentile.
-func serverP99(b *testing.B, client *http.Client, base string) float64 {
-	resp, err := client.Get(base + "/metrics")
+func serverP99(b *testing.B, base string) float64 {
+	resp, err := http.Get(base + "/metrics")
 	if err != nil {
 		b.Fatal(err)
 	}
