@@ -300,6 +300,11 @@ type discardResponse struct {
 	code int
 }
 
-func (d *discardResponse) Header() http.Header         { return d.h }
-func (d *discardResponse) Write(p []byte) (int, error) { return len(p), nil }
-func (d *discardResponse) WriteHeader(code int)        { d.code = code }
+func (d *discardResponse) Header() http.Header { return d.h }
+func (d *discardResponse) Write(p []byte) (int, error) {
+	if d.code == 0 {
+		d.code = http.StatusOK // as net/http does
+	}
+	return len(p), nil
+}
+func (d *discardResponse) WriteHeader(code int) { d.code = code }
