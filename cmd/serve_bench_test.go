@@ -92,7 +92,6 @@ func benchServe(b *testing.B, rate int) {
 		if lcs[w], err = dialLoad(base); err != nil {
 			b.Fatal(err)
 		}
-		defer lcs[w].Close()
 	}
 	lat := make([]time.Duration, b.N) // intended send -> answer read
 	lag := make([]time.Duration, b.N) // intended send -> sent
@@ -101,59 +100,111 @@ func benchServe(b *testing.B, rate int) {
 		mu     sync.Mutex
 		failed error
 	)
-	// rate=N: a pacer hands each request to the connections when it is due,
-	// and the first free connection sends it; rate=max: every request is
-	// due at once, and each connection takes the next as soon as it is free
+	// rate=N: a pacer sends each request when it is due on a free
+	// connection, whose reader then waits for the answer; rate=max: each
+	// connection sends the next request as soon as it has its answer
 	var (
 		t0       time.Time
 		interval time.Duration
+		next     atomic.Int64
+		answered sync.WaitGroup
 	)
 	if rate > 0 {
 		interval = time.Second / time.Duration(rate)
 	}
-	work := make(chan int, b.N)
-	do := func(lc *loadConn, i int) error {
-		due := t0.Add(time.Duration(i) * interval)
-		sent := time.Now()
-		if rate <= 0 {
-			due = sent
-		}
-		status, body, err := lc.roundTrip(reqs[i])
-		lat[i] = time.Since(due)
-		lag[i] = sent.Sub(due)
-		if err != nil {
-			return err
-		}
+	answered.Add(b.N)
+	check := func(i int, status int, body []byte) error {
 		if status != 200 {
-			return fmt.Errorf("status %d: %s", status, body)
+			return fmt.Errorf("request %d: status %d: %s", i, status, body)
 		}
 		if !bytes.Contains(body, []byte(`"allowed":true`)) {
 			denied.Add(1)
 		}
 		return nil
 	}
+	abort := make(chan struct{}) // closed on the first failure, and at the end
+	var stopOnce sync.Once
+	stop := func() { stopOnce.Do(func() { close(abort) }) }
+	fail := func(err error) {
+		mu.Lock()
+		if failed == nil {
+			failed = err
+		}
+		mu.Unlock()
+		stop()
+	}
+	free := make(chan *loadConn, conns)
+	pending := make(map[*loadConn]chan int, conns)
 	start := make(chan struct{})
-	var wg sync.WaitGroup
+	var readers sync.WaitGroup
 	for _, lc := range lcs {
-		wg.Add(1)
+		free <- lc
+		pending[lc] = make(chan int, 1)
+		readers.Add(1)
 		go func() {
-			defer wg.Done()
+			defer readers.Done()
 			<-start
-			for i := range work {
-				if err := do(lc, i); err != nil {
-					mu.Lock()
-					failed = err
-					mu.Unlock()
+			if rate <= 0 {
+				for i := int(next.Add(1)) - 1; i < b.N; i = int(next.Add(1)) - 1 {
+					sent := time.Now()
+					status, body, err := lc.roundTrip(reqs[i])
+					lat[i] = time.Since(sent)
+					if err == nil {
+						err = check(i, status, body)
+					}
+					if err != nil {
+						fail(err)
+						return
+					}
+					answered.Done()
+				}
+				return
+			}
+			// the request is pending before it is sent, so the reader
+			// can wait for its answer already
+			for {
+				status, body, err := lc.read()
+				if err != nil {
+					select {
+					case <-abort: // the benchmark is over
+					default:
+						fail(err)
+					}
 					return
 				}
+				var i int
+				select {
+				case i = <-pending[lc]:
+				case <-abort:
+					return
+				}
+				lat[i] = time.Since(t0.Add(time.Duration(i) * interval))
+				if err := check(i, status, body); err != nil {
+					fail(err)
+					return
+				}
+				free <- lc
+				answered.Done()
 			}
 		}()
 	}
-	if rate <= 0 {
+	pace := func() {
 		for i := range b.N {
-			work <- i
+			due := t0.Add(time.Duration(i) * interval)
+			sleepUntil(due)
+			var lc *loadConn
+			select {
+			case lc = <-free:
+			case <-abort:
+				return
+			}
+			lag[i] = time.Since(due)
+			pending[lc] <- i
+			if err := lc.send(reqs[i]); err != nil {
+				fail(err)
+				return
+			}
 		}
-		close(work)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -161,16 +212,22 @@ func benchServe(b *testing.B, rate int) {
 	t0 = time.Now()
 	close(start)
 	if rate > 0 {
-		for i := range b.N {
-			sleepUntil(t0.Add(time.Duration(i) * interval))
-			work <- i
-		}
-		close(work)
+		pace()
 	}
-	wg.Wait()
+	done := make(chan struct{})
+	go func() { answered.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-abort:
+	}
 	elapsed := time.Since(t0)
 	cpu := cpuTime() - cpu0
 	b.StopTimer()
+	stop() // what the readers still wait for is no answer
+	for _, lc := range lcs {
+		lc.Close()
+	}
+	readers.Wait()
 	if failed != nil {
 		b.Fatal(failed)
 	}

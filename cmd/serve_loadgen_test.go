@@ -59,9 +59,21 @@ func stepRequestBytes(host, id string, body []byte) []byte {
 // roundTrip writes req and reads the answer: its status and its body, which
 // stays valid until the next call.
 func (lc *loadConn) roundTrip(req []byte) (int, []byte, error) {
-	if _, err := lc.c.Write(req); err != nil {
+	if err := lc.send(req); err != nil {
 		return 0, nil, err
 	}
+	return lc.read()
+}
+
+// send writes req.
+func (lc *loadConn) send(req []byte) error {
+	_, err := lc.c.Write(req)
+	return err
+}
+
+// read reads an answer: its status and its body, which stays valid until the
+// next call.
+func (lc *loadConn) read() (int, []byte, error) {
 	line, err := lc.r.ReadSlice('\n')
 	if err != nil {
 		return 0, nil, err
