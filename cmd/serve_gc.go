@@ -33,25 +33,33 @@ func tuneServeGC() (stop func()) {
 	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
+	// until the first collection the live heap reads 0: take the heap's
+	// objects, live or not, as the estimate then
+	sample := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	live := func() uint64 {
+		rtmetrics.Read(sample)
+		if n := sample[0].Value.Uint64(); n > 0 {
+			return n
+		}
+		return sample[1].Value.Uint64()
+	}
+	set := gcPercentFor(live())
+	percent := debug.SetGCPercent(set)
 	go func() {
 		defer close(finished)
-		sample := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		percent := debug.SetGCPercent(100)
 		defer debug.SetGCPercent(percent)
-		set := 100
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
-			rtmetrics.Read(sample)
-			// a change under an eighth is not worth telling the runtime
-			if p := gcPercentFor(sample[0].Value.Uint64()); p > set+set/8 || p < set-set/8 {
-				set = p
-				debug.SetGCPercent(p)
-			}
 			select {
 			case <-done:
 				return
 			case <-t.C:
+			}
+			// a change under an eighth is not worth telling the runtime
+			if p := gcPercentFor(live()); p > set+set/8 || p < set-set/8 {
+				set = p
+				debug.SetGCPercent(p)
 			}
 		}
 	}()
