@@ -188,10 +188,18 @@ func benchServe(b *testing.B, rate int) {
 			}
 		}()
 	}
+	pc, err := newPacer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pc.Close()
 	pace := func() {
 		for i := range b.N {
 			due := t0.Add(time.Duration(i) * interval)
-			sleepUntil(due)
+			if err := pc.sleepUntil(due); err != nil {
+				fail(err)
+				return
+			}
 			var lc *loadConn
 			select {
 			case lc = <-free:
