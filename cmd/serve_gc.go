@@ -19,8 +19,8 @@ import (
 // machine, and a mark phase that takes a quarter of the CPUs) lands in the
 // latency tail of the requests it meets. With 64 MiB of headroom it runs
 // every few seconds instead; the price is at most 64 MiB more memory than
-// the default, and nothing once the live heap passes 64 MiB (about 30,000
-// sessions).
+// the default, and nothing once the live heap passes 64 MiB (tens of
+// thousands of sessions).
 const gcHeadroom = 64 << 20
 
 // tuneServeGC keeps the collector's target about gcHeadroom above the live
