@@ -88,7 +88,8 @@ type GuardOptions struct {
 	// event and next as given, while the session is locked: calls for one
 	// session come in step order. It must not call back into the guard and
 	// should return quickly (it holds up the session's shard).
-	OnDecision func(d *Decision, event, next string)
+	// The decision comes by value so that Step's copy stays on its stack.
+	OnDecision func(d Decision, event, next string)
 }
 
 // GuardStats counts a guard's sessions.
@@ -142,7 +143,7 @@ type Guard struct {
 	ttl      time.Duration
 	history  int
 	now      func() time.Time
-	observe  func(d *Decision, event, next string)
+	observe  func(d Decision, event, next string)
 	reloadMu sync.Mutex
 
 	live, created, expired, evicted, ended, dropped, remapped atomic.Int64
@@ -502,7 +503,7 @@ func (g *Guard) Step(id, event, next string) Decision {
 		}
 	}
 	if g.observe != nil {
-		g.observe(&d, event, next)
+		g.observe(d, event, next)
 	}
 	return d
 }

@@ -6,8 +6,9 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,15 +27,23 @@ var benchFlow = [][2]string{
 }
 
 // BenchmarkServe measures the real service over loopback HTTP with the
-// decision log on: rate=N sends N steps a second (open loop: requests leave
-// on schedule whether or not earlier ones are answered, evenly spaced over 64
-// workers and connections); rate=max keeps 64 requests in flight. It reports the rate
-// achieved, the client-side latency percentiles, and the CPU time the
+// decision log on: rate=N sends N steps a second, open loop: request i is due
+// at t0 + i/N whether or not earlier ones are answered, and its latency runs
+// from that intended time to its answer's last byte, so that a stall counts
+// against every request it delays (no coordinated omission). Requests go
+// round-robin over 64 keep-alive connections, one in flight on each;
+// rate=max keeps all 64 busy and times each request from its send. The load
+// generator (loadConn) writes requests built beforehand and parses answers
+// minimally, so that it takes little from the service's CPUs.
+//
+// It reports the rate achieved; the latency percentiles; send-lag-p99-µs,
+// the 99th percentile of how late the generator sent a request (its timers
+// and a busy connection), which is part of the latency; the CPU time the
 // process spent per decision (client and service share the process and the
-// machine's CPUs, so this counts both), and server-p99-µs: the upper bound
-// of the service's own latency histogram bucket that holds its 99th
-// percentile (the time from reading a request to having written its answer).
-// Run it as
+// machine's CPUs, so this counts both); and server-p99-µs: the upper bound of
+// the service's own latency histogram bucket that holds its 99th percentile
+// (from reading a request to having written its answer). Every answer must be
+// a 200 that allows the step (every step is legal). Run it as
 //
 //	go test ./cmd -run '^$' -bench 'BenchmarkServe$' -benchtime 20000x -count 5
 //
@@ -53,124 +62,211 @@ func BenchmarkServe(b *testing.B) {
 }
 
 func benchServe(b *testing.B, rate int) {
-	const workers, sessions = 64, 2000
+	const conns, sessions = 64, 2000
 	var ls *liveServer
 	base := os.Getenv("FSMINE_SERVE_URL")
 	if base == "" {
 		ls = startServe(b, serveOptions{maxSessions: 100000})
 		base = ls.url
 	}
-	// sessions are named per run so that runs against one external service
-	// do not meet each other's sessions
-	run := time.Now().UnixNano()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers}}
+	u, err := url.Parse(base)
+	if err != nil {
+		b.Fatal(err)
+	}
 	// request i is step i/sessions%7 of session i%sessions in round
 	// i/(sessions*7): a session's steps are sessions requests apart, so
-	// they never overtake one another
+	// they never overtake one another; sessions are named per run so that
+	// runs against one external service do not meet each other's sessions
+	run := time.Now().UnixNano()
 	bodies := make([][]byte, len(benchFlow))
 	for i, s := range benchFlow {
 		bodies[i] = []byte(fmt.Sprintf(`{"event":%q,"next":%q}`, s[0], s[1]))
 	}
-	lat := make([]time.Duration, b.N)
+	reqs := make([][]byte, b.N)
+	for i := range reqs {
+		id := fmt.Sprintf("bench-%d-%d-%d", run, i%sessions, i/(sessions*len(benchFlow)))
+		reqs[i] = stepRequestBytes(u.Host, id, bodies[i/sessions%len(benchFlow)])
+	}
+	lcs := make([]*loadConn, conns)
+	for w := range lcs {
+		if lcs[w], err = dialLoad(base); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lat := make([]time.Duration, b.N) // intended send -> answer read
+	lag := make([]time.Duration, b.N) // intended send -> sent
 	var (
+		denied atomic.Int64
 		mu     sync.Mutex
-		denied int
 		failed error
 	)
-	// rate=N: worker w sends requests w, w+workers, ... each at its own time
-	// t0 + i/N, so that requests leave evenly spaced, not in bursts;
-	// rate=max: the workers take the next request as soon as they are free
+	// rate=N: a pacer sends each request when it is due on a free
+	// connection, whose reader then waits for the answer; rate=max: each
+	// connection sends the next request as soon as it has its answer
 	var (
-		next     atomic.Int64
 		t0       time.Time
 		interval time.Duration
+		next     atomic.Int64
+		answered sync.WaitGroup
 	)
 	if rate > 0 {
 		interval = time.Second / time.Duration(rate)
 	}
-	do := func(i int) {
-		url := fmt.Sprintf("%s/v1/sessions/bench-%d-%d-%d/steps", base, run, i%sessions, i/(sessions*len(benchFlow)))
-		body := bodies[i/sessions%len(benchFlow)]
-		start := time.Now()
-		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
-		if err == nil {
-			var data []byte
-			data, err = io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err == nil && resp.StatusCode != 200 {
-				err = fmt.Errorf("status %d: %s", resp.StatusCode, data)
-			}
-			if err == nil && !bytes.Contains(data, []byte(`"allowed":true`)) {
-				mu.Lock()
-				denied++
-				mu.Unlock()
-			}
+	answered.Add(b.N)
+	check := func(i int, status int, body []byte) error {
+		if status != 200 {
+			return fmt.Errorf("request %d: status %d: %s", i, status, body)
 		}
-		lat[i] = time.Since(start)
-		if err != nil {
-			mu.Lock()
-			failed = err
-			mu.Unlock()
+		if !bytes.Contains(body, []byte(`"allowed":true`)) {
+			denied.Add(1)
 		}
+		return nil
 	}
+	abort := make(chan struct{}) // closed on the first failure, and at the end
+	var stopOnce sync.Once
+	stop := func() { stopOnce.Do(func() { close(abort) }) }
+	fail := func(err error) {
+		mu.Lock()
+		if failed == nil {
+			failed = err
+		}
+		mu.Unlock()
+		stop()
+	}
+	free := make(chan *loadConn, conns)
+	pending := make(map[*loadConn]chan int, conns)
 	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
+	var readers sync.WaitGroup
+	for _, lc := range lcs {
+		free <- lc
+		pending[lc] = make(chan int, 1)
+		readers.Add(1)
 		go func() {
-			defer wg.Done()
+			defer readers.Done()
 			<-start
 			if rate <= 0 {
 				for i := int(next.Add(1)) - 1; i < b.N; i = int(next.Add(1)) - 1 {
-					do(i)
+					sent := time.Now()
+					status, body, err := lc.roundTrip(reqs[i])
+					lat[i] = time.Since(sent)
+					if err == nil {
+						err = check(i, status, body)
+					}
+					if err != nil {
+						fail(err)
+						return
+					}
+					answered.Done()
 				}
 				return
 			}
-			for i := w; i < b.N; i += workers {
-				if d := time.Until(t0.Add(time.Duration(i) * interval)); d > 0 {
-					time.Sleep(d)
+			// the request is pending before it is sent, so the reader
+			// can wait for its answer already
+			for {
+				status, body, err := lc.read()
+				if err != nil {
+					select {
+					case <-abort: // the benchmark is over
+					default:
+						fail(err)
+					}
+					return
 				}
-				do(i)
+				var i int
+				select {
+				case i = <-pending[lc]:
+				case <-abort:
+					return
+				}
+				lat[i] = time.Since(t0.Add(time.Duration(i) * interval))
+				if err := check(i, status, body); err != nil {
+					fail(err)
+					return
+				}
+				free <- lc
+				answered.Done()
 			}
 		}()
+	}
+	pc, err := newPacer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pc.Close()
+	pace := func() {
+		for i := range b.N {
+			due := t0.Add(time.Duration(i) * interval)
+			if err := pc.sleepUntil(due); err != nil {
+				fail(err)
+				return
+			}
+			var lc *loadConn
+			select {
+			case lc = <-free:
+			case <-abort:
+				return
+			}
+			lag[i] = time.Since(due)
+			pending[lc] <- i
+			if err := lc.send(reqs[i]); err != nil {
+				fail(err)
+				return
+			}
+		}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	t0 = time.Now()
 	close(start)
-	wg.Wait()
+	if rate > 0 {
+		pace()
+	}
+	done := make(chan struct{})
+	go func() { answered.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-abort:
+	}
 	elapsed := time.Since(t0)
 	cpu := cpuTime() - cpu0
 	b.StopTimer()
+	stop() // what the readers still wait for is no answer
+	for _, lc := range lcs {
+		lc.Close()
+	}
+	readers.Wait()
 	if failed != nil {
 		b.Fatal(failed)
 	}
-	if denied > 0 {
-		b.Fatalf("%d of %d legal steps denied", denied, b.N)
+	if n := denied.Load(); n > 0 {
+		b.Fatalf("%d of %d legal steps denied", n, b.N)
 	}
-	serverP99 := serverP99(b, client, base)
+	serverP99 := serverP99(b, base)
 	if ls != nil {
 		if err := ls.stop(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	pct := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds())
-	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "decisions/s")
-	b.ReportMetric(pct(0.50), "p50-µs")
-	b.ReportMetric(pct(0.99), "p99-µs")
-	b.ReportMetric(pct(0.999), "p999-µs")
+	b.ReportMetric(percentileµs(lat, 0.50), "p50-µs")
+	b.ReportMetric(percentileµs(lat, 0.99), "p99-µs")
+	b.ReportMetric(percentileµs(lat, 0.999), "p999-µs")
+	b.ReportMetric(percentileµs(lag, 0.99), "send-lag-p99-µs")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/decision")
 	b.ReportMetric(serverP99, "server-p99-µs")
 }
 
+// percentileµs sorts d and returns its p-th quantile (0 < p < 1) in µs.
+func percentileµs(d []time.Duration, p float64) float64 {
+	slices.Sort(d)
+	return float64(d[min(len(d)-1, int(p*float64(len(d))))].Microseconds())
+}
+
 // serverP99 reads the service's decision latency histogram and returns the
 // upper bound, in µs, of the bucket holding its 99th percentile.
-func serverP99(b *testing.B, client *http.Client, base string) float64 {
-	resp, err := client.Get(base + "/metrics")
+func serverP99(b *testing.B, base string) float64 {
+	resp, err := http.Get(base + "/metrics")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -269,6 +365,11 @@ type discardResponse struct {
 	code int
 }
 
-func (d *discardResponse) Header() http.Header         { return d.h }
-func (d *discardResponse) Write(p []byte) (int, error) { return len(p), nil }
-func (d *discardResponse) WriteHeader(code int)        { d.code = code }
+func (d *discardResponse) Header() http.Header { return d.h }
+func (d *discardResponse) Write(p []byte) (int, error) {
+	if d.code == 0 {
+		d.code = http.StatusOK // as net/http does
+	}
+	return len(p), nil
+}
+func (d *discardResponse) WriteHeader(code int) { d.code = code }

@@ -1,0 +1,113 @@
+package cmd
+
+import (
+	"bytes"
+	"math"
+	"testing"
+
+	"github.com/goccy/go-json"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+func TestAppendDecision(t *testing.T) {
+	moves := []automaton.MoveOption{
+		{Event: "ok", To: "s3", Label: "get_order_details", Prob: 0.75},
+		{Event: "error", To: "s4", Label: "transfer_to_human_agents", Prob: 0.25, Rare: true},
+	}
+	tests := []struct {
+		name string
+		d    automaton.Decision
+	}{
+		{"allowed", automaton.Decision{Session: "s1", Step: 3, Allowed: true, State: "s3", Label: "get_order_details", Prob: 0.5, NextMoves: moves}},
+		{"no moves", automaton.Decision{Session: "s1", State: "__end__", Label: "__end__", NextMoves: []automaton.MoveOption{}}},
+		{"nil moves", automaton.Decision{Session: "s1"}},
+		{"denied with fallback", automaton.Decision{Session: "s2", Step: 12, Reason: automaton.ReasonWatchdog, State: "s9", Label: "escalate", Rare: true, Prob: 1,
+			Fallback: &automaton.Fallback{Event: "timeout", To: "s9", Label: "escalate"}}},
+		{"fallback without label", automaton.Decision{Fallback: &automaton.Fallback{To: "s9"}}},
+		{"strings to escape", automaton.Decision{Session: "a\"b\\c\n\t\x01<x>&y\u2028é\xff", State: "<&>", Label: "Q&A",
+			NextMoves: []automaton.MoveOption{{Event: "a&b", To: "<s>", Label: "\x7f"}}}},
+		{"floats", automaton.Decision{Prob: 1e-7, NextMoves: []automaton.MoveOption{
+			{Prob: 0.1}, {Prob: 1.0 / 3}, {Prob: 1e21}, {Prob: 123456789.125}, {Prob: -0.000001}, {Prob: math.SmallestNonzeroFloat64}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := json.Marshal(&tt.d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendDecision(nil, &tt.d); !bytes.Equal(got, want) {
+				t.Errorf("appendDecision =\n%s\nwant (json.Marshal)\n%s", got, want)
+			}
+		})
+	}
+}
+
+// checkParseStep fails when parseStep accepts body and reads it otherwise
+// than decodeStep does.
+func checkParseStep(t *testing.T, body string) (accepted bool) {
+	t.Helper()
+	event, next, ok := parseStep([]byte(body), names{})
+	if !ok {
+		return false
+	}
+	req, err := decodeStep([]byte(body))
+	if err != nil {
+		t.Fatalf("parseStep(%q) accepted what decodeStep refuses: %v", body, err)
+	}
+	if event != *req.Event || next != *req.Next {
+		t.Fatalf("parseStep(%q) = %q, %q; decodeStep reads %q, %q", body, event, next, *req.Event, *req.Next)
+	}
+	return true
+}
+
+func TestParseStep(t *testing.T) {
+	tests := []struct {
+		body   string
+		accept bool // by the fast path; the others go to decodeStep
+	}{
+		{`{"event":"ok","next":"get_order_details"}`, true},
+		{`{"next":"agent_msg"}`, true},
+		{` { "next" : "a" , "event" : "" } ` + "\n", true},
+		{"{\t\"event\":\"x y\",\r\n\"next\":\"z\"}", true},
+		{`{"event":"ok","next":""}`, false},
+		{`{"event":"ok"}`, false},
+		{`{}`, false},
+		{``, false},
+		{`{"next":"a","next":"b"}`, false},
+		{`{"Next":"a"}`, false},
+		{`{"next":"a","other":"b"}`, false},
+		{`{"next":"a\"b"}`, false},
+		{`{"next":"é"}`, false},
+		{`{"next":null}`, false},
+		{`{"next":1}`, false},
+		{`{"next":"a"}{"next":"b"}`, false},
+		{`{"next":"a"} x`, false},
+		{`{"next":"a",}`, false},
+		{`{"next":"a"`, false},
+		{`["next","a"]`, false},
+	}
+	for _, tt := range tests {
+		if got := checkParseStep(t, tt.body); got != tt.accept {
+			t.Errorf("parseStep(%q) accepted = %v, want %v", tt.body, got, tt.accept)
+		}
+	}
+}
+
+func TestParseStepInterns(t *testing.T) {
+	n := names{"get_order_details": "get_order_details", "ok": "ok"}
+	body := []byte(`{"event":"ok","next":"get_order_details"}`)
+	allocs := testing.AllocsPerRun(100, func() { parseStep(body, n) })
+	if allocs != 0 {
+		t.Errorf("parseStep of known names: %v allocations, want 0", allocs)
+	}
+}
+
+func FuzzParseStep(f *testing.F) {
+	for _, s := range []string{`{"event":"ok","next":"get_order_details"}`, `{"next":"a"}`, ` {"next" :"a","event":""} `, `{"next":"a","next":"b"}`, `{"next":"\u00e9"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		checkParseStep(t, body)
+	})
+}
