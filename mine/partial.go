@@ -47,8 +47,15 @@ type partialSession struct {
 	Visits [][3]any `json:"v"`
 }
 
-// WritePartial writes the log as a partial result (see PartialSchema).
+// errStreamed refuses a log read streaming where its sessions are needed.
+var errStreamed = errors.New("the log was read streaming and holds no sessions (read it with ReadOptions.Stream off)")
+
+// WritePartial writes the log as a partial result (see PartialSchema). It
+// refuses a streamed log, which holds no sessions.
 func (lg *Log) WritePartial(w io.Writer) error {
+	if lg.Streamed {
+		return errStreamed
+	}
 	zw := gzip.NewWriter(w)
 	bw := bufio.NewWriterSize(zw, 64<<10)
 	h := partialHeader{
@@ -166,6 +173,9 @@ func MergeLogs(logs []*Log, names []string) (*Log, error) {
 	out.Fields, out.Rules = logs[0].Fields, logs[0].Rules
 	owner := map[string]int{}
 	for i, lg := range logs {
+		if lg.Streamed {
+			return nil, fmt.Errorf("%s: %w", names[i], errStreamed)
+		}
 		if !sameFields(lg.Fields, out.Fields) {
 			return nil, fmt.Errorf("%s and %s were read with different --field maps", names[0], names[i])
 		}

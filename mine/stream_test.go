@@ -2,6 +2,7 @@ package mine
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -179,5 +180,23 @@ func TestDwellHist(t *testing.T) {
 	}
 	if n, most := len(d.h.bins), 2048+1024*int(math.Ceil(math.Log2(slices.Max(dense)*1e3/2048))); n > most {
 		t.Errorf("dense: %d bins, want at most %d", n, most)
+	}
+}
+
+// TestStreamedLogHoldsNoSessions: a streamed log cannot be written as a
+// partial result or merged, which need its sessions.
+func TestStreamedLogHoldsNoSessions(t *testing.T) {
+	lg, err := Read([]Input{memInput("a.jsonl", sessionsJSONL("a:ok b:done"))}, ReadOptions{Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lg.WritePartial(io.Discard); !errors.Is(err, errStreamed) {
+		t.Errorf("WritePartial: %v, want %v", err, errStreamed)
+	}
+	if _, err := MergeLogs([]*Log{lg}, []string{"a"}); !errors.Is(err, errStreamed) {
+		t.Errorf("MergeLogs: %v, want %v", err, errStreamed)
+	}
+	if n := lg.NumSessions(); n != 1 {
+		t.Errorf("NumSessions = %d, want 1", n)
 	}
 }
