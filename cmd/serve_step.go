@@ -208,16 +208,19 @@ func appendDecision(b []byte, d *automaton.Decision) []byte {
 	return append(b, '}')
 }
 
-// appendJSONString appends s as a JSON string as json.Marshal writes it:
-// mine.AppendJSONString's escapes, and <, > and & escaped too.
+// appendJSONString appends s as a JSON string as json.Marshal (go-json)
+// writes it: mine.AppendJSONString's escapes (which are encoding/json's),
+// but <, > and & escaped too, and backspace and form feed as \u0008 and
+// \u000c rather than \b and \f.
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
-	if !strings.ContainsAny(s, "<>&") {
+	const own = "<>&\b\f"
+	if !strings.ContainsAny(s, own) {
 		return mine.AppendJSONString(b, s)
 	}
 	b = append(b, '"')
 	for {
-		i := strings.IndexAny(s, "<>&")
+		i := strings.IndexAny(s, own)
 		seg := s
 		if i >= 0 {
 			seg = s[:i]

@@ -25,7 +25,7 @@ func TestAppendDecision(t *testing.T) {
 		{"denied with fallback", automaton.Decision{Session: "s2", Step: 12, Reason: automaton.ReasonWatchdog, State: "s9", Label: "escalate", Rare: true, Prob: 1,
 			Fallback: &automaton.Fallback{Event: "timeout", To: "s9", Label: "escalate"}}},
 		{"fallback without label", automaton.Decision{Fallback: &automaton.Fallback{To: "s9"}}},
-		{"strings to escape", automaton.Decision{Session: "a\"b\\c\n\t\x01<x>&y\u2028é\xff", State: "<&>", Label: "Q&A",
+		{"strings to escape", automaton.Decision{Session: "a\"b\\c\n\t\x01\b\f<x>&y\u2028é\xff", State: "<&>", Label: "Q&A",
 			NextMoves: []automaton.MoveOption{{Event: "a&b", To: "<s>", Label: "\x7f"}}}},
 		{"floats", automaton.Decision{Prob: 1e-7, NextMoves: []automaton.MoveOption{
 			{Prob: 0.1}, {Prob: 1.0 / 3}, {Prob: 1e21}, {Prob: 123456789.125}, {Prob: -0.000001}, {Prob: math.SmallestNonzeroFloat64}}}},
