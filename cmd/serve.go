@@ -72,7 +72,7 @@ form (session_id, step, node, event, ts, verdict) that fsmine build reads.
 Unless GOGC is set, serve lets about 64 MiB of garbage gather between
 garbage collections while its live heap is smaller than that (Go's default
 collects whenever the heap has doubled): fewer collections keep them out of
-the latency tail, for at most 64 MiB more memory.
+the latency tail, for about 64 MiB more memory.
 
 Exit status: 0 after a clean shutdown (or a good --check); 2 trouble (bad
 flags, unreadable model or policy, the address is taken).`,

@@ -18,7 +18,7 @@ import (
 // (two stop-the-world pauses, which take milliseconds on a busy 2-core
 // machine, and a mark phase that takes a quarter of the CPUs) lands in the
 // latency tail of the requests it meets. With 64 MiB of headroom it runs
-// every few seconds instead; the price is at most 64 MiB more memory than
+// every few seconds instead; the price is about 64 MiB more memory than
 // the default, and nothing once the live heap passes 64 MiB (tens of
 // thousands of sessions).
 const gcHeadroom = 64 << 20
@@ -33,15 +33,20 @@ func tuneServeGC() (stop func()) {
 	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
-	// until the first collection the live heap reads 0: take the heap's
-	// objects, live or not, as the estimate then
-	sample := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	// The collector's goal is the live heap plus GOGC% of the live heap,
+	// the goroutine stacks and the globals. Until the first collection the
+	// live heap reads 0: take the heap's objects, live or not, then.
+	sample := []rtmetrics.Sample{
+		{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"},
+	}
 	live := func() uint64 {
 		rtmetrics.Read(sample)
-		if n := sample[0].Value.Uint64(); n > 0 {
-			return n
+		n := sample[0].Value.Uint64()
+		if n == 0 {
+			n = sample[1].Value.Uint64()
 		}
-		return sample[1].Value.Uint64()
+		return n + sample[2].Value.Uint64() + sample[3].Value.Uint64()
 	}
 	set := gcPercentFor(live())
 	percent := debug.SetGCPercent(set)
@@ -67,10 +72,14 @@ func tuneServeGC() (stop func()) {
 }
 
 // gcPercentFor returns the GC percentage that puts the collector's target
-// gcHeadroom above a live heap of live bytes, or 100 when that is more.
+// gcHeadroom above a live heap of live bytes (stacks and globals counted
+// in), or 100 when that is more.
 func gcPercentFor(live uint64) int {
 	if live == 0 || live >= gcHeadroom {
 		return 100
 	}
-	return int(100 * gcHeadroom / live)
+	// The runtime never sets its goal under 4 MiB × GOGC/100 (its heap
+	// minimum), which would put the goal past the headroom for a smaller
+	// heap.
+	return int(100 * gcHeadroom / max(live, 4<<20))
 }

@@ -482,3 +482,26 @@ func TestExplicitEndRecord(t *testing.T) {
 		t.Errorf("dropped %d, visits %d; want 1, 2", lg.Dropped, len(lg.Sessions[0].Visits))
 	}
 }
+
+// TestReadDurationOutOfRange: a duration records cannot keep (they hold it
+// as a float32) is a bad line naming the field, not an infinite dwell that
+// the model cannot be written with.
+func TestReadDurationOutOfRange(t *testing.T) {
+	log := `{"session_id":"a","step":0,"node":"x","event":"ok","duration_ms":1e39}
+{"session_id":"a","step":1,"node":"y","event":"ok","duration_ms":3e38}
+`
+	lg, err := Read([]Input{strInput("d.jsonl", log)}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lg.Skipped != 1 || len(lg.Bad) != 1 || lg.Bad[0].Line != 1 || !strings.Contains(lg.Bad[0].Reason, "duration_ms is 1e39, more milliseconds than fsmine keeps") {
+		t.Fatalf("skipped %d, bad %v: want line 1 refused for its duration", lg.Skipped, lg.Bad)
+	}
+	m, err := Build(lg, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Write(io.Discard); err != nil {
+		t.Errorf("writing the model: %v", err)
+	}
+}

@@ -211,6 +211,10 @@ func (p *parser) parse(line []byte, r *rec) error {
 		if err != nil || f < 0 || math.IsInf(f, 0) {
 			return bad("%s is %s, want a number of milliseconds", p.paths[5], v[5].raw)
 		}
+		if f > math.MaxFloat32 {
+			// records keep durations as float32 (see rawStep)
+			return bad("%s is %s, more milliseconds than fsmine keeps (%g)", p.paths[5], v[5].raw, math.MaxFloat32)
+		}
 		r.dur, r.hasDur = f, true
 	case kindMissing, kindNull:
 	default:

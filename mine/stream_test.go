@@ -125,7 +125,7 @@ func buildBytes(t *testing.T, lg *Log) []byte {
 func TestDwellHist(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var prev int32 = math.MinInt32
-	for _, us := range []float64{-5e9, -3000, -2049, -2048, -1, 0, 1, 2047, 2048, 2049, 4095, 4096, 1e6, 123456789, 9e15} {
+	for _, us := range []float64{-1e41, -5e9, -3000, -2049, -2048, -1, 0, 1, 2047, 2048, 2049, 4095, 4096, 1e6, 123456789, 9e15, 1 << 62, 1e19, 3e41} {
 		k := histKey(us / 1e3)
 		if k < prev {
 			t.Errorf("key of %v µs is %d, below the key of a smaller time (%d)", us, k, prev)
@@ -137,11 +137,20 @@ func TestDwellHist(t *testing.T) {
 		}
 	}
 	for i := 0; i < 100000; i++ {
-		us := math.Round(math.Exp(rng.Float64() * 40))
+		us := math.Round(math.Exp(rng.Float64() * 100))
 		v := histValue(histKey(us/1e3)) * 1e3
 		if math.Abs(v-us) > us/1024 {
 			t.Fatalf("%v µs is in a bin that stands for %v µs", us, v)
 		}
+	}
+
+	// Times past 2^62 µs (some 146,000 years: durations can be that long).
+	var d DwellStats
+	for _, ms := range []float64{3e15, 3e16} {
+		d.Add(ms)
+	}
+	if got := d.Summary(); got.P50 != 3e15 || got.P95 != 3e16 || got.Max != 3e16 {
+		t.Errorf("huge times: %+v, want p50 3e15, p95 and max 3e16", got)
 	}
 
 	exact := func(xs []float64, q float64) float64 {
@@ -151,7 +160,7 @@ func TestDwellHist(t *testing.T) {
 	}
 	// Sparse: ms-precision times a second apart never share a bin.
 	var sparse []float64
-	var d DwellStats
+	d = DwellStats{}
 	for i := 0; i < 200; i++ {
 		x := float64(rng.IntN(100000)*1000+rng.IntN(1000)) / 1e3 * 1e3
 		sparse = append(sparse, x)

@@ -2,7 +2,7 @@ package mine
 
 import (
 	"math"
-	"math/bits"
+
 	"slices"
 	"sort"
 
@@ -140,11 +140,17 @@ func (h *dwellHist) add(ms float64) {
 func histKey(ms float64) int32 {
 	us := math.Round(ms * 1e3)
 	neg := us < 0
-	u := int64(min(math.Abs(us), 1<<61)) // also turns +Inf into a finite top bin
-	k := u
-	if u >= 1<<(histBits+1) {
-		shift := bits.Len64(uint64(u)) - 1 - histBits
-		k = int64(shift)<<histBits + u>>shift
+	us = min(math.Abs(us), math.MaxFloat64) // a finite top bin for +Inf
+	var k int64
+	if us < 1<<(histBits+1) {
+		k = int64(us)
+	} else {
+		// us = frac·2^exp with frac in [0.5, 1): its doubling starts at
+		// 2^(exp-1), and its bin in the doubling is the top histBits bits
+		// after the leading one.
+		frac, exp := math.Frexp(us)
+		shift := int64(exp - 1 - histBits)
+		k = shift<<histBits + int64(frac*(1<<(histBits+1)))
 	}
 	if neg {
 		return int32(-k - 1)
@@ -154,30 +160,36 @@ func histKey(ms float64) int32 {
 
 // histValue is the value a bin stands for, in milliseconds: the roundest
 // number of microseconds in the bin (the one with the most trailing zeros),
-// so that a bin holding one whole millisecond reports exactly that.
+// so that a bin holding one whole millisecond reports exactly that; past
+// 2^62 µs, the bin's middle.
 func histValue(key int32) float64 {
 	k := int64(key)
 	neg := k < 0
 	if neg {
 		k = -k - 1
 	}
-	lo, hi := k, k+1
-	if k >= 1<<(histBits+1) {
-		shift := k>>histBits - 1
+	var v float64
+	switch shift := k>>histBits - 1; {
+	case k < 1<<(histBits+1):
+		v = float64(k)
+	case shift > 62-histBits-1:
+		m := float64(k - shift<<histBits)
+		v = math.Ldexp(m+0.5, int(shift))
+	default:
 		m := k - shift<<histBits
-		lo, hi = m<<shift, (m+1)<<shift
-	}
-	v := lo
-	for p := int64(1e18); p > 1; p /= 10 {
-		if c := (lo + p - 1) / p * p; c < hi {
-			v = c
-			break
+		lo, hi := m<<shift, (m+1)<<shift
+		v = float64(lo)
+		for p := int64(1e18); p > 1; p /= 10 {
+			if c := (lo + p - 1) / p * p; c < hi {
+				v = float64(c)
+				break
+			}
 		}
 	}
 	if neg {
 		v = -v
 	}
-	return float64(v) / 1e3
+	return v / 1e3
 }
 
 // dwellSum adds up the histograms of a state's visits.
