@@ -31,13 +31,15 @@ var stepBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return
 // is errStepTooLarge.
 func readStepBody(r io.Reader, b []byte) ([]byte, error) {
 	for {
+		if len(b) > maxStepBody {
+			return b, errStepTooLarge
+		}
 		if len(b) == cap(b) {
-			if len(b) > maxStepBody {
-				return b, errStepTooLarge
-			}
 			b = append(b, 0)[:len(b)]
 		}
-		n, err := r.Read(b[len(b):cap(b)])
+		// read no further than one byte past the limit, however large a
+		// pooled buffer has grown
+		n, err := r.Read(b[len(b):min(cap(b), maxStepBody+1)])
 		b = b[:len(b)+n]
 		if err == io.EOF {
 			if len(b) > maxStepBody {

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"testing"
 
@@ -110,4 +111,32 @@ func FuzzParseStep(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		checkParseStep(t, body)
 	})
+}
+
+// TestReadStepBody: a body is read up to the limit; past it, reading stops
+// one byte over, even into a pooled buffer grown larger than the limit.
+func TestReadStepBody(t *testing.T) {
+	for _, n := range []int{0, 10, maxStepBody, maxStepBody + 1, 3 * maxStepBody} {
+		for _, capacity := range []int{0, 1024, 4 * maxStepBody} {
+			r := &countingReader{r: bytes.NewReader(bytes.Repeat([]byte{'x'}, n))}
+			got, err := readStepBody(r, make([]byte, 0, capacity))
+			switch {
+			case n <= maxStepBody && (err != nil || len(got) != n):
+				t.Errorf("%d bytes, cap %d: %d bytes, %v", n, capacity, len(got), err)
+			case n > maxStepBody && (err != errStepTooLarge || r.read > maxStepBody+1):
+				t.Errorf("%d bytes, cap %d: %v after reading %d bytes, want errStepTooLarge after at most %d", n, capacity, err, r.read, maxStepBody+1)
+			}
+		}
+	}
+}
+
+type countingReader struct {
+	r    io.Reader
+	read int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.read += n
+	return n, err
 }

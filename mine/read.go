@@ -58,7 +58,8 @@ type ReadOptions struct {
 	// instead of the tally (the Log then serves Build nothing): in no
 	// particular order, and the session is the caller's to keep. Should
 	// the read start over (see Reread), the sessions come again in the
-	// Log's Sessions.
+	// Log's Sessions: a caller that keeps what Each gave must drop it in
+	// Reread, or count sessions twice.
 	Each func(lg *Log, s *Session)
 	// Reread, when set, is called when a streaming read starts over to
 	// hold every session, with the reason.
