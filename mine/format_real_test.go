@@ -120,13 +120,7 @@ func TestFormatSameModelAsJSONL(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var ropt ReadOptions
 			if tt.labels != "" {
-				data, err := os.ReadFile(tt.labels)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if ropt.Rules, err = ParseRules(data); err != nil {
-					t.Fatal(err)
-				}
+				ropt.Rules = readRules(t, tt.labels)
 			}
 			rawLog, rawDigest := buildReal(t, ropt, tt.raw...)
 			jsonLog, jsonDigest := buildReal(t, ropt, tt.jsonl)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
+	"os"
 	"strings"
 	"testing"
 
@@ -28,6 +29,20 @@ func sessionsJSONL(sessions ...string) string {
 		}
 	}
 	return b.String()
+}
+
+// readRules reads and parses a label rules file.
+func readRules(t *testing.T, path string) *Rules {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ParseRules(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func mustBuild(t *testing.T, opt Options, ropt ReadOptions, inputs ...Input) *automaton.Model {

@@ -29,13 +29,7 @@ func TestBuildRealLogs(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			ropt := ReadOptions{Strict: true}
 			if tt.labels != "" {
-				data, err := os.ReadFile(tt.labels)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if ropt.Rules, err = ParseRules(data); err != nil {
-					t.Fatal(err)
-				}
+				ropt.Rules = readRules(t, tt.labels)
 			}
 			path := filepath.Join(dir, tt.file)
 			lg, err := Read([]Input{{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}}, ropt)

@@ -83,19 +83,6 @@ func memInput(name, data string) Input {
 	return Input{Name: name, Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(data)), nil }}
 }
 
-func readRules(t *testing.T, path string) *Rules {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := ParseRules(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 func modelBytes(t *testing.T, ins []Input, ropt ReadOptions) []byte {
 	t.Helper()
 	lg, err := Read(ins, ropt)
