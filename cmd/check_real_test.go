@@ -1,13 +1,10 @@
 package cmd
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,25 +63,10 @@ type realSession struct {
 
 func readRealSessions(t *testing.T, path string) []*realSession {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = zr
-	}
 	byID := map[string]*realSession{}
 	var order []*realSession
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		d := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+	for _, line := range readLines(t, path) {
+		d := json.NewDecoder(strings.NewReader(line))
 		d.UseNumber()
 		var rec map[string]any
 		if err := d.Decode(&rec); err != nil {
@@ -98,9 +80,6 @@ func readRealSessions(t *testing.T, path string) []*realSession {
 			order = append(order, s)
 		}
 		s.recs = append(s.recs, rec)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return order
 }

@@ -1,10 +1,8 @@
 package cmd
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -301,15 +299,6 @@ func TestDiffHelpdeskHalves(t *testing.T) {
 	if _, err := os.Stat(src); err != nil {
 		t.Skipf("no real data: %v", err)
 	}
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	type rec struct {
 		Session string `json:"session_id"`
 		Step    int    `json:"step"`
@@ -318,21 +307,16 @@ func TestDiffHelpdeskHalves(t *testing.T) {
 	var lines [][]byte
 	var recs []rec
 	start := map[string]string{}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
+	for _, line := range readLines(t, src) {
 		var r rec
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatal(err)
 		}
-		lines = append(lines, append([]byte(nil), sc.Bytes()...))
+		lines = append(lines, []byte(line))
 		recs = append(recs, r)
 		if r.Step == 0 {
 			start[r.Session] = r.TS
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	sessions := make([]string, 0, len(start))
 	for s := range start {
