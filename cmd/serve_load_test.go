@@ -125,6 +125,38 @@ func driveSession(client *http.Client, url, id string, steps int, seed uint64, a
 	return answers, nil
 }
 
+// driveSessions drives n sessions named prefix-NN concurrently through the
+// service at url, steps steps each (see driveSession), and returns a
+// function that waits for them and gives their answers and the errors the
+// sessions met.
+func driveSessions(url, prefix string, n, steps int, answered *atomic.Int64) (wait func() (map[string]map[int]stepAnswer, []error)) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	var (
+		mu      sync.Mutex
+		answers = make(map[string]map[int]stepAnswer)
+		errs    []error
+		wg      sync.WaitGroup
+	)
+	for s := 0; s < n; s++ {
+		wg.Add(1)
+		go func(s int) {
+			defer wg.Done()
+			id := fmt.Sprintf("%s-%02d", prefix, s)
+			as, err := driveSession(client, url, id, steps, uint64(s), answered)
+			mu.Lock()
+			defer mu.Unlock()
+			answers[id] = as
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", id, err))
+			}
+		}(s)
+	}
+	return func() (map[string]map[int]stepAnswer, []error) {
+		wg.Wait()
+		return answers, errs
+	}
+}
+
 // checkDecisionLog compares the decision log with the answers the clients got: one
 // line per answered request, with the same verdict.
 func checkDecisionLog(t *testing.T, path string, answers map[string]map[int]stepAnswer) {
@@ -165,29 +197,10 @@ func checkDecisionLog(t *testing.T, path string, answers map[string]map[int]step
 func TestServeLoad(t *testing.T) {
 	const sessions, steps = 50, 40
 	ls := startServe(t, serveOptions{})
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: sessions}}
-	var (
-		mu      sync.Mutex
-		answers = make(map[string]map[int]stepAnswer)
-		wg      sync.WaitGroup
-		failed  atomic.Int64
-	)
-	for s := 0; s < sessions; s++ {
-		wg.Add(1)
-		go func(s int) {
-			defer wg.Done()
-			id := fmt.Sprintf("load-%02d", s)
-			as, err := driveSession(client, ls.url, id, steps, uint64(s), nil)
-			if err != nil {
-				failed.Add(1)
-				t.Errorf("%s: %v", id, err)
-			}
-			mu.Lock()
-			answers[id] = as
-			mu.Unlock()
-		}(s)
+	answers, errs := driveSessions(ls.url, "load", sessions, steps, nil)()
+	for _, err := range errs {
+		t.Error(err)
 	}
-	wg.Wait()
 	if err := ls.stop(); err != nil {
 		t.Fatalf("serve: %v\n%s", err, ls.stderr.String())
 	}
@@ -195,8 +208,8 @@ func TestServeLoad(t *testing.T) {
 	for _, as := range answers {
 		total += len(as)
 	}
-	if failed.Load() != 0 || total != sessions*steps {
-		t.Fatalf("%d sessions failed, %d answers; want 0 and %d", failed.Load(), total, sessions*steps)
+	if len(errs) != 0 || total != sessions*steps {
+		t.Fatalf("%d sessions failed, %d answers; want 0 and %d", len(errs), total, sessions*steps)
 	}
 	checkDecisionLog(t, ls.log, answers)
 	if want := fmt.Sprintf("stopped after %d decisions; %d lines in the decision log", total, total); !bytes.Contains([]byte(ls.stderr.String()), []byte(want)) {
@@ -210,24 +223,8 @@ func TestServeLoad(t *testing.T) {
 func TestServeSIGTERMUnderLoad(t *testing.T) {
 	const sessions, steps = 50, 40
 	ls := startServe(t, serveOptions{})
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: sessions}}
-	var (
-		mu       sync.Mutex
-		answers  = make(map[string]map[int]stepAnswer)
-		wg       sync.WaitGroup
-		answered atomic.Int64
-	)
-	for s := 0; s < sessions; s++ {
-		wg.Add(1)
-		go func(s int) {
-			defer wg.Done()
-			id := fmt.Sprintf("term-%02d", s)
-			as, _ := driveSession(client, ls.url, id, steps, uint64(s), &answered) // errors are expected once the service stops
-			mu.Lock()
-			answers[id] = as
-			mu.Unlock()
-		}(s)
-	}
+	var answered atomic.Int64
+	wait := driveSessions(ls.url, "term", sessions, steps, &answered)
 	for deadline := time.Now().Add(time.Minute); answered.Load() < sessions*steps/4 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
@@ -235,7 +232,7 @@ func TestServeSIGTERMUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-ls.done
-	wg.Wait()
+	answers, _ := wait() // errors are expected once the service stops
 	if err := ls.err; err != nil {
 		t.Fatalf("serve: %v", err)
 	}
