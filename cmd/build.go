@@ -144,18 +144,15 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	// A model needs only the distinct paths: stream, when the inputs can
-	// be read again should a session turn up after it was folded. A read
-	// that holds every session tunes the collector for memory.
-	if opts.window < 0 {
-		return usagef("--window %d: want 0 or more records", opts.window)
+	// A model needs only the distinct paths; a partial result holds every
+	// session.
+	window := opts.window
+	if opts.partial != "" {
+		window = 0
 	}
-	ropt.Stream = opts.partial == "" && opts.window > 0 && rereadable(inputs)
-	ropt.Window = opts.window
-	if !ropt.Stream {
-		tuneGC(inputs)
+	if err := streamReads(&ropt, inputs, window, nil); err != nil {
+		return err
 	}
-	ropt.Reread = func(string) { tuneGC(inputs) }
 	var done func()
 	ropt.Progress, done = startProgress(streams, opts.model.quiet)
 	lg, err := mine.Read(inputs, ropt)
@@ -234,6 +231,29 @@ func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) err
 	}
 	if err := automaton.WriteFileAtomic(path, write); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// streamReads sets ropt to read inputs streaming with the given window
+// (--window) when it is above 0 and the inputs are files, which the read
+// can open again should it start over; restart, when not nil, is called if
+// it does. A read that holds every session, from the start or after
+// starting over, has the collector tuned for memory.
+func streamReads(ropt *mine.ReadOptions, inputs []mine.Input, window int, restart func()) error {
+	if window < 0 {
+		return usagef("--window %d: want 0 or more records", window)
+	}
+	if window == 0 || !rereadable(inputs) {
+		tuneGC(inputs)
+		return nil
+	}
+	ropt.Stream, ropt.Window = true, window
+	ropt.Reread = func(string) {
+		if restart != nil {
+			restart()
+		}
+		tuneGC(inputs)
 	}
 	return nil
 }

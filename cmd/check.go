@@ -112,9 +112,6 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	if opts.list < 0 {
 		return usagef("--list must be 0 or more, got %d", opts.list)
 	}
-	if opts.window < 0 {
-		return usagef("--window %d: want 0 or more records", opts.window)
-	}
 	m, err := loadDiffModel(opts.model)
 	if err != nil {
 		return err

@@ -118,11 +118,15 @@ func readLogs(m *automaton.Model, path string, args []string, lf *logFlags, stdi
 	if err != nil {
 		return nil, nil, ropt, err
 	}
-	if sink != nil && sink.window > 0 && rereadable(inputs) {
-		ropt.Stream, ropt.Window, ropt.Each = true, sink.window, sink.each
-		ropt.Reread = func(string) { sink.restart(); tuneGC(inputs) }
-	} else {
+	if sink == nil {
 		tuneGC(inputs)
+	} else {
+		if err := streamReads(&ropt, inputs, sink.window, sink.restart); err != nil {
+			return nil, nil, ropt, err
+		}
+		if ropt.Stream {
+			ropt.Each = sink.each
+		}
 	}
 	ropt.NoHash = true // checking records no provenance
 	var done func()

@@ -308,12 +308,8 @@ func (lg *Log) addChunk(c *chunk, strict bool) error {
 // detours and folds, and sorts sessions by id; a streaming read folds its
 // open sessions into its tally instead.
 func (lg *Log) finish() {
-	// Inputs after the last that sent a chunk are empty.
-	for i := range lg.fileStart {
-		if !lg.fileSeen[i] {
-			lg.fileStart[i] = math.MaxUint32
-		}
-	}
+	// Inputs after the last that sent a chunk are empty: their starts stay
+	// past every record (see newLog).
 	if lg.Streamed {
 		lg.sweep(true)
 		lg.raw, lg.slots, lg.free, lg.bySess, lg.closed = nil, nil, nil, nil, nil
