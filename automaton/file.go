@@ -140,7 +140,8 @@ func (m *Model) Validate() error {
 
 // ComputeDigest returns the digest of the model's behaviour: "sha256:" and
 // the hex SHA-256 of a canonical text of Initial, the states (id, label) and
-// the transitions (from, event, to, count, rare) in file order. Provenance
+// the transitions (from, event, to, count, rare, and the kind of
+// generalisation when there is one) in file order. Provenance
 // (version, parent, created, generator, source, params) is not part of it, so
 // the same data and options give the same digest.
 func (m *Model) ComputeDigest() string {
@@ -162,7 +163,11 @@ func (m *Model) ComputeDigest() string {
 		line("state", s.ID, s.Label)
 	}
 	for _, t := range m.Transitions {
-		line("transition", t.From, t.Event, t.To, strconv.Itoa(t.Count), strconv.FormatBool(t.Rare))
+		if t.Generalized == "" {
+			line("transition", t.From, t.Event, t.To, strconv.Itoa(t.Count), strconv.FormatBool(t.Rare))
+		} else {
+			line("transition", t.From, t.Event, t.To, strconv.Itoa(t.Count), strconv.FormatBool(t.Rare), t.Generalized)
+		}
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -97,6 +97,9 @@ type Params struct {
 	Alpha     float64           `json:"alpha,omitempty"`
 	RareCount int               `json:"rare_count"`
 	RareRatio float64           `json:"rare_ratio"`
+	// Generalize is the generalisation setting the model was mined with
+	// (see mine.Options.Generalize); empty for none.
+	Generalize string `json:"generalize,omitempty"`
 }
 
 // State is a state of the model. Visits counts how often sessions entered it,
@@ -123,6 +126,14 @@ type Dwell struct {
 // rare transition is kept, never deleted. BackEdge marks an edge that closes
 // a loop: an edge inside a strongly connected component whose target is no
 // farther from StartID than its source.
+//
+// Generalized, when not empty, marks a transition that no session took: the
+// miner added it because the log supports it (see mine.Options.Generalize),
+// and names the kind of generalisation ("skip": a stage the log shows to be
+// optional is skipped; "swap": two stages the log shows in either order are
+// taken in the other; "event": another event of the source's label). Its
+// Count, Sessions and Prob are 0 and it is never Rare. Readers that predate
+// the field load it as an ordinary transition.
 type Transition struct {
 	From     string  `json:"from"`
 	Event    string  `json:"event"`
@@ -132,6 +143,8 @@ type Transition struct {
 	Prob     float64 `json:"prob"`
 	Rare     bool    `json:"rare"`
 	BackEdge bool    `json:"back_edge"`
+
+	Generalized string `json:"generalized,omitempty"`
 }
 
 // Loop is a strongly connected component of the model with at least one
