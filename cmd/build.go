@@ -42,6 +42,7 @@ type modelOptions struct {
 	alpha     float64
 	rareCount int
 	rareRatio float64
+	general   string
 	version   int
 	parent    string
 	quiet     bool
@@ -73,6 +74,7 @@ func bindModelFlags(f *pflag.FlagSet, opts *modelOptions) {
 	f.Float64Var(&opts.alpha, "alpha", def.Alpha, "significance level of the alergia merge test (smaller merges more)")
 	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
 	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
+	f.StringVar(&opts.general, "generalize", def.Generalize, "generalise beyond the sessions' paths where the log supports it: "+strings.Join(mine.Generalizes, " or "))
 	f.IntVar(&opts.version, "version", 0, "model version `N` (default 1, or the parent's + 1)")
 	f.StringVar(&opts.parent, "parent", "", "the previous model `FILE`: records lineage, version defaults to its + 1")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no summary on standard error")
@@ -178,6 +180,7 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error {
 	bopt := mine.DefaultOptions()
 	bopt.Merge, bopt.Alpha, bopt.RareCount, bopt.RareRatio = opts.merge, opts.alpha, opts.rareCount, opts.rareRatio
+	bopt.Generalize = opts.general
 	parent := opts.parentModel
 	m, err := mine.Build(lg, bopt)
 	if err != nil {
@@ -334,13 +337,16 @@ func expandPaths(args []string) ([]string, error) {
 }
 
 func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
-	rare, back := 0, 0
+	rare, back, general := 0, 0, 0
 	for _, t := range m.Transitions {
 		if t.Rare {
 			rare++
 		}
 		if t.BackEdge {
 			back++
+		}
+		if t.Generalized != "" {
+			general++
 		}
 	}
 	fmt.Fprintf(w, "sessions %d, events %d (records %d, skipped %d, duplicates %d, dropped %d, folded %d, detours %d, step gaps %d)\n",
@@ -357,7 +363,7 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 	if lg.Skipped > len(lg.Bad) {
 		fmt.Fprintf(w, "  ... and %d more skipped lines\n", lg.Skipped-len(lg.Bad))
 	}
-	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %d back edges), %d loops, %d variants\n",
-		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, back, len(m.Loops), m.Variants)
+	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %d back edges, %d generalised), %d loops, %d variants\n",
+		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, back, general, len(m.Loops), m.Variants)
 	fmt.Fprintf(w, "trunk: %s\n", strings.Join(m.Trunk, " -> "))
 }
