@@ -42,7 +42,7 @@ func FuzzFormats(f *testing.F) {
 		pickFormat(FormatAuto, data)
 		for _, n := range names {
 			var out bytes.Buffer
-			if err := formats[n].Convert(bytes.NewReader(data), &out); err != nil {
+			if err := formats[n].Convert(bytes.NewReader(data), &out, ImportOptions{}); err != nil {
 				continue
 			}
 			for i, line := range bytes.Split(out.Bytes(), []byte{'\n'}) {

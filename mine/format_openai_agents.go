@@ -74,7 +74,7 @@ type oaSpanData struct {
 // when the span has an error, triggered for a guardrail that tripped, else
 // ok. The session is the group_id of the span's trace (when the trace item
 // is in the input), else the trace id; spans are ordered by started_at.
-func convertOpenAIAgents(r io.Reader, w io.Writer) error {
+func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
 	var items []*spanItem
 	groups := map[string]string{}

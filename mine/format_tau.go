@@ -103,7 +103,7 @@ type tau1Run struct {
 // the tool's answer says so, else ok (the message's text, if any, is the
 // preamble of the call and makes no record). Tool answers and system
 // prompts make no record. Steps count from 0 in each session.
-func convertTau(r io.Reader, w io.Writer) error {
+func convertTau(r io.Reader, w io.Writer, opt ImportOptions) error {
 	h := sha256.New()
 	jr := newJSONReader(io.TeeReader(r, h))
 	var v1 []json.RawMessage
