@@ -154,7 +154,8 @@ func (o *ReadOptions) importOptions() ImportOptions {
 	return io
 }
 
-func (o ImportOptions) check() error {
+// Check reports the first option that is not one of its values.
+func (o ImportOptions) Check() error {
 	switch o.Sort {
 	case "", SortTime, SortFile:
 	default:
@@ -186,13 +187,12 @@ type note struct {
 	skip bool
 }
 
-// writeNote writes a note on line line of rw's output (or later, if rw is
-// past it): a skip when skip is set, else an item left out. file names the
-// file within a folder input, "" the input itself.
+// writeNote writes a note of an item at line line of the input: a skip
+// when skip is set, else an item left out. file names a file within a
+// folder input, "" the input itself. The note takes the next line of rw's
+// output; an importer that places records on their input lines writes a
+// note before passing the item's line.
 func writeNote(rw *recordWriter, skip bool, line int, file, reason string) error {
-	if err := rw.alignTo(line); err != nil {
-		return err
-	}
 	b := []byte{0, 'l'}
 	if skip {
 		b[1] = 's'

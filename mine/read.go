@@ -151,7 +151,7 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 	if _, err := newParser(opt.Fields, opt.Rules); err != nil {
 		return nil, err
 	}
-	if err := opt.Import.check(); err != nil {
+	if err := opt.Import.Check(); err != nil {
 		return nil, err
 	}
 	lg := newLog(len(inputs))
