@@ -95,10 +95,10 @@ type tau2Sim struct {
 }
 
 type tau2Msg struct {
-	Role      string         `json:"role"`
-	ID        string         `json:"id"`
-	Error     *bool          `json:"error"`
-	ToolCalls []tau2ToolCall `json:"tool_calls"`
+	Role      string          `json:"role"`
+	ID        string          `json:"id"`
+	Error     *bool           `json:"error"`
+	ToolCalls []tau2ToolCall  `json:"tool_calls"`
 	TurnIdx   json.RawMessage `json:"turn_idx"`
 	Timestamp string          `json:"timestamp"`
 	// Content and ContainsSpeech are read in ticks only.
