@@ -245,14 +245,17 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 // positions and reasons, which say what to change.
 func noSessionsError(what string, lg *mine.Log) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d records read, %d skipped, %d dropped by label rules%s", lg.Records, lg.Skipped, lg.Dropped, leftOutText(lg))
+	fmt.Fprintf(&b, "%d records read, %d skipped, %d dropped by label rules%s)", lg.Records, lg.Skipped, lg.Dropped, leftOutText(lg))
+	if len(lg.Bad) > 0 {
+		b.WriteString("; skipped:")
+	}
 	for _, bad := range lg.Bad {
-		fmt.Fprintf(&b, "\n  skipped %s", bad)
+		fmt.Fprintf(&b, "\n  %s", bad)
 	}
 	if lg.Skipped > len(lg.Bad) {
-		fmt.Fprintf(&b, "\n  ... and %d more skipped", lg.Skipped-len(lg.Bad))
+		fmt.Fprintf(&b, "\n  ... and %d more", lg.Skipped-len(lg.Bad))
 	}
-	return fmt.Errorf("%s: %w (%s)", what, mine.ErrNoSessions, b.String())
+	return fmt.Errorf("%s: %w (%s", what, mine.ErrNoSessions, b.String())
 }
 
 // leftOutText is ", N left out by --lifecycle" when the importers left

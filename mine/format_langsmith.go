@@ -13,9 +13,12 @@ package mine
 // (langgraph_node, langgraph_step).
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -80,6 +83,19 @@ func lsDottedID(dotted string) string {
 		return dotted[i+1:]
 	}
 	return ""
+}
+
+// lsTime reads a run's time as jsonTime does, except that an integer
+// number of Unix milliseconds (as the JS SDK sends them) is converted
+// exactly: as a float64 of nanoseconds it would be off by up to a few
+// hundred nanoseconds.
+func lsTime(raw json.RawMessage) (int64, bool) {
+	if jsonKind(raw) == '0' {
+		if n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64); err == nil && n > 1e11 && n < math.MaxInt64/1_000_000 {
+			return n * 1e6, true
+		}
+	}
+	return jsonTime(raw)
 }
 
 // merge applies a patch of the run (the SDK's update: end time, outputs,
@@ -243,11 +259,11 @@ func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 		if lgNode != "" && (run.Name == "__start__" || run.Name == "__end__") {
 			continue
 		}
-		start, hasStart := jsonTime(run.StartTime)
+		start, hasStart := lsTime(run.StartTime)
 		if !hasStart && jsonKind(run.StartTime) != 0 && jsonKind(run.StartTime) != 'n' {
 			return jr.errorAt(at, "run %s: start_time %s is not a time", run.ID, run.StartTime)
 		}
-		end, hasEnd := jsonTime(run.EndTime)
+		end, hasEnd := lsTime(run.EndTime)
 		failed := run.Status == "error" || (jsonKind(run.Error) != 0 && jsonKind(run.Error) != 'n' && jsonText(run.Error) != "")
 		obj.reset()
 		obj.str(FieldNode, run.Name)
