@@ -155,6 +155,12 @@ func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 		reason string
 	}
 	var orphans []orphan
+	type pendingPatch struct {
+		p    *posted
+		id   string
+		line int
+	}
+	var patches []pendingPatch
 	var one func(raw json.RawMessage, at int64) error
 	var item func(raw json.RawMessage, at int64, patch bool) error
 	item = func(raw json.RawMessage, at int64, patch bool) error {
@@ -195,13 +201,15 @@ func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 		if id == "" && run.TraceID == "" {
 			return jr.errorAt(at, "a run without an id or trace_id")
 		}
-		if prev := byID[id]; id != "" && prev != nil {
-			prev.run.merge(run)
+		if patch {
+			// Applied once every post is read: a file may hold the
+			// bodies in another order than the SDK sent them.
+			line, _ := jr.pr.pos(at)
+			patches = append(patches, pendingPatch{p, id, line})
 			return nil
 		}
-		if patch {
-			line, _ := jr.pr.pos(at)
-			orphans = append(orphans, orphan{line, fmt.Sprintf("a patch of run %s, which no post creates", id)})
+		if prev := byID[id]; id != "" && prev != nil {
+			prev.run.merge(run)
 			return nil
 		}
 		run.ID = id
@@ -214,6 +222,13 @@ func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 	one = func(raw json.RawMessage, at int64) error { return item(raw, at, false) }
 	if err := jr.items(one); err != nil {
 		return err
+	}
+	for _, pp := range patches {
+		if prev := byID[pp.id]; pp.id != "" && prev != nil {
+			prev.run.merge(&pp.p.run)
+			continue
+		}
+		orphans = append(orphans, orphan{pp.line, fmt.Sprintf("a patch of run %s, which no post creates", pp.id)})
 	}
 	rw := newRecordWriter(w)
 	for _, o := range orphans {

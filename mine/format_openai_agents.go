@@ -241,17 +241,24 @@ func spanTreeOrder(items []*spanItem) {
 		}
 		return a.seq - b.seq
 	}
+	// Depth first with a stack of its own: a hostile input may chain
+	// spans deeper than recursion should go.
 	rank := make(map[*spanItem]int, len(items))
-	var walk func(it *spanItem)
-	walk = func(it *spanItem) {
-		if _, seen := rank[it]; seen {
-			return
-		}
-		rank[it] = len(rank)
-		kids := children[it]
-		slices.SortFunc(kids, before)
-		for _, k := range kids {
-			walk(k)
+	var stack []*spanItem
+	walk := func(root *spanItem) {
+		stack = append(stack[:0], root)
+		for len(stack) > 0 {
+			it := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if _, seen := rank[it]; seen {
+				continue
+			}
+			rank[it] = len(rank)
+			kids := children[it]
+			slices.SortFunc(kids, before)
+			for i := len(kids) - 1; i >= 0; i-- {
+				stack = append(stack, kids[i])
+			}
 		}
 	}
 	slices.SortFunc(roots, before)
