@@ -153,7 +153,7 @@ func convertCSV(r io.Reader, w io.Writer, opt ImportOptions) error {
 	header = append([]string(nil), header...)
 	iCase, iAct, iTime, iLife := csvColumn(header, csvCase), csvColumn(header, csvActivity), csvColumn(header, csvTime), csvColumn(header, csvLifecycle)
 	if (iCase < 0 && opt.fields[FieldSession] == "") || (iAct < 0 && opt.fields[FieldNode] == "") {
-		return csvNoColumns(header, iCase, iAct, iTime)
+		return csvNoColumns(header, iCase, iAct, iTime, opt.fields)
 	}
 	perCase := map[string]int64{}
 	cell := func(rec []string, i int) string {
@@ -213,31 +213,30 @@ func convertCSV(r io.Reader, w io.Writer, opt ImportOptions) error {
 }
 
 // csvNoColumns is the error of a header without a case or an activity
-// column: it lists the columns and the --field flags that would read them.
-func csvNoColumns(header []string, iCase, iAct, iTime int) error {
-	var what []string
-	if iCase < 0 {
-		what = append(what, "case ("+csvCase+", CaseID, Case ID, case_id, ...)")
-	}
-	if iAct < 0 {
-		what = append(what, "activity ("+csvActivity+", Activity, ...)")
-	}
+// column that --field does not read from elsewhere: it lists the columns
+// and the --field flags still to give (a time column too, when there is
+// none).
+func csvNoColumns(header []string, iCase, iAct, iTime int, fields map[string]string) error {
 	cols := make([]string, len(header))
 	for i, h := range header {
 		cols[i] = strconv.Quote(h)
 	}
-	flag := func(field string, i int) string {
-		col := "COLUMN"
-		if i >= 0 {
-			col = header[i]
+	var what, flags []string
+	for _, c := range []struct {
+		field, desc string
+		i           int
+	}{
+		{FieldSession, "case (" + csvCase + ", CaseID, Case ID, case_id, ...)", iCase},
+		{FieldNode, "activity (" + csvActivity + ", Activity, ...)", iAct},
+		{FieldTime, "", iTime},
+	} {
+		if fields[c.field] != "" || c.i >= 0 {
+			continue
 		}
-		return "--field " + field + "=attrs." + col
-	}
-	flags := []string{flag(FieldSession, iCase), flag(FieldNode, iAct)}
-	if iTime >= 0 {
-		// The time column is read already; nothing to add.
-	} else {
-		flags = append(flags, flag(FieldTime, -1))
+		if c.desc != "" {
+			what = append(what, c.desc)
+		}
+		flags = append(flags, "--field "+c.field+"=attrs.COLUMN")
 	}
 	return fmt.Errorf("line 1: no %s column among %s; name them with %s", strings.Join(what, " and no "), strings.Join(cols, ", "), strings.Join(flags, " "))
 }

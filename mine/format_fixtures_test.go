@@ -282,7 +282,7 @@ func TestFormatErrors(t *testing.T) {
 		{"csv fields", FormatCSV, "case,activity\n1,2\n3\n", "reading bad: line 3, column 1: wrong number of fields"},
 		{"csv quote", FormatCSV, "case,activity\n1,\"2\n", "reading bad: line 2, column 6: extraneous or missing \" in quoted-field"},
 		{"csv no columns", FormatCSV, "Ticket;Step;Started\nT-1;open;2024-03-01\n", `reading bad: line 1: no case (case:concept:name, CaseID, Case ID, case_id, ...) and no activity (concept:name, Activity, ...) column among "Ticket", "Step", "Started"; name them with --field session_id=attrs.COLUMN --field node=attrs.COLUMN --field ts=attrs.COLUMN`},
-		{"csv no case column", FormatCSV, "Ticket,Activity,Timestamp\nT-1,open,2024-03-01\n", `reading bad: line 1: no case (case:concept:name, CaseID, Case ID, case_id, ...) column among "Ticket", "Activity", "Timestamp"; name them with --field session_id=attrs.COLUMN --field node=attrs.Activity`},
+		{"csv no case column", FormatCSV, "Ticket,Activity,Timestamp\nT-1,open,2024-03-01\n", `reading bad: line 1: no case (case:concept:name, CaseID, Case ID, case_id, ...) column among "Ticket", "Activity", "Timestamp"; name them with --field session_id=attrs.COLUMN`},
 		{"auto unknown", FormatAuto, "hello\n", "format not recognised"},
 	}
 	for _, tt := range tests {

@@ -396,3 +396,20 @@ func TestOpenAIAgentsSpanCycle(t *testing.T) {
 		t.Errorf("sessions %s, want %s", got, want)
 	}
 }
+
+// TestCSVNoColumnsWithField checks that the error for a CSV without known
+// columns asks only for the --field flags not given.
+func TestCSVNoColumnsWithField(t *testing.T) {
+	_, err := Read([]Input{strInput("t.csv", "Ticket,Step\nT-1,open\n")}, ReadOptions{Fields: map[string]string{FieldSession: "attrs.Ticket"}})
+	want := `reading t.csv: line 1: no activity (concept:name, Activity, ...) column among "Ticket", "Step"; name them with --field node=attrs.COLUMN --field ts=attrs.COLUMN`
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+	lg, err := Read([]Input{strInput("t.csv", "Ticket,Step\nT-1,open\n")}, ReadOptions{Fields: map[string]string{FieldSession: "attrs.Ticket", FieldNode: "attrs.Step"}})
+	if err != nil {
+		t.Fatalf("with both fields: %v", err)
+	}
+	if len(lg.Sessions) != 1 {
+		t.Errorf("with both fields: %d sessions, want 1", len(lg.Sessions))
+	}
+}
