@@ -101,11 +101,15 @@ type tau2Msg struct {
 	ToolCalls []tau2ToolCall  `json:"tool_calls"`
 	TurnIdx   json.RawMessage `json:"turn_idx"`
 	Timestamp string          `json:"timestamp"`
-	// Content and ContainsSpeech are read in ticks only.
-	Content        tau2Text `json:"content"`
-	ContainsSpeech *bool    `json:"contains_speech"`
 
 	tick json.RawMessage // the tick a message of a voice run comes from
+}
+
+// tau2Chunk is what a tick of a voice run records of a side's speech.
+type tau2Chunk struct {
+	Content        tau2Text `json:"content"`
+	ContainsSpeech *bool    `json:"contains_speech"`
+	Timestamp      string   `json:"timestamp"`
 }
 
 type tau2ToolCall struct {
@@ -116,8 +120,8 @@ type tau2ToolCall struct {
 type tau2Tick struct {
 	TickID           json.RawMessage `json:"tick_id"`
 	Timestamp        string          `json:"timestamp"`
-	AgentChunk       *tau2Msg        `json:"agent_chunk"`
-	UserChunk        *tau2Msg        `json:"user_chunk"`
+	AgentChunk       *tau2Chunk      `json:"agent_chunk"`
+	UserChunk        *tau2Chunk      `json:"user_chunk"`
 	AgentToolCalls   []tau2ToolCall  `json:"agent_tool_calls"`
 	UserToolCalls    []tau2ToolCall  `json:"user_tool_calls"`
 	AgentToolResults []tau2Msg       `json:"agent_tool_results"`
@@ -126,7 +130,7 @@ type tau2Tick struct {
 
 // speaks reports whether a chunk of a voice run carries speech: its
 // contains_speech, or when that is absent, whether it has text.
-func (m *tau2Msg) speaks() bool {
+func (m *tau2Chunk) speaks() bool {
 	if m == nil {
 		return false
 	}
@@ -155,7 +159,7 @@ func tau2TickMessages(ticks []tau2Tick) []tau2Msg {
 	var msgs []tau2Msg
 	agentSpoke, userSpoke := false, false
 	for _, t := range ticks {
-		side := func(role string, chunk *tau2Msg, spoke *bool, calls []tau2ToolCall, results []tau2Msg) {
+		side := func(role string, chunk *tau2Chunk, spoke *bool, calls []tau2ToolCall, results []tau2Msg) {
 			ts := t.Timestamp
 			if chunk != nil && chunk.Timestamp != "" {
 				ts = chunk.Timestamp
@@ -275,77 +279,75 @@ func convertTau2(jr *jsonReader, raw json.RawMessage, at int64, rw *recordWriter
 
 // convertTau2Sim writes the records of one simulation.
 func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, info *tau2Info, rw *recordWriter, obj *jsonObject) error {
-	{
-		var sim tau2Sim
-		if err := jr.unmarshal(simRaw, simAt, &sim); err != nil {
-			return err
+	var sim tau2Sim
+	if err := jr.unmarshal(simRaw, simAt, &sim); err != nil {
+		return err
+	}
+	if sim.ID == "" {
+		return jr.errorAt(simAt, "simulation without an id")
+	}
+	if sim.Messages == nil && sim.Ticks != nil {
+		sim.Messages = tau2TickMessages(sim.Ticks)
+	}
+	answers := toolAnswers{}
+	for i, m := range sim.Messages {
+		if m.Role == "tool" {
+			answers.add(m.ID, i, m.Error != nil && *m.Error)
 		}
-		if sim.ID == "" {
-			return jr.errorAt(simAt, "simulation without an id")
-		}
-		if sim.Messages == nil && sim.Ticks != nil {
-			sim.Messages = tau2TickMessages(sim.Ticks)
-		}
-		answers := toolAnswers{}
-		for i, m := range sim.Messages {
-			if m.Role == "tool" {
-				answers.add(m.ID, i, m.Error != nil && *m.Error)
+	}
+	step := int64(0)
+	for mi, m := range sim.Messages {
+		var ts int64
+		hasTS := false
+		if m.Timestamp != "" {
+			var ok bool
+			if ts, ok = parseTimeText(m.Timestamp); !ok {
+				return jr.errorAt(simAt, "simulation %s, message %d: timestamp %q is not a time", sim.ID, mi, m.Timestamp)
 			}
+			hasTS = true
 		}
-		step := int64(0)
-		for mi, m := range sim.Messages {
-			var ts int64
-			hasTS := false
-			if m.Timestamp != "" {
-				var ok bool
-				if ts, ok = parseTimeText(m.Timestamp); !ok {
-					return jr.errorAt(simAt, "simulation %s, message %d: timestamp %q is not a time", sim.ID, mi, m.Timestamp)
-				}
-				hasTS = true
+		emit := func(node, event string) error {
+			obj.reset()
+			obj.str(FieldSession, sim.ID)
+			obj.int(FieldStep, step)
+			obj.str(FieldNode, node)
+			obj.str(FieldEvent, event)
+			if hasTS {
+				obj.time(FieldTime, ts)
 			}
-			emit := func(node, event string) error {
-				obj.reset()
-				obj.str(FieldSession, sim.ID)
-				obj.int(FieldStep, step)
-				obj.str(FieldNode, node)
-				obj.str(FieldEvent, event)
-				if hasTS {
-					obj.time(FieldTime, ts)
-				}
-				obj.open("attrs")
-				obj.strNonEmpty("task_id", jsonText(sim.TaskID))
-				obj.raw("trial", sim.Trial)
-				obj.strNonEmpty("domain", info.EnvironmentInfo.DomainName)
-				obj.strNonEmpty("model", info.AgentInfo.LLM)
-				if sim.RewardInfo != nil {
-					obj.raw("reward", sim.RewardInfo.Reward)
-				}
-				obj.strNonEmpty("termination", sim.TerminationReason)
-				obj.str("actor", m.Role)
-				obj.raw("turn_idx", m.TurnIdx)
-				obj.raw("tick", m.tick)
-				step++
-				return rw.write(obj.bytes())
+			obj.open("attrs")
+			obj.strNonEmpty("task_id", jsonText(sim.TaskID))
+			obj.raw("trial", sim.Trial)
+			obj.strNonEmpty("domain", info.EnvironmentInfo.DomainName)
+			obj.strNonEmpty("model", info.AgentInfo.LLM)
+			if sim.RewardInfo != nil {
+				obj.raw("reward", sim.RewardInfo.Reward)
 			}
-			switch {
-			case m.Role == "tool" || m.Role == "system":
-			case len(m.ToolCalls) > 0:
-				for _, c := range m.ToolCalls {
-					if c.Name == "" {
-						return jr.errorAt(simAt, "simulation %s, message %d: a tool call without a name", sim.ID, mi)
-					}
-					if err := emit(c.Name, answers.event(c.ID, mi)); err != nil {
-						return err
-					}
+			obj.strNonEmpty("termination", sim.TerminationReason)
+			obj.str("actor", m.Role)
+			obj.raw("turn_idx", m.TurnIdx)
+			obj.raw("tick", m.tick)
+			step++
+			return rw.write(obj.bytes())
+		}
+		switch {
+		case m.Role == "tool" || m.Role == "system":
+		case len(m.ToolCalls) > 0:
+			for _, c := range m.ToolCalls {
+				if c.Name == "" {
+					return jr.errorAt(simAt, "simulation %s, message %d: a tool call without a name", sim.ID, mi)
 				}
-			case m.Role == "assistant":
-				if err := emit("agent_msg", "agent"); err != nil {
+				if err := emit(c.Name, answers.event(c.ID, mi)); err != nil {
 					return err
 				}
-			case m.Role == "user":
-				if err := emit("user_msg", "user"); err != nil {
-					return err
-				}
+			}
+		case m.Role == "assistant":
+			if err := emit("agent_msg", "agent"); err != nil {
+				return err
+			}
+		case m.Role == "user":
+			if err := emit("user_msg", "user"); err != nil {
+				return err
 			}
 		}
 	}
