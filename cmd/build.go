@@ -28,9 +28,34 @@ type buildOptions struct {
 	fields  []string
 	strict  bool
 	from    string
+	imports importFlags
 	partial string
 	window  int
 	model   modelOptions
+}
+
+// importFlags say how the importers read event logs (XES, CSV): shared by
+// build and the commands that read logs for a model (check, replay,
+// stats).
+type importFlags struct {
+	sort       string
+	lifecycle  string
+	classifier string
+}
+
+func (f *importFlags) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&f.sort, "sort", mine.SortTime, "order of a case's XES and CSV events: time (as pm4py orders them: by time, events without one last, ties in file order) or file")
+	fs.StringVar(&f.lifecycle, "lifecycle", mine.LifecycleAll, "keep the XES and CSV events of one lifecycle:transition: complete, start, or all (events without one are always kept)")
+	fs.StringVar(&f.classifier, "classifier", "", "make an XES event's node from the keys of the log's classifier `NAME` (default: the activity, concept:name)")
+}
+
+// options checks the flags and returns them as mine's import options.
+func (f *importFlags) options() (mine.ImportOptions, error) {
+	o := mine.ImportOptions{Sort: f.sort, Lifecycle: f.lifecycle, Classifier: f.classifier}
+	if err := o.Check(); err != nil {
+		return o, usageError{err}
+	}
+	return o, nil
 }
 
 // modelOptions are the flags that shape and write a model, shared by build
@@ -118,6 +143,7 @@ any bad line).`,
 	f.StringVar(&opts.partial, "partial", "", "write this shard's partial result to `FILE` instead of a model (see fsmine merge)")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before its path is tallied and its records let go; 0 holds every session to the end")
 	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", ")+" (auto recognises each file's format from its content)")
+	opts.imports.bind(f)
 	return c
 }
 
@@ -129,6 +155,9 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	var err error
 	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
 		return usageError{err}
+	}
+	if ropt.Import, err = opts.imports.options(); err != nil {
+		return err
 	}
 	if opts.labels != "" {
 		data, err := os.ReadFile(opts.labels)
@@ -142,7 +171,7 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if err := opts.model.prepare(); err != nil {
 		return err
 	}
-	inputs, err := expandInputs(opts.inputs, streams.In)
+	inputs, err := expandInputs(opts.inputs, streams.In, opts.from)
 	if err != nil {
 		return err
 	}
@@ -167,8 +196,8 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 			return err
 		}
 		if !opts.model.quiet {
-			fmt.Fprintf(streams.Err, "partial %s: sessions %d, records %d (skipped %d, duplicates %d, dropped %d)\n",
-				opts.partial, len(lg.Sessions), lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped)
+			fmt.Fprintf(streams.Err, "partial %s: sessions %d, records %d (skipped %d, duplicates %d, dropped %d%s)\n",
+				opts.partial, len(lg.Sessions), lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, leftOutText(lg))
 		}
 		return nil
 	}
@@ -185,8 +214,7 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 	m, err := mine.Build(lg, bopt)
 	if err != nil {
 		if errors.Is(err, mine.ErrNoSessions) {
-			return fmt.Errorf("%s: %w (%d records read, %d lines skipped, %d dropped by label rules)",
-				what, err, lg.Records, lg.Skipped, lg.Dropped)
+			return noSessionsError(what, lg)
 		}
 		return err
 	}
@@ -213,6 +241,33 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 		printBuildSummary(streams.Err, lg, m)
 	}
 	return nil
+}
+
+// noSessionsError is the error of a read that gave no session: what was
+// read, skipped and dropped, and the first items skipped with their files,
+// positions and reasons, which say what to change.
+func noSessionsError(what string, lg *mine.Log) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d records read, %d skipped, %d dropped by label rules%s)", lg.Records, lg.Skipped, lg.Dropped, leftOutText(lg))
+	if len(lg.Bad) > 0 {
+		b.WriteString("; skipped:")
+	}
+	for _, bad := range lg.Bad {
+		fmt.Fprintf(&b, "\n  %s", bad)
+	}
+	if lg.Skipped > len(lg.Bad) {
+		fmt.Fprintf(&b, "\n  ... and %d more", lg.Skipped-len(lg.Bad))
+	}
+	return fmt.Errorf("%s: %w (%s", what, mine.ErrNoSessions, b.String())
+}
+
+// leftOutText is ", N left out by --lifecycle" when the importers left
+// events out, else "".
+func leftOutText(lg *mine.Log) string {
+	if lg.LeftOut == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d left out by --lifecycle", lg.LeftOut)
 }
 
 // created is the model's creation time: now, or SOURCE_DATE_EPOCH when set,
@@ -274,10 +329,11 @@ func rereadable(inputs []mine.Input) bool {
 }
 
 // expandInputs turns LOG arguments into inputs: "-" is stdin, arguments with
-// glob characters are expanded (a glob matching nothing is an error), and
-// files are read in sorted order so that the result does not depend on the
-// order they were named in.
-func expandInputs(args []string, stdin io.Reader) ([]mine.Input, error) {
+// glob characters are expanded (a glob matching nothing is an error), a
+// folder is an input when it is in a format that is a folder (a tau2
+// experiment; format is --from), and files are read in sorted order so that
+// the result does not depend on the order they were named in.
+func expandInputs(args []string, stdin io.Reader, format string) ([]mine.Input, error) {
 	var files []string
 	stdinUsed := false
 	for _, a := range args {
@@ -301,7 +357,15 @@ func expandInputs(args []string, stdin io.Reader) ([]mine.Input, error) {
 			return nil, err
 		}
 		if fi.IsDir() {
-			return nil, fmt.Errorf("%s: is a directory (name the files, e.g. %s/*.jsonl)", p, p)
+			in, ok, err := mine.DirInput(p, format)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, fmt.Errorf("%s: is a directory, and no tau2 experiment folder (results.json and simulations/): name the files, e.g. %s/*.jsonl", p, p)
+			}
+			inputs = append(inputs, in)
+			continue
 		}
 		inputs = append(inputs, mine.Input{Name: p, Open: func() (io.ReadCloser, error) { return os.Open(p) }})
 	}
@@ -349,8 +413,8 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 			general++
 		}
 	}
-	fmt.Fprintf(w, "sessions %d, events %d (records %d, skipped %d, duplicates %d, dropped %d, folded %d, detours %d, step gaps %d)\n",
-		m.Source.Sessions, m.Source.Events, lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, lg.Folded, lg.Detours, lg.StepGaps)
+	fmt.Fprintf(w, "sessions %d, events %d (records %d, skipped %d, duplicates %d, dropped %d, folded %d, detours %d, step gaps %d%s)\n",
+		m.Source.Sessions, m.Source.Events, lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, lg.Folded, lg.Detours, lg.StepGaps, leftOutText(lg))
 	for _, f := range lg.Files {
 		fmt.Fprintf(w, "  %s: %s, %d records, %d skipped\n", f.Path, f.Format, f.Records, f.Skipped)
 	}

@@ -285,7 +285,7 @@ func realRead(t *testing.T, m *automaton.Model, path string) *mine.Log {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs, err := expandInputs([]string{path}, nil)
+	inputs, err := expandInputs([]string{path}, nil, mine.FormatAuto)
 	if err != nil {
 		t.Fatal(err)
 	}

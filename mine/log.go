@@ -20,6 +20,7 @@ type Log struct {
 
 	Records    int // usable records read (before duplicates and drops)
 	Skipped    int // bad lines skipped
+	LeftOut    int // events an importer left out as asked (ImportOptions.Lifecycle)
 	Duplicates int // exact duplicate records dropped
 	Dropped    int // records dropped by label rules
 	Folded     int // records folded into the visit before them
@@ -251,6 +252,7 @@ func (lg *Log) addChunk(c *chunk, strict bool) error {
 			lg.Bad = append(lg.Bad, b)
 		}
 	}
+	lg.LeftOut += c.leftOut
 	f := &lg.Files[c.file]
 	// Inputs before this one that sent no chunk are empty: they start
 	// where it does, so that starts never decrease.
