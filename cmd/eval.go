@@ -24,6 +24,7 @@ type evalOptions struct {
 	fields      []string
 	strict      bool
 	from        string
+	imports     importFlags
 	folds       int
 	merges      []string
 	alphas      []string
@@ -87,6 +88,7 @@ folds, a fold without sessions).`,
 	f.StringArrayVar(&opts.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable)")
 	f.BoolVar(&opts.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
 	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", "))
+	opts.imports.bind(f)
 	f.IntVar(&opts.folds, "folds", 5, "number of folds `K` (at least 2)")
 	f.StringSliceVar(&opts.merges, "merge", []string{def.Merge}, "state merging, a list: "+strings.Join(mine.Merges, ", "))
 	f.StringSliceVar(&opts.alphas, "alpha", []string{strconv.FormatFloat(def.Alpha, 'g', -1, 64)}, "alergia significance levels, a list")
@@ -160,6 +162,9 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
 		return usageError{err}
 	}
+	if ropt.Import, err = opts.imports.options(); err != nil {
+		return err
+	}
 	if opts.labels != "" {
 		data, err := os.ReadFile(opts.labels)
 		if err != nil {
@@ -169,7 +174,7 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 			return fmt.Errorf("%s: %w", opts.labels, err)
 		}
 	}
-	inputs, err := expandInputs(opts.inputs, streams.In)
+	inputs, err := expandInputs(opts.inputs, streams.In, opts.from)
 	if err != nil {
 		return err
 	}
@@ -179,6 +184,9 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	done()
 	if err != nil {
 		return err
+	}
+	if len(lg.Sessions) == 0 {
+		return noSessionsError(strings.Join(opts.inputs, ", "), lg)
 	}
 	base := mine.DefaultOptions()
 	base.RareCount, base.RareRatio = opts.rareCount, opts.rareRatio
