@@ -295,11 +295,9 @@ func (b *builder) generalize() {
 			if a == c {
 				continue // a repeat, which generalisation never invents
 			}
-			if st.pair[lpair{a, c}] == 0 {
-				p := float64(st.skipS[bl]) / float64(st.skipS[bl]+st.skipT[bl])
-				if !plausible(p, st.tri[ltri{a, bl, c}]) {
-					continue
-				}
+			pSkip := float64(st.skipS[bl]) / float64(st.skipS[bl]+st.skipT[bl])
+			if st.pair[lpair{a, c}] == 0 && !plausible(pSkip, st.tri[ltri{a, bl, c}]) {
+				continue
 			}
 			mvs, targets = mvs[:0], targets[:0]
 			// The move into C carries the event that ended the visit before B.
@@ -319,12 +317,10 @@ func (b *builder) generalize() {
 			if pp == y || x == q {
 				continue // a repeat, which generalisation never invents
 			}
-			if st.quad[lquad{pp, y, x, q}] == 0 {
-				rev, fwd := st.pair[lpair{y, x}], st.pair[lpair{x, y}]
-				p := float64(rev) / float64(rev+fwd)
-				if !plausible(p, st.quad[lquad{pp, x, y, q}]) {
-					continue
-				}
+			rev, fwd := st.pair[lpair{y, x}], st.pair[lpair{x, y}]
+			pSwap := float64(rev) / float64(rev+fwd)
+			if st.quad[lquad{pp, y, x, q}] == 0 && !plausible(pSwap, st.quad[lquad{pp, x, y, q}]) {
+				continue
 			}
 			ex, ey := v.moves[i+1].event(), v.moves[i+2].event() // the events ending X and Y
 			mvs, targets = mvs[:0], targets[:0]
@@ -344,11 +340,9 @@ func (b *builder) generalize() {
 				if alt == e {
 					continue
 				}
-				if st.pairEv[lpairEv{a, alt, c}] == 0 {
-					p := float64(st.events[levent{a, alt}]) / float64(st.visits[a])
-					if !plausible(p, st.pair[lpair{a, c}]) {
-						continue
-					}
+				pEvent := float64(st.events[levent{a, alt}]) / float64(st.visits[a])
+				if st.pairEv[lpairEv{a, alt, c}] == 0 && !plausible(pEvent, st.pair[lpair{a, c}]) {
+					continue
 				}
 				mvs, targets = mvs[:0], targets[:0]
 				mvs = append(mvs, mkMove(alt, c))
