@@ -2,10 +2,14 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
+	"encoding/xml"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/fsmine/fsmine/automaton"
 )
@@ -223,4 +227,82 @@ func TestMachineSummaryGolden(t *testing.T) {
 			checkGolden(t, name+"-summary.xstate.json.golden", render(t, XState, m, Options{Detail: DetailSummary}))
 		})
 	}
+}
+
+// FuzzSummary draws the summary of a model whose two states have arbitrary
+// ids and one arbitrary label (so that they share a stage named by it) with
+// every writer that has one, and checks that each output keeps its form.
+func FuzzSummary(f *testing.F) {
+	for _, seed := range [][3]string{
+		{"plan", "plan#2", "plan"},
+		{`say "hi"`, "a\\b", `x_"y"`},
+		{"line\nbreak", "stage.1", "}{"},
+		{"stage_1", "_x002E_", "direction LR"},
+	} {
+		f.Add(seed[0], seed[1], seed[2])
+	}
+	f.Fuzz(func(t *testing.T, a, b, label string) {
+		for _, s := range []string{a, b, label} {
+			if !utf8.ValidString(s) {
+				t.Skip()
+			}
+		}
+		if a == "" || b == "" || a == b || isPseudo(a) || isPseudo(b) {
+			t.Skip()
+		}
+		m := &automaton.Model{
+			Schema:  automaton.Schema,
+			Initial: automaton.StartID,
+			States: []automaton.State{
+				{ID: automaton.StartID, Label: automaton.StartID, Visits: 2, Sessions: 2},
+				{ID: a, Label: label, Visits: 2, Sessions: 2},
+				{ID: b, Label: label, Visits: 1, Sessions: 1},
+				{ID: automaton.EndID, Label: automaton.EndID, Visits: 2, Sessions: 2},
+			},
+			Transitions: []automaton.Transition{
+				{From: automaton.StartID, To: a, Count: 2, Sessions: 2, Prob: 1},
+				{From: a, Event: "ok", To: b, Count: 1, Sessions: 1, Prob: 0.5},
+				{From: a, Event: "ok", To: automaton.EndID, Count: 1, Sessions: 1, Prob: 0.5},
+				{From: b, Event: "ok", To: automaton.EndID, Count: 1, Sessions: 1, Prob: 1},
+			},
+			Trunk: []string{a},
+		}
+		if err := m.Validate(); err != nil {
+			t.Skip()
+		}
+		opt := Options{Detail: DetailSummary}
+		p := parseDOT(t, string(render(t, DOT, m, opt)))
+		if len(p.nodes) != 4 || len(p.edges) != 4 {
+			t.Fatalf("summary DOT has %d boxes and %d edges, want 4 and 4:\n%s", len(p.nodes), len(p.edges), p.text)
+		}
+		out := render(t, SCXML, m, opt)
+		dec := xml.NewDecoder(bytes.NewReader(out))
+		for {
+			_, err := dec.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("SCXML not well-formed: %v\n%s", err, out)
+			}
+		}
+		if !bytes.Contains(out, []byte(`<state id="stage.1"`)) {
+			t.Errorf("SCXML has no compound state for the stage:\n%s", out)
+		}
+		out = render(t, XState, m, opt)
+		var machine struct {
+			States map[string]json.RawMessage `json:"states"`
+		}
+		if err := json.Unmarshal(out, &machine); err != nil {
+			t.Fatalf("XState not JSON: %v\n%s", err, out)
+		}
+		if len(machine.States) != 3 {
+			t.Errorf("XState has %d top-level states, want 3 (start, the stage, end):\n%s", len(machine.States), out)
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(string(render(t, Mermaid, m, opt)), "\n"), "\n") {
+			if strings.Count(line, " : ") > 1 || strings.ContainsAny(line, "\r") {
+				t.Errorf("Mermaid line %q does not read as one statement", line)
+			}
+		}
+	})
 }
