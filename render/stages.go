@@ -323,7 +323,7 @@ func summarize(m *automaton.Model) *summary {
 		}
 		switch {
 		case len(off) == 0:
-		case len(off) == 1 && len(st.States) == 1:
+		case len(off) == 1:
 			addNode(sumNode{key: "state " + off[0].ID, kind: kindState, stage: si, states: off})
 		case len(onT) == 0:
 			addNode(sumNode{key: fmt.Sprintf("stage %d", si), kind: kindStage, stage: si, states: off})
