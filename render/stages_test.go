@@ -306,3 +306,17 @@ func FuzzSummary(f *testing.F) {
 		}
 	})
 }
+
+func TestDiffDOTGeneralized(t *testing.T) {
+	old := loadFixture(t, "support")
+	c := *old
+	c.Transitions = append(slices.Clone(old.Transitions), automaton.Transition{From: "classify", Event: "skip", To: "answer", Generalized: "skip"})
+	c.Reindex()
+	var buf bytes.Buffer
+	if err := DiffDOT(&buf, old, &c, automaton.Compare(old, &c, automaton.DiffOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `generalized (skip)", color="#1a7f37", fontcolor="#1a7f37", style="dotted"`) {
+		t.Errorf("the overlay does not draw the added generalized transition dotted:\n%s", buf.String())
+	}
+}
