@@ -16,8 +16,10 @@ import (
 // opt.HideRare leaves rare transitions out, as in DOT, and opt.Title
 // becomes the diagram's front-matter title; ClusterSep does not apply. A
 // generalised transition reads "a --> b : event · generalized (kind)". With
-// opt.Detail DetailSummary it draws the summary DOT draws, each stage of
-// several boxes a composite state.
+// opt.Detail DetailSummary it draws the summary DOT draws, each stage
+// drawn there as a cluster a composite state; since Mermaid draws no
+// transition between states of two composite states, an edge that crosses
+// a composite state's border ends at the composite state.
 //
 // Mermaid ids are the state ids with every character other than an ASCII
 // letter, digit or underscore replaced by "_", prefixed with "s_" when they

@@ -621,15 +621,40 @@ func mermaidSummary(m *automaton.Model, opt Options) []byte {
 			}
 		}
 	}
-	end := func(i int) string {
-		if sm.nodes[i].kind == kindPseudo {
+	// Mermaid draws no transition between states inside two different
+	// composite states, so an edge that leaves or enters a composite state
+	// is drawn from or to the composite state itself, and edges that then
+	// join the same two ends are drawn as one.
+	end := func(i, other int) string {
+		n, o := &sm.nodes[i], &sm.nodes[other]
+		switch {
+		case n.kind == kindPseudo:
 			return "[*]"
+		case sm.cluster[n.stage] && n.stage != o.stage:
+			return names[fmt.Sprintf("stage %d", n.stage)+" cluster"]
 		}
-		return names[sm.nodes[i].key]
+		return names[n.key]
 	}
+	type line struct {
+		from, to string
+		edge     sumEdge
+	}
+	var lines []*line
+	byEnds := map[[2]string]*line{}
 	for i := range sm.edges {
-		e := &sm.edges[i]
-		fmt.Fprintf(&b, "    %s --> %s : %s\n", end(e.from), end(e.to), mermaidText(e.caption()))
+		e := sm.edges[i]
+		ends := [2]string{end(e.from, e.to), end(e.to, e.from)}
+		if l := byEnds[ends]; l != nil {
+			l.edge.ts = append(slices.Clone(l.edge.ts), e.ts...)
+			l.edge.count += e.count
+			continue
+		}
+		l := &line{ends[0], ends[1], e}
+		byEnds[ends] = l
+		lines = append(lines, l)
+	}
+	for _, l := range lines {
+		fmt.Fprintf(&b, "    %s --> %s : %s\n", l.from, l.to, mermaidText(l.edge.caption()))
 	}
 	return []byte(b.String())
 }
