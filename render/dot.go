@@ -188,12 +188,7 @@ func stateLines(s *automaton.State) []string {
 }
 
 // visits is "1 visit" or "n visits".
-func visits(n int) string {
-	if n == 1 {
-		return "1 visit"
-	}
-	return strconv.Itoa(n) + " visits"
-}
+func visits(n int) string { return plural(n, "visit", "visits") }
 
 // dotString quotes s as a DOT string whose label shows s as it is. Graphviz
 // reads backslash escapes in labels (\n, \l, \N, ...), so backslashes are
