@@ -320,3 +320,25 @@ func TestDiffDOTGeneralized(t *testing.T) {
 		t.Errorf("the overlay does not draw the added generalized transition dotted:\n%s", buf.String())
 	}
 }
+
+func TestReportSummaryStages(t *testing.T) {
+	m := loadFixture(t, "orders")
+	var page bytes.Buffer
+	if err := Report(&page, m, ReportOptions{Detail: DetailSummary}); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Count(page.String(), `<details class="stage">`)
+	if want := len(Stages(m)); got != want {
+		t.Errorf("the report opens %d stages, want %d", got, want)
+	}
+	if !strings.Contains(page.String(), `<section id="stages">`) {
+		t.Errorf("the report has no Stages section")
+	}
+	var full bytes.Buffer
+	if err := Report(&full, m, ReportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(full.String(), `<section id="stages">`) {
+		t.Errorf("the full report has a Stages section")
+	}
+}
