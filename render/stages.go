@@ -2,6 +2,7 @@ package render
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -597,7 +598,7 @@ func mermaidSummary(m *automaton.Model, opt Options) []byte {
 	names := uniqueNames(keys, mermaidID)
 	var b strings.Builder
 	if opt.Title != "" {
-		title, _ := marshalCompact(shownText(opt.Title)) // a string always marshals
+		title, _ := json.Marshal(shownText(opt.Title)) // as Mermaid writes it; a string always marshals
 		fmt.Fprintf(&b, "---\ntitle: %s\n---\n", title)
 	}
 	b.WriteString("stateDiagram-v2\n    direction LR\n")
