@@ -18,6 +18,7 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
+	"github.com/fsmine/fsmine/render"
 )
 
 func init() { register(newBuildCmd) }
@@ -63,6 +64,7 @@ func (f *importFlags) options() (mine.ImportOptions, error) {
 type modelOptions struct {
 	out       string
 	dot       string
+	detail    string // of the --dot diagram
 	merge     string
 	alpha     float64
 	rareCount int
@@ -81,6 +83,9 @@ func (o *modelOptions) prepare() error {
 	if o.rareCount < 0 || o.rareRatio < 0 || o.rareRatio >= 1 {
 		return usagef("--rare-count must be >= 0 and --rare-ratio in [0, 1)")
 	}
+	if _, err := detailOf(o.detail); err != nil {
+		return err
+	}
 	if o.parent != "" {
 		m, err := automaton.Load(o.parent)
 		if err != nil {
@@ -95,6 +100,7 @@ func bindModelFlags(f *pflag.FlagSet, opts *modelOptions) {
 	def := mine.DefaultOptions()
 	f.StringVarP(&opts.out, "output", "o", "-", "write the model JSON to `FILE` (atomically); - is standard output")
 	f.StringVar(&opts.dot, "dot", "", "also write a Graphviz diagram to `FILE`")
+	f.StringVar(&opts.detail, "detail", string(render.DetailSummary), "the --dot diagram: summary (stages, the trunk and the busiest edges) or full (every state and transition)")
 	f.StringVar(&opts.merge, "merge", def.Merge, "state merging: "+strings.Join(mine.Merges, " or "))
 	f.Float64Var(&opts.alpha, "alpha", def.Alpha, "significance level of the alergia merge test (smaller merges more)")
 	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
@@ -233,7 +239,8 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 		return err
 	}
 	if opts.dot != "" {
-		if err := writeDOT(opts.dot, streams.Out, m); err != nil {
+		detail, _ := detailOf(opts.detail) // checked by prepare
+		if err := writeDOT(opts.dot, streams.Out, m, detail); err != nil {
 			return err
 		}
 	}
