@@ -73,7 +73,7 @@ func (a *analysis) suggestion(nodePath string) *Suggestion {
 			}
 		}
 		if st.runs[g] >= MinDetourRuns && stage.Class == ClassHelper {
-			if share := float64(st.returns[g]) / float64(st.runs[g]); share >= DetourShare {
+			if share := float64(st.returns[g]) / float64(st.runs[g]); share > DetourShare {
 				stage.Detour = true
 				stage.Fold = false
 				why = append(why, fmt.Sprintf("returns to the stage it left in %d of its %d runs (%.0f%%): a detour", st.returns[g], st.runs[g], 100*share))
@@ -207,7 +207,7 @@ func (s *Suggestion) chatRules(a *analysis, st *stageStats, stageName map[int32]
 		}
 		stats := fmt.Sprintf("%s: %d of %d records, in %d of %d sessions, next to %d of %d task nodes; %d of its %d runs (%.0f%%) return to the stage they left",
 			name, a.records[id], total, sessions[int32(id)], len(a.seqs), len(nbr[id]), a.taskNodes, returns[id], runs[id], 100*share)
-		if runs[id] >= MinDetourRuns && share >= DetourShare {
+		if runs[id] >= MinDetourRuns && share > DetourShare {
 			s.Rules = append(s.Rules, Rule{
 				Name:   name,
 				Why:    "a message turn, not a task step (the name says so). " + stats + ": a detour, a self-loop on that stage",
@@ -370,8 +370,8 @@ func (a *analysis) stageName(g int32) string {
 // familyName names a family: its node; or the words its names share at
 // the ends (get_*_details: get_details; find_user_id_by_*: find_user_id),
 // with the differing first words when only the end is shared
-// (exchange_or_return_delivered_order_items); or its names joined with
-// "+".
+// (exchange_or_return_delivered_order_items, handoff/agent:Refund Agent);
+// or its names joined with "+".
 func (a *analysis) familyName(fam []int32) string {
 	if len(fam) == 1 {
 		return a.names[fam[0]]
@@ -405,8 +405,11 @@ func (a *analysis) familyName(fam []int32) string {
 				firsts = append(firsts, a.names[id][t[0].start:t[0].end])
 			}
 		}
-		if len(firsts) <= 2 {
+		if len(firsts) <= 2 && strings.Contains("_- .", sep) {
 			return strings.Join(firsts, sep+"or"+sep) + sep + trimSuf
+		}
+		if len(firsts) <= 2 {
+			return strings.Join(firsts, "/") + sep + trimSuf
 		}
 		return trimSuf
 	}

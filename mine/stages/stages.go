@@ -7,7 +7,7 @@
 //   - Message turns. A node whose name is a message turn (a word such as
 //     msg, message, chat, turn, generation, llm; agent_msg, user_msg) and
 //     does not start with a tool's verb carries no task step. A run of such
-//     turns that mostly (in at least DetourShare of its runs) comes back to
+//     turns that mostly (in more than DetourShare of its runs) comes back to
 //     the stage it left is proposed as a detour, else the turns are
 //     dropped.
 //   - Stages, by agglomerative clustering of the other nodes (complete
@@ -31,7 +31,7 @@
 //     visits (get_order_details five times in a row) is folded into one
 //     visit, unless its steps act: each change counts.
 //   - Detours: a helper step (think, calculate) that returns to the stage
-//     it left in at least DetourShare of its runs (MinDetourRuns at least)
+//     it left in more than DetourShare of its runs (MinDetourRuns at least)
 //     becomes a detour, a self-loop on that stage. Task steps are never
 //     made detours: one that comes back to where it left is work done
 //     alongside, and the flow should show it.
