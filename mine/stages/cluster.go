@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -20,7 +21,8 @@ type analysis struct {
 	sessions []int     // per node
 	posSum   []float64 // per node: sum of relative positions among task steps
 	seqs     [][]int32 // per session, every record's node
-	tasks    [][]int32 // per session, task nodes only
+	tasks    [][]int32 // distinct sessions of task nodes only (message turns left out)
+	weight   []int     // per distinct session of tasks, how many sessions
 	aff      [][]float64
 
 	taskNodes int
@@ -66,6 +68,8 @@ func newAnalysis(lg *mine.Log) *analysis {
 		clear(a.chat)
 	}
 	seen := make([]int, n)
+	variant := map[string]int{}
+	var key []byte
 	for si, s := range lg.Sessions {
 		seq := make([]int32, len(s.Visits))
 		var task []int32
@@ -85,7 +89,17 @@ func newAnalysis(lg *mine.Log) *analysis {
 			a.posSum[id] += relPos(i, len(task))
 		}
 		a.seqs = append(a.seqs, seq)
+		key = key[:0]
+		for _, id := range task {
+			key = binary.AppendUvarint(key, uint64(id))
+		}
+		if v, ok := variant[string(key)]; ok {
+			a.weight[v]++
+			continue
+		}
+		variant[string(key)] = len(a.tasks)
 		a.tasks = append(a.tasks, task)
+		a.weight = append(a.weight, 1)
 	}
 	a.aff = make([][]float64, n)
 	for i := range n {
@@ -119,41 +133,58 @@ func relPos(i, n int) float64 {
 
 // flow is what clustering measures of the task steps with the current
 // groups: runs (maximal stretches of one group), the transitions between
-// runs, and the groups before and after each run.
+// runs, the groups before and after each run, and which of two groups
+// comes first in the sessions that have both.
 type flow struct {
-	runs  []int
-	trans map[[2]int32]int // from run group, to run group
-	ctx   [][]float64      // group -> counts of the groups (and start, end) around its runs
+	k        int
+	runs     []int
+	sessions []int
+	trans    []int       // k*from + to: runs of from followed by a run of to
+	first    []int       // k*g + h: sessions where g comes before h
+	ctx      [][]float64 // group -> counts of the groups (and start, end) around its runs
 }
 
 func (a *analysis) flow() *flow {
 	k := len(a.groups)
-	f := &flow{runs: make([]int, k), trans: map[[2]int32]int{}, ctx: make([][]float64, k)}
+	f := &flow{k: k, runs: make([]int, k), sessions: make([]int, k), trans: make([]int, k*k), first: make([]int, k*k), ctx: make([][]float64, k)}
 	start, end := int32(k), int32(k+1)
 	for g := range f.ctx {
 		f.ctx[g] = make([]float64, k+2)
 	}
-	var runs []int32
-	for _, task := range a.tasks {
-		runs = runs[:0]
+	var runs, order []int32
+	in := make([]bool, k)
+	for v, task := range a.tasks {
+		w := a.weight[v]
+		runs, order = runs[:0], order[:0]
 		for _, id := range task {
 			g := a.assign[id]
 			if len(runs) == 0 || runs[len(runs)-1] != g {
 				runs = append(runs, g)
 			}
+			if !in[g] {
+				in[g] = true
+				order = append(order, g)
+			}
+		}
+		for i, g := range order {
+			in[g] = false
+			f.sessions[g] += w
+			for _, h := range order[i+1:] {
+				f.first[k*int(g)+int(h)] += w
+			}
 		}
 		for i, g := range runs {
-			f.runs[g]++
+			f.runs[g] += w
 			prev, next := start, end
 			if i > 0 {
 				prev = runs[i-1]
-				f.trans[[2]int32{prev, g}]++
+				f.trans[k*int(prev)+int(g)] += w
 			}
 			if i+1 < len(runs) {
 				next = runs[i+1]
 			}
-			f.ctx[g][prev]++
-			f.ctx[g][next]++
+			f.ctx[g][prev] += float64(w)
+			f.ctx[g][next] += float64(w)
 		}
 	}
 	return f
@@ -166,28 +197,35 @@ type candidate struct {
 	adjacent float64 // share of the visits of each spent next to the other, the smaller
 	context  float64 // cosine similarity of what comes before and after them
 	conflict bool    // one reads, the other acts
+	sequence bool    // they come in a fixed order
+	ab, ba   int     // sessions with a before b, with b before a
 	posGap   float64
+	cost     float64 // of a merge without strong evidence: see best
 }
 
-// strength is a candidate's evidence: 1 or more is strong (a family, or
-// steps done together); below, context and position only order the merges
-// a requested stage count forces.
+// strength is a candidate's evidence: at least 1 for a strong candidate (a
+// family in no fixed order, or steps done together); below 1 for the
+// others, whose merges only a stage count forces.
 func (c candidate) strength() float64 {
-	s := max(c.affinity/FamilyAffinity, c.adjacent/Adjacency)
+	aff := c.affinity / FamilyAffinity
+	if c.sequence {
+		aff *= 0.5
+	}
+	s := max(aff, c.adjacent/Adjacency)
 	if s == 0 {
 		s = 0.5 * c.context
 	}
-	if c.conflict {
-		s *= 0.5
-		if s >= 1 {
-			s = 0.99
+	if c.conflict || !c.strong() {
+		if c.conflict {
+			s *= 0.5
 		}
+		s = min(s, 0.99)
 	}
 	return s + 0.001*(1-c.posGap)
 }
 
 func (c candidate) strong() bool {
-	return !c.conflict && (c.affinity >= FamilyAffinity || c.adjacent >= Adjacency)
+	return !c.conflict && (c.affinity >= FamilyAffinity && !c.sequence || c.adjacent >= Adjacency)
 }
 
 // cluster merges groups until the stage count is reached: want, or when
@@ -214,13 +252,21 @@ func (a *analysis) cluster(want int) {
 	}
 }
 
-// best returns the candidate with the most evidence; ties go to the pair
-// that comes first by group order, which is by node name.
+// best returns the strong candidate with the most evidence; when there is
+// none, the merge that changes the fewest records: the records of the
+// smaller group, weighed by how little evidence there is (see cost). Ties go
+// to the pair that comes first by group order, which is by node name.
 func (a *analysis) best() (candidate, bool) {
 	f := a.flow()
-	var best candidate
-	bestScore, found := -1.0, false
+	var strong, weak candidate
+	strongScore, weakCost := -1.0, math.Inf(1)
 	pos := a.groupPositions()
+	size := make([]int, len(a.groups))
+	for g, nodes := range a.groups {
+		for _, id := range nodes {
+			size[g] += a.records[id]
+		}
+	}
 	for i := range a.groups {
 		if a.groups[i] == nil {
 			continue
@@ -230,12 +276,22 @@ func (a *analysis) best() (candidate, bool) {
 				continue
 			}
 			c := a.candidate(f, pos, int32(i), int32(j))
-			if s := c.strength(); s > bestScore {
-				best, bestScore, found = c, s, true
+			if c.strong() {
+				if s := c.strength(); s > strongScore {
+					strong, strongScore = c, s
+				}
+				continue
+			}
+			c.cost = float64(min(size[i], size[j])) * (1 - c.strength())
+			if c.cost < weakCost {
+				weak, weakCost = c, c.cost
 			}
 		}
 	}
-	return best, found
+	if strongScore >= 0 {
+		return strong, true
+	}
+	return weak, !math.IsInf(weakCost, 1)
 }
 
 func (a *analysis) candidate(f *flow, pos []float64, i, j int32) candidate {
@@ -247,7 +303,10 @@ func (a *analysis) candidate(f *flow, pos []float64, i, j int32) candidate {
 			c.affinity = min(c.affinity, a.aff[x][y])
 		}
 	}
-	together := float64(f.trans[[2]int32{i, j}] + f.trans[[2]int32{j, i}])
+	c.ab, c.ba = f.first[f.k*int(i)+int(j)], f.first[f.k*int(j)+int(i)]
+	c.sequence = float64(max(c.ab, c.ba)) >= Sequence*float64(min(f.sessions[i], f.sessions[j])) &&
+		float64(max(c.ab, c.ba)) >= FixedOrder*float64(c.ab+c.ba)
+	together := float64(f.trans[f.k*int(i)+int(j)] + f.trans[f.k*int(j)+int(i)])
 	if f.runs[i] > 0 && f.runs[j] > 0 {
 		c.adjacent = min(1, together/float64(max(f.runs[i], f.runs[j])))
 	}
@@ -304,14 +363,22 @@ func (a *analysis) groupClass(g int32) string {
 func (a *analysis) merge(c candidate) {
 	var why string
 	switch {
-	case c.strong() && c.affinity >= FamilyAffinity:
-		why = fmt.Sprintf("names of one family (every pair shares %.0f%% or more of its words at the ends)", 100*c.affinity)
+	case c.strong() && c.affinity >= FamilyAffinity && !c.sequence:
+		why = fmt.Sprintf("names of one family (every pair shares %.0f%% or more of its words at the ends), ", 100*c.affinity)
+		if c.ab+c.ba == 0 {
+			why += "never in the same session: alternatives"
+		} else {
+			why += fmt.Sprintf("in no fixed order (the first before the second in %d sessions, after it in %d)", c.ab, c.ba)
+		}
 	case c.strong():
 		why = fmt.Sprintf("occur next to each other in %.0f%% of their visits", 100*c.adjacent)
 	default:
 		var ev []string
 		if c.affinity > 0 {
 			ev = append(ev, fmt.Sprintf("names share %.0f%% of their words at the ends", 100*c.affinity))
+		}
+		if c.sequence {
+			ev = append(ev, fmt.Sprintf("in a fixed order: the first before the second in %d sessions, after it in %d", c.ab, c.ba))
 		}
 		if c.adjacent > 0 {
 			ev = append(ev, fmt.Sprintf("next to each other in %.0f%% of their visits", 100*c.adjacent))
@@ -320,7 +387,7 @@ func (a *analysis) merge(c candidate) {
 			ev = append(ev, fmt.Sprintf("context similarity %.2f", c.context))
 		}
 		ev = append(ev, fmt.Sprintf("positions %.2f apart", c.posGap))
-		why = "merged to reach the stage count, the closest pair left (" + strings.Join(ev, ", ") + ")"
+		why = fmt.Sprintf("merged to reach the stage count: the merge that changes the fewest records (%.0f, weighed by the evidence: %s)", c.cost, strings.Join(ev, ", "))
 	}
 	parts := []string{}
 	for _, w := range []string{a.why[c.a], a.why[c.b]} {
@@ -362,26 +429,27 @@ func (a *analysis) stageStats() *stageStats {
 	st := &stageStats{make([]int, k), make([]int, k), make([]int, k), make([]int, k), make([]int, k)}
 	seen := make([]int, k)
 	var runs []int32
-	for si, task := range a.tasks {
+	for v, task := range a.tasks {
+		w := a.weight[v]
 		runs = runs[:0]
 		for i, id := range task {
 			g := a.assign[id]
-			st.visits[g]++
-			if seen[g] != si+1 {
-				seen[g] = si + 1
-				st.sessions[g]++
+			st.visits[g] += w
+			if seen[g] != v+1 {
+				seen[g] = v + 1
+				st.sessions[g] += w
 			}
 			if i+1 < len(task) && a.assign[task[i+1]] == g {
-				st.repeats[g]++
+				st.repeats[g] += w
 			}
 			if len(runs) == 0 || runs[len(runs)-1] != g {
 				runs = append(runs, g)
 			}
 		}
 		for i, g := range runs {
-			st.runs[g]++
+			st.runs[g] += w
 			if i > 0 && i+1 < len(runs) && runs[i-1] == runs[i+1] {
-				st.returns[g]++
+				st.returns[g] += w
 			}
 		}
 	}

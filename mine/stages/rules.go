@@ -39,6 +39,7 @@ func (a *analysis) suggestion(nodePath string) *Suggestion {
 		stageName[g] = name
 	}
 	st := a.stageStats()
+	apart := a.keptApart(gs, stageName)
 	for _, g := range gs {
 		nodes := a.groups[g]
 		stage := Stage{Name: stageName[g], Class: a.groupClass(g), Position: pos[g]}
@@ -50,7 +51,10 @@ func (a *analysis) suggestion(nodePath string) *Suggestion {
 		var why []string
 		if len(nodes) > 1 {
 			why = append(why, a.why[g])
+		} else {
+			why = append(why, "a stage of its own")
 		}
+		why = append(why, apart[g]...)
 		switch stage.Class {
 		case ClassRead:
 			why = append(why, "read-only (the names start with a lookup verb)")
@@ -80,9 +84,6 @@ func (a *analysis) suggestion(nodePath string) *Suggestion {
 			}
 		}
 		stage.Why = strings.Join(why, "; ")
-		if stage.Why == "" {
-			stage.Why = "a stage of its own: no family, no neighbour it always goes with"
-		}
 		s.Stages = append(s.Stages, stage)
 	}
 	s.chatRules(a, st, stageName, nodePath)
@@ -97,9 +98,6 @@ func (a *analysis) suggestion(nodePath string) *Suggestion {
 		}
 	}
 	for i, stage := range s.Stages {
-		if len(stage.Nodes) == 1 && stage.Name == stage.Nodes[0] && !stage.Fold && !stage.Detour {
-			continue // unmatched nodes keep their name
-		}
 		pat := a.pattern(a.groups[gs[i]], claimed)
 		for _, n := range a.names {
 			if !claimed[n] && regexp.MustCompile(pat).MatchString(n) {
@@ -116,6 +114,38 @@ func (a *analysis) suggestion(nodePath string) *Suggestion {
 		})
 	}
 	return s
+}
+
+// keptApart explains, per group, the name families it was not merged
+// with because one regularly follows the other in one order: told to the
+// later of the two.
+func (a *analysis) keptApart(gs []int32, stageName map[int32]string) map[int32][]string {
+	f := a.flow()
+	pos := a.groupPositions()
+	out := map[int32][]string{}
+	for x, g := range gs {
+		for _, h := range gs[x+1:] {
+			c := a.candidate(f, pos, min(g, h), max(g, h))
+			if c.affinity < FamilyAffinity || !c.sequence || c.conflict {
+				continue
+			}
+			first, n, m := stageName[c.a], c.ab, c.ba
+			if c.ab < c.ba {
+				first, n, m = stageName[c.b], c.ba, c.ab
+			}
+			later := g
+			if pos[h] > pos[g] || pos[h] == pos[g] && h > g {
+				later = h
+			}
+			other := stageName[g]
+			if later == g {
+				other = stageName[h]
+			}
+			out[later] = append(out[later], fmt.Sprintf("kept apart from %s, though the names are of one family: they come in a fixed order (%s first in %d sessions, second in %d): two steps, not one",
+				other, first, n, m))
+		}
+	}
+	return out
 }
 
 func (a *analysis) nameClash(g int32, name string, taken map[string]bool) bool {
@@ -304,11 +334,11 @@ func (a *analysis) familyPattern(fam []int32) string {
 }
 
 // onlyMatches says whether pattern p matches, of the log's nodes that no
-// earlier rule claims, only those of the stage.
+// earlier rule claims (and are not message turns), only those of the stage.
 func (a *analysis) onlyMatches(p string, nodes []int32, claimed map[string]bool) bool {
 	re := regexp.MustCompile(p)
 	for id, n := range a.names {
-		if !claimed[n] && re.MatchString(n) && !slices.Contains(nodes, int32(id)) {
+		if !claimed[n] && !a.chat[id] && re.MatchString(n) && !slices.Contains(nodes, int32(id)) {
 			return false
 		}
 	}
@@ -354,12 +384,20 @@ func (a *analysis) affixes(fam []int32) (pre, suf string) {
 
 // stageName names a group by its name families, in the order of their
 // position: one family's name, up to three joined with "+"
-// (find_user_id+get_details), or the first and how many more.
+// (find_user_id+get_details), or the first and how many more. A family
+// whose shared words fit a node of another stage is named by its nodes.
 func (a *analysis) stageName(g int32) string {
 	fams := a.families(a.groups[g])
-	names := make([]string, len(fams))
-	for i, f := range fams {
-		names[i] = a.familyName(f)
+	var names []string
+	for _, f := range fams {
+		if p := a.familyPattern(f); p != "" && !a.onlyMatches(p, a.groups[g], nil) {
+			// the family's name would take in another stage's node
+			for _, id := range f {
+				names = append(names, a.names[id])
+			}
+			continue
+		}
+		names = append(names, a.familyName(f))
 	}
 	if len(names) <= 3 {
 		return strings.Join(names, "+")

@@ -53,6 +53,8 @@ const (
 	MinStages      = 5
 	MaxStages      = 12
 	FamilyAffinity = 0.6
+	Sequence       = 0.25
+	FixedOrder     = 0.75
 	Adjacency      = 0.9
 	FoldShare      = 0.05
 	DetourShare    = 0.5
