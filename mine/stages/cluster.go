@@ -304,7 +304,8 @@ func (a *analysis) candidate(f *flow, pos []float64, i, j int32) candidate {
 		}
 	}
 	c.ab, c.ba = f.first[f.k*int(i)+int(j)], f.first[f.k*int(j)+int(i)]
-	c.sequence = float64(max(c.ab, c.ba)) >= Sequence*float64(min(f.sessions[i], f.sessions[j])) &&
+	c.sequence = c.ab+c.ba >= MinOrderSessions &&
+		float64(max(c.ab, c.ba)) >= Sequence*float64(min(f.sessions[i], f.sessions[j])) &&
 		float64(max(c.ab, c.ba)) >= FixedOrder*float64(c.ab+c.ba)
 	together := float64(f.trans[f.k*int(i)+int(j)] + f.trans[f.k*int(j)+int(i)])
 	if f.runs[i] > 0 && f.runs[j] > 0 {

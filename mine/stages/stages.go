@@ -1,44 +1,63 @@
 // Package stages proposes label rules (see mine.Rules) that turn a log's
-// node names — tool and function names — into task stages: a map of 5 to
-// 12 states that a person can read.
+// node names — tool and function names — into task stages: a map of
+// MinStages to MaxStages states that a person can read. It never prints.
 //
-// Suggest reads the statistics of a log read without rules and proposes:
+// Suggest works on a log read without rules, from these statistics of each
+// distinct node: its name's words (split at punctuation, spaces and case
+// changes), records, sessions, mean relative position among the task steps
+// of its sessions (0 first, 1 last), and, between groups of nodes, how
+// often a run of one is followed by a run of the other, which comes first
+// in the sessions that have both, and what comes before and after each.
 //
-//   - Message turns. A node whose name is a message turn (a word such as
-//     msg, message, chat, turn, generation, llm; agent_msg, user_msg) and
-//     does not start with a tool's verb carries no task step. A run of such
-//     turns that mostly (in more than DetourShare of its runs) comes back to
-//     the stage it left is proposed as a detour, else the turns are
-//     dropped.
-//   - Stages, by agglomerative clustering of the other nodes (complete
-//     linkage on names, statistics recomputed after every merge). Two
-//     groups are strong candidates when their names form a family — every
-//     pair of names shares, at the start and the end, at least
-//     FamilyAffinity of the longer name's words (find_user_id_by_email and
-//     find_user_id_by_name_zip share 4 of 6, get_order_details and
-//     get_user_details 2 of 3) — or when they occur next to each other, in
-//     either order, in at least Adjacency of the visits of each (a fixed
-//     chain such as O_SELECTED, O_CREATED, O_SENT, or steps done together
-//     in any order). The pair with the most evidence merges first; read-only
-//     and acting steps (from the verb that starts the name: get_, find_,
-//     list_, search_ against cancel_, modify_, update_, book_, return_ ...)
-//     are never strong candidates for one stage. Merging stops when no
-//     strong candidate is left and at most MaxStages stages remain, or at
-//     MinStages; Options.Stages asks for another count, reached by the same
-//     order of merges, down to context (cosine similarity of the stages
-//     before and after) and position when names and adjacency say nothing.
-//   - Folds: a stage that follows itself in at least FoldShare of its
+//   - Message turns. A node whose name has a word of a message turn (msg,
+//     message, chat, turn, generation, llm ...: agent_msg, user_msg) and
+//     does not start with a tool's verb (send_message is a step) carries no
+//     task step. Its runs are made a detour (a self-loop on the stage they
+//     interrupt) when more than DetourShare of them (MinDetourRuns at least)
+//     come back to the stage they left; otherwise they are dropped, because
+//     a detour that does not come back stays in the flow as a hub.
+//   - Classes. The verb that starts a name (after its last colon, for
+//     execute_tool:get_order) makes a step read-only (get, find, list,
+//     search ...), acting (cancel, modify, update, book, return ...) or a
+//     helper (think, calculate). A read and an act are never proposed as
+//     one stage on evidence; a requested stage count merges them last.
+//     Order is not used to guess a class: lookups also come last, when an
+//     agent gives up.
+//   - Stages, by agglomerative clustering of the task nodes: every node
+//     starts as a stage, and the pair with the strongest evidence merges,
+//     the statistics recomputed after every merge. The evidence is strong
+//     for a name family — every pair of names shares, at its start and end,
+//     at least FamilyAffinity of the longer name's words (find_user_id_by_*
+//     4 of 6, get_*_details 2 of 3, where BPI's A_SUBMITTED and A_DECLINED
+//     share 1 of 2) — whose members come in no fixed order; and for steps
+//     that are next to each other, in either order, in at least Adjacency
+//     of the runs of each (a chain such as O_SELECTED, O_CREATED, O_SENT,
+//     whose order says nothing). A family comes in a fixed order when, in
+//     at least MinOrderSessions sessions and at least Sequence of the
+//     sessions of the rarer one, both occur and one comes first in at least
+//     FixedOrder of the sessions with both: get_user_details before
+//     get_product_details is two steps of the task, not one, and they stay
+//     apart. By default strong merges go on while more than MinStages
+//     stages remain, then any merges while more than MaxStages do: those
+//     take the pair whose merge changes the fewest records: the records of
+//     the smaller one, weighed by one less the evidence (a family in fixed
+//     order counts half, so does any evidence between a read and an act;
+//     half the cosine similarity of their contexts when names and adjacency
+//     say nothing). Options.Stages asks for a count: the same merges, in the
+//     same order, until it is reached.
+//   - Folds. A stage that follows itself in at least FoldShare of its
 //     visits (get_order_details five times in a row) is folded into one
-//     visit, unless its steps act: each change counts.
-//   - Detours: a helper step (think, calculate) that returns to the stage
-//     it left in more than DetourShare of its runs (MinDetourRuns at least)
-//     becomes a detour, a self-loop on that stage. Task steps are never
-//     made detours: one that comes back to where it left is work done
-//     alongside, and the flow should show it.
+//     visit, unless it acts: each change counts.
+//   - Detours. A helper step that comes back to the stage it left, as
+//     message turns above, is made a detour. Task steps are never made
+//     detours: work done alongside a stage belongs in the flow.
 //
-// Every rule carries its reason in Why, with the numbers it rests on. The
-// result is deterministic: nodes, stages and rules are ordered by name and
-// position, never by map order.
+// Every stage gets a rule (a family's shared words as its pattern,
+// ^find_user_id_by_ or ^get_.*_details$, when that takes in no other
+// stage's node; the node names otherwise), and every rule a Why with the
+// numbers it rests on. Suggest checks that the rules load and give each
+// node of the log its stage. The result is deterministic: nodes are
+// ordered by name, stages and rules by position, never by map order.
 package stages
 
 import (
@@ -48,17 +67,19 @@ import (
 	"github.com/fsmine/fsmine/mine"
 )
 
-// The thresholds of Suggest; the package comment says what each decides.
+// The thresholds of Suggest; the package comment says what each decides,
+// and the README why each has its value.
 const (
-	MinStages      = 5
-	MaxStages      = 12
-	FamilyAffinity = 0.6
-	Sequence       = 0.25
-	FixedOrder     = 0.75
-	Adjacency      = 0.9
-	FoldShare      = 0.05
-	DetourShare    = 0.5
-	MinDetourRuns  = 5
+	MinStages        = 5
+	MaxStages        = 12
+	FamilyAffinity   = 0.6
+	Sequence         = 0.25
+	FixedOrder       = 0.75
+	MinOrderSessions = 5
+	Adjacency        = 0.9
+	FoldShare        = 0.05
+	DetourShare      = 0.5
+	MinDetourRuns    = 5
 )
 
 // ErrOneNode is returned for a log whose records all have the same node:
