@@ -207,14 +207,14 @@ type candidate struct {
 // family in no fixed order, or steps done together); below 1 for the
 // others, whose merges only a stage count forces.
 func (c candidate) strength() float64 {
-	aff := c.affinity / FamilyAffinity
-	if c.sequence {
-		aff *= 0.5
+	aff := 0.0
+	if c.affinity >= FamilyAffinity {
+		aff = c.affinity / FamilyAffinity
+		if c.sequence {
+			aff *= 0.5
+		}
 	}
-	s := max(aff, c.adjacent/Adjacency)
-	if s == 0 {
-		s = 0.5 * c.context
-	}
+	s := max(aff, c.adjacent/Adjacency, 0.5*c.context)
 	if c.conflict || !c.strong() {
 		if c.conflict {
 			s *= 0.5
@@ -369,7 +369,7 @@ func (a *analysis) merge(c candidate) {
 		if c.ab+c.ba == 0 {
 			why += "never in the same session: alternatives"
 		} else {
-			why += fmt.Sprintf("in no fixed order (the first before the second in %d sessions, after it in %d)", c.ab, c.ba)
+			why += fmt.Sprintf("in no fixed order (sessions with the first before the second: %d, after it: %d)", c.ab, c.ba)
 		}
 	case c.strong():
 		why = fmt.Sprintf("occur next to each other in %.0f%% of their visits", 100*c.adjacent)
@@ -379,7 +379,7 @@ func (a *analysis) merge(c candidate) {
 			ev = append(ev, fmt.Sprintf("names share %.0f%% of their words at the ends", 100*c.affinity))
 		}
 		if c.sequence {
-			ev = append(ev, fmt.Sprintf("in a fixed order: the first before the second in %d sessions, after it in %d", c.ab, c.ba))
+			ev = append(ev, fmt.Sprintf("in a fixed order (sessions with the first before the second: %d, after it: %d)", c.ab, c.ba))
 		}
 		if c.adjacent > 0 {
 			ev = append(ev, fmt.Sprintf("next to each other in %.0f%% of their visits", 100*c.adjacent))

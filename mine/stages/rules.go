@@ -55,11 +55,15 @@ func (a *analysis) suggestion(nodePath string) *Suggestion {
 			why = append(why, "a stage of its own")
 		}
 		why = append(why, apart[g]...)
+		names := "the names start"
+		if len(nodes) == 1 {
+			names = "the name starts"
+		}
 		switch stage.Class {
 		case ClassRead:
-			why = append(why, "read-only (the names start with a lookup verb)")
+			why = append(why, "read-only ("+names+" with a lookup verb)")
 		case ClassAct:
-			why = append(why, "acting (the names start with a verb that changes something)")
+			why = append(why, "acting ("+names+" with a verb that changes something)")
 		case ClassHelper:
 			why = append(why, "a helper step (think, calculate)")
 		}
@@ -141,7 +145,7 @@ func (a *analysis) keptApart(gs []int32, stageName map[int32]string) map[int32][
 			if later == g {
 				other = stageName[h]
 			}
-			out[later] = append(out[later], fmt.Sprintf("kept apart from %s, though the names are of one family: they come in a fixed order (%s first in %d sessions, second in %d): two steps, not one",
+			out[later] = append(out[later], fmt.Sprintf("kept apart from %s, though the names are of one family: they come in a fixed order (sessions with %s first: %d, second: %d): two steps, not one",
 				other, first, n, m))
 		}
 	}

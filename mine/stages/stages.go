@@ -40,10 +40,11 @@
 //     apart. By default strong merges go on while more than MinStages
 //     stages remain, then any merges while more than MaxStages do: those
 //     take the pair whose merge changes the fewest records: the records of
-//     the smaller one, weighed by one less the evidence (a family in fixed
-//     order counts half, so does any evidence between a read and an act;
-//     half the cosine similarity of their contexts when names and adjacency
-//     say nothing). Options.Stages asks for a count: the same merges, in the
+//     the smaller one, weighed by one less the evidence (the most of: the
+//     family's share of words over FamilyAffinity, half of it in a fixed
+//     order; the share of runs next to each other over Adjacency; half the
+//     cosine similarity of what comes before and after them; all halved
+//     between a read and an act). Options.Stages asks for a count: the same merges, in the
 //     same order, until it is reached.
 //   - Folds. A stage that follows itself in at least FoldShare of its
 //     visits (get_order_details five times in a row) is folded into one
