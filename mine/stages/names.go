@@ -97,7 +97,8 @@ func init() {
 		ClassAct: "cancel modify update book return exchange create delete remove add set send transfer " +
 			"submit pay refund write post put insert assign resolve close approve decline reject accept " +
 			"register activate deactivate change edit make place issue grant schedule apply confirm " +
-			"escalate upload save reset execute purchase order buy sell move rename archive",
+			"escalate upload save reset purchase buy sell move rename archive enable disable toggle reboot " +
+			"restart reseat revoke suspend resume refuel connect disconnect install uninstall",
 		ClassHelper: "think calculate compute plan reason reflect summarize summarise",
 	} {
 		for _, v := range strings.Fields(verbs) {
