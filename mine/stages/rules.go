@@ -90,7 +90,7 @@ func (a *analysis) suggestion(nodePath string) *Suggestion {
 		stage.Why = strings.Join(why, "; ")
 		s.Stages = append(s.Stages, stage)
 	}
-	s.chatRules(a, st, stageName, nodePath)
+	s.chatRules(a, nodePath)
 	// stage rules, by position
 	claimed := map[string]bool{}
 	for _, r := range s.Rules {
@@ -103,8 +103,9 @@ func (a *analysis) suggestion(nodePath string) *Suggestion {
 	}
 	for i, stage := range s.Stages {
 		pat := a.pattern(a.groups[gs[i]], claimed)
+		re := regexp.MustCompile(pat)
 		for _, n := range a.names {
-			if !claimed[n] && regexp.MustCompile(pat).MatchString(n) {
+			if !claimed[n] && re.MatchString(n) {
 				claimed[n] = true
 			}
 		}
@@ -170,7 +171,7 @@ func escapeDollar(s string) string { return strings.ReplaceAll(s, "$", "$$") }
 // chatRules proposes what to do with message turns: a run of them that
 // mostly returns to the stage it left is a detour (per node), else they
 // are dropped (one rule).
-func (s *Suggestion) chatRules(a *analysis, st *stageStats, stageName map[int32]string, nodePath string) {
+func (s *Suggestion) chatRules(a *analysis, nodePath string) {
 	k := len(a.names)
 	runs, returns := make([]int, k), make([]int, k)
 	nbr := make([]map[int32]bool, k)
