@@ -30,13 +30,14 @@ func newLabelsCmd(streams IO) *cobra.Command {
 }
 
 type labelsSuggestOptions struct {
-	inputs []string
-	fields []string
-	strict bool
-	from   string
-	stages int
-	out    string
-	quiet  bool
+	inputs  []string
+	fields  []string
+	strict  bool
+	from    string
+	imports importFlags
+	stages  int
+	out     string
+	quiet   bool
 }
 
 func newLabelsSuggestCmd(streams IO) *cobra.Command {
@@ -44,13 +45,14 @@ func newLabelsSuggestCmd(streams IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "suggest [flags] LOG...",
 		Short: "Propose label rules that turn node names into 5-12 task stages",
-		Long: `Suggest reads trajectory logs (every format build reads, with the same --from
-and --field) and proposes a label rules file for "fsmine build --labels":
-message turns dropped (or made detours), families of tool names and steps
-that always go together folded into one stage, read-only steps kept apart
-from acting ones, and a stage count between 5 and 12 unless --stages asks
-for another. Every rule carries its reason in "why". The stages go to
-standard error; the rules to -o or standard output.
+		Long: `Suggest reads trajectory logs (every format build reads, with the same
+--from, --field, --sort, --lifecycle and --classifier) and proposes a label
+rules file for "fsmine build --labels": message turns dropped (or made
+detours), families of tool names and steps that always go together folded
+into one stage, read-only steps kept apart from acting ones, and a stage
+count between 5 and 12 unless --stages asks for another. Every rule carries
+its reason in "why". The stages go to standard error; the rules to -o or
+standard output.
 
 Exit status: 0 ok; 2 trouble (bad flags, unreadable input, a log without
 sessions or with a single distinct node).`,
@@ -78,6 +80,7 @@ sessions or with a single distinct node).`,
 	f.StringArrayVar(&opts.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable), e.g. node=tool.name")
 	f.BoolVar(&opts.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
 	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", ")+" (auto recognises each file's format from its content)")
+	opts.imports.bind(f)
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no stage list on standard error")
 	return c
 }
@@ -91,7 +94,10 @@ func runLabelsSuggest(_ context.Context, opts *labelsSuggestOptions, streams IO)
 	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
 		return usageError{err}
 	}
-	inputs, err := expandInputs(opts.inputs, streams.In)
+	if ropt.Import, err = opts.imports.options(); err != nil {
+		return err
+	}
+	inputs, err := expandInputs(opts.inputs, streams.In, opts.from)
 	if err != nil {
 		return err
 	}
@@ -111,7 +117,7 @@ func runLabelsSuggest(_ context.Context, opts *labelsSuggestOptions, streams IO)
 	s, err := stages.Suggest(lg, stages.Options{Stages: opts.stages, NodePath: nodePath})
 	if err != nil {
 		if errors.Is(err, mine.ErrNoSessions) {
-			return fmt.Errorf("%s: %w (%d records read, %d lines skipped)", what, err, lg.Records, lg.Skipped)
+			return noSessionsError(what, lg)
 		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
