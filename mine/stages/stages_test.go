@@ -451,3 +451,29 @@ func TestSuggestRealLogs(t *testing.T) {
 		})
 	}
 }
+
+// TestSuggestChatDetour: message turns that come back to the stage they
+// interrupted are a detour; those that lead from one stage to the next are
+// dropped.
+func TestSuggestChatDetour(t *testing.T) {
+	var b strings.Builder
+	for s := range 20 {
+		for i, n := range []string{"user_msg", "find_customer", "get_order", "chat_turn", "get_order", "user_msg",
+			"cancel_order", "user_msg", "close_ticket", "write_note", "send_invoice"} {
+			fmt.Fprintf(&b, `{"session_id":"s%d","step":%d,"node":%q}`+"\n", s, i, n)
+		}
+	}
+	s := suggest(t, b.String(), Options{})
+	var detour, drop []string
+	for _, r := range s.Rules {
+		switch {
+		case r.Detour:
+			detour = append(detour, r.Name)
+		case r.Drop:
+			drop = append(drop, r.Match["node"])
+		}
+	}
+	if !slices.Equal(detour, []string{"chat_turn"}) || !slices.Equal(drop, []string{"^user_msg$"}) {
+		t.Errorf("detours %q, dropped %q; want chat_turn a detour and user_msg dropped\n%s", detour, drop, s.JSON())
+	}
+}
