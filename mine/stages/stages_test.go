@@ -477,3 +477,20 @@ func TestSuggestChatDetour(t *testing.T) {
 		t.Errorf("detours %q, dropped %q; want chat_turn a detour and user_msg dropped\n%s", detour, drop, s.JSON())
 	}
 }
+
+// BenchmarkSuggest measures Suggest alone (the log is read once, outside
+// the loop) on the made-up retail flow.
+func BenchmarkSuggest(b *testing.B) {
+	for _, n := range []int{200, 2000} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			lg := readLog(b, "log.jsonl", retailLog(n, 1), nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Suggest(lg, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "sessions/s")
+		})
+	}
+}
