@@ -96,6 +96,7 @@ type genStats struct {
 	skipT   map[uint32]int
 	endLbl  uint32
 	startLb uint32
+	byLabel map[uint32][]uint32 // events ending each label's visits; see eventsOf
 }
 
 func (b *builder) genStats(end uint32) *genStats {
@@ -231,15 +232,23 @@ func (b *builder) generalize() {
 		}
 		return false
 	}
-	// thread walks an edited path; targets[i] is the state the original
-	// path gives the edited path's move i. It adds the missing moves as
-	// generalised transitions of kind, unless one would close a new cycle.
+	// thread walks an edited path from state from, where the path leaves
+	// the original: mvs[:edited] are the edited moves, mvs[edited:] the
+	// original's rest, and targets[i] the state the original path gives
+	// move i. It adds the missing moves as generalised transitions of
+	// kind, unless one would close a new cycle. Once the walk is back on
+	// the original path within its rest, the rest is the original's own.
 	var add []dkey
 	var addTo []int32
-	thread := func(mvs []move, targets []int32, kind string) {
+	thread := func(from int32, mvs []move, targets []int32, edited int, kind string) {
 		add, addTo = add[:0], addTo[:0]
-		cur := int32(0)
+		cur := from
+		rejoined := false
 		for i, mv := range mvs {
+			if i >= edited && cur == targets[i-1] {
+				rejoined = true
+				break
+			}
 			if to, ok := next(cur, mv); ok {
 				cur = to
 				continue
@@ -265,7 +274,7 @@ func (b *builder) generalize() {
 			addTo = append(addTo, to)
 			cur = to
 		}
-		if cur != b.end {
+		if !rejoined && cur != b.end {
 			return
 		}
 		for i, k := range add {
@@ -286,21 +295,17 @@ func (b *builder) generalize() {
 			if a == c {
 				continue // a repeat, which generalisation never invents
 			}
-			if st.pair[lpair{a, c}] == 0 {
-				p := float64(st.skipS[bl]) / float64(st.skipS[bl]+st.skipT[bl])
-				if !plausible(p, st.tri[ltri{a, bl, c}]) {
-					continue
-				}
+			pSkip := float64(st.skipS[bl]) / float64(st.skipS[bl]+st.skipT[bl])
+			if st.pair[lpair{a, c}] == 0 && !plausible(pSkip, st.tri[ltri{a, bl, c}]) {
+				continue
 			}
 			mvs, targets = mvs[:0], targets[:0]
-			mvs = append(mvs, v.moves[:i]...)
-			targets = append(targets, path[1:i+1]...)
 			// The move into C carries the event that ended the visit before B.
 			mvs = append(mvs, mkMove(v.moves[i].event(), c))
 			targets = append(targets, path[i+2])
 			mvs = append(mvs, v.moves[i+2:]...)
 			targets = append(targets, path[i+3:]...)
-			thread(mvs, targets, GenSkip)
+			thread(path[i], mvs, targets, 1, GenSkip)
 		}
 		// Swap visits i and i+1 (moves i and i+1) for i in 0..n-3.
 		for i := 0; i+2 < n; i++ {
@@ -312,22 +317,18 @@ func (b *builder) generalize() {
 			if pp == y || x == q {
 				continue // a repeat, which generalisation never invents
 			}
-			if st.quad[lquad{pp, y, x, q}] == 0 {
-				rev, fwd := st.pair[lpair{y, x}], st.pair[lpair{x, y}]
-				p := float64(rev) / float64(rev+fwd)
-				if !plausible(p, st.quad[lquad{pp, x, y, q}]) {
-					continue
-				}
+			rev, fwd := st.pair[lpair{y, x}], st.pair[lpair{x, y}]
+			pSwap := float64(rev) / float64(rev+fwd)
+			if st.quad[lquad{pp, y, x, q}] == 0 && !plausible(pSwap, st.quad[lquad{pp, x, y, q}]) {
+				continue
 			}
 			ex, ey := v.moves[i+1].event(), v.moves[i+2].event() // the events ending X and Y
 			mvs, targets = mvs[:0], targets[:0]
-			mvs = append(mvs, v.moves[:i]...)
-			targets = append(targets, path[1:i+1]...)
 			mvs = append(mvs, mkMove(v.moves[i].event(), y), mkMove(ey, x), mkMove(ex, q))
 			targets = append(targets, path[i+2], path[i+1], path[i+3])
 			mvs = append(mvs, v.moves[i+3:]...)
 			targets = append(targets, path[i+4:]...)
-			thread(mvs, targets, GenSwap)
+			thread(path[i], mvs, targets, 3, GenSwap)
 		}
 		// Another event ending visit i (label lab[i+1]) before move i+1.
 		for i := 0; i+1 < n; i++ {
@@ -339,17 +340,15 @@ func (b *builder) generalize() {
 				if alt == e {
 					continue
 				}
-				if st.pairEv[lpairEv{a, alt, c}] == 0 {
-					p := float64(st.events[levent{a, alt}]) / float64(st.visits[a])
-					if !plausible(p, st.pair[lpair{a, c}]) {
-						continue
-					}
+				pEvent := float64(st.events[levent{a, alt}]) / float64(st.visits[a])
+				if st.pairEv[lpairEv{a, alt, c}] == 0 && !plausible(pEvent, st.pair[lpair{a, c}]) {
+					continue
 				}
 				mvs, targets = mvs[:0], targets[:0]
-				mvs = append(mvs, v.moves...)
-				mvs[i+1] = mkMove(alt, c)
-				targets = append(targets, path[1:]...)
-				thread(mvs, targets, GenEvent)
+				mvs = append(mvs, mkMove(alt, c))
+				mvs = append(mvs, v.moves[i+2:]...)
+				targets = append(targets, path[i+2:]...)
+				thread(path[i+1], mvs, targets, 1, GenEvent)
 			}
 		}
 	}
@@ -454,12 +453,14 @@ func (b *builder) follow(st *genStats, scc []int, adj [][]int32, reaches func(fr
 
 // eventsOf returns the events that end visits of label a, in name order.
 func (b *builder) eventsOf(st *genStats, a uint32) []uint32 {
-	var out []uint32
-	for k := range st.events {
-		if k.a == a {
-			out = append(out, k.e)
+	if st.byLabel == nil {
+		st.byLabel = map[uint32][]uint32{}
+		for k := range st.events {
+			st.byLabel[k.a] = append(st.byLabel[k.a], k.e)
+		}
+		for _, es := range st.byLabel {
+			sort.Slice(es, func(i, j int) bool { return b.rank[es[i]] < b.rank[es[j]] })
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return b.rank[out[i]] < b.rank[out[j]] })
-	return out
+	return st.byLabel[a]
 }
