@@ -268,7 +268,7 @@ func TestCheckReadsLikeTheModel(t *testing.T) {
 // them with the bundled label rules; it also returns the log's bytes.
 func checkGenLog(tb testing.TB, n int, seed uint64) (*mine.Log, []byte) {
 	tb.Helper()
-	truth, err := loadGenModel("")
+	truth, err := loadGenModel("", "returns")
 	if err != nil {
 		tb.Fatal(err)
 	}

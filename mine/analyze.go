@@ -85,11 +85,9 @@ func (b *builder) model() *automaton.Model {
 		}
 		m.States = append(m.States, s)
 	}
-	prob := map[dkey]float64{}
 	for _, k := range keys {
 		t := b.trans[k]
 		p := float64(t.count) / float64(outflow[k.from])
-		prob[k] = p
 		rare := (b.opt.RareCount > 0 && t.count < b.opt.RareCount) || (b.opt.RareRatio > 0 && p < b.opt.RareRatio)
 		m.Transitions = append(m.Transitions, automaton.Transition{
 			From: ids[k.from], Event: lg.names[k.mv.event()], To: ids[t.to],

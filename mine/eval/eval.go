@@ -291,10 +291,19 @@ func heldOut(lg *mine.Log, fold []int, folds int) []test {
 	return tests
 }
 
-// perturb returns a session's distinct perturbations by kind. The session
-// is its moves: visits 0..n-1 are moves 0..n-1 (the label of a move is the
-// visit's label, the event of move i+1 is visit i's event), and move n is
-// the move into the end.
+// Perturb returns the distinct perturbations of a session, given as its
+// moves (see mine.Log.Moves), by kind (Kinds): every middle visit removed,
+// every two adjacent visits of different labels swapped (events stay in
+// place), and every run of a label lengthened to one more than maxRun gives
+// for the label (a run already that long or longer gives none). The
+// perturbations may include the session itself only through maxRun.
+func Perturb(mvs []automaton.Move, maxRun map[string]int) map[string][][]automaton.Move {
+	return perturb(mvs, maxRun)
+}
+
+// perturb is Perturb. Visits 0..n-1 are moves 0..n-1 (the label of a move
+// is the visit's label, the event of move i+1 is visit i's event), and move
+// n is the move into the end.
 func perturb(mvs []automaton.Move, maxRun map[string]int) map[string][][]automaton.Move {
 	n := len(mvs) - 1 // visits
 	type visit struct{ label, event string }
@@ -342,6 +351,10 @@ func perturb(mvs []automaton.Move, maxRun map[string]int) map[string][][]automat
 		// Lengthen the run vs[i..j] to one more than the longest run of
 		// its label in the log, repeating its last visit.
 		extra := maxRun[vs[i].label] + 1 - (j - i + 1)
+		if extra <= 0 {
+			i = j + 1
+			continue
+		}
 		p := append([]visit{}, vs[:j+1]...)
 		for k := 0; k < extra; k++ {
 			p = append(p, vs[j])
