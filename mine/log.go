@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fsmine/fsmine/automaton"
 )
@@ -41,26 +42,71 @@ type Log struct {
 	Streamed bool
 	Reread   string
 
-	names     []string
-	nameIDs   map[string]uint32
-	bySess    map[string]int
-	raw       [][]rawStep
+	names   []string
+	nameIDs map[string]uint32
+	// mu guards names and nameIDs while shards run (they intern detour
+	// names), and serialises the calls of each.
+	mu        *sync.Mutex
 	nextPos   uint32
 	fileStart []uint32 // pos of each input's first record; see fileOf
 	fileSeen  []bool
 
-	// A streaming read keeps open sessions in slots (bySess maps to a
+	// The records of a read are grouped into sessions by shards, each
+	// owning the sessions whose ids hash to it (see sessionShard), so that
+	// grouping, ordering, duplicate detection and dwell run on every core.
+	shards []*shard
+
+	tally    *tally
+	each     func(*Log, *Session)
+	finished int // sessions given to each
+	window   uint32
+}
+
+// shard groups the records of the sessions whose ids hash to it. Every
+// chunk of records passes every shard, in input order, so that a shard
+// sees the same record positions, file starts and sweep points as a
+// single reader would: what it folds and when does not depend on the
+// number of shards.
+type shard struct {
+	lg        *Log
+	bySess    map[string]int
+	raw       [][]rawStep
+	sessions  []Session // a read holding every session: its sessions, by first record
+	fileStart []uint32  // the shard's view of Log.fileStart, as of its latest chunk
+	fileSeen  []bool
+	counts    readCounts
+
+	// A streaming shard keeps open sessions in slots (bySess maps to a
 	// slot, raw is indexed by slot) and folds each into tally once it has
 	// been idle for window records; closed remembers the ids it folded.
 	tally     *tally
-	each      func(*Log, *Session)
-	finished  int // sessions given to each
-	window    uint32
+	finished  int
 	slots     []openSession
 	free      []int
 	closed    map[uint64]struct{}
 	seed      maphash.Seed
 	nextSweep uint32
+
+	err    error  // the first error, at errPos
+	errPos uint32 // pos of the record that met err
+}
+
+// readCounts are what forming visits counts; a shard keeps its own and the
+// Log adds them up.
+type readCounts struct {
+	duplicates, dropped, folded, detours, stepGaps int
+	fileDups                                       []int
+}
+
+func (c *readCounts) addTo(lg *Log) {
+	lg.Duplicates += c.duplicates
+	lg.Dropped += c.dropped
+	lg.Folded += c.folded
+	lg.Detours += c.detours
+	lg.StepGaps += c.stepGaps
+	for i, n := range c.fileDups {
+		lg.Files[i].Duplicates += n
+	}
 }
 
 type openSession struct {
@@ -119,7 +165,7 @@ func newLog(files int) *Log {
 	lg := &Log{
 		Files:     make([]automaton.SourceFile, files),
 		nameIDs:   map[string]uint32{},
-		bySess:    map[string]int{},
+		mu:        new(sync.Mutex),
 		fileStart: make([]uint32, files),
 		fileSeen:  make([]bool, files),
 	}
@@ -127,6 +173,29 @@ func newLog(files int) *Log {
 		lg.fileStart[i] = math.MaxUint32
 	}
 	return lg
+}
+
+// newShards gives the log n shards to group its records.
+func (lg *Log) newShards(n int) {
+	lg.shards = make([]*shard, max(n, 1))
+	for k := range lg.shards {
+		sh := &shard{
+			lg:        lg,
+			bySess:    map[string]int{},
+			fileStart: slices.Clone(lg.fileStart),
+			fileSeen:  make([]bool, len(lg.fileStart)),
+			counts:    readCounts{fileDups: make([]int, len(lg.Files))},
+		}
+		if lg.Streamed {
+			if lg.each == nil {
+				sh.tally = newTally(lg)
+			}
+			sh.closed = map[uint64]struct{}{}
+			sh.seed = maphash.MakeSeed()
+			sh.nextSweep = lg.window
+		}
+		lg.shards[k] = sh
+	}
 }
 
 // stream makes the log fold sessions into a tally once they have been idle
@@ -137,9 +206,6 @@ func (lg *Log) stream(window int, each func(*Log, *Session)) {
 		lg.tally = newTally(lg)
 	}
 	lg.window = uint32(min(max(window, 1), math.MaxUint32/2))
-	lg.closed = map[uint64]struct{}{}
-	lg.seed = maphash.MakeSeed()
-	lg.nextSweep = lg.window
 }
 
 // errReappeared stops a streaming read that meets a record of a session it
@@ -153,61 +219,78 @@ func (e *errReappeared) Error() string {
 	return fmt.Sprintf("session %q has records more than %d records apart", e.session, e.window)
 }
 
+// sessionShard is the shard of a session id out of n: FNV-1a, fixed, so
+// that a session's records meet in one shard on every run.
+func sessionShard(id string, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := uint32(2166136261)
+	for i := 0; i < len(id); i++ {
+		h ^= uint32(id[i])
+		h *= 16777619
+	}
+	return int(h % uint32(n))
+}
+
 // session returns the index of a session's records in raw, adding the
 // session if it is new.
-func (lg *Log) session(id string) (int, error) {
-	if si, ok := lg.bySess[id]; ok {
+func (sh *shard) session(id string) (int, error) {
+	if si, ok := sh.bySess[id]; ok {
 		return si, nil
 	}
-	if !lg.Streamed {
+	if !sh.lg.Streamed {
 		id = strings.Clone(id)
-		si := len(lg.raw)
-		lg.bySess[id] = si
-		lg.raw = append(lg.raw, nil)
-		lg.Sessions = append(lg.Sessions, Session{ID: id})
+		si := len(sh.raw)
+		sh.bySess[id] = si
+		sh.raw = append(sh.raw, nil)
+		sh.sessions = append(sh.sessions, Session{ID: id})
 		return si, nil
 	}
-	if _, seen := lg.closed[maphash.String(lg.seed, id)]; seen {
-		return 0, &errReappeared{session: strings.Clone(id), window: lg.window}
+	if _, seen := sh.closed[maphash.String(sh.seed, id)]; seen {
+		return 0, &errReappeared{session: strings.Clone(id), window: sh.lg.window}
 	}
 	id = strings.Clone(id)
-	si := len(lg.slots)
-	if n := len(lg.free); n > 0 {
-		si, lg.free = lg.free[n-1], lg.free[:n-1]
+	si := len(sh.slots)
+	if n := len(sh.free); n > 0 {
+		si, sh.free = sh.free[n-1], sh.free[:n-1]
 	} else {
-		lg.slots = append(lg.slots, openSession{})
-		lg.raw = append(lg.raw, nil)
+		sh.slots = append(sh.slots, openSession{})
+		sh.raw = append(sh.raw, nil)
 	}
-	lg.slots[si] = openSession{id: id, open: true}
-	lg.bySess[id] = si
+	sh.slots[si] = openSession{id: id, open: true}
+	sh.bySess[id] = si
 	return si, nil
 }
 
-// sweep folds every open session idle for more than the window (all of
-// them if all is set) into the tally, in slot order.
-func (lg *Log) sweep(all bool) {
-	for si := range lg.slots {
-		o := &lg.slots[si]
-		if !o.open || !all && lg.nextPos-o.last <= lg.window {
+// sweep folds every open session idle for more than the window at pos
+// (all of them if all is set) into the tally, in slot order.
+func (sh *shard) sweep(pos uint32, all bool) {
+	lg := sh.lg
+	for si := range sh.slots {
+		o := &sh.slots[si]
+		if !o.open || !all && pos-o.last <= lg.window {
 			continue
 		}
-		switch vs := lg.visits(lg.raw[si]); {
+		switch vs := sh.visits(sh.raw[si]); {
 		case len(vs) == 0: // every record was dropped: not a session
 		case lg.each != nil:
-			lg.finished++
+			sh.finished++
+			lg.mu.Lock()
 			lg.each(lg, &Session{ID: o.id, Visits: vs})
+			lg.mu.Unlock()
 		default:
-			lg.tally.add(vs)
+			sh.tally.add(vs)
 		}
-		lg.closed[maphash.String(lg.seed, o.id)] = struct{}{}
-		delete(lg.bySess, o.id)
+		sh.closed[maphash.String(sh.seed, o.id)] = struct{}{}
+		delete(sh.bySess, o.id)
 		*o = openSession{}
-		if cap(lg.raw[si]) > 64 {
-			lg.raw[si] = nil
+		if cap(sh.raw[si]) > 64 {
+			sh.raw[si] = nil
 		} else {
-			lg.raw[si] = lg.raw[si][:0]
+			sh.raw[si] = sh.raw[si][:0]
 		}
-		lg.free = append(lg.free, si)
+		sh.free = append(sh.free, si)
 	}
 }
 
@@ -240,6 +323,9 @@ func (lg *Log) intern(s string) uint32 {
 	return id
 }
 
+// addChunk takes a parsed chunk in input order: it counts its records and
+// bad lines, gives its records their positions and its names their ids, and
+// leaves the grouping to the shards (see shard.add).
 func (lg *Log) addChunk(c *chunk, strict bool) error {
 	if c.err != nil {
 		return c.err
@@ -260,99 +346,259 @@ func (lg *Log) addChunk(c *chunk, strict bool) error {
 		lg.fileSeen[i] = true
 		lg.fileStart[i] = lg.nextPos
 	}
-	for i := range c.recs {
-		r := &c.recs[i]
-		if r.fileLine < 0 {
-			f.Skipped++
-			lg.Skipped++
-			continue
-		}
-		f.Records++
-		lg.Records++
-		si, err := lg.session(r.session)
+	f.Skipped += c.skipped
+	lg.Skipped += c.skipped
+	f.Records += c.good
+	lg.Records += c.good
+	if uint64(lg.nextPos)+uint64(c.good) > math.MaxUint32 {
+		return errTooManyRecords
+	}
+	lg.mu.Lock()
+	c.ids = c.ids[:0]
+	for _, n := range c.names {
+		c.ids = append(c.ids, lg.intern(n))
+	}
+	lg.mu.Unlock()
+	c.pos0 = lg.nextPos
+	lg.nextPos += uint32(c.good)
+	return nil
+}
+
+// add groups shard k's records of a chunk that addChunk has taken, then
+// (streaming) folds the sessions idle since. It returns false once the
+// shard has met an error (see shard.err).
+func (sh *shard) add(c *chunk, k int) bool {
+	if sh.err != nil {
+		return false
+	}
+	for i := c.file; i >= 0 && !sh.fileSeen[i]; i-- {
+		sh.fileSeen[i] = true
+		sh.fileStart[i] = c.pos0
+	}
+	for _, ri := range c.byShard[k] {
+		r := &c.recs[ri]
+		pos := c.pos0 + r.off
+		si, err := sh.session(r.session)
 		if err != nil {
-			return err
+			sh.err, sh.errPos = err, pos
+			return false
 		}
 		flags := uint32(r.hash) &^ 0xff
-		for _, f := range [...]struct {
-			on   bool
-			flag uint32
-		}{{r.hasStep, rsHasStep}, {r.hasTS, rsHasTS}, {r.hasDur, rsHasDur}, {r.drop, rsDrop}, {r.fold, rsFold}, {r.detour, rsDetour}} {
-			if f.on {
-				flags |= f.flag
-			}
+		if r.hasStep {
+			flags |= rsHasStep
 		}
-		if raw := lg.raw[si]; len(raw) == cap(raw) {
+		if r.hasTS {
+			flags |= rsHasTS
+		}
+		if r.hasDur {
+			flags |= rsHasDur
+		}
+		if r.drop {
+			flags |= rsDrop
+		}
+		if r.fold {
+			flags |= rsFold
+		}
+		if r.detour {
+			flags |= rsDetour
+		}
+		if raw := sh.raw[si]; len(raw) == cap(raw) {
 			// Grow by half rather than double: sessions are short and
 			// millions of them are open at once.
-			lg.raw[si] = slices.Grow(raw, max(4, len(raw)/2))
+			sh.raw[si] = slices.Grow(raw, max(4, len(raw)/2))
 		}
-		lg.raw[si] = append(lg.raw[si], rawStep{
-			step: r.step, ts: r.ts, pos: lg.nextPos, hashFlags: flags, dur: float32(r.dur),
-			label: lg.intern(r.label), event: lg.intern(r.event), line: uint32(r.fileLine),
+		sh.raw[si] = append(sh.raw[si], rawStep{
+			step: r.step, ts: r.ts, pos: pos, hashFlags: flags, dur: float32(r.dur),
+			label: c.ids[r.labelID], event: c.ids[r.eventID], line: uint32(r.fileLine),
 		})
-		if lg.Streamed {
-			lg.slots[si].last = lg.nextPos
+		if sh.lg.Streamed {
+			sh.slots[si].last = pos
 		}
-		if lg.nextPos == math.MaxUint32 {
-			return errTooManyRecords
-		}
-		lg.nextPos++
 	}
-	if lg.Streamed && lg.nextPos >= lg.nextSweep {
-		lg.sweep(false)
-		lg.nextSweep = lg.nextPos + max(lg.window/8, 1)
+	if end := c.pos0 + uint32(c.good); sh.lg.Streamed && end >= sh.nextSweep {
+		sh.sweep(end, false)
+		sh.nextSweep = end + max(sh.lg.window/8, 1)
 	}
-	return nil
+	return true
 }
 
 // finish orders each session's records, drops duplicates, applies drops,
 // detours and folds, and sorts sessions by id; a streaming read folds its
-// open sessions into its tally instead.
+// open sessions into its tally instead. The shards work in parallel, except
+// that a read whose rules have detours (which name new events) forms its
+// sessions one at a time in input order, so that the name table is the same
+// on every run.
 func (lg *Log) finish() {
 	// Inputs after the last that sent a chunk are empty: their starts stay
 	// past every record (see newLog).
-	if lg.Streamed {
-		lg.sweep(true)
-		lg.raw, lg.slots, lg.free, lg.bySess, lg.closed = nil, nil, nil, nil, nil
-		return
-	}
-	for si := range lg.Sessions {
-		lg.Sessions[si].Visits = lg.visits(lg.raw[si])
-		lg.raw[si] = nil
-	}
-	lg.raw = nil
-	lg.bySess = nil
-	sort.Slice(lg.Sessions, func(i, j int) bool { return lg.Sessions[i].ID < lg.Sessions[j].ID })
-	// A session whose every record was dropped has no visits: it is not a
-	// session of the model, but its records are counted as dropped.
-	out := lg.Sessions[:0]
-	for _, s := range lg.Sessions {
-		if len(s.Visits) > 0 {
-			out = append(out, s)
+	par := lg.Streamed || !rulesDetour(lg.Rules)
+	if par {
+		var wg sync.WaitGroup
+		for _, sh := range lg.shards {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sh.finish()
+			}()
+		}
+		wg.Wait()
+	} else {
+		type at struct{ sh, si int }
+		var order []at
+		for k, sh := range lg.shards {
+			for si := range sh.sessions {
+				order = append(order, at{k, si})
+			}
+		}
+		first := func(a at) uint32 { return lg.shards[a.sh].raw[a.si][0].pos }
+		slices.SortFunc(order, func(a, b at) int { return cmp64(int64(first(a)), int64(first(b))) })
+		for _, a := range order {
+			sh := lg.shards[a.sh]
+			sh.sessions[a.si].Visits = sh.visits(sh.raw[a.si])
+			sh.raw[a.si] = nil
 		}
 	}
-	lg.Sessions = out
+	for _, sh := range lg.shards {
+		sh.counts.addTo(lg)
+		lg.finished += sh.finished
+		if sh.tally != nil {
+			if lg.tally.sessions == 0 && len(lg.tally.nodes) == 1 {
+				lg.tally = sh.tally // the first: taken, not copied
+			} else {
+				lg.tally.merge(sh.tally)
+			}
+		}
+		for _, s := range sh.sessions {
+			// A session whose every record was dropped has no visits:
+			// it is not a session of the model, but its records are
+			// counted as dropped.
+			if len(s.Visits) > 0 {
+				lg.Sessions = append(lg.Sessions, s)
+			}
+		}
+	}
+	lg.shards = nil
+	if lg.Streamed {
+		return
+	}
+	slices.SortFunc(lg.Sessions, func(a, b Session) int { return strings.Compare(a.ID, b.ID) })
+}
+
+// finish forms the shard's sessions (folds its open ones, streaming).
+func (sh *shard) finish() {
+	if sh.lg.Streamed {
+		sh.sweep(sh.lg.nextPos, true)
+	} else {
+		for si := range sh.sessions {
+			sh.sessions[si].Visits = sh.visits(sh.raw[si])
+			sh.raw[si] = nil
+		}
+	}
+	sh.raw, sh.slots, sh.free, sh.bySess, sh.closed = nil, nil, nil, nil, nil
+}
+
+// rulesDetour says whether rules can mark a record a detour.
+func rulesDetour(rs *Rules) bool {
+	if rs == nil {
+		return false
+	}
+	for i := range rs.Rules {
+		if rs.Rules[i].Detour {
+			return true
+		}
+	}
+	return false
+}
+
+// merge adds the sessions tallied in u to t; both tally names of one Log.
+func (t *tally) merge(u *tally) {
+	at := make([]int32, len(u.nodes)) // u's node -> t's
+	for n := 1; n < len(u.nodes); n++ {
+		un := &u.nodes[n]
+		at[n] = t.step(at[un.parent], un.mv)
+		tn := &t.nodes[at[n]]
+		if un.ended > 0 {
+			if tn.ended == 0 {
+				t.ends = append(t.ends, at[n])
+			}
+			tn.ended += un.ended
+		}
+		tn.dwell.merge(&un.dwell)
+	}
+	t.sessions += u.sessions
+	t.events += u.events
+}
+
+// merge adds the times of g to h, as if each had been added to h.
+func (h *dwellHist) merge(g *dwellHist) {
+	h.flush()
+	g.flush()
+	if len(g.bins) == 0 {
+		return
+	}
+	if len(h.bins) == 0 {
+		h.lo, h.hi = g.lo, g.hi
+		h.bins = slices.Clone(g.bins)
+		return
+	}
+	h.lo, h.hi = min(h.lo, g.lo), max(h.hi, g.hi)
+	out := make([]histBin, 0, len(h.bins)+len(g.bins))
+	i, j := 0, 0
+	for i < len(h.bins) || j < len(g.bins) {
+		switch {
+		case j == len(g.bins) || i < len(h.bins) && h.bins[i].key < g.bins[j].key:
+			out = append(out, h.bins[i])
+			i++
+		case i == len(h.bins) || g.bins[j].key < h.bins[i].key:
+			out = append(out, g.bins[j])
+			j++
+		default:
+			b := h.bins[i]
+			b.n += g.bins[j].n
+			if b.val != g.bins[j].val {
+				b.val = math.NaN() // NaN != NaN: a bin of several values stays so
+			}
+			out = append(out, b)
+			i++
+			j++
+		}
+	}
+	h.bins = out
 }
 
 // visits turns a session's records into visits. Order is by step when every
 // record has one, else by time when every record has one, else by position;
 // ties keep input order.
-func (lg *Log) visits(steps []rawStep) []Visit {
+func (sh *shard) visits(steps []rawStep) []Visit {
+	cnt := &sh.counts
 	allStep, allTS := true, true
 	for i := range steps {
 		allStep = allStep && steps[i].has(rsHasStep)
 		allTS = allTS && steps[i].has(rsHasTS)
 	}
-	slices.SortStableFunc(steps, func(a, b rawStep) int {
-		if allStep && a.step != b.step {
-			return cmp64(a.step, b.step)
+	sorted := true
+	for i := 1; i < len(steps) && sorted; i++ {
+		a, b := &steps[i-1], &steps[i]
+		switch {
+		case allStep && a.step != b.step:
+			sorted = a.step < b.step
+		case allTS && a.ts != b.ts:
+			sorted = a.ts < b.ts
+		default:
+			sorted = a.pos < b.pos
 		}
-		if allTS && a.ts != b.ts {
-			return cmp64(a.ts, b.ts)
-		}
-		return cmp64(int64(a.pos), int64(b.pos))
-	})
+	}
+	if !sorted {
+		slices.SortStableFunc(steps, func(a, b rawStep) int {
+			if allStep && a.step != b.step {
+				return cmp64(a.step, b.step)
+			}
+			if allTS && a.ts != b.ts {
+				return cmp64(a.ts, b.ts)
+			}
+			return cmp64(int64(a.pos), int64(b.pos))
+		})
+	}
 	// Exact duplicates sort next to each other only within a run of equal
 	// keys; look for them there.
 	kept := steps[:0]
@@ -370,8 +616,8 @@ func (lg *Log) visits(steps []rawStep) []Visit {
 			}
 		}
 		if dup {
-			lg.Duplicates++
-			lg.Files[lg.fileOf(s.pos)].Duplicates++
+			cnt.duplicates++
+			cnt.fileDups[sh.fileOf(s.pos)]++
 			continue
 		}
 		kept = append(kept, s)
@@ -380,38 +626,38 @@ func (lg *Log) visits(steps []rawStep) []Visit {
 	if allStep {
 		for i := 1; i < len(steps); i++ {
 			if steps[i].step > steps[i-1].step+1 {
-				lg.StepGaps++
+				cnt.stepGaps++
 			}
 		}
 	}
 
 	// Dwell of a record: until the next record's time (dropped records
 	// included, as they are time spent in the stage), else its duration.
-	dwell := make([]float64, len(steps))
-	for i := range steps {
-		dwell[i] = math.NaN()
+	dwellOf := func(i int) float64 {
 		if steps[i].has(rsHasTS) && i+1 < len(steps) && steps[i+1].has(rsHasTS) {
-			dwell[i] = float64(steps[i+1].ts-steps[i].ts) / 1e6
+			return float64(steps[i+1].ts-steps[i].ts) / 1e6
 		} else if steps[i].has(rsHasDur) {
-			dwell[i] = float64(steps[i].dur)
+			return float64(steps[i].dur)
 		}
+		return math.NaN()
 	}
 
 	vs := make([]Visit, 0, len(steps))
 	for i, s := range steps {
+		dwell := dwellOf(i)
 		if s.has(rsDrop) {
-			lg.Dropped++
-			if n := len(vs); n > 0 && !math.IsNaN(dwell[i]) && vs[n-1].HasDwell {
-				vs[n-1].DwellMS += dwell[i]
+			cnt.dropped++
+			if n := len(vs); n > 0 && !math.IsNaN(dwell) && vs[n-1].HasDwell {
+				vs[n-1].DwellMS += dwell
 			}
 			continue
 		}
-		v := Visit{Label: s.label, Event: s.event, Step: -1, File: uint32(lg.fileOf(s.pos)), Line: s.line, Records: 1}
+		v := Visit{Label: s.label, Event: s.event, Step: -1, File: uint32(sh.fileOf(s.pos)), Line: s.line, Records: 1}
 		if s.has(rsHasStep) {
 			v.Step = s.step
 		}
-		if !math.IsNaN(dwell[i]) {
-			v.DwellMS, v.HasDwell = dwell[i], true
+		if !math.IsNaN(dwell) {
+			v.DwellMS, v.HasDwell = dwell, true
 		}
 		vs = append(vs, v)
 		if s.has(rsDetour) {
@@ -421,8 +667,8 @@ func (lg *Log) visits(steps []rawStep) []Visit {
 			vs[len(vs)-1].Records |= foldBit
 		}
 	}
-	vs = lg.collapseDetours(vs)
-	vs = lg.fold(vs)
+	vs = sh.collapseDetours(vs)
+	vs = sh.fold(vs)
 	for i := range vs {
 		vs[i].Records &^= flagBits
 	}
@@ -439,7 +685,8 @@ const (
 
 // collapseDetours replaces X D... X (a run of detour visits between two
 // visits of one stage) by X -[detour:D]-> X.
-func (lg *Log) collapseDetours(vs []Visit) []Visit {
+func (sh *shard) collapseDetours(vs []Visit) []Visit {
+	lg := sh.lg
 	out := vs[:0]
 	for i := 0; i < len(vs); i++ {
 		v := vs[i]
@@ -451,6 +698,7 @@ func (lg *Log) collapseDetours(vs []Visit) []Visit {
 			prev := &out[len(out)-1]
 			if j < len(vs) && vs[j].Label == prev.Label {
 				var names []string
+				lg.mu.Lock()
 				for k := i; k < j; k++ {
 					n := lg.names[vs[k].Label]
 					if len(names) == 0 || names[len(names)-1] != n {
@@ -460,8 +708,9 @@ func (lg *Log) collapseDetours(vs []Visit) []Visit {
 						prev.DwellMS += vs[k].DwellMS
 					}
 				}
-				lg.Detours += j - i
+				sh.counts.detours += j - i
 				prev.Event = lg.intern("detour:" + strings.Join(names, "+"))
+				lg.mu.Unlock()
 				prev.Records |= detourExitBit
 				i = j - 1
 				continue
@@ -475,7 +724,7 @@ func (lg *Log) collapseDetours(vs []Visit) []Visit {
 // fold merges a visit into the one before it when both have the same label
 // and both were labelled by folding rules, unless the one before left
 // through a detour: the detour stays visible as a self-loop.
-func (lg *Log) fold(vs []Visit) []Visit {
+func (sh *shard) fold(vs []Visit) []Visit {
 	out := vs[:0]
 	for _, v := range vs {
 		if n := len(out); n > 0 && v.Records&foldBit != 0 && out[n-1].Records&foldBit != 0 && out[n-1].Records&detourExitBit == 0 && out[n-1].Label == v.Label {
@@ -487,7 +736,7 @@ func (lg *Log) fold(vs []Visit) []Visit {
 			} else {
 				p.HasDwell = false
 			}
-			lg.Folded++
+			sh.counts.folded++
 			continue
 		}
 		out = append(out, v)
@@ -496,11 +745,20 @@ func (lg *Log) fold(vs []Visit) []Visit {
 }
 
 // fileOf returns the index of the input that holds the record at pos.
-func (lg *Log) fileOf(pos uint32) int {
+func (sh *shard) fileOf(pos uint32) int {
 	// The last input whose first record is at or before pos: an input
 	// without records shares its successor's start and loses to it.
-	i := sort.Search(len(lg.fileStart), func(i int) bool { return lg.fileStart[i] > pos }) - 1
-	return max(i, 0)
+	starts := sh.fileStart
+	lo, hi := 0, len(starts) // the first start past pos is in [lo, hi]
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if starts[m] > pos {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return max(lo-1, 0)
 }
 
 // errTooManyRecords stops a read past what record positions can count.
@@ -560,8 +818,7 @@ func (lg *Log) Subset(keep func(s *Session) bool) *Log {
 	sub := *lg
 	sub.Sessions = nil
 	sub.tally = nil
-	sub.bySess = nil
-	sub.raw = nil
+	sub.shards = nil
 	for i := range lg.Sessions {
 		if keep(&lg.Sessions[i]) {
 			sub.Sessions = append(sub.Sessions, lg.Sessions[i])

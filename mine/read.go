@@ -12,6 +12,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // Input is one log to read: a name for messages and the model's source list,
@@ -112,6 +113,23 @@ type chunk struct {
 	bad       []BadLine
 	leftOut   int
 	err       error
+
+	// Filled by the worker (indexChunk): the usable and skipped records,
+	// the distinct labels and events in order of first use, and the
+	// indexes of each shard's records.
+	good, skipped int
+	names         []string
+	byShard       [][]int32
+	// Filled by Log.addChunk: the position of the first usable record and
+	// the name ids of names.
+	pos0 uint32
+	ids  []uint32
+	// dataRefs counts the holders of data (the parser, and the provenance
+	// hash); the last gives the buffer back (see releaseData).
+	dataRefs atomic.Int32
+	// shardsLeft counts the shards yet to take the chunk; the last gives
+	// its records back (see putRecs).
+	shardsLeft atomic.Int32
 }
 
 // DefaultWindow is the Window of a streaming read: 262,144 records, some
@@ -166,6 +184,10 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 	for i, in := range inputs {
 		lg.Files[i].Path = in.Name
 	}
+	// As many shards as workers: what the shards give does not depend on
+	// their number (see shard).
+	lg.newShards(workers)
+	nshards := len(lg.shards)
 
 	todo := make(chan *chunk, workers*2)
 	done := make(chan *chunk, workers*2)
@@ -177,8 +199,10 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 		go func() {
 			defer wg.Done()
 			p, _ := newParser(opt.Fields, opt.Rules)
+			ix := map[string]uint32{}
 			for c := range todo {
 				parseChunk(p, c, inputs[c.file].Name)
+				indexChunk(c, ix, nshards)
 				done <- c
 			}
 		}()
@@ -190,11 +214,35 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 		close(done)
 	}()
 
+	// The shards take every chunk in sequence order, each grouping the
+	// records of its sessions.
+	shardIn := make([]chan *chunk, nshards)
+	var shardWG sync.WaitGroup
+	var shardFailed atomic.Bool
+	for k, sh := range lg.shards {
+		shardIn[k] = make(chan *chunk, 1)
+		shardWG.Add(1)
+		go func() {
+			defer shardWG.Done()
+			for c := range shardIn[k] {
+				if !sh.add(c, k) {
+					shardFailed.Store(true)
+				}
+				if c.shardsLeft.Add(-1) == 0 {
+					putRecs(c.recs)
+					c.recs = nil
+				}
+			}
+		}()
+	}
+
 	// Consume chunks in sequence order so that positions and the first bad
 	// lines do not depend on scheduling.
 	pending := map[int]*chunk{}
 	next := 0
 	var firstErr error
+	var errPos uint32 // the position of the first record after firstErr
+	stopped := false
 	for c := range done {
 		pending[c.seq] = c
 		for {
@@ -204,13 +252,34 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 			}
 			delete(pending, next)
 			next++
-			if firstErr != nil {
+			if stopped {
+				continue
+			}
+			if shardFailed.Load() {
+				stopped = true
+				close(stop)
 				continue
 			}
 			if err := lg.addChunk(c, opt.Strict); err != nil {
-				firstErr = err
+				firstErr, errPos, stopped = err, lg.nextPos, true
 				close(stop)
+				continue
 			}
+			c.shardsLeft.Store(int32(nshards))
+			for k := range shardIn {
+				shardIn[k] <- c
+			}
+		}
+	}
+	for k := range shardIn {
+		close(shardIn[k])
+	}
+	shardWG.Wait()
+	// The error a single reader would have met first: a shard's, at a
+	// record before the chunk that failed, or the chunk's.
+	for _, sh := range lg.shards {
+		if sh.err != nil && (firstErr == nil || sh.errPos < errPos) {
+			firstErr, errPos = sh.err, sh.errPos
 		}
 	}
 	if firstErr != nil {
@@ -223,6 +292,37 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 	return lg, nil
 }
 
+// indexChunk notes, for the consumer and the shards, a parsed chunk's
+// counts, its distinct labels and events (ix is the worker's scratch map),
+// each usable record's place, and the records of each of n shards.
+func indexChunk(c *chunk, ix map[string]uint32, n int) {
+	clear(ix)
+	c.names = c.names[:0]
+	name := func(s string) uint32 {
+		if id, ok := ix[s]; ok {
+			return id
+		}
+		id := uint32(len(c.names))
+		ix[s] = id
+		c.names = append(c.names, s)
+		return id
+	}
+	c.byShard = make([][]int32, n)
+	for i := range c.recs {
+		r := &c.recs[i]
+		if r.fileLine < 0 {
+			c.skipped++
+			continue
+		}
+		r.off = uint32(c.good)
+		c.good++
+		r.labelID = name(r.label)
+		r.eventID = name(r.event)
+		k := sessionShard(r.session, n)
+		c.byShard[k] = append(c.byShard[k], int32(i))
+	}
+}
+
 // readInputs cuts each input into chunks of whole lines and sends them to
 // the workers. It also hashes each input and counts its lines.
 func readInputs(inputs []Input, lg *Log, opt ReadOptions, maxLine int, todo chan<- *chunk, stop <-chan struct{}) error {
@@ -233,9 +333,11 @@ func readInputs(inputs []Input, lg *Log, opt ReadOptions, maxLine int, todo chan
 		if err != nil {
 			return err
 		}
-		var h hash.Hash = discardHash{}
+		var h io.Writer = io.Discard
+		var ah *asyncHash
 		if !opt.NoHash {
-			h = sha256.New()
+			ah = newAsyncHash(sha256.New())
+			h = ah
 		}
 		format := opt.Format
 		if in.Format != "" {
@@ -246,8 +348,16 @@ func readInputs(inputs []Input, lg *Log, opt ReadOptions, maxLine int, todo chan
 		cr := &countReader{r: rc}
 		var f *Format
 		f, err = splitLines(cr, h, format, in.convert, opt.importOptions(), maxLine, func(first int, data []byte, converted bool) bool {
+			c := &chunk{seq: seq, file: i, firstLine: first, data: data, converted: converted}
+			c.dataRefs.Store(1)
+			if ah != nil && !converted {
+				// The lines are the input's bytes: hash them where
+				// they are, and let the hash give the buffer back too.
+				c.dataRefs.Store(2)
+				ah.own(c, data)
+			}
 			select {
-			case todo <- &chunk{seq: seq, file: i, firstLine: first, data: data, converted: converted}:
+			case todo <- c:
 				seq++
 				if opt.Progress != nil {
 					opt.Progress(in.Name, total+cr.n)
@@ -258,6 +368,10 @@ func readInputs(inputs []Input, lg *Log, opt ReadOptions, maxLine int, todo chan
 			}
 		})
 		rc.Close()
+		var sum []byte
+		if ah != nil {
+			sum = ah.finish()
+		}
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", in.Name, err)
 		}
@@ -266,11 +380,21 @@ func readInputs(inputs []Input, lg *Log, opt ReadOptions, maxLine int, todo chan
 			opt.Progress(in.Name, total)
 		}
 		if !opt.NoHash {
-			lg.Files[i].SHA256 = hex.EncodeToString(h.Sum(nil))
+			lg.Files[i].SHA256 = hex.EncodeToString(sum)
 		}
 		lg.Files[i].Format = f.Name
 	}
 	return nil
+}
+
+// switchWriter writes to w, or nowhere while w is nil.
+type switchWriter struct{ w io.Writer }
+
+func (s *switchWriter) Write(p []byte) (int, error) {
+	if s.w == nil {
+		return len(p), nil
+	}
+	return s.w.Write(p)
 }
 
 // countReader counts the bytes read through it.
@@ -289,12 +413,14 @@ func (c *countReader) Read(p []byte) (int, error) {
 var errLineTooLong = errors.New("line too long")
 
 // splitLines reads r (gunzipping it if it starts with the gzip magic), feeds
-// every byte to h, converts it to JSONL records if it is in another format,
+// h the bytes of a byte-order mark and of input it converts (the caller
+// hashes the lines of JSONL input from what emit is given, which are the
+// rest of its bytes), converts it to JSONL records if it is in another format,
 // and calls emit with runs of whole lines (the last one may lack its
 // newline), the 1-based number of the first, and whether an importer wrote
 // them. emit returning false stops the read. convert, when set, converts
 // instead of the format's Convert. It returns the format it read.
-func splitLines(r io.Reader, h hash.Hash, format string, convert func(io.Reader, io.Writer, ImportOptions) error, iopt ImportOptions, maxLine int, emit func(first int, data []byte, converted bool) bool) (*Format, error) {
+func splitLines(r io.Reader, h io.Writer, format string, convert func(io.Reader, io.Writer, ImportOptions) error, iopt ImportOptions, maxLine int, emit func(first int, data []byte, converted bool) bool) (*Format, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		gz, err := gzip.NewReader(br)
@@ -306,8 +432,14 @@ func splitLines(r io.Reader, h hash.Hash, format string, convert func(io.Reader,
 	} else {
 		r = br
 	}
-	hr := bufio.NewReaderSize(io.TeeReader(r, h), 64<<10)
-	if bom, _ := hr.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
+	// h is fed the converter's input as it reads it; lines read without a
+	// converter are left for the caller to hash, from the lines emit is
+	// given (they are the input's bytes after any byte-order mark).
+	tee := &switchWriter{}
+	hr := bufio.NewReaderSize(io.TeeReader(r, tee), 64<<10)
+	var bom []byte
+	if b, _ := hr.Peek(3); bytes.Equal(b, []byte("\xef\xbb\xbf")) {
+		bom = []byte("\xef\xbb\xbf")
 		hr.Discard(3) // a UTF-8 byte-order mark is no part of the first record
 	}
 	head, _ := hr.Peek(64 << 10)
@@ -318,6 +450,17 @@ func splitLines(r io.Reader, h hash.Hash, format string, convert func(io.Reader,
 	r = hr
 	if convert == nil {
 		convert = f.Convert
+	}
+	if _, err := h.Write(bom); err != nil {
+		return nil, err
+	}
+	if convert != nil {
+		// What hr holds was read before the tee was on.
+		buffered, _ := hr.Peek(hr.Buffered())
+		if _, err := h.Write(buffered); err != nil {
+			return nil, err
+		}
+		tee.w = h
 	}
 	if convert != nil {
 		pr, pw := io.Pipe()
@@ -379,7 +522,7 @@ func splitLinesFrom(r io.Reader, maxLine int, emit func(first int, data []byte) 
 func parseChunk(p *parser, c *chunk, name string) {
 	data := c.data
 	line := c.firstLine
-	c.recs = make([]rec, 0, bytes.Count(data, []byte{'\n'})+1)
+	c.recs = getRecs(bytes.Count(data, []byte{'\n'}) + 1)
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		var l []byte
@@ -409,6 +552,7 @@ func parseChunk(p *parser, c *chunk, name string) {
 		if err := p.parse(l, &r); err != nil {
 			if errors.Is(err, errUnmatched) {
 				c.err = &LineError{BadLine{name, line, err.Error()}}
+				c.releaseData(c.data)
 				c.data = nil
 				return
 			}
@@ -420,18 +564,9 @@ func parseChunk(p *parser, c *chunk, name string) {
 		c.recs = append(c.recs, r)
 		line++
 	}
-	putChunkBuf(c.data)
+	c.releaseData(c.data)
 	c.data = nil
 }
-
-// discardHash is the hash of a read that takes none.
-type discardHash struct{}
-
-func (discardHash) Write(p []byte) (int, error) { return len(p), nil }
-func (discardHash) Sum(b []byte) []byte         { return b }
-func (discardHash) Reset()                      {}
-func (discardHash) Size() int                   { return 0 }
-func (discardHash) BlockSize() int              { return 1 }
 
 // chunkBufs recycles read buffers: a log is read through a few of them
 // instead of allocating (and zeroing) a fresh megabyte per chunk.
@@ -444,9 +579,93 @@ func getChunkBuf(need int) []byte {
 	return make([]byte, 0, max(chunkSize, need))
 }
 
+// releaseData gives up one hold of the chunk's data buffer, b.
+func (c *chunk) releaseData(b []byte) {
+	if c.dataRefs.Add(-1) == 0 {
+		putChunkBuf(b)
+	}
+}
+
 func putChunkBuf(b []byte) {
 	if cap(b) == chunkSize {
 		b = b[:0]
 		chunkBufs.Put(&b)
 	}
+}
+
+// recsPool recycles the record slices of chunks once every shard has
+// taken their records.
+var recsPool sync.Pool
+
+func getRecs(n int) []rec {
+	if p, ok := recsPool.Get().(*[]rec); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]rec, 0, n)
+}
+
+func putRecs(rs []rec) {
+	if cap(rs) > 0 {
+		rs = rs[:0]
+		recsPool.Put(&rs)
+	}
+}
+
+// asyncHash hashes what is written to it on a goroutine of its own, so
+// that provenance hashing runs beside the read instead of in it. Write
+// copies; finish waits for the hash and returns its sum, after which it
+// takes no more writes.
+type asyncHash struct {
+	h    hash.Hash
+	in   chan hashItem
+	sum  chan []byte
+	bufs sync.Pool
+}
+
+// hashItem is bytes to hash: a copy (buf) or a chunk's lines (data, given
+// back to the chunk once hashed).
+type hashItem struct {
+	buf  *[]byte
+	data []byte
+	c    *chunk
+}
+
+func newAsyncHash(h hash.Hash) *asyncHash {
+	a := &asyncHash{h: h, in: make(chan hashItem, 4), sum: make(chan []byte, 1)}
+	go func() {
+		for it := range a.in {
+			if it.c != nil {
+				a.h.Write(it.data)
+				it.c.releaseData(it.data)
+				continue
+			}
+			a.h.Write(*it.buf)
+			a.bufs.Put(it.buf)
+		}
+		a.sum <- a.h.Sum(nil)
+	}()
+	return a
+}
+
+func (a *asyncHash) Write(p []byte) (int, error) {
+	b, _ := a.bufs.Get().(*[]byte)
+	if b == nil {
+		b = new([]byte)
+	}
+	*b = append((*b)[:0], p...)
+	a.in <- hashItem{buf: b}
+	return len(p), nil
+}
+
+// own hashes data, the lines of chunk c, without copying them, and then
+// releases them (see chunk.releaseData).
+func (a *asyncHash) own(c *chunk, data []byte) {
+	a.in <- hashItem{data: data, c: c}
+}
+
+// finish ends the writes and returns the sum; the hash is not to be
+// written to after.
+func (a *asyncHash) finish() []byte {
+	close(a.in)
+	return <-a.sum
 }

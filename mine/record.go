@@ -109,6 +109,12 @@ type rec struct {
 	detour   bool
 	hash     uint64
 	fileLine int
+
+	// Set by the chunk's worker (see indexChunk): the label's and event's
+	// indexes into the chunk's names, and the record's place among the
+	// chunk's usable records.
+	labelID, eventID uint32
+	off              uint32
 }
 
 // badRecord is input that cannot be used: its line and why.

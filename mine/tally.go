@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"slices"
-	"sort"
 
 	"github.com/fsmine/fsmine/automaton"
 )
@@ -107,7 +106,19 @@ func (t *tally) variants() []variant {
 type dwellHist struct {
 	lo, hi float64
 	bins   []histBin // sorted by key
+	// fresh holds, sorted, the bins a large histogram has gained since it
+	// last merged them into bins (see flush), so that a new bin costs a
+	// move of the few fresh ones rather than of half the histogram.
+	fresh []histBin
 }
+
+// freshMax is how many fresh bins a histogram gathers before it merges
+// them into its bins; histograms of fewer than freshFrom bins take new
+// bins directly.
+const (
+	freshMax  = 64
+	freshFrom = 512
+)
 
 type histBin struct {
 	key int32
@@ -125,15 +136,61 @@ func (h *dwellHist) add(ms float64) {
 		h.hi = ms
 	}
 	k := histKey(ms)
-	i := sort.Search(len(h.bins), func(i int) bool { return h.bins[i].key >= k })
-	if i < len(h.bins) && h.bins[i].key == k {
-		h.bins[i].n++
-		if h.bins[i].val != ms {
-			h.bins[i].val = math.NaN()
-		}
+	if i, ok := addToBin(h.bins, k, ms); ok {
+		return
+	} else if len(h.bins) < freshFrom {
+		h.bins = slices.Insert(h.bins, i, histBin{k, 1, ms})
 		return
 	}
-	h.bins = slices.Insert(h.bins, i, histBin{k, 1, ms})
+	i, ok := addToBin(h.fresh, k, ms)
+	if !ok {
+		h.fresh = slices.Insert(h.fresh, i, histBin{k, 1, ms})
+		if len(h.fresh) >= freshMax {
+			h.flush()
+		}
+	}
+}
+
+// addToBin adds ms to the bin of key k in bins, sorted by key, if there is
+// one; else it returns where that bin would go.
+func addToBin(bins []histBin, k int32, ms float64) (int, bool) {
+	i, j := 0, len(bins) // the first bin at or past k is in [i, j]
+	for i < j {
+		m := int(uint(i+j) >> 1)
+		if bins[m].key < k {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
+	if i < len(bins) && bins[i].key == k {
+		bins[i].n++
+		if bins[i].val != ms {
+			bins[i].val = math.NaN()
+		}
+		return i, true
+	}
+	return i, false
+}
+
+// flush merges the fresh bins into bins; readers of bins call it first.
+func (h *dwellHist) flush() {
+	if len(h.fresh) == 0 {
+		return
+	}
+	// Merge from the back, in place: no key is in both.
+	n, m := len(h.bins), len(h.fresh)
+	h.bins = slices.Grow(h.bins, m)[:n+m]
+	for i, j, o := n-1, m-1, n+m-1; j >= 0; o-- {
+		if i >= 0 && h.bins[i].key > h.fresh[j].key {
+			h.bins[o] = h.bins[i]
+			i--
+		} else {
+			h.bins[o] = h.fresh[j]
+			j--
+		}
+	}
+	h.fresh = h.fresh[:0]
 }
 
 // histKey is the bin of a time in milliseconds; keys order as times do.
@@ -205,6 +262,7 @@ type sumBin struct {
 }
 
 func (s *dwellSum) merge(h *dwellHist) {
+	h.flush()
 	if len(h.bins) == 0 {
 		return
 	}

@@ -1,0 +1,167 @@
+package mine
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestReadSameAcrossWorkers reads logs with 1 to 5 workers (and so as many
+// shards), cut into small chunks, whole and streaming and session by
+// session, and wants the same models, partial results, counts and sessions
+// as with one worker: what the shards give must not depend on their number
+// or on scheduling. The returns sample has a detour rule (so shards name new
+// events), duplicates across inputs, an empty input, and sessions that
+// interleave (so small windows start over).
+func TestReadSameAcrossWorkers(t *testing.T) {
+	defer func(n int) { chunkSize = n }(chunkSize)
+	chunkSize = 4 << 10
+	rules := readRules(t, "../testdata/returns.labels.json")
+	data, err := os.ReadFile("../testdata/returns.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	third := len(lines) / 3
+	ins := []Input{
+		memInput("a.jsonl", strings.Join(lines[:third], "")),
+		memInput("b.jsonl", ""),
+		memInput("c.jsonl", lines[third]+strings.Join(lines[third:2*third], "")),
+		memInput("d.jsonl", strings.Join(lines[2*third:], "")+lines[0]+lines[1]+"{bad\n"),
+	}
+	type result struct {
+		partial, model []byte
+		counts         string
+		streamed       map[int]string // window -> model and reread
+		each           string
+	}
+	read := func(t *testing.T, workers int) result {
+		var r result
+		lg, err := Read(ins, ReadOptions{Rules: rules, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := lg.WritePartial(&buf); err != nil {
+			t.Fatal(err)
+		}
+		r.partial = buf.Bytes()
+		r.counts = fmt.Sprintf("%d %d %d %d %d %d %d %d %v %v", lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped,
+			lg.Folded, lg.Detours, lg.StepGaps, lg.NumSessions(), lg.Files, lg.Bad)
+		r.model = buildBytes(t, lg)
+		r.streamed = map[int]string{}
+		for _, window := range []int{1, 50, DefaultWindow} {
+			lg, err := Read(ins, ReadOptions{Rules: rules, Workers: workers, Stream: true, Window: window})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.streamed[window] = fmt.Sprintf("%s\nreread %q %d %d %d", buildBytes(t, lg), lg.Reread, lg.Duplicates, lg.Detours, lg.NumSessions())
+		}
+		var got []string
+		lg, err = Read(ins, ReadOptions{Rules: rules, Workers: workers, Stream: true, Each: func(lg *Log, s *Session) {
+			moves := lg.Moves(s)
+			got = append(got, fmt.Sprint(s.ID, moves, s.Visits))
+		}})
+		if err != nil || lg.Reread != "" {
+			t.Fatalf("each: %v, reread %q", err, lg.Reread)
+		}
+		slices.Sort(got)
+		r.each = strings.Join(got, "\n")
+		return r
+	}
+	want := read(t, 1)
+	if !strings.Contains(string(want.model), "detour:") {
+		t.Fatal("the returns sample no longer has detours: the test needs a log that does")
+	}
+	if want.streamed[1] == want.streamed[DefaultWindow] || !strings.Contains(want.streamed[1], "reread \"session") {
+		t.Fatalf("window 1 did not start over: %s", want.streamed[1][strings.LastIndex(want.streamed[1], "\n"):])
+	}
+	for _, workers := range []int{2, 3, 5} {
+		got := read(t, workers)
+		if !bytes.Equal(got.partial, want.partial) {
+			t.Errorf("%d workers: partial result differs", workers)
+		}
+		if !bytes.Equal(got.model, want.model) {
+			t.Errorf("%d workers: model differs", workers)
+		}
+		if got.counts != want.counts {
+			t.Errorf("%d workers: counts\n%s\nwant\n%s", workers, got.counts, want.counts)
+		}
+		for w, s := range want.streamed {
+			if got.streamed[w] != s {
+				t.Errorf("%d workers, window %d: streamed model differs", workers, w)
+			}
+		}
+		if got.each != want.each {
+			t.Errorf("%d workers: sessions given to Each differ", workers)
+		}
+	}
+}
+
+// TestReadSameAcrossGOMAXPROCS is the command-line case: default options
+// (workers from GOMAXPROCS) under GOMAXPROCS 1 and 2 give the same model.
+func TestReadSameAcrossGOMAXPROCS(t *testing.T) {
+	data, err := os.ReadFile("../testdata/returns.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := []Input{memInput("returns.jsonl", string(data))}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var models [][]byte
+	for _, procs := range []int{1, 2} {
+		runtime.GOMAXPROCS(procs)
+		models = append(models, modelBytes(t, ins, ReadOptions{Stream: true}))
+	}
+	if !bytes.Equal(models[0], models[1]) {
+		t.Error("GOMAXPROCS 1 and 2 give different models")
+	}
+}
+
+// TestProvenanceHash: a file's SHA-256 is that of its decompressed bytes,
+// byte-order mark included, whether its lines are hashed where they are read
+// (JSONL) or as a converter reads them, and however it is cut into chunks.
+func TestProvenanceHash(t *testing.T) {
+	defer func(n int) { chunkSize = n }(chunkSize)
+	data, err := os.ReadFile("../testdata/returns.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv := "case,activity,timestamp\n" + strings.Repeat("c1,a,2024-01-01T00:00:00Z\nc1,b,2024-01-01T00:01:00Z\nc2,a,2024-01-01T00:02:00Z\n", 2000)
+	gz := func(s string) string {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		w.Write([]byte(s))
+		w.Close()
+		return b.String()
+	}
+	tests := []struct{ name, stored, plain string }{
+		{"jsonl", string(data), string(data)},
+		{"jsonl with a byte-order mark", "\xef\xbb\xbf" + string(data), "\xef\xbb\xbf" + string(data)},
+		{"gzipped jsonl", gz(string(data)), string(data)},
+		{"gzipped csv with a byte-order mark", gz("\xef\xbb\xbf" + csv), "\xef\xbb\xbf" + csv},
+		{"csv", csv, csv},
+	}
+	for _, size := range []int{1 << 10, 64 << 10, 1 << 20} {
+		chunkSize = size
+		for _, tt := range tests {
+			lg, err := Read([]Input{memInput(tt.name, tt.stored)}, ReadOptions{})
+			if err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+			sum := sha256.Sum256([]byte(tt.plain))
+			if got, want := lg.Files[0].SHA256, hex.EncodeToString(sum[:]); got != want {
+				t.Errorf("chunks of %d, %s: sha256 %s, want %s", size, tt.name, got, want)
+			}
+			if lg.Records == 0 {
+				t.Errorf("chunks of %d, %s: no records", size, tt.name)
+			}
+		}
+	}
+}
