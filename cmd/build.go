@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,7 +33,11 @@ type buildOptions struct {
 	imports importFlags
 	partial string
 	window  int
-	model   modelOptions
+	// evidence writes the sessions' evidence beside the model; update
+	// mines from a model's evidence and new logs.
+	evidence bool
+	update   string
+	model    modelOptions
 }
 
 // importFlags say how the importers read event logs (XES, CSV): shared by
@@ -146,6 +151,8 @@ any bad line).`,
 	f.StringVar(&opts.labels, "labels", "", "label rules `FILE` (JSON; see README)")
 	f.StringArrayVar(&opts.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable), e.g. session_id=conversation_id")
 	f.BoolVar(&opts.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
+	f.BoolVar(&opts.evidence, "evidence", false, "also write the sessions the model is mined from to `-o`'s path + "+evidenceExt+", for build --update")
+	f.StringVar(&opts.update, "update", "", "mine from the evidence of model `FILE` (FILE"+evidenceExt+") and the new logs, without the old logs; the model is FILE's next version")
 	f.StringVar(&opts.partial, "partial", "", "write this shard's partial result to `FILE` instead of a model (see fsmine merge)")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before its path is tallied and its records let go; 0 holds every session to the end")
 	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", ")+" (auto recognises each file's format from its content)")
@@ -174,8 +181,23 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 			return fmt.Errorf("%s: %w", opts.labels, err)
 		}
 	}
+	var old *mine.Log
+	if opts.update != "" {
+		if opts.partial != "" || opts.model.parent != "" {
+			return usagef("--update: not with --partial or --parent (the updated model is the parent)")
+		}
+		opts.model.parent, opts.evidence = opts.update, true
+	}
+	if opts.evidence && (opts.model.out == "-" || opts.model.out == "" || opts.partial != "") {
+		return usagef("--evidence and --update write beside the model: give -o FILE, and no --partial")
+	}
 	if err := opts.model.prepare(); err != nil {
 		return err
+	}
+	if opts.update != "" {
+		if old, err = readEvidence(opts.update, opts.model.parentModel, ropt); err != nil {
+			return err
+		}
 	}
 	inputs, err := expandInputs(opts.inputs, streams.In, opts.from)
 	if err != nil {
@@ -184,7 +206,7 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	// A model needs only the distinct paths; a partial result holds every
 	// session.
 	window := opts.window
-	if opts.partial != "" {
+	if opts.partial != "" || opts.evidence {
 		window = 0
 	}
 	if err := streamReads(&ropt, inputs, window, nil); err != nil {
@@ -207,7 +229,58 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		}
 		return nil
 	}
-	return buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams)
+	if old != nil {
+		if f, g := opts.model.parentModel.Params.Format, lg.Format(); f != g && lg.NumSessions() > 0 {
+			return fmt.Errorf("--update %s: the model was mined from %s logs, these are %s", opts.update, f, g)
+		}
+		if lg, err = mine.MergeLogs([]*mine.Log{old, lg}, []string{opts.update + evidenceExt, strings.Join(opts.inputs, ", ")}); err != nil {
+			return fmt.Errorf("--update: %w", err)
+		}
+	}
+	if err := buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams); err != nil {
+		return err
+	}
+	if opts.evidence {
+		if err := writeOutput(opts.model.out+evidenceExt, streams.Out, lg.WritePartial); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evidenceExt ends the name of the file that build --evidence writes beside
+// a model: the sessions it was mined from, as a partial result (see
+// fsmine merge), so that build --update can mine the next version from it
+// and new logs alone.
+const evidenceExt = ".evidence"
+
+// readEvidence reads the evidence of model m, built from path, and checks
+// that the new logs are read as it was: the same label rules and field map.
+func readEvidence(path string, m *automaton.Model, ropt mine.ReadOptions) (*mine.Log, error) {
+	ev := path + evidenceExt
+	f, err := os.Open(ev)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("--update %s: %s not found: build %s with --evidence", path, ev, path)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	old, err := mine.ReadPartial(f, ev)
+	if err != nil {
+		return nil, err
+	}
+	var rules []byte
+	if ropt.Rules != nil {
+		rules = ropt.Rules.Raw()
+	}
+	if !bytes.Equal(bytes.TrimSpace(m.Params.Labels), bytes.TrimSpace(rules)) {
+		return nil, fmt.Errorf("--update %s: the model was mined with other label rules (--labels)", path)
+	}
+	if fmt.Sprint(m.Params.Fields) != fmt.Sprint(ropt.Fields) && len(m.Params.Fields)+len(ropt.Fields) > 0 {
+		return nil, fmt.Errorf("--update %s: the model was mined with another field map (--field)", path)
+	}
+	return old, nil
 }
 
 // buildModel mines lg and writes the model, its diagram and the summary as
