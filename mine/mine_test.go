@@ -520,3 +520,39 @@ func TestReadDurationOutOfRange(t *testing.T) {
 		t.Errorf("writing the model: %v", err)
 	}
 }
+
+func TestReadTruncatedGzip(t *testing.T) {
+	// A gzip input cut anywhere before its trailer is an error naming the
+	// file and where it ends, not a shorter log: also when cut on a
+	// flushed block boundary, where every line read so far is whole.
+	data := sessionsJSONL("a:ok b:ok c:done", "a:ok c:done", "a:retry a:ok b:ok c:done")
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	var flushed []int // compressed sizes at block boundaries
+	for _, line := range strings.SplitAfter(data, "\n") {
+		io.WriteString(zw, line)
+		zw.Flush()
+		flushed = append(flushed, buf.Len())
+	}
+	zw.Close()
+	gz := buf.Bytes()
+	if _, err := Read([]Input{strInput("whole.gz", string(gz))}, ReadOptions{}); err != nil {
+		t.Fatalf("whole input: %v", err)
+	}
+	cuts := append([]int{2, 5, 10, len(gz) / 2, len(gz) - 8, len(gz) - 1}, flushed[:len(flushed)-1]...)
+	for _, cut := range cuts {
+		t.Run(fmt.Sprint("cut=", cut), func(t *testing.T) {
+			for _, stream := range []bool{false, true} {
+				_, err := Read([]Input{strInput("t.gz", string(gz[:cut]))}, ReadOptions{Stream: stream})
+				var te *TruncatedError
+				if !errors.As(err, &te) {
+					t.Fatalf("stream=%v: err = %v, want a TruncatedError", stream, err)
+				}
+				want := fmt.Sprintf("reading t.gz: gzip data truncated at byte %d", cut)
+				if !strings.HasPrefix(err.Error(), want) {
+					t.Errorf("stream=%v: err = %q, want it to start %q", stream, err, want)
+				}
+			}
+		})
+	}
+}

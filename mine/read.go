@@ -256,14 +256,18 @@ var errLineTooLong = errors.New("line too long")
 // newline) and the 1-based number of the first. emit returning false stops
 // the read. It returns the format it read.
 func splitLines(r io.Reader, h hash.Hash, format string, maxLine int, emit func(first int, data []byte) bool) (*Format, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	cr := &countReader{r: r}
+	br := bufio.NewReaderSize(cr, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		gz, err := gzip.NewReader(br)
 		if err != nil {
+			if err == io.ErrUnexpectedEOF || err == io.EOF {
+				return nil, &TruncatedError{Compressed: cr.n}
+			}
 			return nil, err
 		}
 		defer gz.Close()
-		r = gz
+		r = &gzipReader{gz: gz, raw: cr}
 	} else {
 		r = br
 	}
@@ -331,6 +335,49 @@ func splitLinesFrom(r io.Reader, maxLine int, emit func(first int, data []byte) 
 			return nil
 		}
 	}
+}
+
+// TruncatedError reports a compressed input that ends before its end of
+// stream: a cut or partly copied file, whose records would otherwise be
+// taken as the whole log.
+type TruncatedError struct {
+	// Compressed is the size of the input as read, in bytes: where it
+	// ends. Decompressed is how many bytes of data it gave before that.
+	Compressed, Decompressed int64
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("gzip data truncated at byte %d (after %d bytes of data)", e.Compressed, e.Decompressed)
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// gzipReader reads a gzip stream, turning its io.ErrUnexpectedEOF (the
+// compressed data ends early) into a TruncatedError, which readers further
+// on cannot mistake for the short last read of a whole input.
+type gzipReader struct {
+	gz  *gzip.Reader
+	raw *countReader
+	n   int64
+}
+
+func (g *gzipReader) Read(p []byte) (int, error) {
+	n, err := g.gz.Read(p)
+	g.n += int64(n)
+	if err == io.ErrUnexpectedEOF {
+		err = &TruncatedError{Compressed: g.raw.n, Decompressed: g.n}
+	}
+	return n, err
 }
 
 // parseChunk parses every line of c into c.recs, noting bad lines.
