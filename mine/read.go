@@ -380,11 +380,19 @@ func (g *gzipReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// recordBytes is the size of a line below which parseChunk stops reserving
+// a record a line: shorter than any record of a real log.
+const recordBytes = 32
+
 // parseChunk parses every line of c into c.recs, noting bad lines.
 func parseChunk(p *parser, c *chunk, name string) {
 	data := c.data
 	line := c.firstLine
-	c.recs = make([]rec, 0, bytes.Count(data, []byte{'\n'})+1)
+	// Room for a record a line, but no more than one per recordBytes:
+	// blank lines hold no record, and a chunk of newlines must not
+	// allocate a record for each (2 GB of them took 6 GB). Shorter records
+	// grow the slice as they come.
+	c.recs = make([]rec, 0, min(bytes.Count(data, []byte{'\n'})+1, len(data)/recordBytes+1))
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		var l []byte
