@@ -79,7 +79,7 @@ func XState(w io.Writer, m *automaton.Model, _ Options) error {
 	machine := object{
 		{"id", "fsmine"},
 		{"initial", keys[automaton.StartID]},
-		{"description", "fsmine model version " + strconv.Itoa(m.Version) + digestNote(m) +
+		{"description", "fsmine model version " + strconv.Itoa(m.Version) + digestNote(m, shownText) +
 			`; events are "<event>/<next label>"`},
 		{"states", nodes},
 	}
