@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-json"
 )
@@ -379,6 +380,11 @@ func nonNil(s []string) []string {
 // in the same folder and a rename, so that readers never see half a file.
 // A path that exists and is not a regular file (/dev/null, /dev/stdout, a
 // named pipe) is written in place: renaming over it would replace the device.
+//
+// The temporary file is ".NAME.tmp-N" and is locked while it is written.
+// Before it is created, the temporary files of path that no process holds
+// (left by a process that was killed) are removed; RemoveTempFiles removes
+// the ones being written, for a process that is about to exit on a signal.
 func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		if fi.IsDir() {
@@ -395,11 +401,16 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 		return f.Close()
 	}
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	prefix := "." + filepath.Base(path) + ".tmp-"
+	sweepTempFiles(dir, prefix)
+	f, err := os.CreateTemp(dir, prefix+"*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
+	tempFiles.add(tmp)
+	defer tempFiles.remove(tmp)
+	lockFile(f)
 	fail := func(err error) error {
 		f.Close()
 		os.Remove(tmp)
@@ -423,4 +434,48 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return nil
+}
+
+// tempFiles are the temporary files WriteFileAtomic is writing.
+var tempFiles = &tempSet{m: make(map[string]bool)}
+
+type tempSet struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+func (s *tempSet) add(path string)    { s.mu.Lock(); s.m[path] = true; s.mu.Unlock() }
+func (s *tempSet) remove(path string) { s.mu.Lock(); delete(s.m, path); s.mu.Unlock() }
+
+// RemoveTempFiles removes the temporary files that WriteFileAtomic is
+// writing, so that a process stopped by a signal leaves none behind; the
+// writes then fail. It is safe to call from any goroutine.
+func RemoveTempFiles() {
+	tempFiles.mu.Lock()
+	defer tempFiles.mu.Unlock()
+	for path := range tempFiles.m {
+		os.Remove(path)
+		delete(tempFiles.m, path)
+	}
+}
+
+// sweepTempFiles removes the files of dir named prefix and digits (as
+// os.CreateTemp names them) that no process holds locked: what a killed
+// WriteFileAtomic of the same path left.
+func sweepTempFiles(dir, prefix string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		digits, ok := strings.CutPrefix(name, prefix)
+		if !ok || digits == "" || strings.Trim(digits, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if stale(p) {
+			os.Remove(p)
+		}
+	}
 }

@@ -256,6 +256,7 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 
 	defer tuneServeGC()()
 
+	handleSignals()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	hup := make(chan os.Signal, 1)
