@@ -472,6 +472,7 @@ func appendJSONNumber(b []byte, v float64) []byte {
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
+//lint:ignore U1000 a helper of the importers (format_*.go), kept for those being written
 func (o *jsonObject) boolean(k string, v bool) {
 	o.key(k)
 	o.b = strconv.AppendBool(o.b, v)
@@ -628,6 +629,8 @@ func (rw *recordWriter) flush() error { return rw.w.Flush() }
 
 // drain reads r to its end, so that the whole input is hashed, and reports
 // whether anything but white space was left.
+//
+//lint:ignore U1000 a helper of the importers (format_*.go), kept for those being written
 func drain(r io.Reader) (trailing bool, err error) {
 	buf := make([]byte, 32<<10)
 	for {
