@@ -102,6 +102,9 @@ func isTerminal(f *os.File) bool {
 // Run runs fsmine with args and the given streams and returns the exit status.
 // Errors are printed once, here, as "fsmine: <message>".
 func Run(ctx context.Context, args []string, streams IO) int {
+	// Standard error carries only messages, and their ids, labels, session
+	// ids and file names come from logs and models.
+	streams.Err = termSafe(streams.Err)
 	root := newRootCmd(streams)
 	root.SetArgs(args)
 	root.SetIn(streams.In)
