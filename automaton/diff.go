@@ -54,8 +54,12 @@ type Diff struct {
 	ShareChanges       []ShareChange   `json:"share_changes"`
 	OutflowShifts      []OutflowShift  `json:"outflow_shifts"`
 	RareFlips          []RareFlip      `json:"rare_flips"`
-	Loops              []LoopChange    `json:"loops"`
-	Trunk              *TrunkChange    `json:"trunk"`
+	// GeneralizedFlips are transitions in both models that no session took
+	// in one (see Transition.Generalized) and sessions took in the other,
+	// or generalised by another kind.
+	GeneralizedFlips []GeneralizedFlip `json:"generalized_flips"`
+	Loops            []LoopChange      `json:"loops"`
+	Trunk            *TrunkChange      `json:"trunk"`
 }
 
 // Side identifies one of the two models of a Diff. Digest is the model's
@@ -89,6 +93,21 @@ type TransitionRef struct {
 	Count int     `json:"count"`
 	Share float64 `json:"share"`
 	Rare  bool    `json:"rare"`
+	// Generalized is the transition's kind of generalisation, when no
+	// session took it.
+	Generalized string `json:"generalized,omitempty"`
+}
+
+// GeneralizedFlip is a transition in both models whose Generalized mark
+// differs: Old and New are the kinds, "" where sessions took it.
+type GeneralizedFlip struct {
+	From     string `json:"from"`
+	Event    string `json:"event"`
+	To       string `json:"to"`
+	Old      string `json:"old"`
+	New      string `json:"new"`
+	OldCount int    `json:"old_count"`
+	NewCount int    `json:"new_count"`
 }
 
 // ShareChange is a transition in both models whose share of its source's
@@ -189,7 +208,7 @@ func (d *Diff) Empty() bool {
 		len(d.StatesRelabeled) == 0 &&
 		len(d.TransitionsAdded) == 0 && len(d.TransitionsRemoved) == 0 &&
 		len(d.ShareChanges) == 0 && len(d.OutflowShifts) == 0 &&
-		len(d.RareFlips) == 0 && len(d.Loops) == 0 && d.Trunk == nil
+		len(d.RareFlips) == 0 && len(d.GeneralizedFlips) == 0 && len(d.Loops) == 0 && d.Trunk == nil
 }
 
 // Differences counts what d reports: every item of its lists, and a changed
@@ -197,7 +216,7 @@ func (d *Diff) Empty() bool {
 func (d *Diff) Differences() int {
 	n := len(d.StatesAdded) + len(d.StatesRemoved) + len(d.StatesRelabeled) +
 		len(d.TransitionsAdded) + len(d.TransitionsRemoved) + len(d.ShareChanges) +
-		len(d.OutflowShifts) + len(d.RareFlips) + len(d.Loops)
+		len(d.OutflowShifts) + len(d.RareFlips) + len(d.GeneralizedFlips) + len(d.Loops)
 	if d.Trunk != nil {
 		n++
 	}
@@ -224,6 +243,7 @@ func (d *Diff) Summary() string {
 	add(len(d.ShareChanges), "share change", "share changes")
 	add(len(d.OutflowShifts), "outflow shift", "outflow shifts")
 	add(len(d.RareFlips), "rare flip", "rare flips")
+	add(len(d.GeneralizedFlips), "generalised flip", "generalised flips")
 	add(len(d.Loops), "loop changed", "loops changed")
 	if d.Trunk != nil {
 		parts = append(parts, "trunk changed")
@@ -267,6 +287,7 @@ func Compare(old, new *Model, opt DiffOptions) *Diff {
 		ShareChanges:       []ShareChange{},
 		OutflowShifts:      []OutflowShift{},
 		RareFlips:          []RareFlip{},
+		GeneralizedFlips:   []GeneralizedFlip{},
 		Loops:              []LoopChange{},
 	}
 	d.SameDigest = d.Old.Digest == d.New.Digest
@@ -337,6 +358,13 @@ func Compare(old, new *Model, opt DiffOptions) *Diff {
 				OldOutflow: n1, NewOutflow: n2,
 				OldShare: s1, NewShare: s2,
 				Z: z, P: pv,
+			})
+		}
+		if p.old.Generalized != p.new.Generalized {
+			d.GeneralizedFlips = append(d.GeneralizedFlips, GeneralizedFlip{
+				From: p.key.from, Event: p.key.event, To: p.key.to,
+				Old: p.old.Generalized, New: p.new.Generalized,
+				OldCount: p.old.Count, NewCount: p.new.Count,
 			})
 		}
 		if p.old.Rare != p.new.Rare {
@@ -410,7 +438,7 @@ func share(count, outflow int) float64 {
 }
 
 func ref(t *Transition, outflow int) TransitionRef {
-	return TransitionRef{t.From, t.Event, t.To, t.Count, share(t.Count, outflow), t.Rare}
+	return TransitionRef{t.From, t.Event, t.To, t.Count, share(t.Count, outflow), t.Rare, t.Generalized}
 }
 
 // outflows sums the counts out of every state.

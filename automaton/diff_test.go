@@ -658,3 +658,33 @@ func TestCompareHugeCounts(t *testing.T) {
 		t.Fatalf("encoding the Diff: %v", err)
 	}
 }
+
+// TestCompareGeneralized: a move no session took in the old model and that
+// sessions took in the new one is a generalised flip; a generalised move
+// added is listed with its kind.
+func TestCompareGeneralized(t *testing.T) {
+	old := branch(t, 50, 50)
+	for i := range old.Transitions {
+		if old.Transitions[i].From == "plan" && old.Transitions[i].To == "b" {
+			old.Transitions[i].Count, old.Transitions[i].Sessions, old.Transitions[i].Prob = 0, 0, 0
+			old.Transitions[i].Generalized = "skip"
+		}
+	}
+	old.Transitions = append(old.Transitions, Transition{From: "a", Event: "done", To: "b", Generalized: "follow"})
+	old.Sort()
+	if err := old.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	old.Digest = old.ComputeDigest()
+	d := Compare(old, branch(t, 50, 50), DiffOptions{})
+	want := []GeneralizedFlip{{From: "plan", Event: "ok", To: "b", Old: "skip", New: "", OldCount: 0, NewCount: 50}}
+	if !reflect.DeepEqual(d.GeneralizedFlips, want) {
+		t.Errorf("generalised flips %+v, want %+v", d.GeneralizedFlips, want)
+	}
+	if len(d.TransitionsRemoved) != 1 || d.TransitionsRemoved[0].Generalized != "follow" {
+		t.Errorf("removed %+v, want a -done-> b generalised by follow", d.TransitionsRemoved)
+	}
+	if !strings.Contains(d.Summary(), "1 generalised flip") {
+		t.Errorf("summary %q lacks the flip", d.Summary())
+	}
+}

@@ -65,7 +65,7 @@ func checkFixture(t *testing.T) string {
 		}
 	}
 	var errb bytes.Buffer
-	code := Run(context.Background(), []string{"build", "-q", "--merge", "label", "-o", filepath.Join(dir, "m.json"), filepath.Join(dir, "train.jsonl")},
+	code := Run(context.Background(), []string{"build", "-q", "--merge", "label", "--generalize", "none", "-o", filepath.Join(dir, "m.json"), filepath.Join(dir, "train.jsonl")},
 		IO{In: strings.NewReader(""), Out: io.Discard, Err: &errb})
 	if code != 0 {
 		t.Fatalf("build: exit %d: %s", code, errb.String())
@@ -268,7 +268,7 @@ func TestCheckReadsLikeTheModel(t *testing.T) {
 // them with the bundled label rules; it also returns the log's bytes.
 func checkGenLog(tb testing.TB, n int, seed uint64) (*mine.Log, []byte) {
 	tb.Helper()
-	truth, err := loadGenModel("")
+	truth, err := loadGenModel("", "returns")
 	if err != nil {
 		tb.Fatal(err)
 	}

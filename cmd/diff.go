@@ -256,10 +256,10 @@ func (r diffReport) text(w io.Writer, color bool) error {
 	if len(d.TransitionsAdded)+len(d.TransitionsRemoved) > 0 {
 		section("transitions")
 		for _, t := range d.TransitionsAdded {
-			line(diffGreen, "  + %s  %d (%s%s)", diffEdge(t.From, t.Event, t.To), t.Count, render.Percent(t.Share), diffRareNote(t.Rare))
+			line(diffGreen, "  + %s  %d (%s%s)", diffEdge(t.From, t.Event, t.To), t.Count, render.Percent(t.Share), diffRareNote(t.Rare, t.Generalized))
 		}
 		for _, t := range d.TransitionsRemoved {
-			line(diffRed, "  - %s  %d (%s%s)", diffEdge(t.From, t.Event, t.To), t.Count, render.Percent(t.Share), diffRareNote(t.Rare))
+			line(diffRed, "  - %s  %d (%s%s)", diffEdge(t.From, t.Event, t.To), t.Count, render.Percent(t.Share), diffRareNote(t.Rare, t.Generalized))
 		}
 	}
 	if len(d.ShareChanges) > 0 {
@@ -280,6 +280,12 @@ func (r diffReport) text(w io.Writer, color bool) error {
 		for _, f := range d.RareFlips {
 			line(diffYellow, "  ~ %s  %s -> %s  %s -> %s  (%d -> %d, p=%.2g)", diffEdge(f.From, f.Event, f.To),
 				diffRareWord(f.OldRare), diffRareWord(f.NewRare), render.Percent(f.OldShare), render.Percent(f.NewShare), f.OldCount, f.NewCount, f.P)
+		}
+	}
+	if len(d.GeneralizedFlips) > 0 {
+		section("generalised flips")
+		for _, f := range d.GeneralizedFlips {
+			line(diffYellow, "  ~ %s  %s -> %s  (%d -> %d)", diffEdge(f.From, f.Event, f.To), diffGenWord(f.Old), diffGenWord(f.New), f.OldCount, f.NewCount)
 		}
 	}
 	if len(d.Loops) > 0 {
@@ -311,11 +317,22 @@ func diffStateText(s automaton.StateRef) string {
 	return fmt.Sprintf("%s (label %q)", s.ID, s.Label)
 }
 
-func diffRareNote(rare bool) string {
-	if rare {
+func diffRareNote(rare bool, generalized string) string {
+	switch {
+	case generalized != "":
+		return ", generalised (" + generalized + ")"
+	case rare:
 		return ", rare"
 	}
 	return ""
+}
+
+// diffGenWord names a transition's origin in a generalised flip.
+func diffGenWord(kind string) string {
+	if kind == "" {
+		return "taken"
+	}
+	return "generalised (" + kind + ")"
 }
 
 // diffJSON is the --format json object: the files as given, whether the
@@ -369,7 +386,7 @@ func (r diffReport) markdown(w io.Writer) error {
 		p("\n#### Transitions\n\n| change | from | event | to | count | share |\n|---|---|---|---|---:|---:|\n")
 		row := func(change string, t automaton.TransitionRef) {
 			p("| %s | %s | %s | %s | %d | %s%s |\n", change, diffMDCode(t.From), diffMDCode(t.Event), diffMDCode(t.To),
-				t.Count, render.Percent(t.Share), diffRareNote(t.Rare))
+				t.Count, render.Percent(t.Share), diffRareNote(t.Rare, t.Generalized))
 		}
 		for _, t := range d.TransitionsAdded {
 			row("added", t)
@@ -397,6 +414,13 @@ func (r diffReport) markdown(w io.Writer) error {
 		for _, f := range d.RareFlips {
 			p("| %s | %s | %s | %s | %s | %s → %s | %d → %d | %.2g |\n", diffMDCode(f.From), diffMDCode(f.Event), diffMDCode(f.To),
 				diffRareWord(f.OldRare), diffRareWord(f.NewRare), render.Percent(f.OldShare), render.Percent(f.NewShare), f.OldCount, f.NewCount, f.P)
+		}
+	}
+	if len(d.GeneralizedFlips) > 0 {
+		p("\n#### Generalised flips\n\n| from | event | to | was | now | count |\n|---|---|---|---|---|---:|\n")
+		for _, f := range d.GeneralizedFlips {
+			p("| %s | %s | %s | %s | %s | %d → %d |\n", diffMDCode(f.From), diffMDCode(f.Event), diffMDCode(f.To),
+				diffGenWord(f.Old), diffGenWord(f.New), f.OldCount, f.NewCount)
 		}
 	}
 	if len(d.Loops) > 0 {

@@ -117,7 +117,7 @@ func TestDiffJSONFields(t *testing.T) {
 	want := []string{"old_file", "new_file", "empty", "differences", "old", "new", "same_digest", "alpha", "correction",
 		"transition_tests", "transition_threshold", "state_tests", "state_threshold", "states_added", "states_removed",
 		"states_relabeled", "transitions_added", "transitions_removed", "share_changes", "outflow_shifts",
-		"rare_flips", "loops", "trunk"}
+		"rare_flips", "generalized_flips", "loops", "trunk"}
 	for _, k := range want {
 		if _, ok := obj[k]; !ok {
 			t.Errorf("JSON lacks field %q", k)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
+	"github.com/fsmine/fsmine/mine/eval"
 )
 
 // TestMergeQuality measures the merge strategies against a known automaton:
@@ -151,7 +152,11 @@ func TestHalvesDiffClean(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if models[h], err = mine.Build(lg, mine.DefaultOptions()); err != nil {
+		// Generalised moves depend on which rare contexts each half saw;
+		// this test guards the merge and the state ids.
+		o := mine.DefaultOptions()
+		o.Generalize = mine.GeneralizeNone
+		if models[h], err = mine.Build(lg, o); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -171,7 +176,7 @@ func TestHalvesDiffClean(t *testing.T) {
 // sample's label rules.
 func returnsTruthAndRules(t *testing.T) (*automaton.Model, *mine.Rules) {
 	t.Helper()
-	truth, err := loadGenModel("")
+	truth, err := loadGenModel("", "returns")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,4 +189,91 @@ func returnsTruthAndRules(t *testing.T) (*automaton.Model, *mine.Rules) {
 		t.Fatal(err)
 	}
 	return truth, rules
+}
+
+// TestSparseAgentTruth measures generalisation where what is legal is known
+// exactly: sessions sampled from the built-in tool-calling agent truth
+// (gen --truth agent: sparse, every session a combination of the same
+// tools) are mined from 30, 100 and 300 sessions and scored on 2,000
+// held-out ones: the share the mined model accepts, and the share it
+// rejects of their perturbations (a middle step removed, two adjacent steps
+// swapped) that the truth itself rejects. Run with -v for the README table.
+func TestSparseAgentTruth(t *testing.T) {
+	truth := agentTruth()
+	sample := func(n int, seed uint64) *mine.Log {
+		g, err := newGenerator(truth, genConfig{seed: seed, start: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := g.write(context.Background(), &buf, n); err != nil {
+			t.Fatal(err)
+		}
+		data := buf.Bytes()
+		lg, err := mine.Read([]mine.Input{{Name: "gen", Open: func() (io.ReadCloser, error) {
+			return io.NopCloser(bytes.NewReader(data)), nil
+		}}}, mine.ReadOptions{Strict: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lg
+	}
+	held := sample(2000, 99)
+	var sessions, negatives [][]automaton.Move
+	for i := range held.Sessions {
+		mvs := held.Moves(&held.Sessions[i])
+		sessions = append(sessions, mvs)
+		ps := eval.Perturb(mvs, nil)
+		for _, kind := range []string{eval.KindRemove, eval.KindSwap} {
+			for _, p := range ps[kind] {
+				if !truth.Accepts(p) {
+					negatives = append(negatives, p)
+				}
+			}
+		}
+	}
+	type score struct{ accepted, rejected float64 }
+	got := map[string]score{}
+	t.Logf("%-9s %6s %9s %9s %12s", "generalize", "train", "accepted", "rejected", "transitions")
+	for _, n := range []int{30, 100, 300} {
+		train := sample(n, uint64(n))
+		for _, g := range []string{mine.GeneralizeNone, mine.GeneralizeAuto} {
+			o := mine.DefaultOptions()
+			o.Generalize = g
+			m, err := mine.Build(train, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := automaton.NewChecker(m, automaton.CheckOptions{})
+			acc, rej := 0, 0
+			for _, s := range sessions {
+				if c.Fits(s) {
+					acc++
+				}
+			}
+			for _, p := range negatives {
+				if !c.Fits(p) {
+					rej++
+				}
+			}
+			s := score{float64(acc) / float64(len(sessions)), float64(rej) / float64(len(negatives))}
+			got[fmt.Sprintf("%s/%d", g, n)] = s
+			t.Logf("%-10s %6d %9.3f %9.3f %12d", g, n, s.accepted, s.rejected, len(m.Transitions))
+		}
+	}
+	t.Logf("%d held-out sessions, %d perturbations the truth rejects", len(sessions), len(negatives))
+	// What the default gives today (the README's table); each could turn
+	// false if generalisation broke or grew looser. The targets
+	// (0.90 accepted at 30 sessions, 0.95 of the truth's negatives
+	// rejected) are not reached: see the README.
+	for _, n := range []int{100, 300} {
+		if s := got[fmt.Sprintf("auto/%d", n)]; s.accepted < 0.99 {
+			t.Errorf("%d sessions: default accepts %.3f of held-out sessions, want at least 0.99", n, s.accepted)
+		}
+	}
+	for _, n := range []int{30, 100, 300} {
+		if s := got[fmt.Sprintf("auto/%d", n)]; s.rejected < 0.8 {
+			t.Errorf("%d sessions: default rejects %.3f of the truth's negatives, want at least 0.8", n, s.rejected)
+		}
+	}
 }

@@ -39,6 +39,7 @@ type genOptions struct {
 	start     string
 	output    string
 	truthAttr bool
+	truth     string
 }
 
 func init() { register(newGenCmd) }
@@ -71,14 +72,16 @@ The same flags give the same bytes, on every run.
 
 Exit status: 0 ok; 2 trouble (bad flags, unreadable model).`,
 		Example: `  fsmine gen -n 400 --seed 7 --drift 0.05 -o returns.jsonl
-  fsmine gen --model model.json -n 100000 --truth-attr > sample.jsonl`,
+  fsmine gen --model model.json -n 100000 --truth-attr > sample.jsonl
+  fsmine gen --truth agent -n 300 -o agent.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runGen(c.Context(), opts, streams)
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&opts.model, "model", "", "model file to sample from (default: the built-in returns-flow truth model)")
+	f.StringVar(&opts.model, "model", "", "model file to sample from (default: the built-in truth model --truth names)")
+	f.StringVar(&opts.truth, "truth", "returns", "built-in truth model to sample from without --model: returns (a customer-service returns flow) or agent (a tool-calling agent whose sessions are sparse)")
 	f.IntVarP(&opts.sessions, "sessions", "n", 100, "number of sessions to generate")
 	f.Uint64Var(&opts.seed, "seed", 1, "random seed")
 	f.Float64Var(&opts.drift, "drift", 0, "probability per step of an off-topic detour, in [0, 1]")
@@ -102,7 +105,13 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 	if y := start.UTC().Year(); y < 1 || y > 9000 {
 		return usagef("--start: year %d is out of range", y)
 	}
-	m, err := loadGenModel(opts.model)
+	if opts.truth != "returns" && opts.truth != "agent" {
+		return usagef("--truth %q: want returns or agent", opts.truth)
+	}
+	if opts.model != "" && opts.truth != "returns" {
+		return usagef("--truth and --model: give one")
+	}
+	m, err := loadGenModel(opts.model, opts.truth)
 	if err != nil {
 		return err
 	}
@@ -135,8 +144,11 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 }
 
 // loadGenModel reads the model file at path, or the built-in truth model
-// when path is empty.
-func loadGenModel(path string) (*automaton.Model, error) {
+// named truth ("returns" or "agent") when path is empty.
+func loadGenModel(path, truth string) (*automaton.Model, error) {
+	if path == "" && truth == "agent" {
+		return agentTruth(), nil
+	}
 	if path == "" {
 		m, err := automaton.Read(bytes.NewReader(returnsTruth))
 		if err != nil {

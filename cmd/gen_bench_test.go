@@ -19,7 +19,7 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 }
 
 func BenchmarkGen(b *testing.B) {
-	m, err := loadGenModel("")
+	m, err := loadGenModel("", "returns")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func TestReturnsSampleIsCurrent(t *testing.T) {
 // TestReturnsTruthModel checks the built-in truth model: it is a canonical
 // model file, and it has the features it is there to exercise.
 func TestReturnsTruthModel(t *testing.T) {
-	m, err := loadGenModel("")
+	m, err := loadGenModel("", "returns")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestGenRecords(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	m, err := loadGenModel("")
+	m, err := loadGenModel("", "returns")
 	if err != nil {
 		t.Fatal(err)
 	}

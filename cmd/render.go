@@ -24,6 +24,7 @@ type renderOptions struct {
 	clusterSep string
 	title      string
 	engine     string
+	detail     string
 }
 
 func newRenderCmd(streams IO) *cobra.Command {
@@ -42,15 +43,21 @@ SVG and PNG are laid out by Graphviz built into fsmine (--engine builtin,
 the default): nothing needs installing. --engine dot runs Graphviz's dot
 program from PATH instead. PNG is not written to a terminal.
 
---hide-rare leaves rare transitions out of pictures (DOT, SVG, PNG,
-Mermaid); --cluster SEP groups states by the part of their label before SEP
-(DOT, SVG, PNG). Machine exports (scxml, xstate, langgraph) always keep
-every transition.
+--detail summary (the default) draws a map a reviewer can read: states
+grouped into at most ten stages (Graphviz clusters, Mermaid composite
+states), the trunk as a straight left-to-right spine, at most 30 edges;
+rare, generalized and minor edges are counted on their box, not drawn.
+SCXML and XState then nest each stage's states in a compound state. --detail
+full draws every state and transition; with it, --hide-rare leaves rare
+transitions out of pictures (DOT, SVG, PNG, Mermaid) and --cluster SEP
+groups states by the part of their label before SEP (DOT, SVG, PNG).
+Machine exports (scxml, xstate, langgraph) always keep every transition.
 
 Exit status: 0 ok; 2 trouble (bad flags, unreadable model, unwritable
 output).`,
 		Example: `  fsmine render model.json > model.dot
-  fsmine render model.json -o model.svg --hide-rare --cluster _
+  fsmine render model.json -o model.svg
+  fsmine render model.json -o model.svg --detail full --hide-rare --cluster _
   fsmine render model.json --format mermaid
   fsmine render model.json -o machine.scxml`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -72,6 +79,7 @@ output).`,
 	f.StringVar(&opts.clusterSep, "cluster", "", "group states by the part of their label before `SEP`")
 	f.StringVar(&opts.title, "title", "", "title of the picture")
 	f.StringVar(&opts.engine, "engine", string(render.EngineBuiltin), "layout for svg and png: builtin (Graphviz inside fsmine) or dot (Graphviz's dot on PATH)")
+	f.StringVar(&opts.detail, "detail", string(render.DetailSummary), "summary (stages, the trunk and the busiest edges) or full (every state and transition)")
 	return cmd
 }
 
@@ -104,12 +112,15 @@ func runRender(_ context.Context, opts *renderOptions, streams IO) error {
 	if engine != render.EngineBuiltin && engine != render.EngineDot {
 		return usagef("unknown engine %q: want builtin or dot", opts.engine)
 	}
+	detail, err := detailOf(opts.detail)
+	if err != nil {
+		return err
+	}
 	if format == "png" && opts.output == "-" && streams.IsTTY {
 		return usagef("not writing PNG to a terminal: use -o FILE or redirect standard output")
 	}
 
 	var m *automaton.Model
-	var err error
 	if opts.model == "-" {
 		m, err = automaton.Read(streams.In)
 		if err != nil {
@@ -122,7 +133,7 @@ func runRender(_ context.Context, opts *renderOptions, streams IO) error {
 		return fmt.Errorf("reading model: %w", err)
 	}
 
-	ropt := render.Options{HideRare: opts.hideRare, ClusterSep: opts.clusterSep, Title: opts.title, Engine: engine}
+	ropt := render.Options{HideRare: opts.hideRare, ClusterSep: opts.clusterSep, Title: opts.title, Engine: engine, Detail: detail}
 	if opts.output == "-" {
 		return write(streams.Out, m, ropt)
 	}
@@ -130,4 +141,17 @@ func runRender(_ context.Context, opts *renderOptions, streams IO) error {
 		return fmt.Errorf("writing %s: %w", opts.output, err)
 	}
 	return nil
+}
+
+// detailOf checks a --detail value; empty means the default, summary.
+func detailOf(s string) (render.Detail, error) {
+	if s == "" {
+		return render.DetailSummary, nil
+	}
+	for _, d := range render.Details {
+		if string(d) == s {
+			return d, nil
+		}
+	}
+	return "", usagef("unknown --detail %q: want summary or full", s)
 }

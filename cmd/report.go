@@ -22,6 +22,7 @@ type reportOptions struct {
 	diagram    string
 	clusterSep string
 	engine     string
+	detail     string
 }
 
 func newReportCmd(streams IO) *cobra.Command {
@@ -41,11 +42,15 @@ images; its style is inline and its one small script (click a column's
 heading to sort a table) is allowed by hash in its Content-Security-Policy.
 The same model gives the same bytes.
 
---diagram says which transitions the picture draws: auto (every one up to
-200 transitions, else the common ones; no picture, and a note, above 400
-common ones), all, common (rare transitions left out of the picture; the
-tables still list them) or none. --cluster SEP
-groups states by the part of their label before SEP. The picture is laid
+--detail summary (the default) draws a map of at most ten stages besides
+start and end and at most 30 edges, the trunk as its spine, and lists the
+stages so that each opens to its states, its transitions and a picture of
+the transitions inside it; --diagram none leaves the map out. --detail
+full draws every state, and then --diagram says which transitions: auto
+(every one up to 200 transitions, else the common ones; no picture, and a
+note, above 400 common ones), all, common (rare transitions left out of the
+picture; the tables still list them) or none; --cluster SEP groups states
+by the part of their label before SEP. The picture is laid
 out by Graphviz built into fsmine (--engine builtin, the default), or by
 Graphviz's dot program on PATH with --engine dot.
 
@@ -73,6 +78,7 @@ output).`,
 	f.StringVar(&opts.diagram, "diagram", string(render.DiagramAuto), "transitions the picture draws: "+diagramModeNames())
 	f.StringVar(&opts.clusterSep, "cluster", "", "group the picture's states by the part of their label before `SEP`")
 	f.StringVar(&opts.engine, "engine", string(render.EngineBuiltin), "layout of the picture: builtin (Graphviz inside fsmine) or dot (Graphviz's dot on PATH)")
+	f.StringVar(&opts.detail, "detail", string(render.DetailSummary), "summary (stages, the trunk and the busiest edges; each stage opens below) or full (every state and transition, as --diagram says)")
 	return cmd
 }
 
@@ -103,6 +109,10 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 	if engine != render.EngineBuiltin && engine != render.EngineDot {
 		return usagef("unknown engine %q: want builtin or dot", opts.engine)
 	}
+	detail, err := detailOf(opts.detail)
+	if err != nil {
+		return err
+	}
 	var m *automaton.Model
 	file := opts.model
 	if opts.model == "-" {
@@ -118,7 +128,7 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 		return fmt.Errorf("reading model: %w", err)
 	}
 
-	ropt := render.ReportOptions{Title: opts.title, File: file, Diagram: mode, ClusterSep: opts.clusterSep, Engine: engine}
+	ropt := render.ReportOptions{Title: opts.title, File: file, Diagram: mode, ClusterSep: opts.clusterSep, Engine: engine, Detail: detail}
 	var page bytes.Buffer
 	if err := render.Report(&page, m, ropt); err != nil {
 		return err

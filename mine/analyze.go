@@ -1,9 +1,9 @@
 package mine
 
 import (
-	"container/heap"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/gonum/graph"
@@ -80,21 +80,40 @@ func (b *builder) model() *automaton.Model {
 			Sessions: b.sessions[st],
 		}
 		s.DwellMS = b.dwell[st].dwell()
+		if b.gen != nil && s.ID != automaton.StartID && s.ID != automaton.EndID {
+			s.MaxRun = b.maxRun[d.label[st]]
+		}
 		m.States = append(m.States, s)
 	}
-	prob := map[dkey]float64{}
 	for _, k := range keys {
 		t := b.trans[k]
 		p := float64(t.count) / float64(outflow[k.from])
-		prob[k] = p
 		rare := (b.opt.RareCount > 0 && t.count < b.opt.RareCount) || (b.opt.RareRatio > 0 && p < b.opt.RareRatio)
 		m.Transitions = append(m.Transitions, automaton.Transition{
 			From: ids[k.from], Event: lg.names[k.mv.event()], To: ids[t.to],
 			Count: t.count, Sessions: t.sessions, Prob: round6(p), Rare: rare, BackEdge: back[k],
 		})
 	}
+	gkeys := make([]dkey, 0, len(b.gen))
+	for k := range b.gen {
+		gkeys = append(gkeys, k)
+	}
+	for _, k := range gkeys {
+		g := b.gen[k]
+		// A generalised transition never closes a cycle of its own (see
+		// generalize.go); inside a loop it is a back edge as an observed
+		// one would be, so that the loop's cap counts it.
+		isBack := scc[k.from] == scc[g.to] && (k.from == g.to || dist[g.to] <= dist[k.from])
+		m.Transitions = append(m.Transitions, automaton.Transition{
+			From: ids[k.from], Event: lg.names[k.mv.event()], To: ids[g.to],
+			BackEdge: isBack, Generalized: g.kind,
+		})
+	}
+	if b.opt.Generalize != "" && b.opt.Generalize != GeneralizeNone {
+		m.Params.Generalize = b.opt.Generalize
+	}
 	m.Loops = b.loops(keys, scc, back, ids)
-	m.Trunk = b.trunk(keys, prob, ids)
+	m.Trunk = trunk(m)
 	m.Variants = len(b.vars)
 	m.TopVariants = b.topVariants(ids)
 	m.Sort()
@@ -376,80 +395,175 @@ func weightedMaxP95(vals, weights []int) (int, int) {
 	return vals[idx[len(idx)-1]], p95
 }
 
-// trunk is the most probable path from the start to the end: Dijkstra over
-// -log(prob), ties broken by state id. A cycle only lowers a path's
-// probability, so the trunk never repeats a state.
-func (b *builder) trunk(keys []dkey, prob map[dkey]float64, ids []string) []string {
-	n := len(b.d.label)
-	type edge struct {
-		to int32
-		w  float64
-	}
-	adj := make([][]edge, n)
-	for _, k := range keys {
-		adj[k.from] = append(adj[k.from], edge{b.trans[k].to, -math.Log(prob[k])})
-	}
-	dist := make([]float64, n)
-	prev := make([]int32, n)
-	done := make([]bool, n)
-	for i := range dist {
-		dist[i] = math.Inf(1)
-		prev[i] = -1
-	}
-	dist[0] = 0
-	pq := &distHeap{ids: ids}
-	heap.Push(pq, distItem{0, 0})
-	for pq.Len() > 0 {
-		it := heap.Pop(pq).(distItem)
-		if done[it.st] {
-			continue
-		}
-		done[it.st] = true
-		for _, e := range adj[it.st] {
-			nd := dist[it.st] + e.w
-			if nd < dist[e.to]-1e-12 || (math.Abs(nd-dist[e.to]) <= 1e-12 && prev[e.to] >= 0 && ids[it.st] < ids[prev[e.to]]) {
-				dist[e.to] = nd
-				prev[e.to] = it.st
-				heap.Push(pq, distItem{e.to, nd})
-			}
-		}
-	}
-	if b.end < 0 || math.IsInf(dist[b.end], 1) {
-		return nil
-	}
-	var path []string
-	for st := prev[b.end]; st > 0; st = prev[st] {
-		path = append(path, ids[st])
-	}
-	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-		path[i], path[j] = path[j], path[i]
+// trunk is the main road: the path most sessions follow from __start__ to
+// __end__, built from the states that the most sessions entered. It takes
+// the states from most to fewest sessions (then most visits, then by id)
+// and keeps a state when one start-to-end path can pass through it and every
+// state kept before it. Paths follow the observed forward transitions: not
+// back edges (which close loops, so the trunk repeats no state), not
+// generalised ones, and not rare ones unless the common ones alone do not
+// reach __end__. Reachability along forward transitions is a partial
+// order, so the kept states form a chain, and a chain that no further state
+// fits into is a path: any state that could stand between two consecutive
+// kept states would have been kept. The ending follows from the states kept,
+// so a short path that many sessions take to an early exit loses to a road
+// through the stages most sessions pass.
+func trunk(m *automaton.Model) []string {
+	path := mainRoad(m, false)
+	if path == nil {
+		path = mainRoad(m, true)
 	}
 	return path
 }
 
-type distItem struct {
-	st int32
-	d  float64
-}
-
-type distHeap struct {
-	s   []distItem
-	ids []string
-}
-
-func (h *distHeap) Len() int { return len(h.s) }
-func (h *distHeap) Less(i, j int) bool {
-	if h.s[i].d != h.s[j].d {
-		return h.s[i].d < h.s[j].d
+// mainRoad is trunk over the forward transitions, rare ones included or
+// not; nil when they do not lead from __start__ to __end__.
+func mainRoad(m *automaton.Model, withRare bool) []string {
+	index := make(map[string]int, len(m.States))
+	for i, s := range m.States {
+		index[s.ID] = i
 	}
-	return h.ids[h.s[i].st] < h.ids[h.s[j].st]
-}
-func (h *distHeap) Swap(i, j int) { h.s[i], h.s[j] = h.s[j], h.s[i] }
-func (h *distHeap) Push(x any)    { h.s = append(h.s, x.(distItem)) }
-func (h *distHeap) Pop() any {
-	x := h.s[len(h.s)-1]
-	h.s = h.s[:len(h.s)-1]
-	return x
+	n := len(m.States)
+	start, okS := index[automaton.StartID]
+	end, okE := index[automaton.EndID]
+	if !okS || !okE {
+		return nil
+	}
+	// The observed transitions, most taken first (then by target and
+	// event), self-loops aside.
+	type arc struct {
+		to, count int
+		event     string
+	}
+	out := make([][]arc, n)
+	for _, t := range m.Transitions {
+		if t.Generalized != "" || t.Count == 0 || (t.Rare && !withRare) {
+			continue
+		}
+		f, ok1 := index[t.From]
+		to, ok2 := index[t.To]
+		if !ok1 || !ok2 || f == to {
+			continue
+		}
+		out[f] = append(out[f], arc{to, t.Count, t.Event})
+	}
+	for _, a := range out {
+		sort.Slice(a, func(i, j int) bool {
+			if a[i].count != a[j].count {
+				return a[i].count > a[j].count
+			}
+			if c := automaton.CompareIDs(m.States[a[i].to].ID, m.States[a[j].to].ID); c != 0 {
+				return c < 0
+			}
+			return a[i].event < a[j].event
+		})
+	}
+	// A depth-first search from __start__ that follows the most taken
+	// transitions first; the transitions it finds closing a cycle (to a
+	// state on its stack) are left out, so the rest is acyclic and points
+	// the way the bulk of the sessions go. Its finishing order, reversed, is
+	// a topological order.
+	const (
+		unseen = iota
+		onStack
+		finished
+	)
+	mark := make([]int, n)
+	succ := make([][]int, n)
+	var order []int // states in finishing order
+	type frame struct{ v, next int }
+	stack := []frame{{start, 0}}
+	mark[start] = onStack
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if top.next == len(out[top.v]) {
+			mark[top.v] = finished
+			order = append(order, top.v)
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		a := out[top.v][top.next]
+		top.next++
+		switch mark[a.to] {
+		case onStack:
+			continue // closes a cycle
+		case unseen:
+			mark[a.to] = onStack
+			stack = append(stack, frame{a.to, 0})
+		}
+		succ[top.v] = append(succ[top.v], a.to)
+	}
+	if mark[end] != finished {
+		return nil
+	}
+	words := (n + 63) / 64
+	reach := make([][]uint64, n)
+	for _, v := range order { // a state finishes after every state it reaches
+		r := make([]uint64, words)
+		r[v/64] |= 1 << (v % 64)
+		for _, j := range succ[v] {
+			for w := range r {
+				r[w] |= reach[j][w]
+			}
+		}
+		reach[v] = r
+	}
+	reaches := func(a, b int) bool { return reach[a] != nil && reach[a][b/64]&(1<<(b%64)) != 0 }
+
+	cands := make([]int, 0, n)
+	for i := range m.States {
+		if i != start && i != end && reaches(start, i) && reaches(i, end) {
+			cands = append(cands, i)
+		}
+	}
+	sort.Slice(cands, func(x, y int) bool {
+		a, b := &m.States[cands[x]], &m.States[cands[y]]
+		if a.Sessions != b.Sessions {
+			return a.Sessions > b.Sessions
+		}
+		if a.Visits != b.Visits {
+			return a.Visits > b.Visits
+		}
+		return automaton.CompareIDs(a.ID, b.ID) < 0
+	})
+	// direct counts the sessions' steps from a straight to b.
+	direct := func(a, b int) int {
+		n := 0
+		for _, x := range out[a] {
+			if x.to == b {
+				n += x.count
+			}
+		}
+		return n
+	}
+	// A detour that fewer sessions enter than go straight past it is not
+	// the road; a state skipped so is tried again in the next pass, since
+	// the states kept after it may have left a gap that only it fills.
+	chain := []int{start, end}
+	kept := make([]bool, n)
+	for changed := true; changed; {
+		changed = false
+		for _, c := range cands {
+			if kept[c] {
+				continue
+			}
+			for i := 0; i+1 < len(chain); i++ {
+				a, b := chain[i], chain[i+1]
+				if reaches(a, c) && reaches(c, b) {
+					if m.States[c].Sessions > direct(a, b) {
+						chain = slices.Insert(chain, i+1, c)
+						kept[c], changed = true, true
+					}
+					break
+				}
+			}
+		}
+	}
+	path := make([]string, 0, len(chain)-2)
+	for _, v := range chain[1 : len(chain)-1] {
+		path = append(path, m.States[v].ID)
+	}
+	return path
 }
 
 // topVariants lists the most frequent variants as state paths.

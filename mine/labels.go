@@ -33,7 +33,10 @@ type Rules struct {
 
 // Rule is one labelling rule; see Rules.
 type Rule struct {
-	Name   string     `json:"name,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Why is the reason for the rule, for its readers (fsmine labels
+	// suggest writes one per rule); labelling does not read it.
+	Why    string     `json:"why,omitempty"`
 	Match  matchOrder `json:"match"`
 	State  string     `json:"state,omitempty"`
 	Drop   bool       `json:"drop,omitempty"`

@@ -62,9 +62,12 @@ func mustBuild(t *testing.T, opt Options, ropt ReadOptions, inputs ...Input) *au
 	return m
 }
 
+// labelOpts is the label merge alone: the tests that use it count the
+// transitions sessions took.
 func labelOpts() Options {
 	o := DefaultOptions()
 	o.Merge = MergeLabel
+	o.Generalize = GeneralizeNone
 	return o
 }
 
@@ -325,7 +328,7 @@ func TestReadGzipAndFieldMap(t *testing.T) {
 
 func TestLabelRules(t *testing.T) {
 	rules := `{"rules":[
-	  {"name":"text","match":{"node":"^agent_msg$"},"drop":true},
+	  {"name":"text","why":"message turns carry no step","match":{"node":"^agent_msg$"},"drop":true},
 	  {"match":{"node":"^get_(order|user)_details$"},"state":"lookup_$1","fold":true},
 	  {"match":{"node":"^smalltalk$"},"state":"smalltalk","detour":true},
 	  {"match":{"node":"^(?P<verb>cancel|return)_.*$","attrs.kind":"^(vip)$"},"state":"${verb}_$2"}
@@ -333,6 +336,9 @@ func TestLabelRules(t *testing.T) {
 	rs, err := ParseRules([]byte(rules))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got, want := rs.Rules[0].Why, "message turns carry no step"; got != want {
+		t.Errorf("rule 1 why = %q, want %q", got, want)
 	}
 	log := `{"session_id":"s","step":0,"node":"agent_msg","event":"agent"}
 {"session_id":"s","step":1,"node":"get_order_details","event":"ok"}

@@ -24,8 +24,10 @@ const (
 // red and dashed, transitions whose share changed significantly (or that
 // flipped between rare and common) in orange and annotated "old% -> new%",
 // and everything else grey. States whose label changed or whose outflow
-// distribution shifted are outlined in orange. Loop and trunk changes are
-// listed in the graph's caption. d must be automaton.Compare(old, new, ...).
+// distribution shifted are outlined in orange. A generalised transition
+// (taken by no session) is dotted and captioned with its kind. Loop and
+// trunk changes are listed in the graph's caption. d must be
+// automaton.Compare(old, new, ...).
 // Nodes are written in model order (automaton.CompareIDs) and edges by
 // (from, event, to), so the output is byte-stable.
 func DiffDOT(w io.Writer, old, new *automaton.Model, d *automaton.Diff) error {
@@ -159,6 +161,11 @@ func DiffDOT(w io.Writer, old, new *automaton.Model, d *automaton.Diff) error {
 				}
 				label += "\n" + diffRareWord(f.OldRare) + " -> " + diffRareWord(f.NewRare)
 			}
+		}
+		if t.Generalized != "" {
+			// No session took it: dotted, whatever its change.
+			style = "dotted"
+			label += "\ngeneralized (" + t.Generalized + ")"
 		}
 		p("  %s -> %s [label=%s, color=%s, fontcolor=%s, style=%s, penwidth=%d];\n",
 			diffQuote(t.From), diffQuote(t.To), diffQuote(label), diffQuote(color), diffQuote(diffFont(color)),

@@ -16,7 +16,9 @@ import (
 const (
 	backEdgeColor = "#d9480f" // orange: an edge that closes a loop
 	rareColor     = "#868e96" // grey: a rare branch
-	fontName      = "Helvetica"
+	// generalizedColor is a lighter grey: a transition no session took.
+	generalizedColor = "#adb5bd"
+	fontName         = "Helvetica"
 )
 
 // DOT writes m as a Graphviz digraph laid out left to right.
@@ -62,6 +64,9 @@ func dotGraph(m *automaton.Model, opt Options) (*dot.Graph, error) {
 	m, err := sorted(m)
 	if err != nil {
 		return nil, err
+	}
+	if opt.Detail == DetailSummary {
+		return summaryGraph(m, opt), nil
 	}
 	transitions, states := visible(m, opt)
 
@@ -151,6 +156,10 @@ func dotGraph(m *automaton.Model, opt Options) (*dot.Graph, error) {
 		}
 		e.Attr("penwidth", strconv.FormatFloat(width, 'f', 2, 64))
 		switch {
+		case t.Generalized != "":
+			e.Attr("color", generalizedColor)
+			e.Attr("fontcolor", generalizedColor)
+			style = append(style, "dotted")
 		case t.BackEdge:
 			e.Attr("color", backEdgeColor)
 			e.Attr("fontcolor", backEdgeColor)
@@ -179,12 +188,7 @@ func stateLines(s *automaton.State) []string {
 }
 
 // visits is "1 visit" or "n visits".
-func visits(n int) string {
-	if n == 1 {
-		return "1 visit"
-	}
-	return strconv.Itoa(n) + " visits"
-}
+func visits(n int) string { return plural(n, "visit", "visits") }
 
 // dotString quotes s as a DOT string whose label shows s as it is. Graphviz
 // reads backslash escapes in labels (\n, \l, \N, ...), so backslashes are

@@ -14,7 +14,12 @@ import (
 // __start__ and __end__ are both drawn as [*]. A transition reads
 // "a --> b : event · count" ("[*] --> a : count" out of __start__).
 // opt.HideRare leaves rare transitions out, as in DOT, and opt.Title
-// becomes the diagram's front-matter title; ClusterSep does not apply.
+// becomes the diagram's front-matter title; ClusterSep does not apply. A
+// generalised transition reads "a --> b : event · generalized (kind)". With
+// opt.Detail DetailSummary it draws the summary DOT draws, each stage
+// drawn there as a cluster a composite state; since Mermaid draws no
+// transition between states of two composite states, an edge that crosses
+// a composite state's border ends at the composite state.
 //
 // Mermaid ids are the state ids with every character other than an ASCII
 // letter, digit or underscore replaced by "_", prefixed with "s_" when they
@@ -27,6 +32,10 @@ import (
 func Mermaid(w io.Writer, m *automaton.Model, opt Options) error {
 	m, err := sorted(m)
 	if err != nil {
+		return err
+	}
+	if opt.Detail == DetailSummary {
+		_, err := w.Write(mermaidSummary(m, opt))
 		return err
 	}
 	transitions, states := visible(m, opt)
@@ -60,6 +69,9 @@ func Mermaid(w io.Writer, m *automaton.Model, opt Options) error {
 	}
 	for _, t := range transitions {
 		caption := fmt.Sprint(t.Count)
+		if t.Generalized != "" {
+			caption = "generalized (" + t.Generalized + ")"
+		}
 		if t.Event != "" {
 			caption = t.Event + " · " + caption
 		}

@@ -34,6 +34,11 @@ type Options struct {
 	// Engine lays SVG and PNG out: EngineBuiltin (also the zero value) or
 	// EngineDot.
 	Engine Engine
+
+	// Detail is DetailFull (also the zero value) or DetailSummary, which
+	// groups states into stages (see Stages); HideRare and ClusterSep do
+	// not apply to a summary, which never draws rare transitions.
+	Detail Detail
 }
 
 // Engine names the Graphviz that lays out SVG and PNG.
@@ -101,9 +106,14 @@ func share(prob float64) string {
 }
 
 // edgeCaption is a transition's caption in pictures: "ok · 40 (66.7%)", or
-// "40 (66.7%)" for the empty event out of __start__.
+// "40 (66.7%)" for the empty event out of __start__; a generalised
+// transition, which no session took, shows its kind: "ok · generalized
+// (skip)".
 func edgeCaption(t *automaton.Transition) string {
 	s := fmt.Sprintf("%d (%s)", t.Count, share(t.Prob))
+	if t.Generalized != "" {
+		s = "generalized (" + t.Generalized + ")"
+	}
 	if t.Event != "" {
 		s = t.Event + " · " + s
 	}

@@ -30,6 +30,9 @@ var goldenCases = []struct {
 	{name: "weird", model: "weird"},
 	{name: "orders-cluster", model: "orders", opt: Options{ClusterSep: "_", Title: `Orders "v1"`}},
 	{name: "orders-cluster-hide-rare", model: "orders", opt: Options{ClusterSep: "_", HideRare: true}},
+	{name: "support-summary", model: "support", opt: Options{Detail: DetailSummary}},
+	{name: "orders-summary", model: "orders", opt: Options{Detail: DetailSummary, Title: `Orders "v1"`}},
+	{name: "weird-summary", model: "weird", opt: Options{Detail: DetailSummary}},
 }
 
 func loadFixture(t testing.TB, name string) *automaton.Model {

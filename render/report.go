@@ -65,6 +65,12 @@ type ReportOptions struct {
 	ClusterSep string
 	// Engine lays the picture out, as Options.Engine does for SVG.
 	Engine Engine
+	// Detail is DetailFull (also the zero value: the picture Diagram
+	// asks for) or DetailSummary: the summary DOT draws (Diagram none
+	// still draws none), and a Stages section where each stage opens to
+	// its states, its transitions and a picture of the transitions inside
+	// it.
+	Detail Detail
 }
 
 // DiffReportOptions shape DiffReport.
@@ -151,6 +157,26 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 		if t.Rare {
 			rare++
 		}
+	}
+	if opt.Detail == DetailSummary {
+		if mode != DiagramNone {
+			doc, err := modelSVG(m, Options{Detail: DetailSummary, Engine: opt.Engine})
+			if err != nil {
+				return fmt.Errorf("drawing the model: %w", err)
+			}
+			dg, err := newDiagram(doc)
+			if err != nil {
+				return err
+			}
+			dg.Summary = true
+			page.Diagram = dg
+		}
+		stages, err := stageViews(m, opt.Engine)
+		if err != nil {
+			return err
+		}
+		page.Stages = stages
+		return execute(w, "model", page)
 	}
 	if mode == DiagramAuto {
 		mode = DiagramAll
@@ -306,9 +332,10 @@ func execute(w io.Writer, name string, page any) error {
 // diagram is a picture ready to inline: the SVG element and its natural
 // width in CSS pixels, which the page's zoom control needs.
 type diagram struct {
-	SVG   template.HTML
-	Width string
-	Note  string
+	SVG     template.HTML
+	Width   string
+	Note    string
+	Summary bool // the picture is a summary (DetailSummary)
 }
 
 func newDiagram(doc []byte) (*diagram, error) {
@@ -433,6 +460,7 @@ type edgeRow struct {
 	Prob            float64
 	Rare, Back      bool
 	Trunk           bool
+	Generalized     string
 }
 
 type stateRow struct {
@@ -478,6 +506,8 @@ type modelView struct {
 	States   []stateRow
 	Edges    []edgeRow
 
+	Stages []stageView
+
 	Prov provenance
 }
 
@@ -519,7 +549,7 @@ func modelPage(m *automaton.Model, opt ReportOptions) *modelView {
 	rare, back := 0, 0
 	for i := range m.Transitions {
 		t := &m.Transitions[i]
-		row := edgeRow{t.From, t.Event, t.To, t.Count, t.Sessions, t.Prob, t.Rare, t.BackEdge, trunk[t]}
+		row := edgeRow{t.From, t.Event, t.To, t.Count, t.Sessions, t.Prob, t.Rare, t.BackEdge, trunk[t], t.Generalized}
 		v.Edges = append(v.Edges, row)
 		if t.Rare {
 			rare++
@@ -553,7 +583,7 @@ func modelPage(m *automaton.Model, opt ReportOptions) *modelView {
 			row := edgeRow{From: path[i], To: path[i+1], Count: -1}
 			for _, t := range m.Out(path[i]) {
 				if t.To == path[i+1] {
-					row = edgeRow{t.From, t.Event, t.To, t.Count, t.Sessions, t.Prob, t.Rare, t.BackEdge, true}
+					row = edgeRow{t.From, t.Event, t.To, t.Count, t.Sessions, t.Prob, t.Rare, t.BackEdge, true, t.Generalized}
 					break
 				}
 			}
@@ -931,6 +961,7 @@ table.kv th { position: static; text-align: left; padding-right: 24px; backgroun
 .tag.rare { border-color: var(--rare); }
 .tag.back { border-color: var(--back); color: var(--back); }
 .tag.trunk { border-color: var(--fg); color: var(--fg); }
+.tag.gen { border-style: dotted; }
 .tag.add { border-color: var(--add); color: var(--add); }
 .tag.del { border-color: var(--del); color: var(--del); }
 .tag.chg { border-color: var(--chg); color: var(--chg); }
@@ -941,6 +972,7 @@ table.kv th { position: static; text-align: left; padding-right: 24px; backgroun
 .legend .swatch { display: inline-block; width: 28px; height: 0; vertical-align: middle; margin-right: 5px; border-top: 2px solid #000; }
 .legend .trunk { border-top-width: 4px; }
 .legend .rare { border-top: 2px dashed var(--rare); }
+.legend .gen { border-top: 2px dotted #adb5bd; }
 .legend .back { border-top-color: var(--back); }
 .legend .add { border-top-color: var(--add); }
 .legend .del { border-top: 2px dashed var(--del); }
@@ -998,28 +1030,55 @@ var reportHTML = `
 {{end}}{{with .Note}}<p class="note">{{.}}</p>{{end}}
 {{end}}
 
-{{define "flags"}}{{if .Trunk}}<span class="tag trunk">trunk</span>{{end}}{{if .Rare}}<span class="tag rare">rare</span>{{end}}{{if .Back}}<span class="tag back">back edge</span>{{end}}{{end}}
+{{define "flags"}}{{if .Trunk}}<span class="tag trunk">trunk</span>{{end}}{{if .Rare}}<span class="tag rare">rare</span>{{end}}{{if .Back}}<span class="tag back">back edge</span>{{end}}{{with .Generalized}}<span class="tag gen">generalized: {{.}}</span>{{end}}{{end}}
 
 {{define "model"}}{{template "head" .}}
 <header>
 <h1>{{.Title}}</h1>
 {{with .File}}<p class="file"><code class="id">{{id .}}</code></p>{{end}}
 <dl class="facts">{{range .Facts}}<div><dt>{{.Name}}</dt><dd>{{.Value}}</dd></div>{{end}}</dl>
-<nav>{{if .Diagram}}<a href="#diagram">Diagram</a>{{end}}<a href="#trunk">Trunk</a><a href="#variants">Variants</a><a href="#rare">Rare branches</a><a href="#loops">Loops</a><a href="#states">States</a><a href="#transitions">Transitions</a><a href="#provenance">Provenance</a></nav>
+<nav>{{if .Diagram}}<a href="#diagram">Diagram</a>{{end}}{{if .Stages}}<a href="#stages">Stages</a>{{end}}<a href="#trunk">Trunk</a><a href="#variants">Variants</a><a href="#rare">Rare branches</a><a href="#loops">Loops</a><a href="#states">States</a><a href="#transitions">Transitions</a><a href="#provenance">Provenance</a></nav>
 </header>
 
 {{with .Diagram}}
 <section id="diagram">
 <h2>Diagram</h2>
-{{if .SVG}}<p class="legend muted"><span><i class="swatch trunk"></i>trunk (bold)</span><span><i class="swatch rare"></i>rare</span><span><i class="swatch back"></i>back edge (closes a loop)</span><span>line width ∝ count · edge labels: event · count (share of the source's outflow)</span></p>
-{{end}}{{template "zoom" .}}
+{{if .SVG}}{{if .Summary}}<p class="legend muted"><span><i class="swatch trunk"></i>trunk (bold, the spine)</span><span><i class="swatch back"></i>back edge (closes a loop)</span><span>a box drawn in depth stands for several states; a grey frame is a stage (see Stages below) · edges: event · count, or how many transitions an edge stands for · rare, generalized and minor edges are not drawn but counted on their box</span></p>
+{{else}}<p class="legend muted"><span><i class="swatch trunk"></i>trunk (bold)</span><span><i class="swatch rare"></i>rare</span><span><i class="swatch back"></i>back edge (closes a loop)</span><span><i class="swatch gen"></i>generalized (no session took it)</span><span>line width ∝ count · edge labels: event · count (share of the source's outflow)</span></p>
+{{end}}{{end}}{{template "zoom" .}}
+</section>
+{{end}}
+
+{{if .Stages}}
+<section id="stages">
+<h2>Stages</h2>
+<p>The diagram groups states into stages; open one to see its states and every transition that touches it.</p>
+{{range .Stages}}<details class="stage">
+<summary>{{.Name}} <span class="muted">· {{int (len .States)}} states · {{int .Visits}} visits · {{int .Inside}} transitions inside, {{int .In}} in, {{int .Out}} out</span></summary>
+{{with .Diagram}}{{if .SVG}}<div class="canvas" style="--w: {{.Width}}px">
+{{.SVG}}</div>
+{{end}}{{with .Note}}<p class="note">{{.}}</p>{{end}}{{end}}
+<table class="sortable">
+<thead><tr><th>state</th><th>label</th><th class="n">visits</th><th class="n">sessions</th></tr></thead>
+<tbody>
+{{range .States}}<tr><td>{{template "state" .ID}}{{if .Trunk}}<span class="tag trunk">trunk</span>{{end}}</td><td>{{if ne .Label .ID}}<code class="id">{{id .Label}}</code>{{end}}</td><td class="n" data-v="{{.Visits}}">{{int .Visits}}</td><td class="n" data-v="{{.Sessions}}">{{int .Sessions}}</td></tr>
+{{end}}</tbody>
+</table>
+<table class="sortable">
+<thead><tr><th>from</th><th>event</th><th>to</th><th class="n">count</th><th class="n">share</th><th class="n">sessions</th><th></th></tr></thead>
+<tbody>
+{{range .Edges}}<tr><td>{{template "state" .From}}</td><td>{{template "event" .Event}}</td><td>{{template "state" .To}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td><td class="n" data-v="{{num .Prob}}">{{pct .Prob}}</td><td class="n" data-v="{{.Sessions}}">{{int .Sessions}}</td><td>{{template "flags" .}}</td></tr>
+{{end}}</tbody>
+</table>
+</details>
+{{end}}
 </section>
 {{end}}
 
 <section id="trunk">
 <h2>Trunk</h2>
 {{if .Trunk}}
-<p>The most probable path from start to end{{if ge .TrunkExact 0}}: {{int .TrunkExact}} sessions ({{pct .TrunkShare}}) took exactly this path{{end}}.</p>
+<p>The main road: the path through the states most sessions enter, from start to end{{if ge .TrunkExact 0}}: {{int .TrunkExact}} sessions ({{pct .TrunkShare}}) took exactly this path{{end}}.</p>
 <p>{{template "path" .TrunkPath}}</p>
 <table class="sortable">
 <thead><tr><th class="n">#</th><th>from</th><th>event</th><th>to</th><th class="n">count</th><th class="n">sessions</th><th class="n">share</th></tr></thead>

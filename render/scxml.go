@@ -21,8 +21,7 @@ const (
 
 // SCXML writes m as a W3C SCXML 1.0 document (datamodel "null"): one
 // <state> per state, __start__ the initial state and __end__ a <final>, and
-// one <transition> per transition of the model, most frequent first. opt is
-// not used: a machine keeps every transition.
+// one <transition> per transition of the model, most frequent first.
 //
 // Names. SCXML wants state ids to be XML names and event tokens to be
 // runs of name characters. Both are written with ASCII letters, digits, "_"
@@ -41,8 +40,16 @@ const (
 //
 // The original ids, labels, events, visits and counts are kept in
 // attributes of FsmineNamespace (fsmine:id, fsmine:label, fsmine:event,
-// fsmine:visits, fsmine:count), which SCXML processors ignore.
-func SCXML(w io.Writer, m *automaton.Model, _ Options) error {
+// fsmine:visits, fsmine:count), which SCXML processors ignore; a
+// generalised transition, which no session took, carries
+// fsmine:generalized with its kind.
+//
+// With opt.Detail DetailSummary the states of each stage of several states
+// (see Stages) are children of a compound <state id="stage.N"
+// fsmine:stage="name">, N counting stages from 1; every transition stays
+// on the state it leaves, so the machine behaves as the flat one does.
+// Other options are not used: a machine keeps every transition.
+func SCXML(w io.Writer, m *automaton.Model, opt Options) error {
 	m, err := sorted(m)
 	if err != nil {
 		return err
@@ -53,13 +60,12 @@ func SCXML(w io.Writer, m *automaton.Model, _ Options) error {
 	b.WriteString("     <event>.<next label>: see the documentation of fsmine's render.SCXML. -->\n")
 	fmt.Fprintf(&b, "<scxml xmlns=\"%s\" xmlns:fsmine=\"%s\" version=\"1.0\" datamodel=\"null\" initial=\"%s\">\n",
 		SCXMLNamespace, FsmineNamespace, scxmlID(automaton.StartID))
-	for i := range m.States {
-		s := &m.States[i]
+	writeState := func(s *automaton.State, indent string) {
 		elem := "state"
 		if s.ID == automaton.EndID {
 			elem = "final"
 		}
-		fmt.Fprintf(&b, "  <%s id=%s", elem, xmlAttr(scxmlID(s.ID)))
+		fmt.Fprintf(&b, "%s<%s id=%s", indent, elem, xmlAttr(scxmlID(s.ID)))
 		if scxmlID(s.ID) != s.ID {
 			fmt.Fprintf(&b, " fsmine:id=%s", xmlAttr(s.ID))
 		}
@@ -70,14 +76,35 @@ func SCXML(w io.Writer, m *automaton.Model, _ Options) error {
 		out := m.Out(s.ID)
 		if len(out) == 0 {
 			b.WriteString("/>\n")
-			continue
+			return
 		}
 		b.WriteString(">\n")
 		for _, t := range out {
-			fmt.Fprintf(&b, "    <transition event=%s target=%s fsmine:event=%s fsmine:count=\"%d\"/>\n",
-				xmlAttr(scxmlEvent(m, t)), xmlAttr(scxmlID(t.To)), xmlAttr(t.Event), t.Count)
+			fmt.Fprintf(&b, "%s  <transition event=%s target=%s fsmine:event=%s fsmine:count=\"%d\"%s/>\n",
+				indent, xmlAttr(scxmlEvent(m, t)), xmlAttr(scxmlID(t.To)), xmlAttr(t.Event), t.Count, scxmlGeneralized(t))
 		}
-		fmt.Fprintf(&b, "  </%s>\n", elem)
+		fmt.Fprintf(&b, "%s</%s>\n", indent, elem)
+	}
+	if opt.Detail != DetailSummary {
+		for i := range m.States {
+			writeState(&m.States[i], "  ")
+		}
+	} else {
+		writeState(m.State(automaton.StartID), "  ")
+		for i, st := range stagesOf(m) {
+			if len(st.States) == 1 {
+				writeState(m.State(st.States[0]), "  ")
+				continue
+			}
+			// A stage id has a ".", which scxmlID never writes, so it
+			// cannot be a state's.
+			fmt.Fprintf(&b, "  <state id=\"stage.%d\" fsmine:stage=%s>\n", i+1, xmlAttr(st.Name))
+			for _, id := range st.States {
+				writeState(m.State(id), "    ")
+			}
+			b.WriteString("  </state>\n")
+		}
+		writeState(m.State(automaton.EndID), "  ")
 	}
 	b.WriteString("</scxml>\n")
 	_, err = w.Write(b.Bytes())
@@ -165,4 +192,13 @@ func digestNote(m *automaton.Model, esc func(string) string) string {
 // that nothing in s can end the comment ("-->") or break it ("--").
 func xmlComment(s string) string {
 	return shownText(strings.ReplaceAll(s, "-", ""))
+}
+
+// scxmlGeneralized is the fsmine:generalized attribute of a generalised
+// transition, with a leading space, or "".
+func scxmlGeneralized(t *automaton.Transition) string {
+	if t.Generalized == "" {
+		return ""
+	}
+	return " fsmine:generalized=" + xmlAttr(t.Generalized)
 }

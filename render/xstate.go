@@ -14,7 +14,7 @@ import (
 // createMachine: {"id": "fsmine", "initial": "__start__", "states": {...}}
 // with one state node per state, __end__ of type "final", and
 // "on": {EVENT: [{"target": ...}]} for the transitions out of each state,
-// most frequent first. opt is not used: a machine keeps every transition.
+// most frequent first.
 //
 // Events are named "<event>/<label>": the model's event and the label of the
 // state the transition enters; out of __start__, whose event is empty, the
@@ -31,8 +31,15 @@ import (
 // and id characters) replaced by "_", made unique with "_2", "_3", ...
 // Every state node's meta keeps the model's id, label and visits, and every
 // transition's meta its event, label, count, sessions, prob, rare and
-// back_edge.
-func XState(w io.Writer, m *automaton.Model, _ Options) error {
+// back_edge (and generalized, the kind of a generalised transition).
+//
+// With opt.Detail DetailSummary the states of each stage of several states
+// (see Stages) are nested in a compound state keyed "stage_N" (N counting
+// stages from 1; made unique as state keys are), whose meta names the
+// stage; every state node then has an id equal to its key and transitions
+// target "#key", since a target may sit in another stage. Other options are
+// not used: a machine keeps every transition.
+func XState(w io.Writer, m *automaton.Model, opt Options) error {
 	m, err := sorted(m)
 	if err != nil {
 		return err
@@ -41,11 +48,30 @@ func XState(w io.Writer, m *automaton.Model, _ Options) error {
 	for i := range m.States {
 		states[i] = &m.States[i]
 	}
-	keys := uniqueNames(stateIDs(states), xstateKey)
+	nested := opt.Detail == DetailSummary
+	var stages []Stage
+	ids := stateIDs(states)
+	if nested {
+		stages = stagesOf(m)
+		for i := range stages {
+			ids = append(ids, stageKey(i))
+		}
+	}
+	keys := uniqueNames(ids, xstateKey)
+	target := func(id string) string {
+		if nested {
+			return "#" + keys[id] // the target may sit in another stage
+		}
+		return keys[id]
+	}
 
 	var nodes object
+	byID := map[string]object{}
 	for _, s := range states {
 		node := object{}
+		if nested {
+			node = append(node, field{"id", keys[s.ID]})
+		}
 		if s.ID == automaton.EndID {
 			node = append(node, field{"type", "final"})
 		}
@@ -58,23 +84,50 @@ func XState(w io.Writer, m *automaton.Model, _ Options) error {
 		var on object
 		for _, t := range m.Out(s.ID) {
 			label := m.State(t.To).Label
+			meta := object{
+				{"event", t.Event},
+				{"label", label},
+				{"count", t.Count},
+				{"sessions", t.Sessions},
+				{"prob", t.Prob},
+				{"rare", t.Rare},
+				{"back_edge", t.BackEdge},
+			}
+			if t.Generalized != "" {
+				meta = append(meta, field{"generalized", t.Generalized})
+			}
 			on = append(on, field{xstateEvent(t.Event, label), []object{{
-				{"target", keys[t.To]},
-				{"meta", object{
-					{"event", t.Event},
-					{"label", label},
-					{"count", t.Count},
-					{"sessions", t.Sessions},
-					{"prob", t.Prob},
-					{"rare", t.Rare},
-					{"back_edge", t.BackEdge},
-				}},
+				{"target", target(t.To)},
+				{"meta", meta},
 			}}})
 		}
 		if len(on) > 0 {
 			node = append(node, field{"on", on})
 		}
-		nodes = append(nodes, field{keys[s.ID], node})
+		byID[s.ID] = node
+		if !nested {
+			nodes = append(nodes, field{keys[s.ID], node})
+		}
+	}
+	if nested {
+		nodes = append(nodes, field{keys[automaton.StartID], byID[automaton.StartID]})
+		for i, st := range stages {
+			if len(st.States) == 1 {
+				nodes = append(nodes, field{keys[st.States[0]], byID[st.States[0]]})
+				continue
+			}
+			var children object
+			for _, id := range st.States {
+				children = append(children, field{keys[id], byID[id]})
+			}
+			nodes = append(nodes, field{keys[stageKey(i)], object{
+				{"id", keys[stageKey(i)]},
+				{"initial", keys[st.States[0]]},
+				{"meta", object{{"stage", st.Name}}},
+				{"states", children},
+			}})
+		}
+		nodes = append(nodes, field{keys[automaton.EndID], byID[automaton.EndID]})
 	}
 	machine := object{
 		{"id", "fsmine"},
@@ -163,3 +216,7 @@ func marshalJSON(v any) ([]byte, error) {
 	b.WriteByte('\n')
 	return b.Bytes(), nil
 }
+
+// stageKey is the id a stage is keyed by before xstateKey and uniqueNames:
+// its "." makes xstateKey change it, so it never keeps a state's key.
+func stageKey(i int) string { return "stage." + strconv.Itoa(i+1) }

@@ -1,0 +1,161 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsmine/fsmine/mine"
+	"github.com/fsmine/fsmine/mine/stages"
+)
+
+func init() { register(newLabelsCmd) }
+
+func newLabelsCmd(streams IO) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "labels",
+		Short: "Work with label rules: suggest task stages for a log",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return usagef("labels needs a subcommand: suggest")
+		},
+	}
+	c.AddCommand(newLabelsSuggestCmd(streams))
+	return c
+}
+
+type labelsSuggestOptions struct {
+	inputs  []string
+	fields  []string
+	strict  bool
+	from    string
+	imports importFlags
+	stages  int
+	out     string
+	quiet   bool
+}
+
+func newLabelsSuggestCmd(streams IO) *cobra.Command {
+	opts := &labelsSuggestOptions{}
+	c := &cobra.Command{
+		Use:   "suggest [flags] LOG...",
+		Short: "Propose label rules that turn node names into 5-12 task stages",
+		Long: `Suggest reads trajectory logs (every format build reads, with the same
+--from, --field, --sort, --lifecycle and --classifier) and proposes a label
+rules file for "fsmine build --labels": message turns dropped (or made
+detours), families of tool names and steps that always go together folded
+into one stage, read-only steps kept apart from acting ones, and a stage
+count between 5 and 12 unless --stages asks for another. Every rule carries
+its reason in "why". The stages go to standard error; the rules to -o or
+standard output.
+
+Exit status: 0 ok; 2 trouble (bad flags, unreadable input, a log without
+sessions or with a single distinct node).`,
+		Example: `  fsmine labels suggest logs/*.jsonl -o rules.json
+  fsmine labels suggest --stages 8 --from tau results.json -o rules.json
+  fsmine build --labels rules.json logs/*.jsonl -o model.json`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("labels suggest needs at least one LOG (a file, a glob, or - for standard input)")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			if c.Flags().Changed("stages") && opts.stages <= 0 {
+				return usagef("--stages %d: want 1 or more (leave it out to let fsmine choose %d-%d)",
+					opts.stages, stages.MinStages, stages.MaxStages)
+			}
+			opts.inputs = args
+			return runLabelsSuggest(c.Context(), opts, streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&opts.out, "output", "o", "-", "write the rules JSON to `FILE` (atomically); - is standard output")
+	f.IntVar(&opts.stages, "stages", 0, fmt.Sprintf("number of task stages `N` (default: chosen between %d and %d)", stages.MinStages, stages.MaxStages))
+	f.StringArrayVar(&opts.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable), e.g. node=tool.name")
+	f.BoolVar(&opts.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
+	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", ")+" (auto recognises each file's format from its content)")
+	opts.imports.bind(f)
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no stage list on standard error")
+	return c
+}
+
+func runLabelsSuggest(_ context.Context, opts *labelsSuggestOptions, streams IO) error {
+	if !slices.Contains(mine.Formats(), opts.from) {
+		return usagef("--from %q: want one of %s", opts.from, strings.Join(mine.Formats(), ", "))
+	}
+	ropt := mine.ReadOptions{Strict: opts.strict, Format: opts.from, NoHash: true}
+	var err error
+	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
+		return usageError{err}
+	}
+	if ropt.Import, err = opts.imports.options(); err != nil {
+		return err
+	}
+	inputs, err := expandInputs(opts.inputs, streams.In, opts.from)
+	if err != nil {
+		return err
+	}
+	tuneGC(inputs)
+	var done func()
+	ropt.Progress, done = startProgress(streams, opts.quiet)
+	lg, err := mine.Read(inputs, ropt)
+	done()
+	if err != nil {
+		return err
+	}
+	what := strings.Join(opts.inputs, ", ")
+	nodePath := mine.FieldNode
+	if p, ok := ropt.Fields[mine.FieldNode]; ok {
+		nodePath = p
+	}
+	s, err := stages.Suggest(lg, stages.Options{Stages: opts.stages, NodePath: nodePath})
+	if err != nil {
+		if errors.Is(err, mine.ErrNoSessions) {
+			return noSessionsError(what, lg)
+		}
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := writeOutput(opts.out, streams.Out, func(w io.Writer) error {
+		_, err := w.Write(s.JSON())
+		return err
+	}); err != nil {
+		return err
+	}
+	if !opts.quiet {
+		printSuggestion(streams.Err, lg, s)
+	}
+	return nil
+}
+
+// printSuggestion lists the proposed stages, in the order of the flow.
+func printSuggestion(w io.Writer, lg *mine.Log, s *stages.Suggestion) {
+	fmt.Fprintf(w, "sessions %d, records %d (skipped %d): %d task nodes, %d message-turn nodes\n",
+		len(lg.Sessions), lg.Records, lg.Skipped, s.TaskNodes, len(s.Chat))
+	fmt.Fprintf(w, "%d stages, by position in the sessions:\n", len(s.Stages))
+	for _, st := range s.Stages {
+		var marks []string
+		if st.Class != "" {
+			marks = append(marks, st.Class)
+		}
+		if st.Fold {
+			marks = append(marks, "fold")
+		}
+		if st.Detour {
+			marks = append(marks, "detour")
+		}
+		mark := ""
+		if len(marks) > 0 {
+			mark = " [" + strings.Join(marks, ", ") + "]"
+		}
+		fmt.Fprintf(w, "  %-28s %.2f %6d records%s: %s\n", st.Name, st.Position, st.Records, mark, strings.Join(st.Nodes, ", "))
+	}
+	for _, note := range s.Notes {
+		fmt.Fprintf(w, "note: %s\n", note)
+	}
+}

@@ -1,0 +1,458 @@
+package stages
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/fsmine/fsmine/mine"
+)
+
+// analysis holds a log's sessions as node ids and what clustering works on.
+type analysis struct {
+	names    []string  // distinct nodes, sorted
+	toks     [][]token // per node
+	class    []string  // per node
+	chat     []bool    // per node
+	records  []int     // per node
+	sessions []int     // per node
+	posSum   []float64 // per node: sum of relative positions among task steps
+	seqs     [][]int32 // per session, every record's node
+	tasks    [][]int32 // distinct sessions of task nodes only (message turns left out)
+	weight   []int     // per distinct session of tasks, how many sessions
+	aff      [][]float64
+
+	taskNodes int
+	assign    []int32   // node -> group; -1 for message turns
+	groups    [][]int32 // group -> its nodes, sorted; nil once merged away
+	why       []string  // group -> how it was formed
+}
+
+func newAnalysis(lg *mine.Log) *analysis {
+	a := &analysis{}
+	ids := map[uint32]int32{}
+	var labels []uint32
+	for _, s := range lg.Sessions {
+		for _, v := range s.Visits {
+			if _, ok := ids[v.Label]; !ok {
+				ids[v.Label] = 0
+				labels = append(labels, v.Label)
+			}
+		}
+	}
+	sort.Slice(labels, func(i, j int) bool { return lg.Name(labels[i]) < lg.Name(labels[j]) })
+	for i, l := range labels {
+		ids[l] = int32(i)
+		a.names = append(a.names, lg.Name(l))
+	}
+	n := len(a.names)
+	a.toks = make([][]token, n)
+	a.class = make([]string, n)
+	a.chat = make([]bool, n)
+	a.records = make([]int, n)
+	a.sessions = make([]int, n)
+	a.posSum = make([]float64, n)
+	nchat := 0
+	for i, name := range a.names {
+		a.toks[i] = tokenize(name)
+		a.class[i] = classOf(name, a.toks[i])
+		if a.chat[i] = isChatName(name, a.toks[i]); a.chat[i] {
+			nchat++
+		}
+	}
+	if nchat == n {
+		// A log of message turns only: they are its steps.
+		clear(a.chat)
+	}
+	seen := make([]int, n)
+	variant := map[string]int{}
+	var key []byte
+	for si, s := range lg.Sessions {
+		seq := make([]int32, len(s.Visits))
+		var task []int32
+		for i, v := range s.Visits {
+			id := ids[v.Label]
+			seq[i] = id
+			a.records[id] += int(max(v.Records, 1))
+			if seen[id] != si+1 {
+				seen[id] = si + 1
+				a.sessions[id]++
+			}
+			if !a.chat[id] {
+				task = append(task, id)
+			}
+		}
+		for i, id := range task {
+			a.posSum[id] += relPos(i, len(task))
+		}
+		a.seqs = append(a.seqs, seq)
+		key = key[:0]
+		for _, id := range task {
+			key = binary.AppendUvarint(key, uint64(id))
+		}
+		if v, ok := variant[string(key)]; ok {
+			a.weight[v]++
+			continue
+		}
+		variant[string(key)] = len(a.tasks)
+		a.tasks = append(a.tasks, task)
+		a.weight = append(a.weight, 1)
+	}
+	a.aff = make([][]float64, n)
+	for i := range n {
+		a.aff[i] = make([]float64, n)
+		for j := range n {
+			a.aff[i][j] = affinity(a.toks[i], a.toks[j])
+		}
+	}
+	a.assign = make([]int32, n)
+	for i := range n {
+		if a.chat[i] {
+			a.assign[i] = -1
+			continue
+		}
+		a.assign[i] = int32(len(a.groups))
+		a.groups = append(a.groups, []int32{int32(i)})
+		a.why = append(a.why, "")
+		a.taskNodes++
+	}
+	return a
+}
+
+// relPos is the relative position of step i of n: 0 first, 1 last, 0.5
+// for a session of one step.
+func relPos(i, n int) float64 {
+	if n <= 1 {
+		return 0.5
+	}
+	return float64(i) / float64(n-1)
+}
+
+// flow is what clustering measures of the task steps with the current
+// groups: runs (maximal stretches of one group), the transitions between
+// runs, the groups before and after each run, and which of two groups
+// comes first in the sessions that have both.
+type flow struct {
+	k        int
+	runs     []int
+	sessions []int
+	trans    []int       // k*from + to: runs of from followed by a run of to
+	first    []int       // k*g + h: sessions where g comes before h
+	ctx      [][]float64 // group -> counts of the groups (and start, end) around its runs
+}
+
+func (a *analysis) flow() *flow {
+	k := len(a.groups)
+	f := &flow{k: k, runs: make([]int, k), sessions: make([]int, k), trans: make([]int, k*k), first: make([]int, k*k), ctx: make([][]float64, k)}
+	start, end := int32(k), int32(k+1)
+	for g := range f.ctx {
+		f.ctx[g] = make([]float64, k+2)
+	}
+	var runs, order []int32
+	in := make([]bool, k)
+	for v, task := range a.tasks {
+		w := a.weight[v]
+		runs, order = runs[:0], order[:0]
+		for _, id := range task {
+			g := a.assign[id]
+			if len(runs) == 0 || runs[len(runs)-1] != g {
+				runs = append(runs, g)
+			}
+			if !in[g] {
+				in[g] = true
+				order = append(order, g)
+			}
+		}
+		for i, g := range order {
+			in[g] = false
+			f.sessions[g] += w
+			for _, h := range order[i+1:] {
+				f.first[k*int(g)+int(h)] += w
+			}
+		}
+		for i, g := range runs {
+			f.runs[g] += w
+			prev, next := start, end
+			if i > 0 {
+				prev = runs[i-1]
+				f.trans[k*int(prev)+int(g)] += w
+			}
+			if i+1 < len(runs) {
+				next = runs[i+1]
+			}
+			f.ctx[g][prev] += float64(w)
+			f.ctx[g][next] += float64(w)
+		}
+	}
+	return f
+}
+
+// candidate is a possible merge of two groups and its evidence.
+type candidate struct {
+	a, b     int32
+	affinity float64 // complete linkage: the least affinity of a pair of their names
+	adjacent float64 // share of the visits of each spent next to the other, the smaller
+	context  float64 // cosine similarity of what comes before and after them
+	conflict bool    // one reads, the other acts
+	sequence bool    // they come in a fixed order
+	ab, ba   int     // sessions with a before b, with b before a
+	posGap   float64
+	cost     float64 // of a merge without strong evidence: see best
+}
+
+// strength is a candidate's evidence: at least 1 for a strong candidate (a
+// family in no fixed order, or steps done together); below 1 for the
+// others, whose merges only a stage count forces.
+func (c candidate) strength() float64 {
+	aff := 0.0
+	if c.affinity >= FamilyAffinity {
+		aff = c.affinity / FamilyAffinity
+		if c.sequence {
+			aff *= 0.5
+		}
+	}
+	s := max(aff, c.adjacent/Adjacency, 0.5*c.context)
+	if c.conflict || !c.strong() {
+		if c.conflict {
+			s *= 0.5
+		}
+		s = min(s, 0.99)
+	}
+	return s + 0.001*(1-c.posGap)
+}
+
+func (c candidate) strong() bool {
+	return !c.conflict && (c.affinity >= FamilyAffinity && !c.sequence || c.adjacent >= Adjacency)
+}
+
+// cluster merges groups until the stage count is reached: want, or when
+// want is 0, until no strong candidate is left and at most MaxStages
+// groups remain, but never below MinStages.
+func (a *analysis) cluster(want int) {
+	live := a.taskNodes
+	for live > 1 {
+		if want > 0 && live <= want {
+			return
+		}
+		if want == 0 && live <= MinStages {
+			return
+		}
+		best, ok := a.best()
+		if !ok {
+			return
+		}
+		if want == 0 && live <= MaxStages && !best.strong() {
+			return
+		}
+		a.merge(best)
+		live--
+	}
+}
+
+// best returns the strong candidate with the most evidence; when there is
+// none, the merge that changes the fewest records: the records of the
+// smaller group, weighed by how little evidence there is (see cost). Ties go
+// to the pair that comes first by group order, which is by node name.
+func (a *analysis) best() (candidate, bool) {
+	f := a.flow()
+	var strong, weak candidate
+	strongScore, weakCost := -1.0, math.Inf(1)
+	pos := a.groupPositions()
+	size := make([]int, len(a.groups))
+	for g, nodes := range a.groups {
+		for _, id := range nodes {
+			size[g] += a.records[id]
+		}
+	}
+	for i := range a.groups {
+		if a.groups[i] == nil {
+			continue
+		}
+		for j := i + 1; j < len(a.groups); j++ {
+			if a.groups[j] == nil {
+				continue
+			}
+			c := a.candidate(f, pos, int32(i), int32(j))
+			if c.strong() {
+				if s := c.strength(); s > strongScore {
+					strong, strongScore = c, s
+				}
+				continue
+			}
+			c.cost = float64(min(size[i], size[j])) * (1 - c.strength())
+			if c.cost < weakCost {
+				weak, weakCost = c, c.cost
+			}
+		}
+	}
+	if strongScore >= 0 {
+		return strong, true
+	}
+	return weak, !math.IsInf(weakCost, 1)
+}
+
+func (a *analysis) candidate(f *flow, pos []float64, i, j int32) candidate {
+	c := candidate{a: i, b: j, affinity: math.Inf(1), posGap: math.Abs(pos[i] - pos[j])}
+	ci, cj := a.groupClass(i), a.groupClass(j)
+	c.conflict = ci == ClassRead && cj == ClassAct || ci == ClassAct && cj == ClassRead || ci == ClassMixed || cj == ClassMixed
+	for _, x := range a.groups[i] {
+		for _, y := range a.groups[j] {
+			c.affinity = min(c.affinity, a.aff[x][y])
+		}
+	}
+	c.ab, c.ba = f.first[f.k*int(i)+int(j)], f.first[f.k*int(j)+int(i)]
+	c.sequence = c.ab+c.ba >= MinOrderSessions &&
+		float64(max(c.ab, c.ba)) >= Sequence*float64(min(f.sessions[i], f.sessions[j])) &&
+		float64(max(c.ab, c.ba)) >= FixedOrder*float64(c.ab+c.ba)
+	together := float64(f.trans[f.k*int(i)+int(j)] + f.trans[f.k*int(j)+int(i)])
+	if f.runs[i] > 0 && f.runs[j] > 0 {
+		c.adjacent = min(1, together/float64(max(f.runs[i], f.runs[j])))
+	}
+	// context: what comes around each, leaving out each other
+	var dot, ni, nj float64
+	for g := range f.ctx[i] {
+		if int32(g) == i || int32(g) == j {
+			continue
+		}
+		x, y := f.ctx[i][g], f.ctx[j][g]
+		dot += x * y
+		ni += x * x
+		nj += y * y
+	}
+	if ni > 0 && nj > 0 {
+		c.context = dot / math.Sqrt(ni*nj)
+	}
+	return c
+}
+
+func (a *analysis) groupPositions() []float64 {
+	pos := make([]float64, len(a.groups))
+	for g, nodes := range a.groups {
+		sum, n := 0.0, 0
+		for _, id := range nodes {
+			sum += a.posSum[id]
+			n += a.records[id]
+		}
+		if n > 0 {
+			pos[g] = sum / float64(n)
+		}
+	}
+	return pos
+}
+
+// groupClass is the class its nodes share: "" when none tells, the one
+// class of those that tell, or ClassMixed.
+func (a *analysis) groupClass(g int32) string {
+	cls := ""
+	for _, id := range a.groups[g] {
+		c := a.class[id]
+		switch {
+		case c == "" || c == cls:
+		case cls == "":
+			cls = c
+		default:
+			return ClassMixed
+		}
+	}
+	return cls
+}
+
+// merge joins group c.b into c.a and records why.
+func (a *analysis) merge(c candidate) {
+	var why string
+	switch {
+	case c.strong() && c.affinity >= FamilyAffinity && !c.sequence:
+		why = fmt.Sprintf("names of one family (every pair shares %.0f%% or more of its words at the ends), ", 100*c.affinity)
+		if c.ab+c.ba == 0 {
+			why += "never in the same session: alternatives"
+		} else {
+			why += fmt.Sprintf("in no fixed order (sessions with the first before the second: %d, after it: %d)", c.ab, c.ba)
+		}
+	case c.strong():
+		why = fmt.Sprintf("occur next to each other in %.0f%% of their visits", 100*c.adjacent)
+	default:
+		var ev []string
+		if c.affinity > 0 {
+			ev = append(ev, fmt.Sprintf("names share %.0f%% of their words at the ends", 100*c.affinity))
+		}
+		if c.sequence {
+			ev = append(ev, fmt.Sprintf("in a fixed order (sessions with the first before the second: %d, after it: %d)", c.ab, c.ba))
+		}
+		if c.adjacent > 0 {
+			ev = append(ev, fmt.Sprintf("next to each other in %.0f%% of their visits", 100*c.adjacent))
+		}
+		if c.context > 0 {
+			ev = append(ev, fmt.Sprintf("context similarity %.2f", c.context))
+		}
+		ev = append(ev, fmt.Sprintf("positions %.2f apart", c.posGap))
+		why = fmt.Sprintf("merged to reach the stage count: the merge that changes the fewest records (%.0f, weighed by the evidence: %s)", c.cost, strings.Join(ev, ", "))
+	}
+	parts := []string{}
+	for _, w := range []string{a.why[c.a], a.why[c.b]} {
+		if w != "" {
+			parts = append(parts, w)
+		}
+	}
+	parts = append(parts, fmt.Sprintf("%s with %s: %s", a.groupLabel(c.a), a.groupLabel(c.b), why))
+	a.groups[c.a] = slices.Sorted(slices.Values(append(a.groups[c.a], a.groups[c.b]...)))
+	for _, id := range a.groups[c.b] {
+		a.assign[id] = c.a
+	}
+	a.groups[c.b] = nil
+	a.why[c.a] = strings.Join(parts, "; ")
+	a.why[c.b] = ""
+}
+
+// groupLabel names a group in a reason: its node, or its nodes in braces.
+func (a *analysis) groupLabel(g int32) string {
+	var names []string
+	for _, id := range a.groups[g] {
+		names = append(names, a.names[id])
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return "{" + strings.Join(names, ", ") + "}"
+}
+
+// stageStats counts, per group, over the task steps: visits, visits
+// followed by the same group, runs, runs that return to the group they
+// left, and sessions.
+type stageStats struct {
+	visits, repeats, runs, returns, sessions []int
+}
+
+func (a *analysis) stageStats() *stageStats {
+	k := len(a.groups)
+	st := &stageStats{make([]int, k), make([]int, k), make([]int, k), make([]int, k), make([]int, k)}
+	seen := make([]int, k)
+	var runs []int32
+	for v, task := range a.tasks {
+		w := a.weight[v]
+		runs = runs[:0]
+		for i, id := range task {
+			g := a.assign[id]
+			st.visits[g] += w
+			if seen[g] != v+1 {
+				seen[g] = v + 1
+				st.sessions[g] += w
+			}
+			if i+1 < len(task) && a.assign[task[i+1]] == g {
+				st.repeats[g] += w
+			}
+			if len(runs) == 0 || runs[len(runs)-1] != g {
+				runs = append(runs, g)
+			}
+		}
+		for i, g := range runs {
+			st.runs[g] += w
+			if i > 0 && i+1 < len(runs) && runs[i-1] == runs[i+1] {
+				st.returns[g] += w
+			}
+		}
+	}
+	return st
+}

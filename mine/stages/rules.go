@@ -1,0 +1,481 @@
+package stages
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// suggestion turns the final groups into stages and rules.
+func (a *analysis) suggestion(nodePath string) *Suggestion {
+	s := &Suggestion{TaskNodes: a.taskNodes}
+	pos := a.groupPositions()
+	var gs []int32
+	for g, nodes := range a.groups {
+		if nodes != nil {
+			gs = append(gs, int32(g))
+		}
+	}
+	sort.SliceStable(gs, func(i, j int) bool {
+		if pos[gs[i]] != pos[gs[j]] {
+			return pos[gs[i]] < pos[gs[j]]
+		}
+		return a.names[a.groups[gs[i]][0]] < a.names[a.groups[gs[j]][0]]
+	})
+	// names: unique, and no other node's name
+	taken := map[string]bool{}
+	stageName := map[int32]string{}
+	for _, g := range gs {
+		name := a.stageName(g)
+		for i := 2; a.nameClash(g, name, taken); i++ {
+			name = a.stageName(g) + "_stage" + strconv.Itoa(i)
+		}
+		taken[name] = true
+		stageName[g] = name
+	}
+	st := a.stageStats()
+	apart := a.keptApart(gs, stageName)
+	for _, g := range gs {
+		nodes := a.groups[g]
+		stage := Stage{Name: stageName[g], Class: a.groupClass(g), Position: pos[g]}
+		for _, id := range nodes {
+			stage.Nodes = append(stage.Nodes, a.names[id])
+			stage.Records += a.records[id]
+		}
+		stage.Sessions = st.sessions[g]
+		var why []string
+		if len(nodes) > 1 {
+			why = append(why, a.why[g])
+		} else {
+			why = append(why, "a stage of its own")
+		}
+		why = append(why, apart[g]...)
+		names := "the names start"
+		if len(nodes) == 1 {
+			names = "the name starts"
+		}
+		switch stage.Class {
+		case ClassRead:
+			why = append(why, "read-only ("+names+" with a lookup verb)")
+		case ClassAct:
+			why = append(why, "acting ("+names+" with a verb that changes something)")
+		case ClassHelper:
+			why = append(why, "a helper step (think, calculate)")
+		}
+		rep := 0.0
+		if st.visits[g] > 0 {
+			rep = float64(st.repeats[g]) / float64(st.visits[g])
+		}
+		if rep >= FoldShare {
+			if stage.Class == ClassAct || stage.Class == ClassMixed {
+				why = append(why, fmt.Sprintf("follows itself in %.0f%% of its visits but is not folded: each change counts", 100*rep))
+			} else {
+				stage.Fold = true
+				why = append(why, fmt.Sprintf("follows itself in %.0f%% of its visits (%d of %d): folded, so that calls in a row are one visit",
+					100*rep, st.repeats[g], st.visits[g]))
+			}
+		}
+		if st.runs[g] >= MinDetourRuns && stage.Class == ClassHelper {
+			if share := float64(st.returns[g]) / float64(st.runs[g]); share > DetourShare {
+				stage.Detour = true
+				stage.Fold = false
+				why = append(why, fmt.Sprintf("returns to the stage it left in %d of its %d runs (%.0f%%): a detour", st.returns[g], st.runs[g], 100*share))
+			}
+		}
+		stage.Why = strings.Join(why, "; ")
+		s.Stages = append(s.Stages, stage)
+	}
+	s.chatRules(a, nodePath)
+	// stage rules, by position
+	claimed := map[string]bool{}
+	for _, r := range s.Rules {
+		re := regexp.MustCompile(r.Match[nodePath])
+		for _, n := range a.names {
+			if re.MatchString(n) {
+				claimed[n] = true
+			}
+		}
+	}
+	for i, stage := range s.Stages {
+		pat := a.pattern(a.groups[gs[i]], claimed)
+		re := regexp.MustCompile(pat)
+		for _, n := range a.names {
+			if !claimed[n] && re.MatchString(n) {
+				claimed[n] = true
+			}
+		}
+		s.Rules = append(s.Rules, Rule{
+			Name:   stage.Name,
+			Why:    stage.Why,
+			Match:  map[string]string{nodePath: pat},
+			State:  escapeDollar(stage.Name),
+			Fold:   stage.Fold,
+			Detour: stage.Detour,
+		})
+	}
+	return s
+}
+
+// keptApart explains, per group, the name families it was not merged
+// with because one regularly follows the other in one order: told to the
+// later of the two.
+func (a *analysis) keptApart(gs []int32, stageName map[int32]string) map[int32][]string {
+	f := a.flow()
+	pos := a.groupPositions()
+	out := map[int32][]string{}
+	for x, g := range gs {
+		for _, h := range gs[x+1:] {
+			c := a.candidate(f, pos, min(g, h), max(g, h))
+			if c.affinity < FamilyAffinity || !c.sequence || c.conflict {
+				continue
+			}
+			first, n, m := stageName[c.a], c.ab, c.ba
+			if c.ab < c.ba {
+				first, n, m = stageName[c.b], c.ba, c.ab
+			}
+			later := g
+			if pos[h] > pos[g] || pos[h] == pos[g] && h > g {
+				later = h
+			}
+			other := stageName[g]
+			if later == g {
+				other = stageName[h]
+			}
+			out[later] = append(out[later], fmt.Sprintf("kept apart from %s, though the names are of one family: they come in a fixed order (sessions with %s first: %d, second: %d): two steps, not one",
+				other, first, n, m))
+		}
+	}
+	return out
+}
+
+func (a *analysis) nameClash(g int32, name string, taken map[string]bool) bool {
+	if taken[name] || name == automaton.StartID || name == automaton.EndID || name == "" {
+		return true
+	}
+	for id, n := range a.names {
+		if n == name && a.assign[id] != g {
+			return true
+		}
+	}
+	return false
+}
+
+// escapeDollar writes a literal state name as a rule's state template.
+func escapeDollar(s string) string { return strings.ReplaceAll(s, "$", "$$") }
+
+// chatRules proposes what to do with message turns: a run of them that
+// mostly returns to the stage it left is a detour (per node), else they
+// are dropped (one rule).
+func (s *Suggestion) chatRules(a *analysis, nodePath string) {
+	k := len(a.names)
+	runs, returns := make([]int, k), make([]int, k)
+	nbr := make([]map[int32]bool, k)
+	sessions := map[int32]int{}
+	var in []int32
+	for _, seq := range a.seqs {
+		seen := map[int32]bool{}
+		prev := int32(-1)
+		in = in[:0]
+		flush := func(next int32) {
+			if len(in) == 0 {
+				return
+			}
+			ret := prev >= 0 && prev == next
+			for _, id := range in {
+				runs[id]++
+				if ret {
+					returns[id]++
+				}
+			}
+			in = in[:0]
+		}
+		for _, id := range seq {
+			if a.chat[id] {
+				if !seen[id] {
+					seen[id] = true
+					sessions[id]++
+				}
+				if !slices.Contains(in, id) {
+					in = append(in, id)
+				}
+				continue
+			}
+			g := a.assign[id]
+			flush(g)
+			prev = g
+		}
+		flush(-2)
+		// neighbours: task nodes right before or after a message turn
+		for i, id := range seq {
+			if !a.chat[id] {
+				continue
+			}
+			for _, j := range []int{i - 1, i + 1} {
+				if j >= 0 && j < len(seq) && !a.chat[seq[j]] {
+					if nbr[id] == nil {
+						nbr[id] = map[int32]bool{}
+					}
+					nbr[id][seq[j]] = true
+				}
+			}
+		}
+	}
+	var drop []string
+	var dropWhy []string
+	total := 0
+	for _, r := range a.records {
+		total += r
+	}
+	for id, name := range a.names {
+		if !a.chat[id] {
+			continue
+		}
+		s.Chat = append(s.Chat, name)
+		share := 0.0
+		if runs[id] > 0 {
+			share = float64(returns[id]) / float64(runs[id])
+		}
+		stats := fmt.Sprintf("%s: %d of %d records, in %d of %d sessions, next to %d of %d task nodes; %d of its %d runs (%.0f%%) return to the stage they left",
+			name, a.records[id], total, sessions[int32(id)], len(a.seqs), len(nbr[id]), a.taskNodes, returns[id], runs[id], 100*share)
+		if runs[id] >= MinDetourRuns && share > DetourShare {
+			s.Rules = append(s.Rules, Rule{
+				Name:   name,
+				Why:    "a message turn, not a task step (the name says so). " + stats + ": a detour, a self-loop on that stage",
+				Match:  map[string]string{nodePath: "^" + regexp.QuoteMeta(name) + "$"},
+				State:  escapeDollar(name),
+				Detour: true,
+			})
+			continue
+		}
+		drop = append(drop, name)
+		dropWhy = append(dropWhy, stats)
+	}
+	if len(drop) == 0 {
+		return
+	}
+	rule := Rule{
+		Name:  "message turns",
+		Why:   "message turns, not task steps (the names say so). " + strings.Join(dropWhy, ". ") + ": dropped, as a detour would stay in the flow",
+		Match: map[string]string{nodePath: alternation(drop)},
+		Drop:  true,
+	}
+	s.Rules = append([]Rule{rule}, s.Rules...)
+}
+
+// alternation is a pattern that matches exactly the given names.
+func alternation(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = regexp.QuoteMeta(n)
+	}
+	if len(q) == 1 {
+		return "^" + q[0] + "$"
+	}
+	return "^(?:" + strings.Join(q, "|") + ")$"
+}
+
+// families splits a stage's nodes into name families: each node, by
+// position, joins the first family with every member of which it has
+// FamilyAffinity, else starts one.
+func (a *analysis) families(nodes []int32) [][]int32 {
+	var fams [][]int32
+next:
+	for _, id := range a.byPosition(nodes) {
+		for i, f := range fams {
+			if !slices.ContainsFunc(f, func(x int32) bool { return a.aff[id][x] < FamilyAffinity }) {
+				fams[i] = append(f, id)
+				continue next
+			}
+		}
+		fams = append(fams, []int32{id})
+	}
+	return fams
+}
+
+// pattern is the rule pattern for a stage's nodes: for each name family,
+// the words its names share at the start and end (^find_user_id_by_,
+// ^get_.*_details$) when that matches no node outside the stage that no
+// earlier rule claims; the other nodes by name.
+func (a *analysis) pattern(nodes []int32, claimed map[string]bool) string {
+	var parts []string
+	var byName []string
+	for _, fam := range a.families(nodes) {
+		if p := a.familyPattern(fam); p != "" && a.onlyMatches(p, nodes, claimed) {
+			parts = append(parts, p)
+			continue
+		}
+		for _, id := range fam {
+			byName = append(byName, a.names[id])
+		}
+	}
+	if len(byName) > 0 {
+		sort.Strings(byName)
+		parts = append(parts, alternation(byName))
+	}
+	return strings.Join(parts, "|")
+}
+
+// familyPattern is the pattern of a family's shared start and end, or ""
+// for a single node or a family that shares no whole word at either end.
+func (a *analysis) familyPattern(fam []int32) string {
+	if len(fam) < 2 {
+		return ""
+	}
+	pre, suf := a.affixes(fam)
+	switch {
+	case pre == "" && suf == "":
+		return ""
+	case suf == "":
+		return "^" + regexp.QuoteMeta(pre)
+	case pre == "":
+		return regexp.QuoteMeta(suf) + "$"
+	}
+	return "^" + regexp.QuoteMeta(pre) + ".*" + regexp.QuoteMeta(suf) + "$"
+}
+
+// onlyMatches says whether pattern p matches, of the log's nodes that no
+// earlier rule claims (and are not message turns), only those of the stage.
+func (a *analysis) onlyMatches(p string, nodes []int32, claimed map[string]bool) bool {
+	re := regexp.MustCompile(p)
+	for id, n := range a.names {
+		if !claimed[n] && !a.chat[id] && re.MatchString(n) && !slices.Contains(nodes, int32(id)) {
+			return false
+		}
+	}
+	return true
+}
+
+// affixes returns the text a family's names share at the start, up to and
+// with the separator before the first word that differs, and at the end,
+// from the separator after the last word that differs; "" where they share
+// no whole word.
+func (a *analysis) affixes(fam []int32) (pre, suf string) {
+	first := a.toks[fam[0]]
+	p, s := len(first), len(first)
+	for _, id := range fam[1:] {
+		pp, ss := sharedEnds(first, a.toks[id])
+		p, s = min(p, pp), min(s, ss)
+	}
+	name := a.names[fam[0]]
+	if p == len(first) {
+		p-- // the first name is the whole prefix: keep a word to vary
+	}
+	s = max(0, min(s, len(first)-1-p))
+	if p > 0 {
+		pre = name[:first[p].start]
+		for _, id := range fam[1:] {
+			if !strings.HasPrefix(a.names[id], pre) {
+				pre = ""
+				break
+			}
+		}
+	}
+	if s > 0 {
+		suf = name[first[len(first)-s-1].end:]
+		for _, id := range fam[1:] {
+			if !strings.HasSuffix(a.names[id], suf) {
+				suf = ""
+				break
+			}
+		}
+	}
+	return pre, suf
+}
+
+// stageName names a group by its name families, in the order of their
+// position: one family's name, up to three joined with "+"
+// (find_user_id+get_details), or the first and how many more. A family
+// whose shared words fit a node of another stage is named by its nodes.
+func (a *analysis) stageName(g int32) string {
+	fams := a.families(a.groups[g])
+	var names []string
+	for _, f := range fams {
+		if p := a.familyPattern(f); p != "" && !a.onlyMatches(p, a.groups[g], nil) {
+			// the family's name would take in another stage's node
+			for _, id := range f {
+				names = append(names, a.names[id])
+			}
+			continue
+		}
+		names = append(names, a.familyName(f))
+	}
+	if len(names) <= 3 {
+		return strings.Join(names, "+")
+	}
+	return names[0] + "+" + strconv.Itoa(len(names)-1) + "_more"
+}
+
+// familyName names a family: its node; or the words its names share at
+// the ends (get_*_details: get_details; find_user_id_by_*: find_user_id),
+// with the differing first words when only the end is shared
+// (exchange_or_return_delivered_order_items, handoff/agent:Refund Agent);
+// or its names joined with "+".
+func (a *analysis) familyName(fam []int32) string {
+	if len(fam) == 1 {
+		return a.names[fam[0]]
+	}
+	pre, suf := a.affixes(fam)
+	trimPre := strings.TrimRightFunc(pre, notWord)
+	for {
+		toks := tokenize(trimPre)
+		if len(toks) < 2 || !connectors[toks[len(toks)-1].text] {
+			break
+		}
+		trimPre = strings.TrimRightFunc(trimPre[:toks[len(toks)-1].start], notWord)
+	}
+	trimSuf := strings.TrimLeftFunc(suf, notWord)
+	sep := "_"
+	switch {
+	case len(trimPre) < len(pre):
+		sep = pre[len(trimPre):][:1]
+	case len(trimSuf) < len(suf):
+		sep = suf[:1]
+	}
+	switch {
+	case trimPre != "" && trimSuf != "":
+		return trimPre + sep + trimSuf
+	case trimPre != "":
+		return trimPre
+	case trimSuf != "":
+		var firsts []string
+		for _, id := range fam {
+			if t := a.toks[id]; len(t) > 0 && !slices.Contains(firsts, a.names[id][t[0].start:t[0].end]) {
+				firsts = append(firsts, a.names[id][t[0].start:t[0].end])
+			}
+		}
+		if len(firsts) <= 2 && strings.Contains("_- .", sep) {
+			return strings.Join(firsts, sep+"or"+sep) + sep + trimSuf
+		}
+		if len(firsts) <= 2 {
+			return strings.Join(firsts, "/") + sep + trimSuf
+		}
+		return trimSuf
+	}
+	var parts []string
+	for _, id := range fam {
+		parts = append(parts, a.names[id])
+	}
+	return strings.Join(parts, "+")
+}
+
+func notWord(r rune) bool { return !isWordRune(r) }
+
+// byPosition orders nodes by their mean position in the sessions, then by
+// name.
+func (a *analysis) byPosition(nodes []int32) []int32 {
+	out := slices.Clone(nodes)
+	sort.SliceStable(out, func(i, j int) bool {
+		pi := a.posSum[out[i]] / float64(max(a.records[out[i]], 1))
+		pj := a.posSum[out[j]] / float64(max(a.records[out[j]], 1))
+		if pi != pj {
+			return pi < pj
+		}
+		return out[i] < out[j]
+	})
+	return out
+}

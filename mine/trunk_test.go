@@ -1,0 +1,74 @@
+package mine
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// repeat returns n copies of s.
+func repeat(n int, s string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+func TestTrunkMainRoad(t *testing.T) {
+	tests := []struct {
+		name     string
+		sessions []string
+		want     string
+	}{
+		{
+			// The most probable path is submit -> decline (4 of 9
+			// sessions); the road through the states most sessions enter
+			// is the offer.
+			name: "the road beats a short exit",
+			sessions: slices.Concat(
+				repeat(4, "submit:ok decline:no"),
+				repeat(3, "submit:ok check:ok offer:ok accept:done"),
+				repeat(2, "submit:ok check:ok offer:ok cancel:no"),
+			),
+			want: "submit check offer accept",
+		},
+		{
+			name: "a detour fewer sessions take is left out",
+			sessions: slices.Concat(
+				repeat(6, "a:ok b:ok c:ok"),
+				repeat(2, "a:ok x:ok b:ok c:ok"),
+			),
+			want: "a b c",
+		},
+		{
+			name: "a step most sessions take is kept",
+			sessions: slices.Concat(
+				repeat(2, "a:ok b:ok c:ok"),
+				repeat(6, "a:ok x:ok b:ok c:ok"),
+			),
+			want: "a x b c",
+		},
+		{
+			name: "a loop is not repeated",
+			sessions: slices.Concat(
+				repeat(3, "a:ok b:retry a:ok b:ok c:ok"),
+				repeat(3, "a:ok b:ok c:ok"),
+			),
+			want: "a b c",
+		},
+		{
+			name:     "one session",
+			sessions: []string{"only:ok"},
+			want:     "only",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := mustBuild(t, labelOpts(), ReadOptions{}, strInput("a.jsonl", sessionsJSONL(tt.sessions...)))
+			if got := strings.Join(m.Trunk, " "); got != tt.want {
+				t.Errorf("trunk = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
