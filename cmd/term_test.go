@@ -14,6 +14,7 @@ func TestTermText(t *testing.T) {
 		{"\u009b31m", `\u009b31m`},
 		{"\u202eevil\u2066", `\u202eevil\u2066`},
 		{"\xff\xfe", `\xff\xfe`},
+		{"x\r\x1b[K", `x\r\x1b[K`},
 	}
 	for _, tt := range tests {
 		if got := termText(tt.in); got != tt.want {
@@ -22,6 +23,23 @@ func TestTermText(t *testing.T) {
 		var b bytes.Buffer
 		if _, err := termSafe(&b).Write([]byte(tt.in)); err != nil || b.String() != tt.want {
 			t.Errorf("termSafe wrote %q (%v), want %q", b.String(), err, tt.want)
+		}
+	}
+}
+
+// TestTermSafeProgress: a write that starts by clearing the line (a
+// progress line) keeps that code, and only that one.
+func TestTermSafeProgress(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"\r\x1b[Kmining 1/2", "\r\x1b[Kmining 1/2"},
+		{"\r\x1b[K", "\r\x1b[K"},
+		{"\r\x1b[K\x1b]0;x\a", "\r\x1b[K" + `\x1b]0;x\a`},
+		{"x\r\x1b[K", `x\r\x1b[K`},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		if n, err := termSafe(&b).Write([]byte(tt.in)); err != nil || n != len(tt.in) || b.String() != tt.want {
+			t.Errorf("termSafe wrote %q (%d, %v), want %q", b.String(), n, err, tt.want)
 		}
 	}
 }
