@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,6 +89,9 @@ func (o *modelOptions) prepare() error {
 	if o.rareCount < 0 || o.rareRatio < 0 || o.rareRatio >= 1 {
 		return usagef("--rare-count must be >= 0 and --rare-ratio in [0, 1)")
 	}
+	if o.version < 0 {
+		return usagef("--version %d: want 1 or more (0: the default)", o.version)
+	}
 	if _, err := detailOf(o.detail); err != nil {
 		return err
 	}
@@ -96,9 +100,60 @@ func (o *modelOptions) prepare() error {
 		if err != nil {
 			return err
 		}
+		if m.Version == math.MaxInt && o.version == 0 {
+			return fmt.Errorf("--parent %s has version %d, the last there is: name the version with --version", o.parent, m.Version)
+		}
 		o.parentModel = m
 	}
 	return nil
+}
+
+// outputs are the files the options write, as flag and path.
+func (o *modelOptions) outputs() [][2]string {
+	return [][2]string{{"--output", o.out}, {"--dot", o.dot}}
+}
+
+// checkOutputs refuses an output that is one of the inputs (a log, the
+// label rules, the parent model) or another output: writing it would
+// destroy what the command reads, or one output would replace the other.
+// Standard output and files that are not regular (/dev/null) may repeat.
+func checkOutputs(inputs []string, outputs [][2]string) error {
+	type named struct{ what, path string }
+	var seen []named
+	for _, in := range inputs {
+		if in != "" && in != "-" {
+			seen = append(seen, named{"an input", in})
+		}
+	}
+	for _, out := range outputs {
+		path := out[1]
+		if path == "" || path == "-" {
+			continue
+		}
+		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+			continue
+		}
+		for _, s := range seen {
+			if samePath(s.path, path) {
+				return usagef("%s %s: the file is %s too", out[0], path, s.what)
+			}
+		}
+		seen = append(seen, named{out[0] + "'s output", path})
+	}
+	return nil
+}
+
+// samePath reports whether a and b name the same file: one that exists
+// under both names, or the same path once made absolute.
+func samePath(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && absA == absB
 }
 
 func bindModelFlags(f *pflag.FlagSet, opts *modelOptions) {
@@ -201,6 +256,13 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	}
 	inputs, err := expandInputs(opts.inputs, streams.In, opts.from)
 	if err != nil {
+		return err
+	}
+	read := []string{opts.labels, opts.model.parent}
+	for _, in := range inputs {
+		read = append(read, in.Name)
+	}
+	if err := checkOutputs(read, append(opts.model.outputs(), [2]string{"--partial", opts.partial})); err != nil {
 		return err
 	}
 	// A model needs only the distinct paths; a partial result holds every
@@ -306,6 +368,9 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 	}
 	if opts.version > 0 {
 		m.Version = opts.version
+	}
+	if err := m.Validate(); err != nil {
+		return err
 	}
 
 	if err := writeOutput(opts.out, streams.Out, m.Write); err != nil {

@@ -182,7 +182,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	case "json":
 		err = writeJSON(out, sum)
 	case "text":
-		err = sum.text(out, m, lg, opts.list)
+		err = sum.text(termSafe(out), m, lg, opts.list)
 	}
 	if err != nil {
 		return err

@@ -251,6 +251,7 @@ const (
 func (r diffReport) text(w io.Writer, color bool) error {
 	var b strings.Builder
 	paint := func(code, s string) string {
+		s = termText(s) // names from the models: no escape sequence of theirs reaches the terminal
 		if !color || code == "" {
 			return s
 		}
