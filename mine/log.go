@@ -375,9 +375,9 @@ func (sh *shard) add(c *chunk, k int) bool {
 		sh.fileSeen[i] = true
 		sh.fileStart[i] = c.pos0
 	}
-	for _, ri := range c.byShard[k] {
-		r := &c.recs[ri]
-		pos := c.pos0 + r.off
+	for _, x := range c.byShard[k] {
+		r := &c.recs[x.rec]
+		pos := c.pos0 + x.off
 		si, err := sh.session(r.session)
 		if err != nil {
 			sh.err, sh.errPos = err, pos
@@ -409,7 +409,7 @@ func (sh *shard) add(c *chunk, k int) bool {
 		}
 		sh.raw[si] = append(sh.raw[si], rawStep{
 			step: r.step, ts: r.ts, pos: pos, hashFlags: flags, dur: float32(r.dur),
-			label: c.ids[r.labelID], event: c.ids[r.eventID], line: uint32(r.fileLine),
+			label: c.ids[x.label], event: c.ids[x.event], line: uint32(r.fileLine),
 		})
 		if sh.lg.Streamed {
 			sh.slots[si].last = pos

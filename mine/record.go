@@ -54,13 +54,12 @@ func ParseFieldMap(pairs []string) (map[string]string, error) {
 // parser turns one JSONL line into a labelled record. It is not safe for
 // concurrent use; each worker has its own.
 type parser struct {
-	x      *extractor
-	arena  []byte // backs the strings of parsed records; see str
-	vals   []value
-	paths  []string       // all extracted paths: core fields first, then rule fields
-	pos    map[string]int // path -> index into vals
-	rules  *Rules
-	strbuf []string
+	x     *extractor
+	arena []byte // backs the strings of parsed records; see str
+	vals  []value
+	paths []string       // all extracted paths: core fields first, then rule fields
+	pos   map[string]int // path -> index into vals
+	rules *Rules
 }
 
 func newParser(fields map[string]string, rules *Rules) (*parser, error) {
@@ -109,12 +108,6 @@ type rec struct {
 	detour   bool
 	hash     uint64
 	fileLine int
-
-	// Set by the chunk's worker (see indexChunk): the label's and event's
-	// indexes into the chunk's names, and the record's place among the
-	// chunk's usable records.
-	labelID, eventID uint32
-	off              uint32
 }
 
 // badRecord is input that cannot be used: its line and why.
