@@ -40,7 +40,9 @@ type ReadOptions struct {
 	// Strict turns the first bad line into an error naming file, line and
 	// reason; otherwise bad lines are skipped and counted.
 	Strict bool
-	// Workers is the number of parsing goroutines; 0 means GOMAXPROCS.
+	// Workers is the number of parsing goroutines, and of the shards that
+	// group their records into sessions; 0 means GOMAXPROCS. The result
+	// does not depend on it.
 	Workers int
 	// MaxLine is the longest line accepted, in bytes; 0 means 64 MiB.
 	MaxLine int
@@ -67,7 +69,8 @@ type ReadOptions struct {
 	Window int
 	// Each, in a streaming read, is given each session as it is finished
 	// instead of the tally (the Log then serves Build nothing): in no
-	// particular order, and the session is the caller's to keep. Should
+	// particular order, from the read's goroutines but one call at a time,
+	// and the session is the caller's to keep. Should
 	// the read start over (see Reread), the sessions come again in the
 	// Log's Sessions: a caller that keeps what Each gave must drop it in
 	// Reread, or count sessions twice.
