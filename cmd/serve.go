@@ -35,6 +35,7 @@ type serveOptions struct {
 	maxSessions int
 	history     int
 	check       bool
+	slotValues  bool
 
 	// ready, when set, is called with the listening address once the
 	// service accepts connections (tests listen on port 0).
@@ -97,6 +98,7 @@ flags, unreadable model or policy, the address is taken).`,
 	f.IntVar(&opts.maxSessions, "max-sessions", 100000, "live sessions at most; the least recently used go first (0: no bound)")
 	f.IntVar(&opts.history, "history", 16, "recent decisions kept per session for GET /v1/sessions/{id} (0: none; each costs about 0.12 KB)")
 	f.BoolVar(&opts.check, "check", false, "load the model and policy, print what would be enforced, and exit")
+	f.BoolVar(&opts.slotValues, "log-slot-values", false, "write slot values to the decision log, not only their names and validity (values can be personal data)")
 	return c
 }
 
@@ -121,6 +123,8 @@ type server struct {
 	names      atomic.Pointer[names] // of the model in force
 	reloadMu   sync.Mutex
 	errOut     io.Writer
+	// logSlotValues writes slot values to the decision log
+	logSlotValues bool
 }
 
 func loadServeInputs(modelPath, policyPath string) (*automaton.Model, *automaton.Policy, error) {
@@ -132,6 +136,9 @@ func loadServeInputs(modelPath, policyPath string) (*automaton.Model, *automaton
 	if policyPath != "" {
 		if p, err = automaton.LoadPolicy(policyPath); err != nil {
 			return nil, nil, err
+		}
+		if err := p.Check(m); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", policyPath, err)
 		}
 	}
 	return m, p, nil
@@ -159,7 +166,7 @@ func newServer(modelPath, policyPath string, m *automaton.Model, p *automaton.Po
 	}
 	s.guard = g
 	s.info.Store(newModelInfo(modelPath, m))
-	n := newNames(m)
+	n := newNames(m, p)
 	s.names.Store(&n)
 	return s, nil
 }
@@ -203,6 +210,7 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 		}
 		return err
 	}
+	s.logSlotValues = opts.slotValues
 	g := s.guard
 	if opts.check {
 		return printCheck(streams.Out, opts, g)
@@ -383,11 +391,12 @@ func printCheck(w io.Writer, opts serveOptions, g *automaton.Guard) error {
 	for _, c := range caps {
 		fmt.Fprintf(&b, "  %s -[%s]-> %s  max %d\n", c.From, c.Event, c.To, c.Max)
 	}
+	writeSlotPolicy(&b, m, p)
 	_, err := w.Write(b.Bytes())
 	return err
 }
 
-func (s *server) logDecision(d automaton.Decision, event, next string) {
+func (s *server) logDecision(d automaton.Decision, event, next string, slots []automaton.Slot) {
 	node := next
 	if m := s.guard.Model(); !m.HasLabel(next) {
 		if st := m.State(next); st != nil {
@@ -397,6 +406,7 @@ func (s *server) logDecision(d automaton.Decision, event, next string) {
 	s.log.decision(logMsg{
 		session: d.Session, step: d.Step, node: node, event: event, ts: d.Time,
 		allowed: d.Allowed, reason: d.Reason, state: d.State,
+		verdict: logVerdict(&d), slots: logSlots(slots, s.logSlotValues),
 	})
 }
 
@@ -484,8 +494,9 @@ func (s *server) sessionID(w http.ResponseWriter, r *http.Request) (string, bool
 }
 
 type stepRequest struct {
-	Event *string `json:"event"`
-	Next  *string `json:"next"`
+	Event *string         `json:"event"`
+	Next  *string         `json:"next"`
+	Slots json.RawMessage `json:"slots"` // read by decodeSlots
 }
 
 func (s *server) handleStep(w http.ResponseWriter, r *http.Request) {
@@ -504,18 +515,23 @@ func (s *server) handleStep(w http.ResponseWriter, r *http.Request) {
 		s.error(w, http.StatusBadRequest, fmt.Sprintf("reading step body: %v", err))
 		return
 	}
-	event, next, ok := parseStep(body, *s.names.Load())
-	if !ok {
-		req, err := decodeStep(body)
-		if err != nil {
-			s.error(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		event, next = *req.Event, *req.Next
+	sbuf := slotBuffers.Get().(*[]automaton.Slot)
+	defer putSlots(sbuf)
+	event, next, slots, fast, err := readStep(body, *s.names.Load(), (*sbuf)[:0])
+	if err != nil {
+		s.error(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if !fast {
 		// the decoder's strings may share body's memory: do not recycle it
 		body = nil
 	}
-	d := s.guard.Step(id, event, next)
+	d, err := s.guard.StepSlots(id, event, next, slots)
+	if err != nil {
+		s.error(w, http.StatusBadRequest, stepSlotError(err))
+		return
+	}
+	*sbuf = slots
 	out := appendDecision(body[:0], &d)
 	out = append(out, '\n')
 	s.metrics.response(http.StatusOK)
@@ -651,7 +667,7 @@ func (s *server) reload() (reloadAnswer, error) {
 	}
 	info := newModelInfo(s.modelPath, m)
 	s.info.Store(info)
-	n := newNames(m)
+	n := newNames(m, p)
 	s.names.Store(&n)
 	s.metrics.reloadsOK.Add(1)
 	res.Version, res.Digest, res.Sessions = info.Version, info.Digest, st
