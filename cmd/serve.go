@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -612,6 +613,11 @@ type modelAnswer struct {
 	Watchdog    *automaton.Watchdog `json:"watchdog"`
 	RareIsDev   bool                `json:"rare_is_deviation"`
 	Sessions    int                 `json:"sessions"`
+	// the policy's slots, states and rules as given
+	Generalized string                           `json:"generalized"`
+	Slots       []automaton.SlotSpec             `json:"slots,omitempty"`
+	PolicyState map[string]automaton.StatePolicy `json:"policy_states,omitempty"`
+	Rules       []automaton.Rule                 `json:"rules,omitempty"`
 }
 
 func (s *server) handleModel(w http.ResponseWriter, r *http.Request) {
@@ -634,6 +640,10 @@ func (s *server) handleModel(w http.ResponseWriter, r *http.Request) {
 		Watchdog:    wd,
 		RareIsDev:   p.RareIsDeviation,
 		Sessions:    s.guard.Len(),
+		Generalized: cmp.Or(p.Generalized, automaton.GeneralizedAllow),
+		Slots:       p.Slots,
+		PolicyState: p.States,
+		Rules:       p.Transitions,
 	})
 }
 
