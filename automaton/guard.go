@@ -888,8 +888,13 @@ func (r *rule) apply(s *session) {
 	s.slots = out
 }
 
-// write sets the step's slots in the session, overwriting same names.
-func (s *session) write(slots []Slot) {
+// write sets the step's slots in the session, overwriting same names;
+// declared is how many slots the policy declares, which bounds the
+// session's.
+func (s *session) write(slots []Slot, declared int) {
+	if s.slots == nil && len(slots) > 0 {
+		s.slots = make([]Slot, 0, declared)
+	}
 outer:
 	for _, sl := range slots {
 		sl.Valid = false
@@ -997,7 +1002,7 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot) Decision
 		if taken && r != nil {
 			r.apply(s)
 		}
-		s.write(slots)
+		s.write(slots, len(c.slotRes))
 	}
 	s.state = dest
 	d.State, d.Label, d.Instructions = dest.id, dest.label, dest.instructions
