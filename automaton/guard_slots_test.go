@@ -359,3 +359,37 @@ func TestPolicySlotErrors(t *testing.T) {
 		})
 	}
 }
+
+// FuzzPolicy feeds ReadPolicy and Check arbitrary policies against the
+// slots fixture: no panic, and a policy that passes makes a guard that
+// answers a step with slots.
+func FuzzPolicy(f *testing.F) {
+	for _, s := range []string{slotsPolicy, `{}`, `{"generalized":"deny"}`, `{"states":{"a b":{}}}`,
+		`{"slots":[{"name":"x","pattern":"(?i)^a+$"}],"transitions":[{"from":"greet","to":"collecting_info","when":[{"slot":"x","equals":1.5}]}]}`,
+		`{"transitions":[{"from":"confirming","to":"refund","when":[{"field":"next","present":false}]}]}`} {
+		f.Add(s)
+	}
+	m := loadSlotsFixture(f)
+	f.Fuzz(func(t *testing.T, js string) {
+		p, err := ReadPolicy(strings.NewReader(js))
+		if err != nil {
+			return
+		}
+		g, err := NewGuard(m, p, GuardOptions{})
+		if err != nil {
+			return
+		}
+		var slots []Slot
+		for name := range p.Slots {
+			slots = append(slots, Slot{Name: p.Slots[name].Name, Value: "AB12345678"})
+		}
+		for _, step := range [][2]string{{"", "greet"}, {"ok", "collecting_info"}, {"ok", "confirming"}, {"confirmed", "refund"}} {
+			if _, err := g.StepSlots("s", step[0], step[1], slots); err != nil {
+				var se *SlotError
+				if !errors.As(err, &se) {
+					t.Fatalf("StepSlots: %v", err)
+				}
+			}
+		}
+	})
+}

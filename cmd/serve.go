@@ -51,7 +51,7 @@ func newServeCmd(streams IO) *cobra.Command {
 		Long: `serve answers, for each step an agent proposes, whether the model and the
 policy allow it. It speaks JSON over HTTP:
 
-  POST   /v1/sessions/{id}/steps  {"event": "...", "next": "..."} -> the decision
+  POST   /v1/sessions/{id}/steps  {"event": "...", "next": "...", "slots": {...}} -> the decision
   GET    /v1/sessions/{id}        the session's state and recent history
   DELETE /v1/sessions/{id}        forget the session
   GET    /v1/model                the model and policy in force
@@ -62,7 +62,10 @@ policy allow it. It speaks JSON over HTTP:
 A session starts at __start__: its first step proposes its first state with
 an empty event. next is the label (or the state id) of the proposed state.
 A denied step is still a 200 answer, with "allowed": false and a reason
-(illegal_transition, unknown_state, loop_cap, rare_transition, watchdog).
+(illegal_transition, unknown_state, loop_cap, rare_transition, watchdog,
+generalized_transition, missing_slot, invalid_slot, condition_failed). A
+step may carry slots (strings, numbers, bools) that the policy declares; the
+answer carries the policy's instructions for the session's state.
 Reloading keeps live sessions. With --token (or FSMINE_TOKEN) every route but
 /healthz wants "Authorization: Bearer <token>". SIGINT or SIGTERM stops the
 service gracefully: requests in flight are answered and the decision log is
@@ -70,6 +73,8 @@ flushed.
 
 With --log, every decision is appended to a JSONL file in fsmine's record
 form (session_id, step, node, event, ts, verdict) that fsmine build reads.
+A line names the step's slots and whether each is valid; their values only
+with --log-slot-values (values can be personal data).
 
 Unless GOGC is set, serve lets about 64 MiB of garbage gather between
 garbage collections while its live heap is smaller than that (Go's default

@@ -131,7 +131,9 @@ func decodeSlots(raw json.RawMessage, buf []automaton.Slot) ([]automaton.Slot, e
 		if err != nil {
 			return buf, fmt.Errorf("bad step body: slots: %v", err)
 		}
+		// the session keeps slots: clone them, lest they pin the body
 		name, _ := tok.(string)
+		name = strings.Clone(name)
 		sl := automaton.Slot{Name: name}
 		path := "slots[" + strconv.Quote(name) + "]"
 		for _, prev := range buf {
@@ -144,9 +146,9 @@ func decodeSlots(raw json.RawMessage, buf []automaton.Slot) ([]automaton.Slot, e
 		}
 		switch v := tok.(type) {
 		case string:
-			sl.Value = v
+			sl.Value = strings.Clone(v)
 		case json.Number:
-			sl.Value, sl.Kind = v.String(), automaton.SlotNumber
+			sl.Value, sl.Kind = strings.Clone(v.String()), automaton.SlotNumber
 		case bool:
 			sl.Value, sl.Kind = strconv.FormatBool(v), automaton.SlotBool
 		default:
