@@ -726,8 +726,9 @@ func (g *Guard) shard(id string) *shard {
 // its first step proposes its first state with an empty event.
 //
 // The reason is ReasonWatchdog whenever the watchdog fires; otherwise the
-// first of ReasonUnknownState, ReasonIllegal, ReasonLoopCap and ReasonRare
-// that applies, or ReasonNone. next is read as a label first and as a state
+// first of ReasonUnknownState, ReasonIllegal, ReasonLoopCap, ReasonRare,
+// ReasonGeneralized, ReasonMissingSlot, ReasonInvalidSlot and
+// ReasonCondition that applies, or ReasonNone. next is read as a label first and as a state
 // id only when no state carries it as a label.
 //
 // In enforce mode a deviating step is denied and the session stays where it
@@ -742,9 +743,8 @@ func (g *Guard) Step(id, event, next string) Decision {
 }
 
 // StepSlots is Step for a step that reports slots: it sets each slot's
-// Valid, and judges the move on the session's slots with slots written over
-// them. The reasons ReasonGeneralized, ReasonMissingSlot, ReasonInvalidSlot
-// and ReasonCondition, in that order, come after ReasonRare. A step that is
+// Valid, and judges the move (required slots, rule conditions) on the
+// session's slots with slots written over them. A step that is
 // allowed writes its slots into the session (after the rule of the
 // transition taken, if any, kept or cleared the session's own); a denied
 // step changes no slot. The session keeps the slots' strings.

@@ -412,7 +412,7 @@ func (s *server) logDecision(d automaton.Decision, event, next string, slots []a
 	s.log.decision(logMsg{
 		session: d.Session, step: d.Step, node: node, event: event, ts: d.Time,
 		allowed: d.Allowed, reason: d.Reason, state: d.State,
-		verdict: logVerdict(&d), slots: logSlots(slots, s.logSlotValues),
+		extra: newLogExtra(&d, slots, s.logSlotValues),
 	})
 }
 

@@ -361,21 +361,27 @@ func cpuTime() time.Duration {
 
 // BenchmarkServeHandler measures the step route's handler alone (routing,
 // decoding, the guard, the decision log, encoding) without sockets.
-func BenchmarkServeHandler(b *testing.B) {
-	m, p, err := loadServeInputs(fixtureModel, fixturePolicy)
+func BenchmarkServeHandler(b *testing.B) { benchServeHandler(b, returnsFixture()) }
+
+// BenchmarkServeHandlerSlots is BenchmarkServeHandler over the slots
+// fixture.
+func BenchmarkServeHandlerSlots(b *testing.B) { benchServeHandler(b, slotsFixture()) }
+
+func benchServeHandler(b *testing.B, fx serveFixture) {
+	m, p, err := loadServeInputs(fx.model, fx.policy)
 	if err != nil {
 		b.Fatal(err)
 	}
 	dlog := newDecisionLog(io.Discard, nil, io.Discard)
-	s, err := newServer(fixtureModel, fixturePolicy, m, p, "", dlog, io.Discard, automatonOptions())
+	s, err := newServer(fx.model, fx.policy, m, p, "", dlog, io.Discard, automatonOptions())
 	if err != nil {
 		b.Fatal(err)
 	}
 	h := s.handler()
 	const sessions = 2000
-	bodies := make([]string, len(benchFlow))
-	for i, st := range benchFlow {
-		bodies[i] = fmt.Sprintf(`{"event":%q,"next":%q}`, st[0], st[1])
+	bodies := make([]string, len(fx.bodies))
+	for i, body := range fx.bodies {
+		bodies[i] = string(body)
 	}
 	paths := make([]string, sessions)
 	for i := range paths {
@@ -385,12 +391,12 @@ func BenchmarkServeHandler(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		round := i / (sessions * len(benchFlow))
+		round := i / (sessions * len(bodies))
 		path := paths[i%sessions]
 		if round > 0 {
 			path = fmt.Sprintf("/v1/sessions/h-%d-%d/steps", i%sessions, round)
 		}
-		r, _ := http.NewRequest("POST", path, strings.NewReader(bodies[i/sessions%len(benchFlow)]))
+		r, _ := http.NewRequest("POST", path, strings.NewReader(bodies[i/sessions%len(bodies)]))
 		clear(w.h)
 		w.code = 0
 		h.ServeHTTP(w, r)

@@ -60,18 +60,36 @@ const (
 	logSweep            // write held lines older than ts
 )
 
+// logMsg is one message to the writer. It is held in a map until its
+// session's next decision: at 128 bytes at most, the map keeps it inline
+// (larger values cost an allocation each).
 type logMsg struct {
 	kind    logKind
+	allowed bool
 	session string
 	step    int
 	node    string
 	event   string
 	ts      time.Time
-	allowed bool
 	reason  string
 	state   string
+	extra   *logExtra // nil for a plain step
+}
+
+// logExtra is what a decision line carries beyond a plain step's.
+type logExtra struct {
 	verdict verdictExtra // what the verdict says beyond allowed, reason and state
 	slots   []logSlot    // the step's slots
+}
+
+// newLogExtra returns what a decision line carries beyond a plain step's:
+// nil when nothing.
+func newLogExtra(d *automaton.Decision, slots []automaton.Slot, values bool) *logExtra {
+	v := verdictExtra{generalized: d.Generalized, missing: d.MissingSlots, invalid: d.InvalidSlots, condition: d.Condition}
+	if !v.generalized && v.missing == nil && v.invalid == nil && v.condition == "" && len(slots) == 0 {
+		return nil
+	}
+	return &logExtra{verdict: v, slots: logSlots(slots, values)}
 }
 
 // newDecisionLog starts the writer goroutine over w; syncFn, when not nil,
@@ -215,10 +233,14 @@ func (l *decisionLog) write(m logMsg, event string) {
 	b = mine.AppendJSONString(b, m.reason)
 	b = append(b, `,"state":`...)
 	b = mine.AppendJSONString(b, m.state)
-	b = m.verdict.append(b)
-	b = append(b, '}')
-	b = appendLogSlots(b, m.slots)
-	b = append(b, "}\n"...)
+	if m.extra != nil {
+		b = m.extra.verdict.append(b)
+		b = append(b, '}')
+		b = appendLogSlots(b, m.extra.slots)
+		b = append(b, "}\n"...)
+	} else {
+		b = append(b, "}}\n"...)
+	}
 	l.buf = b
 	if _, err := l.w.Write(b); err != nil {
 		l.fail(err)
@@ -260,10 +282,6 @@ type verdictExtra struct {
 	generalized      bool
 	missing, invalid []string
 	condition        string
-}
-
-func logVerdict(d *automaton.Decision) verdictExtra {
-	return verdictExtra{generalized: d.Generalized, missing: d.MissingSlots, invalid: d.InvalidSlots, condition: d.Condition}
 }
 
 func (v *verdictExtra) append(b []byte) []byte {

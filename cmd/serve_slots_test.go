@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/fsmine/fsmine/automaton"
 )
@@ -165,5 +166,14 @@ func TestServeGeneralized(t *testing.T) {
 		if !strings.Contains(ts.log.String(), `"node":"refund","event":"","ts":`) || !strings.Contains(ts.log.String(), `"generalized":true}}`) {
 			t.Errorf("%s: log does not mark the generalised step:\n%s", tt.policy, ts.log.String())
 		}
+	}
+}
+
+// TestLogMsgInline: the decision log holds a logMsg per live session in a
+// map, which keeps values of at most 128 bytes inline; a larger logMsg
+// costs every step an allocation (it did once, when slots came).
+func TestLogMsgInline(t *testing.T) {
+	if n := unsafe.Sizeof(logMsg{}); n > 128 {
+		t.Errorf("logMsg is %d bytes, want at most 128: move what plain steps do not need behind logExtra", n)
 	}
 }

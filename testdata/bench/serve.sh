@@ -15,8 +15,8 @@ runs=${1:-5}
 procs=${2:-1}
 fixture=${3:-returns}
 case $fixture in
-  returns) model=returns.json policy=returns.policy.json bench='BenchmarkServe/rate=5000$' ;;
-  slots) model=slots.json policy=slots.policy.json bench='BenchmarkServeSlots/rate=5000$' ;;
+  returns) model=returns.json policy=returns.policy.json bench='^BenchmarkServe$/^rate=5000$' ;;
+  slots) model=slots.json policy=slots.policy.json bench='^BenchmarkServeSlots$/^rate=5000$' ;;
   *) echo "serve.sh: FIXTURE is returns or slots, not $fixture" >&2; exit 2 ;;
 esac
 dir=$(mktemp -d)
