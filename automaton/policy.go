@@ -141,8 +141,9 @@ type Rule struct {
 }
 
 // Condition is one test a move must pass: on the slot Slot or on the step's
-// field Field ("event" or "next"), exactly one of Present, Equals (a JSON
-// string, number or bool) and Matches (an RE2 pattern).
+// field Field ("event" or "next"), exactly one of Present, Equals and
+// Matches (an RE2 pattern). Equals holds a string, a bool or a number
+// (json.Number as ReadPolicy decodes it, float64 or int).
 type Condition struct {
 	Slot    string      `json:"slot,omitempty"`
 	Field   string      `json:"field,omitempty"`
@@ -377,6 +378,8 @@ func equalsText(v interface{}) (string, SlotKind, error) {
 		return x.String(), SlotNumber, nil
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64), SlotNumber, nil
+	case int:
+		return strconv.Itoa(x), SlotNumber, nil
 	case bool:
 		return strconv.FormatBool(x), SlotBool, nil
 	}
