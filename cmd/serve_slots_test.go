@@ -74,9 +74,9 @@ func TestServeSlots(t *testing.T) {
 				{"array", `{"next":"confirming","slots":["order_id"]}`, 400, []string{`slots is an array`}},
 				{"undeclared", `{"event":"ok","next":"confirming","slots":{"color":"red","order_id":"AB12345678"}}`, 400, []string{`bad step body: slots[\"color\"]: the policy declares no such slot`}},
 				{"twice", `{"event":"ok","next":"confirming","slots":{"reason":"a","reason":"b"}}`, 400, []string{`slots[\"reason\"] is given twice`}},
-				{"good", `{"event":"ok","next":"confirming","slots":{"order_id":"AB12345678","reason":"too small"}}`, 200, []string{`"allowed":true`, `"state":"confirm"`, `"instructions":"Confirm the return with the customer."`}},
+				{"good (an escape: the slow path)", `{"event":"ok","next":"confirming","slots":{"order_id":"AB12345678","reason":"too \u0073mall"}}`, 200, []string{`"allowed":true`, `"state":"confirm"`, `"instructions":"Confirm the return with the customer."`}},
 				{"condition", `{"event":"confirmed","next":"refund"}`, 200, []string{`"reason":"condition_failed"`, `"condition":"transitions[0].when[0]: slot \"amount\" is present"`}},
-				{"number (slow path)", `{"event":"confirmed","next":"refund","slots":{"amount":12}} `, 200, []string{`"allowed":true`, `"state":"refund"`}},
+				{"a number", `{"event":"confirmed","next":"refund","slots":{"amount":12}} `, 200, []string{`"allowed":true`, `"state":"refund"`}},
 			}
 			for _, tt := range tests {
 				code, _, body := ts.do(t, "POST", steps, tt.body, "")
@@ -88,6 +88,14 @@ func TestServeSlots(t *testing.T) {
 					if !strings.Contains(body, w) {
 						t.Errorf("%s: answer %s lacks %s", tt.name, body, w)
 					}
+				}
+			}
+			_, _, model := ts.do(t, "GET", "/v1/model", "", "")
+			for _, w := range []string{`"slots":[{"name":"amount","pattern":"^[0-9]+$"}]`,
+				`"policy_states":{"collecting_info":{"required_slots":[{"name":"order_id","pattern":"^[A-Z]{2}[0-9]{8}$"},{"name":"reason"}]`,
+				`"rules":[{"from":"confirming","event":"confirmed","to":"refund","when":[{"slot":"amount","present":true}]}]`} {
+				if !strings.Contains(model, w) {
+					t.Errorf("/v1/model lacks %s: %s", w, model)
 				}
 			}
 			_, _, info := ts.do(t, "GET", "/v1/sessions/s1", "", "")
@@ -155,6 +163,10 @@ func TestServeGeneralized(t *testing.T) {
 		_, _, body = ts.do(t, "POST", "/v1/sessions/g/steps", `{"event":"ok","next":"refund"}`, "")
 		if !strings.Contains(body, tt.want) || !strings.Contains(body, `"generalized":true`) {
 			t.Errorf("%s: answer %s, want %s and generalized", tt.policy, body, tt.want)
+		}
+		_, _, model := ts.do(t, "GET", "/v1/model", "", "")
+		if want := `"generalized":"` + map[bool]string{true: "allow", false: "deny"}[tt.policy == `{}`] + `"`; !strings.Contains(model, want) {
+			t.Errorf("%s: /v1/model lacks %s: %s", tt.policy, want, model)
 		}
 		_, _, metrics := ts.do(t, "GET", "/metrics", "", "")
 		if !strings.Contains(metrics, tt.metric) {
