@@ -36,17 +36,26 @@ const (
 	// KindRare: the move takes a transition flagged rare; a deviation only
 	// with CheckOptions.RareIsDeviation.
 	KindRare = "rare"
+	// KindGeneralized: the move takes a generalised transition, one no
+	// session the model was mined from took; a deviation only with
+	// CheckOptions.GeneralizedIsDeviation.
+	KindGeneralized = "generalized"
+	// KindRepeatCap: the move is a transition of the model, but it makes
+	// more visits of one label in a row than the state's MaxRun.
+	KindRepeatCap = "repeat_cap"
 )
 
 // Step verdicts, the Verdict of a Step.
 const (
 	StepOK         = "ok"
-	StepRare       = "rare"       // a transition of the model flagged rare
-	StepLoopCap    = "loop_cap"   // a transition of the model, beyond its loop's cap
-	StepIllegal    = "illegal"    // no such transition; the label is the model's
-	StepUnknown    = "unknown"    // the label is no state's
-	StepIncomplete = "incomplete" // no such transition into EndID
-	StepLost       = "lost"       // not checked: the state before the move is not known
+	StepRare       = "rare"        // a transition of the model flagged rare
+	StepGeneral    = "generalized" // a generalised transition of the model (see Transition.Generalized)
+	StepLoopCap    = "loop_cap"    // a transition of the model, beyond its loop's cap
+	StepRepeatCap  = "repeat_cap"  // a transition of the model, beyond its target's MaxRun
+	StepIllegal    = "illegal"     // no such transition; the label is the model's
+	StepUnknown    = "unknown"     // the label is no state's
+	StepIncomplete = "incomplete"  // no such transition into EndID
+	StepLost       = "lost"        // not checked: the state before the move is not known
 )
 
 // DefaultMaxAlignStates is the number of alignment search nodes CheckOptions
@@ -58,6 +67,10 @@ type CheckOptions struct {
 	// RareIsDeviation makes taking a rare transition a deviation (KindRare)
 	// instead of a counted pass.
 	RareIsDeviation bool
+	// GeneralizedIsDeviation makes taking a generalised transition a
+	// deviation (KindGeneralized) instead of a counted pass: the model as
+	// the sessions it was mined from took it, and no more.
+	GeneralizedIsDeviation bool
 	// MaxAlignStates bounds the alignment search of one session: after
 	// expanding this many (position, state) nodes the search stops and the
 	// cost of a greedy alignment is reported instead, with Bounded set.
@@ -78,7 +91,8 @@ type Deviation struct {
 	// State is the state the session was in; Event and Label the move.
 	State, Event, Label string
 	// Loop (an index into Model.Loops), Iterations and Cap are set for
-	// KindLoopCap; Loop is -1 otherwise.
+	// KindLoopCap; Loop is -1 otherwise. For KindRepeatCap, Iterations is
+	// the visits of the label in a row and Cap the state's MaxRun.
 	Loop, Iterations, Cap int
 }
 
@@ -92,6 +106,8 @@ type Verdict struct {
 	// Rare counts the rare transitions taken before the first move the
 	// model has no transition for (all of them when there is none).
 	Rare int
+	// Generalized counts the generalised transitions taken, likewise.
+	Generalized int
 	// Cost is the cost of an optimal alignment: 0 exactly when the moves
 	// are a path of the model (a session that deviates only by KindLoopCap
 	// or KindRare costs 0).
@@ -133,6 +149,9 @@ type Step struct {
 	// -1; Iteration the back-edge traversals of this stay so far, this move
 	// included, and Cap the loop's cap (0: none).
 	Loop, Iteration, Cap int
+	// Run and MaxRun are set for StepRepeatCap: the visits of the label in
+	// a row, this one included, and the state's MaxRun.
+	Run, MaxRun int
 }
 
 // Checker checks sessions against one model. It keeps scratch space between
@@ -152,6 +171,8 @@ type Checker struct {
 	dist       []int32          // fewest moves from a state to EndID; -1: unreachable
 	loopOf     []int32          // per state: index into m.Loops, or -1
 	caps       []int            // per loop: the cap, 0 for none
+	maxRun     []int            // per state: its MaxRun, 0 for none
+	labelOf    []string         // per state: its label
 
 	// Alignment scratch, reused across sessions.
 	a alignScratch
@@ -161,6 +182,7 @@ type ctrans struct {
 	from, to   int32
 	sym        int32
 	rare, back bool
+	general    bool
 }
 
 // NewChecker prepares m for checking. m must be valid (see Validate).
@@ -179,6 +201,8 @@ func NewChecker(m *Model, opt CheckOptions) *Checker {
 		end:    -1,
 	}
 	for i, s := range m.States {
+		c.maxRun = append(c.maxRun, s.MaxRun)
+		c.labelOf = append(c.labelOf, s.Label)
 		c.ids = append(c.ids, s.ID)
 		c.state[s.ID] = int32(i)
 		if _, seen := c.unique[s.Label]; seen {
@@ -203,7 +227,7 @@ func NewChecker(m *Model, opt CheckOptions) *Checker {
 			sym = int32(len(c.syms))
 			c.syms[mv] = sym
 		}
-		c.trans[i] = ctrans{from: from, to: to, sym: sym, rare: t.Rare, back: t.BackEdge}
+		c.trans[i] = ctrans{from: from, to: to, sym: sym, rare: t.Rare, back: t.BackEdge, general: t.Generalized != ""}
 		c.next[uint64(from)<<32|uint64(sym)] = int32(i)
 		c.out[from] = append(c.out[from], int32(i))
 	}
@@ -275,13 +299,14 @@ type walker struct {
 	at    int32 // current state, -1 when lost
 	loop  int32 // loop of the current stay, -1 for none
 	iters int   // back edges taken in the stay
+	run   int   // visits of the current state's label in a row
 }
 
 // step replays one move. It returns the step's verdict and, for a move the
 // model has, the transition's index (else -1).
 func (c *Checker) step(w *walker, mv Move) (verdict string, ti int32) {
 	if w.at < 0 {
-		w.at, w.loop, w.iters = c.resync(mv.Label), -1, 0
+		w.at, w.loop, w.iters, w.run = c.resync(mv.Label), -1, 0, 1
 		return StepLost, -1
 	}
 	ti = -1
@@ -298,7 +323,7 @@ func (c *Checker) step(w *walker, mv Move) (verdict string, ti int32) {
 		case !c.m.HasLabel(mv.Label):
 			verdict = StepUnknown
 		}
-		w.at, w.loop, w.iters = c.resync(mv.Label), -1, 0
+		w.at, w.loop, w.iters, w.run = c.resync(mv.Label), -1, 0, 1
 		return verdict, -1
 	}
 	t := &c.trans[ti]
@@ -309,15 +334,28 @@ func (c *Checker) step(w *walker, mv Move) (verdict string, ti int32) {
 	case w.loop != lf:
 		w.loop, w.iters = lf, 0
 	}
+	if w.at >= 0 && c.labelOf[w.at] == c.labelOf[t.to] {
+		w.run++
+	} else {
+		w.run = 1
+	}
 	w.at = t.to
 	verdict = StepOK
 	if t.back && w.loop >= 0 {
 		w.iters++
+	}
+	if cp := c.maxRun[t.to]; cp > 0 && w.run > cp {
+		return StepRepeatCap, ti
+	}
+	if t.back && w.loop >= 0 {
 		if cp := c.caps[w.loop]; cp > 0 && w.iters > cp {
 			return StepLoopCap, ti
 		}
 	}
-	if t.rare {
+	switch {
+	case t.general:
+		verdict = StepGeneral
+	case t.rare:
 		verdict = StepRare
 	}
 	return verdict, ti
@@ -349,8 +387,15 @@ func (c *Checker) Check(moves []Move) Verdict {
 			if c.opt.RareIsDeviation {
 				dev = KindRare
 			}
+		case StepGeneral:
+			v.Generalized++
+			if c.opt.GeneralizedIsDeviation {
+				dev = KindGeneralized
+			}
 		case StepLoopCap:
 			dev = KindLoopCap
+		case StepRepeatCap:
+			dev = KindRepeatCap
 		case StepIllegal:
 			dev = KindIllegalTransition
 		case StepUnknown:
@@ -363,8 +408,11 @@ func (c *Checker) Check(moves []Move) Verdict {
 			if from >= 0 {
 				d.State = c.ids[from]
 			}
-			if dev == KindLoopCap {
+			switch dev {
+			case KindLoopCap:
 				d.Loop, d.Iterations, d.Cap = int(w.loop), w.iters, c.caps[w.loop]
+			case KindRepeatCap:
+				d.Iterations, d.Cap = w.run, c.maxRun[w.at]
 			}
 			v.Deviation = d
 		}
@@ -385,6 +433,32 @@ func (c *Checker) Check(moves []Move) Verdict {
 	}
 	v.Fitness = fitness(v.Cost, v.MaxCost)
 	return v
+}
+
+// Fits reports whether moves are a path of the model from StartID to EndID
+// within every loop cap: Check's verdict without its alignment, for callers
+// that only count fitting sessions.
+func (c *Checker) Fits(moves []Move) bool {
+	if c.start < 0 {
+		return false
+	}
+	w := walker{at: c.start, loop: -1}
+	for _, mv := range moves {
+		switch verdict, _ := c.step(&w, mv); verdict {
+		case StepOK:
+		case StepRare:
+			if c.opt.RareIsDeviation {
+				return false
+			}
+		case StepGeneral:
+			if c.opt.GeneralizedIsDeviation {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return w.at == c.end
 }
 
 func fitness(cost, maxCost int) float64 {
@@ -420,6 +494,9 @@ func (c *Checker) Replay(moves []Move) []Step {
 			s.Transition = &c.m.Transitions[ti]
 			if w.loop >= 0 {
 				s.Loop, s.Iteration, s.Cap = int(w.loop), w.iters, c.caps[w.loop]
+			}
+			if verdict == StepRepeatCap {
+				s.Run, s.MaxRun = w.run, c.maxRun[w.at]
 			}
 		} else {
 			s.Resync = w.at >= 0

@@ -160,7 +160,11 @@ func (m *Model) ComputeDigest() string {
 	}
 	line("initial", m.Initial)
 	for _, s := range m.States {
-		line("state", s.ID, s.Label)
+		if s.MaxRun > 0 {
+			line("state", s.ID, s.Label, strconv.Itoa(s.MaxRun))
+		} else {
+			line("state", s.ID, s.Label)
+		}
 	}
 	for _, t := range m.Transitions {
 		if t.Generalized == "" {

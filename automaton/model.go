@@ -112,6 +112,10 @@ type State struct {
 	Visits   int    `json:"visits"`
 	Sessions int    `json:"sessions"`
 	DwellMS  *Dwell `json:"dwell_ms,omitempty"`
+	// MaxRun, when above 0, caps how many visits of the state's label a
+	// session may make in a row on entering it: the longest such run any
+	// training session made (see mine.Options.Generalize). 0 is no cap.
+	MaxRun int `json:"max_run,omitempty"`
 }
 
 // Dwell is a summary of dwell times in milliseconds.

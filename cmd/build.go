@@ -28,9 +28,34 @@ type buildOptions struct {
 	fields  []string
 	strict  bool
 	from    string
+	imports importFlags
 	partial string
 	window  int
 	model   modelOptions
+}
+
+// importFlags say how the importers read event logs (XES, CSV): shared by
+// build and the commands that read logs for a model (check, replay,
+// stats).
+type importFlags struct {
+	sort       string
+	lifecycle  string
+	classifier string
+}
+
+func (f *importFlags) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&f.sort, "sort", mine.SortTime, "order of a case's XES and CSV events: time (as pm4py orders them: by time, events without one last, ties in file order) or file")
+	fs.StringVar(&f.lifecycle, "lifecycle", mine.LifecycleAll, "keep the XES and CSV events of one lifecycle:transition: complete, start, or all (events without one are always kept)")
+	fs.StringVar(&f.classifier, "classifier", "", "make an XES event's node from the keys of the log's classifier `NAME` (default: the activity, concept:name)")
+}
+
+// options checks the flags and returns them as mine's import options.
+func (f *importFlags) options() (mine.ImportOptions, error) {
+	o := mine.ImportOptions{Sort: f.sort, Lifecycle: f.lifecycle, Classifier: f.classifier}
+	if err := o.Check(); err != nil {
+		return o, usageError{err}
+	}
+	return o, nil
 }
 
 // modelOptions are the flags that shape and write a model, shared by build
@@ -42,6 +67,7 @@ type modelOptions struct {
 	alpha     float64
 	rareCount int
 	rareRatio float64
+	general   string
 	version   int
 	parent    string
 	quiet     bool
@@ -73,6 +99,7 @@ func bindModelFlags(f *pflag.FlagSet, opts *modelOptions) {
 	f.Float64Var(&opts.alpha, "alpha", def.Alpha, "significance level of the alergia merge test (smaller merges more)")
 	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
 	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
+	f.StringVar(&opts.general, "generalize", def.Generalize, "generalise beyond the sessions' paths where the log supports it: "+strings.Join(mine.Generalizes, " or "))
 	f.IntVar(&opts.version, "version", 0, "model version `N` (default 1, or the parent's + 1)")
 	f.StringVar(&opts.parent, "parent", "", "the previous model `FILE`: records lineage, version defaults to its + 1")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no summary on standard error")
@@ -116,6 +143,7 @@ any bad line).`,
 	f.StringVar(&opts.partial, "partial", "", "write this shard's partial result to `FILE` instead of a model (see fsmine merge)")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before its path is tallied and its records let go; 0 holds every session to the end")
 	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", ")+" (auto recognises each file's format from its content)")
+	opts.imports.bind(f)
 	return c
 }
 
@@ -127,6 +155,9 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	var err error
 	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
 		return usageError{err}
+	}
+	if ropt.Import, err = opts.imports.options(); err != nil {
+		return err
 	}
 	if opts.labels != "" {
 		data, err := os.ReadFile(opts.labels)
@@ -140,7 +171,7 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if err := opts.model.prepare(); err != nil {
 		return err
 	}
-	inputs, err := expandInputs(opts.inputs, streams.In)
+	inputs, err := expandInputs(opts.inputs, streams.In, opts.from)
 	if err != nil {
 		return err
 	}
@@ -165,8 +196,8 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 			return err
 		}
 		if !opts.model.quiet {
-			fmt.Fprintf(streams.Err, "partial %s: sessions %d, records %d (skipped %d, duplicates %d, dropped %d)\n",
-				opts.partial, len(lg.Sessions), lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped)
+			fmt.Fprintf(streams.Err, "partial %s: sessions %d, records %d (skipped %d, duplicates %d, dropped %d%s)\n",
+				opts.partial, len(lg.Sessions), lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, leftOutText(lg))
 		}
 		return nil
 	}
@@ -178,12 +209,12 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error {
 	bopt := mine.DefaultOptions()
 	bopt.Merge, bopt.Alpha, bopt.RareCount, bopt.RareRatio = opts.merge, opts.alpha, opts.rareCount, opts.rareRatio
+	bopt.Generalize = opts.general
 	parent := opts.parentModel
 	m, err := mine.Build(lg, bopt)
 	if err != nil {
 		if errors.Is(err, mine.ErrNoSessions) {
-			return fmt.Errorf("%s: %w (%d records read, %d lines skipped, %d dropped by label rules)",
-				what, err, lg.Records, lg.Skipped, lg.Dropped)
+			return noSessionsError(what, lg)
 		}
 		return err
 	}
@@ -210,6 +241,33 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 		printBuildSummary(streams.Err, lg, m)
 	}
 	return nil
+}
+
+// noSessionsError is the error of a read that gave no session: what was
+// read, skipped and dropped, and the first items skipped with their files,
+// positions and reasons, which say what to change.
+func noSessionsError(what string, lg *mine.Log) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d records read, %d skipped, %d dropped by label rules%s)", lg.Records, lg.Skipped, lg.Dropped, leftOutText(lg))
+	if len(lg.Bad) > 0 {
+		b.WriteString("; skipped:")
+	}
+	for _, bad := range lg.Bad {
+		fmt.Fprintf(&b, "\n  %s", bad)
+	}
+	if lg.Skipped > len(lg.Bad) {
+		fmt.Fprintf(&b, "\n  ... and %d more", lg.Skipped-len(lg.Bad))
+	}
+	return fmt.Errorf("%s: %w (%s", what, mine.ErrNoSessions, b.String())
+}
+
+// leftOutText is ", N left out by --lifecycle" when the importers left
+// events out, else "".
+func leftOutText(lg *mine.Log) string {
+	if lg.LeftOut == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d left out by --lifecycle", lg.LeftOut)
 }
 
 // created is the model's creation time: now, or SOURCE_DATE_EPOCH when set,
@@ -271,10 +329,11 @@ func rereadable(inputs []mine.Input) bool {
 }
 
 // expandInputs turns LOG arguments into inputs: "-" is stdin, arguments with
-// glob characters are expanded (a glob matching nothing is an error), and
-// files are read in sorted order so that the result does not depend on the
-// order they were named in.
-func expandInputs(args []string, stdin io.Reader) ([]mine.Input, error) {
+// glob characters are expanded (a glob matching nothing is an error), a
+// folder is an input when it is in a format that is a folder (a tau2
+// experiment; format is --from), and files are read in sorted order so that
+// the result does not depend on the order they were named in.
+func expandInputs(args []string, stdin io.Reader, format string) ([]mine.Input, error) {
 	var files []string
 	stdinUsed := false
 	for _, a := range args {
@@ -298,7 +357,15 @@ func expandInputs(args []string, stdin io.Reader) ([]mine.Input, error) {
 			return nil, err
 		}
 		if fi.IsDir() {
-			return nil, fmt.Errorf("%s: is a directory (name the files, e.g. %s/*.jsonl)", p, p)
+			in, ok, err := mine.DirInput(p, format)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, fmt.Errorf("%s: is a directory, and no tau2 experiment folder (results.json and simulations/): name the files, e.g. %s/*.jsonl", p, p)
+			}
+			inputs = append(inputs, in)
+			continue
 		}
 		inputs = append(inputs, mine.Input{Name: p, Open: func() (io.ReadCloser, error) { return os.Open(p) }})
 	}
@@ -334,7 +401,7 @@ func expandPaths(args []string) ([]string, error) {
 }
 
 func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
-	rare, back := 0, 0
+	rare, back, general := 0, 0, 0
 	for _, t := range m.Transitions {
 		if t.Rare {
 			rare++
@@ -342,9 +409,12 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 		if t.BackEdge {
 			back++
 		}
+		if t.Generalized != "" {
+			general++
+		}
 	}
-	fmt.Fprintf(w, "sessions %d, events %d (records %d, skipped %d, duplicates %d, dropped %d, folded %d, detours %d, step gaps %d)\n",
-		m.Source.Sessions, m.Source.Events, lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, lg.Folded, lg.Detours, lg.StepGaps)
+	fmt.Fprintf(w, "sessions %d, events %d (records %d, skipped %d, duplicates %d, dropped %d, folded %d, detours %d, step gaps %d%s)\n",
+		m.Source.Sessions, m.Source.Events, lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, lg.Folded, lg.Detours, lg.StepGaps, leftOutText(lg))
 	for _, f := range lg.Files {
 		fmt.Fprintf(w, "  %s: %s, %d records, %d skipped\n", f.Path, f.Format, f.Records, f.Skipped)
 	}
@@ -357,7 +427,7 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 	if lg.Skipped > len(lg.Bad) {
 		fmt.Fprintf(w, "  ... and %d more skipped lines\n", lg.Skipped-len(lg.Bad))
 	}
-	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %d back edges), %d loops, %d variants\n",
-		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, back, len(m.Loops), m.Variants)
+	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %d back edges, %d generalised), %d loops, %d variants\n",
+		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, back, general, len(m.Loops), m.Variants)
 	fmt.Fprintf(w, "trunk: %s\n", strings.Join(m.Trunk, " -> "))
 }

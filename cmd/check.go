@@ -25,6 +25,7 @@ type checkOptions struct {
 	format    string
 	minFit    float64
 	rareIsDev bool
+	genIsDev  bool
 	maxAlign  int
 	list      int
 	window    int
@@ -50,8 +51,13 @@ first deviating step, of one kind:
                       the model's max_iterations for that loop
   incomplete          the session ends where (or with an event that) the
                       model never ends
+  repeat_cap          more visits of one stage in a row than any session the
+                      model was mined from made (the state's max_run)
   rare                a transition flagged rare (only with --rare-is-deviation;
                       otherwise rare transitions pass and are counted)
+  generalized         a generalised transition, one no session the model was
+                      mined from took (only with --generalized-is-deviation;
+                      otherwise they pass and are counted)
 
 Each session also gets an alignment fitness: the fewest moves to skip in the
 session (log moves) or to add from the model (model moves) so that the
@@ -90,6 +96,7 @@ sessions).`,
 	f.StringVar(&opts.format, "format", "text", "output format: text, json or jsonl")
 	f.Float64Var(&opts.minFit, "min-fit", 0, "exit 1 when the share of fitting sessions is below `X` (0 to 1)")
 	f.BoolVar(&opts.rareIsDev, "rare-is-deviation", false, "count taking a rare transition as a deviation (kind rare)")
+	f.BoolVar(&opts.genIsDev, "generalized-is-deviation", false, "count taking a generalised transition as a deviation (kind generalized): check against the sessions' own paths")
 	f.IntVar(&opts.maxAlign, "max-align-states", automaton.DefaultMaxAlignStates, "alignment search nodes per session before a greedy alignment stands in")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before it is checked and its records let go; 0 holds every session to the end")
 	f.IntVar(&opts.list, "list", 20, "deviating sessions listed in the text report (0: all)")
@@ -117,7 +124,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 		return err
 	}
 	run := &checkCollector{
-		c:    automaton.NewChecker(m, automaton.CheckOptions{RareIsDeviation: opts.rareIsDev, MaxAlignStates: opts.maxAlign}),
+		c:    automaton.NewChecker(m, automaton.CheckOptions{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxAlignStates: opts.maxAlign}),
 		keep: opts.format == "json" || opts.format == "text", verdicts: opts.format == "jsonl",
 	}
 	// Sessions are checked as the read finishes them; a read that starts
@@ -147,6 +154,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	}
 	sum.Model = checkModelRef{Path: opts.model, Version: m.Version, Digest: m.Digest}
 	sum.RareIsDeviation = opts.rareIsDev
+	sum.GeneralizedIsDeviation = opts.genIsDev
 	if opts.minFit > 0 {
 		mf := opts.minFit
 		sum.MinFit = &mf
@@ -181,6 +189,7 @@ type checkVerdict struct {
 	Cost      int             `json:"cost"`
 	Fitness   float64         `json:"fitness"`
 	Rare      int             `json:"rare"`
+	General   int             `json:"generalized,omitempty"`
 	Bounded   bool            `json:"bounded,omitempty"`
 	Deviation *checkDeviation `json:"deviation"`
 }
@@ -223,26 +232,30 @@ type checkPlace struct {
 
 // checkSummary is the --format json object.
 type checkSummary struct {
-	Model           checkModelRef     `json:"model"`
-	Records         int               `json:"records"`
-	Skipped         int               `json:"skipped"`
-	Sessions        int               `json:"sessions"`
-	Events          int               `json:"events"`
-	Fit             int               `json:"fit"`
-	FitShare        float64           `json:"fit_share"`
-	LogFitness      float64           `json:"log_fitness"`
-	MeanFitness     float64           `json:"mean_fitness"`
-	Outside         int               `json:"outside"`
-	OutsideShare    float64           `json:"outside_share"`
-	RareMoves       int               `json:"rare_moves"`
-	RareSessions    int               `json:"rare_sessions"`
-	RareIsDeviation bool              `json:"rare_is_deviation"`
-	Bounded         int               `json:"bounded"`
-	MinFit          *float64          `json:"min_fit,omitempty"`
-	Pass            bool              `json:"pass"`
-	ByKind          map[string]int    `json:"by_kind"`
-	ByPlace         []checkPlace      `json:"by_place"`
-	Deviations      []*checkDeviation `json:"deviations"`
+	Model           checkModelRef `json:"model"`
+	Records         int           `json:"records"`
+	Skipped         int           `json:"skipped"`
+	Sessions        int           `json:"sessions"`
+	Events          int           `json:"events"`
+	Fit             int           `json:"fit"`
+	FitShare        float64       `json:"fit_share"`
+	LogFitness      float64       `json:"log_fitness"`
+	MeanFitness     float64       `json:"mean_fitness"`
+	Outside         int           `json:"outside"`
+	OutsideShare    float64       `json:"outside_share"`
+	RareMoves       int           `json:"rare_moves"`
+	RareSessions    int           `json:"rare_sessions"`
+	RareIsDeviation bool          `json:"rare_is_deviation"`
+	// Generalised transitions taken (see automaton.Transition.Generalized).
+	GeneralizedMoves       int               `json:"generalized_moves"`
+	GeneralizedSessions    int               `json:"generalized_sessions"`
+	GeneralizedIsDeviation bool              `json:"generalized_is_deviation"`
+	Bounded                int               `json:"bounded"`
+	MinFit                 *float64          `json:"min_fit,omitempty"`
+	Pass                   bool              `json:"pass"`
+	ByKind                 map[string]int    `json:"by_kind"`
+	ByPlace                []checkPlace      `json:"by_place"`
+	Deviations             []*checkDeviation `json:"deviations"`
 
 	costSum, maxSum int
 	fitnessSum      float64
@@ -251,7 +264,12 @@ type checkSummary struct {
 }
 
 // checkKinds lists the deviation kinds in the order reports show them.
-var checkKinds = []string{automaton.KindUnknownState, automaton.KindIllegalTransition, automaton.KindLoopCap, automaton.KindIncomplete, automaton.KindRare}
+var checkKinds = []string{automaton.KindUnknownState, automaton.KindIllegalTransition, automaton.KindLoopCap, automaton.KindIncomplete,
+	automaton.KindRepeatCap, automaton.KindRare, automaton.KindGeneralized}
+
+// checkKindsAlways are the kinds every report lists, with 0 when none; the
+// others only when some session deviates so.
+var checkKindsAlways = checkKinds[:4]
 
 // checkLog checks every session of lg, in session id order. It calls emit
 // (when not nil) with each session's verdict, and keeps the deviations in
@@ -287,6 +305,7 @@ type checkResult struct {
 	cost    int32
 	maxCost int32
 	rare    int32
+	general int32
 	bounded bool
 	outside bool
 }
@@ -295,7 +314,7 @@ func (r *checkCollector) session(lg *mine.Log, s *mine.Session) {
 	r.buf = sessionMoves(lg, s, r.buf)
 	v := r.c.Check(r.buf)
 	res := checkResult{id: s.ID, fitness: v.Fitness, events: int32(len(s.Visits)), cost: int32(v.Cost), maxCost: int32(v.MaxCost),
-		rare: int32(v.Rare), bounded: v.Bounded, outside: v.Outside()}
+		rare: int32(v.Rare), general: int32(v.Generalized), bounded: v.Bounded, outside: v.Outside()}
 	var dev *checkDeviation
 	if !v.Fits() {
 		d := v.Deviation
@@ -309,14 +328,14 @@ func (r *checkCollector) session(lg *mine.Log, s *mine.Session) {
 				File: lg.Files[rec.File].Path, Line: int(rec.Line),
 				Cost: v.Cost, Fitness: roundTo6(v.Fitness),
 			}
-			if d.Kind == automaton.KindLoopCap {
+			if d.Kind == automaton.KindLoopCap || d.Kind == automaton.KindRepeatCap {
 				dev.Iterations, dev.Cap = d.Iterations, d.Cap
 			}
 		}
 	}
 	if r.verdicts || dev != nil {
 		res.verdict = &checkVerdict{SessionID: s.ID, Fits: v.Fits(), Moves: v.Moves, Cost: v.Cost,
-			Fitness: roundTo6(v.Fitness), Rare: v.Rare, Bounded: v.Bounded, Deviation: dev}
+			Fitness: roundTo6(v.Fitness), Rare: v.Rare, General: v.Generalized, Bounded: v.Bounded, Deviation: dev}
 	}
 	r.results = append(r.results, res)
 }
@@ -332,7 +351,7 @@ func (r *checkCollector) summary(lg *mine.Log, emit func(*checkVerdict) error) (
 		files:    lg.Files,
 		bad:      lg.Bad,
 	}
-	for _, k := range checkKinds[:4] {
+	for _, k := range checkKindsAlways {
 		sum.ByKind[k] = 0
 	}
 	slices.SortFunc(r.results, func(a, b checkResult) int { return strings.Compare(a.id, b.id) })
@@ -346,6 +365,10 @@ func (r *checkCollector) summary(lg *mine.Log, emit func(*checkVerdict) error) (
 		sum.RareMoves += int(res.rare)
 		if res.rare > 0 {
 			sum.RareSessions++
+		}
+		sum.GeneralizedMoves += int(res.general)
+		if res.general > 0 {
+			sum.GeneralizedSessions++
 		}
 		if res.bounded {
 			sum.Bounded++
@@ -446,6 +469,13 @@ func (s *checkSummary) text(w io.Writer, m *automaton.Model, lg *mine.Log, list 
 		rareNote = "count as deviations"
 	}
 	p("rare        %s taken in %s (%s)\n", plural(s.RareMoves, "rare transition"), plural(s.RareSessions, "session"), rareNote)
+	if s.GeneralizedMoves > 0 || s.GeneralizedIsDeviation {
+		genNote := "pass"
+		if s.GeneralizedIsDeviation {
+			genNote = "count as deviations"
+		}
+		p("generalised %s taken in %s (%s)\n", plural(s.GeneralizedMoves, "generalised transition"), plural(s.GeneralizedSessions, "session"), genNote)
+	}
 	if s.Bounded > 0 {
 		p("bounded     %s hit --max-align-states: their cost is a greedy alignment's (an upper bound)\n", plural(s.Bounded, "session"))
 	}
@@ -457,7 +487,7 @@ func (s *checkSummary) text(w io.Writer, m *automaton.Model, lg *mine.Log, list 
 	}
 	p("\ndeviations by kind\n")
 	for _, k := range checkKinds {
-		if n, ok := s.ByKind[k]; ok && (n > 0 || k != automaton.KindRare) {
+		if n, ok := s.ByKind[k]; ok && (n > 0 || slices.Contains(checkKindsAlways, k)) {
 			p("  %-20s %6d\n", k, n)
 		}
 	}

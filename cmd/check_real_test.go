@@ -285,7 +285,7 @@ func realRead(t *testing.T, m *automaton.Model, path string) *mine.Log {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs, err := expandInputs([]string{path}, nil)
+	inputs, err := expandInputs([]string{path}, nil, mine.FormatAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,6 +435,16 @@ func injectRetries(m *automaton.Model, lg *mine.Log, ls *mine.Session, rs *realS
 		// the first copy takes instead).
 		prior := itersAfter[j]
 		copies := cp + 1
+		// A state's max_run may stop the repeats first: the first copy makes
+		// the run of x's label r0+1, the k-th traversal r0+1+k.
+		r0 := 0
+		for i := j - 1; i >= 0 && moves[i].Label == moves[j].Label; i-- {
+			r0++
+		}
+		kind, kRun := automaton.KindLoopCap, -1
+		if mr := m.State(x).MaxRun; mr > 0 {
+			kRun = mr - r0
+		}
 		template := rs.recs[first[j]]
 		var recs []map[string]any
 		recs = append(recs, rs.recs[:first[j]]...)
@@ -451,7 +461,10 @@ func injectRetries(m *automaton.Model, lg *mine.Log, ls *mine.Session, rs *realS
 		// The k-th inserted traversal enters the record first[j]+k; the cap
 		// is crossed when prior + k = cp + 1.
 		k := cp + 1 - prior
-		return &injection{s: s, kinds: []string{automaton.KindLoopCap}, step: int64(first[j] + k)}
+		if kRun >= 1 && kRun <= k {
+			kind, k = automaton.KindRepeatCap, kRun
+		}
+		return &injection{s: s, kinds: []string{kind}, step: int64(first[j] + k)}
 	}
 	return nil
 }

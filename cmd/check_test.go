@@ -65,7 +65,7 @@ func checkFixture(t *testing.T) string {
 		}
 	}
 	var errb bytes.Buffer
-	code := Run(context.Background(), []string{"build", "-q", "--merge", "label", "-o", filepath.Join(dir, "m.json"), filepath.Join(dir, "train.jsonl")},
+	code := Run(context.Background(), []string{"build", "-q", "--merge", "label", "--generalize", "none", "-o", filepath.Join(dir, "m.json"), filepath.Join(dir, "train.jsonl")},
 		IO{In: strings.NewReader(""), Out: io.Discard, Err: &errb})
 	if code != 0 {
 		t.Fatalf("build: exit %d: %s", code, errb.String())

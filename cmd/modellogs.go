@@ -18,11 +18,12 @@ import (
 // model was built from them (its params.labels, params.fields and
 // params.format); the flags override.
 type logFlags struct {
-	labels string
-	fields []string
-	from   string
-	strict bool
-	quiet  bool
+	labels  string
+	fields  []string
+	from    string
+	imports importFlags
+	strict  bool
+	quiet   bool
 }
 
 func (lf *logFlags) bind(f *pflag.FlagSet) {
@@ -31,6 +32,7 @@ func (lf *logFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&lf.from, "from", "", "input format: "+strings.Join(mine.Formats(), ", ")+" (default: the model's)")
 	f.BoolVar(&lf.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
 	f.BoolVarP(&lf.quiet, "quiet", "q", false, "no progress line on a terminal")
+	lf.imports.bind(f)
 }
 
 // readOptions returns the options that read logs for model m from path.
@@ -39,6 +41,9 @@ func (lf *logFlags) readOptions(m *automaton.Model, path string) (mine.ReadOptio
 	flagFields, err := mine.ParseFieldMap(lf.fields)
 	if err != nil {
 		return ropt, usageError{err}
+	}
+	if ropt.Import, err = lf.imports.options(); err != nil {
+		return ropt, err
 	}
 	if len(m.Params.Fields)+len(flagFields) > 0 {
 		ropt.Fields = map[string]string{}
@@ -114,7 +119,7 @@ func readLogs(m *automaton.Model, path string, args []string, lf *logFlags, stdi
 	if err != nil {
 		return nil, nil, ropt, err
 	}
-	inputs, err := expandInputs(args, stdin)
+	inputs, err := expandInputs(args, stdin, ropt.Format)
 	if err != nil {
 		return nil, nil, ropt, err
 	}
@@ -138,8 +143,7 @@ func readLogs(m *automaton.Model, path string, args []string, lf *logFlags, stdi
 		return nil, nil, ropt, err
 	}
 	if lg.NumSessions() == 0 {
-		return nil, nil, ropt, fmt.Errorf("%s: %w (%d records read, %d lines skipped, %d dropped by label rules)",
-			strings.Join(args, ", "), mine.ErrNoSessions, lg.Records, lg.Skipped, lg.Dropped)
+		return nil, nil, ropt, noSessionsError(strings.Join(args, ", "), lg)
 	}
 	return lg, inputs, ropt, nil
 }

@@ -20,6 +20,11 @@ type progress struct {
 	mu    sync.Mutex
 	last  time.Time
 	drawn bool
+	// input and bytes are the latest report, which pending says is not
+	// drawn yet: done draws it, so that the line ends at the input's size.
+	input   string
+	bytes   int64
+	pending bool
 }
 
 func newProgress(w io.Writer) *progress { return &progress{w: w, start: time.Now()} }
@@ -27,20 +32,28 @@ func newProgress(w io.Writer) *progress { return &progress{w: w, start: time.Now
 func (p *progress) update(input string, bytes int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.input, p.bytes, p.pending = input, bytes, true
 	now := time.Now()
 	if now.Sub(p.last) < 100*time.Millisecond {
 		return
 	}
 	p.last = now
-	secs := now.Sub(p.start).Seconds()
-	fmt.Fprintf(p.w, "\r\033[Kreading %s: %.1f MB in %.1fs (%.0f MB/s)", input, float64(bytes)/1e6, secs, float64(bytes)/1e6/max(secs, 1e-3))
-	p.drawn = true
+	p.draw(now)
 }
 
-// done clears the line.
+func (p *progress) draw(now time.Time) {
+	secs := now.Sub(p.start).Seconds()
+	fmt.Fprintf(p.w, "\r\033[Kreading %s: %.1f MB in %.1fs (%.0f MB/s)", p.input, float64(p.bytes)/1e6, secs, float64(p.bytes)/1e6/max(secs, 1e-3))
+	p.drawn, p.pending = true, false
+}
+
+// done draws the last report if it was not drawn, and clears the line.
 func (p *progress) done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.pending && p.drawn {
+		p.draw(time.Now())
+	}
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\033[K")
 	}

@@ -24,6 +24,7 @@ type replayOptions struct {
 	inputs    []string
 	format    string
 	rareIsDev bool
+	genIsDev  bool
 	maxAlign  int
 	logs      logFlags
 }
@@ -40,8 +41,11 @@ the state it left. Logs are read as the model was built from them (its label
 rules, field map and input format; --labels, --field and --from override).
 
 Verdicts: ok; rare (a transition flagged rare; a deviation only with
---rare-is-deviation); loop_cap (a loop's back edges taken more often in one
-stay than the model's max_iterations); illegal (the model has no such move
+--rare-is-deviation); generalized (a transition no session the model was
+mined from took, added on the log's evidence; a deviation only with
+--generalized-is-deviation); loop_cap (a loop's back edges taken more often
+in one stay than the model's max_iterations); repeat_cap (more visits of one
+stage in a row than the state's max_run); illegal (the model has no such move
 from the state); unknown (the label is no state of the model); incomplete
 (the session ends where, or with an event that, the model never ends); lost
 (not checked, see below).
@@ -81,6 +85,7 @@ unreadable model or logs, the session is not in the logs).`,
 	f.StringVar(&opts.session, "session", "", "the session `ID` to replay (required)")
 	f.StringVar(&opts.format, "format", "text", "output format: text or json")
 	f.BoolVar(&opts.rareIsDev, "rare-is-deviation", false, "count taking a rare transition as a deviation")
+	f.BoolVar(&opts.genIsDev, "generalized-is-deviation", false, "count taking a generalised transition as a deviation")
 	f.IntVar(&opts.maxAlign, "max-align-states", automaton.DefaultMaxAlignStates, "alignment search nodes before a greedy alignment stands in")
 	opts.logs.bind(f)
 	return c
@@ -103,7 +108,7 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	if i == len(lg.Sessions) || lg.Sessions[i].ID != opts.session {
 		return fmt.Errorf("session %q not found in %s (%d sessions; %s)", opts.session, strings.Join(opts.inputs, ", "), len(lg.Sessions), someIDs(lg, opts.session))
 	}
-	c := automaton.NewChecker(m, automaton.CheckOptions{RareIsDeviation: opts.rareIsDev, MaxAlignStates: opts.maxAlign})
+	c := automaton.NewChecker(m, automaton.CheckOptions{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxAlignStates: opts.maxAlign})
 	r := newReplayReport(m, lg, &lg.Sessions[i], c)
 	r.Model = checkModelRef{Path: opts.model, Version: m.Version, Digest: m.Digest}
 	out := bufio.NewWriter(streams.Out)
@@ -235,6 +240,8 @@ type replayStep struct {
 	Resync     bool        `json:"resync,omitempty"`
 	Iteration  int         `json:"loop_iteration,omitempty"`
 	Cap        int         `json:"loop_cap,omitempty"`
+	Run        int         `json:"run,omitempty"`
+	MaxRun     int         `json:"max_run,omitempty"`
 	// DwellMS is the time spent in State, nil when not known.
 	DwellMS *float64 `json:"dwell_ms"`
 }
@@ -247,10 +254,12 @@ type replayMove struct {
 	Share    float64 `json:"share"`
 	Rare     bool    `json:"rare"`
 	BackEdge bool    `json:"back_edge"`
+	// Generalized is the kind of generalisation of a move no session took.
+	Generalized string `json:"generalized,omitempty"`
 }
 
 func toReplayMove(t *automaton.Transition) *replayMove {
-	return &replayMove{Event: t.Event, To: t.To, Count: t.Count, Share: t.Prob, Rare: t.Rare, BackEdge: t.BackEdge}
+	return &replayMove{Event: t.Event, To: t.To, Count: t.Count, Share: t.Prob, Rare: t.Rare, BackEdge: t.BackEdge, Generalized: t.Generalized}
 }
 
 func newReplayReport(m *automaton.Model, lg *mine.Log, s *mine.Session, c *automaton.Checker) *replayReport {
@@ -279,6 +288,7 @@ func newReplayReport(m *automaton.Model, lg *mine.Log, s *mine.Session, c *autom
 			if st.Loop >= 0 {
 				row.Iteration, row.Cap = st.Iteration, st.Cap
 			}
+			row.Run, row.MaxRun = st.Run, st.MaxRun
 		}
 		if st.Move > 0 {
 			if prev := &s.Visits[st.Move-1]; prev.HasDwell {
@@ -295,7 +305,7 @@ func newReplayReport(m *automaton.Model, lg *mine.Log, s *mine.Session, c *autom
 			State: d.State, Event: d.Event, Label: d.Label,
 			File: lg.Files[rec.File].Path, Line: int(rec.Line), Cost: v.Cost, Fitness: roundTo6(v.Fitness),
 		}
-		if d.Kind == automaton.KindLoopCap {
+		if d.Kind == automaton.KindLoopCap || d.Kind == automaton.KindRepeatCap {
 			r.Deviation.Iterations, r.Deviation.Cap = d.Iterations, d.Cap
 		}
 		r.deviationRow = d.Move
@@ -328,6 +338,13 @@ func explainDeviation(m *automaton.Model, d *automaton.Deviation) string {
 		l := m.Loops[d.Loop]
 		return fmt.Sprintf("%s is iteration %d of loop {%s} in this stay; the model's cap is %d (max_iterations %d, p95 %d)",
 			mv, d.Iterations, strings.Join(l.States, ", "), d.Cap, l.MaxIterations, l.P95Iterations)
+	case automaton.KindGeneralized:
+		if t := m.Next(d.State, automaton.Move{Event: d.Event, Label: d.Label}); t != nil {
+			return fmt.Sprintf("%s is a generalised transition (%s): no session the model was mined from took it", mv, t.Generalized)
+		}
+	case automaton.KindRepeatCap:
+		return fmt.Sprintf("%s is visit %d of %q in a row; no session the model was mined from made more than %d (max_run)",
+			mv, d.Iterations, d.Label, d.Cap)
 	case automaton.KindRare:
 		if t := m.Next(d.State, automaton.Move{Event: d.Event, Label: d.Label}); t != nil {
 			return fmt.Sprintf("%s is a rare transition: %d times, %s of %s's outflow", mv, t.Count, pctText(t.Prob), d.State)
@@ -393,7 +410,9 @@ func (r *replayReport) text(w io.Writer) error {
 			count, shr = strconv.Itoa(t.Count), pctText(t.Share)
 		}
 		verdict := s.Verdict
-		if s.Cap > 0 && s.Iteration > 0 {
+		if s.MaxRun > 0 {
+			verdict += fmt.Sprintf(" (%d/%d)", s.Run, s.MaxRun)
+		} else if s.Cap > 0 && s.Iteration > 0 {
 			verdict += fmt.Sprintf(" (%d/%d)", s.Iteration, s.Cap)
 		}
 		dwell := "-"
@@ -406,12 +425,14 @@ func (r *replayReport) text(w io.Writer) error {
 
 	if d := r.Deviation; d != nil {
 		p("\n> step %d: %s\n", d.Step, r.Explanation)
-		if len(r.Expected) > 0 && d.Kind != automaton.KindLoopCap && d.Kind != automaton.KindRare {
+		if len(r.Expected) > 0 && d.Kind != automaton.KindLoopCap && d.Kind != automaton.KindRepeatCap && d.Kind != automaton.KindRare && d.Kind != automaton.KindGeneralized {
 			p("  the model's moves from %s:\n", d.State)
 			er := [][]string{}
 			for _, e := range r.Expected {
 				note := ""
 				switch {
+				case e.Generalized != "":
+					note = "generalised (" + e.Generalized + ")"
 				case e.Rare && e.BackEdge:
 					note = "rare, back edge"
 				case e.Rare:

@@ -267,7 +267,8 @@ func modelStats(m *automaton.Model) *statsReport {
 		})
 	}
 	for _, t := range m.Transitions {
-		if t.BackEdge {
+		// A generalised back edge was never taken: no heat to report.
+		if t.BackEdge && t.Generalized == "" {
 			r.BackEdges = append(r.BackEdges, statsBack{From: t.From, Event: t.Event, To: t.To, Count: t.Count, Sessions: t.Sessions})
 		}
 	}

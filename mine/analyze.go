@@ -80,6 +80,9 @@ func (b *builder) model() *automaton.Model {
 			Sessions: b.sessions[st],
 		}
 		s.DwellMS = b.dwell[st].dwell()
+		if b.gen != nil && s.ID != automaton.StartID && s.ID != automaton.EndID {
+			s.MaxRun = b.maxRun[d.label[st]]
+		}
 		m.States = append(m.States, s)
 	}
 	prob := map[dkey]float64{}
@@ -92,6 +95,24 @@ func (b *builder) model() *automaton.Model {
 			From: ids[k.from], Event: lg.names[k.mv.event()], To: ids[t.to],
 			Count: t.count, Sessions: t.sessions, Prob: round6(p), Rare: rare, BackEdge: back[k],
 		})
+	}
+	gkeys := make([]dkey, 0, len(b.gen))
+	for k := range b.gen {
+		gkeys = append(gkeys, k)
+	}
+	for _, k := range gkeys {
+		g := b.gen[k]
+		// A generalised transition never closes a cycle of its own (see
+		// generalize.go); inside a loop it is a back edge as an observed
+		// one would be, so that the loop's cap counts it.
+		isBack := scc[k.from] == scc[g.to] && (k.from == g.to || dist[g.to] <= dist[k.from])
+		m.Transitions = append(m.Transitions, automaton.Transition{
+			From: ids[k.from], Event: lg.names[k.mv.event()], To: ids[g.to],
+			BackEdge: isBack, Generalized: g.kind,
+		})
+	}
+	if b.opt.Generalize != "" && b.opt.Generalize != GeneralizeNone {
+		m.Params.Generalize = b.opt.Generalize
 	}
 	m.Loops = b.loops(keys, scc, back, ids)
 	m.Trunk = b.trunk(keys, prob, ids)

@@ -34,11 +34,24 @@ type Options struct {
 	RareRatio float64
 	// TopVariants is how many of the most frequent variants the model lists.
 	TopVariants int
+	// Generalize says which generalisations the miner may add beyond the
+	// paths the sessions took, each only where a test on the log supports
+	// it: GeneralizeNone, or GeneralizeAuto (see generalize.go).
+	Generalize string
 }
+
+// Generalisation settings.
+const (
+	GeneralizeNone = "none"
+	GeneralizeAuto = "auto"
+)
+
+// Generalizes lists the generalisation settings Build knows.
+var Generalizes = []string{GeneralizeNone, GeneralizeAuto}
 
 // DefaultOptions are the options fsmine build uses when given none.
 func DefaultOptions() Options {
-	return Options{Merge: MergeAlergia, Alpha: 0.01, RareRatio: 0.05, TopVariants: 10}
+	return Options{Merge: MergeAlergia, Alpha: 0.01, RareRatio: 0.05, TopVariants: 10, Generalize: GeneralizeAuto}
 }
 
 // ErrNoSessions is returned by Build for a log without any session.
@@ -70,6 +83,13 @@ func Build(lg *Log, opt Options) (*automaton.Model, error) {
 	if err := b.walk(); err != nil {
 		return nil, err
 	}
+	switch opt.Generalize {
+	case "", GeneralizeNone:
+	case GeneralizeAuto:
+		b.generalize()
+	default:
+		return nil, fmt.Errorf("generalize %q: want one of %s", opt.Generalize, strings.Join(Generalizes, ", "))
+	}
 	return b.model(), nil
 }
 
@@ -88,7 +108,10 @@ type builder struct {
 	sessions []int
 	dwell    []dwellSum
 	trans    map[dkey]*tstat
-	paths    [][]int32 // per variant: the states it passes, start and end included
+	paths    [][]int32        // per variant: the states it passes, start and end included
+	gen      map[dkey]genEdge // generalised transitions (see generalize.go)
+	maxRun   map[uint32]int   // per label: most visits in a row, when generalising
+	detour   map[uint32]bool  // name ids of detour events
 }
 
 type tstat struct {

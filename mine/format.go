@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -22,9 +24,13 @@ type Format struct {
 	// must come before the JSONL fallback (priority 0).
 	Priority int
 	// Convert reads the whole input and writes records to w, one JSON object
-	// a line. nil means the input already is fsmine JSONL. Errors name the
+	// a line, and notes of the items it skipped or left out (writeNote).
+	// nil means the input already is fsmine JSONL. Errors name the
 	// position in the input.
-	Convert func(r io.Reader, w io.Writer) error
+	Convert func(r io.Reader, w io.Writer, opt ImportOptions) error
+	// Dir, when set, reads a folder in this format: ok is false when dir
+	// is not one (see DirInput).
+	Dir func(dir string) (in Input, ok bool, err error)
 }
 
 var formats = map[string]*Format{}
@@ -101,4 +107,150 @@ func pickFormat(name string, head []byte) (*Format, error) {
 		}
 	}
 	return nil, fmt.Errorf("format not recognised (name it with --from: %s)", strings.Join(Formats()[1:], ", "))
+}
+
+// The orders ImportOptions.Sort takes.
+const (
+	SortTime = "time"
+	SortFile = "file"
+)
+
+// The lifecycle transitions ImportOptions.Lifecycle takes.
+const (
+	LifecycleAll      = "all"
+	LifecycleComplete = "complete"
+	LifecycleStart    = "start"
+)
+
+// ImportOptions say how the importers of event logs (XES, CSV) read them.
+// The zero value is the default: events in time order, every lifecycle
+// transition, the activity (concept:name) as the node.
+type ImportOptions struct {
+	// Sort orders the events of a case: SortTime (the default) by time,
+	// events without a time last, ties in file order, as pm4py does
+	// (pm4py.format_dataframe sorts by case, time and row); SortFile as
+	// they are written.
+	Sort string
+	// Lifecycle keeps the events of one lifecycle:transition
+	// (LifecycleComplete, LifecycleStart; case-insensitive) and leaves the
+	// others out, counted in Log.LeftOut; events without a transition are
+	// kept. LifecycleAll or "" keeps every event.
+	Lifecycle string
+	// Classifier names the XES <classifier> whose keys make an event's
+	// node (their values joined by "+", as pm4py joins them); "" is the
+	// activity, concept:name.
+	Classifier string
+
+	// fields is ReadOptions.Fields: an importer does not ask for a column
+	// that --field reads from elsewhere.
+	fields map[string]string
+}
+
+// importOptions are the options the importers get: Import, and the fields
+// that --field reads from elsewhere.
+func (o *ReadOptions) importOptions() ImportOptions {
+	io := o.Import
+	io.fields = o.Fields
+	return io
+}
+
+// Check reports the first option that is not one of its values.
+func (o ImportOptions) Check() error {
+	switch o.Sort {
+	case "", SortTime, SortFile:
+	default:
+		return fmt.Errorf("sort order %q: want %s or %s", o.Sort, SortTime, SortFile)
+	}
+	switch o.Lifecycle {
+	case "", LifecycleAll, LifecycleComplete, LifecycleStart:
+	default:
+		return fmt.Errorf("lifecycle %q: want %s, %s or %s", o.Lifecycle, LifecycleComplete, LifecycleStart, LifecycleAll)
+	}
+	return nil
+}
+
+// keepLifecycle reports whether an event with lifecycle transition t is
+// kept.
+func (o ImportOptions) keepLifecycle(t string) bool {
+	return o.Lifecycle == "" || o.Lifecycle == LifecycleAll || t == "" || strings.EqualFold(t, o.Lifecycle)
+}
+
+// A note is a line an importer writes among its records for an item it
+// did not turn into a record: one it skipped as bad (read counts it as a
+// skipped line, and --strict stops there), or one it left out as asked
+// (counted in Log.LeftOut). It starts with a NUL byte, which no record
+// starts with; read honours notes only in what an importer wrote, never
+// in a JSONL input. Layout: NUL, 's' or 'l', the input line, NUL, the
+// file (empty: the input's name), NUL, the reason.
+type note struct {
+	BadLine
+	skip bool
+}
+
+// writeNote writes a note of an item at line line of the input: a skip
+// when skip is set, else an item left out. file names a file within a
+// folder input, "" the input itself. The note takes the next line of rw's
+// output; an importer that places records on their input lines writes a
+// note before passing the item's line.
+func writeNote(rw *recordWriter, skip bool, line int, file, reason string) error {
+	b := []byte{0, 'l'}
+	if skip {
+		b[1] = 's'
+	}
+	b = strconv.AppendInt(b, int64(line), 10)
+	b = append(b, 0)
+	b = append(b, noteText(file)...)
+	b = append(b, 0)
+	b = append(b, noteText(reason)...)
+	return rw.write(b)
+}
+
+// noteText keeps a note on one line: NUL, CR and LF become spaces.
+func noteText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == 0 || r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// parseNote reads a note written by writeNote, found on line of input.
+func parseNote(l []byte, input string, line int) note {
+	n := note{skip: len(l) > 1 && l[1] == 's'}
+	n.File, n.Line = input, line
+	parts := bytes.SplitN(l[min(len(l), 2):], []byte{0}, 3)
+	if len(parts) == 3 {
+		if v, err := strconv.Atoi(string(parts[0])); err == nil && v > 0 {
+			n.Line = v
+		}
+		if len(parts[1]) > 0 {
+			n.File = string(parts[1])
+		}
+		n.Reason = string(parts[2])
+	}
+	return n
+}
+
+// DirInput returns the input of a folder in one of the formats that are
+// folders (a tau2-bench experiment: results.json and simulations/): ok is
+// false when dir is in none of them. format names the format, "" or
+// FormatAuto any.
+func DirInput(dir, format string) (in Input, ok bool, err error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return Input{}, false, err
+	}
+	names := make([]string, 0, len(formats))
+	for n, f := range formats {
+		if f.Dir != nil && (format == "" || format == FormatAuto || format == n) {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if in, ok, err := formats[n].Dir(dir); ok || err != nil {
+			return in, ok, err
+		}
+	}
+	return Input{}, false, nil
 }

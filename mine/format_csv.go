@@ -1,9 +1,12 @@
 package mine
 
 // CSV event logs with a header row, as process-mining tools write them.
-// The default columns are pm4py's (pm4py.format_dataframe and
+// The columns read are pm4py's (pm4py.format_dataframe and
 // pm4py.write_xes's dataframe form): case:concept:name (the case),
-// concept:name (the activity), time:timestamp and lifecycle:transition.
+// concept:name (the activity), time:timestamp and lifecycle:transition;
+// failing those, the common names of the same columns (CaseID, Case ID,
+// case_id, Activity, Timestamp, ...; see csvAliases), as in pm4py's
+// running-example-transformed.csv and the exports of Disco and Celonis.
 
 import (
 	"bufio"
@@ -12,7 +15,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // FormatCSV is CSV event logs.
@@ -25,6 +30,45 @@ const (
 	csvTime      = "time:timestamp"
 	csvLifecycle = "lifecycle:transition"
 )
+
+// csvAliases are the other names of each column, compared case-blind and
+// without spaces, underscores and hyphens, in order of preference.
+var csvAliases = map[string][]string{
+	csvCase:      {"caseid", "case", "casenumber", "caseno", "traceid"},
+	csvActivity:  {"activity", "activityname", "eventname", "task", "action"},
+	csvTime:      {"timestamp", "time", "datetime", "completetimestamp", "eventtime", "endtime"},
+	csvLifecycle: {"lifecycle", "lifecycletransition", "transition"},
+}
+
+// csvFold is a column name as csvAliases compares it.
+func csvFold(h string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '_', '-', '\t':
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, h)
+}
+
+// csvColumn returns the index of the column for field (a pm4py name): the
+// column of that name, else the first alias that names a column; -1 when
+// none does.
+func csvColumn(header []string, field string) int {
+	for i, h := range header {
+		if strings.TrimSpace(h) == field {
+			return i
+		}
+	}
+	for _, a := range csvAliases[field] {
+		for i, h := range header {
+			if csvFold(h) == a {
+				return i
+			}
+		}
+	}
+	return -1
+}
 
 func init() {
 	registerFormat(&Format{
@@ -77,13 +121,17 @@ func detectCSV(head []byte) bool {
 }
 
 // convertCSV writes one record per row: session_id, node, ts and event from
-// pm4py's columns when the header has them (event: the lifecycle
+// the case, activity, time and lifecycle columns (event: the lifecycle
 // transition, lower case, else the activity), and every named, non-empty
 // cell under attrs by its column's name, so that --field can pick other
-// columns (--field node=attrs.Activity). Rows carry no step: a case is
-// ordered by time, then by row. Each record is placed on the line its row
-// starts on, so that mine's messages about it name the CSV line.
-func convertCSV(r io.Reader, w io.Writer) error {
+// columns (--field node=attrs.Activity). Without a case or an activity
+// column, and no --field for it, it fails naming the columns. Rows carry no
+// step with opt.Sort time: a case is ordered by time, then by row (by row
+// alone when a row has no time); with SortFile the step is the row's place
+// in its case. Rows of other lifecycle transitions than opt.Lifecycle are
+// left out (a note at their line). Each record is placed on the line its
+// row starts on, so that mine's messages about it name the CSV line.
+func convertCSV(r io.Reader, w io.Writer, opt ImportOptions) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if b, _ := br.Peek(3); bytes.Equal(b, utf8BOM) {
 		br.Discard(3)
@@ -103,15 +151,11 @@ func convertCSV(r io.Reader, w io.Writer) error {
 		return csvError(err)
 	}
 	header = append([]string(nil), header...)
-	col := func(name string) int {
-		for i, h := range header {
-			if strings.TrimSpace(h) == name {
-				return i
-			}
-		}
-		return -1
+	iCase, iAct, iTime, iLife := csvColumn(header, csvCase), csvColumn(header, csvActivity), csvColumn(header, csvTime), csvColumn(header, csvLifecycle)
+	if (iCase < 0 && opt.fields[FieldSession] == "") || (iAct < 0 && opt.fields[FieldNode] == "") {
+		return csvNoColumns(header, iCase, iAct, iTime, opt.fields)
 	}
-	iCase, iAct, iTime, iLife := col(csvCase), col(csvActivity), col(csvTime), col(csvLifecycle)
+	perCase := map[string]int64{}
 	cell := func(rec []string, i int) string {
 		if i < 0 {
 			return ""
@@ -132,11 +176,23 @@ func convertCSV(r io.Reader, w io.Writer) error {
 		if err := rw.alignTo(line); err != nil {
 			return err
 		}
+		life := cell(rec, iLife)
+		if !opt.keepLifecycle(life) {
+			if err := writeNote(rw, false, line, "", "lifecycle:transition "+life); err != nil {
+				return err
+			}
+			continue
+		}
 		obj.reset()
-		obj.strNonEmpty(FieldSession, cell(rec, iCase))
+		kase := cell(rec, iCase)
+		obj.strNonEmpty(FieldSession, kase)
+		if opt.Sort == SortFile {
+			obj.int(FieldStep, perCase[kase])
+			perCase[kase]++
+		}
 		act := cell(rec, iAct)
 		obj.strNonEmpty(FieldNode, act)
-		if life := cell(rec, iLife); life != "" {
+		if life != "" {
 			obj.str(FieldEvent, strings.ToLower(life))
 		} else {
 			obj.strNonEmpty(FieldEvent, act)
@@ -154,6 +210,35 @@ func convertCSV(r io.Reader, w io.Writer) error {
 		}
 	}
 	return rw.flush()
+}
+
+// csvNoColumns is the error of a header without a case or an activity
+// column that --field does not read from elsewhere: it lists the columns
+// and the --field flags still to give (a time column too, when there is
+// none).
+func csvNoColumns(header []string, iCase, iAct, iTime int, fields map[string]string) error {
+	cols := make([]string, len(header))
+	for i, h := range header {
+		cols[i] = strconv.Quote(h)
+	}
+	var what, flags []string
+	for _, c := range []struct {
+		field, desc string
+		i           int
+	}{
+		{FieldSession, "case (" + csvCase + ", CaseID, Case ID, case_id, ...)", iCase},
+		{FieldNode, "activity (" + csvActivity + ", Activity, ...)", iAct},
+		{FieldTime, "", iTime},
+	} {
+		if fields[c.field] != "" || c.i >= 0 {
+			continue
+		}
+		if c.desc != "" {
+			what = append(what, c.desc)
+		}
+		flags = append(flags, "--field "+c.field+"=attrs.COLUMN")
+	}
+	return fmt.Errorf("line 1: no %s column among %s; name them with %s", strings.Join(what, " and no "), strings.Join(cols, ", "), strings.Join(flags, " "))
 }
 
 func csvError(err error) error {

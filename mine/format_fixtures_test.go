@@ -25,13 +25,27 @@ func formatsUpdate() bool {
 
 var formatFixtures = []struct {
 	file, format string
+	fields       []string // --field flags the input needs
 }{
-	{"otlp.jsonl", FormatOTLP},
-	{"langsmith.json", FormatLangSmith},
-	{"langfuse.jsonl", FormatLangfuse},
-	{"openai_agents.jsonl", FormatOpenAIAgents},
-	{"loan.xes", FormatXES},
-	{"tickets.csv", FormatCSV},
+	{file: "otlp.jsonl", format: FormatOTLP},
+	{file: "langsmith.json", format: FormatLangSmith},
+	{file: "langfuse.jsonl", format: FormatLangfuse},
+	{file: "openai_agents.jsonl", format: FormatOpenAIAgents},
+	{file: "loan.xes", format: FormatXES},
+	{file: "tickets.csv", format: FormatCSV, fields: ticketsFields},
+}
+
+// ticketsFields read tickets.csv, whose columns have no common names.
+var ticketsFields = []string{"session_id=attrs.Ticket", "node=attrs.Step", "ts=attrs.Started"}
+
+// fixtureReadOptions are the read options of a fixture: its --field flags.
+func fixtureReadOptions(t testing.TB, fields []string) ReadOptions {
+	t.Helper()
+	m, err := ParseFieldMap(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ReadOptions{Fields: m}
 }
 
 func fixturePath(name string) string { return filepath.Join("testdata", "formats", name) }
@@ -107,7 +121,8 @@ func TestFormatGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got bytes.Buffer
-			if err := formats[tt.format].Convert(bytes.NewReader(data), &got); err != nil {
+			ropt := fixtureReadOptions(t, tt.fields)
+			if err := formats[tt.format].Convert(bytes.NewReader(data), &got, ropt.importOptions()); err != nil {
 				t.Fatalf("Convert: %v", err)
 			}
 			golden := fixturePath(tt.file + ".golden")
@@ -187,7 +202,7 @@ func TestFormatSessions(t *testing.T) {
 			"case-1: submit/complete check/start check/complete approve/approve",
 			"case-2: submit/complete decline/complete",
 		}, bad: []string{"loan.xes:46: missing node"}},
-		{file: "tickets.csv", fields: []string{"session_id=attrs.Ticket", "node=attrs.Step", "ts=attrs.Started"}, want: []string{
+		{file: "tickets.csv", fields: ticketsFields, want: []string{
 			"T-1: open/ classify/ answer/ close/",
 			"T-2: open/ escalate/",
 		}},
@@ -226,7 +241,7 @@ func TestFormatHashesWholeInput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lg, err := Read([]Input{fixtureInput(tt.file)}, ReadOptions{})
+			lg, err := Read([]Input{fixtureInput(tt.file)}, fixtureReadOptions(t, tt.fields))
 			if err != nil {
 				t.Fatalf("Read: %v", err)
 			}
@@ -257,14 +272,17 @@ func TestFormatErrors(t *testing.T) {
 		{"langfuse ids only", FormatLangfuse, `{"id":"t1","observations":["o1","o2"]}`, "reading bad: line 1, column 28: trace t1 lists observation ids only"},
 		{"openai agents unknown object", FormatOpenAIAgents, "{\"object\":\"trace\",\"id\":\"t\"}\n{\"object\":\"response\"}", `reading bad: line 2, column 1: object "response" is neither a trace nor a trace.span`},
 		{"tau tool call without name", FormatTau, `{"simulations":[{"id":"s1","messages":[{"role":"assistant","tool_calls":[{"id":"c"}]}]}]}`, "reading bad: line 1, column 17: simulation s1, message 0: a tool call without a name"},
-		{"tau neither", FormatTau, `{"tasks":[]}`, `reading bad: line 1, column 1: neither tau2 results (no "simulations") nor a tau-bench run (no "traj")`},
+		{"tau neither", FormatTau, `{"tasks":[]}`, `reading bad: line 1, column 1: neither tau2 results (no "simulations"), a tau2 simulation (no "task_id" and "termination_reason") nor a tau-bench run (no "traj")`},
+		{"tau2 folder results alone", FormatTau, `{"timestamp":"t","info":{},"tasks":[]}`, `reading bad: line 1, column 1: tau2 results without "simulations": the results.json of an experiment folder (name the folder, which holds simulations/)`},
 		{"xes mismatched", FormatXES, "<log>\n<trace>\n</event>", "reading bad: line 3, column 1: </event> closes nothing open (want </trace>)"},
 		{"xes truncated", FormatXES, "<log>\n<trace>\n<event>", "reading bad: line 3, column 8: the input ends inside <event>"},
 		{"xes syntax", FormatXES, "<log>\n<trace <", "reading bad: line 2: "},
 		{"xes root", FormatXES, "<html></html>", "reading bad: line 1, column 1: the root element is <html>, want <log>"},
 		{"xes event outside trace", FormatXES, "<log>\n  <event/>\n</log>", "reading bad: line 2, column 3: <event> outside a <trace>"},
-		{"csv fields", FormatCSV, "a,b\n1,2\n3\n", "reading bad: line 3, column 1: wrong number of fields"},
-		{"csv quote", FormatCSV, "a,b\n1,\"2\n", "reading bad: line 2, column 6: extraneous or missing \" in quoted-field"},
+		{"csv fields", FormatCSV, "case,activity\n1,2\n3\n", "reading bad: line 3, column 1: wrong number of fields"},
+		{"csv quote", FormatCSV, "case,activity\n1,\"2\n", "reading bad: line 2, column 6: extraneous or missing \" in quoted-field"},
+		{"csv no columns", FormatCSV, "Ticket;Step;Started\nT-1;open;2024-03-01\n", `reading bad: line 1: no case (case:concept:name, CaseID, Case ID, case_id, ...) and no activity (concept:name, Activity, ...) column among "Ticket", "Step", "Started"; name them with --field session_id=attrs.COLUMN --field node=attrs.COLUMN --field ts=attrs.COLUMN`},
+		{"csv no case column", FormatCSV, "Ticket,Activity,Timestamp\nT-1,open,2024-03-01\n", `reading bad: line 1: no case (case:concept:name, CaseID, Case ID, case_id, ...) column among "Ticket", "Activity", "Timestamp"; name them with --field session_id=attrs.COLUMN`},
 		{"auto unknown", FormatAuto, "hello\n", "format not recognised"},
 	}
 	for _, tt := range tests {
@@ -339,11 +357,11 @@ func TestFormatGzip(t *testing.T) {
 			zw := gzip.NewWriter(&gz)
 			zw.Write(data)
 			zw.Close()
-			plain, err := Read([]Input{strInput(tt.file, string(data))}, ReadOptions{})
+			plain, err := Read([]Input{strInput(tt.file, string(data))}, fixtureReadOptions(t, tt.fields))
 			if err != nil {
 				t.Fatal(err)
 			}
-			zipped, err := Read([]Input{strInput(tt.file+".gz", gz.String())}, ReadOptions{})
+			zipped, err := Read([]Input{strInput(tt.file+".gz", gz.String())}, fixtureReadOptions(t, tt.fields))
 			if err != nil {
 				t.Fatal(err)
 			}

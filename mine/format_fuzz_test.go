@@ -10,7 +10,7 @@ import (
 
 // FuzzFormats feeds arbitrary input to every format's detection and
 // conversion: neither may panic, and a conversion that succeeds writes only
-// JSON objects, one a line (blank lines allowed).
+// JSON objects and notes (see writeNote), one a line (blank lines allowed).
 func FuzzFormats(f *testing.F) {
 	// The fixtures' first lines: small seeds keep minimization quick.
 	for _, tt := range formatFixtures {
@@ -28,6 +28,10 @@ func FuzzFormats(f *testing.F) {
 		`{"data":[{"id":"o","traceId":"t","type":"SPAN","startTime":"2024-01-01T00:00:00Z"}]}`,
 		"<log><trace><string key=\"concept:name\" value=\"c\"/><event><int key=\"n\" value=\"x\"/></event></trace></log>",
 		"a;b\n\"x;y\";2\n",
+		`{"post":[{"id":"a","name":"x","run_type":"llm","dotted_order":"20240101T000000000000Za","start_time":1717236000000}],"patch":[{"dotted_order":"20240101T000000000000Za","end_time":1717236000500},{"id":"z"}]}`,
+		`{"id":"s","task_id":"1","termination_reason":"user_stop","ticks":[{"tick_id":0,"timestamp":"2026-01-01T00:00:00","agent_chunk":{"contains_speech":true},"user_chunk":{"content":"hi"},"agent_tool_calls":[{"id":"c","name":"t"}],"agent_tool_results":[{"id":"c","error":true}]}]}`,
+		"<log><classifier name=\"C\" keys=\"concept:name 'a b'\"/><trace><event><string key=\"concept:name\" value=\"x\"/><string key=\"lifecycle:transition\" value=\"start\"/><date key=\"time:timestamp\" value=\"2024-01-01T00:00:00Z\"/></event></trace></log>",
+		"CaseID,Activity,Timestamp,lifecycle\n1,a,2024-01-01,start\n1,b,2024-01-02,complete\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -38,19 +42,28 @@ func FuzzFormats(f *testing.F) {
 		}
 	}
 	sort.Strings(names)
+	opts := []ImportOptions{{}, {Sort: SortFile, Lifecycle: LifecycleComplete, Classifier: "C"}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pickFormat(FormatAuto, data)
 		for _, n := range names {
-			var out bytes.Buffer
-			if err := formats[n].Convert(bytes.NewReader(data), &out); err != nil {
-				continue
-			}
-			for i, line := range bytes.Split(out.Bytes(), []byte{'\n'}) {
-				if len(line) == 0 {
+			for _, opt := range opts {
+				var out bytes.Buffer
+				if err := formats[n].Convert(bytes.NewReader(data), &out, opt); err != nil {
 					continue
 				}
-				if line[0] != '{' || !json.Valid(line) {
-					t.Fatalf("%s: output line %d is not a JSON object: %q", n, i+1, line)
+				for i, line := range bytes.Split(out.Bytes(), []byte{'\n'}) {
+					if len(line) == 0 {
+						continue
+					}
+					if line[0] == 0 {
+						if len(bytes.Split(line, []byte{0})) != 4 {
+							t.Fatalf("%s: output line %d is a broken note: %q", n, i+1, line)
+						}
+						continue
+					}
+					if line[0] != '{' || !json.Valid(line) {
+						t.Fatalf("%s: output line %d is not a JSON object: %q", n, i+1, line)
+					}
 				}
 			}
 		}

@@ -69,7 +69,7 @@ type lfItem struct {
 // else its type in lower case; the event error for level ERROR, warning
 // for WARNING, else ok. Observations are ordered by startTime within their
 // session, parents before children at equal times.
-func convertLangfuse(r io.Reader, w io.Writer) error {
+func convertLangfuse(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
 	var items []*spanItem
 	var obj jsonObject

@@ -13,8 +13,13 @@ package mine
 // (langgraph_node, langgraph_step).
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
+	"strconv"
+	"strings"
 )
 
 // FormatLangSmith is LangSmith run exports.
@@ -37,7 +42,10 @@ func detectLangSmith(head []byte) bool {
 	run := func(p string) bool {
 		return s.has(p, "run_type") && (s.has(p, "start_time") || s.has(p, "dotted_order") || s.has(p, "trace_id"))
 	}
-	return run("") || run("runs[]")
+	// A batch-ingest body ({"post": [runs], "patch": [updates]}) whose
+	// posts the head shows, or whose patches it shows first.
+	patch := s.has("patch[]", "trace_id") && (s.has("patch[]", "dotted_order") || s.has("patch[]", "end_time"))
+	return run("") || run("runs[]") || run("post[]") || patch
 }
 
 type lsRun struct {
@@ -56,12 +64,72 @@ type lsRun struct {
 	Extra       struct {
 		Metadata map[string]json.RawMessage `json:"metadata"`
 	} `json:"extra"`
-	Runs json.RawMessage `json:"runs"`
+	Runs  json.RawMessage `json:"runs"`
+	Post  json.RawMessage `json:"post"`
+	Patch json.RawMessage `json:"patch"`
 }
 
 // lsThreadKeys are the metadata keys that name a conversation, in the
 // order they are looked up.
 var lsThreadKeys = []string{"thread_id", "session_id", "conversation_id"}
+
+// lsDottedID is the run id at the end of a dotted_order
+// ("<start>Z<id>.<child start>Z<child id>"), "" when it has none.
+func lsDottedID(dotted string) string {
+	if i := strings.LastIndexByte(dotted, '.'); i >= 0 {
+		dotted = dotted[i+1:]
+	}
+	if i := strings.IndexByte(dotted, 'Z'); i >= 0 {
+		return dotted[i+1:]
+	}
+	return ""
+}
+
+// lsTime reads a run's time as jsonTime does, except that an integer
+// number of Unix milliseconds (as the JS SDK sends them) is converted
+// exactly: as a float64 of nanoseconds it would be off by up to a few
+// hundred nanoseconds.
+func lsTime(raw json.RawMessage) (int64, bool) {
+	if jsonKind(raw) == '0' {
+		if n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64); err == nil && n > 1e11 && n < math.MaxInt64/1_000_000 {
+			return n * 1e6, true
+		}
+	}
+	return jsonTime(raw)
+}
+
+// merge applies a patch of the run (the SDK's update: end time, outputs,
+// error, and whatever else it sends again) to r.
+func (r *lsRun) merge(p *lsRun) {
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&r.Name, p.Name)
+	set(&r.RunType, p.RunType)
+	set(&r.Status, p.Status)
+	set(&r.TraceID, p.TraceID)
+	set(&r.DottedOrder, p.DottedOrder)
+	set(&r.ParentRunID, p.ParentRunID)
+	set(&r.SessionID, p.SessionID)
+	for _, f := range []struct{ dst, v *json.RawMessage }{{&r.StartTime, &p.StartTime}, {&r.EndTime, &p.EndTime}, {&r.Error, &p.Error}} {
+		if k := jsonKind(*f.v); k != 0 && k != 'n' {
+			*f.dst = *f.v
+		}
+	}
+	if len(p.Tags) > 0 {
+		r.Tags = p.Tags
+	}
+	for k, v := range p.Extra.Metadata {
+		if r.Extra.Metadata == nil {
+			r.Extra.Metadata = map[string]json.RawMessage{}
+		}
+		if _, ok := r.Extra.Metadata[k]; !ok {
+			r.Extra.Metadata[k] = v
+		}
+	}
+}
 
 // convertLangSmith writes one record per run, except the parts of a
 // LangGraph node that are not the node itself or a tool: a run whose
@@ -70,32 +138,118 @@ var lsThreadKeys = []string{"thread_id", "session_id", "conversation_id"}
 // are LangGraph's __start__ and __end__ runs. The node is the run's name;
 // the event error when the run has an error (or status "error"), else ok.
 // Runs are ordered by dotted_order within their thread and carry their
-// start time as ts.
-func convertLangSmith(r io.Reader, w io.Writer) error {
+// start time as ts. In the SDK's batch-ingest bodies ({"post": [...],
+// "patch": [...]}, the payloads its tests capture) a patch completes the
+// run posted with its id (or the id its dotted_order ends with); a patch
+// of a run no post creates is skipped (a note at its line).
+func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
+	type posted struct {
+		run lsRun
+		at  int64
+	}
+	var runs []*posted
+	byID := map[string]*posted{}
+	type orphan struct {
+		line   int
+		reason string
+	}
+	var orphans []orphan
+	type pendingPatch struct {
+		p    *posted
+		id   string
+		line int
+	}
+	var patches []pendingPatch
+	var one func(raw json.RawMessage, at int64) error
+	var item func(raw json.RawMessage, at int64, patch bool) error
+	item = func(raw json.RawMessage, at int64, patch bool) error {
+		if jsonKind(raw) != '{' {
+			return jr.errorAt(at, "want a LangSmith run object")
+		}
+		p := &posted{at: at}
+		if err := jr.unmarshal(raw, at, &p.run); err != nil {
+			return err
+		}
+		run := &p.run
+		if !patch && run.ID == "" {
+			switch {
+			case run.Runs != nil:
+				return jr.elements(run.Runs, at+int64(indexRaw(raw, run.Runs)), one)
+			case run.Post != nil || run.Patch != nil:
+				for _, part := range []struct {
+					raw   json.RawMessage
+					patch bool
+				}{{run.Post, false}, {run.Patch, true}} {
+					if part.raw == nil || jsonKind(part.raw) == 'n' {
+						continue
+					}
+					err := jr.elements(part.raw, at+int64(indexRaw(raw, part.raw)), func(raw json.RawMessage, at int64) error {
+						return item(raw, at, part.patch)
+					})
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
+		id := run.ID
+		if id == "" {
+			id = lsDottedID(run.DottedOrder)
+		}
+		if id == "" && run.TraceID == "" {
+			return jr.errorAt(at, "a run without an id or trace_id")
+		}
+		if patch {
+			// Applied once every post is read: a file may hold the
+			// bodies in another order than the SDK sent them.
+			line, _ := jr.pr.pos(at)
+			patches = append(patches, pendingPatch{p, id, line})
+			return nil
+		}
+		if prev := byID[id]; id != "" && prev != nil {
+			prev.run.merge(run)
+			return nil
+		}
+		run.ID = id
+		runs = append(runs, p)
+		if id != "" {
+			byID[id] = p
+		}
+		return nil
+	}
+	one = func(raw json.RawMessage, at int64) error { return item(raw, at, false) }
+	if err := jr.items(one); err != nil {
+		return err
+	}
+	for _, pp := range patches {
+		if prev := byID[pp.id]; pp.id != "" && prev != nil {
+			prev.run.merge(&pp.p.run)
+			continue
+		}
+		orphans = append(orphans, orphan{pp.line, fmt.Sprintf("a patch of run %s, which no post creates", pp.id)})
+	}
+	rw := newRecordWriter(w)
+	for _, o := range orphans {
+		if err := writeNote(rw, true, o.line, "", o.reason); err != nil {
+			return err
+		}
+	}
+	if err := rw.flush(); err != nil {
+		return err
+	}
+
 	var items []*spanItem
 	type pending struct {
 		it     *spanItem
 		thread string
 	}
-	var runs []pending
+	var threads []pending
 	traceThread := map[string]string{}
 	var obj jsonObject
-	var one func(raw json.RawMessage, at int64) error
-	one = func(raw json.RawMessage, at int64) error {
-		if jsonKind(raw) != '{' {
-			return jr.errorAt(at, "want a LangSmith run object")
-		}
-		var run lsRun
-		if err := jr.unmarshal(raw, at, &run); err != nil {
-			return err
-		}
-		if run.Runs != nil && run.ID == "" {
-			return jr.elements(run.Runs, at+int64(indexRaw(raw, run.Runs)), one)
-		}
-		if run.ID == "" && run.TraceID == "" {
-			return jr.errorAt(at, "a run without an id or trace_id")
-		}
+	for _, p := range runs {
+		run, at := &p.run, p.at
 		if run.Name == "" {
 			return jr.errorAt(at, "run %s has no name", run.ID)
 		}
@@ -115,16 +269,16 @@ func convertLangSmith(r io.Reader, w io.Writer) error {
 		}
 		lgNode := jsonText(meta["langgraph_node"])
 		if lgNode != "" && run.RunType != "tool" && lgNode != run.Name {
-			return nil
+			continue
 		}
 		if lgNode != "" && (run.Name == "__start__" || run.Name == "__end__") {
-			return nil
+			continue
 		}
-		start, hasStart := jsonTime(run.StartTime)
+		start, hasStart := lsTime(run.StartTime)
 		if !hasStart && jsonKind(run.StartTime) != 0 && jsonKind(run.StartTime) != 'n' {
 			return jr.errorAt(at, "run %s: start_time %s is not a time", run.ID, run.StartTime)
 		}
-		end, hasEnd := jsonTime(run.EndTime)
+		end, hasEnd := lsTime(run.EndTime)
 		failed := run.Status == "error" || (jsonKind(run.Error) != 0 && jsonKind(run.Error) != 'n' && jsonText(run.Error) != "")
 		obj.reset()
 		obj.str(FieldNode, run.Name)
@@ -154,13 +308,9 @@ func convertLangSmith(r io.Reader, w io.Writer) error {
 			body: append([]byte(nil), obj.bytes()...),
 		}
 		items = append(items, it)
-		runs = append(runs, pending{it, thread})
-		return nil
+		threads = append(threads, pending{it, thread})
 	}
-	if err := jr.items(one); err != nil {
-		return err
-	}
-	for _, p := range runs {
+	for _, p := range threads {
 		p.it.session = p.thread
 		if p.it.session == "" {
 			p.it.session = traceThread[p.it.trace]

@@ -16,7 +16,9 @@ package mine
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"slices"
 )
 
 // FormatOpenAIAgents is OpenAI Agents SDK trace exports.
@@ -73,8 +75,11 @@ type oaSpanData struct {
 // generation, response and the voice spans stand alone. The event is error
 // when the span has an error, triggered for a guardrail that tripped, else
 // ok. The session is the group_id of the span's trace (when the trace item
-// is in the input), else the trace id; spans are ordered by started_at.
-func convertOpenAIAgents(r io.Reader, w io.Writer) error {
+// is in the input), else the trace id; spans are ordered by started_at,
+// and spans that start at the same time (the JS SDK records milliseconds,
+// and a handoff and the next agent's first span often share one) by the
+// span tree: children after their parent, depth first (see spanTreeOrder).
+func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
 	var items []*spanItem
 	groups := map[string]string{}
@@ -178,6 +183,7 @@ func convertOpenAIAgents(r io.Reader, w io.Writer) error {
 	if err := jr.items(one); err != nil {
 		return err
 	}
+	spanTreeOrder(items)
 	for _, it := range items {
 		it.session = groups[it.trace]
 		if it.session == "" {
@@ -191,4 +197,84 @@ func convertOpenAIAgents(r io.Reader, w io.Writer) error {
 		}
 	}
 	return writeSpanItems(w, items)
+}
+
+// spanTreeOrder gives each item an order key that sorts by start time
+// (items without one last) and breaks ties by the item's place in a
+// depth-first walk of its trace's span tree, parents before children and
+// siblings by start time, then input order. This is the order the SDK's
+// own tests hold spans to on a tied timestamp ("every span must appear
+// after its parent", openai-agents-python tests/tracing/test_span_ordering.py),
+// extended to spans of different branches: a span belongs with the
+// subtree it is in, not before it because it is shallower.
+func spanTreeOrder(items []*spanItem) {
+	type key struct{ trace, id string }
+	byID := make(map[key]*spanItem, len(items))
+	for _, it := range items {
+		if it.id != "" {
+			if _, dup := byID[key{it.trace, it.id}]; !dup {
+				byID[key{it.trace, it.id}] = it
+			}
+		}
+	}
+	children := map[*spanItem][]*spanItem{}
+	var roots []*spanItem
+	for _, it := range items {
+		if par, ok := byID[key{it.trace, it.parent}]; ok && it.parent != "" && par != it {
+			children[par] = append(children[par], it)
+		} else {
+			roots = append(roots, it)
+		}
+	}
+	before := func(a, b *spanItem) int {
+		if a.hasTime != b.hasTime {
+			if a.hasTime {
+				return -1
+			}
+			return 1
+		}
+		if a.hasTime && a.start != b.start {
+			if a.start < b.start {
+				return -1
+			}
+			return 1
+		}
+		return a.seq - b.seq
+	}
+	// Depth first with a stack of its own: a hostile input may chain
+	// spans deeper than recursion should go.
+	rank := make(map[*spanItem]int, len(items))
+	var stack []*spanItem
+	walk := func(root *spanItem) {
+		stack = append(stack[:0], root)
+		for len(stack) > 0 {
+			it := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if _, seen := rank[it]; seen {
+				continue
+			}
+			rank[it] = len(rank)
+			kids := children[it]
+			slices.SortFunc(kids, before)
+			for i := len(kids) - 1; i >= 0; i-- {
+				stack = append(stack, kids[i])
+			}
+		}
+	}
+	slices.SortFunc(roots, before)
+	for _, r := range roots {
+		walk(r)
+	}
+	// Spans in a cycle of parents have no root: after the others, in input
+	// order.
+	for _, it := range items {
+		walk(it)
+	}
+	for _, it := range items {
+		t := "1" + "0000000000000000"
+		if it.hasTime {
+			t = fmt.Sprintf("0%016x", uint64(it.start)^1<<63)
+		}
+		it.order = fmt.Sprintf("%s%08x", t, rank[it])
+	}
 }

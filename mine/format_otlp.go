@@ -287,7 +287,7 @@ func otlpNanos(raw json.RawMessage) (int64, bool, error) {
 // join its session. The session is the first of: the span's
 // gen_ai.conversation.id, its trace's, the span's session.id (or its
 // resource's), its trace's, and the trace id.
-func convertOTLP(r io.Reader, w io.Writer) error {
+func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
 	var items []*spanItem
 	type traceSession struct{ conv, sess string }

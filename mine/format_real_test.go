@@ -219,7 +219,7 @@ func BenchmarkXESImport(b *testing.B) {
 	b.ReportAllocs()
 	cpu0, cpuOK := processCPU()
 	for b.Loop() {
-		if err := convertXES(bytes.NewReader(data), io.Discard); err != nil {
+		if err := convertXES(bytes.NewReader(data), io.Discard, ImportOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

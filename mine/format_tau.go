@@ -11,12 +11,28 @@ package mine
 // "tool_calls": [{"id", "function": {"name", "arguments"}}] and "tool"
 // messages with "tool_call_id"], "trial"}; its tools answer "Error: ..."
 // when they fail (tau_bench/envs/base.py).
+//
+// tau2's experiment folders ("dir" format, the default of voice runs;
+// src/tau2/data_model/simulation.py, Results.save and Results.load) hold
+// results.json, the same document without "simulations" and with an
+// optional "simulation_index": [{"id", "task_id", "trial", ...}], and one
+// simulations/<id>.json per run, a SimulationRun object. Voice
+// (full-duplex) runs record "ticks" instead of "messages": [{"tick_id",
+// "timestamp", "agent_chunk", "user_chunk" (messages with
+// "contains_speech"), "agent_tool_calls", "user_tool_calls",
+// "agent_tool_results", "user_tool_results"}], one per 50 ms or so.
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -29,6 +45,7 @@ func init() {
 		Detect:   detectTau,
 		Priority: 10,
 		Convert:  convertTau,
+		Dir:      tauDir,
 	})
 }
 
@@ -41,20 +58,28 @@ func detectTau(head []byte) bool {
 		// tau-bench v1: a list of {task_id, reward, info, traj, trial}.
 		return s.has("", "traj") || (s.has("", "task_id") && s.has("", "info") && s.has("", "reward"))
 	}
-	// tau2: the simulations, or the run info that precedes them.
-	return s.has("", "simulations") || (s.has("info", "agent_info") && s.has("info", "user_info"))
+	// tau2: the simulations, or the run info that precedes them; or one
+	// simulation of an experiment folder, read alone.
+	return s.has("", "simulations") || (s.has("info", "agent_info") && s.has("info", "user_info")) || tau2SimShape(s)
+}
+
+// tau2SimShape reports whether a head is a tau2 SimulationRun.
+func tau2SimShape(s *jsonShape) bool {
+	return s.has("", "id") && s.has("", "task_id") && s.has("", "termination_reason")
 }
 
 type tau2File struct {
-	Info struct {
-		AgentInfo struct {
-			LLM string `json:"llm"`
-		} `json:"agent_info"`
-		EnvironmentInfo struct {
-			DomainName string `json:"domain_name"`
-		} `json:"environment_info"`
-	} `json:"info"`
+	Info        tau2Info          `json:"info"`
 	Simulations []json.RawMessage `json:"simulations"`
+}
+
+type tau2Info struct {
+	AgentInfo struct {
+		LLM string `json:"llm"`
+	} `json:"agent_info"`
+	EnvironmentInfo struct {
+		DomainName string `json:"domain_name"`
+	} `json:"environment_info"`
 }
 
 type tau2Sim struct {
@@ -65,19 +90,97 @@ type tau2Sim struct {
 	RewardInfo        *struct {
 		Reward json.RawMessage `json:"reward"`
 	} `json:"reward_info"`
-	Messages []tau2Msg `json:"messages"`
+	Messages []tau2Msg  `json:"messages"`
+	Ticks    []tau2Tick `json:"ticks"`
 }
 
 type tau2Msg struct {
-	Role      string `json:"role"`
-	ID        string `json:"id"`
-	Error     *bool  `json:"error"`
-	ToolCalls []struct {
-		ID   string `json:"id"`
-		Name string `json:"name"`
-	} `json:"tool_calls"`
+	Role      string          `json:"role"`
+	ID        string          `json:"id"`
+	Error     *bool           `json:"error"`
+	ToolCalls []tau2ToolCall  `json:"tool_calls"`
 	TurnIdx   json.RawMessage `json:"turn_idx"`
 	Timestamp string          `json:"timestamp"`
+
+	tick json.RawMessage // the tick a message of a voice run comes from
+}
+
+// tau2Chunk is what a tick of a voice run records of a side's speech.
+type tau2Chunk struct {
+	Content        tau2Text `json:"content"`
+	ContainsSpeech *bool    `json:"contains_speech"`
+	Timestamp      string   `json:"timestamp"`
+}
+
+type tau2ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+type tau2Tick struct {
+	TickID           json.RawMessage `json:"tick_id"`
+	Timestamp        string          `json:"timestamp"`
+	AgentChunk       *tau2Chunk      `json:"agent_chunk"`
+	UserChunk        *tau2Chunk      `json:"user_chunk"`
+	AgentToolCalls   []tau2ToolCall  `json:"agent_tool_calls"`
+	UserToolCalls    []tau2ToolCall  `json:"user_tool_calls"`
+	AgentToolResults []tau2Msg       `json:"agent_tool_results"`
+	UserToolResults  []tau2Msg       `json:"user_tool_results"`
+}
+
+// speaks reports whether a chunk of a voice run carries speech: its
+// contains_speech, or when that is absent, whether it has text.
+func (m *tau2Chunk) speaks() bool {
+	if m == nil {
+		return false
+	}
+	if m.ContainsSpeech != nil {
+		return *m.ContainsSpeech
+	}
+	return bool(m.Content)
+}
+
+// tau2Text is whether a message has text (a non-blank string), without
+// keeping the text.
+type tau2Text bool
+
+func (t *tau2Text) UnmarshalJSON(b []byte) error {
+	*t = tau2Text(jsonKind(b) == '"' && strings.TrimSpace(jsonText(b)) != "")
+	return nil
+}
+
+// tau2TickMessages turns the ticks of a voice run into the messages of its
+// turns. tau2's own Tick.get_all_messages makes a message of every tick
+// (some twenty a second); here a turn starts where a side starts to speak
+// after a tick of silence, so that a run reads as the conversation it is:
+// per tick, the agent's new turn, its tool calls and their results, then
+// the user's, in the order get_all_messages gives them.
+func tau2TickMessages(ticks []tau2Tick) []tau2Msg {
+	var msgs []tau2Msg
+	agentSpoke, userSpoke := false, false
+	for _, t := range ticks {
+		side := func(role string, chunk *tau2Chunk, spoke *bool, calls []tau2ToolCall, results []tau2Msg) {
+			ts := t.Timestamp
+			if chunk != nil && chunk.Timestamp != "" {
+				ts = chunk.Timestamp
+			}
+			speaks := chunk.speaks()
+			if speaks && !*spoke {
+				msgs = append(msgs, tau2Msg{Role: role, Timestamp: ts, tick: t.TickID})
+			}
+			*spoke = speaks
+			if len(calls) > 0 {
+				msgs = append(msgs, tau2Msg{Role: role, ToolCalls: calls, Timestamp: ts, tick: t.TickID})
+			}
+			for _, r := range results {
+				r.Role = "tool"
+				msgs = append(msgs, r)
+			}
+		}
+		side("assistant", t.AgentChunk, &agentSpoke, t.AgentToolCalls, t.AgentToolResults)
+		side("user", t.UserChunk, &userSpoke, t.UserToolCalls, t.UserToolResults)
+	}
+	return msgs
 }
 
 type tau1Run struct {
@@ -103,7 +206,7 @@ type tau1Run struct {
 // the tool's answer says so, else ok (the message's text, if any, is the
 // preamble of the call and makes no record). Tool answers and system
 // prompts make no record. Steps count from 0 in each session.
-func convertTau(r io.Reader, w io.Writer) error {
+func convertTau(r io.Reader, w io.Writer, opt ImportOptions) error {
 	h := sha256.New()
 	jr := newJSONReader(io.TeeReader(r, h))
 	var v1 []json.RawMessage
@@ -118,8 +221,12 @@ func convertTau(r io.Reader, w io.Writer) error {
 		// Elements of a top-level array are tau-bench v1 runs; the session
 		// ids of v1 need the digest of the whole input, so they wait.
 		var probe struct {
-			Simulations json.RawMessage `json:"simulations"`
-			Traj        json.RawMessage `json:"traj"`
+			Simulations       json.RawMessage `json:"simulations"`
+			Traj              json.RawMessage `json:"traj"`
+			TaskID            json.RawMessage `json:"task_id"`
+			TerminationReason json.RawMessage `json:"termination_reason"`
+			Info              json.RawMessage `json:"info"`
+			Tasks             json.RawMessage `json:"tasks"`
 		}
 		if err := jr.unmarshal(raw, at, &probe); err != nil {
 			return err
@@ -132,8 +239,12 @@ func convertTau(r io.Reader, w io.Writer) error {
 			v1 = append(v1, raw)
 			v1At = append(v1At, at)
 			return nil
+		case probe.TaskID != nil && probe.TerminationReason != nil:
+			return convertTau2Sim(jr, raw, at, &tau2Info{}, rw, &obj)
+		case probe.Info != nil && probe.Tasks != nil:
+			return jr.errorAt(at, "tau2 results without \"simulations\": the results.json of an experiment folder (name the folder, which holds simulations/)")
 		}
-		return jr.errorAt(at, "neither tau2 results (no \"simulations\") nor a tau-bench run (no \"traj\")")
+		return jr.errorAt(at, "neither tau2 results (no \"simulations\"), a tau2 simulation (no \"task_id\" and \"termination_reason\") nor a tau-bench run (no \"traj\")")
 	})
 	if err != nil {
 		return err
@@ -159,72 +270,84 @@ func convertTau2(jr *jsonReader, raw json.RawMessage, at int64, rw *recordWriter
 	}
 	for _, simRaw := range f.Simulations {
 		simAt := at + int64(indexRaw(raw, simRaw))
-		var sim tau2Sim
-		if err := jr.unmarshal(simRaw, simAt, &sim); err != nil {
+		if err := convertTau2Sim(jr, simRaw, simAt, &f.Info, rw, obj); err != nil {
 			return err
 		}
-		if sim.ID == "" {
-			return jr.errorAt(simAt, "simulation without an id")
+	}
+	return nil
+}
+
+// convertTau2Sim writes the records of one simulation.
+func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, info *tau2Info, rw *recordWriter, obj *jsonObject) error {
+	var sim tau2Sim
+	if err := jr.unmarshal(simRaw, simAt, &sim); err != nil {
+		return err
+	}
+	if sim.ID == "" {
+		return jr.errorAt(simAt, "simulation without an id")
+	}
+	if sim.Messages == nil && sim.Ticks != nil {
+		sim.Messages = tau2TickMessages(sim.Ticks)
+	}
+	answers := toolAnswers{}
+	for i, m := range sim.Messages {
+		if m.Role == "tool" {
+			answers.add(m.ID, i, m.Error != nil && *m.Error)
 		}
-		answers := toolAnswers{}
-		for i, m := range sim.Messages {
-			if m.Role == "tool" {
-				answers.add(m.ID, i, m.Error != nil && *m.Error)
+	}
+	step := int64(0)
+	for mi, m := range sim.Messages {
+		var ts int64
+		hasTS := false
+		if m.Timestamp != "" {
+			var ok bool
+			if ts, ok = parseTimeText(m.Timestamp); !ok {
+				return jr.errorAt(simAt, "simulation %s, message %d: timestamp %q is not a time", sim.ID, mi, m.Timestamp)
 			}
+			hasTS = true
 		}
-		step := int64(0)
-		for mi, m := range sim.Messages {
-			var ts int64
-			hasTS := false
-			if m.Timestamp != "" {
-				var ok bool
-				if ts, ok = parseTimeText(m.Timestamp); !ok {
-					return jr.errorAt(simAt, "simulation %s, message %d: timestamp %q is not a time", sim.ID, mi, m.Timestamp)
-				}
-				hasTS = true
+		emit := func(node, event string) error {
+			obj.reset()
+			obj.str(FieldSession, sim.ID)
+			obj.int(FieldStep, step)
+			obj.str(FieldNode, node)
+			obj.str(FieldEvent, event)
+			if hasTS {
+				obj.time(FieldTime, ts)
 			}
-			emit := func(node, event string) error {
-				obj.reset()
-				obj.str(FieldSession, sim.ID)
-				obj.int(FieldStep, step)
-				obj.str(FieldNode, node)
-				obj.str(FieldEvent, event)
-				if hasTS {
-					obj.time(FieldTime, ts)
-				}
-				obj.open("attrs")
-				obj.strNonEmpty("task_id", jsonText(sim.TaskID))
-				obj.raw("trial", sim.Trial)
-				obj.strNonEmpty("domain", f.Info.EnvironmentInfo.DomainName)
-				obj.strNonEmpty("model", f.Info.AgentInfo.LLM)
-				if sim.RewardInfo != nil {
-					obj.raw("reward", sim.RewardInfo.Reward)
-				}
-				obj.strNonEmpty("termination", sim.TerminationReason)
-				obj.str("actor", m.Role)
-				obj.raw("turn_idx", m.TurnIdx)
-				step++
-				return rw.write(obj.bytes())
+			obj.open("attrs")
+			obj.strNonEmpty("task_id", jsonText(sim.TaskID))
+			obj.raw("trial", sim.Trial)
+			obj.strNonEmpty("domain", info.EnvironmentInfo.DomainName)
+			obj.strNonEmpty("model", info.AgentInfo.LLM)
+			if sim.RewardInfo != nil {
+				obj.raw("reward", sim.RewardInfo.Reward)
 			}
-			switch {
-			case m.Role == "tool" || m.Role == "system":
-			case len(m.ToolCalls) > 0:
-				for _, c := range m.ToolCalls {
-					if c.Name == "" {
-						return jr.errorAt(simAt, "simulation %s, message %d: a tool call without a name", sim.ID, mi)
-					}
-					if err := emit(c.Name, answers.event(c.ID, mi)); err != nil {
-						return err
-					}
+			obj.strNonEmpty("termination", sim.TerminationReason)
+			obj.str("actor", m.Role)
+			obj.raw("turn_idx", m.TurnIdx)
+			obj.raw("tick", m.tick)
+			step++
+			return rw.write(obj.bytes())
+		}
+		switch {
+		case m.Role == "tool" || m.Role == "system":
+		case len(m.ToolCalls) > 0:
+			for _, c := range m.ToolCalls {
+				if c.Name == "" {
+					return jr.errorAt(simAt, "simulation %s, message %d: a tool call without a name", sim.ID, mi)
 				}
-			case m.Role == "assistant":
-				if err := emit("agent_msg", "agent"); err != nil {
+				if err := emit(c.Name, answers.event(c.ID, mi)); err != nil {
 					return err
 				}
-			case m.Role == "user":
-				if err := emit("user_msg", "user"); err != nil {
-					return err
-				}
+			}
+		case m.Role == "assistant":
+			if err := emit("agent_msg", "agent"); err != nil {
+				return err
+			}
+		case m.Role == "user":
+			if err := emit("user_msg", "user"); err != nil {
+				return err
 			}
 		}
 	}
@@ -317,4 +440,210 @@ func (a toolAnswers) event(id string, msg int) string {
 		}
 	}
 	return "ok"
+}
+
+// tauDir reads a tau2 experiment folder: results.json and simulations/.
+func tauDir(dir string) (Input, bool, error) {
+	fi, err := os.Stat(filepath.Join(dir, "results.json"))
+	if err != nil || !fi.Mode().IsRegular() {
+		return Input{}, false, nil
+	}
+	if fi, err := os.Stat(filepath.Join(dir, tau2SimDir)); err != nil || !fi.IsDir() {
+		return Input{}, false, nil
+	}
+	d := &tau2Dir{dir: dir}
+	return Input{Name: dir, Format: FormatTau, Open: d.open, convert: d.convert}, true, nil
+}
+
+// tau2SimDir is the folder of an experiment's simulation files.
+const tau2SimDir = "simulations"
+
+// tau2Dir is an experiment folder read as one input: Open gives its files
+// one after another (results.json, then simulations/*.json in name order,
+// as tau2's Results.load reads them), so that the input's sha256 covers
+// them all, and convert reads them from that stream, file by file.
+type tau2Dir struct {
+	dir   string
+	parts []tau2Part // of the latest open
+}
+
+type tau2Part struct {
+	name string // relative to dir
+	size int64  // bytes it takes in the stream
+}
+
+func (d *tau2Dir) open() (io.ReadCloser, error) {
+	names := []string{"results.json"}
+	ents, err := os.ReadDir(filepath.Join(d.dir, tau2SimDir))
+	if err != nil {
+		return nil, err
+	}
+	var sims []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".json") && e.Type().IsRegular() {
+			sims = append(sims, filepath.Join(tau2SimDir, e.Name()))
+		}
+	}
+	sort.Strings(sims)
+	names = append(names, sims...)
+	d.parts = d.parts[:0]
+	var sizes []int64
+	for _, n := range names {
+		fi, err := os.Stat(filepath.Join(d.dir, n))
+		if err != nil {
+			return nil, err
+		}
+		sizes = append(sizes, fi.Size())
+	}
+	r := &tau2DirReader{d: d, names: names, sizes: sizes}
+	return r, nil
+}
+
+// tau2DirReader reads the files of a folder one after another, each as
+// long as it was when the folder was opened (a simulation still being
+// written is read as far as it was then). A byte order mark at the start
+// of a file is left out.
+type tau2DirReader struct {
+	d     *tau2Dir
+	names []string
+	sizes []int64
+	i     int
+	f     *os.File
+	left  int64
+}
+
+func (r *tau2DirReader) Read(p []byte) (int, error) {
+	for {
+		if r.f == nil {
+			if r.i >= len(r.names) {
+				return 0, io.EOF
+			}
+			f, err := os.Open(filepath.Join(r.d.dir, r.names[r.i]))
+			if err != nil {
+				return 0, err
+			}
+			r.f, r.left = f, r.sizes[r.i]
+			var bom [3]byte
+			if n, _ := io.ReadFull(f, bom[:]); n == 3 && bytes.Equal(bom[:], utf8BOM) {
+				r.left -= 3
+			} else if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return 0, err
+			}
+			r.d.parts = append(r.d.parts, tau2Part{r.names[r.i], r.left})
+		}
+		if r.left > 0 {
+			n, err := r.f.Read(p[:min(int64(len(p)), r.left)])
+			r.left -= int64(n)
+			if err == io.EOF && r.left > 0 {
+				return n, fmt.Errorf("%s: shorter than when the folder was opened", r.names[r.i])
+			}
+			if n > 0 || (err != nil && err != io.EOF) {
+				return n, err
+			}
+		}
+		r.f.Close()
+		r.f = nil
+		r.i++
+	}
+}
+
+func (r *tau2DirReader) Close() error {
+	if r.f != nil {
+		return r.f.Close()
+	}
+	return nil
+}
+
+// convert reads the stream open gives: results.json (its info, and the
+// simulation_index that says which simulation files there should be),
+// then each simulation file. A simulation the index names whose file is
+// missing is skipped (a note at its index entry); errors name the file
+// within the folder.
+func (d *tau2Dir) convert(r io.Reader, w io.Writer, _ ImportOptions) error {
+	rw := newRecordWriter(w)
+	var obj jsonObject
+	var info tau2Info
+	indexed := map[string]int{} // simulation id -> line of its index entry
+	var order []string
+	for pi := 0; ; pi++ {
+		if pi >= len(d.parts) {
+			// The stream has reached a file open has not started yet:
+			// read a byte to make it start.
+			var b [1]byte
+			n, err := r.Read(b[:])
+			if n == 0 && errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil && n == 0 {
+				return err
+			}
+			r = io.MultiReader(bytes.NewReader(b[:n]), r)
+			if pi >= len(d.parts) {
+				return fmt.Errorf("%s: reading the folder: lost track of its files", d.dir)
+			}
+		}
+		part := d.parts[pi]
+		jr := newJSONReader(io.LimitReader(r, part.size))
+		err := jr.items(func(raw json.RawMessage, at int64) error {
+			if jsonKind(raw) != '{' {
+				return jr.errorAt(at, "want a JSON object")
+			}
+			if pi == 0 {
+				var meta struct {
+					Info            tau2Info          `json:"info"`
+					Simulations     []json.RawMessage `json:"simulations"`
+					SimulationIndex json.RawMessage   `json:"simulation_index"`
+				}
+				if err := jr.unmarshal(raw, at, &meta); err != nil {
+					return err
+				}
+				info = meta.Info
+				for _, simRaw := range meta.Simulations {
+					if err := convertTau2Sim(jr, simRaw, at+int64(indexRaw(raw, simRaw)), &info, rw, &obj); err != nil {
+						return err
+					}
+				}
+				if k := jsonKind(meta.SimulationIndex); k == 0 || k == 'n' {
+					return nil
+				}
+				return jr.elements(meta.SimulationIndex, at+int64(indexRaw(raw, meta.SimulationIndex)), func(raw json.RawMessage, at int64) error {
+					var e struct {
+						ID string `json:"id"`
+					}
+					if err := jr.unmarshal(raw, at, &e); err != nil {
+						return err
+					}
+					if _, dup := indexed[e.ID]; !dup && e.ID != "" {
+						line, _ := jr.pr.pos(at)
+						indexed[e.ID] = line
+						order = append(order, e.ID)
+					}
+					return nil
+				})
+			}
+			return convertTau2Sim(jr, raw, at, &info, rw, &obj)
+		})
+		if err == nil {
+			var trailing bool
+			if trailing, err = drain(jr.pr.r); err == nil && trailing {
+				err = errors.New("more input after the JSON value")
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(d.dir, part.name), err)
+		}
+		if pi == 0 {
+			for _, id := range order {
+				// Files are named by the simulation's id.
+				if _, err := os.Stat(filepath.Join(d.dir, tau2SimDir, id+".json")); err == nil {
+					continue
+				}
+				reason := fmt.Sprintf("simulation %s: %s is missing", id, filepath.Join(tau2SimDir, id+".json"))
+				if err := writeNote(rw, true, indexed[id], filepath.Join(d.dir, "results.json"), reason); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return rw.flush()
 }

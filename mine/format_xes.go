@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -80,13 +82,52 @@ type xesEvent struct {
 	ts        string
 	hasTS     bool
 	attrs     []xesAttr
+	cls       []string // the values of the classifier's keys
+	clsSet    []bool
+	time      int64 // ts parsed, for sorting
+	timeOK    bool
+}
+
+// xesClassifier is a <classifier name="..." keys="..."/> of the log.
+type xesClassifier struct {
+	name string
+	keys []string
+}
+
+// xesClassifierKeys splits a classifier's keys: separated by white space,
+// a key with spaces in single quotes (XES 2.0, section 5.3).
+func xesClassifierKeys(s string) []string {
+	var keys []string
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		if s[0] == '\'' {
+			if j := strings.IndexByte(s[1:], '\''); j >= 0 {
+				keys = append(keys, s[1:1+j])
+				s = s[j+2:]
+				continue
+			}
+		}
+		j := strings.IndexAny(s, " \t\r\n")
+		if j < 0 {
+			j = len(s)
+		}
+		keys = append(keys, s[:j])
+		s = s[j:]
+	}
+	return keys
 }
 
 // convertXES streams the log with encoding/xml and writes one record per
 // event when its trace ends (trace attributes may follow the events). Each
 // record is placed on the line of its <event> tag, so that mine's messages
-// about a record name the line of the XES file.
-func convertXES(r io.Reader, w io.Writer) error {
+// about a record name the line of the XES file. Only a <date> attribute
+// time:timestamp is the event's time (a <string> one, such as pm4py's "?"
+// placeholders, is an attribute like any other). The step of a record is
+// its place in the trace: by time (events without one last, ties in file
+// order) or in file order (opt.Sort). Events of other lifecycle
+// transitions than opt.Lifecycle are left out (a note at their line). The
+// node is the activity, or the values of the keys of the classifier
+// opt.Classifier names, joined by "+".
+func convertXES(r io.Reader, w io.Writer, opt ImportOptions) error {
 	dec := xml.NewDecoder(r)
 	dec.Strict = true
 	dec.CharsetReader = xesCharsetReader
@@ -104,6 +145,11 @@ func convertXES(r io.Reader, w io.Writer) error {
 		rootDone  bool
 		obj       jsonObject
 		arena     []byte // the JSON of the current trace's attribute values
+		classes   []xesClassifier
+		cls       *xesClassifier // the classifier opt.Classifier names
+		clsKey    = map[string]int{}
+		order     []int
+		steps     []int64
 	)
 	// The position where the current token starts, for messages and for
 	// the line of an event's record.
@@ -112,7 +158,43 @@ func convertXES(r io.Reader, w io.Writer) error {
 		return fmt.Errorf("line %d, column %d: %s", tokLine, tokCol, fmt.Sprintf(format, args...))
 	}
 	flushTrace := func() error {
+		// Steps: the kept events' places in the order asked for.
+		order = order[:0]
 		for i, e := range events {
+			if opt.keepLifecycle(e.lifecycle) {
+				order = append(order, i)
+			}
+		}
+		if opt.Sort != SortFile {
+			for _, i := range order {
+				e := events[i]
+				e.time, e.timeOK = 0, false
+				if e.hasTS {
+					e.time, e.timeOK = parseTimeText(e.ts)
+				}
+			}
+			sort.SliceStable(order, func(a, b int) bool {
+				ea, eb := events[order[a]], events[order[b]]
+				if ea.timeOK != eb.timeOK {
+					return ea.timeOK
+				}
+				return ea.timeOK && ea.time < eb.time
+			})
+		}
+		steps = slices.Grow(steps[:0], len(events))[:len(events)]
+		for i := range steps {
+			steps[i] = -1
+		}
+		for k, i := range order {
+			steps[i] = int64(k)
+		}
+		for i, e := range events {
+			if steps[i] < 0 {
+				if err := writeNote(rw, false, e.line, "", "lifecycle:transition "+e.lifecycle); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := rw.alignTo(e.line); err != nil {
 				return err
 			}
@@ -120,8 +202,13 @@ func convertXES(r io.Reader, w io.Writer) error {
 			if hasCase {
 				obj.str(FieldSession, caseName)
 			}
-			obj.int(FieldStep, int64(i))
-			if e.hasName {
+			obj.int(FieldStep, steps[i])
+			switch {
+			case cls != nil:
+				if node, ok := e.classify(); ok {
+					obj.str(FieldNode, node)
+				}
+			case e.hasName:
 				obj.str(FieldNode, e.name)
 			}
 			switch {
@@ -181,15 +268,56 @@ func convertXES(r io.Reader, w io.Writer) error {
 			}
 			stack = append(stack, name)
 			switch {
+			case name == "classifier" && parent == "log":
+				c := xesClassifier{}
+				for _, a := range t.Attr {
+					switch a.Name.Local {
+					case "name":
+						c.name = a.Value
+					case "keys":
+						c.keys = xesClassifierKeys(a.Value)
+					}
+				}
+				classes = append(classes, c)
 			case name == "trace" && parent == "log":
+				if opt.Classifier != "" && cls == nil {
+					// Classifiers are declared before the traces.
+					for i := range classes {
+						if classes[i].name == opt.Classifier {
+							cls = &classes[i]
+							break
+						}
+					}
+					if cls == nil {
+						var names []string
+						for _, c := range classes {
+							names = append(names, strconv.Quote(c.name))
+						}
+						if len(names) == 0 {
+							return errAt("no classifier %q: the log declares none", opt.Classifier)
+						}
+						return errAt("no classifier %q: the log declares %s", opt.Classifier, strings.Join(names, ", "))
+					}
+					for i, k := range cls.keys {
+						if _, dup := clsKey[k]; !dup {
+							clsKey[k] = i
+						}
+					}
+				}
 				inTrace = true
 				caseAttrs, caseName, hasCase = caseAttrs[:0], "", false
 			case name == "event" && parent == "trace":
 				if n := len(free); n > 0 {
 					ev, free = free[n-1], free[:n-1]
-					*ev = xesEvent{attrs: ev.attrs[:0]}
+					*ev = xesEvent{attrs: ev.attrs[:0], cls: ev.cls[:0], clsSet: ev.clsSet[:0]}
 				} else {
 					ev = &xesEvent{}
+				}
+				if cls != nil {
+					for range cls.keys {
+						ev.cls = append(ev.cls, "")
+						ev.clsSet = append(ev.clsSet, false)
+					}
 				}
 				ev.line = tokLine
 				events = append(events, ev)
@@ -213,13 +341,22 @@ func convertXES(r io.Reader, w io.Writer) error {
 					caseAttrs = append(caseAttrs, xesAttr{key, js})
 					break
 				}
-				switch key {
-				case "concept:name":
+				switch {
+				case key == "concept:name":
 					ev.name, ev.hasName = val, true
-				case "lifecycle:transition":
+				case key == "lifecycle:transition":
 					ev.lifecycle = val
-				case "time:timestamp":
+				case key == "time:timestamp" && name == "date":
 					ev.ts, ev.hasTS = val, true
+				}
+				if cls != nil {
+					if i, ok := clsKey[key]; ok {
+						for j, k := range cls.keys[i:] {
+							if k == key {
+								ev.cls[i+j], ev.clsSet[i+j] = val, true
+							}
+						}
+					}
 				}
 				ev.attrs = append(ev.attrs, xesAttr{key, js})
 			}
@@ -265,6 +402,17 @@ func convertXES(r io.Reader, w io.Writer) error {
 		return errAt("no <log> element")
 	}
 	return rw.flush()
+}
+
+// classify returns the event's node under the classifier: the values of
+// its keys joined by "+"; ok is false when the event lacks one of them.
+func (e *xesEvent) classify() (string, bool) {
+	for _, set := range e.clsSet {
+		if !set {
+			return "", false
+		}
+	}
+	return strings.Join(e.cls, "+"), true
 }
 
 // xesAttrValue returns the key and value of an attribute element; ok is

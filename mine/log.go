@@ -20,6 +20,7 @@ type Log struct {
 
 	Records    int // usable records read (before duplicates and drops)
 	Skipped    int // bad lines skipped
+	LeftOut    int // events an importer left out as asked (ImportOptions.Lifecycle)
 	Duplicates int // exact duplicate records dropped
 	Dropped    int // records dropped by label rules
 	Folded     int // records folded into the visit before them
@@ -251,6 +252,7 @@ func (lg *Log) addChunk(c *chunk, strict bool) error {
 			lg.Bad = append(lg.Bad, b)
 		}
 	}
+	lg.LeftOut += c.leftOut
 	f := &lg.Files[c.file]
 	// Inputs before this one that sent no chunk are empty: they start
 	// where it does, so that starts never decrease.
@@ -541,4 +543,29 @@ func (lg *Log) Format() string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, "+")
+}
+
+// Subset returns a log holding the sessions of lg for which keep is true,
+// in lg's order, sharing lg's names: what cross-validation mines a fold's
+// model from. Its counts of records, skips and drops are lg's, as those are
+// not kept per session. lg must have been read whole (not Streamed), and
+// Subset must not run concurrently with a Build of lg; the logs it returns
+// may be built concurrently with each other.
+func (lg *Log) Subset(keep func(s *Session) bool) *Log {
+	// Build interns these; interning them here keeps concurrent Builds of
+	// subsets from writing to the shared name table.
+	lg.intern("")
+	lg.intern(automaton.StartID)
+	lg.intern(automaton.EndID)
+	sub := *lg
+	sub.Sessions = nil
+	sub.tally = nil
+	sub.bySess = nil
+	sub.raw = nil
+	for i := range lg.Sessions {
+		if keep(&lg.Sessions[i]) {
+			sub.Sessions = append(sub.Sessions, lg.Sessions[i])
+		}
+	}
+	return &sub
 }

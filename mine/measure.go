@@ -79,7 +79,11 @@ func Measure(inputs []Input, opt ReadOptions, lg *Log, paths []string) (*Measure
 		if err != nil {
 			return nil, err
 		}
-		_, err = splitLines(rc, crc32.NewIEEE(), opt.Format, maxLine, func(first int, data []byte) bool {
+		format := opt.Format
+		if in.Format != "" {
+			format = in.Format
+		}
+		_, err = splitLines(rc, crc32.NewIEEE(), format, in.convert, opt.importOptions(), maxLine, func(first int, data []byte, _ bool) bool {
 			line := first
 			for len(data) > 0 {
 				l := data

@@ -61,9 +61,12 @@ func mustBuild(t *testing.T, opt Options, ropt ReadOptions, inputs ...Input) *au
 	return m
 }
 
+// labelOpts is the label merge alone: the tests that use it count the
+// transitions sessions took.
 func labelOpts() Options {
 	o := DefaultOptions()
 	o.Merge = MergeLabel
+	o.Generalize = GeneralizeNone
 	return o
 }
 

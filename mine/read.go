@@ -20,6 +20,13 @@ import (
 type Input struct {
 	Name string
 	Open func() (io.ReadCloser, error)
+	// Format, when set, is this input's format whatever ReadOptions.Format
+	// says (a folder, see DirInput, has the format of its files).
+	Format string
+
+	// convert, when set, converts what Open gives instead of the format's
+	// Convert (a folder, whose files the converter tells apart).
+	convert func(r io.Reader, w io.Writer, opt ImportOptions) error
 }
 
 // ReadOptions say how records are read and labelled.
@@ -39,6 +46,9 @@ type ReadOptions struct {
 	// Format is the input format (see Formats); "" or FormatAuto recognises
 	// each input's format from its content.
 	Format string
+	// Import says how the importers read their formats (event order,
+	// lifecycle transitions, the XES classifier).
+	Import ImportOptions
 	// NoHash skips the SHA-256 of each input (Log.Files[i].SHA256 stays
 	// empty): for readers that check logs against a model and record no
 	// provenance.
@@ -65,8 +75,9 @@ type ReadOptions struct {
 	// hold every session, with the reason.
 	Reread func(reason string)
 	// Progress, when set, is called from the reading goroutine after each
-	// chunk with the input's name and the bytes of lines read so far in
-	// all inputs (after decompression and conversion).
+	// chunk with the input's name and the bytes read so far from all
+	// inputs, as stored (before decompression and conversion); the last
+	// call for an input counts all of its bytes.
 	Progress func(input string, bytes int64)
 }
 
@@ -96,8 +107,10 @@ type chunk struct {
 	file      int
 	firstLine int
 	data      []byte
+	converted bool // data was written by an importer, which may write notes
 	recs      []rec
 	bad       []BadLine
+	leftOut   int
 	err       error
 }
 
@@ -136,6 +149,9 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 	}
 	// Make sure the options are usable before starting goroutines.
 	if _, err := newParser(opt.Fields, opt.Rules); err != nil {
+		return nil, err
+	}
+	if err := opt.Import.Check(); err != nil {
 		return nil, err
 	}
 	lg := newLog(len(inputs))
@@ -221,14 +237,20 @@ func readInputs(inputs []Input, lg *Log, opt ReadOptions, maxLine int, todo chan
 		if !opt.NoHash {
 			h = sha256.New()
 		}
+		format := opt.Format
+		if in.Format != "" {
+			format = in.Format
+		}
+		// Progress counts the bytes as stored, so that it ends at the
+		// file's size whatever the decompression and conversion make of it.
+		cr := &countReader{r: rc}
 		var f *Format
-		f, err = splitLines(rc, h, opt.Format, maxLine, func(first int, data []byte) bool {
+		f, err = splitLines(cr, h, format, in.convert, opt.importOptions(), maxLine, func(first int, data []byte, converted bool) bool {
 			select {
-			case todo <- &chunk{seq: seq, file: i, firstLine: first, data: data}:
+			case todo <- &chunk{seq: seq, file: i, firstLine: first, data: data, converted: converted}:
 				seq++
-				total += int64(len(data))
 				if opt.Progress != nil {
-					opt.Progress(in.Name, total)
+					opt.Progress(in.Name, total+cr.n)
 				}
 				return true
 			case <-stop:
@@ -239,6 +261,10 @@ func readInputs(inputs []Input, lg *Log, opt ReadOptions, maxLine int, todo chan
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", in.Name, err)
 		}
+		total += cr.n
+		if opt.Progress != nil {
+			opt.Progress(in.Name, total)
+		}
 		if !opt.NoHash {
 			lg.Files[i].SHA256 = hex.EncodeToString(h.Sum(nil))
 		}
@@ -247,15 +273,28 @@ func readInputs(inputs []Input, lg *Log, opt ReadOptions, maxLine int, todo chan
 	return nil
 }
 
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
 // errLineTooLong reports a line longer than the limit.
 var errLineTooLong = errors.New("line too long")
 
 // splitLines reads r (gunzipping it if it starts with the gzip magic), feeds
 // every byte to h, converts it to JSONL records if it is in another format,
 // and calls emit with runs of whole lines (the last one may lack its
-// newline) and the 1-based number of the first. emit returning false stops
-// the read. It returns the format it read.
-func splitLines(r io.Reader, h hash.Hash, format string, maxLine int, emit func(first int, data []byte) bool) (*Format, error) {
+// newline), the 1-based number of the first, and whether an importer wrote
+// them. emit returning false stops the read. convert, when set, converts
+// instead of the format's Convert. It returns the format it read.
+func splitLines(r io.Reader, h hash.Hash, format string, convert func(io.Reader, io.Writer, ImportOptions) error, iopt ImportOptions, maxLine int, emit func(first int, data []byte, converted bool) bool) (*Format, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		gz, err := gzip.NewReader(br)
@@ -277,19 +316,22 @@ func splitLines(r io.Reader, h hash.Hash, format string, maxLine int, emit func(
 		return nil, err
 	}
 	r = hr
-	if f.Convert != nil {
+	if convert == nil {
+		convert = f.Convert
+	}
+	if convert != nil {
 		pr, pw := io.Pipe()
 		converted := make(chan struct{})
 		go func() {
 			defer close(converted)
-			pw.CloseWithError(f.Convert(hr, pw))
+			pw.CloseWithError(convert(hr, pw, iopt))
 		}()
 		// Wait for the converter on every return, so that it no longer
 		// reads (and hashes) the input once the caller takes the hash.
 		defer func() { pr.Close(); <-converted }()
 		r = pr
 	}
-	return f, splitLinesFrom(r, maxLine, emit)
+	return f, splitLinesFrom(r, maxLine, func(first int, data []byte) bool { return emit(first, data, convert != nil) })
 }
 
 func splitLinesFrom(r io.Reader, maxLine int, emit func(first int, data []byte) bool) error {
@@ -347,6 +389,19 @@ func parseChunk(p *parser, c *chunk, name string) {
 			l, data = data[:i], data[i+1:]
 		}
 		if len(bytes.TrimSpace(l)) == 0 {
+			line++
+			continue
+		}
+		if c.converted && l[0] == 0 {
+			// An importer's note (see writeNote): an item it skipped, or
+			// one it left out on purpose.
+			n := parseNote(l, name, line)
+			if n.skip {
+				c.bad = append(c.bad, n.BadLine)
+				c.recs = append(c.recs, rec{fileLine: -max(n.Line, 1)})
+			} else {
+				c.leftOut++
+			}
 			line++
 			continue
 		}

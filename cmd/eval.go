@@ -1,0 +1,251 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsmine/fsmine/mine"
+	"github.com/fsmine/fsmine/mine/eval"
+)
+
+func init() { register(newEvalCmd) }
+
+type evalOptions struct {
+	inputs      []string
+	labels      string
+	fields      []string
+	strict      bool
+	from        string
+	imports     importFlags
+	folds       int
+	merges      []string
+	alphas      []string
+	generalize  []string
+	rareCount   int
+	rareRatio   float64
+	minRejected float64
+	format      string
+	quiet       bool
+}
+
+func newEvalCmd(streams IO) *cobra.Command {
+	opts := &evalOptions{}
+	def := mine.DefaultOptions()
+	c := &cobra.Command{
+		Use:   "eval [flags] LOG...",
+		Short: "Cross-validate mining settings: held-out sessions accepted, perturbed ones rejected",
+		Long: `eval measures how well the models of a log generalise, to choose settings.
+The sessions are split into --folds folds by a hash of their id; for each
+fold a model is mined from the other folds and the fold's sessions are
+replayed through it:
+
+  accepted   share of held-out sessions that are paths of the model within
+             its loop caps (what a guard built from it lets through)
+  fitness    mean alignment fitness of the held-out sessions (see check)
+  rejected   share of perturbed held-out sessions the model refuses: one
+             middle step removed, two adjacent steps of different labels
+             swapped (events stay in place), or a step repeated once more
+             than any session of the log did in a row; perturbations equal
+             to a real session of the log are not counted
+
+and the model's size: states, transitions, common (not rare) transitions,
+generalised transitions, and the time to mine it.
+
+--merge, --alpha and --generalize take comma-separated lists; every
+combination is scored on the same folds (alpha applies to the alergia merge
+only). The settings on the Pareto front of accepted and rejected are marked
+with *, and one is recommended: of those rejecting at least --min-rejected
+of the perturbed sessions, the one accepting the most held-out sessions.
+
+Logs are read as build reads them (--labels, --field, --from), whole.
+
+Exit status: 0 ok; 2 trouble (bad flags, unreadable logs, fewer sessions than
+folds, a fold without sessions).`,
+		Example: `  fsmine eval --labels rules.json logs/*.jsonl
+  fsmine eval --merge label,alergia --alpha 0.001,0.01,0.05 --generalize none,auto logs/*.jsonl
+  fsmine eval --folds 10 --format json logs/today.jsonl.gz > eval.json`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("eval needs at least one LOG (a file, a glob, or - for standard input)")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.inputs = args
+			return runEval(c.Context(), opts, streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&opts.labels, "labels", "", "label rules `FILE` (JSON; see README)")
+	f.StringArrayVar(&opts.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable)")
+	f.BoolVar(&opts.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
+	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", "))
+	opts.imports.bind(f)
+	f.IntVar(&opts.folds, "folds", 5, "number of folds `K` (at least 2)")
+	f.StringSliceVar(&opts.merges, "merge", []string{def.Merge}, "state merging, a list: "+strings.Join(mine.Merges, ", "))
+	f.StringSliceVar(&opts.alphas, "alpha", []string{strconv.FormatFloat(def.Alpha, 'g', -1, 64)}, "alergia significance levels, a list")
+	f.StringSliceVar(&opts.generalize, "generalize", []string{def.Generalize}, "generalisation, a list: "+strings.Join(mine.Generalizes, ", "))
+	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
+	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
+	f.Float64Var(&opts.minRejected, "min-rejected", eval.DefaultMinRejected, "share of perturbed sessions a recommended setting must reject")
+	f.StringVar(&opts.format, "format", "text", "output: text or json")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress on standard error")
+	return c
+}
+
+// evalSettings is every combination of the listed settings, in the order
+// given, alpha only for alergia.
+func evalSettings(opts *evalOptions) ([]eval.Setting, error) {
+	var alphas []float64
+	for _, a := range opts.alphas {
+		x, err := strconv.ParseFloat(strings.TrimSpace(a), 64)
+		if err != nil || !(x > 0 && x < 1) {
+			return nil, usagef("--alpha %q: want numbers between 0 and 1", a)
+		}
+		alphas = append(alphas, x)
+	}
+	var out []eval.Setting
+	for _, m := range opts.merges {
+		m = strings.TrimSpace(m)
+		if !slices.Contains(mine.Merges, m) {
+			return nil, usagef("--merge %q: want one of %s", m, strings.Join(mine.Merges, ", "))
+		}
+		for _, g := range opts.generalize {
+			g = strings.TrimSpace(g)
+			if !slices.Contains(mine.Generalizes, g) {
+				return nil, usagef("--generalize %q: want one of %s", g, strings.Join(mine.Generalizes, ", "))
+			}
+			if m != mine.MergeAlergia {
+				out = append(out, eval.Setting{Merge: m, Generalize: g})
+				continue
+			}
+			for _, a := range alphas {
+				out = append(out, eval.Setting{Merge: m, Alpha: a, Generalize: g})
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, usagef("no settings to evaluate")
+	}
+	return out, nil
+}
+
+func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
+	if opts.format != "text" && opts.format != "json" {
+		return usagef("--format %q: want text or json", opts.format)
+	}
+	if opts.folds < 2 {
+		return usagef("--folds %d: want at least 2", opts.folds)
+	}
+	if opts.rareCount < 0 || opts.rareRatio < 0 || opts.rareRatio >= 1 {
+		return usagef("--rare-count must be >= 0 and --rare-ratio in [0, 1)")
+	}
+	if !(opts.minRejected >= 0 && opts.minRejected <= 1) {
+		return usagef("--min-rejected %v: want a share between 0 and 1", opts.minRejected)
+	}
+	settings, err := evalSettings(opts)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(mine.Formats(), opts.from) {
+		return usagef("--from %q: want one of %s", opts.from, strings.Join(mine.Formats(), ", "))
+	}
+	ropt := mine.ReadOptions{Strict: opts.strict, Format: opts.from}
+	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
+		return usageError{err}
+	}
+	if ropt.Import, err = opts.imports.options(); err != nil {
+		return err
+	}
+	if opts.labels != "" {
+		data, err := os.ReadFile(opts.labels)
+		if err != nil {
+			return err
+		}
+		if ropt.Rules, err = mine.ParseRules(data); err != nil {
+			return fmt.Errorf("%s: %w", opts.labels, err)
+		}
+	}
+	inputs, err := expandInputs(opts.inputs, streams.In, opts.from)
+	if err != nil {
+		return err
+	}
+	var done func()
+	ropt.Progress, done = startProgress(streams, opts.quiet)
+	lg, err := mine.Read(inputs, ropt)
+	done()
+	if err != nil {
+		return err
+	}
+	if len(lg.Sessions) == 0 {
+		return noSessionsError(strings.Join(opts.inputs, ", "), lg)
+	}
+	base := mine.DefaultOptions()
+	base.RareCount, base.RareRatio = opts.rareCount, opts.rareRatio
+	eopt := eval.Options{Folds: opts.folds, Settings: settings, Base: base, MinRejected: opts.minRejected}
+	if streams.ErrTTY && !opts.quiet {
+		eopt.Progress = func(done, total int) {
+			fmt.Fprintf(streams.Err, "\r\033[Kmining and scoring %d/%d models", done, total)
+			if done == total {
+				fmt.Fprint(streams.Err, "\r\033[K")
+			}
+		}
+	}
+	rep, err := eval.Run(lg, eopt)
+	if err != nil {
+		if errors.Is(err, eval.ErrTooFew) {
+			return fmt.Errorf("%s: %w", strings.Join(opts.inputs, ", "), err)
+		}
+		return err
+	}
+	if opts.format == "json" {
+		return writeJSON(streams.Out, rep)
+	}
+	return writeEvalText(streams.Out, rep)
+}
+
+func writeEvalText(w io.Writer, rep *eval.Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d sessions, %d folds (mine on %d, replay the held-out one)\n\n", rep.Sessions, rep.Folds, rep.Folds-1)
+	fmt.Fprintf(&b, "  %-36s %8s %7s %8s %7s %6s %6s %6s %6s %6s %6s %8s\n",
+		"setting", "accepted", "fitness", "rejected", "remove", "swap", "repeat", "states", "trans", "common", "gen", "build_ms")
+	for _, r := range rep.Results {
+		mark := " "
+		if r.Pareto {
+			mark = "*"
+		}
+		o := r.Overall
+		fmt.Fprintf(&b, "%s %-36s %8.3f %7.3f %8.3f %7.3f %6.3f %6.3f %6.1f %6.1f %6.1f %6.1f %8.1f\n",
+			mark, r.Name, o.Accepted, o.Fitness, o.Rejected,
+			o.RejectedBy[eval.KindRemove], o.RejectedBy[eval.KindSwap], o.RejectedBy[eval.KindRepeat],
+			o.States, o.Transitions, o.Common, o.Generalized, o.BuildMS)
+
+	}
+	best := rep.Results[rep.Recommended]
+	fmt.Fprintf(&b, "\n* on the Pareto front of accepted and rejected\n")
+	if best.Overall.Rejected >= rep.MinRejected {
+		fmt.Fprintf(&b, "recommended: %s (accepts %.3f of held-out sessions, rejects %.3f of perturbed ones, at least %.2f)\n",
+			best.Name, best.Overall.Accepted, best.Overall.Rejected, rep.MinRejected)
+	} else {
+		fmt.Fprintf(&b, "recommended: %s (no setting rejects %.2f of perturbed sessions; this one rejects the most, %.3f)\n",
+			best.Name, rep.MinRejected, best.Overall.Rejected)
+	}
+	fmt.Fprintf(&b, "\nper fold (accepted / rejected):\n")
+	for _, r := range rep.Results {
+		fmt.Fprintf(&b, "  %-36s", r.Name)
+		for _, f := range r.Folds {
+			fmt.Fprintf(&b, " %.2f/%.2f", f.Accepted, f.Rejected)
+		}
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

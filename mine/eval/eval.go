@@ -1,0 +1,499 @@
+// Package eval measures how well the models fsmine mines generalise, by
+// k-fold cross-validation over sessions: the sessions of a log are split
+// into folds by a hash of their id (so the split does not depend on input
+// order), a model is mined from all folds but one, and the held-out fold is
+// replayed through it. Two numbers pull against each other:
+//
+//   - accepted: the share of held-out sessions that are paths of the model
+//     within its loop caps, that is, that a guard built from it would let
+//     through. A map that is too narrow denies legitimate sessions.
+//   - rejected: the share of perturbed held-out sessions the model refuses.
+//     A perturbation removes one middle step, swaps two adjacent steps of
+//     different labels (events stay in place), or repeats a step once more
+//     than any session of the log ever did in a row; perturbations that equal
+//     some real session of the log are not counted. A map that accepts
+//     everything rejects none of them, and is useless as a guard.
+//
+// Run scores every setting on the same folds, and marks the settings on the
+// Pareto front of the two and the one it recommends.
+package eval
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
+)
+
+// Perturbation kinds, the keys of Scores.RejectedBy.
+const (
+	KindRemove = "remove" // one middle step removed
+	KindSwap   = "swap"   // two adjacent steps of different labels swapped
+	KindRepeat = "repeat" // a step repeated once more than ever seen in a row
+)
+
+// Kinds lists the perturbation kinds in report order.
+var Kinds = []string{KindRemove, KindSwap, KindRepeat}
+
+// DefaultMinRejected is the share of perturbed sessions a setting must
+// reject to be recommended when Options.MinRejected is 0.
+const DefaultMinRejected = 0.45
+
+// Setting is one combination of the mining options that eval compares.
+type Setting struct {
+	Merge      string  `json:"merge"`
+	Alpha      float64 `json:"alpha,omitempty"`
+	Generalize string  `json:"generalize"`
+}
+
+// String names the setting as the text report prints it.
+func (s Setting) String() string {
+	var b strings.Builder
+	b.WriteString(s.Merge)
+	if s.Merge == mine.MergeAlergia {
+		fmt.Fprintf(&b, " alpha=%g", s.Alpha)
+	}
+	g := s.Generalize
+	if g == "" {
+		g = mine.GeneralizeNone
+	}
+	b.WriteString(" generalize=" + g)
+	return b.String()
+}
+
+// Options shape Run.
+type Options struct {
+	// Folds is the number of folds, at least 2.
+	Folds int
+	// Settings are the settings to compare, at least one.
+	Settings []Setting
+	// Base gives the options that Settings do not set (rare flags, ...).
+	Base mine.Options
+	// MinRejected is the share of perturbed sessions a setting must reject
+	// to be recommended; 0 means DefaultMinRejected.
+	MinRejected float64
+	// Workers bounds the models mined at once; 0 means GOMAXPROCS.
+	Workers int
+	// Progress, when not nil, is called after each model is mined and
+	// scored, with the number done and the total. It may be called from
+	// several goroutines, one at a time.
+	Progress func(done, total int)
+}
+
+// Scores are the measurements of one model on its held-out fold, or their
+// sum over folds.
+type Scores struct {
+	// Train and Test are the sessions mined and held out.
+	Train int `json:"train"`
+	Test  int `json:"test"`
+	// Accepted is the share of held-out sessions that fit the model.
+	Accepted float64 `json:"accepted"`
+	// Fitness is the mean alignment fitness of the held-out sessions.
+	Fitness float64 `json:"fitness"`
+	// Perturbed is the number of perturbed held-out sessions, Rejected the
+	// share of them the model refuses, RejectedBy that share per kind.
+	Perturbed  int                `json:"perturbed"`
+	Rejected   float64            `json:"rejected"`
+	RejectedBy map[string]float64 `json:"rejected_by"`
+	// States, Transitions, Common (transitions not rare) and Generalized
+	// (transitions no session took) measure the model; over folds they are
+	// means.
+	States      float64 `json:"states"`
+	Transitions float64 `json:"transitions"`
+	Common      float64 `json:"common"`
+	Generalized float64 `json:"generalized"`
+	// BuildMS is the wall time of mining the model (over folds, the mean):
+	// the one measurement that differs from run to run.
+	BuildMS float64 `json:"build_ms"`
+
+	accepted, rejected int
+	fitSum             float64
+	byKind, ofKind     map[string]int
+}
+
+// Result is one setting's scores, per fold and overall.
+type Result struct {
+	Setting Setting  `json:"setting"`
+	Name    string   `json:"name"`
+	Folds   []Scores `json:"folds"`
+	Overall Scores   `json:"overall"`
+	// Pareto says that no other setting accepts and rejects at least as
+	// much, and more of one.
+	Pareto bool `json:"pareto"`
+}
+
+// Report is what Run measured.
+type Report struct {
+	Sessions int      `json:"sessions"`
+	Folds    int      `json:"folds"`
+	Results  []Result `json:"results"`
+	// Recommended is the index into Results of the recommended setting:
+	// of those that reject at least MinRejected of the perturbed sessions,
+	// the one that accepts the most held-out sessions (ties: the one that
+	// rejects more, then the smaller model, then the first given); when
+	// none does, the one that rejects the most.
+	Recommended int     `json:"recommended"`
+	MinRejected float64 `json:"min_rejected"`
+}
+
+// ErrTooFew is wrapped by the errors Run returns for a log that cannot be
+// split into the folds asked for.
+var ErrTooFew = errors.New("too few sessions")
+
+// Fold returns the fold of a session: a hash of its id modulo folds.
+func Fold(id string, folds int) int {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return int(h.Sum64() % uint64(folds))
+}
+
+// Run cross-validates every setting on lg, which must have been read whole
+// (not streamed). Its errors wrap ErrTooFew when lg has fewer sessions than
+// folds, a single session, or a fold without sessions.
+func Run(lg *mine.Log, opt Options) (*Report, error) {
+	if lg.Streamed {
+		return nil, errors.New("eval: the log was read streaming; read it whole")
+	}
+	if opt.Folds < 2 {
+		return nil, fmt.Errorf("eval: %d folds: want at least 2", opt.Folds)
+	}
+	if len(opt.Settings) == 0 {
+		return nil, errors.New("eval: no settings to compare")
+	}
+	n := len(lg.Sessions)
+	switch {
+	case n == 1:
+		return nil, fmt.Errorf("%w: the log has a single session; cross-validation needs at least %d", ErrTooFew, opt.Folds)
+	case n < opt.Folds:
+		return nil, fmt.Errorf("%w: the log has %d sessions, fewer than the %d folds", ErrTooFew, n, opt.Folds)
+	}
+	fold := make([]int, n)
+	size := make([]int, opt.Folds)
+	for i := range lg.Sessions {
+		fold[i] = Fold(lg.Sessions[i].ID, opt.Folds)
+		size[fold[i]]++
+	}
+	for f, k := range size {
+		if k == 0 {
+			return nil, fmt.Errorf("%w: fold %d of %d holds no session (the log has %d); use fewer folds", ErrTooFew, f+1, opt.Folds, n)
+		}
+	}
+	minRej := opt.MinRejected
+	if minRej == 0 {
+		minRej = DefaultMinRejected
+	}
+
+	tests := heldOut(lg, fold, opt.Folds)
+	trains := make([]*mine.Log, opt.Folds)
+	for f := range trains {
+		trains[f] = lg.Subset(func(s *mine.Session) bool { return Fold(s.ID, opt.Folds) != f })
+	}
+
+	rep := &Report{Sessions: n, Folds: opt.Folds, MinRejected: minRej}
+	rep.Results = make([]Result, len(opt.Settings))
+	for i, s := range opt.Settings {
+		rep.Results[i] = Result{Setting: s, Name: s.String(), Folds: make([]Scores, opt.Folds)}
+	}
+
+	type job struct{ setting, fold int }
+	jobs := make(chan job)
+	errs := make([]error, len(opt.Settings)*opt.Folds)
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done, total := 0, len(errs)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				sc, err := score(trains[j.fold], &tests[j.fold], opt.Settings[j.setting], opt.Base)
+				if err != nil {
+					errs[j.setting*opt.Folds+j.fold] = fmt.Errorf("%s, fold %d: %w", opt.Settings[j.setting], j.fold+1, err)
+				} else {
+					rep.Results[j.setting].Folds[j.fold] = sc
+				}
+				if opt.Progress != nil {
+					mu.Lock()
+					done++
+					opt.Progress(done, total)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for s := range opt.Settings {
+		for f := 0; f < opt.Folds; f++ {
+			jobs <- job{s, f}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for i := range rep.Results {
+		rep.Results[i].Overall = overall(rep.Results[i].Folds)
+	}
+	rep.pareto()
+	rep.recommend()
+	return rep, nil
+}
+
+// test is a held-out fold: its sessions and their perturbations.
+type test struct {
+	sessions  [][]automaton.Move
+	perturbed map[string][][]automaton.Move // by kind
+}
+
+func heldOut(lg *mine.Log, fold []int, folds int) []test {
+	real := map[string]bool{}
+	moves := make([][]automaton.Move, len(lg.Sessions))
+	maxRun := map[string]int{}
+	for i := range lg.Sessions {
+		moves[i] = lg.Moves(&lg.Sessions[i])
+		real[key(moves[i])] = true
+		run := 0
+		for j, mv := range moves[i] {
+			if j > 0 && mv.Label == moves[i][j-1].Label {
+				run++
+			} else {
+				run = 1
+			}
+			maxRun[mv.Label] = max(maxRun[mv.Label], run)
+		}
+	}
+	tests := make([]test, folds)
+	for f := range tests {
+		tests[f].perturbed = map[string][][]automaton.Move{}
+	}
+	for i := range lg.Sessions {
+		t := &tests[fold[i]]
+		t.sessions = append(t.sessions, moves[i])
+		for kind, ps := range perturb(moves[i], maxRun) {
+			for _, p := range ps {
+				if !real[key(p)] {
+					t.perturbed[kind] = append(t.perturbed[kind], p)
+				}
+			}
+		}
+	}
+	return tests
+}
+
+// perturb returns a session's distinct perturbations by kind. The session
+// is its moves: visits 0..n-1 are moves 0..n-1 (the label of a move is the
+// visit's label, the event of move i+1 is visit i's event), and move n is
+// the move into the end.
+func perturb(mvs []automaton.Move, maxRun map[string]int) map[string][][]automaton.Move {
+	n := len(mvs) - 1 // visits
+	type visit struct{ label, event string }
+	vs := make([]visit, n)
+	for i := 0; i < n; i++ {
+		vs[i] = visit{mvs[i].Label, mvs[i+1].Event}
+	}
+	toMoves := func(vs []visit) []automaton.Move {
+		out := make([]automaton.Move, 0, len(vs)+1)
+		ev := ""
+		for _, v := range vs {
+			out = append(out, automaton.Move{Event: ev, Label: v.label})
+			ev = v.event
+		}
+		return append(out, automaton.Move{Event: ev, Label: automaton.EndID})
+	}
+	out := map[string][][]automaton.Move{}
+	seen := map[string]bool{}
+	add := func(kind string, vs []visit) {
+		p := toMoves(vs)
+		k := key(p)
+		if !seen[k] {
+			seen[k] = true
+			out[kind] = append(out[kind], p)
+		}
+	}
+	for i := 1; i < n-1; i++ {
+		p := append(append([]visit{}, vs[:i]...), vs[i+1:]...)
+		add(KindRemove, p)
+	}
+	for i := 0; i+1 < n; i++ {
+		if vs[i].label == vs[i+1].label {
+			continue
+		}
+		p := append([]visit{}, vs...)
+		// Labels change places; each position keeps its event.
+		p[i].label, p[i+1].label = vs[i+1].label, vs[i].label
+		add(KindSwap, p)
+	}
+	for i := 0; i < n; {
+		j := i
+		for j+1 < n && vs[j+1].label == vs[i].label {
+			j++
+		}
+		// Lengthen the run vs[i..j] to one more than the longest run of
+		// its label in the log, repeating its last visit.
+		extra := maxRun[vs[i].label] + 1 - (j - i + 1)
+		p := append([]visit{}, vs[:j+1]...)
+		for k := 0; k < extra; k++ {
+			p = append(p, vs[j])
+		}
+		add(KindRepeat, append(p, vs[j+1:]...))
+		i = j + 1
+	}
+	return out
+}
+
+func key(mvs []automaton.Move) string {
+	var b strings.Builder
+	for _, mv := range mvs {
+		b.WriteString(mv.Event)
+		b.WriteByte(0)
+		b.WriteString(mv.Label)
+		b.WriteByte(1)
+	}
+	return b.String()
+}
+
+func score(train *mine.Log, t *test, s Setting, base mine.Options) (Scores, error) {
+	opt := base
+	opt.Merge, opt.Alpha, opt.Generalize = s.Merge, s.Alpha, s.Generalize
+	start := time.Now()
+	m, err := mine.Build(train, opt)
+	if err != nil {
+		return Scores{}, err
+	}
+	sc := Scores{
+		Train:   train.NumSessions(),
+		Test:    len(t.sessions),
+		BuildMS: float64(time.Since(start).Microseconds()) / 1e3,
+		States:  float64(len(m.States)), Transitions: float64(len(m.Transitions)),
+		byKind: map[string]int{}, ofKind: map[string]int{},
+	}
+	for _, tr := range m.Transitions {
+		if tr.Generalized != "" {
+			sc.Generalized++
+		} else if !tr.Rare {
+			sc.Common++
+		}
+	}
+	c := automaton.NewChecker(m, automaton.CheckOptions{})
+	for _, mvs := range t.sessions {
+		v := c.Check(mvs)
+		if v.Fits() {
+			sc.accepted++
+		}
+		sc.fitSum += v.Fitness
+	}
+	for _, kind := range Kinds {
+		for _, p := range t.perturbed[kind] {
+			sc.ofKind[kind]++
+			if !c.Fits(p) {
+				sc.byKind[kind]++
+				sc.rejected++
+			}
+		}
+	}
+	sc.Perturbed = len(t.perturbed[KindRemove]) + len(t.perturbed[KindSwap]) + len(t.perturbed[KindRepeat])
+	sc.finish()
+	return sc, nil
+}
+
+// finish turns the counts into shares.
+func (sc *Scores) finish() {
+	sc.Accepted = share(sc.accepted, sc.Test)
+	sc.Fitness = 0
+	if sc.Test > 0 {
+		sc.Fitness = round(sc.fitSum / float64(sc.Test))
+	}
+	sc.Rejected = share(sc.rejected, sc.Perturbed)
+	sc.RejectedBy = map[string]float64{}
+	for _, k := range Kinds {
+		sc.RejectedBy[k] = share(sc.byKind[k], sc.ofKind[k])
+	}
+}
+
+func overall(folds []Scores) Scores {
+	o := Scores{byKind: map[string]int{}, ofKind: map[string]int{}}
+	for _, f := range folds {
+		o.Train += f.Train
+		o.Test += f.Test
+		o.accepted += f.accepted
+		o.fitSum += f.fitSum
+		o.Perturbed += f.Perturbed
+		o.rejected += f.rejected
+		for _, k := range Kinds {
+			o.byKind[k] += f.byKind[k]
+			o.ofKind[k] += f.ofKind[k]
+		}
+		o.States += f.States
+		o.Transitions += f.Transitions
+		o.Common += f.Common
+		o.Generalized += f.Generalized
+		o.BuildMS += f.BuildMS
+	}
+	k := float64(len(folds))
+	o.Train = int(float64(o.Train)/k + 0.5)
+	o.States, o.Transitions, o.Common, o.Generalized = round1(o.States/k), round1(o.Transitions/k), round1(o.Common/k), round1(o.Generalized/k)
+	o.BuildMS = round1(o.BuildMS / k)
+	o.finish()
+	return o
+}
+
+func share(k, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return round(float64(k) / float64(n))
+}
+
+func round(x float64) float64  { return float64(int64(x*1e4+0.5)) / 1e4 }
+func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }
+
+func (r *Report) pareto() {
+	for i := range r.Results {
+		a := &r.Results[i].Overall
+		r.Results[i].Pareto = true
+		for j := range r.Results {
+			b := &r.Results[j].Overall
+			if b.Accepted >= a.Accepted && b.Rejected >= a.Rejected && (b.Accepted > a.Accepted || b.Rejected > a.Rejected) {
+				r.Results[i].Pareto = false
+				break
+			}
+		}
+	}
+}
+
+func (r *Report) recommend() {
+	idx := make([]int, len(r.Results))
+	for i := range idx {
+		idx[i] = i
+	}
+	meets := func(i int) bool { return r.Results[i].Overall.Rejected >= r.MinRejected }
+	sort.SliceStable(idx, func(x, y int) bool {
+		a, b := &r.Results[idx[x]].Overall, &r.Results[idx[y]].Overall
+		ma, mb := meets(idx[x]), meets(idx[y])
+		if ma != mb {
+			return ma
+		}
+		if !ma {
+			return a.Rejected > b.Rejected
+		}
+		if a.Accepted != b.Accepted {
+			return a.Accepted > b.Accepted
+		}
+		if a.Rejected != b.Rejected {
+			return a.Rejected > b.Rejected
+		}
+		return a.Transitions < b.Transitions
+	})
+	r.Recommended = idx[0]
+}

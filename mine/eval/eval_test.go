@@ -1,0 +1,190 @@
+package eval
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
+)
+
+func readLog(t *testing.T, name, data string, rules *mine.Rules) *mine.Log {
+	t.Helper()
+	lg, err := mine.Read([]mine.Input{{Name: name, Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(strings.NewReader(data)), nil
+	}}}, mine.ReadOptions{Rules: rules, Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lg
+}
+
+func readFile(t *testing.T, path, labels string) *mine.Log {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("%s: %v", path, err)
+	}
+	var rules *mine.Rules
+	if labels != "" {
+		data, err := os.ReadFile(labels)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rules, err = mine.ParseRules(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lg, err := mine.Read([]mine.Input{{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}}, mine.ReadOptions{Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lg
+}
+
+func mv(event, label string) automaton.Move { return automaton.Move{Event: event, Label: label} }
+
+func TestPerturb(t *testing.T) {
+	// Visits a/1 b/2 b/3 c/4: labels a, b, b, c ending with events 1..4.
+	s := []automaton.Move{mv("", "a"), mv("1", "b"), mv("2", "b"), mv("3", "c"), mv("4", automaton.EndID)}
+	got := perturb(s, map[string]int{"a": 1, "b": 3, "c": 1})
+	text := func(ps [][]automaton.Move) []string {
+		var out []string
+		for _, p := range ps {
+			var b []string
+			for _, m := range p {
+				b = append(b, m.Label+"/"+m.Event)
+			}
+			out = append(out, strings.Join(b, " "))
+		}
+		return out
+	}
+	want := map[string][]string{
+		// Middle visits 1 and 2 (both b/…) removed: two different sessions.
+		KindRemove: {
+			"a/ b/1 c/3 __end__/4",
+			"a/ b/1 c/2 __end__/4",
+		},
+		// a,b and b,c swap; b,b does not; events stay in place.
+		KindSwap: {
+			"b/ a/1 b/2 c/3 __end__/4",
+			"a/ b/1 c/2 b/3 __end__/4",
+		},
+		// Runs a (1 of max 1), bb (2 of max 3), c (1 of max 1) grow to max+1.
+		KindRepeat: {
+			"a/ a/1 b/1 b/2 c/3 __end__/4",
+			"a/ b/1 b/2 b/3 b/3 c/3 __end__/4",
+			"a/ b/1 b/2 c/3 c/4 __end__/4",
+		},
+	}
+	for _, k := range Kinds {
+		if g := text(got[k]); !reflect.DeepEqual(g, want[k]) {
+			t.Errorf("%s: got %q, want %q", k, g, want[k])
+		}
+	}
+}
+
+func TestTooFew(t *testing.T) {
+	line := func(id, node string) string {
+		return `{"session_id":"` + id + `","step":0,"node":"` + node + `","event":"ok"}` + "\n"
+	}
+	tests := []struct {
+		name  string
+		log   string
+		folds int
+		want  string
+	}{
+		{"single", line("s0", "a"), 5, "the log has a single session; cross-validation needs at least 5"},
+		{"fewer than folds", line("s0", "a") + line("s1", "a") + line("s2", "b"), 5, "the log has 3 sessions, fewer than the 5 folds"},
+		// s0, s2 and s4 hash to fold 1 of 2.
+		{"empty fold", line("s0", "a") + line("s2", "a") + line("s4", "b"), 2, "fold 2 of 2 holds no session (the log has 3)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lg := readLog(t, "x.jsonl", tt.log, nil)
+			_, err := Run(lg, Options{Folds: tt.folds, Settings: []Setting{{Merge: mine.MergeLabel}}, Base: mine.DefaultOptions()})
+			if !errors.Is(err, ErrTooFew) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want ErrTooFew saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestDeterministic runs the same evaluation with one and with four workers
+// and wants the same report, build times aside.
+func TestDeterministic(t *testing.T) {
+	lg := readFile(t, filepath.Join("..", "..", "testdata", "returns.jsonl"), filepath.Join("..", "..", "testdata", "returns.labels.json"))
+	opt := Options{Folds: 4, Base: mine.DefaultOptions(), Settings: []Setting{
+		{Merge: mine.MergeLabel, Generalize: mine.GeneralizeNone},
+		{Merge: mine.MergeAlergia, Alpha: 0.01, Generalize: mine.GeneralizeAuto},
+	}}
+	run := func(workers int) *Report {
+		o := opt
+		o.Workers = workers
+		rep, err := Run(lg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range rep.Results {
+			rep.Results[i].Overall.BuildMS = 0
+			for f := range rep.Results[i].Folds {
+				rep.Results[i].Folds[f].BuildMS = 0
+			}
+		}
+		return rep
+	}
+	a, b := run(1), run(4)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("reports differ between 1 and 4 workers:\n%+v\n%+v", a.Results, b.Results)
+	}
+	if a.Sessions != 400 || a.Results[0].Overall.Test != 400 {
+		t.Errorf("sessions %d, held out %d; want 400 each", a.Sessions, a.Results[0].Overall.Test)
+	}
+}
+
+// TestRealLogs checks the targets of generalisation on the real logs of
+// ../../../shared/data with default settings: held-out sessions accepted,
+// and perturbed ones still rejected. It skips when the data is absent.
+func TestRealLogs(t *testing.T) {
+	data := filepath.Join("..", "..", "..", "shared", "data", "jsonl")
+	chat := filepath.Join(t.TempDir(), "chat.json")
+	if err := os.WriteFile(chat, []byte(`{"rules": [{"name": "text turns carry no stage", "match": {"node": "^(agent_msg|user_msg)$"}, "drop": true}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		log, labels        string
+		accepted, rejected float64
+	}{
+		{"tau2_retail.jsonl", filepath.Join("..", "..", "testdata", "tau2_retail.labels.json"), 0.90, 0.45},
+		{"tau2_retail.jsonl", chat, 0.90, 0.45},
+		{"taubench_airline.jsonl", chat, 0.90, 0.45},
+		{"helpdesk.jsonl.gz", "", 0.99, 0.45},
+	}
+	for _, tt := range tests {
+		t.Run(tt.log+"+"+filepath.Base(tt.labels), func(t *testing.T) {
+			lg := readFile(t, filepath.Join(data, tt.log), tt.labels)
+			def := mine.DefaultOptions()
+			none := Setting{Merge: def.Merge, Alpha: def.Alpha, Generalize: mine.GeneralizeNone}
+			dflt := Setting{Merge: def.Merge, Alpha: def.Alpha, Generalize: def.Generalize}
+			rep, err := Run(lg, Options{Folds: 5, Base: def, Settings: []Setting{none, dflt}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rep.Results {
+				t.Logf("%-36s accepted %.3f rejected %.3f transitions %.1f (generalised %.1f)",
+					r.Name, r.Overall.Accepted, r.Overall.Rejected, r.Overall.Transitions, r.Overall.Generalized)
+			}
+			o := rep.Results[1].Overall
+			if o.Accepted < tt.accepted || o.Rejected < tt.rejected {
+				t.Errorf("default: accepted %.3f, rejected %.3f; want at least %.2f and %.2f", o.Accepted, o.Rejected, tt.accepted, tt.rejected)
+			}
+			if o.Accepted <= rep.Results[0].Overall.Accepted && o.Accepted < 1 {
+				t.Errorf("generalising accepts %.3f, no more than without (%.3f)", o.Accepted, rep.Results[0].Overall.Accepted)
+			}
+		})
+	}
+}

@@ -1,0 +1,415 @@
+package mine
+
+// Tests of the importers on files the upstream projects wrote themselves
+// (testdata/upstream; its README names the source of each), each of which
+// fsmine failed to read before: LangSmith's captured batch-ingest bodies,
+// a tau2-bench voice experiment folder and one of its simulation files,
+// pm4py's test logs (a placeholder time, an event out of time order,
+// lifecycle transitions and classifiers, common CSV column names), and
+// spans the OpenAI Agents JS SDK exported with tied start times.
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func upstreamPath(name string) string { return filepath.Join("testdata", "upstream", name) }
+
+// upstreamInput is the input of an upstream fixture: a file, or a folder
+// through DirInput.
+func upstreamInput(t *testing.T, name string) Input {
+	t.Helper()
+	p := upstreamPath(name)
+	if in, ok, err := DirInput(p, FormatAuto); err != nil || ok {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	return Input{Name: name, Open: func() (io.ReadCloser, error) { return os.Open(p) }}
+}
+
+func TestUpstreamFixtures(t *testing.T) {
+	tests := []struct {
+		name   string
+		file   string
+		format string
+		opt    ImportOptions
+		want   []string
+	}{
+		// The SDK's captured bodies: one run posted, then patched with
+		// its end time by id (Python) or by dotted_order alone (JS).
+		{name: "langsmith python batch", file: "langsmith_py_wrap_openai_.json", format: FormatLangSmith, want: []string{
+			"d0d84d31-923d-4cb5-94a8-40a0a0087578: ChatOpenAI/ok",
+		}},
+		{name: "langsmith js batch", file: "langsmith_js_wrap_openai_default.json", format: FormatLangSmith, want: []string{
+			"dc34609e-3eeb-459d-bc2a-6fedb01d2e6e: ChatOpenAI/ok",
+		}},
+		// Every time is a <string> "?": no time, file order.
+		{name: "xes placeholder times", file: "partial_order_example.xes", format: FormatXES, want: []string{
+			"1.0: S/S a/a b/b c/c d/d",
+			"2.0: S/S a/a c/c b/b d/d",
+			"3.0: S/S a/a c/c d/d b/b",
+			"4.0: S/S c/c a/a b/b d/d",
+			"5.0: S/S c/c a/a d/d b/b",
+		}},
+		// C41 lists make delivery (15:25:47) before confirm payment
+		// (15:15:00): by time, as pm4py orders them, by default.
+		{name: "xes time order", file: "interval_event_log.xes", format: FormatXES, want: []string{
+			"C1: place order/place order send invoice/send invoice pay/pay prepare delivery/prepare delivery make delivery/make delivery confirm payment/confirm payment",
+			"C41: place order/place order send invoice/send invoice send reminder/send reminder pay/pay prepare delivery/prepare delivery confirm payment/confirm payment make delivery/make delivery",
+		}},
+		{name: "xes file order", file: "interval_event_log.xes", format: FormatXES, opt: ImportOptions{Sort: SortFile}, want: []string{
+			"C1: place order/place order send invoice/send invoice pay/pay prepare delivery/prepare delivery make delivery/make delivery confirm payment/confirm payment",
+			"C41: place order/place order send invoice/send invoice send reminder/send reminder pay/pay prepare delivery/prepare delivery make delivery/make delivery confirm payment/confirm payment",
+		}},
+		// Start and complete events: every activity twice, unless one
+		// transition is kept.
+		{name: "xes lifecycle all", file: "reviewing.xes", format: FormatXES, want: []string{
+			"1: invite reviewers/start invite reviewers/complete get review 2/complete get review 3/complete get review 1/complete collect reviews/start collect reviews/complete decide/start decide/complete invite additional reviewer/start invite additional reviewer/complete get review X/complete decide/start decide/complete invite additional reviewer/start invite additional reviewer/complete get review X/complete decide/start decide/complete invite additional reviewer/start invite additional reviewer/complete get review X/complete decide/start decide/complete reject/start reject/complete",
+		}},
+		{name: "xes lifecycle complete", file: "reviewing.xes", format: FormatXES, opt: ImportOptions{Lifecycle: LifecycleComplete}, want: []string{
+			"1: invite reviewers/complete get review 2/complete get review 3/complete get review 1/complete collect reviews/complete decide/complete invite additional reviewer/complete get review X/complete decide/complete invite additional reviewer/complete get review X/complete decide/complete invite additional reviewer/complete get review X/complete decide/complete reject/complete",
+		}},
+		{name: "xes lifecycle start", file: "reviewing.xes", format: FormatXES, opt: ImportOptions{Lifecycle: LifecycleStart}, want: []string{
+			"1: invite reviewers/start collect reviews/start decide/start invite additional reviewer/start decide/start invite additional reviewer/start decide/start invite additional reviewer/start decide/start reject/start",
+		}},
+		{name: "xes classifier", file: "reviewing.xes", format: FormatXES, opt: ImportOptions{Lifecycle: LifecycleComplete, Classifier: "MXML Legacy Classifier"}, want: []string{
+			"1: invite reviewers+complete/complete get review 2+complete/complete get review 3+complete/complete get review 1+complete/complete collect reviews+complete/complete decide+complete/complete invite additional reviewer+complete/complete get review X+complete/complete decide+complete/complete invite additional reviewer+complete/complete get review X+complete/complete decide+complete/complete invite additional reviewer+complete/complete get review X+complete/complete decide+complete/complete reject+complete/complete",
+		}},
+		{name: "xes classifier resource", file: "reviewing.xes", format: FormatXES, opt: ImportOptions{Lifecycle: LifecycleComplete, Classifier: "Resource"}, want: []string{
+			"1: Mike/complete Carol/complete Pam/complete John/complete Anne/complete Wil/complete Anne/complete Pam/complete Wil/complete Mike/complete Mary/complete Wil/complete Mike/complete Sara/complete Wil/complete Anne/complete",
+		}},
+		// The JS SDK's millisecond times: a handoff and the next agent,
+		// a tool call and the next turn, start together.
+		{name: "openai agents tied starts", file: "openai_agents_js.jsonl", format: FormatOpenAIAgents, want: []string{
+			"conv-10: custom:task/ok agent:Triage/ok custom:turn/ok function:lookup_order/ok custom:turn/ok handoff:Refunds/ok agent:Refunds/ok custom:turn/ok function:issue_refund/error custom:turn/ok",
+			"conv-13: custom:task/ok agent:Triage/ok custom:turn/ok function:lookup_order/ok custom:turn/ok handoff:Refunds/ok agent:Refunds/ok custom:turn/ok function:issue_refund/ok custom:turn/ok",
+		}},
+		// A voice experiment folder: turns start where a side starts to
+		// speak.
+		{name: "tau2 voice folder", file: "tau2_voice_experiment", format: FormatTau, want: []string{
+			"49b22f0c-4a56-41c5-922f-bc2a56e53a23: user_msg/user agent_msg/agent",
+			"cd9c5ed2-9751-4c86-8dac-8a895a332e41: agent_msg/agent user_msg/user agent_msg/agent",
+		}},
+		{name: "tau2 simulation file", file: "tau2_voice_experiment/simulations/49b22f0c-4a56-41c5-922f-bc2a56e53a23.json", format: FormatTau, want: []string{
+			"49b22f0c-4a56-41c5-922f-bc2a56e53a23: user_msg/user agent_msg/agent",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lg, err := Read([]Input{upstreamInput(t, tt.file)}, ReadOptions{Import: tt.opt})
+			if err != nil {
+				t.Fatalf("Read: %v", err)
+			}
+			if got := lg.Files[0].Format; got != tt.format {
+				t.Errorf("format %s, want %s", got, tt.format)
+			}
+			if lg.Skipped != 0 {
+				t.Errorf("%d skipped: %v", lg.Skipped, lg.Bad)
+			}
+			if got := sessionLines(lg); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("sessions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestUpstreamGolden converts each single-file upstream fixture and
+// compares the records with NAME.golden (refresh with go test ./mine -run
+// TestUpstreamGolden -update): the LangSmith runs carry the end time their
+// patch brought as duration_ms.
+func TestUpstreamGolden(t *testing.T) {
+	for _, tt := range []struct{ file, format string }{
+		{"langsmith_py_wrap_openai_.json", FormatLangSmith},
+		{"langsmith_js_wrap_openai_default.json", FormatLangSmith},
+		{"partial_order_example.xes", FormatXES},
+		{"interval_event_log.xes", FormatXES},
+		{"running-example-transformed.csv", FormatCSV},
+		{"openai_agents_js.jsonl", FormatOpenAIAgents},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile(upstreamPath(tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := formats[tt.format].Convert(bytes.NewReader(data), &got, ImportOptions{}); err != nil {
+				t.Fatalf("Convert: %v", err)
+			}
+			golden := upstreamPath(tt.file + ".golden")
+			if formatsUpdate() {
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("records differ from %s; got:\n%s", golden, got.String())
+			}
+		})
+	}
+}
+
+// TestCSVColumnNames checks that pm4py's running example reads the same
+// with pm4py's columns and with the common names of its transformed copy
+// (Activity, Timestamp, CaseID).
+func TestCSVColumnNames(t *testing.T) {
+	read := func(name string) []string {
+		lg, err := Read([]Input{upstreamInput(t, name)}, ReadOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(lg.Sessions) != 6 || lg.Records != 42 {
+			t.Errorf("%s: %d sessions, %d records; want 6 and 42", name, len(lg.Sessions), lg.Records)
+		}
+		return sessionLines(lg)
+	}
+	pm4py, common := read("running-example.csv"), read("running-example-transformed.csv")
+	// The events of pm4py's columns are the activities too: compare the
+	// nodes only.
+	nodes := func(lines []string) string {
+		var b strings.Builder
+		for _, l := range lines {
+			for _, f := range strings.Fields(l) {
+				node, _, _ := strings.Cut(f, "/")
+				b.WriteString(node + " ")
+			}
+			b.WriteString("\n")
+		}
+		return b.String()
+	}
+	if a, b := nodes(pm4py), nodes(common); a != b {
+		t.Errorf("common column names:\n%s\npm4py's:\n%s", b, a)
+	}
+}
+
+// TestUpstreamBadInput checks that bad items are skipped and reported
+// with their file and position, and that a strict read stops at the first.
+func TestUpstreamBadInput(t *testing.T) {
+	// A folder whose index names a simulation without its file.
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	if err := os.MkdirAll(filepath.Join(exp, "simulations"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	results := `{
+  "info": {"agent_info": {"llm": "m"}, "user_info": {}, "environment_info": {"domain_name": "retail"}},
+  "tasks": [],
+  "simulation_index": [
+    {"id": "s1", "task_id": "1", "trial": 0},
+    {"id": "s2", "task_id": "2", "trial": 0}
+  ]
+}
+`
+	sim := `{"id": "s1", "task_id": "1", "termination_reason": "user_stop", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}`
+	for name, text := range map[string]string{"results.json": results, "simulations/s1.json": sim} {
+		if err := os.WriteFile(filepath.Join(exp, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	folder, ok, err := DirInput(exp, FormatAuto)
+	if err != nil || !ok {
+		t.Fatalf("DirInput = %v, %v", ok, err)
+	}
+
+	tests := []struct {
+		name     string
+		in       Input
+		opt      ReadOptions
+		sessions []string
+		bad      string // the first bad item, as file:line: reason
+	}{
+		{
+			name: "langsmith patch of a run never posted",
+			in: strInput("batch.json", `{"post": [
+  {"id": "r1", "name": "agent", "run_type": "chain", "trace_id": "r1", "dotted_order": "20240101T000000000000Zr1", "start_time": "2024-01-01T00:00:00Z"}
+], "patch": [
+  {"id": "r1", "trace_id": "r1", "end_time": "2024-01-01T00:00:01Z"},
+  {"id": "r9", "trace_id": "r9", "end_time": "2024-01-01T00:00:02Z"}
+]}`),
+			sessions: []string{"r1: agent/ok"},
+			bad:      "batch.json:5: a patch of run r9, which no post creates",
+		},
+		{
+			name:     "tau2 folder with a missing simulation file",
+			in:       folder,
+			sessions: []string{"s1: user_msg/user agent_msg/agent"},
+			bad:      filepath.Join(exp, "results.json") + ":6: simulation s2: " + filepath.Join("simulations", "s2.json") + " is missing",
+		},
+		{
+			name: "xes event without a name",
+			in: strInput("log.xes", `<log>
+  <trace><string key="concept:name" value="c1"/>
+    <event><string key="concept:name" value="a"/></event>
+    <event><string key="org:resource" value="Pete"/></event>
+    <event><string key="concept:name" value="b"/></event>
+  </trace>
+</log>`),
+			sessions: []string{"c1: a/a b/b"},
+			bad:      "log.xes:4: missing node",
+		},
+		{
+			name: "xes event without a classifier key",
+			in: strInput("cls.xes", `<log>
+  <classifier name="Who" keys="org:resource"/>
+  <trace><string key="concept:name" value="c1"/>
+    <event><string key="concept:name" value="a"/><string key="org:resource" value="Pete"/></event>
+    <event><string key="concept:name" value="b"/></event>
+  </trace>
+</log>`),
+			opt:      ReadOptions{Import: ImportOptions{Classifier: "Who"}},
+			sessions: []string{"c1: Pete/a"},
+			bad:      "cls.xes:5: missing node",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lg, err := Read([]Input{tt.in}, tt.opt)
+			if err != nil {
+				t.Fatalf("Read: %v", err)
+			}
+			if got := sessionLines(lg); strings.Join(got, "\n") != strings.Join(tt.sessions, "\n") {
+				t.Errorf("sessions %q, want %q", got, tt.sessions)
+			}
+			if lg.Skipped != 1 || len(lg.Bad) != 1 || lg.Bad[0].String() != tt.bad {
+				t.Errorf("skipped %d %v, want 1 [%s]", lg.Skipped, lg.Bad, tt.bad)
+			}
+			if lg.Files[0].Skipped != 1 {
+				t.Errorf("file skipped %d, want 1", lg.Files[0].Skipped)
+			}
+			strict := tt.opt
+			strict.Strict = true
+			_, err = Read([]Input{tt.in}, strict)
+			var le *LineError
+			if !errors.As(err, &le) || le.Error() != tt.bad {
+				t.Errorf("strict read: %v, want %s", err, tt.bad)
+			}
+		})
+	}
+}
+
+// TestXESLifecycleLeftOut checks that the events --lifecycle leaves out
+// are counted, not skipped.
+func TestXESLifecycleLeftOut(t *testing.T) {
+	lg, err := Read([]Input{upstreamInput(t, "reviewing.xes")}, ReadOptions{Strict: true, Import: ImportOptions{Lifecycle: LifecycleComplete}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lg.LeftOut != 10 || lg.Skipped != 0 || lg.Records != 16 {
+		t.Errorf("left out %d, skipped %d, records %d; want 10, 0, 16", lg.LeftOut, lg.Skipped, lg.Records)
+	}
+}
+
+func TestImportOptionErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		opt  ImportOptions
+		want string
+	}{
+		{"sort", ImportOptions{Sort: "size"}, `sort order "size": want time or file`},
+		{"lifecycle", ImportOptions{Lifecycle: "resume"}, `lifecycle "resume": want complete, start or all`},
+		{"classifier", ImportOptions{Classifier: "Nope"}, `reading reviewing.xes: line 22, column 3: no classifier "Nope": the log declares "MXML Legacy Classifier", "Event Name", "Resource"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Read([]Input{upstreamInput(t, "reviewing.xes")}, ReadOptions{Import: tt.opt})
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("error %v, want %s", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestProgressReachesSize checks that the progress of a read counts the
+// bytes as stored and ends at the input's size, also for an input that an
+// importer converts into fewer bytes of records.
+func TestProgressReachesSize(t *testing.T) {
+	defer func(n int) { chunkSize = n }(chunkSize)
+	chunkSize = 1 << 10
+	for _, name := range []string{"reviewing.xes", "tau2_voice_experiment"} {
+		t.Run(name, func(t *testing.T) {
+			var size int64
+			err := filepath.Walk(upstreamPath(name), func(_ string, fi os.FileInfo, err error) error {
+				if err == nil && fi.Mode().IsRegular() {
+					size += fi.Size()
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var calls []int64
+			_, err = Read([]Input{upstreamInput(t, name)}, ReadOptions{Progress: func(_ string, n int64) { calls = append(calls, n) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(calls) == 0 || calls[len(calls)-1] != size {
+				t.Fatalf("progress %v, want it to end at %d", calls, size)
+			}
+			for i := 1; i < len(calls); i++ {
+				if calls[i] < calls[i-1] {
+					t.Errorf("progress goes back: %v", calls)
+				}
+			}
+		})
+	}
+}
+
+// TestLangSmithPatchBeforePost checks that a patch merges into its run
+// whatever the order of the bodies in the file.
+func TestLangSmithPatchBeforePost(t *testing.T) {
+	in := `{"patch": [{"id": "r1", "trace_id": "r1", "end_time": "2024-01-01T00:00:01Z", "error": "boom"}]}
+{"post": [{"id": "r1", "name": "agent", "run_type": "chain", "trace_id": "r1", "start_time": "2024-01-01T00:00:00Z"}]}
+`
+	var out bytes.Buffer
+	if err := convertLangSmith(strings.NewReader(in), &out, ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"session_id":"r1","node":"agent","event":"error","ts":"2024-01-01T00:00:00Z","duration_ms":1000,"attrs":{"run_id":"r1","run_type":"chain","trace_id":"r1","error":"boom"}}` + "\n"
+	if out.String() != want {
+		t.Errorf("records:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+// TestOpenAIAgentsSpanCycle checks that spans whose parents form a cycle
+// are still written, after the others.
+func TestOpenAIAgentsSpanCycle(t *testing.T) {
+	in := `{"object":"trace.span","id":"a","trace_id":"t","parent_id":"b","started_at":"2024-01-01T00:00:00Z","span_data":{"type":"agent","name":"A"}}
+{"object":"trace.span","id":"b","trace_id":"t","parent_id":"a","started_at":"2024-01-01T00:00:00Z","span_data":{"type":"agent","name":"B"}}
+{"object":"trace.span","id":"c","trace_id":"t","parent_id":null,"started_at":"2024-01-01T00:00:00Z","span_data":{"type":"agent","name":"C"}}
+`
+	lg, err := Read([]Input{strInput("cycle.jsonl", in)}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(sessionLines(lg), "\n"), "t: agent:C/ok agent:A/ok agent:B/ok"; got != want {
+		t.Errorf("sessions %s, want %s", got, want)
+	}
+}
+
+// TestCSVNoColumnsWithField checks that the error for a CSV without known
+// columns asks only for the --field flags not given.
+func TestCSVNoColumnsWithField(t *testing.T) {
+	_, err := Read([]Input{strInput("t.csv", "Ticket,Step\nT-1,open\n")}, ReadOptions{Fields: map[string]string{FieldSession: "attrs.Ticket"}})
+	want := `reading t.csv: line 1: no activity (concept:name, Activity, ...) column among "Ticket", "Step"; name them with --field node=attrs.COLUMN --field ts=attrs.COLUMN`
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+	lg, err := Read([]Input{strInput("t.csv", "Ticket,Step\nT-1,open\n")}, ReadOptions{Fields: map[string]string{FieldSession: "attrs.Ticket", FieldNode: "attrs.Step"}})
+	if err != nil {
+		t.Fatalf("with both fields: %v", err)
+	}
+	if len(lg.Sessions) != 1 {
+		t.Errorf("with both fields: %d sessions, want 1", len(lg.Sessions))
+	}
+}

@@ -1,0 +1,466 @@
+package mine
+
+import (
+	"math"
+	"sort"
+	"strings"
+)
+
+// Generalisation with evidence.
+//
+// A map mined from the paths sessions took is exact but narrow: on real
+// agent logs every session is a different combination of the same steps, and
+// a held-out session often differs from every training path by one step
+// skipped, two steps in the other order, or another outcome of a step. The
+// miner adds such moves, marked as generalised, where the log shows the
+// behaviour elsewhere and its absence here is not significant.
+//
+// Each training path is edited once at each position in three ways, at the
+// level of labels (L0 is the start, Ln+1 the end):
+//
+//   - skip: the visit of B between A and C is left out. B's skip rate is
+//     p = s / (s + t), where t counts the triples A'→B→C' and s the direct
+//     moves A'→C' over the contexts (A', C') in which B was seen.
+//   - swap: the adjacent visits X, Y (X ≠ Y, each with its own event) change
+//     places. The rate is p = c(Y→X) / (c(X→Y) + c(Y→X)) over all adjacent
+//     pairs of the log.
+//   - event: the visit of A ends with another event e' before C. The rate is
+//     p = share of e' among the events that end visits of A.
+//
+// and one more, at the level of labels alone:
+//
+//   - follow: labels X and Y are followed by much the same labels (their
+//     next-label distributions overlap by at least FollowOverlap), and Z
+//     followed Y but never X. The rate is p = share of Z among what followed
+//     Y; the context is every visit of X. The move X→Z is added from every
+//     state of X, into the most visited state of Z, with the event that most
+//     often ends X. On agent logs this is the second request of a session:
+//     one acting step followed by another that the log shows after a
+//     similar one.
+//
+// An edit is taken when p > 0 (the behaviour was seen) and its absence in
+// this context is not significant: with n the times the log took the
+// context (the triple A→B→C, the quadruple P→X→Y→Q, the pair A→C), and no
+// time the edited one, (1-p)^n ≥ GeneralizeLevel, the probability of seeing
+// no edit in n tries at rate p. A context seen often without the edit keeps
+// its order; a rarely seen one generalises. This is the test of a zero count
+// against a rate estimated from the rest of the log, as PDFA smoothing
+// borrows mass for unseen moves from related states (back-off), taken here as
+// a yes or no.
+//
+// The edited path is threaded through the learned automaton: a move the
+// automaton has is followed, a missing one is added as a generalised
+// transition into the state the original path visits for that step. An edit
+// whose transitions would close a cycle that the observed transitions do not
+// already close is dropped, so every cycle of the model is one of its mined
+// loops, with the loop cap measured on real sessions.
+
+// FollowOverlap is how much the next labels of two labels must overlap (the
+// sum over next labels of the lesser of their two shares) for what followed
+// one to be allowed after the other.
+const FollowOverlap = 0.3
+
+// GeneralizeLevel is the significance level of the generalisation test: an
+// edit is taken when the chance of never seeing it in its context, at its
+// rate elsewhere, is at least this.
+const GeneralizeLevel = 0.05
+
+// Generalisation kinds, the values of automaton.Transition.Generalized.
+const (
+	GenSkip   = "skip"
+	GenSwap   = "swap"
+	GenEvent  = "event"
+	GenFollow = "follow"
+)
+
+type genEdge struct {
+	to   int32
+	kind string
+}
+
+type lpair struct{ a, c uint32 }
+type ltri struct{ a, b, c uint32 }
+type lquad struct{ p, x, y, q uint32 }
+type levent struct{ a, e uint32 }
+type lpairEv struct{ a, e, c uint32 }
+
+// genStats are the label-level counts of the training paths.
+type genStats struct {
+	pair    map[lpair]int
+	tri     map[ltri]int
+	quad    map[lquad]int
+	visits  map[uint32]int
+	events  map[levent]int
+	pairEv  map[lpairEv]int
+	skipS   map[uint32]int
+	skipT   map[uint32]int
+	endLbl  uint32
+	startLb uint32
+	byLabel map[uint32][]uint32 // events ending each label's visits; see eventsOf
+}
+
+func (b *builder) genStats(end uint32) *genStats {
+	g := &genStats{
+		pair: map[lpair]int{}, tri: map[ltri]int{}, quad: map[lquad]int{},
+		visits: map[uint32]int{}, events: map[levent]int{}, pairEv: map[lpairEv]int{},
+		skipS: map[uint32]int{}, skipT: map[uint32]int{}, endLbl: end, startLb: b.startLabel,
+	}
+	for _, v := range b.vars {
+		lab := b.labels(v.moves)
+		for j := 0; j+1 < len(lab); j++ {
+			g.pair[lpair{lab[j], lab[j+1]}] += v.count
+			if j+2 < len(lab) {
+				g.tri[ltri{lab[j], lab[j+1], lab[j+2]}] += v.count
+			}
+			if j+3 < len(lab) {
+				g.quad[lquad{lab[j], lab[j+1], lab[j+2], lab[j+3]}] += v.count
+			}
+		}
+		// Visit i (label lab[i+1]) ends with the event of move i+1.
+		for i := 0; i+1 < len(v.moves); i++ {
+			a, e, c := v.moves[i].label(), v.moves[i+1].event(), v.moves[i+1].label()
+			g.visits[a] += v.count
+			g.events[levent{a, e}] += v.count
+			g.pairEv[lpairEv{a, e, c}] += v.count
+		}
+	}
+	for t, n := range g.tri {
+		g.skipT[t.b] += n
+		g.skipS[t.b] += g.pair[lpair{t.a, t.c}]
+	}
+	return g
+}
+
+// labels returns the labels a path passes: the start's, each move's.
+func (b *builder) labels(mvs []move) []uint32 {
+	lab := make([]uint32, 0, len(mvs)+1)
+	lab = append(lab, b.startLabel)
+	for _, mv := range mvs {
+		lab = append(lab, mv.label())
+	}
+	return lab
+}
+
+// plausible is the test: a behaviour at rate p, never seen in n tries.
+func plausible(p float64, n int) bool {
+	if p <= 0 {
+		return false
+	}
+	if p >= 1 {
+		return n == 0
+	}
+	return float64(n)*math.Log1p(-p) >= math.Log(GeneralizeLevel)
+}
+
+// generalize adds the generalised transitions to b.gen; it runs after walk.
+func (b *builder) generalize() {
+	d := b.d
+	keys := make([]dkey, 0, len(b.trans))
+	for k := range b.trans {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].from != keys[j].from {
+			return keys[i].from < keys[j].from
+		}
+		return b.lessMove(keys[i].mv, keys[j].mv)
+	})
+	scc, _ := b.components(keys)
+	adj := make([][]int32, len(d.label))
+	for _, k := range keys {
+		adj[k.from] = append(adj[k.from], b.trans[k].to)
+	}
+	// A detour's event marks a self-loop taken out of the flow; moves
+	// that carry it elsewhere are no behaviour to generalise.
+	b.detour = map[uint32]bool{}
+	for id, name := range b.lg.names {
+		if strings.HasPrefix(name, "detour:") {
+			b.detour[uint32(id)] = true
+		}
+	}
+	b.gen = map[dkey]genEdge{}
+	b.maxRun = map[uint32]int{}
+	for _, v := range b.vars {
+		run := 0
+		for j, mv := range v.moves {
+			if j > 0 && mv.label() == v.moves[j-1].label() {
+				run++
+			} else {
+				run = 1
+			}
+			b.maxRun[mv.label()] = max(b.maxRun[mv.label()], run)
+		}
+	}
+	endLabel := d.label[b.end]
+	st := b.genStats(endLabel)
+
+	next := func(from int32, mv move) (int32, bool) {
+		if to, ok := d.next[dkey{from, mv}]; ok {
+			return to, true
+		}
+		if g, ok := b.gen[dkey{from, mv}]; ok {
+			return g.to, true
+		}
+		return 0, false
+	}
+	seen := make([]int32, len(d.label))
+	stamp := int32(0)
+	reaches := func(from, to int32, extra []dkey, extraTo []int32) bool {
+		stamp++
+		stack := []int32{from}
+		seen[from] = stamp
+		for len(stack) > 0 {
+			u := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if u == to {
+				return true
+			}
+			visit := func(v int32) {
+				if seen[v] != stamp {
+					seen[v] = stamp
+					stack = append(stack, v)
+				}
+			}
+			for _, v := range adj[u] {
+				visit(v)
+			}
+			for i, k := range extra {
+				if k.from == u {
+					visit(extraTo[i])
+				}
+			}
+		}
+		return false
+	}
+	// thread walks an edited path from state from, where the path leaves
+	// the original: mvs[:edited] are the edited moves, mvs[edited:] the
+	// original's rest, and targets[i] the state the original path gives
+	// move i. It adds the missing moves as generalised transitions of
+	// kind, unless one would close a new cycle. Once the walk is back on
+	// the original path within its rest, the rest is the original's own.
+	var add []dkey
+	var addTo []int32
+	thread := func(from int32, mvs []move, targets []int32, edited int, kind string) {
+		add, addTo = add[:0], addTo[:0]
+		cur := from
+		rejoined := false
+		for i, mv := range mvs {
+			if i >= edited && cur == targets[i-1] {
+				rejoined = true
+				break
+			}
+			if to, ok := next(cur, mv); ok {
+				cur = to
+				continue
+			}
+			found := false
+			for j, k := range add {
+				if k == (dkey{cur, mv}) {
+					cur, found = addTo[j], true
+					break
+				}
+			}
+			if found {
+				continue
+			}
+			to := targets[i]
+			if d.label[to] != mv.label() || b.detour[mv.event()] {
+				return
+			}
+			if scc[cur] != scc[to] && reaches(to, cur, add, addTo) {
+				return
+			}
+			add = append(add, dkey{cur, mv})
+			addTo = append(addTo, to)
+			cur = to
+		}
+		if !rejoined && cur != b.end {
+			return
+		}
+		for i, k := range add {
+			b.gen[k] = genEdge{to: addTo[i], kind: kind}
+			adj[k.from] = append(adj[k.from], addTo[i])
+		}
+	}
+
+	var mvs []move
+	var targets []int32
+	for vi, v := range b.vars {
+		path := b.paths[vi] // states: path[0] start, path[i+1] after move i
+		lab := b.labels(v.moves)
+		n := len(v.moves) // moves; visits are moves 0..n-2, move n-1 enters the end
+		// Skip visit i (move i, label lab[i+1]) for i in 0..n-2.
+		for i := 0; i+1 < n; i++ {
+			a, bl, c := lab[i], lab[i+1], lab[i+2]
+			if a == c {
+				continue // a repeat, which generalisation never invents
+			}
+			pSkip := float64(st.skipS[bl]) / float64(st.skipS[bl]+st.skipT[bl])
+			if st.pair[lpair{a, c}] == 0 && !plausible(pSkip, st.tri[ltri{a, bl, c}]) {
+				continue
+			}
+			mvs, targets = mvs[:0], targets[:0]
+			// The move into C carries the event that ended the visit before B.
+			mvs = append(mvs, mkMove(v.moves[i].event(), c))
+			targets = append(targets, path[i+2])
+			mvs = append(mvs, v.moves[i+2:]...)
+			targets = append(targets, path[i+3:]...)
+			thread(path[i], mvs, targets, 1, GenSkip)
+		}
+		// Swap visits i and i+1 (moves i and i+1) for i in 0..n-3.
+		for i := 0; i+2 < n; i++ {
+			x, y := lab[i+1], lab[i+2]
+			if x == y {
+				continue
+			}
+			pp, q := lab[i], lab[i+3]
+			if pp == y || x == q {
+				continue // a repeat, which generalisation never invents
+			}
+			rev, fwd := st.pair[lpair{y, x}], st.pair[lpair{x, y}]
+			pSwap := float64(rev) / float64(rev+fwd)
+			if st.quad[lquad{pp, y, x, q}] == 0 && !plausible(pSwap, st.quad[lquad{pp, x, y, q}]) {
+				continue
+			}
+			ex, ey := v.moves[i+1].event(), v.moves[i+2].event() // the events ending X and Y
+			mvs, targets = mvs[:0], targets[:0]
+			mvs = append(mvs, mkMove(v.moves[i].event(), y), mkMove(ey, x), mkMove(ex, q))
+			targets = append(targets, path[i+2], path[i+1], path[i+3])
+			mvs = append(mvs, v.moves[i+3:]...)
+			targets = append(targets, path[i+4:]...)
+			thread(path[i], mvs, targets, 3, GenSwap)
+		}
+		// Another event ending visit i (label lab[i+1]) before move i+1.
+		for i := 0; i+1 < n; i++ {
+			a, c, e := lab[i+1], lab[i+2], v.moves[i+1].event()
+			if st.visits[a] == st.events[levent{a, e}] {
+				continue // a single event ends A's visits
+			}
+			for _, alt := range b.eventsOf(st, a) {
+				if alt == e {
+					continue
+				}
+				pEvent := float64(st.events[levent{a, alt}]) / float64(st.visits[a])
+				if st.pairEv[lpairEv{a, alt, c}] == 0 && !plausible(pEvent, st.pair[lpair{a, c}]) {
+					continue
+				}
+				mvs, targets = mvs[:0], targets[:0]
+				mvs = append(mvs, mkMove(alt, c))
+				mvs = append(mvs, v.moves[i+2:]...)
+				targets = append(targets, path[i+2:]...)
+				thread(path[i+1], mvs, targets, 1, GenEvent)
+			}
+		}
+	}
+	b.follow(st, scc, adj, reaches)
+}
+
+// follow adds, for labels X and Y whose next labels are much the same, the
+// moves from X to what followed Y but never X.
+func (b *builder) follow(st *genStats, scc []int, adj [][]int32, reaches func(from, to int32, extra []dkey, extraTo []int32) bool) {
+	d := b.d
+	succ := map[uint32]map[uint32]int{}
+	for k, n := range st.pair {
+		if succ[k.a] == nil {
+			succ[k.a] = map[uint32]int{}
+		}
+		succ[k.a][k.c] += n
+	}
+	tot := map[uint32]int{}
+	for a, m := range succ {
+		for _, n := range m {
+			tot[a] += n
+		}
+	}
+	var labels []uint32
+	for a := range succ {
+		if a != b.startLabel {
+			labels = append(labels, a)
+		}
+	}
+	sort.Slice(labels, func(i, j int) bool { return b.rank[labels[i]] < b.rank[labels[j]] })
+	// The most visited state of each label, and the event that most often
+	// ends a label's visits.
+	best := map[uint32]int32{}
+	for s := range d.label {
+		l := d.label[s]
+		if cur, ok := best[l]; !ok || b.visits[s] > b.visits[cur] {
+			best[l] = int32(s)
+		}
+	}
+	topEvent := map[uint32]uint32{}
+	for _, a := range labels {
+		bestN := -1
+		for _, e := range b.eventsOf(st, a) {
+			if n := st.events[levent{a, e}]; n > bestN {
+				bestN, topEvent[a] = n, e
+			}
+		}
+	}
+	for _, x := range labels {
+		for _, y := range labels {
+			if x == y {
+				continue
+			}
+			sim := 0.0
+			for z, n := range succ[x] {
+				sim += math.Min(float64(n)/float64(tot[x]), float64(succ[y][z])/float64(tot[y]))
+			}
+			if sim < FollowOverlap {
+				continue
+			}
+			var zs []uint32
+			for z := range succ[y] {
+				if succ[x][z] == 0 && z != x {
+					zs = append(zs, z)
+				}
+			}
+			sort.Slice(zs, func(i, j int) bool { return b.rank[zs[i]] < b.rank[zs[j]] })
+			for _, z := range zs {
+				p := float64(succ[y][z]) / float64(tot[y])
+				if !plausible(p, tot[x]) {
+					continue
+				}
+				to, ok := best[z]
+				if !ok {
+					continue
+				}
+				mv := mkMove(topEvent[x], z)
+				if b.detour[topEvent[x]] {
+					continue
+				}
+				for u := range d.label {
+					if d.label[u] != x {
+						continue
+					}
+					k := dkey{int32(u), mv}
+					if _, ok := d.next[k]; ok {
+						continue
+					}
+					if _, ok := b.gen[k]; ok {
+						continue
+					}
+					if scc[u] != scc[to] && reaches(to, int32(u), nil, nil) {
+						continue
+					}
+					b.gen[k] = genEdge{to: to, kind: GenFollow}
+					adj[u] = append(adj[u], to)
+				}
+			}
+		}
+	}
+}
+
+// eventsOf returns the events that end visits of label a, in name order.
+func (b *builder) eventsOf(st *genStats, a uint32) []uint32 {
+	if st.byLabel == nil {
+		st.byLabel = map[uint32][]uint32{}
+		for k := range st.events {
+			st.byLabel[k.a] = append(st.byLabel[k.a], k.e)
+		}
+		for _, es := range st.byLabel {
+			sort.Slice(es, func(i, j int) bool { return b.rank[es[i]] < b.rank[es[j]] })
+		}
+	}
+	return st.byLabel[a]
+}
