@@ -54,7 +54,7 @@ func TestGuardSimulation(t *testing.T) {
 		t.Fatal(err)
 	}
 	const sessions = 5000
-	type outcome struct{ complete, escalated, left, runaway, denied int }
+	type outcome struct{ complete, escalated, left, runaway, denied, generalized int }
 	run := func(guarded bool, policy *automaton.Policy, skipsSlots bool) outcome {
 		g, err := automaton.NewGuard(m, policy, automaton.GuardOptions{})
 		if err != nil {
@@ -84,13 +84,20 @@ func TestGuardSimulation(t *testing.T) {
 				t.Fatalf("session %d: the guard refused a move it had offered", s)
 			}
 			o.denied += r.denied
+			o.generalized += r.generalized
 		}
 		return o
 	}
 	without, with := run(false, policy, false), run(true, policy, false)
 	slotsWithout, slotsPlain, slotsWith := run(false, policy, true), run(true, policy, true), run(true, withSlots, true)
 	pct := func(n int) float64 { return 100 * float64(n) / sessions }
-	t.Logf("simulation, %d sessions of a drifting agent on the returns flow", sessions)
+	gen := 0
+	for _, tr := range m.Transitions {
+		if tr.Generalized != "" {
+			gen++
+		}
+	}
+	t.Logf("simulation, %d sessions of a drifting agent on the returns flow; the mined model has %d transitions, %d of them generalised", sessions, len(m.Transitions), gen)
 	t.Logf("%-38s %10s %10s %12s %10s %8s", "", "complete", "escalated", "left the map", "runaway", "denied")
 	for _, row := range []struct {
 		name string
@@ -99,6 +106,7 @@ func TestGuardSimulation(t *testing.T) {
 		{"skips slots: without guard", slotsWithout}, {"skips slots: with guard, no slot rules", slotsPlain}, {"skips slots: guard with slots", slotsWith}} {
 		t.Logf("%-38s %9.1f%% %9.1f%% %11.1f%% %9.1f%% %8d", row.name, pct(row.o.complete), pct(row.o.escalated), pct(row.o.left), pct(row.o.runaway), row.o.denied)
 	}
+	t.Logf("steps the guards allowed along generalised transitions: %d, %d, %d", with.generalized, slotsPlain.generalized, slotsWith.generalized)
 	if slotsWith.left != 0 || slotsWith.runaway != 0 {
 		t.Errorf("with the slots guard %d sessions left the map and %d ran away, want none", slotsWith.left, slotsWith.runaway)
 	}
@@ -199,6 +207,7 @@ type simResult struct {
 	complete, escalated, left, runaway bool
 	refusedAdvice                      bool // the guard denied a move it had just offered
 	denied                             int
+	generalized                        int // steps allowed along a generalised transition
 }
 
 // simulateSession runs one session of the drifting agent. The agent knows
@@ -244,6 +253,9 @@ func simulateSession(truth, m *automaton.Model, g *automaton.Guard, guarded bool
 		slots := agent.carry(cur, ev, label, rng)
 		if guarded {
 			d := propose(g, id, agent, cur, ev, label, &slots, rng, &r)
+			if d.Allowed && d.Generalized {
+				r.generalized++
+			}
 			if !d.Allowed {
 				r.denied++
 				switch {
@@ -258,6 +270,9 @@ func simulateSession(truth, m *automaton.Model, g *automaton.Guard, guarded bool
 					ev, label = d.NextMoves[0].Event, d.NextMoves[0].Label
 					slots = agent.carry(cur, ev, label, rng)
 					d = propose(g, id, agent, cur, ev, label, &slots, rng, &r)
+					if d.Allowed && d.Generalized {
+						r.generalized++
+					}
 					if !d.Allowed && d.Fallback != nil && agent != nil {
 						// asking for a slot took too long: the watchdog
 						r.denied++
