@@ -172,3 +172,57 @@ func TestExamplesOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// TestExamplesIndependentOfOrder mines the returns sample with its lines
+// shuffled and dealt into three inputs, read in another order, with one and
+// four workers, held and streaming, and wants the same model.
+func TestExamplesIndependentOfOrder(t *testing.T) {
+	data, err := os.ReadFile("../testdata/returns.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSuffix(lines[i], "\n") + "\n"
+	}
+	rules := readRules(t, "../testdata/returns.labels.json")
+	model := func(ins []Input, workers int, stream bool) string {
+		lg, err := Read(ins, ReadOptions{Rules: rules, Workers: workers, Stream: stream, Window: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := DefaultOptions()
+		opt.Examples = MaxExamples
+		m, err := Build(lg, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Source.Files = nil
+		var buf bytes.Buffer
+		if err := m.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	want := model([]Input{memInput("all.jsonl", strings.Join(lines, ""))}, 1, false)
+	if !strings.Contains(want, `"examples":[`) {
+		t.Fatal("the model has no examples")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := 0; trial < 3; trial++ {
+		shuffled := slices.Clone(lines)
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		var parts [3]strings.Builder
+		for i, l := range shuffled {
+			parts[i%3].WriteString(l)
+		}
+		ins := []Input{memInput("c.jsonl", parts[2].String()), memInput("a.jsonl", parts[0].String()), memInput("b.jsonl", parts[1].String())}
+		for _, workers := range []int{1, 4} {
+			for _, stream := range []bool{false, true} {
+				if got := model(ins, workers, stream); got != want {
+					t.Errorf("trial %d, %d workers, stream %v: the model differs", trial, workers, stream)
+				}
+			}
+		}
+	}
+}
