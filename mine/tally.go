@@ -30,7 +30,7 @@ type tallyNode struct {
 	mv     move
 	ended  int // sessions that end here (a node entered by a move into the end)
 	dwell  dwellHist
-	ex     []example // at an end node: the first keep sessions ending here, by exampleLess
+	ex     []example // at an end node: the first keep sessions ending here, by exampleCmp
 }
 
 // newTally makes an empty tally that keeps up to keep example sessions per
