@@ -124,20 +124,9 @@ func TestReportWithoutExamplesHasNoColumn(t *testing.T) {
 
 func TestReportMeasures(t *testing.T) {
 	m := loadFixture(t, "support")
-	ms := &Measures{
-		Sessions: 7, Fit: 6,
-		Paths: []string{"tokens.prompt", "<b>cost</b>"},
-		States: []MeasuredState{
-			{ID: "search", Visits: 9, Dwell: &automaton.Dwell{P50: 1200, P95: 4000, Max: 5000},
-				Values: []*Quantiles{{N: 9, Total: 12345, Mean: 1371.7, P50: 1000, P95: 3000}, {N: 9, Total: 0.0123, Mean: 0.00137, P50: 0.001, P95: 0.004}}},
-			{ID: "answer", Visits: 5, Values: []*Quantiles{nil, nil}},
-		},
-		Edges: []MeasuredEdge{
-			{From: "search", Event: "ok", To: "answer", Count: 4, Values: []*Quantiles{{N: 4, Total: 400, Mean: 100, P50: 100, P95: 100}, nil}},
-			{From: "classify", Event: "ok", To: "search", Count: 6},
-		},
-	}
+	ms := sampleMeasures()
 	page := report(t, m, ReportOptions{Diagram: DiagramNone, Detail: DetailFull, Measures: ms})
+
 	cost := section(t, page, "cost")
 	if strings.Contains(cost, "<b>") || !strings.Contains(text(cost), "<b>cost</b> total") {
 		t.Error("a measured path is not shown as text")
@@ -159,5 +148,23 @@ func TestReportMeasures(t *testing.T) {
 	}
 	if strings.Contains(report(t, m, ReportOptions{Diagram: DiagramNone}), `id="cost"`) {
 		t.Error("a report without logs has a Cost and latency section")
+	}
+}
+
+// sampleMeasures are made-up figures for the support fixture, one of the
+// measured paths hostile HTML.
+func sampleMeasures() *Measures {
+	return &Measures{
+		Sessions: 7, Fit: 6,
+		Paths: []string{"tokens.prompt", "<b>cost</b>"},
+		States: []MeasuredState{
+			{ID: "search", Visits: 9, Dwell: &automaton.Dwell{P50: 1200, P95: 4000, Max: 5000},
+				Values: []*Quantiles{{N: 9, Total: 12345, Mean: 1371.7, P50: 1000, P95: 3000}, {N: 9, Total: 0.0123, Mean: 0.00137, P50: 0.001, P95: 0.004}}},
+			{ID: "answer", Visits: 5, Values: []*Quantiles{nil, nil}},
+		},
+		Edges: []MeasuredEdge{
+			{From: "search", Event: "ok", To: "answer", Count: 4, Values: []*Quantiles{{N: 4, Total: 400, Mean: 100, P50: 100, P95: 100}, nil}},
+			{From: "classify", Event: "ok", To: "search", Count: 6},
+		},
 	}
 }
