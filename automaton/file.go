@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-json"
 )
@@ -73,6 +74,9 @@ func Read(r io.Reader) (*Model, error) {
 	if err := json.Unmarshal(data, m); err != nil {
 		return nil, fmt.Errorf("decoding model: %w", err)
 	}
+	if err := checkIntegers(data); err != nil {
+		return nil, err
+	}
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
@@ -93,11 +97,49 @@ func Load(path string) (*Model, error) {
 	return m, nil
 }
 
+// checkIntegers reports an integer of the JSON text data that int64 cannot
+// hold: the decoder wraps such a count around (9223372036854775808 reads as
+// a negative number, -9223372036854775809 as the largest). data must be
+// valid JSON.
+func checkIntegers(data []byte) error {
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case c == '-' || '0' <= c && c <= '9':
+			start, integer := i, true
+			for ; i < len(data) && strings.IndexByte("+-0123456789.eE", data[i]) >= 0; i++ {
+				if c := data[i]; c == '.' || c == 'e' || c == 'E' {
+					integer = false
+				}
+			}
+			if integer {
+				if _, err := strconv.ParseInt(string(data[start:i]), 10, 64); err != nil {
+					return fmt.Errorf("invalid model: the number %s at byte %d is out of range", data[start:i], start)
+				}
+			}
+			i--
+		}
+	}
+	return nil
+}
+
 // Validate checks the model's invariants: StartID and EndID exist, ids are
 // unique, every transition joins existing states, none leaves EndID or enters
 // StartID, and a state, an event and a next label pick at most one
-// transition. It indexes the model.
+// transition; the version and every count are 0 or more and every prob
+// between 0 and 1; the trunk, the loops and the top variants name states of
+// the model, a state is in one loop at most, and a loop's back edges are
+// transitions inside it. Every command that reads a model relies on these.
+// It indexes the model.
 func (m *Model) Validate() error {
+	if err := m.validateCounts(); err != nil {
+		return err
+	}
 	seen := make(map[string]string, len(m.States))
 	for _, s := range m.States {
 		if s.ID == "" {
@@ -133,8 +175,89 @@ func (m *Model) Validate() error {
 			return fmt.Errorf("invalid model: not deterministic: %s -[%s]-> label %q reaches both %s and %s", t.From, t.Event, lbl, other, t.To)
 		}
 		keys[k] = t.To
+		if !(t.Prob >= 0 && t.Prob <= 1) {
+			return fmt.Errorf("invalid model: transition %s -[%s]-> %s has prob %v, want 0 to 1", t.From, t.Event, t.To, t.Prob)
+		}
 	}
 	m.Reindex()
+	for i, id := range m.Trunk {
+		if _, ok := seen[id]; !ok {
+			return fmt.Errorf("invalid model: trunk[%d] names unknown state %q", i, id)
+		}
+	}
+	for i, v := range m.TopVariants {
+		for _, id := range v.States {
+			if _, ok := seen[id]; !ok {
+				return fmt.Errorf("invalid model: top_variants[%d] names unknown state %q", i, id)
+			}
+		}
+	}
+	loopOf := make(map[string]int)
+	for li, l := range m.Loops {
+		for _, id := range l.States {
+			if _, ok := seen[id]; !ok {
+				return fmt.Errorf("invalid model: loop %d names unknown state %q", li, id)
+			}
+			if other, dup := loopOf[id]; dup {
+				return fmt.Errorf("invalid model: state %q is in loops %d and %d", id, other, li)
+			}
+			loopOf[id] = li
+		}
+	}
+	for li, l := range m.Loops {
+		for _, be := range l.BackEdges {
+			lbl := seen[be.To]
+			if i, ok := m.index.next[moveKey{be.From, be.Event, lbl}]; !ok || m.Transitions[i].To != be.To {
+				return fmt.Errorf("invalid model: loop %d: back edge %s -[%s]-> %s is not a transition", li, be.From, be.Event, be.To)
+			}
+			if lf, ok := loopOf[be.From]; !ok || lf != li || loopOf[be.To] != li {
+				return fmt.Errorf("invalid model: loop %d: back edge %s -[%s]-> %s leaves the loop", li, be.From, be.Event, be.To)
+			}
+		}
+	}
+	return nil
+}
+
+// validateCounts checks that the version and every count of m are 0 or
+// more.
+func (m *Model) validateCounts() error {
+	negative := func(what string, ns ...int) error {
+		for _, n := range ns {
+			if n < 0 {
+				return fmt.Errorf("invalid model: %s is negative (%d)", what, n)
+			}
+		}
+		return nil
+	}
+	src := m.Source
+	checks := []error{
+		negative("version", m.Version),
+		negative("variants", m.Variants),
+		negative("params.rare_count", m.Params.RareCount),
+		negative("params.k", m.Params.K),
+		negative("a count of source", src.Sessions, src.Events, src.Records, src.Skipped, src.Duplicates,
+			src.Dropped, src.Folded, src.Detours, src.StepGaps),
+	}
+	if m.Parent != nil {
+		checks = append(checks, negative("parent.version", m.Parent.Version))
+	}
+	for _, f := range src.Files {
+		checks = append(checks, negative(fmt.Sprintf("a count of source file %q", f.Path), f.Records, f.Skipped, f.Duplicates))
+	}
+	for _, s := range m.States {
+		checks = append(checks, negative(fmt.Sprintf("a count of state %q", s.ID), s.Visits, s.Sessions))
+	}
+	for i, l := range m.Loops {
+		checks = append(checks, negative(fmt.Sprintf("a count of loop %d", i), l.Count, l.Sessions, l.MaxIterations, l.P95Iterations))
+	}
+	for i, v := range m.TopVariants {
+		checks = append(checks, negative(fmt.Sprintf("the count of top_variants[%d]", i), v.Count))
+	}
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -261,6 +384,11 @@ func nonNil(s []string) []string {
 // in the same folder and a rename, so that readers never see half a file.
 // A path that exists and is not a regular file (/dev/null, /dev/stdout, a
 // named pipe) is written in place: renaming over it would replace the device.
+//
+// The temporary file is ".NAME.tmp-N" and is locked while it is written.
+// Before it is created, the temporary files of path that no process holds
+// (left by a process that was killed) are removed; RemoveTempFiles removes
+// the ones being written, for a process that is about to exit on a signal.
 func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		if fi.IsDir() {
@@ -277,11 +405,16 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 		return f.Close()
 	}
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	prefix := "." + filepath.Base(path) + ".tmp-"
+	sweepTempFiles(dir, prefix)
+	f, err := os.CreateTemp(dir, prefix+"*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
+	tempFiles.add(tmp)
+	defer tempFiles.remove(tmp)
+	lockFile(f)
 	fail := func(err error) error {
 		f.Close()
 		os.Remove(tmp)
@@ -305,4 +438,48 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return nil
+}
+
+// tempFiles are the temporary files WriteFileAtomic is writing.
+var tempFiles = &tempSet{m: make(map[string]bool)}
+
+type tempSet struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+func (s *tempSet) add(path string)    { s.mu.Lock(); s.m[path] = true; s.mu.Unlock() }
+func (s *tempSet) remove(path string) { s.mu.Lock(); delete(s.m, path); s.mu.Unlock() }
+
+// RemoveTempFiles removes the temporary files that WriteFileAtomic is
+// writing, so that a process stopped by a signal leaves none behind; the
+// writes then fail. It is safe to call from any goroutine.
+func RemoveTempFiles() {
+	tempFiles.mu.Lock()
+	defer tempFiles.mu.Unlock()
+	for path := range tempFiles.m {
+		os.Remove(path)
+		delete(tempFiles.m, path)
+	}
+}
+
+// sweepTempFiles removes the files of dir named prefix and digits (as
+// os.CreateTemp names them) that no process holds locked: what a killed
+// WriteFileAtomic of the same path left.
+func sweepTempFiles(dir, prefix string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		digits, ok := strings.CutPrefix(name, prefix)
+		if !ok || digits == "" || strings.Trim(digits, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if stale(p) {
+			os.Remove(p)
+		}
+	}
 }

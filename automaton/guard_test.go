@@ -477,6 +477,24 @@ func TestGuardReload(t *testing.T) {
 		m.Transitions = ts
 		m.Loops[0].States = []string{"order", "ret"}
 		m.Loops[0].BackEdges[1].From = "ret"
+		// The trunk and the variants name states of the model too.
+		rename := func(ids []string) []string {
+			var out []string
+			for _, id := range ids {
+				switch id {
+				case "human":
+				case "return":
+					out = append(out, "ret")
+				default:
+					out = append(out, id)
+				}
+			}
+			return out
+		}
+		m.Trunk = rename(m.Trunk)
+		for i := range m.TopVariants {
+			m.TopVariants[i].States = rename(m.TopVariants[i].States)
+		}
 	})
 
 	// a policy that does not fit the new model is refused; nothing changes
@@ -617,9 +635,17 @@ func TestNewGuardErrors(t *testing.T) {
 	if _, err := NewGuard(nil, nil, GuardOptions{}); err == nil {
 		t.Error("NewGuard(nil) succeeded")
 	}
-	bad := reshapedModel(t, m, func(m *Model) {
-		m.Loops[0].BackEdges = append(m.Loops[0].BackEdges, EdgeRef{From: "find", Event: "ok", To: "order"})
-	})
+	// Validate refuses the model too (every reader of a model does), so
+	// edit a copy without it.
+	var buf bytes.Buffer
+	if err := m.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.Loops[0].BackEdges = append(bad.Loops[0].BackEdges, EdgeRef{From: "find", Event: "ok", To: "order"})
 	if _, err := NewGuard(bad, nil, GuardOptions{}); err == nil || !strings.Contains(err.Error(), "back edge find -[ok]-> order leaves the loop") {
 		t.Errorf("NewGuard with a back edge outside its loop: err = %v", err)
 	}

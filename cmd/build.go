@@ -1,10 +1,12 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,7 +34,11 @@ type buildOptions struct {
 	imports importFlags
 	partial string
 	window  int
-	model   modelOptions
+	// evidence writes the sessions' evidence beside the model; update
+	// mines from a model's evidence and new logs.
+	evidence bool
+	update   string
+	model    modelOptions
 }
 
 // importFlags say how the importers read event logs (XES, CSV): shared by
@@ -85,6 +91,9 @@ func (o *modelOptions) prepare() error {
 	if o.rareCount < 0 || o.rareRatio < 0 || o.rareRatio >= 1 {
 		return usagef("--rare-count must be >= 0 and --rare-ratio in [0, 1)")
 	}
+	if o.version < 0 {
+		return usagef("--version %d: want 1 or more (0: the default)", o.version)
+	}
 	if _, err := detailOf(o.detail); err != nil {
 		return err
 	}
@@ -99,9 +108,60 @@ func (o *modelOptions) prepare() error {
 		if err != nil {
 			return err
 		}
+		if m.Version == math.MaxInt && o.version == 0 {
+			return fmt.Errorf("--parent %s has version %d, the last there is: name the version with --version", o.parent, m.Version)
+		}
 		o.parentModel = m
 	}
 	return nil
+}
+
+// outputs are the files the options write, as flag and path.
+func (o *modelOptions) outputs() [][2]string {
+	return [][2]string{{"--output", o.out}, {"--dot", o.dot}}
+}
+
+// checkOutputs refuses an output that is one of the inputs (a log, the
+// label rules, the parent model) or another output: writing it would
+// destroy what the command reads, or one output would replace the other.
+// Standard output and files that are not regular (/dev/null) may repeat.
+func checkOutputs(inputs []string, outputs [][2]string) error {
+	type named struct{ what, path string }
+	var seen []named
+	for _, in := range inputs {
+		if in != "" && in != "-" {
+			seen = append(seen, named{"an input", in})
+		}
+	}
+	for _, out := range outputs {
+		path := out[1]
+		if path == "" || path == "-" {
+			continue
+		}
+		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+			continue
+		}
+		for _, s := range seen {
+			if samePath(s.path, path) {
+				return usagef("%s %s: the file is %s too", out[0], path, s.what)
+			}
+		}
+		seen = append(seen, named{out[0] + "'s output", path})
+	}
+	return nil
+}
+
+// samePath reports whether a and b name the same file: one that exists
+// under both names, or the same path once made absolute.
+func samePath(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && absA == absB
 }
 
 func bindModelFlags(f *pflag.FlagSet, opts *modelOptions) {
@@ -156,6 +216,8 @@ any bad line).`,
 	f.StringVar(&opts.labels, "labels", "", "label rules `FILE` (JSON; see README)")
 	f.StringArrayVar(&opts.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable), e.g. session_id=conversation_id")
 	f.BoolVar(&opts.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
+	f.BoolVar(&opts.evidence, "evidence", false, "also write the sessions the model is mined from to `-o`'s path + "+evidenceExt+", for build --update")
+	f.StringVar(&opts.update, "update", "", "mine from the evidence of model `FILE` (FILE"+evidenceExt+") and the new logs, without the old logs; the model is FILE's next version")
 	f.StringVar(&opts.partial, "partial", "", "write this shard's partial result to `FILE` instead of a model (see fsmine merge)")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before its path is tallied and its records let go; 0 holds every session to the end")
 	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", ")+" (auto recognises each file's format from its content)")
@@ -184,17 +246,39 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 			return fmt.Errorf("%s: %w", opts.labels, err)
 		}
 	}
+	var old *mine.Log
+	if opts.update != "" {
+		if opts.partial != "" || opts.model.parent != "" {
+			return usagef("--update: not with --partial or --parent (the updated model is the parent)")
+		}
+		opts.model.parent, opts.evidence = opts.update, true
+	}
+	if opts.evidence && (opts.model.out == "-" || opts.model.out == "" || opts.partial != "") {
+		return usagef("--evidence and --update write beside the model: give -o FILE, and no --partial")
+	}
 	if err := opts.model.prepare(); err != nil {
 		return err
+	}
+	if opts.update != "" {
+		if old, err = readEvidence(opts.update, opts.model.parentModel, ropt); err != nil {
+			return err
+		}
 	}
 	inputs, err := expandInputs(opts.inputs, streams.In, opts.from)
 	if err != nil {
 		return err
 	}
+	read := []string{opts.labels, opts.model.parent}
+	for _, in := range inputs {
+		read = append(read, in.Name)
+	}
+	if err := checkOutputs(read, append(opts.model.outputs(), [2]string{"--partial", opts.partial})); err != nil {
+		return err
+	}
 	// A model needs only the distinct paths; a partial result holds every
 	// session.
 	window := opts.window
-	if opts.partial != "" {
+	if opts.partial != "" || opts.evidence {
 		window = 0
 	}
 	if err := streamReads(&ropt, inputs, window, nil); err != nil {
@@ -217,7 +301,58 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		}
 		return nil
 	}
-	return buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams)
+	if old != nil {
+		if f, g := opts.model.parentModel.Params.Format, lg.Format(); f != g && lg.NumSessions() > 0 {
+			return fmt.Errorf("--update %s: the model was mined from %s logs, these are %s", opts.update, f, g)
+		}
+		if lg, err = mine.MergeLogs([]*mine.Log{old, lg}, []string{opts.update + evidenceExt, strings.Join(opts.inputs, ", ")}); err != nil {
+			return fmt.Errorf("--update: %w", err)
+		}
+	}
+	if err := buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams); err != nil {
+		return err
+	}
+	if opts.evidence {
+		if err := writeOutput(opts.model.out+evidenceExt, streams.Out, lg.WritePartial); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evidenceExt ends the name of the file that build --evidence writes beside
+// a model: the sessions it was mined from, as a partial result (see
+// fsmine merge), so that build --update can mine the next version from it
+// and new logs alone.
+const evidenceExt = ".evidence"
+
+// readEvidence reads the evidence of model m, built from path, and checks
+// that the new logs are read as it was: the same label rules and field map.
+func readEvidence(path string, m *automaton.Model, ropt mine.ReadOptions) (*mine.Log, error) {
+	ev := path + evidenceExt
+	f, err := os.Open(ev)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("--update %s: %s not found: build %s with --evidence", path, ev, path)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	old, err := mine.ReadPartial(f, ev)
+	if err != nil {
+		return nil, err
+	}
+	var rules []byte
+	if ropt.Rules != nil {
+		rules = ropt.Rules.Raw()
+	}
+	if !bytes.Equal(bytes.TrimSpace(m.Params.Labels), bytes.TrimSpace(rules)) {
+		return nil, fmt.Errorf("--update %s: the model was mined with other label rules (--labels)", path)
+	}
+	if fmt.Sprint(m.Params.Fields) != fmt.Sprint(ropt.Fields) && len(m.Params.Fields)+len(ropt.Fields) > 0 {
+		return nil, fmt.Errorf("--update %s: the model was mined with another field map (--field)", path)
+	}
+	return old, nil
 }
 
 // buildModel mines lg and writes the model, its diagram and the summary as
@@ -244,6 +379,9 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 	}
 	if opts.version > 0 {
 		m.Version = opts.version
+	}
+	if err := m.Validate(); err != nil {
+		return err
 	}
 
 	if err := writeOutput(opts.out, streams.Out, m.Write); err != nil {

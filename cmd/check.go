@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -26,6 +27,7 @@ type checkOptions struct {
 	minFit    float64
 	rareIsDev bool
 	genIsDev  bool
+	outside   string
 	maxAlign  int
 	list      int
 	window    int
@@ -100,6 +102,7 @@ sessions).`,
 	f.IntVar(&opts.maxAlign, "max-align-states", automaton.DefaultMaxAlignStates, "alignment search nodes per session before a greedy alignment stands in")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before it is checked and its records let go; 0 holds every session to the end")
 	f.IntVar(&opts.list, "list", 20, "deviating sessions listed in the text report (0: all)")
+	f.StringVar(&opts.outside, "outside", "", "write every record of the sessions that do not fit to `FILE` (JSONL, atomically), to mine the next model from")
 	opts.logs.bind(f)
 	return c
 }
@@ -129,7 +132,17 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	}
 	// Sessions are checked as the read finishes them; a read that starts
 	// over holding every session gives them all again.
-	lg, _, _, err := readLogs(m, opts.model, opts.inputs, &opts.logs, streams.In, streams, &sessionSink{
+	if opts.outside != "" {
+		for _, in := range opts.inputs {
+			if in == "-" {
+				return usagef("--outside reads the logs again: give files, not standard input")
+			}
+			if sameFile(in, opts.outside) {
+				return usagef("--outside %s is one of the logs", opts.outside)
+			}
+		}
+	}
+	lg, inputs, ropt, err := readLogs(m, opts.model, opts.inputs, &opts.logs, streams.In, streams, &sessionSink{
 		window:  opts.window,
 		each:    run.session,
 		restart: func() { run.results = nil },
@@ -152,6 +165,11 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	if opts.outside != "" {
+		if err := writeOutside(opts.outside, inputs, ropt, run.results, streams, opts.logs.quiet); err != nil {
+			return err
+		}
+	}
 	sum.Model = checkModelRef{Path: opts.model, Version: m.Version, Digest: m.Digest}
 	sum.RareIsDeviation = opts.rareIsDev
 	sum.GeneralizedIsDeviation = opts.genIsDev
@@ -164,7 +182,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	case "json":
 		err = writeJSON(out, sum)
 	case "text":
-		err = sum.text(out, m, lg, opts.list)
+		err = sum.text(termSafe(out), m, lg, opts.list)
 	}
 	if err != nil {
 		return err
@@ -537,4 +555,38 @@ func filesText(files []automaton.SourceFile) string {
 		return files[0].Path
 	}
 	return fmt.Sprintf("%d files", len(files))
+}
+
+// writeOutside writes every record of the sessions that do not fit to path,
+// read again from the inputs as check read them.
+func writeOutside(path string, inputs []mine.Input, ropt mine.ReadOptions, results []checkResult, streams IO, quiet bool) error {
+	out := map[string]bool{}
+	for i := range results {
+		if results[i].place != nil {
+			out[results[i].id] = true
+		}
+	}
+	lines := 0
+	err := automaton.WriteFileAtomic(path, func(w io.Writer) error {
+		var err error
+		lines, err = mine.Extract(inputs, ropt, func(id string) bool { return out[id] }, w)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if !quiet {
+		fmt.Fprintf(streams.Err, "outside: %d records of %d sessions that do not fit written to %s\n", lines, len(out), path)
+	}
+	return nil
+}
+
+// sameFile reports whether paths a and b name the same existing file.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }

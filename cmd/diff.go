@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/render"
 )
 
@@ -22,6 +24,15 @@ type diffOptions struct {
 	format           string
 	dot              string
 	alpha            float64
+
+	// --by: one model per value of a record field, from logs.
+	by         string
+	logs       []string
+	labels     string
+	fields     []string
+	from       string
+	imports    importFlags
+	generalize string
 }
 
 func newDiffCmd(streams IO) *cobra.Command {
@@ -56,6 +67,13 @@ flags).`,
   fsmine diff --format markdown --dot diff.dot old.json new.json
   fsmine diff --format html old.json new.json > diff.html`,
 		RunE: func(c *cobra.Command, args []string) error {
+			if opts.by != "" {
+				if len(args) == 0 {
+					return usagef("diff --by needs at least one LOG")
+				}
+				opts.logs = args
+				return runDiffBy(c.Context(), opts, streams)
+			}
 			if len(args) != 2 {
 				return usagef("diff needs two model files, OLD and NEW; got %d argument(s)", len(args))
 			}
@@ -67,6 +85,12 @@ flags).`,
 	f.StringVar(&opts.format, "format", "text", "output format: text, json, markdown or html")
 	f.StringVar(&opts.dot, "dot", "", "also write a Graphviz DOT overlay of both models to `FILE`")
 	f.Float64Var(&opts.alpha, "alpha", automaton.DefaultAlpha, "family-wise significance level of the share and outflow tests, in (0, 1)")
+	f.StringVar(&opts.by, "by", "", "mine one model per value of the record field `PATH` (e.g. attrs.prompt_version) from the LOGs and diff them in value order")
+	f.StringVar(&opts.labels, "labels", "", "with --by: label rules `FILE`")
+	f.StringArrayVar(&opts.fields, "field", nil, "with --by: read a record field from another path, `NAME=PATH` (repeatable)")
+	f.StringVar(&opts.from, "from", mine.FormatAuto, "with --by: input format: "+strings.Join(mine.Formats(), ", "))
+	f.StringVar(&opts.generalize, "generalize", mine.GeneralizeNone, "with --by: generalisation of the models (none compares what the sessions did)")
+	opts.imports.bind(f)
 	return c
 }
 
@@ -90,7 +114,13 @@ func runDiff(_ context.Context, opts *diffOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	return writeDiff(old, new, opts, streams)
+}
+
+// writeDiff compares old and new and writes the report as opts say.
+func writeDiff(old, new *automaton.Model, opts *diffOptions, streams IO) error {
 	d := automaton.Compare(old, new, automaton.DiffOptions{Alpha: opts.alpha})
+	var err error
 	if opts.dot != "" {
 		err := automaton.WriteFileAtomic(opts.dot, func(w io.Writer) error { return render.DiffDOT(w, old, new, d) })
 		if err != nil {
@@ -221,6 +251,7 @@ const (
 func (r diffReport) text(w io.Writer, color bool) error {
 	var b strings.Builder
 	paint := func(code, s string) string {
+		s = termText(s) // names from the models: no escape sequence of theirs reaches the terminal
 		if !color || code == "" {
 			return s
 		}
@@ -490,4 +521,110 @@ func diffMDCode(s string) string {
 		return fence + " " + s + " " + fence
 	}
 	return fence + s + fence
+}
+
+// runDiffBy mines one model per value of the field opts.by from the logs and
+// diffs the models of consecutive values, in value order: which prompt or
+// model version takes which path.
+func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
+	switch opts.format {
+	case "text", "json", "markdown", "html":
+	default:
+		return usagef("unknown --format %q: want text, json, markdown or html", opts.format)
+	}
+	if !(opts.alpha > 0 && opts.alpha < 1) {
+		return usagef("--alpha must be between 0 and 1, got %v", opts.alpha)
+	}
+	if !slices.Contains(mine.Generalizes, opts.generalize) {
+		return usagef("--generalize %q: want one of %s", opts.generalize, strings.Join(mine.Generalizes, ", "))
+	}
+	ropt := mine.ReadOptions{Format: opts.from}
+	var err error
+	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
+		return usageError{err}
+	}
+	if ropt.Import, err = opts.imports.options(); err != nil {
+		return err
+	}
+	if opts.labels != "" {
+		data, err := os.ReadFile(opts.labels)
+		if err != nil {
+			return err
+		}
+		if ropt.Rules, err = mine.ParseRules(data); err != nil {
+			return fmt.Errorf("%s: %w", opts.labels, err)
+		}
+	}
+	for _, a := range opts.logs {
+		if a == "-" {
+			return usagef("diff --by reads the logs twice: give files, not standard input")
+		}
+	}
+	inputs, err := expandInputs(opts.logs, streams.In, opts.from)
+	if err != nil {
+		return err
+	}
+	what := strings.Join(opts.logs, ", ")
+	lg, err := mine.Read(inputs, ropt)
+	if err != nil {
+		return err
+	}
+	if lg.NumSessions() == 0 {
+		return noSessionsError(what, lg)
+	}
+	vals, err := mine.SessionValues(inputs, ropt, opts.by)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	var values []string
+	missing := 0
+	for i := range lg.Sessions {
+		v, ok := vals[lg.Sessions[i].ID]
+		if !ok {
+			missing++
+			continue
+		}
+		if !seen[v] {
+			seen[v] = true
+			values = append(values, v)
+		}
+	}
+	slices.Sort(values)
+	if len(values) < 2 {
+		return fmt.Errorf("%s: --by %s: %d value(s) among the sessions (%d without the field); a diff needs two", what, opts.by, len(values), missing)
+	}
+	if len(values) > 2 && (opts.format == "html" || opts.dot != "") {
+		return usagef("--by %s has %d values: --format html and --dot draw one pair; choose the sessions of two", opts.by, len(values))
+	}
+	bopt := mine.DefaultOptions()
+	bopt.Generalize = opts.generalize
+	models := make([]*automaton.Model, len(values))
+	for i, v := range values {
+		sub := lg.Subset(func(s *mine.Session) bool { x, ok := vals[s.ID]; return ok && x == v })
+		if models[i], err = mine.Build(sub, bopt); err != nil {
+			return fmt.Errorf("%s=%s: %w", opts.by, v, err)
+		}
+	}
+	if missing > 0 {
+		fmt.Fprintf(streams.Err, "%d of %d sessions have no %s and are left out\n", missing, lg.NumSessions(), opts.by)
+	}
+	found := false
+	for i := 0; i+1 < len(values); i++ {
+		o := *opts
+		o.oldPath, o.newPath = opts.by+"="+values[i], opts.by+"="+values[i+1]
+		if len(values) > 2 && opts.format == "text" {
+			fmt.Fprintf(streams.Out, "== %s -> %s (%d -> %d sessions)\n", o.oldPath, o.newPath, models[i].Source.Sessions, models[i+1].Source.Sessions)
+		}
+		switch err := writeDiff(models[i], models[i+1], &o, streams); {
+		case errors.Is(err, errFound):
+			found = true
+		case err != nil:
+			return err
+		}
+	}
+	if found {
+		return errFound
+	}
+	return nil
 }

@@ -192,10 +192,11 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	base.RareCount, base.RareRatio = opts.rareCount, opts.rareRatio
 	eopt := eval.Options{Folds: opts.folds, Settings: settings, Base: base, MinRejected: opts.minRejected}
 	if streams.ErrTTY && !opts.quiet {
+		tty := rawWriter(streams.Err) // the progress line's own escapes
 		eopt.Progress = func(done, total int) {
-			fmt.Fprintf(streams.Err, "\r\033[Kmining and scoring %d/%d models", done, total)
+			fmt.Fprintf(tty, "\r\033[Kmining and scoring %d/%d models", done, total)
 			if done == total {
-				fmt.Fprint(streams.Err, "\r\033[K")
+				fmt.Fprint(tty, "\r\033[K")
 			}
 		}
 	}

@@ -56,6 +56,9 @@ func runMerge(ctx context.Context, opts *mergeOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs(append([]string{opts.model.parent}, paths...), opts.model.outputs()); err != nil {
+		return err
+	}
 	logs := make([]*mine.Log, 0, len(paths))
 	for _, p := range paths {
 		f, err := os.Open(p)

@@ -66,7 +66,7 @@ func startProgress(streams IO, quiet bool) (func(input string, bytes int64), fun
 	if !streams.ErrTTY || quiet {
 		return nil, func() {}
 	}
-	p := newProgress(streams.Err)
+	p := newProgress(rawWriter(streams.Err))
 	return p.update, p.done
 }
 

@@ -115,7 +115,7 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	if opts.format == "json" {
 		err = writeJSON(out, r)
 	} else {
-		err = r.text(out)
+		err = r.text(termSafe(out))
 	}
 	if err != nil {
 		return err

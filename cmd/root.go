@@ -10,9 +10,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/pprof"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fsmine/fsmine/automaton"
 )
 
 // Exit codes, as diff(1): 0 ok, 1 something found (differences, deviations
@@ -48,10 +53,36 @@ func usagef(format string, args ...any) error {
 }
 
 // Main runs fsmine with the process's arguments and streams and returns the
-// exit status.
+// exit status. SIGINT and SIGTERM stop it at once, as they would without a
+// handler, but first remove the temporary files of the outputs being
+// written; a command that stops gracefully on them (serve) says so with
+// handleSignals.
 func Main() int {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		for s := range sig {
+			if signalsHandled.Load() {
+				continue
+			}
+			automaton.RemoveTempFiles()
+			code := 130 // 128 + SIGINT, as a shell reports it
+			if s == syscall.SIGTERM {
+				code = 143
+			}
+			os.Exit(code)
+		}
+	}()
 	return Run(context.Background(), os.Args[1:], stdIO())
 }
+
+// signalsHandled is set by a command that handles SIGINT and SIGTERM
+// itself, which Main then leaves to it.
+var signalsHandled atomic.Bool
+
+// handleSignals tells Main that the running command stops on SIGINT and
+// SIGTERM by itself.
+func handleSignals() { signalsHandled.Store(true) }
 
 func stdIO() IO {
 	return IO{
@@ -71,6 +102,9 @@ func isTerminal(f *os.File) bool {
 // Run runs fsmine with args and the given streams and returns the exit status.
 // Errors are printed once, here, as "fsmine: <message>".
 func Run(ctx context.Context, args []string, streams IO) int {
+	// Standard error carries only messages, and their ids, labels, session
+	// ids and file names come from logs and models.
+	streams.Err = termSafe(streams.Err)
 	root := newRootCmd(streams)
 	root.SetArgs(args)
 	root.SetIn(streams.In)

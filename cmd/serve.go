@@ -36,6 +36,11 @@ type serveOptions struct {
 	history     int
 	check       bool
 
+	readTimeout time.Duration // a request's headers and body; 0: none
+	idleTimeout time.Duration // a kept-alive connection between requests; 0: none
+	maxConns    int           // connections served at once; 0: no bound
+	logHold     time.Duration // longest a decision line waits for its event; 0: until the session ends
+
 	// ready, when set, is called with the listening address once the
 	// service accepts connections (tests listen on port 0).
 	ready func(addr string)
@@ -68,6 +73,16 @@ flushed.
 
 With --log, every decision is appended to a JSONL file in fsmine's record
 form (session_id, step, node, event, ts, verdict) that fsmine build reads.
+A line waits for its event (the outcome the session's next step reports)
+at most --log-hold, and no longer than its session lives: when the session
+ends, idles past --ttl or is evicted by --max-sessions it is written with an
+empty event. At most --max-sessions lines wait (1,048,576 without a bound).
+
+Slow clients are cut: a request's headers and body must arrive within
+--read-timeout, a kept-alive connection may idle --idle-timeout between
+requests, and at most --max-conns connections are served at once (the
+others wait to be accepted), so that clients that trickle their bytes
+cannot use up the process's file descriptors.
 
 Unless GOGC is set, serve lets about 64 MiB of garbage gather between
 garbage collections while its live heap is smaller than that (Go's default
@@ -97,6 +112,10 @@ flags, unreadable model or policy, the address is taken).`,
 	f.IntVar(&opts.maxSessions, "max-sessions", 100000, "live sessions at most; the least recently used go first (0: no bound)")
 	f.IntVar(&opts.history, "history", 16, "recent decisions kept per session for GET /v1/sessions/{id} (0: none; each costs about 0.12 KB)")
 	f.BoolVar(&opts.check, "check", false, "load the model and policy, print what would be enforced, and exit")
+	f.DurationVar(&opts.readTimeout, "read-timeout", 30*time.Second, "a request's headers and body must arrive within this (0: no limit)")
+	f.DurationVar(&opts.idleTimeout, "idle-timeout", 2*time.Minute, "close a kept-alive connection idle this long between requests (0: never)")
+	f.IntVar(&opts.maxConns, "max-conns", 1024, "connections served at once; more wait to be accepted (0: no bound)")
+	f.DurationVar(&opts.logHold, "log-hold", time.Minute, "with --log, write a decision's line with an empty event once its session has been idle this long (0: when the session ends)")
 	return c
 }
 
@@ -172,6 +191,12 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 	if opts.maxSessions < 0 || opts.ttl < 0 {
 		return usagef("serve: --max-sessions and --ttl must not be negative")
 	}
+	if opts.history < 0 {
+		return usagef("serve: --history %d: want 0 or more decisions", opts.history)
+	}
+	if opts.readTimeout < 0 || opts.idleTimeout < 0 || opts.logHold < 0 || opts.maxConns < 0 {
+		return usagef("serve: --read-timeout, --idle-timeout, --log-hold and --max-conns must not be negative")
+	}
 	m, p, err := loadServeInputs(opts.model, opts.policy)
 	if err != nil {
 		return err
@@ -189,7 +214,7 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 			defer f.Close()
 			w, syncFn = f, f.Sync
 		}
-		dlog = newDecisionLog(w, syncFn, errOut)
+		dlog = newDecisionLogHeld(w, syncFn, errOut, opts.maxSessions)
 	}
 	history := opts.history
 	if history == 0 {
@@ -215,6 +240,9 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 		}
 		return err
 	}
+	if opts.maxConns > 0 {
+		ln = newLimitListener(ln, opts.maxConns)
+	}
 	addr := ln.Addr().String()
 	if !isLoopback(opts.addr) && s.token == nil {
 		fmt.Fprintf(errOut, "fsmine serve: warning: listening on %s without a token: anyone who can reach it can read and steer sessions\n", addr)
@@ -228,6 +256,7 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 
 	defer tuneServeGC()()
 
+	handleSignals()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	hup := make(chan os.Signal, 1)
@@ -237,8 +266,16 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 	srv := &http.Server{
 		Handler:           s.handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadTimeout:       opts.readTimeout,
+		IdleTimeout:       opts.idleTimeout,
 		ErrorLog:          nil,
+	}
+	if opts.readTimeout > 0 {
+		srv.ReadHeaderTimeout = min(srv.ReadHeaderTimeout, opts.readTimeout)
+	}
+	if opts.idleTimeout == 0 {
+		// http.Server takes a zero IdleTimeout as ReadTimeout's
+		srv.IdleTimeout = -1
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -246,23 +283,26 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 	// the sweeper expires idle sessions and writes their held log lines
 	sweepDone := make(chan struct{})
 	sweepStop := make(chan struct{})
+	hold := logHold(opts.ttl, opts.logHold)
 	go func() {
 		defer close(sweepDone)
-		if opts.ttl <= 0 {
+		every := sweepEvery(opts.ttl, hold)
+		if every == 0 {
 			<-sweepStop
 			return
 		}
-		every := min(opts.ttl/2, time.Minute)
-		t := time.NewTicker(max(every, time.Second))
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
 			case <-sweepStop:
 				return
 			case now := <-t.C:
-				g.Sweep()
-				if s.log != nil {
-					s.log.sweep(now.Add(-opts.ttl))
+				if opts.ttl > 0 {
+					g.Sweep()
+				}
+				if s.log != nil && hold > 0 {
+					s.log.sweep(now.Add(-hold))
 				}
 			}
 		}
@@ -319,6 +359,31 @@ loop:
 	}
 	fmt.Fprintln(errOut, msg)
 	return runErr
+}
+
+// logHold is how long a decision line may wait for its event: --log-hold,
+// and no longer than the session lives (--ttl); 0 when neither bounds it.
+func logHold(ttl, hold time.Duration) time.Duration {
+	switch {
+	case ttl == 0:
+		return hold
+	case hold == 0:
+		return ttl
+	}
+	return min(ttl, hold)
+}
+
+// sweepEvery is how often the sweeper runs: at half the shorter of the TTL
+// and the log's hold, between a second and a minute; 0 when neither is set.
+func sweepEvery(ttl, hold time.Duration) time.Duration {
+	d := ttl
+	if d == 0 || (hold > 0 && hold < d) {
+		d = hold
+	}
+	if d == 0 {
+		return 0
+	}
+	return max(min(d/2, time.Minute), time.Second)
 }
 
 // countNoun writes n and noun, in the plural unless n is 1.
@@ -550,6 +615,17 @@ func decodeStep(body []byte) (stepRequest, error) {
 	}
 	if req.Next == nil || *req.Next == "" {
 		return req, errors.New(`bad step body: "next" is required: the label or id of the proposed next state`)
+	}
+	if req.Event == nil && bytes.Contains(body, []byte("null")) {
+		// null decodes as an absent event; an event, when given, is a string
+		var keys map[string]json.RawMessage
+		if json.Unmarshal(body, &keys) == nil {
+			for k, v := range keys {
+				if strings.EqualFold(k, "event") && string(bytes.TrimSpace(v)) == "null" {
+					return req, errors.New(`bad step body: "event" is null: want a string (or leave it out)`)
+				}
+			}
+		}
 	}
 	if req.Event == nil {
 		req.Event = new(string)

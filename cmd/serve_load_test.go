@@ -36,8 +36,11 @@ func startServe(t testing.TB, opts serveOptions) *liveServer {
 	if opts.model == "" {
 		opts.model, opts.policy = fixtureModel, fixturePolicy
 	}
-	if opts.ttl == 0 {
+	switch {
+	case opts.ttl == 0:
 		opts.ttl = 30 * time.Minute
+	case opts.ttl < 0: // no TTL
+		opts.ttl = 0
 	}
 	if opts.history == 0 {
 		opts.history = 16

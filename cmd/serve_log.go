@@ -46,6 +46,14 @@ type decisionLog struct {
 	held   map[string]logMsg
 	buf    []byte
 
+	// maxHeld bounds the held lines: past it the oldest is written, with
+	// an empty event. The guard holds at most --max-sessions sessions and
+	// evicts the least recently used, whose held line is the oldest, so a
+	// bound of --max-sessions writes the lines of evicted sessions.
+	maxHeld int
+	order   []heldRef // held lines, oldest first; some stale
+	seq     uint64
+
 	lines  atomic.Int64 // lines written
 	errors atomic.Int64 // failed writes
 	failed bool
@@ -59,8 +67,20 @@ const (
 	logSweep            // write held lines older than ts
 )
 
+// heldRef names a held line in decisionLog.order: stale once the session
+// holds a later line (another seq) or none.
+type heldRef struct {
+	session string
+	seq     uint64
+}
+
+// maxHeldUnbounded bounds the held lines when --max-sessions does not:
+// some 200 MB of them.
+const maxHeldUnbounded = 1 << 20
+
 type logMsg struct {
 	kind    logKind
+	seq     uint64 // of a held line
 	session string
 	step    int
 	node    string
@@ -75,13 +95,23 @@ type logMsg struct {
 // makes the written bytes durable at close. errOut receives a message on
 // the first failed write.
 func newDecisionLog(w io.Writer, syncFn func() error, errOut io.Writer) *decisionLog {
+	return newDecisionLogHeld(w, syncFn, errOut, 0)
+}
+
+// newDecisionLogHeld is newDecisionLog holding at most maxHeld lines (0:
+// maxHeldUnbounded).
+func newDecisionLogHeld(w io.Writer, syncFn func() error, errOut io.Writer, maxHeld int) *decisionLog {
+	if maxHeld <= 0 {
+		maxHeld = maxHeldUnbounded
+	}
 	l := &decisionLog{
-		ch:     make(chan logMsg, 4096),
-		done:   make(chan struct{}),
-		w:      bufio.NewWriterSize(w, 64<<10),
-		sync:   syncFn,
-		errOut: errOut,
-		held:   make(map[string]logMsg),
+		ch:      make(chan logMsg, 4096),
+		done:    make(chan struct{}),
+		w:       bufio.NewWriterSize(w, 64<<10),
+		sync:    syncFn,
+		errOut:  errOut,
+		held:    make(map[string]logMsg),
+		maxHeld: maxHeld,
 	}
 	go l.run()
 	return l
@@ -172,7 +202,35 @@ func (l *decisionLog) handle(m logMsg) {
 			l.write(m, "")
 			return
 		}
-		l.held[m.session] = m
+		l.hold(m)
+	}
+}
+
+// hold keeps m's line until its event comes, writing the oldest held line
+// when there are more than maxHeld.
+func (l *decisionLog) hold(m logMsg) {
+	l.seq++
+	m.seq = l.seq
+	l.held[m.session] = m
+	l.order = append(l.order, heldRef{m.session, m.seq})
+	for len(l.held) > l.maxHeld && len(l.order) > 0 {
+		ref := l.order[0]
+		l.order = l.order[1:]
+		if h, ok := l.held[ref.session]; ok && h.seq == ref.seq {
+			delete(l.held, ref.session)
+			l.write(h, "")
+		}
+	}
+	// Drop the stale references once they outnumber the live ones, so
+	// that order stays within twice the held lines.
+	if len(l.order) > 2*len(l.held)+1024 {
+		live := l.order[:0]
+		for _, ref := range l.order {
+			if h, ok := l.held[ref.session]; ok && h.seq == ref.seq {
+				live = append(live, ref)
+			}
+		}
+		l.order = append([]heldRef(nil), live...)
 	}
 }
 

@@ -123,6 +123,8 @@ func TestServeRoutes(t *testing.T) {
 		{"unknown field", "POST", "/v1/sessions/s/steps", `{"event":"ok","nxt":"x"}`, 400, `unknown field \"nxt\"`, ""},
 		{"wrong type", "POST", "/v1/sessions/s/steps", `{"event":1,"next":"x"}`, 400, `bad step body`, ""},
 		{"two values", "POST", "/v1/sessions/s/steps", `{"next":"x"} {"next":"y"}`, 400, `more than one JSON value`, ""},
+		{"null event", "POST", "/v1/sessions/s/steps", `{"event":null,"next":"agent_msg"}`, 400, `\"event\" is null`, ""},
+		{"null event in other case", "POST", "/v1/sessions/s/steps", `{"next":"agent_msg","Event":null}`, 400, `\"event\" is null`, ""},
 		{"body too large", "POST", "/v1/sessions/s/steps", `{"next":"` + strings.Repeat("x", 70<<10) + `"}`, 413, `larger than 65536 bytes`, ""},
 		{"session id too long", "POST", "/v1/sessions/" + strings.Repeat("x", 300) + "/steps", `{"next":"x"}`, 400, `session id is 300 bytes long`, ""},
 		{"session", "GET", "/v1/sessions/known", ``, 200, `"state":"greet","label":"agent_msg","steps":2,"turns":2,"last_seen"`, ""},

@@ -115,7 +115,7 @@ func runStats(_ context.Context, opts *statsOptions, streams IO) error {
 	if opts.format == "json" {
 		err = writeJSON(out, r)
 	} else {
-		err = r.text(out)
+		err = r.text(termSafe(out))
 	}
 	if err != nil {
 		return err

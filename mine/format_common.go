@@ -51,6 +51,13 @@ func (s *jsonShape) isRecord() bool {
 	return s.has("", FieldNode) || s.has("", FieldStep) || (s.has("", FieldSession) && !s.has("", "run_type"))
 }
 
+// maxSniffDepth and maxSniffPath bound the paths sniffJSON records: no
+// format is recognised by anything deeper or longer.
+const (
+	maxSniffDepth = 8
+	maxSniffPath  = 256
+)
+
 // sniffJSON reads the shape of the first item of a JSON head; nil when the
 // head does not start with an object or an array of objects.
 func sniffJSON(head []byte) *jsonShape {
@@ -62,6 +69,7 @@ func sniffJSON(head []byte) *jsonShape {
 	dec := json.NewDecoder(bytes.NewReader(head))
 	type frame struct {
 		obj  bool
+		deep bool // too deep or too long a path to record anything in
 		path string
 		key  string // an object's current key
 		want bool   // whether an object expects a key next
@@ -72,19 +80,26 @@ func sniffJSON(head []byte) *jsonShape {
 			return nil
 		}
 	}
-	// childPath is the path of a value about to start in the current frame.
-	childPath := func() string {
+	// childPath is the path of a value about to start in the current
+	// frame; deep when nothing is recorded at that path. Paths are kept
+	// short and shallow so that the work stays linear in the head: a path
+	// built for every level of deeply nested arrays cost time and memory
+	// quadratic in the depth.
+	childPath := func() (path string, deep bool) {
 		if len(stack) == 0 {
-			return ""
+			return "", false
 		}
 		f := stack[len(stack)-1]
+		if f.deep || len(stack) >= maxSniffDepth || len(f.path)+len(f.key)+1 > maxSniffPath {
+			return "", true
+		}
 		if !f.obj {
-			return f.path + "[]"
+			return f.path + "[]", false
 		}
 		if f.path == "" {
-			return f.key
+			return f.key, false
 		}
-		return f.path + "." + f.key
+		return f.path + "." + f.key, false
 	}
 	valueDone := func() bool {
 		if len(stack) == 0 {
@@ -112,7 +127,9 @@ func sniffJSON(head []byte) *jsonShape {
 				}
 				k, _ := tok.(string)
 				f.key, f.want = k, false
-				s.keys[f.path+"\x00"+k] = true
+				if !f.deep && len(k) <= maxSniffPath {
+					s.keys[f.path+"\x00"+k] = true
+				}
 				continue
 			}
 		}
@@ -120,9 +137,11 @@ func sniffJSON(head []byte) *jsonShape {
 		case json.Delim:
 			switch t {
 			case '{':
-				stack = append(stack, frame{obj: true, path: childPath(), want: true})
+				p, deep := childPath()
+				stack = append(stack, frame{obj: true, deep: deep, path: p, want: true})
 			case '[':
-				stack = append(stack, frame{path: childPath()})
+				p, deep := childPath()
+				stack = append(stack, frame{deep: deep, path: p})
 			case ']', '}':
 				if len(stack) == 0 {
 					return s
@@ -134,7 +153,7 @@ func sniffJSON(head []byte) *jsonShape {
 			}
 		case string:
 			if len(t) <= 64 {
-				if p := childPath(); p != "" {
+				if p, deep := childPath(); p != "" && !deep {
 					if _, seen := s.strs[p]; !seen {
 						s.strs[p] = t
 					}
@@ -453,6 +472,7 @@ func appendJSONNumber(b []byte, v float64) []byte {
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
+//lint:ignore U1000 a helper of the importers (format_*.go), kept for those being written
 func (o *jsonObject) boolean(k string, v bool) {
 	o.key(k)
 	o.b = strconv.AppendBool(o.b, v)
@@ -609,6 +629,8 @@ func (rw *recordWriter) flush() error { return rw.w.Flush() }
 
 // drain reads r to its end, so that the whole input is hashed, and reports
 // whether anything but white space was left.
+//
+//lint:ignore U1000 a helper of the importers (format_*.go), kept for those being written
 func drain(r io.Reader) (trailing bool, err error) {
 	buf := make([]byte, 32<<10)
 	for {

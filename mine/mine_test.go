@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -524,5 +525,78 @@ func TestReadDurationOutOfRange(t *testing.T) {
 	}
 	if err := m.Write(io.Discard); err != nil {
 		t.Errorf("writing the model: %v", err)
+	}
+}
+
+func TestReadTruncatedGzip(t *testing.T) {
+	// A gzip input cut anywhere before its trailer is an error naming the
+	// file and where it ends, not a shorter log: also when cut on a
+	// flushed block boundary, where every line read so far is whole.
+	data := sessionsJSONL("a:ok b:ok c:done", "a:ok c:done", "a:retry a:ok b:ok c:done")
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	var flushed []int // compressed sizes at block boundaries
+	for _, line := range strings.SplitAfter(data, "\n") {
+		io.WriteString(zw, line)
+		zw.Flush()
+		flushed = append(flushed, buf.Len())
+	}
+	zw.Close()
+	gz := buf.Bytes()
+	if _, err := Read([]Input{strInput("whole.gz", string(gz))}, ReadOptions{}); err != nil {
+		t.Fatalf("whole input: %v", err)
+	}
+	cuts := append([]int{2, 5, 10, len(gz) / 2, len(gz) - 8, len(gz) - 1}, flushed[:len(flushed)-1]...)
+	for _, cut := range cuts {
+		t.Run(fmt.Sprint("cut=", cut), func(t *testing.T) {
+			for _, stream := range []bool{false, true} {
+				_, err := Read([]Input{strInput("t.gz", string(gz[:cut]))}, ReadOptions{Stream: stream})
+				var te *TruncatedError
+				if !errors.As(err, &te) {
+					t.Fatalf("stream=%v: err = %v, want a TruncatedError", stream, err)
+				}
+				want := fmt.Sprintf("reading t.gz: gzip data truncated at byte %d", cut)
+				if !strings.HasPrefix(err.Error(), want) {
+					t.Errorf("stream=%v: err = %q, want it to start %q", stream, err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestParseChunkAllocatesPerRecord(t *testing.T) {
+	// A chunk of blank lines holds no record and must not reserve one per
+	// line: 1 MiB of newlines took 112 MiB of records, and a 9 MB gzip of
+	// 2 GB of them over 6 GB of memory.
+	tests := []struct {
+		name    string
+		data    string
+		records int
+	}{
+		{"newlines", strings.Repeat("\n", 1<<20), 0},
+		{"blank lines", strings.Repeat(" \t\r\n", 1<<18), 0},
+		{"records among newlines", strings.Repeat("\n", 1<<20) + sessionsJSONL("a:ok b:done"), 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := newParser(nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &chunk{firstLine: 1, data: []byte(tt.data)}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			parseChunk(p, c, "blank.jsonl")
+			runtime.ReadMemStats(&after)
+			if len(c.recs) != tt.records {
+				t.Fatalf("%d records, want %d", len(c.recs), tt.records)
+			}
+			// The records reserved for a chunk may take a few times its
+			// bytes (a record is 112 bytes, reserved for every 32), not
+			// a hundred times.
+			if got, limit := after.TotalAlloc-before.TotalAlloc, 4*uint64(len(tt.data)); got > limit {
+				t.Errorf("parsing %d bytes allocated %d bytes, want at most %d", len(tt.data), got, limit)
+			}
+		})
 	}
 }

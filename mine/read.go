@@ -295,14 +295,18 @@ var errLineTooLong = errors.New("line too long")
 // them. emit returning false stops the read. convert, when set, converts
 // instead of the format's Convert. It returns the format it read.
 func splitLines(r io.Reader, h hash.Hash, format string, convert func(io.Reader, io.Writer, ImportOptions) error, iopt ImportOptions, maxLine int, emit func(first int, data []byte, converted bool) bool) (*Format, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	cr := &countReader{r: r}
+	br := bufio.NewReaderSize(cr, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		gz, err := gzip.NewReader(br)
 		if err != nil {
+			if err == io.ErrUnexpectedEOF || err == io.EOF {
+				return nil, &TruncatedError{Compressed: cr.n}
+			}
 			return nil, err
 		}
 		defer gz.Close()
-		r = gz
+		r = &gzipReader{gz: gz, raw: cr}
 	} else {
 		r = br
 	}
@@ -375,11 +379,50 @@ func splitLinesFrom(r io.Reader, maxLine int, emit func(first int, data []byte) 
 	}
 }
 
+// TruncatedError reports a compressed input that ends before its end of
+// stream: a cut or partly copied file, whose records would otherwise be
+// taken as the whole log.
+type TruncatedError struct {
+	// Compressed is the size of the input as read, in bytes: where it
+	// ends. Decompressed is how many bytes of data it gave before that.
+	Compressed, Decompressed int64
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("gzip data truncated at byte %d (after %d bytes of data)", e.Compressed, e.Decompressed)
+}
+
+// gzipReader reads a gzip stream, turning its io.ErrUnexpectedEOF (the
+// compressed data ends early) into a TruncatedError, which readers further
+// on cannot mistake for the short last read of a whole input.
+type gzipReader struct {
+	gz  *gzip.Reader
+	raw *countReader
+	n   int64
+}
+
+func (g *gzipReader) Read(p []byte) (int, error) {
+	n, err := g.gz.Read(p)
+	g.n += int64(n)
+	if err == io.ErrUnexpectedEOF {
+		err = &TruncatedError{Compressed: g.raw.n, Decompressed: g.n}
+	}
+	return n, err
+}
+
+// recordBytes is the size of a line below which parseChunk stops reserving
+// a record a line: shorter than any record of a real log.
+const recordBytes = 32
+
 // parseChunk parses every line of c into c.recs, noting bad lines.
 func parseChunk(p *parser, c *chunk, name string) {
 	data := c.data
 	line := c.firstLine
-	c.recs = make([]rec, 0, bytes.Count(data, []byte{'\n'})+1)
+	// Room for a record a line, but no more than one per recordBytes:
+	// blank lines hold no record, and a chunk of newlines must not
+	// allocate a record for each (2 GB of them took 6 GB). Shorter records
+	// grow the slice as they come.
+	c.recs = make([]rec, 0, min(bytes.Count(data, []byte{'\n'})+1, len(data)/recordBytes+1))
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		var l []byte

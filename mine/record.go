@@ -54,13 +54,12 @@ func ParseFieldMap(pairs []string) (map[string]string, error) {
 // parser turns one JSONL line into a labelled record. It is not safe for
 // concurrent use; each worker has its own.
 type parser struct {
-	x      *extractor
-	arena  []byte // backs the strings of parsed records; see str
-	vals   []value
-	paths  []string       // all extracted paths: core fields first, then rule fields
-	pos    map[string]int // path -> index into vals
-	rules  *Rules
-	strbuf []string
+	x     *extractor
+	arena []byte // backs the strings of parsed records; see str
+	vals  []value
+	paths []string       // all extracted paths: core fields first, then rule fields
+	pos   map[string]int // path -> index into vals
+	rules *Rules
 }
 
 func newParser(fields map[string]string, rules *Rules) (*parser, error) {

@@ -28,7 +28,10 @@ import (
 // of the graph's state; __start__ and __end__ are LangGraph's START and END.
 // Function names are "node_" and the id's ASCII letters, digits and
 // underscores (others become "_"); both are made unique with "_2", "_3", ...
-// Strings are written as Python string literals, so any id is safe.
+// Every text of the model is written by one of two rules, so that no id,
+// label, event or digest can end a string, a comment or the docstring:
+// as a Python string literal (pyString) in code and comments, and as
+// pyText in the module's docstring.
 func LangGraph(w io.Writer, m *automaton.Model, _ Options) error {
 	m, err := sorted(m)
 	if err != nil {
@@ -77,7 +80,7 @@ class AgentState(TypedDict, total=False):
 # TRANSITIONS[node][event][next label] is the node the model goes to; the
 # transitions out of each node stand most frequent first, with their counts.
 TRANSITIONS: dict[str, dict[str, dict[str, str]]] = {
-`, m.Version, digestNote(m))
+`, m.Version, digestNote(m, pyText))
 	for _, id := range append([]string{automaton.StartID}, ids...) {
 		out := m.Out(id)
 		if len(out) == 0 {
@@ -176,6 +179,14 @@ func langgraphNode(id string) string {
 		name += "_node"
 	}
 	return name
+}
+
+// pyText makes s safe inside a Python string literal, the docstring
+// included: control characters as Go escapes (see shownText), then
+// backslashes and double quotes escaped, so that s reads back as shownText
+// gives it and can neither end the string nor form a bad escape (\N, \x).
+func pyText(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(shownText(s))
 }
 
 // pyString quotes s as a Python string literal. Go's quoting, after invalid

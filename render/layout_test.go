@@ -249,9 +249,7 @@ func syntheticModel(tb testing.TB, n int, seed int64) *automaton.Model {
 	for i := range m.Transitions {
 		m.Transitions[i].Prob = float64(m.Transitions[i].Count) / float64(out[m.Transitions[i].From])
 	}
-	for _, id := range ids[1 : len(ids)-1] {
-		m.Trunk = append(m.Trunk, id)
-	}
+	m.Trunk = append(m.Trunk, ids[1:len(ids)-1]...)
 	m.Sort()
 	if err := m.Validate(); err != nil {
 		tb.Fatal(err)

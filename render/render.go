@@ -222,11 +222,11 @@ func stateIDs(states []*automaton.State) []string {
 
 // shownText is s with invalid UTF-8 replaced and control characters written
 // as their Go escapes (a newline becomes \n), for formats that cannot carry
-// them.
+// them; so are U+FFFE and U+FFFF, which XML cannot carry (SVG, SCXML).
 func shownText(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		if unicode.IsControl(r) {
+		if unicode.IsControl(r) || !xmlChar(r) {
 			q := strconv.QuoteRune(r)
 			b.WriteString(q[1 : len(q)-1])
 			continue

@@ -56,7 +56,7 @@ func SCXML(w io.Writer, m *automaton.Model, opt Options) error {
 	}
 	var b bytes.Buffer
 	b.WriteString(xml.Header)
-	fmt.Fprintf(&b, "<!-- fsmine model version %d%s. Names are encoded as _xHHHH_ and events are\n", m.Version, digestNote(m))
+	fmt.Fprintf(&b, "<!-- fsmine model version %d%s. Names are encoded as _xHHHH_ and events are\n", m.Version, digestNote(m, xmlComment))
 	b.WriteString("     <event>.<next label>: see the documentation of fsmine's render.SCXML. -->\n")
 	fmt.Fprintf(&b, "<scxml xmlns=\"%s\" xmlns:fsmine=\"%s\" version=\"1.0\" datamodel=\"null\" initial=\"%s\">\n",
 		SCXMLNamespace, FsmineNamespace, scxmlID(automaton.StartID))
@@ -177,13 +177,21 @@ func xmlChar(r rune) bool {
 		r >= 0x10000 && r <= 0x10FFFF
 }
 
-// digestNote is " (digest)" for a model with a digest, for comments; a
-// digest is "sha256:" and hex, so it is safe in one.
-func digestNote(m *automaton.Model) string {
+// digestNote is " (digest)" for a model with a digest, the digest written
+// by esc, the escaping rule of the text it goes into. A model file's digest
+// may hold anything.
+func digestNote(m *automaton.Model, esc func(string) string) string {
 	if m.Digest == "" {
 		return ""
 	}
-	return " (" + shownText(strings.ReplaceAll(m.Digest, "-", "")) + ")"
+	return " (" + esc(m.Digest) + ")"
+}
+
+// xmlComment makes s safe inside an XML comment: control characters and
+// characters XML cannot carry as Go escapes (see shownText), and no "-", so
+// that nothing in s can end the comment ("-->") or break it ("--").
+func xmlComment(s string) string {
+	return shownText(strings.ReplaceAll(s, "-", ""))
 }
 
 // scxmlGeneralized is the fsmine:generalized attribute of a generalised

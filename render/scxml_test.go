@@ -104,7 +104,7 @@ func TestSCXMLHoldsEveryStateAndTransition(t *testing.T) {
 			for _, s := range append(doc.States, doc.Finals...) {
 				rawID := attr(s.Attrs, "", "id")
 				id := decodeXMLName(t, rawID)
-				if rawID == "" || strings.IndexAny(rawID[:1], "0123456789-.") >= 0 {
+				if rawID == "" || strings.ContainsAny(rawID[:1], "0123456789-.") {
 					t.Errorf("id %q is not an XML name", rawID)
 				}
 				if orig := attr(s.Attrs, FsmineNamespace, "id"); orig != "" && orig != shown(id) && orig != id {

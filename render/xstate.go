@@ -132,7 +132,7 @@ func XState(w io.Writer, m *automaton.Model, opt Options) error {
 	machine := object{
 		{"id", "fsmine"},
 		{"initial", keys[automaton.StartID]},
-		{"description", "fsmine model version " + strconv.Itoa(m.Version) + digestNote(m) +
+		{"description", "fsmine model version " + strconv.Itoa(m.Version) + digestNote(m, shownText) +
 			`; events are "<event>/<next label>"`},
 		{"states", nodes},
 	}

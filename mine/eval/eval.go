@@ -250,10 +250,14 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 	return rep, nil
 }
 
-// test is a held-out fold: its sessions and their perturbations.
+// test is a held-out fold: its sessions, and what perturbing them needs.
+// The perturbations are made anew for each model scored, so that memory
+// holds the sessions, not their perturbations (a session of n steps has
+// about 3n, of n steps each).
 type test struct {
-	sessions  [][]automaton.Move
-	perturbed map[string][][]automaton.Move // by kind
+	sessions [][]automaton.Move
+	real     map[string]bool // the log's sessions, by key
+	maxRun   map[string]int  // the longest run of each label in the log
 }
 
 func heldOut(lg *mine.Log, fold []int, folds int) []test {
@@ -275,18 +279,11 @@ func heldOut(lg *mine.Log, fold []int, folds int) []test {
 	}
 	tests := make([]test, folds)
 	for f := range tests {
-		tests[f].perturbed = map[string][][]automaton.Move{}
+		tests[f].real, tests[f].maxRun = real, maxRun
 	}
 	for i := range lg.Sessions {
 		t := &tests[fold[i]]
 		t.sessions = append(t.sessions, moves[i])
-		for kind, ps := range perturb(moves[i], maxRun) {
-			for _, p := range ps {
-				if !real[key(p)] {
-					t.perturbed[kind] = append(t.perturbed[kind], p)
-				}
-			}
-		}
 	}
 	return tests
 }
@@ -406,16 +403,21 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options) (Scores, erro
 		}
 		sc.fitSum += v.Fitness
 	}
-	for _, kind := range Kinds {
-		for _, p := range t.perturbed[kind] {
-			sc.ofKind[kind]++
-			if !c.Fits(p) {
-				sc.byKind[kind]++
-				sc.rejected++
+	for _, mvs := range t.sessions {
+		for kind, ps := range perturb(mvs, t.maxRun) {
+			for _, p := range ps {
+				if t.real[key(p)] {
+					continue
+				}
+				sc.ofKind[kind]++
+				sc.Perturbed++
+				if !c.Fits(p) {
+					sc.byKind[kind]++
+					sc.rejected++
+				}
 			}
 		}
 	}
-	sc.Perturbed = len(t.perturbed[KindRemove]) + len(t.perturbed[KindSwap]) + len(t.perturbed[KindRepeat])
 	sc.finish()
 	return sc, nil
 }

@@ -1,0 +1,78 @@
+package automaton
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestReadRefusesInvalidModels: every command reads models through Read,
+// so Validate is where a hostile or damaged model file is refused.
+func TestReadRefusesInvalidModels(t *testing.T) {
+	m := buildModel(t, 3, []edge{
+		{StartID, "", "a", 4, false},
+		{"a", "retry", "a", 2, false},
+		{"a", "ok", "b", 4, false},
+		{"b", "done", EndID, 4, false},
+	})
+	m.Parent = &Parent{Version: 2, Digest: "sha256:00"}
+	m.Trunk = []string{"a", "b"}
+	m.Loops = []Loop{{States: []string{"a"}, BackEdges: []EdgeRef{{"a", "retry", "a"}}, Count: 2, Sessions: 1, MaxIterations: 2, P95Iterations: 2}}
+	m.TopVariants = []Variant{{Count: 4, States: []string{"a", "b"}}}
+	var buf bytes.Buffer
+	if err := m.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.String()
+	if _, err := Read(strings.NewReader(good)); err != nil {
+		t.Fatalf("the valid model: %v", err)
+	}
+	tests := []struct {
+		name, old, new, want string
+	}{
+		{"negative version", `"version": 3`, `"version": -3`, "version is negative (-3)"},
+		{"negative parent version", `"parent": {"version":2`, `"parent": {"version":-2`, "parent.version is negative"},
+		{"negative visits", `{"id":"a","label":"a","visits":6`, `{"id":"a","label":"a","visits":-6`, `a count of state "a" is negative`},
+		{"negative transition count", `"event":"ok","to":"b","count":4`, `"event":"ok","to":"b","count":-4`, "has a negative count"},
+		{"negative sessions of the source", `"sessions":4,"events"`, `"sessions":-4,"events"`, "a count of source is negative"},
+		{"negative loop count", `"count":2,"sessions":1,"max_iterations"`, `"count":-2,"sessions":1,"max_iterations"`, "a count of loop 0 is negative"},
+		{"negative variants", `"variants": 0`, `"variants": -1`, "variants is negative"},
+		{"prob above 1", `"to":"__end__","count":4,"sessions":4,"prob":1`, `"to":"__end__","count":4,"sessions":4,"prob":1.5`, "has prob 1.5, want 0 to 1"},
+		{"negative prob", `"to":"__end__","count":4,"sessions":4,"prob":1`, `"to":"__end__","count":4,"sessions":4,"prob":-0.5`, "has prob -0.5"},
+		{"trunk names a missing state", `"trunk": ["a","b"]`, `"trunk": ["a","nope"]`, `trunk[1] names unknown state "nope"`},
+		{"loop names a missing state", `{"states":["a"],"back_edges"`, `{"states":["a","nope"],"back_edges"`, `loop 0 names unknown state "nope"`},
+		{"back edge that is no transition", `"back_edges":[{"from":"a","event":"retry","to":"a"}]`, `"back_edges":[{"from":"a","event":"again","to":"a"}]`, "back edge a -[again]-> a is not a transition"},
+		{"variant names a missing state", `{"count":4,"states":["a","b"]}`, `{"count":4,"states":["a","x"]}`, `top_variants[0] names unknown state "x"`},
+		{"count past int64", `"event":"ok","to":"b","count":4`, `"event":"ok","to":"b","count":9223372036854775808`, "the number 9223372036854775808 at byte"},
+		{"negative count past int64", `"event":"ok","to":"b","count":4`, `"event":"ok","to":"b","count":-9223372036854775809`, "the number -9223372036854775809 at byte"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.Contains(good, tt.old) {
+				t.Fatalf("the model file has no %s:\n%s", tt.old, good)
+			}
+			_, err := Read(strings.NewReader(strings.Replace(good, tt.old, tt.new, 1)))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Read: err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckIntegers(t *testing.T) {
+	tests := []struct {
+		json string
+		ok   bool
+	}{
+		{`{"a": 9223372036854775807, "b": -9223372036854775808}`, true},
+		{`{"a": 1e30, "b": 1.5, "c": -0.25e-3}`, true},
+		{`{"a": "99999999999999999999", "b\"": "-1"}`, true},
+		{`{"a": [1, 9223372036854775808]}`, false},
+		{`{"a": -9223372036854775809}`, false},
+	}
+	for _, tt := range tests {
+		if err := checkIntegers([]byte(tt.json)); (err == nil) != tt.ok {
+			t.Errorf("checkIntegers(%s) = %v, want ok %v", tt.json, err, tt.ok)
+		}
+	}
+}

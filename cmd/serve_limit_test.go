@@ -1,0 +1,257 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// failAfter is how long a test waits for what must happen before it gives
+// up: a guard against hanging, not a measurement.
+const failAfter = 20 * time.Second
+
+// slowBody opens a loopback connection to addr and sends a step request's
+// headers and the first byte of a body it never finishes.
+func slowBody(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "POST /v1/sessions/slow/steps HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{", addr)
+	return c
+}
+
+// closedByServer reads c until the server closes it, failing after
+// failAfter.
+func closedByServer(t *testing.T, c net.Conn) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(failAfter))
+	_, err := io.Copy(io.Discard, c)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("the server kept a connection that trickles its body for %v", failAfter)
+	}
+}
+
+// TestServeCutsSlowBodies: a client that sends its body a byte at a time,
+// or not at all, is cut off after --read-timeout; with --max-conns such
+// clients cannot keep others out for longer. Before the fix only the
+// headers had a deadline, and every trickling client held a connection (a
+// file descriptor) for as long as it liked.
+func TestServeCutsSlowBodies(t *testing.T) {
+	ls := startServe(t, serveOptions{readTimeout: 300 * time.Millisecond, maxConns: 2})
+	addr := strings.TrimPrefix(ls.url, "http://")
+	slow := []net.Conn{slowBody(t, addr), slowBody(t, addr)}
+
+	// Both slots are taken; this request is served once a slow client
+	// has been cut.
+	resp, err := (&http.Client{Timeout: failAfter}).Post(ls.url+"/v1/sessions/fast/steps", "application/json", strings.NewReader(`{"next":"agent_msg"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("the request after the slow ones: status %d, want 200", resp.StatusCode)
+	}
+	for _, c := range slow {
+		closedByServer(t, c)
+	}
+}
+
+// TestLimitListener: past n connections, Accept waits until one of them
+// is closed.
+func TestLimitListener(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, clients = 3, 8
+	l := newLimitListener(inner, n)
+	defer l.Close()
+	accepted := make(chan net.Conn, clients)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- c
+		}
+	}()
+	for i := 0; i < clients; i++ {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	var held []net.Conn
+	for i := 0; i < n; i++ {
+		held = append(held, <-accepted)
+	}
+	// The accepting goroutine now waits for a slot, with n open.
+	deadline := time.Now().Add(failAfter)
+	for l.waiting.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("Accept did not wait for a slot")
+		}
+		runtime.Gosched()
+	}
+	if got := l.open.Load(); got != n {
+		t.Fatalf("%d connections open while Accept waits, want %d", got, n)
+	}
+	if len(accepted) != 0 {
+		t.Fatalf("a connection past the limit was accepted")
+	}
+	// Each close lets one more in.
+	for i := n; i < clients; i++ {
+		held[0].Close()
+		held = append(held[1:], <-accepted)
+		if got := l.open.Load(); got > n {
+			t.Fatalf("%d connections open, want at most %d", got, n)
+		}
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	if got := l.open.Load(); got != 0 {
+		t.Errorf("%d connections open after all closed, want 0", got)
+	}
+}
+
+// TestServeLogWritesEvictedSessions: a decision line waits for the
+// session's next step, but no longer than the session lives. With --ttl 0,
+// 50 one-step sessions and --max-sessions 10, the lines of the 40 evicted
+// sessions are written while the service runs; before the fix every line
+// was held until shutdown, so memory grew with the sessions and a kill lost
+// them all.
+func TestServeLogWritesEvictedSessions(t *testing.T) {
+	ls := startServe(t, serveOptions{maxSessions: 10, ttl: -1})
+	client := &http.Client{Timeout: failAfter}
+	for i := 0; i < 50; i++ {
+		resp, err := client.Post(fmt.Sprintf("%s/v1/sessions/s%02d/steps", ls.url, i), "application/json", strings.NewReader(`{"next":"agent_msg"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	deadline := time.Now().Add(failAfter)
+	var lines []string
+	for {
+		data, err := os.ReadFile(ls.log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = strings.Split(strings.TrimSpace(string(data)), "\n")
+		if len(data) > 0 && len(lines) >= 40 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d lines in the decision log while serving, want 40 (the evicted sessions')", len(lines))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for i, line := range lines[:40] {
+		if want := fmt.Sprintf(`{"session_id":"s%02d","step":0,"node":"agent_msg","event":""`, i); !strings.HasPrefix(line, want) {
+			t.Errorf("line %d = %s, want it to start %s", i+1, line, want)
+		}
+	}
+	if err := ls.stop(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(ls.log)
+	if n := bytes.Count(data, []byte("\n")); n != 50 {
+		t.Errorf("%d lines after shutdown, want 50", n)
+	}
+}
+
+func TestDecisionLogHeldBound(t *testing.T) {
+	var buf bytes.Buffer
+	l := newDecisionLogHeld(&buf, nil, io.Discard, 2)
+	t0 := time.Date(2025, 1, 1, 10, 0, 0, 0, time.UTC)
+	d := func(session string, step int, node, event string) {
+		l.decision(logMsg{session: session, step: step, node: node, event: event, ts: t0, allowed: true, state: node})
+	}
+	d("a", 0, "agent_msg", "")
+	d("b", 0, "agent_msg", "")
+	d("c", 0, "agent_msg", "")  // three held: a/0, the oldest, goes out
+	d("b", 1, "find", "agent")  // completes b/0
+	d("d", 0, "agent_msg", "")  // c/0 is now the oldest held
+	for i := 0; i < 5000; i++ { // one-step sessions: held lines stay 2
+		d(fmt.Sprintf("x%04d", i), 0, "agent_msg", "")
+	}
+	if err := l.close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	sc := bufio.NewScanner(&buf)
+	for sc.Scan() && len(got) < 4 {
+		line := sc.Text()
+		got = append(got, line[:strings.Index(line, `,"ts"`)])
+	}
+	want := []string{
+		`{"session_id":"a","step":0,"node":"agent_msg","event":""`,
+		`{"session_id":"b","step":0,"node":"agent_msg","event":"agent"`,
+		`{"session_id":"c","step":0,"node":"agent_msg","event":""`,
+		`{"session_id":"b","step":1,"node":"find","event":""`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("first lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := l.lines.Load(); n != 5000+5 {
+		t.Errorf("lines = %d, want %d", n, 5000+5)
+	}
+	if len(l.order) > 2*2+1024+1 {
+		t.Errorf("%d references to held lines kept for 2 held lines", len(l.order))
+	}
+}
+
+func TestLogHoldAndSweep(t *testing.T) {
+	tests := []struct {
+		ttl, hold time.Duration
+		wantHold  time.Duration
+		wantEvery time.Duration
+	}{
+		{0, 0, 0, 0},
+		{0, time.Minute, time.Minute, 30 * time.Second}, // --ttl 0 no longer holds lines forever
+		{30 * time.Minute, 0, 30 * time.Minute, time.Minute},
+		{30 * time.Minute, time.Minute, time.Minute, 30 * time.Second},
+		{10 * time.Second, time.Minute, 10 * time.Second, 5 * time.Second},
+		{time.Second, 0, time.Second, time.Second},
+	}
+	for _, tt := range tests {
+		if got := logHold(tt.ttl, tt.hold); got != tt.wantHold {
+			t.Errorf("logHold(%v, %v) = %v, want %v", tt.ttl, tt.hold, got, tt.wantHold)
+		}
+		if got := sweepEvery(tt.ttl, logHold(tt.ttl, tt.hold)); got != tt.wantEvery {
+			t.Errorf("sweepEvery(%v, %v) = %v, want %v", tt.ttl, tt.hold, got, tt.wantEvery)
+		}
+	}
+}
+
+func TestServeRefusesNegativeFlags(t *testing.T) {
+	tests := []struct {
+		flag, want string
+	}{
+		{"--history=-1", "fsmine: serve: --history -1: want 0 or more decisions\n"},
+		{"--read-timeout=-1s", "fsmine: serve: --read-timeout, --idle-timeout, --log-hold and --max-conns must not be negative\n"},
+		{"--max-conns=-1", "fsmine: serve: --read-timeout, --idle-timeout, --log-hold and --max-conns must not be negative\n"},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		code := Run(t.Context(), []string{"serve", "--check", "--model", fixtureModel, tt.flag}, IO{In: strings.NewReader(""), Out: &out, Err: &errb})
+		if first, _, _ := strings.Cut(errb.String(), "\n"); code != 2 || first+"\n" != tt.want {
+			t.Errorf("serve %s: exit %d, stderr %q; want 2, %q", tt.flag, code, first, tt.want)
+		}
+	}
+}
