@@ -1,10 +1,7 @@
 package cmd
 
 import (
-	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/render"
@@ -45,7 +42,7 @@ func transitionExamples(m *automaton.Model, t *automaton.Transition) []exampleRe
 func examplesText(refs []exampleRef) string {
 	ids := make([]string, len(refs))
 	for i, r := range refs {
-		ids[i] = termText(r.ID)
+		ids[i] = idText(r.ID)
 	}
 	return strings.Join(ids, " ")
 }
@@ -64,23 +61,11 @@ func linkLine(m *automaton.Model) string {
 	if m.Params.Link == "" || render.SessionURL(m.Params.Link, "x") == "" {
 		return ""
 	}
-	return "example sessions open at " + termText(m.Params.Link) + "\n"
+	return "example sessions open at " + idText(m.Params.Link) + "\n"
 }
 
-// termText escapes the control characters of a model's text (an id may hold
-// a terminal escape sequence) and replaces invalid UTF-8.
-func termText(s string) string {
-	if utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		if unicode.IsControl(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+// idText is an id for one cell of a text table: termText's escapes, and
+// newline and tab escaped too, which would break the row.
+func idText(s string) string {
+	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(termText(s))
 }

@@ -6,17 +6,17 @@ import (
 	"github.com/fsmine/fsmine/automaton"
 )
 
-func TestTermText(t *testing.T) {
+func TestIDText(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"s-1", "s-1"},
 		{"\x1b[31mred\x1b[0m", `\x1b[31mred\x1b[0m`},
 		{"a\nb\tc", `a\nb\tc`},
-		{"bad\xffutf8", "bad\uFFFDutf8"},
+		{"bad\xffutf8", `bad\xffutf8`},
 		{"ünïcode", "ünïcode"},
 	}
 	for _, tt := range tests {
-		if got := termText(tt.in); got != tt.want {
-			t.Errorf("termText(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := idText(tt.in); got != tt.want {
+			t.Errorf("idText(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

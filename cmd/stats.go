@@ -601,7 +601,7 @@ func (r *statsReport) text(w io.Writer) error {
 	var ex [][]string
 	for _, s := range r.States {
 		if len(s.Examples) > 0 {
-			ex = append(ex, []string{"  " + termText(s.ID), examplesText(s.Examples)})
+			ex = append(ex, []string{"  " + idText(s.ID), examplesText(s.Examples)})
 		}
 	}
 	if len(ex) > 0 {
