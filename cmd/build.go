@@ -76,6 +76,8 @@ type modelOptions struct {
 	rareCount int
 	rareRatio float64
 	general   string
+	examples  int
+	link      string
 	version   int
 	parent    string
 	quiet     bool
@@ -94,6 +96,12 @@ func (o *modelOptions) prepare() error {
 	}
 	if _, err := detailOf(o.detail); err != nil {
 		return err
+	}
+	if o.examples < 0 || o.examples > mine.MaxExamples {
+		return usagef("--examples %d: want 0 to %d", o.examples, mine.MaxExamples)
+	}
+	if o.link != "" && (!strings.Contains(o.link, "{session}") || render.SessionURL(o.link, "s") == "") {
+		return usagef("--link %q: want an http or https URL with {session} where the session id goes, e.g. https://cloud.langfuse.com/project/P/traces/{session}", o.link)
 	}
 	if o.parent != "" {
 		m, err := automaton.Load(o.parent)
@@ -166,6 +174,8 @@ func bindModelFlags(f *pflag.FlagSet, opts *modelOptions) {
 	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
 	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
 	f.StringVar(&opts.general, "generalize", def.Generalize, "generalise beyond the sessions' paths where the log supports it: "+strings.Join(mine.Generalizes, " or "))
+	f.IntVar(&opts.examples, "examples", def.Examples, fmt.Sprintf("keep up to `N` example session ids per state and per transition (0: none; at most %d)", mine.MaxExamples))
+	f.StringVar(&opts.link, "link", "", "URL `TEMPLATE` of a session in the tool that wrote the logs, {session} standing for its id: report, replay and stats link the examples")
 	f.IntVar(&opts.version, "version", 0, "model version `N` (default 1, or the parent's + 1)")
 	f.StringVar(&opts.parent, "parent", "", "the previous model `FILE`: records lineage, version defaults to its + 1")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no summary on standard error")
@@ -350,7 +360,7 @@ func readEvidence(path string, m *automaton.Model, ropt mine.ReadOptions) (*mine
 func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error {
 	bopt := mine.DefaultOptions()
 	bopt.Merge, bopt.Alpha, bopt.RareCount, bopt.RareRatio = opts.merge, opts.alpha, opts.rareCount, opts.rareRatio
-	bopt.Generalize = opts.general
+	bopt.Generalize, bopt.Examples = opts.general, opts.examples
 	parent := opts.parentModel
 	m, err := mine.Build(lg, bopt)
 	if err != nil {
@@ -361,6 +371,7 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 	}
 	m.Generator = "fsmine " + version
 	m.Created = created()
+	m.Params.Link = opts.link
 	m.Version = 1
 	if parent != nil {
 		m.Parent = &automaton.Parent{Version: parent.Version, Digest: parent.Digest}

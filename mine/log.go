@@ -134,7 +134,7 @@ func newLog(files int) *Log {
 func (lg *Log) stream(window int, each func(*Log, *Session)) {
 	lg.Streamed = true
 	if lg.each = each; each == nil {
-		lg.tally = newTally(lg)
+		lg.tally = newTally(lg, MaxExamples)
 	}
 	lg.window = uint32(min(max(window, 1), math.MaxUint32/2))
 	lg.closed = map[uint64]struct{}{}
@@ -197,7 +197,7 @@ func (lg *Log) sweep(all bool) {
 			lg.finished++
 			lg.each(lg, &Session{ID: o.id, Visits: vs})
 		default:
-			lg.tally.add(vs)
+			lg.tally.add(o.id, vs)
 		}
 		lg.closed[maphash.String(lg.seed, o.id)] = struct{}{}
 		delete(lg.bySess, o.id)
