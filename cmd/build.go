@@ -38,7 +38,10 @@ type buildOptions struct {
 	// mines from a model's evidence and new logs.
 	evidence bool
 	update   string
-	model    modelOptions
+	// changed says whether a flag was given (nil in tests that call
+	// runBuild directly: none was).
+	changed func(name string) bool
+	model   modelOptions
 }
 
 // importFlags say how the importers read event logs (XES, CSV): shared by
@@ -204,6 +207,7 @@ any bad line).`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.inputs = args
+			opts.changed = c.Flags().Changed
 			return runBuild(c.Context(), opts, streams)
 		},
 	}
@@ -260,6 +264,7 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		return err
 	}
 	if opts.update != "" {
+		inheritModelFlags(&opts.model, opts.model.parentModel.Params, opts.changed)
 		if old, err = readEvidence(opts.update, opts.model.parentModel, ropt); err != nil {
 			return err
 		}
@@ -586,4 +591,35 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %d back edges, %d generalised), %d loops, %d variants\n",
 		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, back, general, len(m.Loops), m.Variants)
 	fmt.Fprintf(w, "trunk: %s\n", strings.Join(m.Trunk, " -> "))
+}
+
+// inheritModelFlags gives the mining options not given on the command line
+// the values the updated model was mined with, so that its next version is
+// mined as it was.
+func inheritModelFlags(o *modelOptions, p automaton.Params, changed func(string) bool) {
+	given := func(name string) bool { return changed != nil && changed(name) }
+	if !given("merge") && p.Merge != "" {
+		o.merge = p.Merge
+	}
+	if !given("alpha") && p.Alpha > 0 {
+		o.alpha = p.Alpha
+	}
+	if !given("rare-count") {
+		o.rareCount = p.RareCount
+	}
+	if !given("rare-ratio") {
+		o.rareRatio = p.RareRatio
+	}
+	if !given("generalize") {
+		o.general = mine.GeneralizeNone
+		if p.Generalize != "" {
+			o.general = p.Generalize
+		}
+	}
+	if !given("examples") {
+		o.examples = p.Examples
+	}
+	if !given("link") {
+		o.link = p.Link
+	}
 }
