@@ -3,25 +3,80 @@ package automaton
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/goccy/go-json"
 )
 
 // Reasons a Decision gives for a deviation. The empty reason means the step
 // follows the model and the policy.
 const (
 	ReasonNone         = ""
-	ReasonIllegal      = "illegal_transition" // the model has no such transition from the current state
-	ReasonUnknownState = "unknown_state"      // the proposed next state is no state of the model
-	ReasonLoopCap      = "loop_cap"           // the transition's loop cap is used up for this stay in the loop
-	ReasonRare         = "rare_transition"    // a rare transition, under rare_is_deviation
-	ReasonWatchdog     = "watchdog"           // too many consecutive turns in one state
+	ReasonIllegal      = "illegal_transition"     // the model has no such transition from the current state
+	ReasonUnknownState = "unknown_state"          // the proposed next state is no state of the model
+	ReasonLoopCap      = "loop_cap"               // the transition's loop cap is used up for this stay in the loop
+	ReasonRare         = "rare_transition"        // a rare transition, under rare_is_deviation
+	ReasonWatchdog     = "watchdog"               // too many consecutive turns in one state
+	ReasonGeneralized  = "generalized_transition" // a transition no session took, under "generalized": "deny"
+	ReasonMissingSlot  = "missing_slot"           // leaving a state whose required slots are not all present
+	ReasonInvalidSlot  = "invalid_slot"           // leaving a state whose required slots do not all match their patterns
+	ReasonCondition    = "condition_failed"       // a condition of the policy's rule on the transition does not hold
 )
 
 // Reasons lists every reason a Decision can carry, ReasonNone first.
-var Reasons = []string{ReasonNone, ReasonIllegal, ReasonUnknownState, ReasonLoopCap, ReasonRare, ReasonWatchdog}
+var Reasons = []string{ReasonNone, ReasonIllegal, ReasonUnknownState, ReasonLoopCap, ReasonRare, ReasonWatchdog,
+	ReasonGeneralized, ReasonMissingSlot, ReasonInvalidSlot, ReasonCondition}
+
+// SlotKind is the JSON type of a slot's value.
+type SlotKind uint8
+
+// Slot kinds.
+const (
+	SlotString SlotKind = iota
+	SlotNumber
+	SlotBool
+)
+
+// Slot is one named value a step reports (an order id, a reason). Value is
+// the text of a string, the JSON text of a number, or "true" or "false".
+// Valid is the guard's verdict, filled in by Guard.StepSlots: the value is
+// present (not empty) and matches every pattern the policy declares for the
+// slot.
+type Slot struct {
+	Name  string
+	Value string
+	Kind  SlotKind
+	Valid bool
+}
+
+// jsonValue returns the slot's value as encoding/json would decode it.
+func (s Slot) jsonValue() interface{} {
+	switch s.Kind {
+	case SlotNumber:
+		return json.Number(s.Value)
+	case SlotBool:
+		return s.Value == "true"
+	}
+	return s.Value
+}
+
+// ErrUndeclaredSlot is the error a step carrying a slot the policy does not
+// declare gets, wrapped in a *SlotError.
+var ErrUndeclaredSlot = errors.New("the policy declares no such slot")
+
+// SlotError says which slot of a step is wrong.
+type SlotError struct {
+	Name string
+	Err  error
+}
+
+func (e *SlotError) Error() string { return fmt.Sprintf("slot %q: %v", e.Name, e.Err) }
+func (e *SlotError) Unwrap() error { return e.Err }
 
 // Decision is the guard's answer to one proposed step.
 //
@@ -49,18 +104,35 @@ type Decision struct {
 	// Fallback is the watchdog's transition when Reason is ReasonWatchdog
 	// and the policy names one: taken (enforce) or advised (monitor).
 	Fallback *Fallback `json:"fallback,omitempty"`
+	// MissingSlots and InvalidSlots name, in the policy's order, the
+	// required slots of the state the step would leave that are not
+	// present, or present but not matching their patterns, when Reason is
+	// ReasonMissingSlot or ReasonInvalidSlot.
+	MissingSlots []string `json:"missing_slots,omitempty"`
+	InvalidSlots []string `json:"invalid_slots,omitempty"`
+	// Condition describes the condition that failed when Reason is
+	// ReasonCondition: its JSON path in the policy and what it tests.
+	Condition string `json:"condition,omitempty"`
+	// Generalized says that the proposed step follows a transition the
+	// miner generalised (no session took it).
+	Generalized bool `json:"generalized,omitempty"`
+	// Instructions are the policy's instructions for State.
+	Instructions string `json:"instructions,omitempty"`
 	// Time is when the guard decided, by GuardOptions.Now.
 	Time time.Time `json:"-"`
 }
 
 // MoveOption is one move out of a state: the event, the target state's id
 // and label, and the transition's probability and rare mark.
+//
+// Generalized marks a move along a transition the miner generalised.
 type MoveOption struct {
-	Event string  `json:"event"`
-	To    string  `json:"to"`
-	Label string  `json:"label"`
-	Prob  float64 `json:"prob"`
-	Rare  bool    `json:"rare"`
+	Event       string  `json:"event"`
+	To          string  `json:"to"`
+	Label       string  `json:"label"`
+	Prob        float64 `json:"prob"`
+	Rare        bool    `json:"rare"`
+	Generalized bool    `json:"generalized,omitempty"`
 }
 
 // GuardOptions tune a Guard. The zero value is valid: no expiry, no bound on
@@ -85,11 +157,12 @@ type GuardOptions struct {
 	// Now is the clock (default time.Now); tests inject their own.
 	Now func() time.Time
 	// OnDecision, when set, is called with every decision and the step's
-	// event and next as given, while the session is locked: calls for one
-	// session come in step order. It must not call back into the guard and
-	// should return quickly (it holds up the session's shard).
-	// The decision comes by value so that Step's copy stays on its stack.
-	OnDecision func(d Decision, event, next string)
+	// event, next and slots (with their Valid verdicts) as given, while the
+	// session is locked: calls for one session come in step order. It must
+	// not call back into the guard, must not keep slots, and should return
+	// quickly (it holds up the session's shard). The decision comes by value
+	// so that Step's copy stays on its stack.
+	OnDecision func(d Decision, event, next string, slots []Slot)
 }
 
 // GuardStats counts a guard's sessions.
@@ -121,15 +194,19 @@ type HistoryEntry struct {
 	Time    time.Time `json:"ts"`
 }
 
-// SessionInfo is a snapshot of one session.
+// SessionInfo is a snapshot of one session. Slots holds the session's
+// slots by name, as strings, json.Numbers and bools; Instructions are the
+// policy's instructions for its state.
 type SessionInfo struct {
-	ID       string         `json:"session_id"`
-	State    string         `json:"state"`
-	Label    string         `json:"label"`
-	Steps    int            `json:"steps"`
-	Turns    int            `json:"turns"`
-	LastSeen time.Time      `json:"last_seen"`
-	History  []HistoryEntry `json:"history"`
+	ID           string                 `json:"session_id"`
+	State        string                 `json:"state"`
+	Label        string                 `json:"label"`
+	Steps        int                    `json:"steps"`
+	Turns        int                    `json:"turns"`
+	LastSeen     time.Time              `json:"last_seen"`
+	Slots        map[string]interface{} `json:"slots"`
+	Instructions string                 `json:"instructions,omitempty"`
+	History      []HistoryEntry         `json:"history"`
 }
 
 // Guard enforces a model and a policy over many concurrent agent sessions.
@@ -143,7 +220,7 @@ type Guard struct {
 	ttl      time.Duration
 	history  int
 	now      func() time.Time
-	observe  func(d Decision, event, next string)
+	observe  func(d Decision, event, next string, slots []Slot)
 	reloadMu sync.Mutex
 
 	live, created, expired, evicted, ended, dropped, remapped atomic.Int64
@@ -168,6 +245,7 @@ type session struct {
 	last   time.Time
 	hist   []HistoryEntry // ring of at most Guard.history entries
 	hpos   int            // next write position once the ring is full
+	slots  []Slot         // at most one per name; Valid is not kept
 
 	prev, next *session
 }
@@ -188,13 +266,44 @@ type compiled struct {
 	fallback  *Fallback
 	fbState   *gstate
 	start     *gstate
+	genDeny   bool
+	slotRes   map[string][]*regexp.Regexp // declared slots: their patterns (nil: none)
+	rules     map[*Transition]*rule       // nil without rules
 }
 
 type gstate struct {
-	id, label string
-	loop      int // index into Model.Loops, -1 outside any loop
-	moves     []MoveOption
-	moveCaps  []capRef // parallel to moves
+	id, label    string
+	loop         int // index into Model.Loops, -1 outside any loop
+	moves        []MoveOption
+	moveCaps     []capRef // parallel to moves
+	required     []reqSlot
+	instructions string
+}
+
+// reqSlot is a slot required to leave a state, and the patterns (the
+// state's and the slot's top-level one) its value must match.
+type reqSlot struct {
+	name string
+	res  []*regexp.Regexp
+}
+
+// rule is a compiled Rule.
+type rule struct {
+	keep, clear []string
+	keepOnly    bool // keep was given: slots not in keep go
+	when        []cond
+}
+
+// cond is a compiled Condition.
+type cond struct {
+	desc    string // JSON path and test, for the Decision
+	slot    string // or:
+	field   string
+	test    byte // 'p' present, 'e' equals, 'm' matches
+	present bool
+	eq      string
+	eqKind  SlotKind
+	re      *regexp.Regexp
 }
 
 type capRef struct{ slot, max int } // slot -1: not capped
@@ -355,9 +464,12 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 		gs.moves = make([]MoveOption, len(out))
 		gs.moveCaps = make([]capRef, len(out))
 		for i, t := range out {
-			gs.moves[i] = MoveOption{Event: t.Event, To: t.To, Label: c.states[t.To].label, Prob: t.Prob, Rare: t.Rare}
+			gs.moves[i] = MoveOption{Event: t.Event, To: t.To, Label: c.states[t.To].label, Prob: t.Prob, Rare: t.Rare, Generalized: t.Generalized != ""}
 			gs.moveCaps[i] = c.capOf(t)
 		}
+	}
+	if err := c.compileSlots(m, p); err != nil {
+		return nil, err
 	}
 	c.start = c.states[StartID]
 	if w := p.Watchdog; w != nil {
@@ -375,6 +487,152 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 		}
 	}
 	return c, nil
+}
+
+// compileSlots prepares the policy's slots, states and transitions.
+func (c *compiled) compileSlots(m *Model, p *Policy) error {
+	decl, err := p.slotTable()
+	if err != nil {
+		return err
+	}
+	c.slotRes = decl
+	c.genDeny = p.Generalized == GeneralizedDeny
+	top := make(map[string]*regexp.Regexp)
+	for _, sp := range p.Slots {
+		if sp.Pattern != "" {
+			top[sp.Name] = regexp.MustCompile(sp.Pattern) // slotTable compiled it
+		}
+	}
+	claimed := make(map[string]string) // state id -> the states key naming it
+	for _, key := range sortedKeys(p.States) {
+		path := "policy: states" + jsonKey(key)
+		sts, err := resolveStates(m, key)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		sp := p.States[key]
+		for _, st := range sts {
+			if other, dup := claimed[st.ID]; dup {
+				return fmt.Errorf("%s: state %q is named by states%s too", path, st.ID, jsonKey(other))
+			}
+			claimed[st.ID] = key
+			gs := c.states[st.ID]
+			gs.instructions = sp.Instructions
+			for _, rs := range sp.RequiredSlots {
+				r := reqSlot{name: rs.Name}
+				if rs.Pattern != "" {
+					r.res = append(r.res, regexp.MustCompile(rs.Pattern))
+				}
+				if re := top[rs.Name]; re != nil {
+					r.res = append(r.res, re)
+				}
+				gs.required = append(gs.required, r)
+			}
+		}
+	}
+	if len(p.Transitions) == 0 {
+		return nil
+	}
+	c.rules = make(map[*Transition]*rule)
+	owner := make(map[*Transition]int)
+	for i, r := range p.Transitions {
+		ev := "*"
+		if r.Event != nil {
+			ev = *r.Event
+		}
+		path := fmt.Sprintf("policy: transitions[%d] (%s -[%s]-> %s)", i, r.From, ev, r.To)
+		froms, err := resolveStates(m, r.From)
+		if err != nil {
+			return fmt.Errorf("%s: from: %w", path, err)
+		}
+		tos, err := resolveStates(m, r.To)
+		if err != nil {
+			return fmt.Errorf("%s: to: %w", path, err)
+		}
+		cr := &rule{keep: r.Keep, clear: r.Clear, keepOnly: r.Keep != nil}
+		for j, k := range r.When {
+			cr.when = append(cr.when, compileCond(fmt.Sprintf("transitions[%d].when[%d]", i, j), k))
+		}
+		matched := 0
+		for _, from := range froms {
+			for _, t := range m.Out(from.ID) {
+				if r.Event != nil && *r.Event != t.Event {
+					continue
+				}
+				hit := false
+				for _, to := range tos {
+					hit = hit || to.ID == t.To
+				}
+				if !hit {
+					continue
+				}
+				if j, dup := owner[t]; dup {
+					return fmt.Errorf("%s: the transition %s -[%s]-> %s has a rule in transitions[%d] too", path, t.From, t.Event, t.To, j)
+				}
+				owner[t] = i
+				c.rules[t] = cr
+				matched++
+			}
+		}
+		if matched == 0 {
+			return fmt.Errorf("%s: no such transition in the model", path)
+		}
+	}
+	return nil
+}
+
+// compileCond prepares a condition that slotTable has checked.
+func compileCond(path string, k Condition) cond {
+	c := cond{slot: k.Slot, field: k.Field}
+	subject := fmt.Sprintf("slot %q", k.Slot)
+	if k.Field != "" {
+		subject = "field " + k.Field
+	}
+	switch {
+	case k.Present != nil:
+		c.test, c.present = 'p', *k.Present
+		if c.present {
+			c.desc = fmt.Sprintf("%s: %s is present", path, subject)
+		} else {
+			c.desc = fmt.Sprintf("%s: %s is absent", path, subject)
+		}
+	case k.Equals != nil:
+		c.test = 'e'
+		c.eq, c.eqKind, _ = equalsText(k.Equals)
+		c.desc = fmt.Sprintf("%s: %s equals %s", path, subject, jsonText(c.eq, c.eqKind))
+	default:
+		c.test, c.re = 'm', regexp.MustCompile(k.Matches)
+		c.desc = fmt.Sprintf("%s: %s matches %q", path, subject, k.Matches)
+	}
+	return c
+}
+
+func jsonText(v string, k SlotKind) string {
+	if k == SlotString {
+		return strconv.Quote(v)
+	}
+	return v
+}
+
+// holds reports whether the condition holds for a value (ok: there is one;
+// an empty value counts as none).
+func (k *cond) holds(v string, kind SlotKind, ok bool) bool {
+	ok = ok && v != ""
+	switch k.test {
+	case 'p':
+		return ok == k.present
+	case 'e':
+		if !ok {
+			return false
+		}
+		if kind == SlotNumber && k.eqKind == SlotNumber {
+			a, errA := strconv.ParseFloat(v, 64)
+			b, errB := strconv.ParseFloat(k.eq, 64)
+			return errA == nil && errB == nil && a == b
+		}
+		return kind == k.eqKind && v == k.eq
+	}
+	return ok && k.re.MatchString(v)
 }
 
 // betterCanonical reports whether s should stand for its label rather than
@@ -468,8 +726,9 @@ func (g *Guard) shard(id string) *shard {
 // its first step proposes its first state with an empty event.
 //
 // The reason is ReasonWatchdog whenever the watchdog fires; otherwise the
-// first of ReasonUnknownState, ReasonIllegal, ReasonLoopCap and ReasonRare
-// that applies, or ReasonNone. next is read as a label first and as a state
+// first of ReasonUnknownState, ReasonIllegal, ReasonLoopCap, ReasonRare,
+// ReasonGeneralized, ReasonMissingSlot, ReasonInvalidSlot and
+// ReasonCondition that applies, or ReasonNone. next is read as a label first and as a state
 // id only when no state carries it as a label.
 //
 // In enforce mode a deviating step is denied and the session stays where it
@@ -479,16 +738,44 @@ func (g *Guard) shard(id string) *shard {
 // most visited state with that label), and stays put when next names no
 // state; the watchdog's fallback is advised, not taken.
 func (g *Guard) Step(id, event, next string) Decision {
+	d, _ := g.StepSlots(id, event, next, nil) // no slots, no error
+	return d
+}
+
+// StepSlots is Step for a step that reports slots: it sets each slot's
+// Valid, and judges the move (required slots, rule conditions) on the
+// session's slots with slots written over them. A step that is
+// allowed writes its slots into the session (after the rule of the
+// transition taken, if any, kept or cleared the session's own); a denied
+// step changes no slot. The session keeps the slots' strings.
+//
+// A slot the policy does not declare, or named twice, is a *SlotError
+// (ErrUndeclaredSlot for the first), and then nothing happens: no session
+// is created or changed and no decision is made.
+func (g *Guard) StepSlots(id, event, next string, slots []Slot) (Decision, error) {
 	now := g.now()
 	sh := g.shard(id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	c := g.cur.Load()
+	for i := range slots {
+		sl := &slots[i]
+		res, ok := c.slotRes[sl.Name]
+		if !ok {
+			return Decision{}, &SlotError{Name: sl.Name, Err: ErrUndeclaredSlot}
+		}
+		for j := 0; j < i; j++ {
+			if slots[j].Name == sl.Name {
+				return Decision{}, &SlotError{Name: sl.Name, Err: errors.New("given twice")}
+			}
+		}
+		sl.Valid = matchAll(res, sl.Value)
+	}
 	s := g.lookup(sh, id, now, c)
 	if s == nil {
 		s = g.create(sh, id, c)
 	}
-	d := c.decide(s, event, next)
+	d := c.decide(s, event, next, slots)
 	d.Session = id
 	d.Time = now
 	s.last = now
@@ -503,13 +790,126 @@ func (g *Guard) Step(id, event, next string) Decision {
 		}
 	}
 	if g.observe != nil {
-		g.observe(d, event, next)
+		g.observe(d, event, next, slots)
 	}
-	return d
+	return d, nil
+}
+
+// matchAll reports whether v is present (not empty) and matches every
+// pattern of res (nil entries match anything).
+func matchAll(res []*regexp.Regexp, v string) bool {
+	if v == "" {
+		return false
+	}
+	for _, re := range res {
+		if re != nil && !re.MatchString(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// slotValue finds slot name in step's slots, else in held.
+func slotValue(name string, step, held []Slot) (Slot, bool) {
+	for i := range step {
+		if step[i].Name == name {
+			return step[i], true
+		}
+	}
+	for i := range held {
+		if held[i].Name == name {
+			return held[i], true
+		}
+	}
+	return Slot{}, false
+}
+
+// checkRequired judges the required slots of the state st a step leaves.
+func checkRequired(st *gstate, step, held []Slot) (reason string, missing, invalid []string) {
+	for _, r := range st.required {
+		v, ok := slotValue(r.name, step, held)
+		switch {
+		case !ok || v.Value == "":
+			missing = append(missing, r.name)
+		case !matchAll(r.res, v.Value):
+			invalid = append(invalid, r.name)
+		}
+	}
+	switch {
+	case missing != nil:
+		return ReasonMissingSlot, missing, invalid
+	case invalid != nil:
+		return ReasonInvalidSlot, missing, invalid
+	}
+	return ReasonNone, nil, nil
+}
+
+// check returns the description of the first condition of r that does not
+// hold, or "".
+func (r *rule) check(event, next string, step, held []Slot) string {
+	for i := range r.when {
+		k := &r.when[i]
+		var ok bool
+		var v Slot
+		switch k.field {
+		case FieldEvent:
+			v, ok = Slot{Value: event}, true
+		case FieldNext:
+			v, ok = Slot{Value: next}, true
+		default:
+			v, ok = slotValue(k.slot, step, held)
+		}
+		if !k.holds(v.Value, v.Kind, ok) {
+			return k.desc
+		}
+	}
+	return ""
+}
+
+// apply keeps or clears the session's slots as the rule says.
+func (r *rule) apply(s *session) {
+	if !r.keepOnly && len(r.clear) == 0 {
+		return
+	}
+	out := s.slots[:0]
+	for _, sl := range s.slots {
+		listed := false
+		for _, n := range r.keep {
+			listed = listed || n == sl.Name
+		}
+		for _, n := range r.clear {
+			listed = listed || n == sl.Name
+		}
+		if listed == r.keepOnly {
+			out = append(out, sl)
+		}
+	}
+	clear(s.slots[len(out):])
+	s.slots = out
+}
+
+// write sets the step's slots in the session, overwriting same names;
+// declared is how many slots the policy declares, which bounds the
+// session's.
+func (s *session) write(slots []Slot, declared int) {
+	if s.slots == nil && len(slots) > 0 {
+		s.slots = make([]Slot, 0, declared)
+	}
+outer:
+	for _, sl := range slots {
+		sl.Valid = false
+		for i := range s.slots {
+			if s.slots[i].Name == sl.Name {
+				s.slots[i] = sl
+				continue outer
+			}
+		}
+		s.slots = append(s.slots, sl)
+	}
 }
 
 // decide judges one step and advances s.
-func (c *compiled) decide(s *session, event, next string) Decision {
+func (c *compiled) decide(s *session, event, next string, slots []Slot) Decision {
 	cur := s.state
 	var (
 		t      *Transition
@@ -527,6 +927,11 @@ func (c *compiled) decide(s *session, event, next string) Decision {
 		}
 	}
 	cr := capRef{slot: -1}
+	var (
+		r                *rule
+		missing, invalid []string
+		failed           string
+	)
 	switch {
 	case target == nil:
 		reason = ReasonUnknownState
@@ -534,15 +939,29 @@ func (c *compiled) decide(s *session, event, next string) Decision {
 		reason = ReasonIllegal
 	default:
 		cr = c.capOf(t)
-		if cr.slot >= 0 && s.counts[cr.slot] >= cr.max {
+		if c.rules != nil {
+			r = c.rules[t]
+		}
+		switch {
+		case cr.slot >= 0 && s.counts[cr.slot] >= cr.max:
 			reason = ReasonLoopCap
-		} else if t.Rare && c.rareDev {
+		case t.Rare && c.rareDev:
 			reason = ReasonRare
+		case t.Generalized != "" && c.genDeny:
+			reason = ReasonGeneralized
+		}
+		if reason == ReasonNone && t.To != cur.id && cur.required != nil {
+			reason, missing, invalid = checkRequired(cur, slots, s.slots)
+		}
+		if reason == ReasonNone && r != nil {
+			if failed = r.check(event, next, slots, s.slots); failed != "" {
+				reason = ReasonCondition
+			}
 		}
 	}
 	d := Decision{Step: s.steps, Allowed: reason == ReasonNone || c.monitor}
 	if t != nil {
-		d.Rare, d.Prob = t.Rare, t.Prob
+		d.Rare, d.Prob, d.Generalized = t.Rare, t.Prob, t.Generalized != ""
 	}
 	dest, taken := cur, false
 	switch {
@@ -563,6 +982,9 @@ func (c *compiled) decide(s *session, event, next string) Decision {
 		}
 	}
 	d.Reason = reason
+	if reason != ReasonWatchdog {
+		d.MissingSlots, d.InvalidSlots, d.Condition = missing, invalid, failed
+	}
 	s.steps++
 	switch {
 	case fellBack || dest != cur:
@@ -576,8 +998,14 @@ func (c *compiled) decide(s *session, event, next string) Decision {
 	if taken && cr.slot >= 0 {
 		s.counts[cr.slot]++
 	}
+	if d.Allowed {
+		if taken && r != nil {
+			r.apply(s)
+		}
+		s.write(slots, len(c.slotRes))
+	}
 	s.state = dest
-	d.State, d.Label = dest.id, dest.label
+	d.State, d.Label, d.Instructions = dest.id, dest.label, dest.instructions
 	d.NextMoves = c.nextMoves(s)
 	return d
 }
@@ -605,7 +1033,7 @@ func (c *compiled) nextMoves(s *session) []MoveOption {
 		if cr := st.moveCaps[i]; cr.slot >= 0 && s.counts[cr.slot] >= cr.max {
 			return true
 		}
-		if c.rareDev && st.moves[i].Rare {
+		if c.rareDev && st.moves[i].Rare || c.genDeny && st.moves[i].Generalized {
 			return true
 		}
 		return c.watchMax > 0 && st.moves[i].To == st.id && s.turns+1 > c.watchMax
@@ -761,13 +1189,18 @@ func (g *Guard) Session(id string) (SessionInfo, bool) {
 		return SessionInfo{}, false
 	}
 	info := SessionInfo{
-		ID:       s.id,
-		State:    s.state.id,
-		Label:    s.state.label,
-		Steps:    s.steps,
-		Turns:    s.turns,
-		LastSeen: s.last,
-		History:  make([]HistoryEntry, 0, len(s.hist)),
+		ID:           s.id,
+		State:        s.state.id,
+		Label:        s.state.label,
+		Steps:        s.steps,
+		Turns:        s.turns,
+		LastSeen:     s.last,
+		Slots:        make(map[string]interface{}, len(s.slots)),
+		Instructions: s.state.instructions,
+		History:      make([]HistoryEntry, 0, len(s.hist)),
+	}
+	for _, sl := range s.slots {
+		info.Slots[sl.Name] = sl.jsonValue()
 	}
 	info.History = append(info.History, s.hist[s.hpos:]...)
 	info.History = append(info.History, s.hist[:s.hpos]...)

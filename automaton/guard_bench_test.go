@@ -76,3 +76,53 @@ func BenchmarkGuardStep(b *testing.B) {
 		})
 	}
 }
+
+// slotsPath is a full session through the slots fixture under
+// testdata/guard/slots.policy.json, two of its steps carrying slots.
+var slotsPath = []struct {
+	event, next string
+	slots       []Slot
+}{
+	{"", "greet", nil},
+	{"ok", "collecting_info", nil},
+	{"ok", "confirming", []Slot{{Name: "order_id", Value: "AB12345678"}, {Name: "reason", Value: "too small"}}},
+	{"confirmed", "refund", []Slot{{Name: "amount", Value: "12", Kind: SlotNumber}}},
+	{"ok", EndID, nil},
+}
+
+// BenchmarkGuardStepSlots measures Guard.StepSlots with required slots,
+// patterns, rule conditions and instructions, over 1,000 sessions.
+func BenchmarkGuardStepSlots(b *testing.B) {
+	m := loadSlotsFixture(b)
+	p, err := LoadPolicy("testdata/guard/slots.policy.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 1000
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("session-%06d", i)
+	}
+	b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+		g, err := NewGuard(m, p, GuardOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		slots := make([]Slot, 0, 4)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			s := i % n
+			st := slotsPath[(i/n)%len(slotsPath)]
+			slots = append(slots[:0], st.slots...) // the guard writes Valid
+			d, err := g.StepSlots(ids[s], st.event, st.next, slots)
+			if err != nil || !d.Allowed {
+				b.Fatalf("step %d of %s: %v, denied: %s", i, ids[s], err, d.Reason)
+			}
+			if st.next == EndID {
+				g.End(ids[s])
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+	})
+}

@@ -541,7 +541,7 @@ func TestGuardConcurrent(t *testing.T) {
 		lastStep = map[string]int{}
 		outOfOrd []string
 	)
-	observe := func(d Decision, event, next string) {
+	observe := func(d Decision, event, next string, _ []Slot) {
 		obsMu.Lock()
 		defer obsMu.Unlock()
 		last, ok := lastStep[d.Session]

@@ -100,6 +100,15 @@ type Params struct {
 	// Generalize is the generalisation setting the model was mined with
 	// (see mine.Options.Generalize); empty for none.
 	Generalize string `json:"generalize,omitempty"`
+	// Examples is how many example session ids the miner kept per state
+	// and per transition (see State.Examples); 0, and left out of the
+	// file, for none.
+	Examples int `json:"examples,omitempty"`
+	// Link, when not empty, is a template of a URL at which the trace
+	// tool that wrote the logs shows a session: "{session}" stands for the
+	// session id, escaped as a URL path segment. Readers must show only
+	// http and https links made from it.
+	Link string `json:"link,omitempty"`
 }
 
 // State is a state of the model. Visits counts how often sessions entered it,
@@ -116,6 +125,13 @@ type State struct {
 	// session may make in a row on entering it: the longest such run any
 	// training session made (see mine.Options.Generalize). 0 is no cap.
 	MaxRun int `json:"max_run,omitempty"`
+	// Examples are ids of sessions that visited the state, at most
+	// Params.Examples of them: the ones whose ids have the smallest hashes
+	// (64-bit FNV-1a, then SplitMix64's finaliser; ties by id), so that the
+	// choice does not depend on the order the logs were read in; sorted by
+	// id. Provenance: not part of
+	// the digest.
+	Examples []string `json:"examples,omitempty"`
 }
 
 // Dwell is a summary of dwell times in milliseconds.
@@ -149,6 +165,9 @@ type Transition struct {
 	BackEdge bool    `json:"back_edge"`
 
 	Generalized string `json:"generalized,omitempty"`
+	// Examples are ids of sessions that took the transition, chosen as
+	// State.Examples are; none on a generalised transition.
+	Examples []string `json:"examples,omitempty"`
 }
 
 // Loop is a strongly connected component of the model with at least one

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"regexp/syntax"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-json"
@@ -47,12 +50,113 @@ import (
 //
 // rare_is_deviation makes a step along a transition the model marks rare a
 // deviation (reason "rare_transition").
+//
+// generalized says what a step along a transition the miner generalised
+// (Transition.Generalized: no session took it) gets: "allow" (the default:
+// allowed, and marked in the Decision) or "deny" (reason
+// "generalized_transition").
+//
+// slots, states and transitions give the agent's slots (the fields it must
+// collect: an order id, a reason), state instructions and rules on moves:
+//
+//	{
+//	  "slots": [{"name": "channel", "pattern": "^(web|phone)$"}],
+//	  "states": {
+//	    "collecting_info": {
+//	      "required_slots": [{"name": "order_id", "pattern": "^[A-Z]{2}[0-9]{8}$"}, {"name": "reason"}],
+//	      "instructions": "Ask for the order id and the reason for the return."
+//	    }
+//	  },
+//	  "transitions": [
+//	    {"from": "confirming", "event": "change_order", "to": "collecting_info", "clear": ["reason"]},
+//	    {"from": "collecting_info", "to": "confirming",
+//	     "when": [{"slot": "order_id", "matches": "^[A-Z]{2}"}, {"field": "event", "equals": "ok"}]}
+//	  ]
+//	}
+//
+// A slot is declared by an entry of slots or of some state's
+// required_slots; a step may carry only declared slots. A slot is present
+// when it holds a non-empty value, and valid when it is present and its text
+// (a number's JSON text, "true" or "false") matches the RE2 pattern of the
+// entry that judges it (no pattern: any value).
+//
+// states is keyed by a state id, or by a label, which names every state
+// carrying it. required_slots are the slots a session must hold, present
+// and valid, to leave the state (a move to another state; the watchdog's
+// fallback is exempt): the entry's pattern and the slot's top-level pattern
+// both apply. instructions is text the guard hands back with every decision
+// that leaves a session in the state.
+//
+// transitions are rules on the model's transitions: from and to name states
+// as the keys of states do; event, when given, names the event (absent: any
+// event). A rule must match at least one transition of the model, and no
+// transition may match two rules. when lists conditions, all of which must
+// hold for the move; each names a slot or a field of the step ("event" or
+// "next") and one test: "present" (true: present; false: absent), "equals"
+// (a string, number or bool) or "matches" (an RE2 pattern). Conditions see
+// the session's slots with the step's own slots written over them. keep
+// (only these slots survive the move) or clear (these slots do not) says
+// what happens to the session's slots when the move is taken; the step's own
+// slots are written after, so they always survive.
 type Policy struct {
-	Mode            string    `json:"mode,omitempty"`
-	LoopCaps        []LoopCap `json:"loop_caps,omitempty"`
-	Watchdog        *Watchdog `json:"watchdog,omitempty"`
-	RareIsDeviation bool      `json:"rare_is_deviation,omitempty"`
+	Mode            string                 `json:"mode,omitempty"`
+	LoopCaps        []LoopCap              `json:"loop_caps,omitempty"`
+	Watchdog        *Watchdog              `json:"watchdog,omitempty"`
+	RareIsDeviation bool                   `json:"rare_is_deviation,omitempty"`
+	Generalized     string                 `json:"generalized,omitempty"`
+	Slots           []SlotSpec             `json:"slots,omitempty"`
+	States          map[string]StatePolicy `json:"states,omitempty"`
+	Transitions     []Rule                 `json:"transitions,omitempty"`
 }
+
+// Values of Policy.Generalized.
+const (
+	GeneralizedAllow = "allow"
+	GeneralizedDeny  = "deny"
+)
+
+// SlotSpec declares a slot, with an optional RE2 pattern its value must
+// match.
+type SlotSpec struct {
+	Name    string `json:"name"`
+	Pattern string `json:"pattern,omitempty"`
+}
+
+// StatePolicy is what a policy says about one state.
+type StatePolicy struct {
+	RequiredSlots []SlotSpec `json:"required_slots,omitempty"`
+	Instructions  string     `json:"instructions,omitempty"`
+}
+
+// Rule is a policy's rule on the transitions From -[Event]-> To (any event
+// when Event is nil): the conditions When, and what becomes of the session's
+// slots (Keep or Clear).
+type Rule struct {
+	From  string      `json:"from"`
+	Event *string     `json:"event,omitempty"`
+	To    string      `json:"to"`
+	Keep  []string    `json:"keep,omitempty"`
+	Clear []string    `json:"clear,omitempty"`
+	When  []Condition `json:"when,omitempty"`
+}
+
+// Condition is one test a move must pass: on the slot Slot or on the step's
+// field Field ("event" or "next"), exactly one of Present, Equals and
+// Matches (an RE2 pattern). Equals holds a string, a bool or a number
+// (json.Number as ReadPolicy decodes it, float64 or int).
+type Condition struct {
+	Slot    string      `json:"slot,omitempty"`
+	Field   string      `json:"field,omitempty"`
+	Present *bool       `json:"present,omitempty"`
+	Equals  interface{} `json:"equals,omitempty"`
+	Matches string      `json:"matches,omitempty"`
+}
+
+// Step fields a Condition may name.
+const (
+	FieldEvent = "event"
+	FieldNext  = "next"
+)
 
 // Policy modes.
 const (
@@ -94,6 +198,7 @@ func ReadPolicy(r io.Reader) (*Policy, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
+	dec.UseNumber()
 	p := new(Policy)
 	if err := dec.Decode(p); err != nil {
 		return nil, fmt.Errorf("decoding policy: %w", err)
@@ -143,7 +248,191 @@ func (p *Policy) checkForm() error {
 			return errors.New("policy: watchdog: fallback.to is required")
 		}
 	}
-	return nil
+	switch p.Generalized {
+	case "", GeneralizedAllow, GeneralizedDeny:
+	default:
+		return fmt.Errorf("policy: generalized is %q, want %q or %q", p.Generalized, GeneralizedAllow, GeneralizedDeny)
+	}
+	_, err := p.slotTable()
+	return err
+}
+
+// slotTable checks the policy's slots, states and transitions for form:
+// names, patterns, conditions, and that every slot they name is declared. It
+// returns every declared slot's patterns (nil entries for slots without
+// one), by name.
+func (p *Policy) slotTable() (map[string][]*regexp.Regexp, error) {
+	decl := make(map[string][]*regexp.Regexp)
+	declare := func(path string, sp SlotSpec) (*regexp.Regexp, error) {
+		if sp.Name == "" {
+			return nil, fmt.Errorf("policy: %s.name: a slot needs a name", path)
+		}
+		var re *regexp.Regexp
+		if sp.Pattern != "" {
+			var err error
+			if re, err = regexp.Compile(sp.Pattern); err != nil {
+				return nil, fmt.Errorf("policy: %s.pattern: invalid RE2 pattern %q: %w", path, sp.Pattern, unwrapSyntax(err))
+			}
+		}
+		decl[sp.Name] = append(decl[sp.Name], re)
+		return re, nil
+	}
+	seen := make(map[string]int)
+	for i, sp := range p.Slots {
+		path := fmt.Sprintf("slots[%d]", i)
+		if j, dup := seen[sp.Name]; dup {
+			return nil, fmt.Errorf("policy: %s: slot %q is declared by slots[%d] too", path, sp.Name, j)
+		}
+		seen[sp.Name] = i
+		if _, err := declare(path, sp); err != nil {
+			return nil, err
+		}
+	}
+	for _, key := range sortedKeys(p.States) {
+		st := p.States[key]
+		if key == "" {
+			return nil, errors.New(`policy: states[""]: a state needs a name`)
+		}
+		seen := make(map[string]int)
+		for i, sp := range st.RequiredSlots {
+			path := fmt.Sprintf("states%s.required_slots[%d]", jsonKey(key), i)
+			if j, dup := seen[sp.Name]; dup {
+				return nil, fmt.Errorf("policy: %s: slot %q is required by required_slots[%d] too", path, sp.Name, j)
+			}
+			seen[sp.Name] = i
+			if _, err := declare(path, sp); err != nil {
+				return nil, err
+			}
+		}
+	}
+	known := func(path, name string) error {
+		if _, ok := decl[name]; !ok {
+			return fmt.Errorf("policy: %s: slot %q is not declared (by slots or a state's required_slots)", path, name)
+		}
+		return nil
+	}
+	for i, r := range p.Transitions {
+		path := fmt.Sprintf("transitions[%d]", i)
+		if r.From == "" || r.To == "" {
+			return nil, fmt.Errorf("policy: %s: from and to are required", path)
+		}
+		if r.Keep != nil && r.Clear != nil {
+			return nil, fmt.Errorf("policy: %s: give keep or clear, not both", path)
+		}
+		for j, name := range r.Keep {
+			if err := known(fmt.Sprintf("%s.keep[%d]", path, j), name); err != nil {
+				return nil, err
+			}
+		}
+		for j, name := range r.Clear {
+			if err := known(fmt.Sprintf("%s.clear[%d]", path, j), name); err != nil {
+				return nil, err
+			}
+		}
+		for j, c := range r.When {
+			cpath := fmt.Sprintf("%s.when[%d]", path, j)
+			switch {
+			case c.Slot != "" && c.Field != "":
+				return nil, fmt.Errorf("policy: %s: name a slot or a field, not both", cpath)
+			case c.Slot != "":
+				if err := known(cpath+".slot", c.Slot); err != nil {
+					return nil, err
+				}
+			case c.Field == FieldEvent || c.Field == FieldNext:
+			case c.Field != "":
+				return nil, fmt.Errorf("policy: %s.field: steps carry no field %q (they carry %q and %q)", cpath, c.Field, FieldEvent, FieldNext)
+			default:
+				return nil, fmt.Errorf("policy: %s: a condition names a slot or a field", cpath)
+			}
+			tests := 0
+			if c.Present != nil {
+				tests++
+			}
+			if c.Equals != nil {
+				tests++
+				if _, _, err := equalsText(c.Equals); err != nil {
+					return nil, fmt.Errorf("policy: %s.equals: %w", cpath, err)
+				}
+			}
+			if c.Matches != "" {
+				tests++
+				if _, err := regexp.Compile(c.Matches); err != nil {
+					return nil, fmt.Errorf("policy: %s.matches: invalid RE2 pattern %q: %w", cpath, c.Matches, unwrapSyntax(err))
+				}
+			}
+			if tests != 1 {
+				return nil, fmt.Errorf("policy: %s: give exactly one of present, equals and matches (%d given)", cpath, tests)
+			}
+		}
+	}
+	return decl, nil
+}
+
+// equalsText returns the text and kind a condition's equals value compares
+// with.
+func equalsText(v interface{}) (string, SlotKind, error) {
+	switch x := v.(type) {
+	case string:
+		return x, SlotString, nil
+	case json.Number:
+		return x.String(), SlotNumber, nil
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), SlotNumber, nil
+	case int:
+		return strconv.Itoa(x), SlotNumber, nil
+	case bool:
+		return strconv.FormatBool(x), SlotBool, nil
+	}
+	return "", 0, fmt.Errorf("want a string, number or bool, not %s", jsonType(v))
+}
+
+// jsonType names the JSON type of a decoded value.
+func jsonType(v interface{}) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case map[string]interface{}:
+		return "an object"
+	case []interface{}:
+		return "an array"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// unwrapSyntax keeps what a pattern's error says is wrong, without
+// regexp's "error parsing regexp" prefix and the pattern, which the caller's
+// message already gives.
+func unwrapSyntax(err error) error {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		return errors.New(string(se.Code))
+	}
+	return err
+}
+
+// jsonKey writes key as a JSON path step: .key for a plain name, else
+// ["key"].
+func jsonKey(key string) string {
+	plain := key != ""
+	for i, c := range key {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return "." + key
+	}
+	return "[" + strconv.Quote(key) + "]"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Monitor reports whether the policy only records deviations.
@@ -155,6 +444,25 @@ func (p *Policy) Monitor() bool { return p != nil && p.Mode == ModeMonitor }
 func (p *Policy) Check(m *Model) error {
 	_, err := compile(m, p)
 	return err
+}
+
+// resolveStates finds the states a policy's states key (or a rule's from or
+// to) names: the state with that id, or else every state carrying it as a
+// label, sorted by id.
+func resolveStates(m *Model, name string) ([]*State, error) {
+	if s := m.State(name); s != nil {
+		return []*State{s}, nil
+	}
+	var out []*State
+	for i := range m.States {
+		if m.States[i].Label == name {
+			out = append(out, &m.States[i])
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("state %q is not in the model", name)
+	}
+	return out, nil
 }
 
 // resolveState finds the state a policy names: by id, or else by a label that

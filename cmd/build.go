@@ -38,7 +38,10 @@ type buildOptions struct {
 	// mines from a model's evidence and new logs.
 	evidence bool
 	update   string
-	model    modelOptions
+	// changed says whether a flag was given (nil in tests that call
+	// runBuild directly: none was).
+	changed func(name string) bool
+	model   modelOptions
 }
 
 // importFlags say how the importers read event logs (XES, CSV): shared by
@@ -76,6 +79,8 @@ type modelOptions struct {
 	rareCount int
 	rareRatio float64
 	general   string
+	examples  int
+	link      string
 	version   int
 	parent    string
 	quiet     bool
@@ -94,6 +99,12 @@ func (o *modelOptions) prepare() error {
 	}
 	if _, err := detailOf(o.detail); err != nil {
 		return err
+	}
+	if o.examples < 0 || o.examples > mine.MaxExamples {
+		return usagef("--examples %d: want 0 to %d", o.examples, mine.MaxExamples)
+	}
+	if o.link != "" && (!strings.Contains(o.link, "{session}") || render.SessionURL(o.link, "s") == "") {
+		return usagef("--link %q: want an http or https URL with {session} where the session id goes, e.g. https://cloud.langfuse.com/project/P/traces/{session}", o.link)
 	}
 	if o.parent != "" {
 		m, err := automaton.Load(o.parent)
@@ -166,6 +177,8 @@ func bindModelFlags(f *pflag.FlagSet, opts *modelOptions) {
 	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
 	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
 	f.StringVar(&opts.general, "generalize", def.Generalize, "generalise beyond the sessions' paths where the log supports it: "+strings.Join(mine.Generalizes, " or "))
+	f.IntVar(&opts.examples, "examples", def.Examples, fmt.Sprintf("keep up to `N` example session ids per state and per transition (0: none; at most %d)", mine.MaxExamples))
+	f.StringVar(&opts.link, "link", "", "URL `TEMPLATE` of a session in the tool that wrote the logs, {session} standing for its id: report, replay and stats link the examples")
 	f.IntVar(&opts.version, "version", 0, "model version `N` (default 1, or the parent's + 1)")
 	f.StringVar(&opts.parent, "parent", "", "the previous model `FILE`: records lineage, version defaults to its + 1")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no summary on standard error")
@@ -194,6 +207,7 @@ any bad line).`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.inputs = args
+			opts.changed = c.Flags().Changed
 			return runBuild(c.Context(), opts, streams)
 		},
 	}
@@ -250,6 +264,7 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		return err
 	}
 	if opts.update != "" {
+		inheritModelFlags(&opts.model, opts.model.parentModel.Params, opts.changed)
 		if old, err = readEvidence(opts.update, opts.model.parentModel, ropt); err != nil {
 			return err
 		}
@@ -350,7 +365,7 @@ func readEvidence(path string, m *automaton.Model, ropt mine.ReadOptions) (*mine
 func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error {
 	bopt := mine.DefaultOptions()
 	bopt.Merge, bopt.Alpha, bopt.RareCount, bopt.RareRatio = opts.merge, opts.alpha, opts.rareCount, opts.rareRatio
-	bopt.Generalize = opts.general
+	bopt.Generalize, bopt.Examples = opts.general, opts.examples
 	parent := opts.parentModel
 	m, err := mine.Build(lg, bopt)
 	if err != nil {
@@ -361,6 +376,7 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 	}
 	m.Generator = "fsmine " + version
 	m.Created = created()
+	m.Params.Link = opts.link
 	m.Version = 1
 	if parent != nil {
 		m.Parent = &automaton.Parent{Version: parent.Version, Digest: parent.Digest}
@@ -575,4 +591,35 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %d back edges, %d generalised), %d loops, %d variants\n",
 		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, back, general, len(m.Loops), m.Variants)
 	fmt.Fprintf(w, "trunk: %s\n", strings.Join(m.Trunk, " -> "))
+}
+
+// inheritModelFlags gives the mining options not given on the command line
+// the values the updated model was mined with, so that its next version is
+// mined as it was.
+func inheritModelFlags(o *modelOptions, p automaton.Params, changed func(string) bool) {
+	given := func(name string) bool { return changed != nil && changed(name) }
+	if !given("merge") && p.Merge != "" {
+		o.merge = p.Merge
+	}
+	if !given("alpha") && p.Alpha > 0 {
+		o.alpha = p.Alpha
+	}
+	if !given("rare-count") {
+		o.rareCount = p.RareCount
+	}
+	if !given("rare-ratio") {
+		o.rareRatio = p.RareRatio
+	}
+	if !given("generalize") {
+		o.general = mine.GeneralizeNone
+		if p.Generalize != "" {
+			o.general = p.Generalize
+		}
+	}
+	if !given("examples") {
+		o.examples = p.Examples
+	}
+	if !given("link") {
+		o.link = p.Link
+	}
 }

@@ -201,6 +201,8 @@ func editDistance(a, b string, limit int) int {
 
 // replayReport is the --format json object.
 type replayReport struct {
+	m *automaton.Model
+
 	SessionID string          `json:"session_id"`
 	Model     checkModelRef   `json:"model"`
 	Fits      bool            `json:"fits"`
@@ -256,10 +258,14 @@ type replayMove struct {
 	BackEdge bool    `json:"back_edge"`
 	// Generalized is the kind of generalisation of a move no session took.
 	Generalized string `json:"generalized,omitempty"`
+	// Examples are sessions the model was mined from that took the move
+	// (see fsmine build --examples).
+	Examples []exampleRef `json:"examples,omitempty"`
 }
 
-func toReplayMove(t *automaton.Transition) *replayMove {
-	return &replayMove{Event: t.Event, To: t.To, Count: t.Count, Share: t.Prob, Rare: t.Rare, BackEdge: t.BackEdge, Generalized: t.Generalized}
+func toReplayMove(m *automaton.Model, t *automaton.Transition) *replayMove {
+	return &replayMove{Event: t.Event, To: t.To, Count: t.Count, Share: t.Prob, Rare: t.Rare, BackEdge: t.BackEdge, Generalized: t.Generalized,
+		Examples: transitionExamples(m, t)}
 }
 
 func newReplayReport(m *automaton.Model, lg *mine.Log, s *mine.Session, c *automaton.Checker) *replayReport {
@@ -269,7 +275,7 @@ func newReplayReport(m *automaton.Model, lg *mine.Log, s *mine.Session, c *autom
 	r := &replayReport{
 		SessionID: s.ID, Fits: v.Fits(), Records: len(s.Visits),
 		Cost: al.Cost, MaxCost: al.MaxCost, Fitness: roundTo6(al.Fitness), Bounded: al.Bounded, Rare: v.Rare,
-		Alignment: al.Ops, Expected: []replayMove{}, deviationRow: -1,
+		Alignment: al.Ops, Expected: []replayMove{}, deviationRow: -1, m: m,
 	}
 	if r.Alignment == nil {
 		r.Alignment = []automaton.AlignOp{}
@@ -284,7 +290,7 @@ func newReplayReport(m *automaton.Model, lg *mine.Log, s *mine.Session, c *autom
 			Verdict: st.Verdict, Resync: st.Resync,
 		}
 		if st.Transition != nil {
-			row.Transition = toReplayMove(st.Transition)
+			row.Transition = toReplayMove(m, st.Transition)
 			if st.Loop >= 0 {
 				row.Iteration, row.Cap = st.Iteration, st.Cap
 			}
@@ -311,7 +317,7 @@ func newReplayReport(m *automaton.Model, lg *mine.Log, s *mine.Session, c *autom
 		r.deviationRow = d.Move
 		if d.State != "" {
 			for _, t := range m.Out(d.State) {
-				r.Expected = append(r.Expected, *toReplayMove(t))
+				r.Expected = append(r.Expected, *toReplayMove(m, t))
 			}
 		}
 		r.Explanation = explainDeviation(m, d)
@@ -423,8 +429,15 @@ func (r *replayReport) text(w io.Writer) error {
 	}
 	writeTable(&b, rows, map[int]bool{1: true, 6: true, 7: true, 9: true})
 
+	shown := false // whether example sessions were listed
 	if d := r.Deviation; d != nil {
 		p("\n> step %d: %s\n", d.Step, r.Explanation)
+		if d.Kind == automaton.KindRare && r.deviationRow >= 0 && r.deviationRow < len(r.Steps) {
+			if t := r.Steps[r.deviationRow].Transition; t != nil && len(t.Examples) > 0 {
+				p("  sessions that took it when the model was mined: %s\n", examplesText(t.Examples))
+				shown = true
+			}
+		}
 		if len(r.Expected) > 0 && d.Kind != automaton.KindLoopCap && d.Kind != automaton.KindRepeatCap && d.Kind != automaton.KindRare && d.Kind != automaton.KindGeneralized {
 			p("  the model's moves from %s:\n", d.State)
 			er := [][]string{}
@@ -440,10 +453,14 @@ func (r *replayReport) text(w io.Writer) error {
 				case e.BackEdge:
 					note = "back edge"
 				}
-				er = append(er, []string{"   ", arrowText(e.Event, e.To), strconv.Itoa(e.Count), pctText(e.Share), note})
+				er = append(er, []string{"   ", arrowText(e.Event, e.To), strconv.Itoa(e.Count), pctText(e.Share), note, egText(e.Examples)})
+				shown = shown || len(e.Examples) > 0
 			}
 			writeTable(&b, er, map[int]bool{2: true, 3: true})
 		}
+	}
+	if shown {
+		b.WriteString(linkLine(r.m))
 	}
 	if r.Cost > 0 {
 		p("\nalignment (cost %d): ", r.Cost)

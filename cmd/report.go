@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/render"
 )
 
@@ -17,6 +19,9 @@ func init() { register(newReportCmd) }
 
 type reportOptions struct {
 	model      string
+	inputs     []string
+	measures   []string
+	logs       logFlags
 	output     string
 	title      string
 	diagram    string
@@ -28,14 +33,24 @@ type reportOptions struct {
 func newReportCmd(streams IO) *cobra.Command {
 	opts := &reportOptions{}
 	cmd := &cobra.Command{
-		Use:   "report MODEL.json",
+		Use:   "report MODEL.json [LOG...]",
 		Short: "Write a self-contained HTML page for reviewing a model",
 		Long: `Report writes one HTML file that a reviewer opens offline: the diagram
 (inline SVG), the trunk, the top variants, every rare branch with its count,
 share and sessions, the loops with their iterations and back edges, per-state
 visits, sessions and dwell, every transition, and the model's provenance
 (version, parent, digest, created, generator, source files with their
-sha256, counters and parameters, the label rules included).
+sha256, counters and parameters, the label rules included). A model built
+with --examples lists example sessions per state and per transition, linked
+to the trace tool when it was built with --link.
+
+Given logs, the page adds a Cost and latency section: the logs are read as
+the model was built from them (--labels, --field and --from override, as
+for stats), every session is replayed through the model, and per state
+(its visits) and per transition (the visits that left along it) it shows
+dwell p50 and p95 and the numeric record fields of --measure (by default
+tokens.prompt, tokens.completion, cost and duration_ms, those the records
+carry) summed per visit: total, mean and p95.
 
 The page loads nothing from the network: no scripts, fonts, stylesheets or
 images; its style is inline and its one small script (click a column's
@@ -60,15 +75,16 @@ MODEL.json "-" reads the model from standard input.
 Exit status: 0 ok; 2 trouble (bad flags, unreadable model, unwritable
 output).`,
 		Example: `  fsmine report model.json -o model.html
-  fsmine report model.json --diagram common --title "Returns agent, release 12" -o review.html`,
+  fsmine report model.json --diagram common --title "Returns agent, release 12" -o review.html
+  fsmine report model.json logs/today.jsonl.gz -o review.html`,
 		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("report takes one model file, got %d arguments", len(args))
+			if len(args) == 0 {
+				return usagef("report takes a model file (and optionally logs)")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.model = args[0]
+			opts.model, opts.inputs = args[0], args[1:]
 			return runReport(cmd.Context(), opts, streams)
 		},
 	}
@@ -79,6 +95,8 @@ output).`,
 	f.StringVar(&opts.clusterSep, "cluster", "", "group the picture's states by the part of their label before `SEP`")
 	f.StringVar(&opts.engine, "engine", string(render.EngineBuiltin), "layout of the picture: builtin (Graphviz inside fsmine) or dot (Graphviz's dot on PATH)")
 	f.StringVar(&opts.detail, "detail", string(render.DetailSummary), "summary (stages, the trunk and the busiest edges; each stage opens below) or full (every state and transition, as --diagram says)")
+	f.StringArrayVar(&opts.measures, "measure", statsDefaultMeasures, "with logs: numeric record field `PATH` to sum per visit (repeatable; dotted path)")
+	opts.logs.bind(f)
 	return cmd
 }
 
@@ -113,9 +131,24 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	if err := checkMeasurePaths(opts.measures); err != nil {
+		return err
+	}
 	var m *automaton.Model
+	var measures *render.Measures
 	file := opts.model
-	if opts.model == "-" {
+	if len(opts.inputs) > 0 {
+		if opts.model == "-" {
+			return usagef("report reads the model from a file when it reads logs")
+		}
+		var lg *mine.Log
+		var ms *mine.Measures
+		m, lg, ms, err = measuredLogs(opts.model, opts.inputs, &opts.logs, opts.measures, streams)
+		if err != nil {
+			return err
+		}
+		measures = logMeasures(m, lg, ms)
+	} else if opts.model == "-" {
 		file = ""
 		m, err = automaton.Read(streams.In)
 		if err != nil {
@@ -128,7 +161,7 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 		return fmt.Errorf("reading model: %w", err)
 	}
 
-	ropt := render.ReportOptions{Title: opts.title, File: file, Diagram: mode, ClusterSep: opts.clusterSep, Engine: engine, Detail: detail}
+	ropt := render.ReportOptions{Title: opts.title, File: file, Diagram: mode, ClusterSep: opts.clusterSep, Engine: engine, Detail: detail, Measures: measures}
 	var page bytes.Buffer
 	if err := render.Report(&page, m, ropt); err != nil {
 		return err
@@ -145,4 +178,107 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 		return fmt.Errorf("writing %s: %w", opts.output, err)
 	}
 	return nil
+}
+
+// logMeasures replays every session of lg through m and sums what the
+// report's Cost and latency section shows: per state, its visits; per
+// transition, the visits that left along it (a transition out of __start__
+// is counted, but no visit leaves along it).
+func logMeasures(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *render.Measures {
+	type acc struct {
+		n     int
+		dwell mine.DwellStats
+		vals  [][]float64
+	}
+	newAcc := func() *acc { return &acc{vals: make([][]float64, len(ms.Paths))} }
+	states := map[string]*acc{}
+	edges := map[*automaton.Transition]*acc{}
+	add := func(a *acc, si int, v *mine.Visit, vi int) {
+		if v.HasDwell {
+			a.dwell.Add(v.DwellMS)
+		}
+		for p := range ms.Paths {
+			if x, ok := ms.Value(si, vi, p); ok {
+				a.vals[p] = append(a.vals[p], x)
+			}
+		}
+	}
+	out := &render.Measures{Sessions: len(lg.Sessions)}
+	c := automaton.NewChecker(m, automaton.CheckOptions{})
+	var buf []automaton.Move
+	for si := range lg.Sessions {
+		s := &lg.Sessions[si]
+		buf = sessionMoves(lg, s, buf)
+		if v := c.Check(buf); v.Fits() {
+			out.Fit++
+		}
+		for _, st := range c.Replay(buf) {
+			if st.Move < len(s.Visits) && st.To != "" {
+				a := states[st.To]
+				if a == nil {
+					a = newAcc()
+					states[st.To] = a
+				}
+				a.n++
+				add(a, si, &s.Visits[st.Move], st.Move)
+			}
+			if st.Transition != nil {
+				a := edges[st.Transition]
+				if a == nil {
+					a = newAcc()
+					edges[st.Transition] = a
+				}
+				a.n++
+				if st.Move > 0 {
+					add(a, si, &s.Visits[st.Move-1], st.Move-1)
+				}
+			}
+		}
+	}
+	var found []int // indexes of the paths some record carries
+	for p, path := range ms.Paths {
+		if ms.Found[p] > 0 {
+			found = append(found, p)
+			out.Paths = append(out.Paths, path)
+		}
+	}
+	values := func(a *acc) []*render.Quantiles {
+		q := make([]*render.Quantiles, len(found))
+		for i, p := range found {
+			q[i] = quantilesOf(a.vals[p])
+		}
+		return q
+	}
+	for _, s := range m.States {
+		if s.ID == automaton.StartID || s.ID == automaton.EndID {
+			continue
+		}
+		a := states[s.ID]
+		if a == nil {
+			a = newAcc()
+		}
+		out.States = append(out.States, render.MeasuredState{ID: s.ID, Visits: a.n, Dwell: a.dwell.Summary(), Values: values(a)})
+	}
+	for i := range m.Transitions {
+		t := &m.Transitions[i]
+		if a := edges[t]; a != nil {
+			out.Edges = append(out.Edges, render.MeasuredEdge{From: t.From, Event: t.Event, To: t.To, Count: a.n, Dwell: a.dwell.Summary(), Values: values(a)})
+		}
+	}
+	return out
+}
+
+// quantilesOf summarises xs as stats does (rounded to 3 decimals), or nil
+// for none.
+func quantilesOf(xs []float64) *render.Quantiles {
+	if len(xs) == 0 {
+		return nil
+	}
+	sort.Float64s(xs)
+	total := 0.0
+	for _, x := range xs {
+		total += x
+	}
+	return &render.Quantiles{N: len(xs), Total: statsRound3(total), Mean: statsRound3(total / float64(len(xs))),
+		P50: statsRound3(statsQuantile(xs, 0.5)), P95: statsRound3(statsQuantile(xs, 0.95))}
 }

@@ -32,7 +32,8 @@ func TestReportExitStatus(t *testing.T) {
 		{"not a model", []string{"report", "/dev/null"}, "", exitError, "", "/dev/null: not an fsmine model"},
 		{"bad stdin", []string{"report", "-"}, "{}", exitError, "", "standard input: not an fsmine model"},
 		{"unknown diagram", []string{"report", model, "--diagram", "big"}, "", exitError, "", `unknown --diagram "big"`},
-		{"two models", []string{"report", model, model}, "", exitError, "", "one model file, got 2"},
+		{"a model given as a log", []string{"report", model, model}, "", exitError, "", "model.json: no sessions in the input"},
+		{"no model", []string{"report"}, "", exitError, "", "report takes a model file (and optionally logs)"},
 		{"diff html differs", []string{"diff", "--format", "html", "../automaton/testdata/diff/old.json", "../automaton/testdata/diff/new.json"}, "", exitFound, "<svg", ""},
 		{"diff html same", []string{"diff", "--format", "html", model, model}, "", exitOK, "No differences", ""},
 	}

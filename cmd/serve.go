@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -35,6 +36,7 @@ type serveOptions struct {
 	maxSessions int
 	history     int
 	check       bool
+	slotValues  bool
 
 	readTimeout time.Duration // a request's headers and body; 0: none
 	idleTimeout time.Duration // a kept-alive connection between requests; 0: none
@@ -54,7 +56,7 @@ func newServeCmd(streams IO) *cobra.Command {
 		Long: `serve answers, for each step an agent proposes, whether the model and the
 policy allow it. It speaks JSON over HTTP:
 
-  POST   /v1/sessions/{id}/steps  {"event": "...", "next": "..."} -> the decision
+  POST   /v1/sessions/{id}/steps  {"event": "...", "next": "...", "slots": {...}} -> the decision
   GET    /v1/sessions/{id}        the session's state and recent history
   DELETE /v1/sessions/{id}        forget the session
   GET    /v1/model                the model and policy in force
@@ -65,7 +67,10 @@ policy allow it. It speaks JSON over HTTP:
 A session starts at __start__: its first step proposes its first state with
 an empty event. next is the label (or the state id) of the proposed state.
 A denied step is still a 200 answer, with "allowed": false and a reason
-(illegal_transition, unknown_state, loop_cap, rare_transition, watchdog).
+(illegal_transition, unknown_state, loop_cap, rare_transition, watchdog,
+generalized_transition, missing_slot, invalid_slot, condition_failed). A
+step may carry slots (strings, numbers, bools) that the policy declares; the
+answer carries the policy's instructions for the session's state.
 Reloading keeps live sessions. With --token (or FSMINE_TOKEN) every route but
 /healthz wants "Authorization: Bearer <token>". SIGINT or SIGTERM stops the
 service gracefully: requests in flight are answered and the decision log is
@@ -83,6 +88,9 @@ Slow clients are cut: a request's headers and body must arrive within
 requests, and at most --max-conns connections are served at once (the
 others wait to be accepted), so that clients that trickle their bytes
 cannot use up the process's file descriptors.
+
+A line names the step's slots and whether each is valid; their values only
+with --log-slot-values (values can be personal data).
 
 Unless GOGC is set, serve lets about 64 MiB of garbage gather between
 garbage collections while its live heap is smaller than that (Go's default
@@ -116,6 +124,7 @@ flags, unreadable model or policy, the address is taken).`,
 	f.DurationVar(&opts.idleTimeout, "idle-timeout", 2*time.Minute, "close a kept-alive connection idle this long between requests (0: never)")
 	f.IntVar(&opts.maxConns, "max-conns", 1024, "connections served at once; more wait to be accepted (0: no bound)")
 	f.DurationVar(&opts.logHold, "log-hold", time.Minute, "with --log, write a decision's line with an empty event once its session has been idle this long (0: when the session ends)")
+	f.BoolVar(&opts.slotValues, "log-slot-values", false, "write slot values to the decision log, not only their names and validity (values can be personal data)")
 	return c
 }
 
@@ -140,6 +149,8 @@ type server struct {
 	names      atomic.Pointer[names] // of the model in force
 	reloadMu   sync.Mutex
 	errOut     io.Writer
+	// logSlotValues writes slot values to the decision log
+	logSlotValues bool
 }
 
 func loadServeInputs(modelPath, policyPath string) (*automaton.Model, *automaton.Policy, error) {
@@ -151,6 +162,9 @@ func loadServeInputs(modelPath, policyPath string) (*automaton.Model, *automaton
 	if policyPath != "" {
 		if p, err = automaton.LoadPolicy(policyPath); err != nil {
 			return nil, nil, err
+		}
+		if err := p.Check(m); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", policyPath, err)
 		}
 	}
 	return m, p, nil
@@ -178,7 +192,7 @@ func newServer(modelPath, policyPath string, m *automaton.Model, p *automaton.Po
 	}
 	s.guard = g
 	s.info.Store(newModelInfo(modelPath, m))
-	n := newNames(m)
+	n := newNames(m, p)
 	s.names.Store(&n)
 	return s, nil
 }
@@ -228,6 +242,7 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 		}
 		return err
 	}
+	s.logSlotValues = opts.slotValues
 	g := s.guard
 	if opts.check {
 		return printCheck(streams.Out, opts, g)
@@ -448,11 +463,12 @@ func printCheck(w io.Writer, opts serveOptions, g *automaton.Guard) error {
 	for _, c := range caps {
 		fmt.Fprintf(&b, "  %s -[%s]-> %s  max %d\n", c.From, c.Event, c.To, c.Max)
 	}
+	writeSlotPolicy(&b, m, p)
 	_, err := w.Write(b.Bytes())
 	return err
 }
 
-func (s *server) logDecision(d automaton.Decision, event, next string) {
+func (s *server) logDecision(d automaton.Decision, event, next string, slots []automaton.Slot) {
 	node := next
 	if m := s.guard.Model(); !m.HasLabel(next) {
 		if st := m.State(next); st != nil {
@@ -462,6 +478,7 @@ func (s *server) logDecision(d automaton.Decision, event, next string) {
 	s.log.decision(logMsg{
 		session: d.Session, step: d.Step, node: node, event: event, ts: d.Time,
 		allowed: d.Allowed, reason: d.Reason, state: d.State,
+		extra: newLogExtra(&d, slots, s.logSlotValues),
 	})
 }
 
@@ -549,8 +566,9 @@ func (s *server) sessionID(w http.ResponseWriter, r *http.Request) (string, bool
 }
 
 type stepRequest struct {
-	Event *string `json:"event"`
-	Next  *string `json:"next"`
+	Event *string         `json:"event"`
+	Next  *string         `json:"next"`
+	Slots json.RawMessage `json:"slots"` // read by decodeSlots
 }
 
 func (s *server) handleStep(w http.ResponseWriter, r *http.Request) {
@@ -569,18 +587,23 @@ func (s *server) handleStep(w http.ResponseWriter, r *http.Request) {
 		s.error(w, http.StatusBadRequest, fmt.Sprintf("reading step body: %v", err))
 		return
 	}
-	event, next, ok := parseStep(body, *s.names.Load())
-	if !ok {
-		req, err := decodeStep(body)
-		if err != nil {
-			s.error(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		event, next = *req.Event, *req.Next
+	sbuf := slotBuffers.Get().(*[]automaton.Slot)
+	defer putSlots(sbuf)
+	event, next, slots, fast, err := readStep(body, *s.names.Load(), (*sbuf)[:0])
+	if err != nil {
+		s.error(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if !fast {
 		// the decoder's strings may share body's memory: do not recycle it
 		body = nil
 	}
-	d := s.guard.Step(id, event, next)
+	d, err := s.guard.StepSlots(id, event, next, slots)
+	if err != nil {
+		s.error(w, http.StatusBadRequest, stepSlotError(err))
+		return
+	}
+	*sbuf = slots
 	out := appendDecision(body[:0], &d)
 	out = append(out, '\n')
 	s.metrics.response(http.StatusOK)
@@ -672,6 +695,11 @@ type modelAnswer struct {
 	Watchdog    *automaton.Watchdog `json:"watchdog"`
 	RareIsDev   bool                `json:"rare_is_deviation"`
 	Sessions    int                 `json:"sessions"`
+	// the policy's slots, states and rules as given
+	Generalized string                           `json:"generalized"`
+	Slots       []automaton.SlotSpec             `json:"slots,omitempty"`
+	PolicyState map[string]automaton.StatePolicy `json:"policy_states,omitempty"`
+	Rules       []automaton.Rule                 `json:"rules,omitempty"`
 }
 
 func (s *server) handleModel(w http.ResponseWriter, r *http.Request) {
@@ -694,6 +722,10 @@ func (s *server) handleModel(w http.ResponseWriter, r *http.Request) {
 		Watchdog:    wd,
 		RareIsDev:   p.RareIsDeviation,
 		Sessions:    s.guard.Len(),
+		Generalized: cmp.Or(p.Generalized, automaton.GeneralizedAllow),
+		Slots:       p.Slots,
+		PolicyState: p.States,
+		Rules:       p.Transitions,
 	})
 }
 
@@ -727,7 +759,7 @@ func (s *server) reload() (reloadAnswer, error) {
 	}
 	info := newModelInfo(s.modelPath, m)
 	s.info.Store(info)
-	n := newNames(m)
+	n := newNames(m, p)
 	s.names.Store(&n)
 	s.metrics.reloadsOK.Add(1)
 	res.Version, res.Digest, res.Sessions = info.Version, info.Digest, st

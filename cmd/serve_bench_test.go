@@ -26,6 +26,39 @@ var benchFlow = [][2]string{
 	{"ok", "get_order_details"}, {"ok", "return_delivered_order_items"}, {"ok", "agent_msg"}, {"agent", "__end__"},
 }
 
+// serveFixture is a model, a policy and the step bodies of one legal
+// session through them, for the serve benchmarks.
+type serveFixture struct {
+	model, policy string
+	bodies        [][]byte
+}
+
+// returnsFixture is the guard fixture: states, loop caps and a watchdog.
+func returnsFixture() serveFixture {
+	f := serveFixture{model: fixtureModel, policy: fixturePolicy}
+	for _, s := range benchFlow {
+		f.bodies = append(f.bodies, []byte(fmt.Sprintf(`{"event":%q,"next":%q}`, s[0], s[1])))
+	}
+	return f
+}
+
+// slotsFixture is the slots fixture: required slots with patterns, rule
+// conditions and instructions in every state, steps that carry slots.
+func slotsFixture() serveFixture {
+	return serveFixture{model: slotsFixtureModel, policy: slotsFixturePolicy, bodies: [][]byte{
+		[]byte(`{"event":"","next":"greet"}`),
+		[]byte(`{"event":"ok","next":"collecting_info"}`),
+		[]byte(`{"event":"ok","next":"confirming","slots":{"order_id":"AB12345678","reason":"too small"}}`),
+		[]byte(`{"event":"confirmed","next":"refund","slots":{"amount":12}}`),
+		[]byte(`{"event":"ok","next":"__end__"}`),
+	}}
+}
+
+const (
+	slotsFixtureModel  = "../automaton/testdata/guard/slots.json"
+	slotsFixturePolicy = "../automaton/testdata/guard/slots.policy.json"
+)
+
 // BenchmarkServe measures the real service over loopback HTTP with the
 // decision log on: rate=N sends N steps a second, open loop: request i is due
 // at t0 + i/N whether or not earlier ones are answered, and its latency runs
@@ -57,16 +90,31 @@ func BenchmarkServe(b *testing.B) {
 		if rate == 0 {
 			name = "rate=max"
 		}
-		b.Run(name, func(b *testing.B) { benchServe(b, rate) })
+		b.Run(name, func(b *testing.B) { benchServe(b, rate, returnsFixture()) })
 	}
 }
 
-func benchServe(b *testing.B, rate int) {
+// BenchmarkServeSlots is BenchmarkServe over the slots fixture
+// (automaton/testdata/guard/slots*.json): every state has instructions,
+// one requires two slots with a pattern, one transition has three
+// conditions, and two of every five steps carry slots. With
+// FSMINE_SERVE_URL, the service must enforce that fixture.
+func BenchmarkServeSlots(b *testing.B) {
+	for _, rate := range []int{5000, 0} {
+		name := fmt.Sprintf("rate=%d", rate)
+		if rate == 0 {
+			name = "rate=max"
+		}
+		b.Run(name, func(b *testing.B) { benchServe(b, rate, slotsFixture()) })
+	}
+}
+
+func benchServe(b *testing.B, rate int, fx serveFixture) {
 	const conns, sessions = 64, 2000
 	var ls *liveServer
 	base := os.Getenv("FSMINE_SERVE_URL")
 	if base == "" {
-		ls = startServe(b, serveOptions{maxSessions: 100000})
+		ls = startServe(b, serveOptions{maxSessions: 100000, model: fx.model, policy: fx.policy})
 		base = ls.url
 	}
 	u, err := url.Parse(base)
@@ -78,14 +126,11 @@ func benchServe(b *testing.B, rate int) {
 	// they never overtake one another; sessions are named per run so that
 	// runs against one external service do not meet each other's sessions
 	run := time.Now().UnixNano()
-	bodies := make([][]byte, len(benchFlow))
-	for i, s := range benchFlow {
-		bodies[i] = []byte(fmt.Sprintf(`{"event":%q,"next":%q}`, s[0], s[1]))
-	}
+	bodies := fx.bodies
 	reqs := make([][]byte, b.N)
 	for i := range reqs {
-		id := fmt.Sprintf("bench-%d-%d-%d", run, i%sessions, i/(sessions*len(benchFlow)))
-		reqs[i] = stepRequestBytes(u.Host, id, bodies[i/sessions%len(benchFlow)])
+		id := fmt.Sprintf("bench-%d-%d-%d", run, i%sessions, i/(sessions*len(bodies)))
+		reqs[i] = stepRequestBytes(u.Host, id, bodies[i/sessions%len(bodies)])
 	}
 	lcs := make([]*loadConn, conns)
 	for w := range lcs {
@@ -316,21 +361,27 @@ func cpuTime() time.Duration {
 
 // BenchmarkServeHandler measures the step route's handler alone (routing,
 // decoding, the guard, the decision log, encoding) without sockets.
-func BenchmarkServeHandler(b *testing.B) {
-	m, p, err := loadServeInputs(fixtureModel, fixturePolicy)
+func BenchmarkServeHandler(b *testing.B) { benchServeHandler(b, returnsFixture()) }
+
+// BenchmarkServeHandlerSlots is BenchmarkServeHandler over the slots
+// fixture.
+func BenchmarkServeHandlerSlots(b *testing.B) { benchServeHandler(b, slotsFixture()) }
+
+func benchServeHandler(b *testing.B, fx serveFixture) {
+	m, p, err := loadServeInputs(fx.model, fx.policy)
 	if err != nil {
 		b.Fatal(err)
 	}
 	dlog := newDecisionLog(io.Discard, nil, io.Discard)
-	s, err := newServer(fixtureModel, fixturePolicy, m, p, "", dlog, io.Discard, automatonOptions())
+	s, err := newServer(fx.model, fx.policy, m, p, "", dlog, io.Discard, automatonOptions())
 	if err != nil {
 		b.Fatal(err)
 	}
 	h := s.handler()
 	const sessions = 2000
-	bodies := make([]string, len(benchFlow))
-	for i, st := range benchFlow {
-		bodies[i] = fmt.Sprintf(`{"event":%q,"next":%q}`, st[0], st[1])
+	bodies := make([]string, len(fx.bodies))
+	for i, body := range fx.bodies {
+		bodies[i] = string(body)
 	}
 	paths := make([]string, sessions)
 	for i := range paths {
@@ -340,12 +391,12 @@ func BenchmarkServeHandler(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		round := i / (sessions * len(benchFlow))
+		round := i / (sessions * len(bodies))
 		path := paths[i%sessions]
 		if round > 0 {
 			path = fmt.Sprintf("/v1/sessions/h-%d-%d/steps", i%sessions, round)
 		}
-		r, _ := http.NewRequest("POST", path, strings.NewReader(bodies[i/sessions%len(benchFlow)]))
+		r, _ := http.NewRequest("POST", path, strings.NewReader(bodies[i/sessions%len(bodies)]))
 		clear(w.h)
 		w.code = 0
 		h.ServeHTTP(w, r)

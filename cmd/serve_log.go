@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
 )
 
@@ -52,7 +53,7 @@ type decisionLog struct {
 	// bound of --max-sessions writes the lines of evicted sessions.
 	maxHeld int
 	order   []heldRef // held lines, oldest first; some stale
-	seq     uint64
+	seq     uint32
 
 	lines  atomic.Int64 // lines written
 	errors atomic.Int64 // failed writes
@@ -71,24 +72,47 @@ const (
 // holds a later line (another seq) or none.
 type heldRef struct {
 	session string
-	seq     uint64
+	seq     uint32
 }
 
 // maxHeldUnbounded bounds the held lines when --max-sessions does not:
 // some 200 MB of them.
 const maxHeldUnbounded = 1 << 20
 
+// logMsg is one message to the writer. It is held in a map until its
+// session's next decision: at 128 bytes at most, the map keeps it inline
+// (larger values cost an allocation each). seq is 32 bits to stay within
+// that: it tells a held line from a later one of the same session, and
+// wraps only after 2^32 lines, where a stale reference could match again
+// only if its session's line of that moment had the very same number.
 type logMsg struct {
 	kind    logKind
-	seq     uint64 // of a held line
+	allowed bool
+	seq     uint32 // of a held line
 	session string
 	step    int
 	node    string
 	event   string
 	ts      time.Time
-	allowed bool
 	reason  string
 	state   string
+	extra   *logExtra // nil for a plain step
+}
+
+// logExtra is what a decision line carries beyond a plain step's.
+type logExtra struct {
+	verdict verdictExtra // what the verdict says beyond allowed, reason and state
+	slots   []logSlot    // the step's slots
+}
+
+// newLogExtra returns what a decision line carries beyond a plain step's:
+// nil when nothing.
+func newLogExtra(d *automaton.Decision, slots []automaton.Slot, values bool) *logExtra {
+	v := verdictExtra{generalized: d.Generalized, missing: d.MissingSlots, invalid: d.InvalidSlots, condition: d.Condition}
+	if !v.generalized && v.missing == nil && v.invalid == nil && v.condition == "" && len(slots) == 0 {
+		return nil
+	}
+	return &logExtra{verdict: v, slots: logSlots(slots, values)}
 }
 
 // newDecisionLog starts the writer goroutine over w; syncFn, when not nil,
@@ -270,7 +294,14 @@ func (l *decisionLog) write(m logMsg, event string) {
 	b = mine.AppendJSONString(b, m.reason)
 	b = append(b, `,"state":`...)
 	b = mine.AppendJSONString(b, m.state)
-	b = append(b, "}}\n"...)
+	if m.extra != nil {
+		b = m.extra.verdict.append(b)
+		b = append(b, '}')
+		b = appendLogSlots(b, m.extra.slots)
+		b = append(b, "}\n"...)
+	} else {
+		b = append(b, "}}\n"...)
+	}
 	l.buf = b
 	if _, err := l.w.Write(b); err != nil {
 		l.fail(err)
@@ -303,4 +334,94 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// verdictExtra is what a decision line's verdict carries beyond allowed,
+// reason and state, each only when set: the step took a generalised
+// transition, the required slots it lacked, the condition it failed.
+type verdictExtra struct {
+	generalized      bool
+	missing, invalid []string
+	condition        string
+}
+
+func (v *verdictExtra) append(b []byte) []byte {
+	if v.generalized {
+		b = append(b, `,"generalized":true`...)
+	}
+	for _, l := range []struct {
+		key   string
+		names []string
+	}{{"missing_slots", v.missing}, {"invalid_slots", v.invalid}} {
+		if len(l.names) == 0 {
+			continue
+		}
+		b = append(b, `,"`...)
+		b = append(b, l.key...)
+		b = append(b, `":[`...)
+		for i, n := range l.names {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = mine.AppendJSONString(b, n)
+		}
+		b = append(b, ']')
+	}
+	if v.condition != "" {
+		b = append(b, `,"condition":`...)
+		b = mine.AppendJSONString(b, v.condition)
+	}
+	return b
+}
+
+// logSlot is one slot of a step as the decision log keeps it: its name and
+// validity, and its value only with --log-slot-values (values can be
+// personal data).
+type logSlot struct {
+	name, value string
+	kind        automaton.SlotKind
+	valid       bool
+	withValue   bool
+}
+
+// logSlots copies a step's slots for the log (the step's buffer is reused).
+func logSlots(slots []automaton.Slot, values bool) []logSlot {
+	if len(slots) == 0 {
+		return nil
+	}
+	out := make([]logSlot, len(slots))
+	for i, sl := range slots {
+		out[i] = logSlot{name: sl.Name, kind: sl.Kind, valid: sl.Valid, withValue: values}
+		if values {
+			out[i].value = sl.Value
+		}
+	}
+	return out
+}
+
+// appendLogSlots appends ,"slots":{"name":{"valid":true[,"value":...]},...}
+// (names sorted, as steps give them), or nothing without slots.
+func appendLogSlots(b []byte, slots []logSlot) []byte {
+	if len(slots) == 0 {
+		return b
+	}
+	b = append(b, `,"slots":{`...)
+	for i, sl := range slots {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = mine.AppendJSONString(b, sl.name)
+		b = append(b, `:{"valid":`...)
+		b = strconv.AppendBool(b, sl.valid)
+		if sl.withValue {
+			b = append(b, `,"value":`...)
+			if sl.kind == automaton.SlotString {
+				b = mine.AppendJSONString(b, sl.value)
+			} else {
+				b = append(b, sl.value...) // a JSON number, true or false
+			}
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
 }

@@ -22,12 +22,15 @@ var statusCodes = []int{200, 204, 400, 401, 404, 405, 413, 500}
 // atomically.
 type metrics struct {
 	decisions [2][]atomic.Int64 // [allowed][reason index]
-	buckets   []atomic.Int64    // len(latencyBounds)+1, the last is +Inf
-	latSum    atomic.Int64      // nanoseconds
-	latCount  atomic.Int64
-	responses []atomic.Int64 // by statusCodes index
-	reloadsOK atomic.Int64
-	reloadsKO atomic.Int64
+	// generalized counts the decisions on steps along a transition the
+	// miner generalised, [allowed]
+	generalized [2]atomic.Int64
+	buckets     []atomic.Int64 // len(latencyBounds)+1, the last is +Inf
+	latSum      atomic.Int64   // nanoseconds
+	latCount    atomic.Int64
+	responses   []atomic.Int64 // by statusCodes index
+	reloadsOK   atomic.Int64
+	reloadsKO   atomic.Int64
 }
 
 func newMetrics() *metrics {
@@ -57,6 +60,9 @@ func (m *metrics) decision(d *automaton.Decision, took time.Duration) {
 		a = 1
 	}
 	m.decisions[a][reasonIndex(d.Reason)].Add(1)
+	if d.Generalized {
+		m.generalized[a].Add(1)
+	}
 	s := took.Seconds()
 	i := 0
 	for i < len(latencyBounds) && s > latencyBounds[i] {
@@ -90,6 +96,10 @@ func (m *metrics) write(b *bytes.Buffer, g *automaton.Guard, info *modelInfo, lo
 			}
 			fmt.Fprintf(b, "fsmine_guard_decisions_total{allowed=%q,reason=%q} %d\n", strconv.FormatBool(allowed == 1), reason, m.decisions[allowed][ri].Load())
 		}
+	}
+	family("fsmine_guard_generalized_steps_total", "counter", "Decisions on steps along a transition the miner generalised (no session took it), by verdict.")
+	for _, allowed := range []int{1, 0} {
+		fmt.Fprintf(b, "fsmine_guard_generalized_steps_total{allowed=%q} %d\n", strconv.FormatBool(allowed == 1), m.generalized[allowed].Load())
 	}
 	family("fsmine_guard_decision_duration_seconds", "histogram", "Time from receiving a step request to having written its answer.")
 	var cum int64

@@ -1,12 +1,17 @@
 package cmd
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
@@ -54,11 +59,11 @@ func readStepBody(r io.Reader, b []byte) ([]byte, error) {
 }
 
 // names interns the strings that step requests repeat: the model's state
-// labels and ids and its events, so that reading a step allocates no string
-// for them.
+// labels and ids and its events, and the policy's slot names, so that
+// reading a step allocates no string for them.
 type names map[string]string
 
-func newNames(m *automaton.Model) names {
+func newNames(m *automaton.Model, p *automaton.Policy) names {
 	n := make(names, 2*len(m.States)+len(m.Transitions))
 	for _, s := range m.States {
 		n[s.ID], n[s.Label] = s.ID, s.Label
@@ -66,7 +71,132 @@ func newNames(m *automaton.Model) names {
 	for _, t := range m.Transitions {
 		n[t.Event] = t.Event
 	}
+	if p != nil {
+		for _, sp := range p.Slots {
+			n[sp.Name] = sp.Name
+		}
+		for _, st := range p.States {
+			for _, sp := range st.RequiredSlots {
+				n[sp.Name] = sp.Name
+			}
+		}
+	}
 	return n
+}
+
+// slotBuffers hold a step's slots.
+var slotBuffers = sync.Pool{New: func() any { s := make([]automaton.Slot, 0, 8); return &s }}
+
+// putSlots returns a slots buffer to its pool, without the strings it held.
+func putSlots(b *[]automaton.Slot) {
+	clear(*b)
+	*b = (*b)[:0]
+	slotBuffers.Put(b)
+}
+
+// readStep reads a step body: by parseStep when it can (fast is true: the
+// strings returned do not share body's memory), else by decodeStep and
+// decodeSlots. slots, appended to buf, are sorted by name.
+func readStep(body []byte, n names, buf []automaton.Slot) (event, next string, slots []automaton.Slot, fast bool, err error) {
+	if event, next, slots, ok := parseStep(body, n, buf); ok {
+		return event, next, slots, true, nil
+	}
+	req, err := decodeStep(body)
+	if err != nil {
+		return "", "", buf, false, err
+	}
+	if slots, err = decodeSlots(req.Slots, buf); err != nil {
+		return "", "", buf, false, err
+	}
+	return *req.Event, *req.Next, slots, false, nil
+}
+
+// decodeSlots reads a step's "slots": absent, or an object whose values are
+// strings, numbers or bools, each name once. Errors name the slot.
+func decodeSlots(raw json.RawMessage, buf []automaton.Slot) ([]automaton.Slot, error) {
+	if raw == nil {
+		return buf, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return buf, fmt.Errorf("bad step body: slots: %v", err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return buf, fmt.Errorf("bad step body: slots is %s; want an object of strings, numbers and bools", tokenType(tok))
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return buf, fmt.Errorf("bad step body: slots: %v", err)
+		}
+		// the session keeps slots: clone them, lest they pin the body
+		name, _ := tok.(string)
+		name = strings.Clone(name)
+		sl := automaton.Slot{Name: name}
+		path := "slots[" + strconv.Quote(name) + "]"
+		for _, prev := range buf {
+			if prev.Name == name {
+				return buf, fmt.Errorf("bad step body: %s is given twice", path)
+			}
+		}
+		if tok, err = dec.Token(); err != nil {
+			return buf, fmt.Errorf("bad step body: %s: %v", path, err)
+		}
+		switch v := tok.(type) {
+		case string:
+			sl.Value = strings.Clone(v)
+		case json.Number:
+			sl.Value, sl.Kind = strings.Clone(v.String()), automaton.SlotNumber
+		case bool:
+			sl.Value, sl.Kind = strconv.FormatBool(v), automaton.SlotBool
+		default:
+			return buf, fmt.Errorf("bad step body: %s is %s; want a string, number or bool", path, tokenType(tok))
+		}
+		buf = append(buf, sl)
+	}
+	sortSlots(buf)
+	return buf, nil
+}
+
+func tokenType(tok json.Token) string {
+	switch tok {
+	case json.Delim('{'):
+		return "an object"
+	case json.Delim('['):
+		return "an array"
+	case nil:
+		return "null"
+	}
+	switch tok.(type) {
+	case string:
+		return "a string"
+	case json.Number, float64:
+		return "a number"
+	case bool:
+		return "a bool"
+	}
+	return fmt.Sprintf("%v", tok)
+}
+
+// sortSlots sorts a step's few slots by name, in place (insertion sort: no
+// allocation).
+func sortSlots(s []automaton.Slot) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j].Name < s[j-1].Name; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// stepSlotError words the guard's refusal of a step's slots.
+func stepSlotError(err error) string {
+	var se *automaton.SlotError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("bad step body: slots[%s]: %v", strconv.Quote(se.Name), se.Err)
+	}
+	return "bad step body: " + err.Error()
 }
 
 func (n names) get(b []byte) string {
@@ -77,13 +207,16 @@ func (n names) get(b []byte) string {
 }
 
 // parseStep reads the step body agents send, {"event": "...", "next": "..."}
-// with the keys in either order, "event" optional, white space anywhere JSON
-// allows it, and strings of printable ASCII without escapes. ok is false for
-// any other body, which decodeStep then reads in full (and explains, if it
-// is wrong): an escape, another or a repeated key, a key in other case, a
-// missing or empty "next", anything after the object. For every body it
-// accepts, it returns what decodeStep does.
-func parseStep(body []byte, n names) (event, next string, ok bool) {
+// with the keys in any order, "event" optional, white space anywhere JSON
+// allows it, and strings of printable ASCII without escapes, and with an
+// optional "slots" object whose values are such strings, numbers or bools
+// (appended to buf, sorted by name). ok is false for any other body, which
+// decodeStep then reads in full (and explains, if it is wrong): an escape,
+// another or a repeated key, a key in other case, a missing or empty
+// "next", anything after the object, a slot value of another type. For
+// every body it accepts, it returns what readStep's slow path does.
+func parseStep(body []byte, n names, buf []automaton.Slot) (event, next string, slots []automaton.Slot, ok bool) {
+	slots = buf
 	i := 0
 	space := func() {
 		for i < len(body) && (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r') {
@@ -116,41 +249,141 @@ func parseStep(body []byte, n names) (event, next string, ok bool) {
 		}
 		return false
 	}
-	if !expect('{') {
-		return "", "", false
+	// number reads a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+	number := func() ([]byte, bool) {
+		start := i
+		digits := func() bool {
+			s := i
+			for i < len(body) && body[i] >= '0' && body[i] <= '9' {
+				i++
+			}
+			return i > s
+		}
+		if i < len(body) && body[i] == '-' {
+			i++
+		}
+		if i < len(body) && body[i] == '0' {
+			i++
+		} else if !digits() {
+			return nil, false
+		}
+		if i < len(body) && body[i] == '.' {
+			i++
+			if !digits() {
+				return nil, false
+			}
+		}
+		if i < len(body) && (body[i] == 'e' || body[i] == 'E') {
+			i++
+			if i < len(body) && (body[i] == '+' || body[i] == '-') {
+				i++
+			}
+			if !digits() {
+				return nil, false
+			}
+		}
+		return body[start:i], true
 	}
-	var seenEvent, seenNext bool
+	word := func(w string) bool {
+		if len(body)-i >= len(w) && string(body[i:i+len(w)]) == w {
+			i += len(w)
+			return true
+		}
+		return false
+	}
+	// slotObject reads the "slots" object.
+	slotObject := func() bool {
+		if !expect('{') {
+			return false
+		}
+		if expect('}') {
+			return true
+		}
+		for {
+			space()
+			key, good := str()
+			if !good || !expect(':') {
+				return false
+			}
+			name := n.get(key)
+			for _, prev := range slots {
+				if prev.Name == name {
+					return false
+				}
+			}
+			sl := automaton.Slot{Name: name}
+			space()
+			switch {
+			case i < len(body) && body[i] == '"':
+				val, good := str()
+				if !good {
+					return false
+				}
+				sl.Value = string(val)
+			case word("true"):
+				sl.Value, sl.Kind = "true", automaton.SlotBool
+			case word("false"):
+				sl.Value, sl.Kind = "false", automaton.SlotBool
+			default:
+				val, good := number()
+				if !good {
+					return false
+				}
+				sl.Value, sl.Kind = string(val), automaton.SlotNumber
+			}
+			slots = append(slots, sl)
+			if expect('}') {
+				return true
+			}
+			if !expect(',') {
+				return false
+			}
+		}
+	}
+	fail := func() (string, string, []automaton.Slot, bool) { return "", "", buf[:0], false }
+	if !expect('{') {
+		return fail()
+	}
+	var seenEvent, seenNext, seenSlots bool
 	for {
 		space()
 		key, good := str()
 		if !good || !expect(':') {
-			return "", "", false
+			return fail()
 		}
 		space()
-		val, good := str()
-		if !good {
-			return "", "", false
-		}
-		switch {
-		case string(key) == "event" && !seenEvent:
-			seenEvent, event = true, n.get(val)
-		case string(key) == "next" && !seenNext && len(val) > 0:
-			seenNext, next = true, n.get(val)
-		default:
-			return "", "", false
+		if string(key) == "slots" && !seenSlots {
+			seenSlots = true
+			if !slotObject() {
+				return fail()
+			}
+		} else {
+			val, good := str()
+			if !good {
+				return fail()
+			}
+			switch {
+			case string(key) == "event" && !seenEvent:
+				seenEvent, event = true, n.get(val)
+			case string(key) == "next" && !seenNext && len(val) > 0:
+				seenNext, next = true, n.get(val)
+			default:
+				return fail()
+			}
 		}
 		if expect('}') {
 			break
 		}
 		if !expect(',') {
-			return "", "", false
+			return fail()
 		}
 	}
 	space()
 	if i != len(body) || !seenNext {
-		return "", "", false
+		return fail()
 	}
-	return event, next, true
+	sortSlots(slots)
+	return event, next, slots, true
 }
 
 // appendDecision appends d as JSON, byte for byte as json.Marshal writes it
@@ -192,6 +425,9 @@ func appendDecision(b []byte, d *automaton.Decision) []byte {
 			b = appendJSONFloat(b, m.Prob)
 			b = append(b, `,"rare":`...)
 			b = strconv.AppendBool(b, m.Rare)
+			if m.Generalized {
+				b = append(b, `,"generalized":true`...)
+			}
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -206,6 +442,33 @@ func appendDecision(b []byte, d *automaton.Decision) []byte {
 			b = appendJSONString(b, fb.Label)
 		}
 		b = append(b, '}')
+	}
+	for _, l := range []struct {
+		key   string
+		names []string
+	}{{`,"missing_slots":[`, d.MissingSlots}, {`,"invalid_slots":[`, d.InvalidSlots}} {
+		if len(l.names) == 0 {
+			continue
+		}
+		b = append(b, l.key...)
+		for i, n := range l.names {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, n)
+		}
+		b = append(b, ']')
+	}
+	if d.Condition != "" {
+		b = append(b, `,"condition":`...)
+		b = appendJSONString(b, d.Condition)
+	}
+	if d.Generalized {
+		b = append(b, `,"generalized":true`...)
+	}
+	if d.Instructions != "" {
+		b = append(b, `,"instructions":`...)
+		b = appendJSONString(b, d.Instructions)
 	}
 	return append(b, '}')
 }
@@ -246,4 +509,78 @@ func appendJSONFloat(b []byte, f float64) []byte {
 		format = 'e'
 	}
 	return strconv.AppendFloat(b, f, format, -1, 64)
+}
+
+// writeSlotPolicy writes, for serve --check, how the guard treats
+// generalised transitions and the policy's slots, states and rules.
+func writeSlotPolicy(b *bytes.Buffer, m *automaton.Model, p *automaton.Policy) {
+	gen := 0
+	for _, t := range m.Transitions {
+		if t.Generalized != "" {
+			gen++
+		}
+	}
+	verdict := "allowed and marked"
+	if p.Generalized == automaton.GeneralizedDeny {
+		verdict = "denied"
+	}
+	fmt.Fprintf(b, "generalized %s: %s\n", countNoun(gen, "transition"), verdict)
+	declared := make(map[string]bool)
+	for _, sp := range p.Slots {
+		declared[sp.Name] = true
+	}
+	keys := make([]string, 0, len(p.States))
+	for k, st := range p.States {
+		keys = append(keys, k)
+		for _, sp := range st.RequiredSlots {
+			declared[sp.Name] = true
+		}
+	}
+	sort.Strings(keys)
+	names := make([]string, 0, len(declared))
+	for n := range declared {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(b, "slots    %d", len(names))
+	if len(names) > 0 {
+		fmt.Fprintf(b, ": %s", strings.Join(names, ", "))
+	}
+	fmt.Fprintf(b, "\nstates   %d\n", len(keys))
+	for _, k := range keys {
+		st := p.States[k]
+		fmt.Fprintf(b, "  %s", k)
+		for i, sp := range st.RequiredSlots {
+			sep := ", "
+			if i == 0 {
+				sep = "  requires "
+			}
+			b.WriteString(sep + sp.Name)
+			if sp.Pattern != "" {
+				fmt.Fprintf(b, " ~ %s", sp.Pattern)
+			}
+		}
+		if st.Instructions != "" {
+			fmt.Fprintf(b, "  instructions: %d bytes", len(st.Instructions))
+		}
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(b, "rules    %d\n", len(p.Transitions))
+	for _, r := range p.Transitions {
+		ev := "*"
+		if r.Event != nil {
+			ev = *r.Event
+		}
+		fmt.Fprintf(b, "  %s -[%s]-> %s", r.From, ev, r.To)
+		if r.Keep != nil {
+			fmt.Fprintf(b, "  keep %s", strings.Join(r.Keep, ", "))
+		}
+		if r.Clear != nil {
+			fmt.Fprintf(b, "  clear %s", strings.Join(r.Clear, ", "))
+		}
+		if len(r.When) > 0 {
+			fmt.Fprintf(b, "  %s", countNoun(len(r.When), "condition"))
+		}
+		b.WriteByte('\n')
+	}
 }

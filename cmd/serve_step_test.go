@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/goccy/go-json"
@@ -28,6 +29,9 @@ func TestAppendDecision(t *testing.T) {
 		{"fallback without label", automaton.Decision{Fallback: &automaton.Fallback{To: "s9"}}},
 		{"strings to escape", automaton.Decision{Session: "a\"b\\c\n\t\x01\b\f<x>&y\u2028é\xff", State: "<&>", Label: "Q&A",
 			NextMoves: []automaton.MoveOption{{Event: "a&b", To: "<s>", Label: "\x7f"}}}},
+		{"slots and instructions", automaton.Decision{Session: "s3", Reason: automaton.ReasonMissingSlot, MissingSlots: []string{"order_id", "a<b"}, InvalidSlots: []string{"reason"},
+			Condition: `transitions[0].when[1]: slot "x" matches "^a&b$"`, Generalized: true, Instructions: "Confirm the return.\n<b>now</b>",
+			NextMoves: []automaton.MoveOption{{Event: "ok", To: "s4", Generalized: true}}}},
 		{"floats", automaton.Decision{Prob: 1e-7, NextMoves: []automaton.MoveOption{
 			{Prob: 0.1}, {Prob: 1.0 / 3}, {Prob: 1e21}, {Prob: 123456789.125}, {Prob: -0.000001}, {Prob: math.SmallestNonzeroFloat64}}}},
 	}
@@ -45,19 +49,29 @@ func TestAppendDecision(t *testing.T) {
 }
 
 // checkParseStep fails when parseStep accepts body and reads it otherwise
-// than decodeStep does.
+// than the slow path (decodeStep and decodeSlots) does.
 func checkParseStep(t *testing.T, body string) (accepted bool) {
 	t.Helper()
-	event, next, ok := parseStep([]byte(body), names{})
+	event, next, slots, ok := parseStep([]byte(body), names{}, nil)
 	if !ok {
+		if len(slots) != 0 {
+			t.Fatalf("parseStep(%q) refused the body but returned slots %v", body, slots)
+		}
 		return false
 	}
 	req, err := decodeStep([]byte(body))
 	if err != nil {
 		t.Fatalf("parseStep(%q) accepted what decodeStep refuses: %v", body, err)
 	}
+	want, err := decodeSlots(req.Slots, nil)
+	if err != nil {
+		t.Fatalf("parseStep(%q) accepted slots decodeSlots refuses: %v", body, err)
+	}
 	if event != *req.Event || next != *req.Next {
 		t.Fatalf("parseStep(%q) = %q, %q; decodeStep reads %q, %q", body, event, next, *req.Event, *req.Next)
+	}
+	if len(slots) != len(want) || len(slots) > 0 && !reflect.DeepEqual(slots, want) {
+		t.Fatalf("parseStep(%q) slots = %+v; decodeSlots reads %+v", body, slots, want)
 	}
 	return true
 }
@@ -87,6 +101,25 @@ func TestParseStep(t *testing.T) {
 		{`{"next":"a",}`, false},
 		{`{"next":"a"`, false},
 		{`["next","a"]`, false},
+		{`{"next":"a","slots":{}}`, true},
+		{`{"slots":{"order_id":"AB12345678","qty":2,"gift":false,"ok":true},"next":"a","event":"x"}`, true},
+		{`{"next":"a","slots":{"n":-0.5e+3,"m":0,"k":10.25,"j":1E9}}`, true},
+		{`{"next":"a","slots":{ "b" : "x" , "a" : "y" }}`, true},
+		{`{"next":"a","slots":{"n":01}}`, false},
+		{`{"next":"a","slots":{"n":1.}}`, false},
+		{`{"next":"a","slots":{"n":-}}`, false},
+		{`{"next":"a","slots":{"n":.5}}`, false},
+		{`{"next":"a","slots":{"n":1e}}`, false},
+		{`{"next":"a","slots":{"n":null}}`, false},
+		{`{"next":"a","slots":{"n":{}}}`, false},
+		{`{"next":"a","slots":{"n":[]}}`, false},
+		{`{"next":"a","slots":{"n":tru}}`, false},
+		{`{"next":"a","slots":{"n":"x","n":"y"}}`, false},
+		{`{"next":"a","slots":{"n":"\u00e9"}}`, false},
+		{`{"next":"a","slots":{"n":"x",}}`, false},
+		{`{"next":"a","slots":{},"slots":{}}`, false},
+		{`{"next":"a","slots":null}`, false},
+		{`{"next":"a","slots":"x"}`, false},
 	}
 	for _, tt := range tests {
 		if got := checkParseStep(t, tt.body); got != tt.accept {
@@ -96,16 +129,18 @@ func TestParseStep(t *testing.T) {
 }
 
 func TestParseStepInterns(t *testing.T) {
-	n := names{"get_order_details": "get_order_details", "ok": "ok"}
-	body := []byte(`{"event":"ok","next":"get_order_details"}`)
-	allocs := testing.AllocsPerRun(100, func() { parseStep(body, n) })
+	n := names{"get_order_details": "get_order_details", "ok": "ok", "gift": "gift"}
+	body := []byte(`{"event":"ok","next":"get_order_details","slots":{"gift":true}}`)
+	buf := make([]automaton.Slot, 0, 4)
+	allocs := testing.AllocsPerRun(100, func() { parseStep(body, n, buf) })
 	if allocs != 0 {
 		t.Errorf("parseStep of known names: %v allocations, want 0", allocs)
 	}
 }
 
 func FuzzParseStep(f *testing.F) {
-	for _, s := range []string{`{"event":"ok","next":"get_order_details"}`, `{"next":"a"}`, ` {"next" :"a","event":""} `, `{"next":"a","next":"b"}`, `{"next":"\u00e9"}`} {
+	for _, s := range []string{`{"event":"ok","next":"get_order_details"}`, `{"next":"a"}`, ` {"next" :"a","event":""} `, `{"next":"a","next":"b"}`, `{"next":"\u00e9"}`,
+		`{"next":"a","slots":{"x":"y","n":-1.5e3,"b":true}}`, `{"next":"a","slots":{"x":1,"x":2}}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {

@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
@@ -28,6 +29,17 @@ import (
 // move it made is not in the mined model; it runs away when it is still going
 // after 60 moves.
 //
+// The slots rows add a third drift: the agent skips collecting a slot the
+// task needs. Leaving lookup_order for check_eligibility needs a valid
+// order id (the agent sends none with p 0.2, a malformed one with p 0.1),
+// leaving collect_return_reason needs the reason (none with p 0.25); a
+// session that leaves either without it does not complete the task. The
+// guard with slots (slotsPolicy: the same policy plus a required slot and a
+// rule condition) denies such a move; the agent then asks the customer and
+// sends the move again, with the slot right with p 0.9 each time. "with the
+// guard, no slot rules" is the first guard facing that agent: it does not
+// see the slots.
+//
 // Run with -v for the table the README quotes.
 func TestGuardSimulation(t *testing.T) {
 	truth, rules := returnsTruthAndRules(t)
@@ -37,9 +49,13 @@ func TestGuardSimulation(t *testing.T) {
 	}
 	policy := &automaton.Policy{Watchdog: &automaton.Watchdog{MaxTurns: 4,
 		Fallback: &automaton.Fallback{Event: "stuck", To: "escalate_to_human"}}}
+	withSlots, err := automaton.ReadPolicy(strings.NewReader(slotsPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
 	const sessions = 5000
-	type outcome struct{ complete, escalated, left, runaway, denied int }
-	run := func(guarded bool) outcome {
+	type outcome struct{ complete, escalated, left, runaway, denied, generalized int }
+	run := func(guarded bool, policy *automaton.Policy, skipsSlots bool) outcome {
 		g, err := automaton.NewGuard(m, policy, automaton.GuardOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -47,7 +63,11 @@ func TestGuardSimulation(t *testing.T) {
 		rng := rand.New(rand.NewPCG(42, 42))
 		var o outcome
 		for s := 0; s < sessions; s++ {
-			r := simulateSession(truth, m, g, guarded, rng, fmt.Sprint("s", s))
+			var agent *slotAgent
+			if skipsSlots {
+				agent = &slotAgent{have: make(map[string]bool), send: policy.Slots != nil, ok: true}
+			}
+			r := simulateSession(truth, m, g, guarded, agent, rng, fmt.Sprint("s", s))
 			if r.complete {
 				o.complete++
 			}
@@ -64,18 +84,35 @@ func TestGuardSimulation(t *testing.T) {
 				t.Fatalf("session %d: the guard refused a move it had offered", s)
 			}
 			o.denied += r.denied
+			o.generalized += r.generalized
 		}
 		return o
 	}
-	without, with := run(false), run(true)
+	without, with := run(false, policy, false), run(true, policy, false)
+	slotsWithout, slotsPlain, slotsWith := run(false, policy, true), run(true, policy, true), run(true, withSlots, true)
 	pct := func(n int) float64 { return 100 * float64(n) / sessions }
-	t.Logf("simulation, %d sessions of a drifting agent on the returns flow", sessions)
-	t.Logf("%-14s %10s %10s %12s %10s %8s", "", "complete", "escalated", "left the map", "runaway", "denied")
+	gen := 0
+	for _, tr := range m.Transitions {
+		if tr.Generalized != "" {
+			gen++
+		}
+	}
+	t.Logf("simulation, %d sessions of a drifting agent on the returns flow; the mined model has %d transitions, %d of them generalised", sessions, len(m.Transitions), gen)
+	t.Logf("%-38s %10s %10s %12s %10s %8s", "", "complete", "escalated", "left the map", "runaway", "denied")
 	for _, row := range []struct {
 		name string
 		o    outcome
-	}{{"without guard", without}, {"with guard", with}} {
-		t.Logf("%-14s %9.1f%% %9.1f%% %11.1f%% %9.1f%% %8d", row.name, pct(row.o.complete), pct(row.o.escalated), pct(row.o.left), pct(row.o.runaway), row.o.denied)
+	}{{"without guard", without}, {"with guard", with},
+		{"skips slots: without guard", slotsWithout}, {"skips slots: with guard, no slot rules", slotsPlain}, {"skips slots: guard with slots", slotsWith}} {
+		t.Logf("%-38s %9.1f%% %9.1f%% %11.1f%% %9.1f%% %8d", row.name, pct(row.o.complete), pct(row.o.escalated), pct(row.o.left), pct(row.o.runaway), row.o.denied)
+	}
+	t.Logf("steps the guards allowed along generalised transitions: %d, %d, %d", with.generalized, slotsPlain.generalized, slotsWith.generalized)
+	if slotsWith.left != 0 || slotsWith.runaway != 0 {
+		t.Errorf("with the slots guard %d sessions left the map and %d ran away, want none", slotsWith.left, slotsWith.runaway)
+	}
+	if slotsWith.complete <= slotsWithout.complete || slotsWith.complete <= slotsPlain.complete {
+		t.Errorf("the agent that skips slots completes %d sessions with the slots guard, %d without a guard, %d with the plain guard: want most with the slots guard",
+			slotsWith.complete, slotsWithout.complete, slotsPlain.complete)
 	}
 	if with.left != 0 || with.runaway != 0 {
 		t.Errorf("with the guard %d sessions left the map and %d ran away, want none", with.left, with.runaway)
@@ -88,16 +125,95 @@ func TestGuardSimulation(t *testing.T) {
 	}
 }
 
+// slotsPolicy is the simulation's policy with slots: the watchdog of the
+// plain one, the order id a condition of finding the order, the reason
+// required to leave collect_return_reason.
+const slotsPolicy = `{
+  "watchdog": {"max_turns": 4, "fallback": {"event": "stuck", "to": "escalate_to_human"}},
+  "slots": [{"name": "order_id", "pattern": "^[A-Z]{2}[0-9]{8}$"}],
+  "states": {
+    "collect_return_reason": {"required_slots": [{"name": "reason"}], "instructions": "Ask why the customer returns the item."},
+    "lookup_order": {"instructions": "Ask for the order id (two letters, eight digits) and look the order up."}
+  },
+  "transitions": [
+    {"from": "lookup_order", "event": "found", "to": "check_eligibility", "when": [{"slot": "order_id", "matches": "^[A-Z]{2}[0-9]{8}$"}]}
+  ]
+}`
+
+// slotAgent is the drifting agent's handling of slots in the slots rows.
+type slotAgent struct {
+	have map[string]bool // slots collected right
+	send bool            // the guard knows slots: send them
+	ok   bool            // no move left a state without the slot the task needs
+}
+
+// need names the slot the task needs for the move out of cur to label.
+func (a *slotAgent) need(cur, ev, label string) string {
+	switch {
+	case cur == "lookup_order" && ev == "found" && label == "check_eligibility":
+		return "order_id"
+	case cur == "collect_return_reason" && label != "collect_return_reason":
+		return "reason"
+	}
+	return ""
+}
+
+func (a *slotAgent) value(name string) string {
+	if name == "order_id" {
+		return "AB12345678"
+	}
+	return "damaged"
+}
+
+// carry returns the slots the agent sends with a move, drifting: a slot not
+// yet collected is skipped or (the order id) malformed.
+func (a *slotAgent) carry(cur, ev, label string, rng *rand.Rand) []automaton.Slot {
+	if a == nil {
+		return nil
+	}
+	name := a.need(cur, ev, label)
+	if name == "" || a.have[name] {
+		return nil
+	}
+	skip, bad := 0.25, 0.0
+	if name == "order_id" {
+		skip, bad = 0.2, 0.1
+	}
+	switch x := rng.Float64(); {
+	case x < skip:
+		return nil
+	case x < skip+bad:
+		return []automaton.Slot{{Name: name, Value: "order 4711"}}
+	}
+	return []automaton.Slot{{Name: name, Value: a.value(name)}}
+}
+
+// took records a move the agent made with slots.
+func (a *slotAgent) took(cur, ev, label string, slots []automaton.Slot) {
+	if a == nil {
+		return
+	}
+	for _, sl := range slots {
+		if sl.Value == a.value(sl.Name) {
+			a.have[sl.Name] = true
+		}
+	}
+	if name := a.need(cur, ev, label); name != "" && !a.have[name] {
+		a.ok = false
+	}
+}
+
 type simResult struct {
 	complete, escalated, left, runaway bool
 	refusedAdvice                      bool // the guard denied a move it had just offered
 	denied                             int
+	generalized                        int // steps allowed along a generalised transition
 }
 
 // simulateSession runs one session of the drifting agent. The agent knows
 // where it is in the truth (ts); the mined model's walk (ms) tells whether
 // it is still on the map.
-func simulateSession(truth, m *automaton.Model, g *automaton.Guard, guarded bool, rng *rand.Rand, id string) simResult {
+func simulateSession(truth, m *automaton.Model, g *automaton.Guard, guarded bool, agent *slotAgent, rng *rand.Rand, id string) simResult {
 	var r simResult
 	ts := automaton.StartID
 	ms := automaton.StartID // "" once off the map
@@ -134,8 +250,12 @@ func simulateSession(truth, m *automaton.Model, g *automaton.Guard, guarded bool
 		case ts != automaton.StartID && label != automaton.EndID && rng.Float64() < 0.04:
 			ev, label, nextTS = "off_topic", "chitchat", ""
 		}
+		slots := agent.carry(cur, ev, label, rng)
 		if guarded {
-			d := g.Step(id, ev, label)
+			d := propose(g, id, agent, cur, ev, label, &slots, rng, &r)
+			if d.Allowed && d.Generalized {
+				r.generalized++
+			}
 			if !d.Allowed {
 				r.denied++
 				switch {
@@ -148,7 +268,18 @@ func simulateSession(truth, m *automaton.Model, g *automaton.Guard, guarded bool
 					continue // a stuck agent proposes the retry again; the watchdog acts
 				case len(d.NextMoves) > 0:
 					ev, label = d.NextMoves[0].Event, d.NextMoves[0].Label
-					if !g.Step(id, ev, label).Allowed {
+					slots = agent.carry(cur, ev, label, rng)
+					d = propose(g, id, agent, cur, ev, label, &slots, rng, &r)
+					if d.Allowed && d.Generalized {
+						r.generalized++
+					}
+					if !d.Allowed && d.Fallback != nil && agent != nil {
+						// asking for a slot took too long: the watchdog
+						r.denied++
+						ms, ts = d.State, "escalate_to_human"
+						continue
+					}
+					if !d.Allowed {
 						r.refusedAdvice = true
 						return r
 					}
@@ -162,9 +293,10 @@ func simulateSession(truth, m *automaton.Model, g *automaton.Guard, guarded bool
 				}
 			}
 		}
+		agent.took(cur, ev, label, slots)
 		if label == automaton.EndID {
 			step(ev, label, automaton.EndID)
-			r.complete = truthOK && cur == "close"
+			r.complete = truthOK && cur == "close" && (agent == nil || agent.ok)
 			r.escalated = cur == "escalate_to_human"
 			if guarded {
 				g.End(id)
@@ -184,6 +316,32 @@ func simulateSession(truth, m *automaton.Model, g *automaton.Guard, guarded bool
 			continue
 		}
 		step(ev, label, nextTS)
+	}
+}
+
+// propose sends the agent's move to the guard. A move denied for its slots
+// is sent again after the agent asked the customer, who gives the slot right
+// with p 0.9 each time, until the guard allows it or something else (the
+// watchdog) answers.
+func propose(g *automaton.Guard, id string, agent *slotAgent, cur, ev, label string, slots *[]automaton.Slot, rng *rand.Rand, r *simResult) automaton.Decision {
+	if agent == nil || !agent.send {
+		return g.Step(id, ev, label)
+	}
+	for {
+		d, err := g.StepSlots(id, ev, label, *slots)
+		if err != nil {
+			panic(err) // the simulation's slots are the policy's
+		}
+		switch d.Reason {
+		case automaton.ReasonMissingSlot, automaton.ReasonInvalidSlot, automaton.ReasonCondition:
+		default:
+			return d
+		}
+		r.denied++
+		if rng.Float64() < 0.9 {
+			name := agent.need(cur, ev, label)
+			*slots = []automaton.Slot{{Name: name, Value: agent.value(name)}}
+		}
 	}
 }
 

@@ -22,7 +22,7 @@ func init() { register(newStatsCmd) }
 
 // statsDefaultMeasures are the numeric record fields stats reports per state
 // when the records carry them.
-var statsDefaultMeasures = []string{"tokens.prompt", "tokens.completion", "duration_ms"}
+var statsDefaultMeasures = []string{"tokens.prompt", "tokens.completion", "cost", "duration_ms"}
 
 type statsOptions struct {
 	model    string
@@ -92,10 +92,8 @@ func runStats(_ context.Context, opts *statsOptions, streams IO) error {
 	if opts.top < 0 {
 		return usagef("--top must be 0 or more, got %d", opts.top)
 	}
-	for _, p := range opts.measures {
-		if p == "" || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
-			return usagef("--measure %q: want a dotted field path such as tokens.prompt", p)
-		}
+	if err := checkMeasurePaths(opts.measures); err != nil {
+		return err
 	}
 	var r *statsReport
 	if len(opts.inputs) == 0 {
@@ -106,7 +104,7 @@ func runStats(_ context.Context, opts *statsOptions, streams IO) error {
 		r = modelStats(m)
 	} else {
 		var err error
-		if r, err = statsFromLogs(opts, streams.In, streams); err != nil {
+		if r, err = statsFromLogs(opts, streams); err != nil {
 			return err
 		}
 	}
@@ -125,31 +123,52 @@ func runStats(_ context.Context, opts *statsOptions, streams IO) error {
 	return out.Flush()
 }
 
+// checkMeasurePaths checks --measure values.
+func checkMeasurePaths(paths []string) error {
+	for _, p := range paths {
+		if p == "" || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
+			return usagef("--measure %q: want a dotted field path such as tokens.prompt", p)
+		}
+	}
+	return nil
+}
+
 // statsFromLogs reads the logs for the model and replays them.
-func statsFromLogs(opts *statsOptions, stdin io.Reader, streams IO) (*statsReport, error) {
+func statsFromLogs(opts *statsOptions, streams IO) (*statsReport, error) {
+	m, lg, ms, err := measuredLogs(opts.model, opts.inputs, &opts.logs, opts.measures, streams)
+	if err != nil {
+		return nil, err
+	}
+	return logStats(m, lg, ms), nil
+}
+
+// measuredLogs loads the model, reads the logs for it holding every
+// session, and measures the record fields at paths per visit.
+func measuredLogs(model string, args []string, lf *logFlags, paths []string, streams IO) (*automaton.Model, *mine.Log, *mine.Measures, error) {
 	// Measure reads the logs a second time: hold standard input.
+	stdin := streams.In
 	var data []byte
-	if slices.Contains(opts.inputs, "-") {
+	if slices.Contains(args, "-") {
 		var err error
 		if data, err = io.ReadAll(stdin); err != nil {
-			return nil, fmt.Errorf("reading standard input: %w", err)
+			return nil, nil, nil, fmt.Errorf("reading standard input: %w", err)
 		}
 		stdin = bytes.NewReader(data)
 	}
-	m, lg, inputs, ropt, err := readModelLogs(opts.model, opts.inputs, &opts.logs, stdin, streams)
+	m, lg, inputs, ropt, err := readModelLogs(model, args, lf, stdin, streams)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	for i := range inputs {
 		if inputs[i].Name == "-" {
 			inputs[i].Open = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
 		}
 	}
-	ms, err := mine.Measure(inputs, ropt, lg, opts.measures)
+	ms, err := mine.Measure(inputs, ropt, lg, paths)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	return logStats(m, lg, ms), nil
+	return m, lg, ms, nil
 }
 
 // statsReport is the --format json object.
@@ -185,6 +204,9 @@ type statsState struct {
 	DwellMS  *automaton.Dwell   `json:"dwell_ms"`
 	Ends     []statsEnd         `json:"ends"`
 	Measures map[string]*statsQ `json:"measures,omitempty"`
+	// Examples are sessions the model was mined from that visited the
+	// state (see fsmine build --examples).
+	Examples []exampleRef `json:"examples,omitempty"`
 }
 
 // statsEnd is the share of the sessions passing through a state that end in
@@ -211,6 +233,8 @@ type statsBack struct {
 	To       string `json:"to"`
 	Count    int    `json:"count"`
 	Sessions int    `json:"sessions"`
+	// Examples are sessions the model was mined from that took the edge.
+	Examples []exampleRef `json:"examples,omitempty"`
 }
 
 type statsLoop struct {
@@ -275,6 +299,7 @@ func modelStats(m *automaton.Model) *statsReport {
 	for _, l := range m.Loops {
 		r.Loops = append(r.Loops, statsLoop{States: l.States, Count: l.Count, Sessions: l.Sessions, MaxIterations: l.MaxIterations, P95Iterations: l.P95Iterations})
 	}
+	r.addExamples()
 	r.sort()
 	return r
 }
@@ -436,8 +461,27 @@ func logStats(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *statsReport 
 		}
 		r.Loops = append(r.Loops, sl)
 	}
+	r.addExamples()
 	r.sort()
 	return r
+}
+
+// addExamples gives the states and back edges the model's example sessions.
+func (r *statsReport) addExamples() {
+	for i := range r.States {
+		if s := r.m.State(r.States[i].ID); s != nil {
+			r.States[i].Examples = exampleRefs(r.m, s.Examples)
+		}
+	}
+	for i := range r.BackEdges {
+		e := &r.BackEdges[i]
+		for _, t := range r.m.Out(e.From) {
+			if t.Event == e.Event && t.To == e.To {
+				e.Examples = transitionExamples(r.m, t)
+				break
+			}
+		}
+	}
 }
 
 // endList turns end-state counts into shares of total, most frequent first.
@@ -552,6 +596,18 @@ func (r *statsReport) text(w io.Writer) error {
 			rows = append(rows, row)
 		}
 		writeTable(&b, rows, right)
+	}
+
+	var ex [][]string
+	for _, s := range r.States {
+		if len(s.Examples) > 0 {
+			ex = append(ex, []string{"  " + idText(s.ID), examplesText(s.Examples)})
+		}
+	}
+	if len(ex) > 0 {
+		p("\nexample sessions, by state\n")
+		writeTable(&b, ex, nil)
+		b.WriteString(linkLine(m))
 	}
 
 	p("\nhottest back edges")

@@ -80,6 +80,9 @@ func (b *builder) model() *automaton.Model {
 			Sessions: b.sessions[st],
 		}
 		s.DwellMS = b.dwell[st].dwell()
+		if b.stateEx != nil {
+			s.Examples = exampleIDs(b.stateEx[st])
+		}
 		if b.gen != nil && s.ID != automaton.StartID && s.ID != automaton.EndID {
 			s.MaxRun = b.maxRun[d.label[st]]
 		}
@@ -92,6 +95,7 @@ func (b *builder) model() *automaton.Model {
 		m.Transitions = append(m.Transitions, automaton.Transition{
 			From: ids[k.from], Event: lg.names[k.mv.event()], To: ids[t.to],
 			Count: t.count, Sessions: t.sessions, Prob: round6(p), Rare: rare, BackEdge: back[k],
+			Examples: exampleIDs(b.transEx[k]),
 		})
 	}
 	gkeys := make([]dkey, 0, len(b.gen))
@@ -109,6 +113,7 @@ func (b *builder) model() *automaton.Model {
 			BackEdge: isBack, Generalized: g.kind,
 		})
 	}
+	m.Params.Examples = b.opt.Examples
 	if b.opt.Generalize != "" && b.opt.Generalize != GeneralizeNone {
 		m.Params.Generalize = b.opt.Generalize
 	}

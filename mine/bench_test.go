@@ -85,17 +85,19 @@ func BenchmarkBuild(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, merge := range Merges {
-		b.Run("merge="+merge, func(b *testing.B) {
-			o := DefaultOptions()
-			o.Merge = merge
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				if _, err := Build(lg, o); err != nil {
-					b.Fatal(err)
+		for _, examples := range []int{0, DefaultExamples} {
+			b.Run(fmt.Sprintf("merge=%s/examples=%d", merge, examples), func(b *testing.B) {
+				o := DefaultOptions()
+				o.Merge, o.Examples = merge, examples
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if _, err := Build(lg, o); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-		})
+				b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			})
+		}
 	}
 }
 
@@ -148,4 +150,60 @@ func diverseLog(sessions int) []byte {
 		}
 	}
 	return buf.Bytes()
+}
+
+// BenchmarkExamplesCost times what --examples adds to Build, apart from the
+// merge it does not touch: tallying the sessions (keeping example ids at
+// each distinct path) and walking the variants through the automaton
+// (gathering them per state and transition), on the log of BenchmarkBuild.
+func BenchmarkExamplesCost(b *testing.B) {
+	data, events := benchLog(100000)
+	lg, err := Read(benchInput(data), ReadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, examples := range []int{0, DefaultExamples} {
+		b.Run(fmt.Sprintf("examples=%d", examples), func(b *testing.B) {
+			o := DefaultOptions()
+			o.Merge, o.Examples = MergeLabel, examples
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				bd := &builder{lg: lg, opt: o}
+				bd.startLabel = lg.intern("__start__")
+				bd.variants()
+				bd.d = learnLabel(bd.vars, bd.startLabel)
+				if err := bd.walk(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+	// The gathering alone, from a tally that kept its examples.
+	o := DefaultOptions()
+	o.Merge = MergeLabel
+	bd := &builder{lg: lg, opt: o}
+	bd.startLabel = lg.intern("__start__")
+	bd.variants()
+	bd.d = learnLabel(bd.vars, bd.startLabel)
+	t := bd.tally
+	state := make([]int32, len(t.nodes))
+	for n := 1; n < len(t.nodes); n++ {
+		state[n] = bd.d.next[dkey{state[t.nodes[n].parent], t.nodes[n].mv}]
+	}
+	// The tally alone, keeping examples or not.
+	for _, keep := range []int{0, DefaultExamples} {
+		b.Run(fmt.Sprintf("part=tally/examples=%d", keep), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				lg.tallySessions(keep)
+			}
+		})
+	}
+	b.Run(fmt.Sprintf("part=gather/nodes=%d", len(t.nodes)), func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			t.examples(state, len(bd.d.label), DefaultExamples)
+		}
+	})
 }

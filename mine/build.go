@@ -38,6 +38,9 @@ type Options struct {
 	// paths the sessions took, each only where a test on the log supports
 	// it: GeneralizeNone, or GeneralizeAuto (see generalize.go).
 	Generalize string
+	// Examples is how many example session ids the model keeps per state
+	// and per transition, from 0 (none) to MaxExamples (see examples.go).
+	Examples int
 }
 
 // Generalisation settings.
@@ -51,7 +54,7 @@ var Generalizes = []string{GeneralizeNone, GeneralizeAuto}
 
 // DefaultOptions are the options fsmine build uses when given none.
 func DefaultOptions() Options {
-	return Options{Merge: MergeAlergia, Alpha: 0.01, RareRatio: 0.05, TopVariants: 10, Generalize: GeneralizeAuto}
+	return Options{Merge: MergeAlergia, Alpha: 0.01, RareRatio: 0.05, TopVariants: 10, Generalize: GeneralizeAuto, Examples: DefaultExamples}
 }
 
 // ErrNoSessions is returned by Build for a log without any session.
@@ -63,6 +66,9 @@ var ErrNoSessions = errors.New("no sessions in the input")
 // loop iterations. The model's Source and Params are filled from the log and
 // options; Version, Parent, Created and Generator are the caller's.
 func Build(lg *Log, opt Options) (*automaton.Model, error) {
+	if opt.Examples < 0 || opt.Examples > MaxExamples {
+		return nil, fmt.Errorf("examples %d: want 0 to %d", opt.Examples, MaxExamples)
+	}
 	b := &builder{lg: lg, opt: opt}
 	b.startLabel = lg.intern(automaton.StartID)
 	b.variants()
@@ -112,6 +118,8 @@ type builder struct {
 	gen      map[dkey]genEdge // generalised transitions (see generalize.go)
 	maxRun   map[uint32]int   // per label: most visits in a row, when generalising
 	detour   map[uint32]bool  // name ids of detour events
+	stateEx  [][]example      // per state: example sessions (Options.Examples)
+	transEx  map[dkey][]example
 }
 
 type tstat struct {
@@ -146,7 +154,7 @@ func (b *builder) lessMove(x, y move) bool {
 func (b *builder) variants() {
 	b.tally = b.lg.tally
 	if b.tally == nil {
-		b.tally = b.lg.tallySessions()
+		b.tally = b.lg.tallySessions(b.opt.Examples)
 	}
 	b.rankNames()
 	b.vars = b.tally.variants()
@@ -218,6 +226,9 @@ func (b *builder) walk() error {
 		tn := &t.nodes[n]
 		state[n] = d.next[dkey{state[tn.parent], tn.mv}]
 		b.dwell[state[n]].merge(&tn.dwell)
+	}
+	if b.opt.Examples > 0 {
+		b.stateEx, b.transEx = t.examples(state, n, b.opt.Examples)
 	}
 	return nil
 }

@@ -188,7 +188,7 @@ func (lg *Log) newShards(n int) {
 		}
 		if lg.Streamed {
 			if lg.each == nil {
-				sh.tally = newTally(lg)
+				sh.tally = newTally(lg, MaxExamples)
 			}
 			sh.closed = map[uint64]struct{}{}
 			sh.seed = maphash.MakeSeed()
@@ -203,7 +203,7 @@ func (lg *Log) newShards(n int) {
 func (lg *Log) stream(window int, each func(*Log, *Session)) {
 	lg.Streamed = true
 	if lg.each = each; each == nil {
-		lg.tally = newTally(lg)
+		lg.tally = newTally(lg, MaxExamples)
 	}
 	lg.window = uint32(min(max(window, 1), math.MaxUint32/2))
 }
@@ -280,7 +280,7 @@ func (sh *shard) sweep(pos uint32, all bool) {
 			lg.each(lg, &Session{ID: o.id, Visits: vs})
 			lg.mu.Unlock()
 		default:
-			sh.tally.add(vs)
+			sh.tally.add(o.id, vs)
 		}
 		sh.closed[maphash.String(sh.seed, o.id)] = struct{}{}
 		delete(sh.bySess, o.id)
@@ -524,6 +524,9 @@ func (t *tally) merge(u *tally) {
 			tn.ended += un.ended
 		}
 		tn.dwell.merge(&un.dwell)
+		if len(un.ex) > 0 {
+			tn.ex = mergeExamples(tn.ex, un.ex, t.keep)
+		}
 	}
 	t.sessions += u.sessions
 	t.events += u.events

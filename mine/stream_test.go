@@ -59,14 +59,26 @@ func TestStreamSameModel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ins := tt.inputs(t)
-			want := modelBytes(t, ins, ReadOptions{Rules: tt.rules})
+			held, err := Read(ins, ReadOptions{Rules: tt.rules})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The streaming tally keeps MaxExamples per path whatever Build
+			// asks for: every count must give the held read's bytes.
+			examples := []int{0, 1, DefaultExamples, MaxExamples}
+			want := make([][]byte, len(examples))
+			for i, n := range examples {
+				want[i] = buildBytesWith(t, held, n)
+			}
 			for _, window := range []int{1, 1000, DefaultWindow} {
 				lg, err := Read(ins, ReadOptions{Rules: tt.rules, Stream: true, Window: window})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := buildBytes(t, lg); !bytes.Equal(got, want) {
-					t.Errorf("window %d: streamed model differs from the whole read's (reread %q)", window, lg.Reread)
+				for i, n := range examples {
+					if got := buildBytesWith(t, lg, n); !bytes.Equal(got, want[i]) {
+						t.Errorf("window %d, examples %d: streamed model differs from the whole read's (reread %q)", window, n, lg.Reread)
+					}
 				}
 				if reread := lg.Reread != ""; reread != (window < tt.rereadBelow) {
 					t.Errorf("window %d: reread %q", window, lg.Reread)
@@ -83,18 +95,18 @@ func memInput(name, data string) Input {
 	return Input{Name: name, Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(data)), nil }}
 }
 
-func modelBytes(t *testing.T, ins []Input, ropt ReadOptions) []byte {
-	t.Helper()
-	lg, err := Read(ins, ropt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buildBytes(t, lg)
-}
-
 func buildBytes(t *testing.T, lg *Log) []byte {
 	t.Helper()
-	m, err := Build(lg, DefaultOptions())
+	return buildBytesWith(t, lg, DefaultExamples)
+}
+
+// buildBytesWith builds with the default options but for the number of
+// example sessions.
+func buildBytesWith(t *testing.T, lg *Log, examples int) []byte {
+	t.Helper()
+	opt := DefaultOptions()
+	opt.Examples = examples
+	m, err := Build(lg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

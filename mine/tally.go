@@ -21,6 +21,7 @@ type tally struct {
 	ends              []int32 // the nodes entered by a move into the end
 	sessions          int
 	events            int
+	keep              int // example sessions kept per end node (see examples)
 }
 
 type tallyNode struct {
@@ -28,26 +29,31 @@ type tallyNode struct {
 	mv     move
 	ended  int // sessions that end here (a node entered by a move into the end)
 	dwell  dwellHist
+	ex     []example // at an end node: the first keep sessions ending here, by exampleCmp
 }
 
-func newTally(lg *Log) *tally {
+// newTally makes an empty tally that keeps up to keep example sessions per
+// distinct path.
+func newTally(lg *Log, keep int) *tally {
 	return &tally{
 		noEvent: lg.intern(""), endLabel: lg.intern(automaton.EndID),
-		nodes: []tallyNode{{parent: -1}}, child: map[dkey]int32{},
+		nodes: []tallyNode{{parent: -1}}, child: map[dkey]int32{}, keep: keep,
 	}
 }
 
-// tallySessions tallies a log read whole.
-func (lg *Log) tallySessions() *tally {
-	t := newTally(lg)
+// tallySessions tallies a log read whole, keeping up to keep example
+// sessions per distinct path.
+func (lg *Log) tallySessions(keep int) *tally {
+	t := newTally(lg, keep)
 	for i := range lg.Sessions {
-		t.add(lg.Sessions[i].Visits)
+		t.add(lg.Sessions[i].ID, lg.Sessions[i].Visits)
 	}
 	return t
 }
 
-// add counts one session, given its visits.
-func (t *tally) add(vs []Visit) {
+// add counts one session, given its id and visits. The id must stay valid:
+// the tally may keep it as an example.
+func (t *tally) add(id string, vs []Visit) {
 	cur := int32(0)
 	ev := t.noEvent
 	for i := range vs {
@@ -62,6 +68,10 @@ func (t *tally) add(vs []Visit) {
 		t.ends = append(t.ends, end)
 	}
 	t.nodes[end].ended++
+	if t.keep > 0 {
+		en := &t.nodes[end]
+		en.ex = offerExample(en.ex, example{exampleHash(id), id}, t.keep)
+	}
 	t.sessions++
 	t.events += len(vs)
 }

@@ -71,6 +71,9 @@ type ReportOptions struct {
 	// its states, its transitions and a picture of the transitions inside
 	// it.
 	Detail Detail
+	// Measures, when not nil, adds the Cost and latency section: what logs
+	// say of each state and transition (see Measures).
+	Measures *Measures
 }
 
 // DiffReportOptions shape DiffReport.
@@ -152,6 +155,7 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 		return err
 	}
 	page := modelPage(m, opt)
+	page.Measures = measuresPage(opt.Measures)
 	rare := 0
 	for _, t := range m.Transitions {
 		if t.Rare {
@@ -470,6 +474,13 @@ type stateRow struct {
 	Dwell     *automaton.Dwell
 	Trunk     bool
 	Pseudo    bool
+	Examples  []exampleLink
+}
+
+// linkedEdge is a transition row with its example sessions.
+type linkedEdge struct {
+	edgeRow
+	Examples []exampleLink
 }
 
 type variantRow struct {
@@ -501,10 +512,15 @@ type modelView struct {
 	Sessions      int
 
 	RareRule string
-	Rare     []edgeRow
+	Rare     []linkedEdge
 	Loops    []loopRow
 	States   []stateRow
-	Edges    []edgeRow
+	Edges    []linkedEdge
+	// HasExamples shows the examples columns: the model keeps example
+	// sessions.
+	HasExamples bool
+	// Measures is the Cost and latency section, when logs were given.
+	Measures *measuresView
 
 	Stages []stageView
 
@@ -549,7 +565,10 @@ func modelPage(m *automaton.Model, opt ReportOptions) *modelView {
 	rare, back := 0, 0
 	for i := range m.Transitions {
 		t := &m.Transitions[i]
-		row := edgeRow{t.From, t.Event, t.To, t.Count, t.Sessions, t.Prob, t.Rare, t.BackEdge, trunk[t], t.Generalized}
+		row := linkedEdge{edgeRow: edgeRow{t.From, t.Event, t.To, t.Count, t.Sessions, t.Prob, t.Rare, t.BackEdge, trunk[t], t.Generalized}}
+		if t.Generalized == "" {
+			row.Examples = examplesOf(m, t.Examples)
+		}
 		v.Edges = append(v.Edges, row)
 		if t.Rare {
 			rare++
@@ -561,7 +580,7 @@ func modelPage(m *automaton.Model, opt ReportOptions) *modelView {
 	}
 	states := 0
 	for _, s := range m.States {
-		v.States = append(v.States, stateRow{s.ID, s.Label, s.Visits, s.Sessions, s.DwellMS, onTrunk[s.ID], isPseudo(s.ID)})
+		v.States = append(v.States, stateRow{s.ID, s.Label, s.Visits, s.Sessions, s.DwellMS, onTrunk[s.ID], isPseudo(s.ID), examplesOf(m, s.Examples)})
 		if !isPseudo(s.ID) {
 			states++
 		}
@@ -623,6 +642,7 @@ func modelPage(m *automaton.Model, opt ReportOptions) *modelView {
 		})
 		v.Loops = append(v.Loops, loopRow{states, edges, l.Count, l.Sessions, l.MaxIterations, l.P95Iterations})
 	}
+	v.HasExamples = hasExamples(m)
 	v.Prov = provenanceOf(m)
 	return v
 }
@@ -701,6 +721,12 @@ func provenanceOf(m *automaton.Model) provenance {
 	p.Params = append(p.Params,
 		fact{"rare_count", strconv.Itoa(pr.RareCount)},
 		fact{"rare_ratio", strconv.FormatFloat(pr.RareRatio, 'g', -1, 64)})
+	if pr.Examples != 0 {
+		p.Params = append(p.Params, fact{"examples", strconv.Itoa(pr.Examples)})
+	}
+	if pr.Link != "" {
+		p.Params = append(p.Params, fact{"link", pr.Link})
+	}
 	if len(pr.Labels) > 0 {
 		var buf bytes.Buffer
 		if err := json.Indent(&buf, pr.Labels, "", "  "); err == nil {
@@ -841,6 +867,7 @@ var reportFuncs = template.FuncMap{
 	"fixed2":    func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
 	"signed2":   func(f float64) string { return fmt.Sprintf("%+.2f", f) },
 	"num":       func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) },
+	"measure":   measureText,
 	"add":       func(a, b int) int { return a + b },
 	"hasParent": func(p *automaton.Parent) bool { return p != nil },
 }
@@ -1030,6 +1057,8 @@ var reportHTML = `
 {{end}}{{with .Note}}<p class="note">{{.}}</p>{{end}}
 {{end}}
 
+{{define "examples"}}{{range $i, $e := .}}{{if $i}} {{end}}{{if $e.URL}}<a class="ex" href="{{$e.URL}}" rel="noopener noreferrer" target="_blank"><code class="id">{{id $e.ID}}</code></a>{{else}}<code class="id">{{id $e.ID}}</code>{{end}}{{end}}{{end}}
+
 {{define "flags"}}{{if .Trunk}}<span class="tag trunk">trunk</span>{{end}}{{if .Rare}}<span class="tag rare">rare</span>{{end}}{{if .Back}}<span class="tag back">back edge</span>{{end}}{{with .Generalized}}<span class="tag gen">generalized: {{.}}</span>{{end}}{{end}}
 
 {{define "model"}}{{template "head" .}}
@@ -1037,7 +1066,7 @@ var reportHTML = `
 <h1>{{.Title}}</h1>
 {{with .File}}<p class="file"><code class="id">{{id .}}</code></p>{{end}}
 <dl class="facts">{{range .Facts}}<div><dt>{{.Name}}</dt><dd>{{.Value}}</dd></div>{{end}}</dl>
-<nav>{{if .Diagram}}<a href="#diagram">Diagram</a>{{end}}{{if .Stages}}<a href="#stages">Stages</a>{{end}}<a href="#trunk">Trunk</a><a href="#variants">Variants</a><a href="#rare">Rare branches</a><a href="#loops">Loops</a><a href="#states">States</a><a href="#transitions">Transitions</a><a href="#provenance">Provenance</a></nav>
+<nav>{{if .Diagram}}<a href="#diagram">Diagram</a>{{end}}{{if .Stages}}<a href="#stages">Stages</a>{{end}}<a href="#trunk">Trunk</a><a href="#variants">Variants</a><a href="#rare">Rare branches</a><a href="#loops">Loops</a><a href="#states">States</a><a href="#transitions">Transitions</a>{{if .Measures}}<a href="#cost">Cost and latency</a>{{end}}<a href="#provenance">Provenance</a></nav>
 </header>
 
 {{with .Diagram}}
@@ -1109,9 +1138,9 @@ var reportHTML = `
 <p>{{.RareRule}} Rare transitions are kept in the model, never deleted: {{int (len .Rare)}} of {{int (len .Edges)}}.</p>
 {{if .Rare}}
 <table class="sortable">
-<thead><tr><th>from</th><th>event</th><th>to</th><th class="n">count</th><th class="n">share</th><th class="n">sessions</th><th></th></tr></thead>
+<thead><tr><th>from</th><th>event</th><th>to</th><th class="n">count</th><th class="n">share</th><th class="n">sessions</th><th></th>{{if $.HasExamples}}<th>example sessions</th>{{end}}</tr></thead>
 <tbody>
-{{range .Rare}}<tr><td>{{template "state" .From}}</td><td>{{template "event" .Event}}</td><td>{{template "state" .To}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td><td class="n" data-v="{{num .Prob}}">{{pct2 .Prob}}</td><td class="n" data-v="{{.Sessions}}">{{int .Sessions}}</td><td>{{if .Back}}<span class="tag back">back edge</span>{{end}}</td></tr>
+{{range .Rare}}<tr><td>{{template "state" .From}}</td><td>{{template "event" .Event}}</td><td>{{template "state" .To}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td><td class="n" data-v="{{num .Prob}}">{{pct2 .Prob}}</td><td class="n" data-v="{{.Sessions}}">{{int .Sessions}}</td><td>{{if .Back}}<span class="tag back">back edge</span>{{end}}</td>{{if $.HasExamples}}<td>{{template "examples" .Examples}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
 {{end}}
@@ -1136,9 +1165,9 @@ var reportHTML = `
 <h2>States</h2>
 <p>Visits: how often sessions entered the state; dwell: time from its record to the next.</p>
 <table class="sortable">
-<thead><tr><th>state</th><th>label</th><th class="n">visits</th><th class="n">sessions</th><th class="n">dwell p50</th><th class="n">dwell p95</th><th class="n">dwell max</th></tr></thead>
+<thead><tr><th>state</th><th>label</th><th class="n">visits</th><th class="n">sessions</th><th class="n">dwell p50</th><th class="n">dwell p95</th><th class="n">dwell max</th>{{if $.HasExamples}}<th>example sessions</th>{{end}}</tr></thead>
 <tbody>
-{{range .States}}<tr><td>{{template "state" .ID}}{{if .Trunk}}<span class="tag trunk">trunk</span>{{end}}</td><td>{{if ne .Label .ID}}<code class="id">{{id .Label}}</code>{{end}}</td><td class="n" data-v="{{.Visits}}">{{int .Visits}}</td><td class="n" data-v="{{.Sessions}}">{{int .Sessions}}</td>{{with .Dwell}}<td class="n" data-v="{{num .P50}}">{{ms .P50}}</td><td class="n" data-v="{{num .P95}}">{{ms .P95}}</td><td class="n" data-v="{{num .Max}}">{{ms .Max}}</td>{{else}}<td class="n" data-v="-1">–</td><td class="n" data-v="-1">–</td><td class="n" data-v="-1">–</td>{{end}}</tr>
+{{range .States}}<tr><td>{{template "state" .ID}}{{if .Trunk}}<span class="tag trunk">trunk</span>{{end}}</td><td>{{if ne .Label .ID}}<code class="id">{{id .Label}}</code>{{end}}</td><td class="n" data-v="{{.Visits}}">{{int .Visits}}</td><td class="n" data-v="{{.Sessions}}">{{int .Sessions}}</td>{{with .Dwell}}<td class="n" data-v="{{num .P50}}">{{ms .P50}}</td><td class="n" data-v="{{num .P95}}">{{ms .P95}}</td><td class="n" data-v="{{num .Max}}">{{ms .Max}}</td>{{else}}<td class="n" data-v="-1">–</td><td class="n" data-v="-1">–</td><td class="n" data-v="-1">–</td>{{end}}{{if $.HasExamples}}<td>{{template "examples" .Examples}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
 </section>
@@ -1148,15 +1177,34 @@ var reportHTML = `
 <details{{if le (len .Edges) 60}} open{{end}}>
 <summary>All {{int (len .Edges)}} transitions</summary>
 <table class="sortable">
-<thead><tr><th>from</th><th>event</th><th>to</th><th class="n">count</th><th class="n">share</th><th class="n">sessions</th><th></th></tr></thead>
+<thead><tr><th>from</th><th>event</th><th>to</th><th class="n">count</th><th class="n">share</th><th class="n">sessions</th><th></th>{{if $.HasExamples}}<th>example sessions</th>{{end}}</tr></thead>
 <tbody>
-{{range .Edges}}<tr><td>{{template "state" .From}}</td><td>{{template "event" .Event}}</td><td>{{template "state" .To}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td><td class="n" data-v="{{num .Prob}}">{{pct .Prob}}</td><td class="n" data-v="{{.Sessions}}">{{int .Sessions}}</td><td>{{template "flags" .}}</td></tr>
+{{range .Edges}}<tr><td>{{template "state" .From}}</td><td>{{template "event" .Event}}</td><td>{{template "state" .To}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td><td class="n" data-v="{{num .Prob}}">{{pct .Prob}}</td><td class="n" data-v="{{.Sessions}}">{{int .Sessions}}</td><td>{{template "flags" .}}</td>{{if $.HasExamples}}<td>{{template "examples" .Examples}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
 </details>
 </section>
 
-{{with .Prov}}
+{{with .Measures}}
+<section id="cost">
+<h2>Cost and latency</h2>
+<p>From the logs given with the model: {{int .Sessions}} sessions, {{int .Fit}} of them fit the model. A state's figures are over the visits to it; a transition's over the visits that left along it (the step whose outcome took the transition). Dwell is a visit's time; {{if .Paths}}{{range $i, $p := .Paths}}{{if $i}}, {{end}}<code class="id">{{id $p}}</code>{{end}} are summed per visit (a record folded, dropped or taken out as a detour counts toward the visit before it), then summarised over the visits that carry them: total, mean and p95{{else}}no measured field (tokens, cost, duration) was found in the records{{end}}.</p>
+<h3>States</h3>
+<table class="sortable">
+<thead><tr><th>state</th><th class="n">visits</th><th class="n">dwell p50</th><th class="n">dwell p95</th>{{range .Paths}}<th class="n">{{id .}} total</th><th class="n">mean</th><th class="n">p95</th>{{end}}</tr></thead>
+<tbody>
+{{range .States}}<tr><td>{{template "state" .ID}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td>{{template "measurecells" .}}</tr>
+{{end}}</tbody>
+</table>
+<h3>Transitions</h3>
+<table class="sortable">
+<thead><tr><th>from</th><th>event</th><th>to</th><th class="n">taken</th><th class="n">dwell p50</th><th class="n">dwell p95</th>{{range .Paths}}<th class="n">{{id .}} total</th><th class="n">mean</th><th class="n">p95</th>{{end}}</tr></thead>
+<tbody>
+{{range .Edges}}<tr><td>{{template "state" .From}}</td><td>{{template "event" .Event}}</td><td>{{template "state" .To}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td>{{template "measurecells" .}}</tr>
+{{end}}</tbody>
+</table>
+</section>
+{{end}}{{with .Prov}}
 <section id="provenance">
 <h2>Provenance</h2>
 <table class="kv">
@@ -1301,6 +1349,8 @@ var reportHTML = `
 <p class="muted">Tested at α = {{num .Alpha}} ({{.Correction}}): {{int .TransitionTests}} shared transitions (z-test, p &lt; {{sci .TransitionThreshold}}), {{int .StateTests}} shared states (chi-square, p &lt; {{sci .StateThreshold}}). Counts always differ between two samples; only significant share changes are listed.</p>
 {{end}}
 {{template "foot" .}}{{end}}
+
+{{define "measurecells"}}{{with .Dwell}}<td class="n" data-v="{{num .P50}}">{{ms .P50}}</td><td class="n" data-v="{{num .P95}}">{{ms .P95}}</td>{{else}}<td class="n" data-v="-1">–</td><td class="n" data-v="-1">–</td>{{end}}{{range .Cells}}{{if .}}<td class="n" data-v="{{num .Total}}">{{measure .Total}}</td><td class="n" data-v="{{num .Mean}}">{{measure .Mean}}</td><td class="n" data-v="{{num .P95}}">{{measure .P95}}</td>{{else}}<td class="n" data-v="-1">–</td><td class="n" data-v="-1">–</td><td class="n" data-v="-1">–</td>{{end}}{{end}}{{end}}
 
 {{define "loopcells"}}{{if and .Old .New}}<td class="n" data-v="{{.New.MaxIterations}}">{{.Old.MaxIterations}} → {{.New.MaxIterations}}</td><td class="n" data-v="{{.New.P95Iterations}}">{{.Old.P95Iterations}} → {{.New.P95Iterations}}</td><td class="n" data-v="{{.New.Sessions}}">{{int .Old.Sessions}} → {{int .New.Sessions}}</td>{{else if .New}}<td class="n" data-v="{{.New.MaxIterations}}">{{.New.MaxIterations}}</td><td class="n" data-v="{{.New.P95Iterations}}">{{.New.P95Iterations}}</td><td class="n" data-v="{{.New.Sessions}}">{{int .New.Sessions}}</td>{{else}}<td class="n" data-v="{{.Old.MaxIterations}}">was {{.Old.MaxIterations}}</td><td class="n" data-v="{{.Old.P95Iterations}}">was {{.Old.P95Iterations}}</td><td class="n" data-v="{{.Old.Sessions}}">was {{int .Old.Sessions}}</td>{{end}}{{end}}
 `

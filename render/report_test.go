@@ -703,6 +703,8 @@ func TestReportInChromium(t *testing.T) {
 		"returns": report(t, loadFixture(t, "report/returns"), ReportOptions{File: "returns.model.json"}),
 		"hostile": report(t, loadFixture(t, "report/hostile"), ReportOptions{}),
 		"diff":    diffPage.String(),
+		// Example links and the Cost and latency section under the policy.
+		"examples": report(t, withExamples(t, "https://trace.example/s/{session}"), ReportOptions{Measures: sampleMeasures()}),
 	}
 	for name, page := range pages {
 		t.Run(name, func(t *testing.T) {
