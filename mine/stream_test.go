@@ -95,11 +95,6 @@ func memInput(name, data string) Input {
 	return Input{Name: name, Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(data)), nil }}
 }
 
-func buildBytes(t *testing.T, lg *Log) []byte {
-	t.Helper()
-	return buildBytesWith(t, lg, DefaultExamples)
-}
-
 // buildBytesWith builds with the default options but for the number of
 // example sessions.
 func buildBytesWith(t *testing.T, lg *Log, examples int) []byte {
