@@ -59,6 +59,34 @@ func (f *importFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.classifier, "classifier", "", "make an XES event's node from the keys of the log's classifier `NAME` (default: the activity, concept:name)")
 }
 
+// newReadOptions checks the input flags of the commands that read logs
+// without a model (build, eval, labels suggest, diff --by) and returns them
+// as mine's read options: the format, the field map, the import options and
+// the label rules of the file labels names ("" for none).
+func newReadOptions(from string, fields []string, labels string, strict bool, imports *importFlags) (mine.ReadOptions, error) {
+	ropt := mine.ReadOptions{Strict: strict, Format: from}
+	if !slices.Contains(mine.Formats(), from) {
+		return ropt, usagef("--from %q: want one of %s", from, strings.Join(mine.Formats(), ", "))
+	}
+	var err error
+	if ropt.Fields, err = mine.ParseFieldMap(fields); err != nil {
+		return ropt, usageError{err}
+	}
+	if ropt.Import, err = imports.options(); err != nil {
+		return ropt, err
+	}
+	if labels != "" {
+		data, err := os.ReadFile(labels)
+		if err != nil {
+			return ropt, err
+		}
+		if ropt.Rules, err = mine.ParseRules(data); err != nil {
+			return ropt, fmt.Errorf("%s: %w", labels, err)
+		}
+	}
+	return ropt, nil
+}
+
 // options checks the flags and returns them as mine's import options.
 func (f *importFlags) options() (mine.ImportOptions, error) {
 	o := mine.ImportOptions{Sort: f.sort, Lifecycle: f.lifecycle, Classifier: f.classifier}
@@ -230,25 +258,9 @@ any bad line).`,
 }
 
 func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
-	if !slices.Contains(mine.Formats(), opts.from) {
-		return usagef("--from %q: want one of %s", opts.from, strings.Join(mine.Formats(), ", "))
-	}
-	ropt := mine.ReadOptions{Strict: opts.strict, Format: opts.from}
-	var err error
-	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
-		return usageError{err}
-	}
-	if ropt.Import, err = opts.imports.options(); err != nil {
+	ropt, err := newReadOptions(opts.from, opts.fields, opts.labels, opts.strict, &opts.imports)
+	if err != nil {
 		return err
-	}
-	if opts.labels != "" {
-		data, err := os.ReadFile(opts.labels)
-		if err != nil {
-			return err
-		}
-		if ropt.Rules, err = mine.ParseRules(data); err != nil {
-			return fmt.Errorf("%s: %w", opts.labels, err)
-		}
 	}
 	var old *mine.Log
 	if opts.update != "" {

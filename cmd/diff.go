@@ -538,22 +538,9 @@ func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
 	if !slices.Contains(mine.Generalizes, opts.generalize) {
 		return usagef("--generalize %q: want one of %s", opts.generalize, strings.Join(mine.Generalizes, ", "))
 	}
-	ropt := mine.ReadOptions{Format: opts.from}
-	var err error
-	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
-		return usageError{err}
-	}
-	if ropt.Import, err = opts.imports.options(); err != nil {
+	ropt, err := newReadOptions(opts.from, opts.fields, opts.labels, false, &opts.imports)
+	if err != nil {
 		return err
-	}
-	if opts.labels != "" {
-		data, err := os.ReadFile(opts.labels)
-		if err != nil {
-			return err
-		}
-		if ropt.Rules, err = mine.ParseRules(data); err != nil {
-			return fmt.Errorf("%s: %w", opts.labels, err)
-		}
 	}
 	for _, a := range opts.logs {
 		if a == "-" {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,24 +154,9 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(mine.Formats(), opts.from) {
-		return usagef("--from %q: want one of %s", opts.from, strings.Join(mine.Formats(), ", "))
-	}
-	ropt := mine.ReadOptions{Strict: opts.strict, Format: opts.from}
-	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
-		return usageError{err}
-	}
-	if ropt.Import, err = opts.imports.options(); err != nil {
+	ropt, err := newReadOptions(opts.from, opts.fields, opts.labels, opts.strict, &opts.imports)
+	if err != nil {
 		return err
-	}
-	if opts.labels != "" {
-		data, err := os.ReadFile(opts.labels)
-		if err != nil {
-			return err
-		}
-		if ropt.Rules, err = mine.ParseRules(data); err != nil {
-			return fmt.Errorf("%s: %w", opts.labels, err)
-		}
 	}
 	inputs, err := expandInputs(opts.inputs, streams.In, opts.from)
 	if err != nil {

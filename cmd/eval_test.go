@@ -96,11 +96,17 @@ func TestMergeQuality(t *testing.T) {
 	}
 }
 
-// readGenerated samples n sessions from truth with drift and reads them back
-// as a log.
+// readGenerated samples n sessions from truth with 5% drift and reads them
+// back as a log.
 func readGenerated(t *testing.T, truth *automaton.Model, n int, seed uint64, rules *mine.Rules) *mine.Log {
+	return sampleLog(t, truth, n, seed, 0.05, rules)
+}
+
+// sampleLog samples n sessions from truth with the given drift and reads
+// them back as a log, labelled by rules.
+func sampleLog(t *testing.T, truth *automaton.Model, n int, seed uint64, drift float64, rules *mine.Rules) *mine.Log {
 	t.Helper()
-	g, err := newGenerator(truth, genConfig{seed: seed, drift: 0.05, start: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)})
+	g, err := newGenerator(truth, genConfig{seed: seed, drift: drift, start: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,24 +206,7 @@ func returnsTruthAndRules(t *testing.T) (*automaton.Model, *mine.Rules) {
 // swapped) that the truth itself rejects. Run with -v for the README table.
 func TestSparseAgentTruth(t *testing.T) {
 	truth := agentTruth()
-	sample := func(n int, seed uint64) *mine.Log {
-		g, err := newGenerator(truth, genConfig{seed: seed, start: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := g.write(context.Background(), &buf, n); err != nil {
-			t.Fatal(err)
-		}
-		data := buf.Bytes()
-		lg, err := mine.Read([]mine.Input{{Name: "gen", Open: func() (io.ReadCloser, error) {
-			return io.NopCloser(bytes.NewReader(data)), nil
-		}}}, mine.ReadOptions{Strict: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return lg
-	}
+	sample := func(n int, seed uint64) *mine.Log { return sampleLog(t, truth, n, seed, 0, nil) }
 	held := sample(2000, 99)
 	var sessions, negatives [][]automaton.Move
 	for i := range held.Sessions {

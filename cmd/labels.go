@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -86,17 +85,11 @@ sessions or with a single distinct node).`,
 }
 
 func runLabelsSuggest(_ context.Context, opts *labelsSuggestOptions, streams IO) error {
-	if !slices.Contains(mine.Formats(), opts.from) {
-		return usagef("--from %q: want one of %s", opts.from, strings.Join(mine.Formats(), ", "))
-	}
-	ropt := mine.ReadOptions{Strict: opts.strict, Format: opts.from, NoHash: true}
-	var err error
-	if ropt.Fields, err = mine.ParseFieldMap(opts.fields); err != nil {
-		return usageError{err}
-	}
-	if ropt.Import, err = opts.imports.options(); err != nil {
+	ropt, err := newReadOptions(opts.from, opts.fields, "", opts.strict, &opts.imports)
+	if err != nil {
 		return err
 	}
+	ropt.NoHash = true // suggesting records no provenance
 	inputs, err := expandInputs(opts.inputs, streams.In, opts.from)
 	if err != nil {
 		return err

@@ -23,16 +23,7 @@ func (b *builder) model() *automaton.Model {
 	for k, t := range b.trans {
 		outflow[k.from] += t.count
 	}
-	keys := make([]dkey, 0, len(b.trans))
-	for k := range b.trans {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].from != keys[j].from {
-			return keys[i].from < keys[j].from
-		}
-		return b.lessMove(keys[i].mv, keys[j].mv)
-	})
+	keys := b.transKeys()
 
 	scc, dist := b.components(keys)
 	back := map[dkey]bool{}
@@ -596,3 +587,19 @@ func (b *builder) topVariants(ids []string) []automaton.Variant {
 
 func round3(x float64) float64 { return math.Round(x*1e3) / 1e3 }
 func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+
+// transKeys returns the keys of the walked transitions in a fixed order: by
+// source state, then by move (see lessMove).
+func (b *builder) transKeys() []dkey {
+	keys := make([]dkey, 0, len(b.trans))
+	for k := range b.trans {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].from != keys[j].from {
+			return keys[i].from < keys[j].from
+		}
+		return b.lessMove(keys[i].mv, keys[j].mv)
+	})
+	return keys
+}

@@ -9,6 +9,63 @@ import (
 	"strings"
 )
 
+// rereadRecords reads the inputs again, as Read read them (opt must be the
+// options Read was given), and calls fn with every line that parses as a
+// record: the input's index, the line's number, the line and the record
+// (both valid only during the call). Lines Read skipped as bad are left
+// out. fn returns false to stop the read.
+func rereadRecords(inputs []Input, opt ReadOptions, fn func(fi, line int, l []byte, r *rec) bool) error {
+	maxLine := opt.MaxLine
+	if maxLine <= 0 {
+		maxLine = 64 << 20
+	}
+	p, err := newParser(opt.Fields, opt.Rules)
+	if err != nil {
+		return err
+	}
+	var r rec
+	for fi, in := range inputs {
+		rc, err := in.Open()
+		if err != nil {
+			return err
+		}
+		format := opt.Format
+		if in.Format != "" {
+			format = in.Format
+		}
+		stopped := false
+		_, err = splitLines(rc, crc32.NewIEEE(), format, in.convert, opt.importOptions(), maxLine, func(first int, data []byte, _ bool) bool {
+			line := first
+			for len(data) > 0 {
+				l := data
+				if i := bytes.IndexByte(data, '\n'); i >= 0 {
+					l, data = data[:i], data[i+1:]
+				} else {
+					data = nil
+				}
+				n := line
+				line++
+				if len(bytes.TrimSpace(l)) == 0 || p.parse(l, &r) != nil {
+					continue
+				}
+				if !fn(fi, n, l, &r) {
+					stopped = true
+					return false
+				}
+			}
+			return true
+		})
+		rc.Close()
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", in.Name, err)
+		}
+		if stopped {
+			return nil
+		}
+	}
+	return nil
+}
+
 // Extract reads the inputs again, as Read read them (opt must be the options
 // Read was given), and writes to w every record line of the sessions for
 // which keep is true, one a line, in input order: lines of event logs as
@@ -17,53 +74,25 @@ import (
 // same options reads the sessions back as they were. Lines Read skipped as
 // bad are not written. It returns the number of lines written.
 func Extract(inputs []Input, opt ReadOptions, keep func(session string) bool, w io.Writer) (int, error) {
-	maxLine := opt.MaxLine
-	if maxLine <= 0 {
-		maxLine = 64 << 20
-	}
-	p, err := newParser(opt.Fields, opt.Rules)
-	if err != nil {
-		return 0, err
-	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	written := 0
 	var werr error
-	var r rec
-	for _, in := range inputs {
-		rc, err := in.Open()
-		if err != nil {
-			return written, err
-		}
-		format := opt.Format
-		if in.Format != "" {
-			format = in.Format
-		}
-		_, err = splitLines(rc, crc32.NewIEEE(), format, in.convert, opt.importOptions(), maxLine, func(_ int, data []byte, _ bool) bool {
-			for len(data) > 0 {
-				l := data
-				if i := bytes.IndexByte(data, '\n'); i >= 0 {
-					l, data = data[:i], data[i+1:]
-				} else {
-					data = nil
-				}
-				if len(bytes.TrimSpace(l)) == 0 || p.parse(l, &r) != nil || !keep(r.session) {
-					continue
-				}
-				bw.Write(l)
-				if werr = bw.WriteByte('\n'); werr != nil {
-					return false
-				}
-				written++
-			}
+	err := rereadRecords(inputs, opt, func(_, _ int, l []byte, r *rec) bool {
+		if !keep(r.session) {
 			return true
-		})
-		rc.Close()
-		if werr != nil {
-			return written, werr
 		}
-		if err != nil {
-			return written, fmt.Errorf("reading %s: %w", in.Name, err)
+		bw.Write(l)
+		if werr = bw.WriteByte('\n'); werr != nil {
+			return false
 		}
+		written++
+		return true
+	})
+	if werr != nil {
+		return written, werr
+	}
+	if err != nil {
+		return written, err
 	}
 	return written, bw.Flush()
 }
@@ -75,52 +104,21 @@ func Extract(inputs []Input, opt ReadOptions, keep func(session string) bool, w 
 // unquoted, anything else as written). Sessions none of whose records carry
 // the field are not in the map.
 func SessionValues(inputs []Input, opt ReadOptions, path string) (map[string]string, error) {
-	maxLine := opt.MaxLine
-	if maxLine <= 0 {
-		maxLine = 64 << 20
-	}
-	p, err := newParser(opt.Fields, opt.Rules)
-	if err != nil {
-		return nil, err
-	}
 	x, err := newExtractor([]string{path})
 	if err != nil {
 		return nil, err
 	}
 	vals := map[string]string{}
 	out := make([]value, 1)
-	var r rec
-	for _, in := range inputs {
-		rc, err := in.Open()
-		if err != nil {
-			return nil, err
-		}
-		format := opt.Format
-		if in.Format != "" {
-			format = in.Format
-		}
-		_, err = splitLines(rc, crc32.NewIEEE(), format, in.convert, opt.importOptions(), maxLine, func(_ int, data []byte, _ bool) bool {
-			for len(data) > 0 {
-				l := data
-				if i := bytes.IndexByte(data, '\n'); i >= 0 {
-					l, data = data[:i], data[i+1:]
-				} else {
-					data = nil
-				}
-				if len(bytes.TrimSpace(l)) == 0 || p.parse(l, &r) != nil {
-					continue
-				}
-				if _, done := vals[r.session]; done || x.extract(l, out) != nil || out[0].kind == kindMissing {
-					continue
-				}
-				vals[strings.Clone(r.session)] = string(out[0].raw)
-			}
+	err = rereadRecords(inputs, opt, func(_, _ int, l []byte, r *rec) bool {
+		if _, done := vals[r.session]; done || x.extract(l, out) != nil || out[0].kind == kindMissing {
 			return true
-		})
-		rc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", in.Name, err)
 		}
+		vals[strings.Clone(r.session)] = string(out[0].raw)
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	return vals, nil
 }

@@ -155,16 +155,7 @@ func plausible(p float64, n int) bool {
 // generalize adds the generalised transitions to b.gen; it runs after walk.
 func (b *builder) generalize() {
 	d := b.d
-	keys := make([]dkey, 0, len(b.trans))
-	for k := range b.trans {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].from != keys[j].from {
-			return keys[i].from < keys[j].from
-		}
-		return b.lessMove(keys[i].mv, keys[j].mv)
-	})
+	keys := b.transKeys()
 	scc, _ := b.components(keys)
 	adj := make([][]int32, len(d.label))
 	for _, k := range keys {

@@ -1,10 +1,8 @@
 package mine
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"math"
 	"slices"
 	"strconv"
@@ -53,14 +51,6 @@ func Measure(inputs []Input, opt ReadOptions, lg *Log, paths []string) (*Measure
 	if len(inputs) != len(lg.Files) {
 		return nil, errors.New("measure: the inputs are not those the log was read from")
 	}
-	maxLine := opt.MaxLine
-	if maxLine <= 0 {
-		maxLine = 64 << 20
-	}
-	p, err := newParser(opt.Fields, opt.Rules)
-	if err != nil {
-		return nil, err
-	}
 	x, err := newExtractor(paths)
 	if err != nil {
 		return nil, fmt.Errorf("measure: %w", err)
@@ -73,58 +63,32 @@ func Measure(inputs []Input, opt ReadOptions, lg *Log, paths []string) (*Measure
 	recs := make([][]measureRec, len(lg.Sessions))
 	vals := make([][]float64, len(lg.Sessions))
 	out := make([]value, len(paths))
-	var r rec
-	for fi, in := range inputs {
-		rc, err := in.Open()
-		if err != nil {
-			return nil, err
+	err = rereadRecords(inputs, opt, func(fi, n int, l []byte, r *rec) bool {
+		si, ok := bySess[r.session]
+		if !ok {
+			return true // every record of the session was dropped
 		}
-		format := opt.Format
-		if in.Format != "" {
-			format = in.Format
+		if x.extract(l, out) != nil {
+			return true
 		}
-		_, err = splitLines(rc, crc32.NewIEEE(), format, in.convert, opt.importOptions(), maxLine, func(first int, data []byte, _ bool) bool {
-			line := first
-			for len(data) > 0 {
-				l := data
-				if i := bytes.IndexByte(data, '\n'); i >= 0 {
-					l, data = data[:i], data[i+1:]
-				} else {
-					data = nil
-				}
-				n := line
-				line++
-				if len(bytes.TrimSpace(l)) == 0 || p.parse(l, &r) != nil {
-					continue
-				}
-				si, ok := bySess[r.session]
-				if !ok {
-					continue // every record of the session was dropped
-				}
-				if x.extract(l, out) != nil {
-					continue
-				}
-				recs[si] = append(recs[si], measureRec{
-					step: r.step, ts: r.ts, pos: int64(fi)<<32 | int64(n), hash: r.hash,
-					hasStep: r.hasStep, hasTS: r.hasTS, valOffset: len(vals[si]),
-				})
-				for k, v := range out {
-					f := math.NaN()
-					if v.kind == kindNumber {
-						if g, err := strconv.ParseFloat(string(v.raw), 64); err == nil {
-							f = g
-							ms.Found[k]++
-						}
-					}
-					vals[si] = append(vals[si], f)
+		recs[si] = append(recs[si], measureRec{
+			step: r.step, ts: r.ts, pos: int64(fi)<<32 | int64(n), hash: r.hash,
+			hasStep: r.hasStep, hasTS: r.hasTS, valOffset: len(vals[si]),
+		})
+		for k, v := range out {
+			f := math.NaN()
+			if v.kind == kindNumber {
+				if g, err := strconv.ParseFloat(string(v.raw), 64); err == nil {
+					f = g
+					ms.Found[k]++
 				}
 			}
-			return true
-		})
-		rc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", in.Name, err)
+			vals[si] = append(vals[si], f)
 		}
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	ms.vals = make([][]float64, len(lg.Sessions))
 	for si := range lg.Sessions {
