@@ -27,11 +27,7 @@ func init() { register(newBuildCmd) }
 
 type buildOptions struct {
 	inputs  []string
-	labels  string
-	fields  []string
-	strict  bool
-	from    string
-	imports importFlags
+	input   inputFlags
 	partial string
 	window  int
 	// evidence writes the sessions' evidence beside the model; update
@@ -57,6 +53,32 @@ func (f *importFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.sort, "sort", mine.SortTime, "order of a case's XES and CSV events: time (as pm4py orders them: by time, events without one last, ties in file order) or file")
 	fs.StringVar(&f.lifecycle, "lifecycle", mine.LifecycleAll, "keep the XES and CSV events of one lifecycle:transition: complete, start, or all (events without one are always kept)")
 	fs.StringVar(&f.classifier, "classifier", "", "make an XES event's node from the keys of the log's classifier `NAME` (default: the activity, concept:name)")
+}
+
+// inputFlags say how logs are read, for the commands that read them without
+// a model (build, eval, labels suggest).
+type inputFlags struct {
+	labels  string
+	fields  []string
+	strict  bool
+	from    string
+	imports importFlags
+}
+
+// bind binds the flags; withLabels adds --labels.
+func (in *inputFlags) bind(f *pflag.FlagSet, withLabels bool) {
+	if withLabels {
+		f.StringVar(&in.labels, "labels", "", "label rules `FILE` (JSON; see README)")
+	}
+	f.StringArrayVar(&in.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable), e.g. session_id=conversation_id")
+	f.BoolVar(&in.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
+	f.StringVar(&in.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", ")+" (auto recognises each file's format from its content)")
+	in.imports.bind(f)
+}
+
+// readOptions checks the flags and returns them as mine's read options.
+func (in *inputFlags) readOptions() (mine.ReadOptions, error) {
+	return newReadOptions(in.from, in.fields, in.labels, in.strict, &in.imports)
 }
 
 // newReadOptions checks the input flags of the commands that read logs
@@ -245,20 +267,16 @@ any bad line).`,
 	c.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"jsonl", "gz", "json", "xes", "csv"}, cobra.ShellCompDirectiveFilterFileExt
 	}
-	f.StringVar(&opts.labels, "labels", "", "label rules `FILE` (JSON; see README)")
-	f.StringArrayVar(&opts.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable), e.g. session_id=conversation_id")
-	f.BoolVar(&opts.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
+	opts.input.bind(f, true)
 	f.BoolVar(&opts.evidence, "evidence", false, "also write the sessions the model is mined from to `-o`'s path + "+evidenceExt+", for build --update")
 	f.StringVar(&opts.update, "update", "", "mine from the evidence of model `FILE` (FILE"+evidenceExt+") and the new logs, without the old logs; the model is FILE's next version")
 	f.StringVar(&opts.partial, "partial", "", "write this shard's partial result to `FILE` instead of a model (see fsmine merge)")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before its path is tallied and its records let go; 0 holds every session to the end")
-	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", ")+" (auto recognises each file's format from its content)")
-	opts.imports.bind(f)
 	return c
 }
 
 func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
-	ropt, err := newReadOptions(opts.from, opts.fields, opts.labels, opts.strict, &opts.imports)
+	ropt, err := opts.input.readOptions()
 	if err != nil {
 		return err
 	}
@@ -281,11 +299,11 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 			return err
 		}
 	}
-	inputs, err := expandInputs(opts.inputs, streams.In, opts.from)
+	inputs, err := expandInputs(opts.inputs, streams.In, opts.input.from)
 	if err != nil {
 		return err
 	}
-	read := []string{opts.labels, opts.model.parent}
+	read := []string{opts.input.labels, opts.model.parent}
 	for _, in := range inputs {
 		read = append(read, in.Name)
 	}

@@ -95,13 +95,8 @@ flags).`,
 }
 
 func runDiff(_ context.Context, opts *diffOptions, streams IO) error {
-	switch opts.format {
-	case "text", "json", "markdown", "html":
-	default:
-		return usagef("unknown --format %q: want text, json, markdown or html", opts.format)
-	}
-	if !(opts.alpha > 0 && opts.alpha < 1) {
-		return usagef("--alpha must be between 0 and 1, got %v", opts.alpha)
+	if err := opts.checkReport(); err != nil {
+		return err
 	}
 	if opts.dot == "-" {
 		return usagef("--dot needs a file name: the report goes to stdout")
@@ -143,6 +138,20 @@ func writeDiff(old, new *automaton.Model, opts *diffOptions, streams IO) error {
 	}
 	if !d.Empty() {
 		return errFound
+	}
+	return nil
+}
+
+// checkReport checks the flags of the report: its format and the tests'
+// level.
+func (opts *diffOptions) checkReport() error {
+	switch opts.format {
+	case "text", "json", "markdown", "html":
+	default:
+		return usagef("unknown --format %q: want text, json, markdown or html", opts.format)
+	}
+	if !(opts.alpha > 0 && opts.alpha < 1) {
+		return usagef("--alpha must be between 0 and 1, got %v", opts.alpha)
 	}
 	return nil
 }
@@ -527,13 +536,8 @@ func diffMDCode(s string) string {
 // diffs the models of consecutive values, in value order: which prompt or
 // model version takes which path.
 func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
-	switch opts.format {
-	case "text", "json", "markdown", "html":
-	default:
-		return usagef("unknown --format %q: want text, json, markdown or html", opts.format)
-	}
-	if !(opts.alpha > 0 && opts.alpha < 1) {
-		return usagef("--alpha must be between 0 and 1, got %v", opts.alpha)
+	if err := opts.checkReport(); err != nil {
+		return err
 	}
 	if !slices.Contains(mine.Generalizes, opts.generalize) {
 		return usagef("--generalize %q: want one of %s", opts.generalize, strings.Join(mine.Generalizes, ", "))

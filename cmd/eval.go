@@ -19,11 +19,7 @@ func init() { register(newEvalCmd) }
 
 type evalOptions struct {
 	inputs      []string
-	labels      string
-	fields      []string
-	strict      bool
-	from        string
-	imports     importFlags
+	input       inputFlags
 	folds       int
 	merges      []string
 	alphas      []string
@@ -83,11 +79,7 @@ folds, a fold without sessions).`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&opts.labels, "labels", "", "label rules `FILE` (JSON; see README)")
-	f.StringArrayVar(&opts.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable)")
-	f.BoolVar(&opts.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
-	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", "))
-	opts.imports.bind(f)
+	opts.input.bind(f, true)
 	f.IntVar(&opts.folds, "folds", 5, "number of folds `K` (at least 2)")
 	f.StringSliceVar(&opts.merges, "merge", []string{def.Merge}, "state merging, a list: "+strings.Join(mine.Merges, ", "))
 	f.StringSliceVar(&opts.alphas, "alpha", []string{strconv.FormatFloat(def.Alpha, 'g', -1, 64)}, "alergia significance levels, a list")
@@ -154,11 +146,11 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	ropt, err := newReadOptions(opts.from, opts.fields, opts.labels, opts.strict, &opts.imports)
+	ropt, err := opts.input.readOptions()
 	if err != nil {
 		return err
 	}
-	inputs, err := expandInputs(opts.inputs, streams.In, opts.from)
+	inputs, err := expandInputs(opts.inputs, streams.In, opts.input.from)
 	if err != nil {
 		return err
 	}

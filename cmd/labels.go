@@ -29,14 +29,11 @@ func newLabelsCmd(streams IO) *cobra.Command {
 }
 
 type labelsSuggestOptions struct {
-	inputs  []string
-	fields  []string
-	strict  bool
-	from    string
-	imports importFlags
-	stages  int
-	out     string
-	quiet   bool
+	inputs []string
+	input  inputFlags // no --labels
+	stages int
+	out    string
+	quiet  bool
 }
 
 func newLabelsSuggestCmd(streams IO) *cobra.Command {
@@ -76,21 +73,18 @@ sessions or with a single distinct node).`,
 	f := c.Flags()
 	f.StringVarP(&opts.out, "output", "o", "-", "write the rules JSON to `FILE` (atomically); - is standard output")
 	f.IntVar(&opts.stages, "stages", 0, fmt.Sprintf("number of task stages `N` (default: chosen between %d and %d)", stages.MinStages, stages.MaxStages))
-	f.StringArrayVar(&opts.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable), e.g. node=tool.name")
-	f.BoolVar(&opts.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
-	f.StringVar(&opts.from, "from", mine.FormatAuto, "input format: "+strings.Join(mine.Formats(), ", ")+" (auto recognises each file's format from its content)")
-	opts.imports.bind(f)
+	opts.input.bind(f, false)
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no stage list on standard error")
 	return c
 }
 
 func runLabelsSuggest(_ context.Context, opts *labelsSuggestOptions, streams IO) error {
-	ropt, err := newReadOptions(opts.from, opts.fields, "", opts.strict, &opts.imports)
+	ropt, err := opts.input.readOptions()
 	if err != nil {
 		return err
 	}
 	ropt.NoHash = true // suggesting records no provenance
-	inputs, err := expandInputs(opts.inputs, streams.In, opts.from)
+	inputs, err := expandInputs(opts.inputs, streams.In, opts.input.from)
 	if err != nil {
 		return err
 	}
