@@ -268,7 +268,7 @@ any bad line).`,
 		return []string{"jsonl", "gz", "json", "xes", "csv"}, cobra.ShellCompDirectiveFilterFileExt
 	}
 	opts.input.bind(f, true)
-	f.BoolVar(&opts.evidence, "evidence", false, "also write the sessions the model is mined from to `-o`'s path + "+evidenceExt+", for build --update")
+	f.BoolVar(&opts.evidence, "evidence", false, "also write the sessions the model is mined from beside the model, to its path + "+evidenceExt+", for build --update")
 	f.StringVar(&opts.update, "update", "", "mine from the evidence of model `FILE` (FILE"+evidenceExt+") and the new logs, without the old logs; the model is FILE's next version")
 	f.StringVar(&opts.partial, "partial", "", "write this shard's partial result to `FILE` instead of a model (see fsmine merge)")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before its path is tallied and its records let go; 0 holds every session to the end")
@@ -304,10 +304,17 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		return err
 	}
 	read := []string{opts.input.labels, opts.model.parent}
+	if opts.update != "" {
+		read = append(read, opts.update+evidenceExt)
+	}
 	for _, in := range inputs {
 		read = append(read, in.Name)
 	}
-	if err := checkOutputs(read, append(opts.model.outputs(), [2]string{"--partial", opts.partial})); err != nil {
+	outputs := append(opts.model.outputs(), [2]string{"--partial", opts.partial})
+	if opts.evidence {
+		outputs = append(outputs, [2]string{"--evidence", opts.model.out + evidenceExt})
+	}
+	if err := checkOutputs(read, outputs); err != nil {
 		return err
 	}
 	// A model needs only the distinct paths; a partial result holds every

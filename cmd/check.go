@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -137,7 +136,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 			if in == "-" {
 				return usagef("--outside reads the logs again: give files, not standard input")
 			}
-			if sameFile(in, opts.outside) {
+			if samePath(in, opts.outside) {
 				return usagef("--outside %s is one of the logs", opts.outside)
 			}
 		}
@@ -579,14 +578,4 @@ func writeOutside(path string, inputs []mine.Input, ropt mine.ReadOptions, resul
 		fmt.Fprintf(streams.Err, "outside: %d records of %d sessions that do not fit written to %s\n", lines, len(out), path)
 	}
 	return nil
-}
-
-// sameFile reports whether paths a and b name the same existing file.
-func sameFile(a, b string) bool {
-	fa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	fb, err := os.Stat(b)
-	return err == nil && os.SameFile(fa, fb)
 }
