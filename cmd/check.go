@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 func init() { register(newCheckCmd) }
@@ -191,7 +192,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	}
 	if !sum.Pass {
 		if opts.format == "jsonl" {
-			fmt.Fprintf(streams.Err, "fit %d of %d sessions (%s), below --min-fit %g\n", sum.Fit, sum.Sessions, pctText(sum.FitShare), opts.minFit)
+			fmt.Fprintf(streams.Err, "fit %d of %d sessions (%s), below --min-fit %g\n", sum.Fit, sum.Sessions, text.Percent(sum.FitShare), opts.minFit)
 		}
 		return errFound
 	}
@@ -409,8 +410,8 @@ func (r *checkCollector) summary(lg *mine.Log, emit func(*checkVerdict) error) (
 		}
 	}
 	n := len(r.results)
-	sum.FitShare = roundTo6(shareOf(sum.Fit, n))
-	sum.OutsideShare = roundTo6(shareOf(sum.Outside, n))
+	sum.FitShare = roundTo6(text.Share(sum.Fit, n))
+	sum.OutsideShare = roundTo6(text.Share(sum.Outside, n))
 	if sum.maxSum > 0 {
 		sum.LogFitness = roundTo6(1 - float64(sum.costSum)/float64(sum.maxSum))
 	} else {
@@ -462,7 +463,7 @@ func roundTo6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 func (s *checkSummary) text(w io.Writer, m *automaton.Model, lg *mine.Log, list int) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p("model       %s  v%d %s  (%d states, %d transitions)\n", s.Model.Path, s.Model.Version, digestShort(s.Model.Digest), len(m.States), len(m.Transitions))
+	p("model       %s  v%d %s  (%d states, %d transitions)\n", s.Model.Path, s.Model.Version, text.ShortDigest(s.Model.Digest), len(m.States), len(m.Transitions))
 	p("logs        %s, %d records (%d skipped), %d sessions, %d events\n", filesText(s.files), s.Records, s.Skipped, s.Sessions, s.Events)
 	for _, bl := range s.bad {
 		p("            skipped %s\n", bl)
@@ -470,31 +471,31 @@ func (s *checkSummary) text(w io.Writer, m *automaton.Model, lg *mine.Log, list 
 	if s.Skipped > len(s.bad) {
 		p("            ... and %d more skipped lines\n", s.Skipped-len(s.bad))
 	}
-	p("fit         %d of %d sessions (%s)", s.Fit, s.Sessions, pctText(s.FitShare))
+	p("fit         %d of %d sessions (%s)", s.Fit, s.Sessions, text.Percent(s.FitShare))
 	if s.MinFit != nil {
 		verdict := "ok"
 		if !s.Pass {
 			verdict = "BELOW"
 		}
-		p("  min %s: %s", pctText(*s.MinFit), verdict)
+		p("  min %s: %s", text.Percent(*s.MinFit), verdict)
 	}
 	p("\n")
-	p("outside     %s (%s) off every path of the model; re-mine when this grows\n", plural(s.Outside, "session"), pctText(s.OutsideShare))
+	p("outside     %s (%s) off every path of the model; re-mine when this grows\n", text.Count(s.Outside, "session"), text.Percent(s.OutsideShare))
 	p("fitness     log %.4f (1 - sum cost / sum max cost, as pm4py), mean per session %.4f\n", s.LogFitness, s.MeanFitness)
 	rareNote := "pass"
 	if s.RareIsDeviation {
 		rareNote = "count as deviations"
 	}
-	p("rare        %s taken in %s (%s)\n", plural(s.RareMoves, "rare transition"), plural(s.RareSessions, "session"), rareNote)
+	p("rare        %s taken in %s (%s)\n", text.Count(s.RareMoves, "rare transition"), text.Count(s.RareSessions, "session"), rareNote)
 	if s.GeneralizedMoves > 0 || s.GeneralizedIsDeviation {
 		genNote := "pass"
 		if s.GeneralizedIsDeviation {
 			genNote = "count as deviations"
 		}
-		p("generalised %s taken in %s (%s)\n", plural(s.GeneralizedMoves, "generalised transition"), plural(s.GeneralizedSessions, "session"), genNote)
+		p("generalised %s taken in %s (%s)\n", text.Count(s.GeneralizedMoves, "generalised transition"), text.Count(s.GeneralizedSessions, "session"), genNote)
 	}
 	if s.Bounded > 0 {
-		p("bounded     %s hit --max-align-states: their cost is a greedy alignment's (an upper bound)\n", plural(s.Bounded, "session"))
+		p("bounded     %s hit --max-align-states: their cost is a greedy alignment's (an upper bound)\n", text.Count(s.Bounded, "session"))
 	}
 	dev := s.Sessions - s.Fit
 	if dev == 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/render"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 func init() { register(newDiffCmd) }
@@ -179,22 +180,8 @@ func (r diffReport) summary() string { return r.d.Summary() }
 func (r diffReport) testsLine() string {
 	d := r.d
 	return fmt.Sprintf("tested at alpha %g (Bonferroni): %s (z-test, p < %.3g), %s (chi-square, p < %.3g)",
-		d.Alpha, diffPlural(d.TransitionTests, "shared transition"), d.TransitionThreshold,
-		diffPlural(d.StateTests, "state"), d.StateThreshold)
-}
-
-func diffPlural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
-func diffShortDigest(dg string) string {
-	if i := strings.IndexByte(dg, ':'); i >= 0 && len(dg) > i+13 {
-		return dg[:i+13]
-	}
-	return dg
+		d.Alpha, text.Count(d.TransitionTests, "shared transition"), d.TransitionThreshold,
+		text.Count(d.StateTests, "state"), d.StateThreshold)
 }
 
 func diffEdge(from, event, to string) string {
@@ -275,8 +262,8 @@ func (r diffReport) text(w io.Writer, color bool) error {
 	if d.SameDigest {
 		same = "  (same digest)"
 	}
-	line(diffRed, "--- %s  v%d  %s  %d sessions", r.oldPath, d.Old.Version, diffShortDigest(d.Old.Digest), d.Old.Sessions)
-	line(diffGreen, "+++ %s  v%d  %s  %d sessions%s", r.newPath, d.New.Version, diffShortDigest(d.New.Digest), d.New.Sessions, same)
+	line(diffRed, "--- %s  v%d  %s  %d sessions", r.oldPath, d.Old.Version, text.ShortDigest(d.Old.Digest), d.Old.Sessions)
+	line(diffGreen, "+++ %s  v%d  %s  %d sessions%s", r.newPath, d.New.Version, text.ShortDigest(d.New.Digest), d.New.Sessions, same)
 	line(diffBold, "%s", r.summary())
 	line("", "%s", r.testsLine())
 
@@ -406,8 +393,8 @@ func (r diffReport) markdown(w io.Writer) error {
 		p("**%s**: %s\n\n", head, rest)
 	}
 	p("| | version | digest | sessions |\n|---|---:|---|---:|\n")
-	p("| old | %d | %s | %d |\n", d.Old.Version, diffMDCode(diffShortDigest(d.Old.Digest)), d.Old.Sessions)
-	p("| new | %d | %s | %d |\n", d.New.Version, diffMDCode(diffShortDigest(d.New.Digest)), d.New.Sessions)
+	p("| old | %d | %s | %d |\n", d.Old.Version, diffMDCode(text.ShortDigest(d.Old.Digest)), d.Old.Sessions)
+	p("| new | %d | %s | %d |\n", d.New.Version, diffMDCode(text.ShortDigest(d.New.Digest)), d.New.Sessions)
 
 	if len(d.StatesAdded)+len(d.StatesRemoved)+len(d.StatesRelabeled) > 0 {
 		p("\n#### States\n\n| change | state | label | visits |\n|---|---|---|---:|\n")
@@ -483,7 +470,7 @@ func (r diffReport) markdown(w io.Writer) error {
 	}
 	p("\n<sub>Share changes: two-proportion z-test per shared transition, significant at p < %.3g (α = %g, Bonferroni over %s). "+
 		"Outflow shifts: chi-square test per shared state, p < %.3g (over %s).</sub>\n",
-		d.TransitionThreshold, d.Alpha, diffPlural(d.TransitionTests, "transition"), d.StateThreshold, diffPlural(d.StateTests, "state"))
+		d.TransitionThreshold, d.Alpha, text.Count(d.TransitionTests, "transition"), d.StateThreshold, text.Count(d.StateTests, "state"))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

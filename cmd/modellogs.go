@@ -190,20 +190,6 @@ func moveText(from, event, to string) string {
 	return from + " -[" + event + "]-> " + to
 }
 
-// digestShort is "sha256:" and the first 12 hex digits.
-func digestShort(dg string) string { return diffShortDigest(dg) }
-
-// pctText formats a share in [0, 1] as a percentage with one decimal.
-func pctText(share float64) string { return fmt.Sprintf("%.1f%%", 100*share) }
-
-// shareOf is n/total, 0 when total is 0.
-func shareOf(n, total int) float64 {
-	if total == 0 {
-		return 0
-	}
-	return float64(n) / float64(total)
-}
-
 // writeJSON writes v as the reports' --format json does: indented, with
 // no HTML escaping of ids and labels.
 func writeJSON(w io.Writer, v any) error {

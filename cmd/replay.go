@@ -8,12 +8,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 func init() { register(newReplayCmd) }
@@ -353,7 +353,7 @@ func explainDeviation(m *automaton.Model, d *automaton.Deviation) string {
 			mv, d.Iterations, d.Label, d.Cap)
 	case automaton.KindRare:
 		if t := m.Next(d.State, automaton.Move{Event: d.Event, Label: d.Label}); t != nil {
-			return fmt.Sprintf("%s is a rare transition: %d times, %s of %s's outflow", mv, t.Count, pctText(t.Prob), d.State)
+			return fmt.Sprintf("%s is a rare transition: %d times, %s of %s's outflow", mv, t.Count, text.Percent(t.Prob), d.State)
 		}
 	}
 	return mv
@@ -376,7 +376,7 @@ func (r *replayReport) text(w io.Writer) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("session  %s  (%d records)\n", r.SessionID, r.Records)
-	p("model    %s  v%d %s\n", r.Model.Path, r.Model.Version, digestShort(r.Model.Digest))
+	p("model    %s  v%d %s\n", r.Model.Path, r.Model.Version, text.ShortDigest(r.Model.Digest))
 	if d := r.Deviation; d != nil {
 		p("verdict  deviates at step %d (%s:%d): %s %s\n", d.Step, d.File, d.Line, d.Kind, placeText(d.Kind, d.State, d.Event, d.Label))
 	} else {
@@ -413,7 +413,7 @@ func (r *replayReport) text(w io.Writer) error {
 		}
 		count, shr := "-", "-"
 		if t := s.Transition; t != nil {
-			count, shr = strconv.Itoa(t.Count), pctText(t.Share)
+			count, shr = strconv.Itoa(t.Count), text.Percent(t.Share)
 		}
 		verdict := s.Verdict
 		if s.MaxRun > 0 {
@@ -423,7 +423,7 @@ func (r *replayReport) text(w io.Writer) error {
 		}
 		dwell := "-"
 		if s.DwellMS != nil {
-			dwell = dwellText(*s.DwellMS)
+			dwell = text.Duration(*s.DwellMS)
 		}
 		rows = append(rows, []string{mark, step, fmt.Sprintf("%s:%d", s.File, s.Line), state, s.Event, next, count, shr, verdict, dwell})
 	}
@@ -453,7 +453,7 @@ func (r *replayReport) text(w io.Writer) error {
 				case e.BackEdge:
 					note = "back edge"
 				}
-				er = append(er, []string{"   ", arrowText(e.Event, e.To), strconv.Itoa(e.Count), pctText(e.Share), note, egText(e.Examples)})
+				er = append(er, []string{"   ", arrowText(e.Event, e.To), strconv.Itoa(e.Count), text.Percent(e.Share), note, egText(e.Examples)})
 				shown = shown || len(e.Examples) > 0
 			}
 			writeTable(&b, er, map[int]bool{2: true, 3: true})
@@ -493,17 +493,6 @@ func arrowText(event, to string) string {
 		return "--> " + to
 	}
 	return "-[" + event + "]-> " + to
-}
-
-// dwellText shows milliseconds as a short duration: 850ms, 2.4s, 3m12s.
-func dwellText(ms float64) string {
-	switch {
-	case ms < 1000:
-		return fmt.Sprintf("%.0fms", ms)
-	case ms < 60000:
-		return fmt.Sprintf("%.1fs", ms/1000)
-	}
-	return time.Duration(ms * float64(time.Millisecond)).Round(time.Second).String()
 }
 
 // writeTable writes rows as columns separated by two spaces; right lists

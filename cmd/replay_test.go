@@ -136,7 +136,7 @@ func TestReplayDwell(t *testing.T) {
 		t.Errorf("dwell %v, want %v", dwell, want)
 	}
 	_, text, _ := checkRun("replay", "--model", model, "--session", "s", p)
-	if !strings.Contains(text, "2.5s") || !strings.Contains(text, "300ms") {
+	if !strings.Contains(text, "2.5 s") || !strings.Contains(text, "300 ms") {
 		t.Errorf("text lacks the dwell times:\n%s", text)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 func init() { register(newServeCmd) }
@@ -267,7 +268,7 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 	if g.Policy().Monitor() {
 		mode = automaton.ModeMonitor
 	}
-	fmt.Fprintf(errOut, "fsmine serve: %s version %d (%s), %s mode, on http://%s\n", opts.model, info.Version, shortDigest(info.Digest), mode, addr)
+	fmt.Fprintf(errOut, "fsmine serve: %s version %d (%s), %s mode, on http://%s\n", opts.model, info.Version, text.ShortDigest(info.Digest), mode, addr)
 
 	defer tuneServeGC()()
 
@@ -340,7 +341,7 @@ loop:
 				fmt.Fprintf(errOut, "fsmine: reload on SIGHUP: %v\n", err)
 			} else {
 				fmt.Fprintf(errOut, "fsmine serve: reloaded version %d (%s): %d sessions kept, %d remapped, %d dropped\n",
-					res.Version, shortDigest(res.Digest), res.Sessions.Kept, res.Sessions.Remapped, res.Sessions.Dropped)
+					res.Version, text.ShortDigest(res.Digest), res.Sessions.Kept, res.Sessions.Remapped, res.Sessions.Dropped)
 			}
 		}
 	}
@@ -401,14 +402,6 @@ func sweepEvery(ttl, hold time.Duration) time.Duration {
 	return max(min(d/2, time.Minute), time.Second)
 }
 
-// countNoun writes n and noun, in the plural unless n is 1.
-func countNoun(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 func isLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -421,19 +414,12 @@ func isLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func shortDigest(d string) string {
-	if len(d) > len("sha256:")+12 {
-		return d[:len("sha256:")+12]
-	}
-	return d
-}
-
 // printCheck writes what the guard will enforce.
 func printCheck(w io.Writer, opts serveOptions, g *automaton.Guard) error {
 	m, p := g.Model(), g.Policy()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "model    %s: version %d, %s, %s, %s, %s\n", opts.model, m.Version, modelDigest(m),
-		countNoun(len(m.States), "state"), countNoun(len(m.Transitions), "transition"), countNoun(len(m.Loops), "loop"))
+		text.Count(len(m.States), "state"), text.Count(len(m.Transitions), "transition"), text.Count(len(m.Loops), "loop"))
 	mode := automaton.ModeEnforce
 	if p.Monitor() {
 		mode = automaton.ModeMonitor
@@ -747,7 +733,7 @@ func (s *server) reload() (reloadAnswer, error) {
 	old := s.info.Load()
 	fail := func(err error) (reloadAnswer, error) {
 		s.metrics.reloadsKO.Add(1)
-		return res, fmt.Errorf("%w; still enforcing version %d (%s)", err, old.Version, shortDigest(old.Digest))
+		return res, fmt.Errorf("%w; still enforcing version %d (%s)", err, old.Version, text.ShortDigest(old.Digest))
 	}
 	m, p, err := loadServeInputs(s.modelPath, s.policyPath)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 // The step route is the service's hot path: an agent waits on it before
@@ -524,7 +525,7 @@ func writeSlotPolicy(b *bytes.Buffer, m *automaton.Model, p *automaton.Policy) {
 	if p.Generalized == automaton.GeneralizedDeny {
 		verdict = "denied"
 	}
-	fmt.Fprintf(b, "generalized %s: %s\n", countNoun(gen, "transition"), verdict)
+	fmt.Fprintf(b, "generalized %s: %s\n", text.Count(gen, "transition"), verdict)
 	declared := make(map[string]bool)
 	for _, sp := range p.Slots {
 		declared[sp.Name] = true
@@ -579,7 +580,7 @@ func writeSlotPolicy(b *bytes.Buffer, m *automaton.Model, p *automaton.Policy) {
 			fmt.Fprintf(b, "  clear %s", strings.Join(r.Clear, ", "))
 		}
 		if len(r.When) > 0 {
-			fmt.Fprintf(b, "  %s", countNoun(len(r.When), "condition"))
+			fmt.Fprintf(b, "  %s", text.Count(len(r.When), "condition"))
 		}
 		b.WriteByte('\n')
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 func init() { register(newStatsCmd) }
@@ -280,7 +281,7 @@ func modelStats(m *automaton.Model) *statsReport {
 			through[s] += v.Count
 		}
 	}
-	r.EndsCoverage = roundTo6(shareOf(covered, m.Source.Sessions))
+	r.EndsCoverage = roundTo6(text.Share(covered, m.Source.Sessions))
 	for _, s := range m.States {
 		if s.ID == automaton.StartID || s.ID == automaton.EndID {
 			continue
@@ -488,7 +489,7 @@ func (r *statsReport) addExamples() {
 func endList(ends map[string]int, total int) []statsEnd {
 	out := make([]statsEnd, 0, len(ends))
 	for s, n := range ends {
-		out = append(out, statsEnd{State: s, Sessions: n, Share: roundTo6(shareOf(n, total))})
+		out = append(out, statsEnd{State: s, Sessions: n, Share: roundTo6(text.Share(n, total))})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Sessions != out[j].Sessions {
@@ -547,11 +548,11 @@ func (r *statsReport) text(w io.Writer) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	m := r.m
-	p("model     %s  v%d %s  (%d states, %d transitions, %d loops)\n", r.Model.Path, r.Model.Version, digestShort(r.Model.Digest), len(m.States), len(m.Transitions), len(m.Loops))
+	p("model     %s  v%d %s  (%d states, %d transitions, %d loops)\n", r.Model.Path, r.Model.Version, text.ShortDigest(r.Model.Digest), len(m.States), len(m.Transitions), len(m.Loops))
 	if r.From == "logs" {
 		p("logs      %d sessions (%d fit the model), %d events", r.Sessions, r.Fit, r.Events)
 		if r.Unplaced > 0 {
-			p("; %s after a deviation could not be placed in a state", plural(r.Unplaced, "event"))
+			p("; %s after a deviation could not be placed in a state", text.Count(r.Unplaced, "event"))
 		}
 		p("\n")
 	} else {
@@ -563,13 +564,13 @@ func (r *statsReport) text(w io.Writer) error {
 	for _, s := range r.States {
 		p50, p95 := "-", "-"
 		if s.DwellMS != nil {
-			p50, p95 = dwellText(s.DwellMS.P50), dwellText(s.DwellMS.P95)
+			p50, p95 = text.Duration(s.DwellMS.P50), text.Duration(s.DwellMS.P95)
 		}
 		rows = append(rows, []string{"  " + s.ID, strconv.Itoa(s.Visits), strconv.Itoa(s.Sessions), p50, p95, endsText(s.Ends, 3)})
 	}
 	writeTable(&b, rows, map[int]bool{1: true, 2: true, 3: true, 4: true})
 	if r.EndsFrom == "top_variants" {
-		p("  (endings from the model's %d top variants, %s of its sessions)\n", len(m.TopVariants), pctText(r.EndsCoverage))
+		p("  (endings from the model's %d top variants, %s of its sessions)\n", len(m.TopVariants), text.Percent(r.EndsCoverage))
 	}
 
 	if len(r.Measures) > 0 {
@@ -591,7 +592,7 @@ func (r *statsReport) text(w io.Writer) error {
 					row = append(row, "-", "-", "-")
 					continue
 				}
-				row = append(row, numText(q.Total), numText(q.Mean), numText(q.P95))
+				row = append(row, text.Num(q.Total), text.Num(q.Mean), text.Num(q.P95))
 			}
 			rows = append(rows, row)
 		}
@@ -631,7 +632,7 @@ func (r *statsReport) text(w io.Writer) error {
 	}
 	for _, l := range r.Loops {
 		p("  {%s}\n", statesText(l.States, 4))
-		p("    %s in %s; max %d, p95 %d", plural(l.Count, "iteration"), plural(l.Sessions, "session"), l.MaxIterations, l.P95Iterations)
+		p("    %s in %s; max %d, p95 %d", text.Count(l.Count, "iteration"), text.Count(l.Sessions, "session"), l.MaxIterations, l.P95Iterations)
 		switch {
 		case l.Histogram == nil:
 		case len(l.Histogram) == 0:
@@ -660,7 +661,7 @@ func endsText(ends []statsEnd, n int) string {
 			parts = append(parts, fmt.Sprintf("+%d more", len(ends)-n))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s %s", e.State, pctText(e.Share)))
+		parts = append(parts, fmt.Sprintf("%s %s", e.State, text.Percent(e.Share)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -671,20 +672,4 @@ func statesText(states []string, n int) string {
 		return strings.Join(states, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(states[:n], ", "), len(states)-n)
-}
-
-// plural is "1 event" or "n events".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
-// numText shows a number without a fraction when it has none.
-func numText(x float64) string {
-	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-		return strconv.FormatInt(int64(x), 10)
-	}
-	return strconv.FormatFloat(x, 'f', 1, 64)
 }

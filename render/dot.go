@@ -10,6 +10,7 @@ import (
 	"github.com/emicklei/dot"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 // Colours of the DOT picture.
@@ -188,7 +189,7 @@ func stateLines(s *automaton.State) []string {
 }
 
 // visits is "1 visit" or "n visits".
-func visits(n int) string { return plural(n, "visit", "visits") }
+func visits(n int) string { return text.CountForm(n, "visit", "visits") }
 
 // dotString quotes s as a DOT string whose label shows s as it is. Graphviz
 // reads backslash escapes in labels (\n, \l, \N, ...), so backslashes are

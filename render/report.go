@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 // DiagramMode says which transitions the picture of a report draws.
@@ -792,23 +793,6 @@ func percent2(share float64) string {
 	}
 }
 
-// duration shows milliseconds in the unit that reads best: "812 ms",
-// "3.2 s", "4.5 min", "2.1 h", "3.0 d".
-func duration(ms float64) string {
-	switch {
-	case ms < 1000:
-		return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
-	case ms < 60e3:
-		return strconv.FormatFloat(ms/1e3, 'f', 1, 64) + " s"
-	case ms < 3600e3:
-		return strconv.FormatFloat(ms/60e3, 'f', 1, 64) + " min"
-	case ms < 86400e3:
-		return strconv.FormatFloat(ms/3600e3, 'f', 1, 64) + " h"
-	default:
-		return strconv.FormatFloat(ms/86400e3, 'f', 1, 64) + " d"
-	}
-}
-
 // diffView is what the diff page shows.
 type diffView struct {
 	Head             string // the page's <title>
@@ -860,8 +844,8 @@ var reportFuncs = template.FuncMap{
 	"int":       thousands,
 	"pct":       percent,
 	"pct2":      percent2,
-	"ms":        duration,
-	"short":     diffShort,
+	"ms":        text.Duration,
+	"short":     text.ShortDigest,
 	"rareword":  diffRareWord,
 	"sci":       func(p float64) string { return strconv.FormatFloat(p, 'g', 2, 64) },
 	"fixed2":    func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
@@ -870,14 +854,6 @@ var reportFuncs = template.FuncMap{
 	"measure":   measureText,
 	"add":       func(a, b int) int { return a + b },
 	"hasParent": func(p *automaton.Parent) bool { return p != nil },
-}
-
-// diffShort is a digest cut to its first 12 hex digits.
-func diffShort(dg string) string {
-	if i := strings.IndexByte(dg, ':'); i >= 0 && len(dg) > i+13 {
-		return dg[:i+13]
-	}
-	return dg
 }
 
 // reportScript sorts a table by the column whose heading is clicked: by the

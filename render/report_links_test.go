@@ -80,11 +80,11 @@ func TestReportExamples(t *testing.T) {
 				t.Error("page shows examples of a generalised transition")
 			}
 			states := section(t, page, "states")
-			if !strings.Contains(text(states), `"><script>alert(1)</script>`) || !strings.Contains(text(states), "s-classify") {
+			if !strings.Contains(textOf(states), `"><script>alert(1)</script>`) || !strings.Contains(textOf(states), "s-classify") {
 				t.Error("the States table does not show the examples as text")
 			}
 			edges := section(t, page, "transitions")
-			if !strings.Contains(text(edges), "javascript:alert(2)") || !strings.Contains(text(edges), "e-followup") {
+			if !strings.Contains(textOf(edges), "javascript:alert(2)") || !strings.Contains(textOf(edges), "e-followup") {
 				t.Error("the Transitions table does not show the examples")
 			}
 			n := strings.Count(page, `class="ex"`)
@@ -128,7 +128,7 @@ func TestReportMeasures(t *testing.T) {
 	page := report(t, m, ReportOptions{Diagram: DiagramNone, Detail: DetailFull, Measures: ms})
 
 	cost := section(t, page, "cost")
-	if strings.Contains(cost, "<b>") || !strings.Contains(text(cost), "<b>cost</b> total") {
+	if strings.Contains(cost, "<b>") || !strings.Contains(textOf(cost), "<b>cost</b> total") {
 		t.Error("a measured path is not shown as text")
 	}
 	got := rows(cost)

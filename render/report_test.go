@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 // reportFixtures are the models the report tests read: the hand-made
@@ -61,7 +62,7 @@ var (
 
 // text is what a browser shows for a fragment of the page's HTML: tags
 // dropped, entities decoded.
-func text(fragment string) string {
+func textOf(fragment string) string {
 	return html.UnescapeString(tagRE.ReplaceAllString(fragment, ""))
 }
 
@@ -71,7 +72,7 @@ func rows(fragment string) [][]string {
 	for _, r := range rowRE.FindAllStringSubmatch(fragment, -1) {
 		var cells []string
 		for _, c := range cellRE.FindAllStringSubmatch(r[1], -1) {
-			cells = append(cells, text(c[1]))
+			cells = append(cells, textOf(c[1]))
 		}
 		if len(cells) > 0 {
 			out = append(out, cells)
@@ -186,7 +187,7 @@ func TestReportLists(t *testing.T) {
 				for i, id := range path {
 					shownPath[i] = shownText(id)
 				}
-				if !strings.Contains(text(trunk), strings.Join(shownPath, " → ")) {
+				if !strings.Contains(textOf(trunk), strings.Join(shownPath, " → ")) {
 					t.Errorf("trunk section does not show the path %q", shownPath)
 				}
 			}
@@ -214,7 +215,7 @@ func TestReportLists(t *testing.T) {
 				}
 			}
 
-			prov := text(section(t, page, "provenance"))
+			prov := textOf(section(t, page, "provenance"))
 			for _, want := range []string{m.Schema, m.Created, m.Generator, m.Params.Merge} {
 				if !strings.Contains(prov, want) {
 					t.Errorf("provenance lacks %q", want)
@@ -232,7 +233,7 @@ func TestReportLists(t *testing.T) {
 // TestReportProvenance checks the digest check and the label rules.
 func TestReportProvenance(t *testing.T) {
 	m := loadFixture(t, "report/returns")
-	prov := text(section(t, report(t, m, ReportOptions{Diagram: DiagramNone}), "provenance"))
+	prov := textOf(section(t, report(t, m, ReportOptions{Diagram: DiagramNone}), "provenance"))
 	for _, want := range []string{
 		m.Digest, "Matches the model's content.",
 		`"name": "off-topic small talk returns to the stage it left"`, `"detour": true`,
@@ -247,7 +248,7 @@ func TestReportProvenance(t *testing.T) {
 	edited := *m
 	edited.Transitions = append([]automaton.Transition(nil), m.Transitions...)
 	edited.Transitions[0].Count++
-	prov = text(section(t, report(t, &edited, ReportOptions{Diagram: DiagramNone}), "provenance"))
+	prov = textOf(section(t, report(t, &edited, ReportOptions{Diagram: DiagramNone}), "provenance"))
 	if !strings.Contains(prov, "Does not match the model's content") {
 		t.Errorf("an edited model's digest is not flagged:\n%s", prov)
 	}
@@ -271,7 +272,7 @@ func TestReportEscapes(t *testing.T) {
 				}
 			}
 			for _, id := range []string{"<script>alert(1)</script>", `"><img src=x onerror=alert(1)>`, "</style></svg><script>alert(2)</script>", "{{.Title}}", "a&amp;b &nbsp; &#x3c;", "--><!--"} {
-				if !strings.Contains(text(page), id) {
+				if !strings.Contains(textOf(page), id) {
 					t.Errorf("page does not show %q as text", id)
 				}
 			}
@@ -468,7 +469,7 @@ func TestDiffReport(t *testing.T) {
 	if !strings.Contains(page, "<svg") {
 		t.Error("no overlay")
 	}
-	if got, want := text(page), diffSummary(d); !strings.Contains(got, want) {
+	if got, want := textOf(page), diffSummary(d); !strings.Contains(got, want) {
 		t.Errorf("summary %q missing", want)
 	}
 	for id, want := range map[string][][]string{
@@ -486,7 +487,7 @@ func TestDiffReport(t *testing.T) {
 			}
 		}
 	}
-	if tr := text(section(t, page, "trunk")); !strings.Contains(tr, "plan → search → verify → answer") {
+	if tr := textOf(section(t, page, "trunk")); !strings.Contains(tr, "plan → search → verify → answer") {
 		t.Errorf("trunk section: %q", tr)
 	}
 
@@ -595,11 +596,11 @@ func TestReportFormats(t *testing.T) {
 		{thousands(1000), "1,000"},
 		{thousands(262200), "262,200"},
 		{thousands(-1234567), "-1,234,567"},
-		{duration(812), "812 ms"},
-		{duration(3200), "3.2 s"},
-		{duration(270e3), "4.5 min"},
-		{duration(7200e3), "2.0 h"},
-		{duration(3 * 86400e3), "3.0 d"},
+		{text.Duration(812), "812 ms"},
+		{text.Duration(3200), "3.2 s"},
+		{text.Duration(270e3), "4.5 min"},
+		{text.Duration(7200e3), "2.0 h"},
+		{text.Duration(3 * 86400e3), "3.0 d"},
 		{percent2(0.0496), "4.96%"},
 		{percent2(0.00001), "<0.01%"},
 		{percent2(0.99999), ">99.99%"},

@@ -11,6 +11,7 @@ import (
 	"github.com/emicklei/dot"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 // Detail says how much of a model a picture draws.
@@ -443,12 +444,12 @@ func (n *sumNode) lines(sm *summary) []string {
 	case kindRun:
 		lines = []string{n.states[0].ID, fmt.Sprintf("… %d trunk states …", len(n.states)), n.states[len(n.states)-1].ID}
 	case kindRest:
-		lines = []string{fmt.Sprintf("+ %s", plural(len(n.states), "more state", "more states")), visits(visitsOf())}
+		lines = []string{fmt.Sprintf("+ %s", text.CountForm(len(n.states), "more state", "more states")), visits(visitsOf())}
 	case kindStage:
-		lines = []string{sm.stages[n.stage].Name, plural(len(n.states), "state", "states"), visits(visitsOf())}
+		lines = []string{sm.stages[n.stage].Name, text.CountForm(len(n.states), "state", "states"), visits(visitsOf())}
 	}
 	if n.inside > 0 {
-		lines = append(lines, plural(n.inside, "transition", "transitions")+" inside")
+		lines = append(lines, text.CountForm(n.inside, "transition", "transitions")+" inside")
 	}
 	if h := n.hidden; h.n > 0 {
 		var why []string
@@ -460,7 +461,7 @@ func (n *sumNode) lines(sm *summary) []string {
 				why = append(why, fmt.Sprintf("%d %s", p.n, p.what))
 			}
 		}
-		line := fmt.Sprintf("+ %s not drawn", plural(h.n, "edge", "edges"))
+		line := fmt.Sprintf("+ %s not drawn", text.CountForm(h.n, "edge", "edges"))
 		if len(why) > 0 {
 			line += " (" + strings.Join(why, ", ") + ")"
 		}
@@ -477,14 +478,6 @@ func (e *sumEdge) caption() string {
 		return edgeCaption(e.ts[0])
 	}
 	return fmt.Sprintf("%d transitions · %d", len(e.ts), e.count)
-}
-
-// plural is "1 state" or "n states".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // summaryGraph is the DOT graph of DetailSummary. Stages drawn as clusters
@@ -505,7 +498,7 @@ func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
 			continue
 		}
 		c := g.Subgraph(fmt.Sprintf("stage %d", i), dot.ClusterOption{})
-		c.Attr("label", dotLines(st.Name, plural(len(st.States), "state", "states")))
+		c.Attr("label", dotLines(st.Name, text.CountForm(len(st.States), "state", "states")))
 		c.Attr("style", "rounded")
 		c.Attr("color", rareColor)
 		c.Attr("fontname", fontName)
