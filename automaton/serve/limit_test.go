@@ -262,3 +262,81 @@ func TestLogHoldAndSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestServeShutdown: once ctx is done, Serve accepts no more connections
+// but answers the request in flight, then returns nil; the step's line is
+// in the log after Close.
+func TestServeShutdown(t *testing.T) {
+	m, p, err := loadFiles(fixtureModel, fixturePolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log serveBuffer
+	cfg := DefaultConfig()
+	cfg.Log = &log
+	s, err := New(m, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	defer cancel()
+
+	// a request whose body has not all arrived when the service stops
+	body := `{"next":"agent_msg"}`
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /v1/sessions/late/steps HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n%s", addr, len(body), body[:5])
+	// the server has the connection once it answers another request
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cancel()
+	deadline := time.Now().Add(failAfter)
+	for {
+		d, err := net.Dial("tcp", addr)
+		if err != nil {
+			break // the listener is closed: the shutdown has begun
+		}
+		d.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("Serve still accepts connections after ctx is done")
+		}
+		runtime.Gosched()
+	}
+	if _, err := io.WriteString(c, body[5:]); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(failAfter))
+	resp, err = http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("the request in flight got no answer: %v", err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(answer), `"session_id":"late","step":0,"allowed":true`) {
+		t.Errorf("the request in flight: %d %s", resp.StatusCode, answer)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Serve = %v, want nil after ctx is done", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.String(); !strings.HasPrefix(got, `{"session_id":"late","step":0,"node":"agent_msg","event":""`) {
+		t.Errorf("log = %q, want the late step's line", got)
+	}
+	if st := s.Stats(); st.Decisions != 1 || st.LogLines != 1 {
+		t.Errorf("Stats = %+v, want 1 decision and 1 line", st)
+	}
+}

@@ -166,10 +166,16 @@ type Server struct {
 // with Config.Log, the log's writer; Close stops them. It returns an error
 // for a negative bound in cfg, or when p does not fit m.
 func New(m *automaton.Model, p *automaton.Policy, cfg Config) (*Server, error) {
-	switch {
-	case cfg.TTL < 0, cfg.MaxSessions < 0, cfg.History < 0, cfg.LogHold < 0,
-		cfg.ReadTimeout < 0, cfg.IdleTimeout < 0, cfg.MaxConns < 0:
-		return nil, errors.New("serve: a negative bound in the configuration")
+	for _, b := range []struct {
+		name     string
+		negative bool
+	}{
+		{"TTL", cfg.TTL < 0}, {"MaxSessions", cfg.MaxSessions < 0}, {"History", cfg.History < 0}, {"LogHold", cfg.LogHold < 0},
+		{"ReadTimeout", cfg.ReadTimeout < 0}, {"IdleTimeout", cfg.IdleTimeout < 0}, {"MaxConns", cfg.MaxConns < 0},
+	} {
+		if b.negative {
+			return nil, fmt.Errorf("serve: Config.%s is negative", b.name)
+		}
 	}
 	s := &Server{cfg: cfg, metrics: newMetrics()}
 	if cfg.Token != "" {

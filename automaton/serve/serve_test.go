@@ -425,3 +425,51 @@ func FuzzDecodeStep(f *testing.F) {
 		}
 	})
 }
+
+func TestNewRefusesNegativeBounds(t *testing.T) {
+	m, p, err := loadFiles(fixtureModel, fixturePolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		set  func(*Config)
+	}{
+		{"TTL", func(c *Config) { c.TTL = -1 }},
+		{"MaxSessions", func(c *Config) { c.MaxSessions = -1 }},
+		{"History", func(c *Config) { c.History = -1 }},
+		{"LogHold", func(c *Config) { c.LogHold = -1 }},
+		{"ReadTimeout", func(c *Config) { c.ReadTimeout = -1 }},
+		{"IdleTimeout", func(c *Config) { c.IdleTimeout = -1 }},
+		{"MaxConns", func(c *Config) { c.MaxConns = -1 }},
+	}
+	for _, tt := range tests {
+		cfg := DefaultConfig()
+		tt.set(&cfg)
+		s, err := New(m, p, cfg)
+		if want := "serve: Config." + tt.name + " is negative"; err == nil || err.Error() != want {
+			t.Errorf("New with a negative %s: %v, want %q", tt.name, err, want)
+		}
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+// TestReloadWithoutLoad: a Server with no Config.Load refuses reloads and
+// keeps its model.
+func TestReloadWithoutLoad(t *testing.T) {
+	m, p, err := loadFiles(fixtureModel, fixturePolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(m, p, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Reload()
+	if err == nil || !strings.Contains(err.Error(), "no Config.Load to read the model again; still enforcing version 1 (sha256:") {
+		t.Errorf("Reload = %v, want a refusal naming version 1", err)
+	}
+}
