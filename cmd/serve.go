@@ -116,6 +116,8 @@ flags, unreadable model or policy, the address is taken).`,
 	return c
 }
 
+// loadServeInputs reads the model and, unless policyPath is "", the policy,
+// and checks that the policy fits the model; errors name the file.
 func loadServeInputs(modelPath, policyPath string) (*automaton.Model, *automaton.Policy, error) {
 	m, err := automaton.Load(modelPath)
 	if err != nil {

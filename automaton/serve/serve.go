@@ -243,8 +243,7 @@ func (s *Server) Stats() Stats {
 }
 
 // Handler returns the service's routes. Unknown routes answer 404 and
-// wrong methods 405 with Allow, in JSON. It must not serve requests after
-// Close.
+// wrong methods 405 with Allow, in JSON. See Close for when it must stop.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Serve answers on ln with Handler, under Config's ReadTimeout,
@@ -293,8 +292,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Close stops the sweeping goroutine and, with a decision log, writes every
 // line still waiting for its event, flushes, calls Config.LogSync and stops
 // the log's writer. It returns an error when a write to the log failed.
-// Later calls return the same error. The Server must not answer requests
-// once Close is called.
+// Later calls return the same error. Call it once the handler serves no
+// more requests: with a decision log, a step answered after Close panics
+// (its line has nowhere to go).
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.sweepStop)
