@@ -112,11 +112,11 @@ func DefaultConfig() Config {
 
 // ModelInfo describes the model in force, as GET /v1/model reports it.
 type ModelInfo struct {
-	Path     string    `json:"path"`
-	Version  int       `json:"version"`
-	Digest   string    `json:"digest"` // the file's, or computed when it declares none
-	Created  string    `json:"created"`
-	LoadedAt time.Time `json:"loaded_at"`
+	Path     string    `json:"path"`      // Config.ModelPath
+	Version  int       `json:"version"`   // the model's
+	Digest   string    `json:"digest"`    // the file's, or computed when it declares none
+	Created  string    `json:"created"`   // the model's creation time, as its file gives it
+	LoadedAt time.Time `json:"loaded_at"` // when New or a reload put it in force, UTC
 }
 
 // ModelVersion names a model by its version and digest.
