@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -56,6 +57,13 @@ type decisionLog struct {
 	lines  atomic.Int64 // lines written
 	errors atomic.Int64 // failed writes
 	failed bool
+
+	// sendMu orders sends against close: a send holds it shared, close
+	// holds it alone and sets closed, so nothing is sent on a closed
+	// channel. A decision that arrives after close counts as a failed
+	// write.
+	sendMu sync.RWMutex
+	closed bool
 }
 
 type logKind uint8
@@ -135,18 +143,38 @@ func newDecisionLog(w io.Writer, syncFn func() error, onErr func(error), maxHeld
 }
 
 // decision queues one decision's line.
-func (l *decisionLog) decision(m logMsg) { m.kind = logDecision; l.ch <- m }
+func (l *decisionLog) decision(m logMsg) { m.kind = logDecision; l.send(m) }
 
 // end tells the log that session id ended.
-func (l *decisionLog) end(id string) { l.ch <- logMsg{kind: logEnd, session: id} }
+func (l *decisionLog) end(id string) { l.send(logMsg{kind: logEnd, session: id}) }
 
 // sweep writes the held lines of decisions made before cutoff.
-func (l *decisionLog) sweep(cutoff time.Time) { l.ch <- logMsg{kind: logSweep, ts: cutoff} }
+func (l *decisionLog) sweep(cutoff time.Time) { l.send(logMsg{kind: logSweep, ts: cutoff}) }
+
+// send queues m for the writer; after close, a decision counts as a failed
+// write (its line cannot be written) and anything else is ignored.
+func (l *decisionLog) send(m logMsg) {
+	l.sendMu.RLock()
+	defer l.sendMu.RUnlock()
+	if l.closed {
+		if m.kind == logDecision {
+			l.errors.Add(1)
+		}
+		return
+	}
+	l.ch <- m
+}
 
 // close writes every held line, flushes and syncs the file, and stops the
-// writer. No method may be called after close.
+// writer. Decisions sent after close are not written; they count in
+// errors.
 func (l *decisionLog) close() error {
-	close(l.ch)
+	l.sendMu.Lock()
+	if !l.closed {
+		l.closed = true
+		close(l.ch)
+	}
+	l.sendMu.Unlock()
 	<-l.done
 	if l.failed {
 		return fmt.Errorf("decision log: %d lines could not be written", l.errors.Load())

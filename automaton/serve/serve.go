@@ -158,6 +158,7 @@ type Server struct {
 	sweepDone chan struct{}
 	closeOnce sync.Once
 	closeErr  error
+	closed    atomic.Bool // Close was called: steps are refused
 }
 
 // New returns a Server enforcing model m under policy p (nil: enforce,
@@ -293,9 +294,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // line still waiting for its event, flushes, calls Config.LogSync and stops
 // the log's writer. It returns an error when a write to the log failed.
 // Later calls return the same error. Call it once the handler serves no
-// more requests: with a decision log, a step answered after Close panics
-// (its line has nowhere to go).
+// more requests: after Close, steps are refused (503), and the line of a
+// step that raced with it is not written but counted in Stats.LogErrors.
 func (s *Server) Close() error {
+	s.closed.Store(true)
 	s.closeOnce.Do(func() {
 		close(s.sweepStop)
 		<-s.sweepDone
@@ -462,6 +464,10 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	id, ok := s.sessionID(w, r)
 	if !ok {
+		return
+	}
+	if s.closed.Load() {
+		s.error(w, http.StatusServiceUnavailable, "the service is closed")
 		return
 	}
 	buf := stepBuffers.Get().(*[]byte)

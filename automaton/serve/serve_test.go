@@ -473,3 +473,37 @@ func TestReloadWithoutLoad(t *testing.T) {
 		t.Errorf("Reload = %v, want a refusal naming version 1", err)
 	}
 }
+
+// TestStepAfterClose: a step that comes after Close is refused, and steps
+// racing with Close neither panic nor lose count of their lines.
+func TestStepAfterClose(t *testing.T) {
+	ts := newTestServer(t, "")
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 50 {
+				body := strings.NewReader(`{"event":"","next":"agent_msg"}`)
+				resp, err := ts.Client().Post(fmt.Sprintf("%s/v1/sessions/r%d-%d/steps", ts.URL, i, j), "application/json", body)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+			}
+		}()
+	}
+	if err := ts.srv.Close(); err != nil {
+		t.Logf("Close: %v", err)
+	}
+	wg.Wait()
+	code, _, body := ts.do(t, "POST", "/v1/sessions/late/steps", `{"event":"","next":"agent_msg"}`, "")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "closed") {
+		t.Errorf("step after Close: %d %s, want 503 naming the close", code, body)
+	}
+	st := ts.srv.Stats()
+	if st.LogLines+st.LogErrors != st.Decisions {
+		t.Errorf("%d decisions, %d lines written and %d not: every decision must be one or the other", st.Decisions, st.LogLines, st.LogErrors)
+	}
+}
