@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
+	"github.com/fsmine/fsmine/mine/check"
 )
 
 // checkTrainLog is a tiny flow: greet, lookup (retried up to twice), then
@@ -85,7 +86,7 @@ func TestCheckVerdicts(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
-	var sum checkSummary
+	var sum check.Summary
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestCheckVerdicts(t *testing.T) {
 			t.Errorf("%s: %s %s -[%s]-> %s at step %d line %d; want %s %s -[%s]-> %s at step %d line %d",
 				d.SessionID, d.Kind, d.State, d.Event, d.Label, d.Step, d.Line, w.kind, w.state, w.event, w.label, w.step, w.line)
 		}
-		if d.Cost != w.cost || d.Fitness != roundTo6(1-float64(w.cost)/float64(w.maxCost)) {
+		if d.Cost != w.cost || d.Fitness != check.Round6(1-float64(w.cost)/float64(w.maxCost)) {
 			t.Errorf("%s: cost %d fitness %v, want %d and 1-%d/%d", d.SessionID, d.Cost, d.Fitness, w.cost, w.cost, w.maxCost)
 		}
 		if !strings.HasSuffix(d.File, "new.jsonl") {
@@ -138,7 +139,7 @@ func TestCheckVerdicts(t *testing.T) {
 		costSum += w.cost
 		maxSum += w.maxCost
 	}
-	if want := roundTo6(1 - float64(costSum)/float64(maxSum)); sum.LogFitness != want {
+	if want := check.Round6(1 - float64(costSum)/float64(maxSum)); sum.LogFitness != want {
 		t.Errorf("log fitness %v, want %v", sum.LogFitness, want)
 	}
 	if sum.Outside != 3 {
@@ -207,7 +208,7 @@ func TestCheckJSONL(t *testing.T) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(wantIDs), out)
 	}
 	for i, l := range lines {
-		var v checkVerdict
+		var v check.Verdict
 		if err := json.Unmarshal([]byte(l), &v); err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +248,7 @@ func TestCheckReadsLikeTheModel(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	code, out, _ := checkRun("check", "--model", model, "--format", "json", freshPath)
-	var sum checkSummary
+	var sum check.Summary
 	if err := json.Unmarshal([]byte(out), &sum); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v", code, err)
 	}
@@ -316,16 +317,16 @@ func BenchmarkCheck(b *testing.B) {
 	for _, format := range []string{"json", "jsonl"} {
 		b.Run("format="+format, func(b *testing.B) {
 			c := automaton.NewChecker(m, automaton.CheckOptions{})
-			var emit func(*checkVerdict) error
+			var emit func(*check.Verdict) error
 			if format == "jsonl" {
 				enc := json.NewEncoder(io.Discard)
-				emit = func(v *checkVerdict) error { return enc.Encode(v) }
+				emit = func(v *check.Verdict) error { return enc.Encode(v) }
 			}
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := checkLog(lg, c, format == "json", emit); err != nil {
+				if _, err := check.Log(lg, c, check.Options{Deviations: format == "json"}, emit); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -375,7 +376,7 @@ func TestCheckStreamSameReport(t *testing.T) {
 				}
 			}
 			if format == "json" {
-				var sum checkSummary
+				var sum check.Summary
 				if err := json.Unmarshal([]byte(want), &sum); err != nil {
 					t.Fatal(err)
 				}

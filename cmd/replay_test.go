@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fsmine/fsmine/mine/check"
 )
 
 func TestReplayExitCodes(t *testing.T) {
@@ -74,7 +76,7 @@ func TestReplaySteps(t *testing.T) {
 			if code == 2 {
 				t.Fatal(stderr)
 			}
-			var r replayReport
+			var r check.ReplayReport
 			if err := json.Unmarshal([]byte(out), &r); err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +122,7 @@ func TestReplayDwell(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	_, out, _ := checkRun("replay", "--model", model, "--session", "s", "--format", "json", p)
-	var r replayReport
+	var r check.ReplayReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
