@@ -103,6 +103,21 @@ func TestDiffJSONFields(t *testing.T) {
 	}
 }
 
+// TestDiffJSONSmallFloats: p-values and thresholds below 1e-6 keep the
+// one-digit exponent fsmine diff has always written (see DiffJSON).
+func TestDiffJSONSmallFloats(t *testing.T) {
+	d := &automaton.Diff{TransitionThreshold: 5e-7, ShareChanges: []automaton.ShareChange{{From: "a", To: "b", P: 2.3132563827331445e-7}}}
+	var out bytes.Buffer
+	if err := DiffJSON(&out, d, DiffTextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"transition_threshold": 5e-7,`, `"p": 2.3132563827331445e-7`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, out.String())
+		}
+	}
+}
+
 func TestDiffMarkdownEscapes(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"plain", "`plain`"},
