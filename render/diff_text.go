@@ -207,12 +207,13 @@ type DiffJSONReport struct {
 // It encodes with encoding/json, an exception to the project's go-json,
 // measured: go-json writes the exponent of a float from 1e-10 to 1e-6
 // with two digits ("2.3132563827331445e-07") where encoding/json writes
-// one ("e-7"), and p-values that small are common in diffs of real logs. Of four diffs of
-// ../shared/data logs (tau2 retail vs taubench airline; tau2 retail with
-// and without generalisation; diff --by attrs.run on tau2 retail; the help
-// desk log's first 12,000 lines vs the rest) go-json changed the bytes of
-// two (four p-values and one), encoding/json none. Values are the same;
-// the bytes of fsmine diff --format json stay as they were.
+// one ("e-7"), and p-values that small are common in diffs of real
+// logs. Of four diffs of ../shared/data logs (tau2 retail vs taubench
+// airline; tau2 retail with and without generalisation; diff --by
+// attrs.run on tau2 retail; the help desk log's first 12,000 lines vs the
+// rest) go-json changed the bytes of two (four p-values and one),
+// encoding/json none. Values are the same; the bytes of fsmine diff
+// --format json stay as they were (TestDiffJSONSmallFloats).
 func DiffJSON(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
