@@ -151,7 +151,11 @@ func readLogs(m *automaton.Model, path string, args []string, lf *logFlags, stdi
 }
 
 // writeJSON writes v as the reports' --format json does: indented, with
-// no HTML escaping of ids and labels.
+// no HTML escaping of ids and labels. go-json writes what encoding/json
+// wrote for these reports on the real logs, but for a backspace or form
+// feed in a string (\u0008 and \u000c, as model files have them, for \b and
+// \f) and floats below 1e-6 (e-07 for e-7), which the reports' rounded
+// shares and fitness never are.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
