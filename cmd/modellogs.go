@@ -154,8 +154,9 @@ func readLogs(m *automaton.Model, path string, args []string, lf *logFlags, stdi
 // no HTML escaping of ids and labels. go-json writes what encoding/json
 // wrote for these reports on the real logs, but for a backspace or form
 // feed in a string (\u0008 and \u000c, as model files have them, for \b and
-// \f) and floats below 1e-6 (e-07 for e-7), which the reports' rounded
-// shares and fitness never are.
+// \f) and floats from 1e-10 to 1e-6 (e-07 for e-7): rare here, as check's
+// shares and fitness are rounded to 6 decimals (a replayed transition's
+// share or a --min-fit that small would show it).
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
