@@ -153,7 +153,7 @@ func (o *modelOptions) prepare() error {
 	if o.examples < 0 || o.examples > mine.MaxExamples {
 		return usagef("--examples %d: want 0 to %d", o.examples, mine.MaxExamples)
 	}
-	if o.link != "" && (!strings.Contains(o.link, "{session}") || render.SessionURL(o.link, "s") == "") {
+	if o.link != "" && (!strings.Contains(o.link, "{session}") || automaton.SessionURL(o.link, "s") == "") {
 		return usagef("--link %q: want an http or https URL with {session} where the session id goes, e.g. https://cloud.langfuse.com/project/P/traces/{session}", o.link)
 	}
 	if o.parent != "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/render"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 func init() { register(newDiffCmd) }
@@ -132,7 +133,7 @@ func writeDiff(old, new *automaton.Model, opts *diffOptions, streams IO) error {
 	default:
 		// Names from the models are escaped for the terminal line by line,
 		// under the colours.
-		o.Color, o.Escape = streams.IsTTY && os.Getenv("NO_COLOR") == "", termText
+		o.Color, o.Escape = streams.IsTTY && os.Getenv("NO_COLOR") == "", text.Terminal
 		err = render.DiffText(streams.Out, d, o)
 	}
 	if err != nil {

@@ -12,8 +12,6 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
-	"github.com/fsmine/fsmine/mine/check"
-	"github.com/fsmine/fsmine/render/text"
 )
 
 // logFlags say how check, replay and stats read logs: by default as the
@@ -162,22 +160,4 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// The stats and report commands, still in cmd, use these names for what
-// now lives in mine/check and render/text; they go when those commands
-// move to library packages.
-
-type checkModelRef = check.ModelRef
-
-func sessionMoves(lg *mine.Log, s *mine.Session, buf []automaton.Move) []automaton.Move {
-	return check.Moves(lg, s, buf)
-}
-
-func roundTo6(x float64) float64 { return check.Round6(x) }
-
-func moveText(from, event, to string) string { return text.Move(from, event, to) }
-
-func writeTable(b *strings.Builder, rows [][]string, right map[int]bool) {
-	b.WriteString(text.Table(rows, right))
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine/check"
-	"github.com/fsmine/fsmine/render"
 )
 
 func init() { register(newReplayCmd) }
@@ -106,7 +105,7 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 		return fmt.Errorf("session %q not found in %s (%d sessions; %s)", opts.session, strings.Join(opts.inputs, ", "), len(lg.Sessions), check.SimilarIDs(lg, opts.session))
 	}
 	c := automaton.NewChecker(m, automaton.CheckOptions{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxAlignStates: opts.maxAlign})
-	r := check.Replay(lg, s, c, check.ReplayOptions{SessionURL: render.SessionURL})
+	r := check.Replay(lg, s, c)
 	r.Model = check.ModelRef{Path: opts.model, Version: m.Version, Digest: m.Digest}
 	out := bufio.NewWriter(streams.Out)
 	if opts.format == "json" {

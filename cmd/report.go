@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
+	"github.com/fsmine/fsmine/mine/check"
 	"github.com/fsmine/fsmine/render"
 )
 
@@ -208,7 +209,7 @@ func logMeasures(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *render.Me
 	var buf []automaton.Move
 	for si := range lg.Sessions {
 		s := &lg.Sessions[si]
-		buf = sessionMoves(lg, s, buf)
+		buf = check.Moves(lg, s, buf)
 		if v := c.Check(buf); v.Fits() {
 			out.Fit++
 		}

@@ -2,9 +2,8 @@ package cmd
 
 import (
 	"io"
-	"strconv"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/fsmine/fsmine/render/text"
 )
 
 // termSafe returns a writer that shows the control characters of what is
@@ -29,42 +28,15 @@ func (t termWriter) Write(p []byte) (int, error) {
 	if plain {
 		return t.w.Write(p)
 	}
-	if _, err := t.w.Write([]byte(termText(string(p)))); err != nil {
+	if _, err := t.w.Write([]byte(text.Terminal(string(p)))); err != nil {
 		return 0, err
 	}
 	return len(p), nil
 }
 
-// termText is s with control characters other than newline and tab
-// written as Go escapes, and invalid UTF-8 bytes as \xHH.
-func termText(s string) string {
-	var b []byte
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, `\x`...)
-			b = append(b, "0123456789abcdef"[s[i]>>4], "0123456789abcdef"[s[i]&0xf])
-		case r == '\n' || r == '\t' || !unicode.IsControl(r) && r != '\u2028' && r != '\u2029' && !bidiControl(r):
-			b = append(b, s[i:i+size]...)
-		default:
-			q := strconv.QuoteRuneToASCII(r)
-			b = append(b, q[1:len(q)-1]...)
-		}
-		i += size
-	}
-	return string(b)
-}
-
-// bidiControl reports whether r reorders the text around it on display
-// (U+202A-U+202E, U+2066-U+2069), which can make a name read as another.
-func bidiControl(r rune) bool {
-	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
-}
-
 // rawWriter is the writer under termSafe, for what writes its own
 // terminal codes (the progress lines, which pass any text from inputs
-// through termText); other writers as they are.
+// through text.Terminal); other writers as they are.
 func rawWriter(w io.Writer) io.Writer {
 	if t, ok := w.(termWriter); ok {
 		return t.w

@@ -1,31 +1,8 @@
 package render
 
 import (
-	"net/url"
-	"strings"
-
 	"github.com/fsmine/fsmine/automaton"
 )
-
-// SessionURL expands a link template (automaton.Params.Link) for a session:
-// "{session}" is replaced by the id escaped as a URL path segment. It
-// returns "" unless the result is an absolute http or https URL with a
-// host, so that a model file edited to link elsewhere (javascript:, data:,
-// a relative path) shows its examples as text only.
-func SessionURL(template, session string) string {
-	if template == "" {
-		return ""
-	}
-	s := strings.ReplaceAll(template, "{session}", url.PathEscape(session))
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || u.Opaque != "" || u.User != nil {
-		return ""
-	}
-	if scheme := strings.ToLower(u.Scheme); scheme != "http" && scheme != "https" {
-		return ""
-	}
-	return s
-}
 
 // exampleLink is an example session as the report shows it: its id, and
 // the URL of the session when the model's link template gives one.
@@ -40,7 +17,7 @@ func examplesOf(m *automaton.Model, ids []string) []exampleLink {
 	}
 	out := make([]exampleLink, len(ids))
 	for i, id := range ids {
-		out[i] = exampleLink{ID: id, URL: SessionURL(m.Params.Link, id)}
+		out[i] = exampleLink{ID: id, URL: automaton.SessionURL(m.Params.Link, id)}
 	}
 	return out
 }

@@ -111,7 +111,7 @@ func ExampleReplay() {
 		fmt.Println(err)
 		return
 	}
-	r := check.Replay(lg, check.FindSession(lg, "n2"), automaton.NewChecker(m, automaton.CheckOptions{}), check.ReplayOptions{})
+	r := check.Replay(lg, check.FindSession(lg, "n2"), automaton.NewChecker(m, automaton.CheckOptions{}))
 	r.Model = check.ModelRef{Path: "model.json", Version: 4, Digest: "sha256:0123456789abcdef"}
 	if err := r.WriteText(os.Stdout); err != nil {
 		fmt.Println(err)

@@ -16,8 +16,7 @@ import (
 // object: every step with its verdict, the first deviation explained, and
 // the optimal alignment.
 type ReplayReport struct {
-	m   *automaton.Model
-	url func(template, session string) string
+	m *automaton.Model
 
 	SessionID string     `json:"session_id"`
 	Model     ModelRef   `json:"model"`
@@ -76,22 +75,7 @@ type ReplayMove struct {
 	Generalized string `json:"generalized,omitempty"`
 	// Examples are sessions the model was mined from that took the move
 	// (see fsmine build --examples).
-	Examples []ExampleRef `json:"examples,omitempty"`
-}
-
-// ExampleRef is an example session as the reports give it in JSON: its id
-// and, when the model's link template makes a URL of it, the URL.
-type ExampleRef struct {
-	ID  string `json:"id"`
-	URL string `json:"url,omitempty"`
-}
-
-// ReplayOptions shape Replay.
-type ReplayOptions struct {
-	// SessionURL expands the model's link template (automaton.Params.Link)
-	// for an example session, "" when it makes no usable URL; cmd passes
-	// render.SessionURL. Nil gives example sessions no URL.
-	SessionURL func(template, session string) string
+	Examples []automaton.Example `json:"examples,omitempty"`
 }
 
 // FindSession returns the session of lg with the given id, nil when there
@@ -106,7 +90,7 @@ func FindSession(lg *mine.Log, id string) *mine.Session {
 
 // Replay walks session s of lg through c's model step by step, as fsmine
 // replay shows it, and aligns it. Model is left for the caller to name.
-func Replay(lg *mine.Log, s *mine.Session, c *automaton.Checker, opt ReplayOptions) *ReplayReport {
+func Replay(lg *mine.Log, s *mine.Session, c *automaton.Checker) *ReplayReport {
 	m := c.Model()
 	moves := Moves(lg, s, nil)
 	v := c.Check(moves)
@@ -114,7 +98,7 @@ func Replay(lg *mine.Log, s *mine.Session, c *automaton.Checker, opt ReplayOptio
 	r := &ReplayReport{
 		SessionID: s.ID, Fits: v.Fits(), Records: len(s.Visits),
 		Cost: al.Cost, MaxCost: al.MaxCost, Fitness: Round6(al.Fitness), Bounded: al.Bounded, Rare: v.Rare,
-		Alignment: al.Ops, Expected: []ReplayMove{}, deviationRow: -1, m: m, url: opt.SessionURL,
+		Alignment: al.Ops, Expected: []ReplayMove{}, deviationRow: -1, m: m,
 	}
 	if r.Alignment == nil {
 		r.Alignment = []automaton.AlignOp{}
@@ -160,20 +144,10 @@ func Replay(lg *mine.Log, s *mine.Session, c *automaton.Checker, opt ReplayOptio
 func (r *ReplayReport) move(t *automaton.Transition) *ReplayMove {
 	mv := &ReplayMove{Event: t.Event, To: t.To, Count: t.Count, Share: t.Prob, Rare: t.Rare, BackEdge: t.BackEdge, Generalized: t.Generalized}
 	// A generalised transition has no examples: no session took it.
-	if t.Generalized == "" && len(t.Examples) > 0 {
-		mv.Examples = make([]ExampleRef, len(t.Examples))
-		for i, id := range t.Examples {
-			mv.Examples[i] = ExampleRef{ID: id, URL: r.sessionURL(id)}
-		}
+	if t.Generalized == "" {
+		mv.Examples = r.m.Examples(t.Examples)
 	}
 	return mv
-}
-
-func (r *ReplayReport) sessionURL(id string) string {
-	if r.url == nil {
-		return ""
-	}
-	return r.url(r.m.Params.Link, id)
 }
 
 // explainDeviation says in words what the model has against the move.
@@ -315,7 +289,7 @@ func (r *ReplayReport) WriteText(w io.Writer) error {
 			b.WriteString(text.Table(er, map[int]bool{2: true, 3: true}))
 		}
 	}
-	if shown && r.m.Params.Link != "" && r.sessionURL("x") != "" {
+	if shown && automaton.SessionURL(r.m.Params.Link, "x") != "" {
 		p("example sessions open at %s\n", cellText(r.m.Params.Link))
 	}
 	if r.Cost > 0 {
@@ -344,7 +318,7 @@ func (r *ReplayReport) stepName(i int) string {
 }
 
 // examplesText lists example ids for one cell of a text table.
-func examplesText(refs []ExampleRef) string {
+func examplesText(refs []automaton.Example) string {
 	ids := make([]string, len(refs))
 	for i, r := range refs {
 		ids[i] = cellText(r.ID)

@@ -27,7 +27,7 @@ func TestReplaySteps(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.session, func(t *testing.T) {
-			r := Replay(lg, FindSession(lg, tt.session), c, ReplayOptions{})
+			r := Replay(lg, FindSession(lg, tt.session), c)
 			var got []string
 			for _, s := range r.Steps {
 				got = append(got, s.State+">"+s.Next+" "+s.Verdict)
@@ -82,7 +82,7 @@ func TestReplayDwell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Replay(lg, FindSession(lg, "s"), automaton.NewChecker(m, automaton.CheckOptions{}), ReplayOptions{})
+	r := Replay(lg, FindSession(lg, "s"), automaton.NewChecker(m, automaton.CheckOptions{}))
 	var dwell []any
 	for _, s := range r.Steps {
 		if s.DwellMS == nil {
@@ -104,31 +104,29 @@ func TestReplayDwell(t *testing.T) {
 }
 
 // TestReplayExamples: the expected moves carry the model's example
-// sessions, with URLs only through ReplayOptions.SessionURL; the text
+// sessions, with URLs when the model's link template makes them; the text
 // names where they open only when a URL is made, and escapes newlines and
 // tabs in ids, which would break the table.
 func TestReplayExamples(t *testing.T) {
-	m, lg := fixture(t)
-	m.Params.Link = "https://trace.example/{session}"
-	for i := range m.Transitions {
-		if m.Transitions[i].From == "greet" {
-			m.Transitions[i].Examples = []string{"t1", "t\n2"}
-		}
-	}
-	c := automaton.NewChecker(m, automaton.CheckOptions{})
-	url := func(template, id string) string { return strings.ReplaceAll(template, "{session}", id) }
 	tests := []struct {
-		name string
-		url  func(string, string) string
-		refs []ExampleRef
-		line bool
+		name, link string
+		refs       []automaton.Example
+		line       bool
 	}{
-		{"no urls", nil, []ExampleRef{{ID: "t1"}, {ID: "t\n2"}}, false},
-		{"urls", url, []ExampleRef{{"t1", "https://trace.example/t1"}, {"t\n2", "https://trace.example/t\n2"}}, true},
+		{"no link", "", []automaton.Example{{ID: "t1"}, {ID: "t\n2"}}, false},
+		{"a javascript: link makes no URL", "javascript:alert(1)//{session}", []automaton.Example{{ID: "t1"}, {ID: "t\n2"}}, false},
+		{"urls", "https://trace.example/{session}", []automaton.Example{{ID: "t1", URL: "https://trace.example/t1"}, {ID: "t\n2", URL: "https://trace.example/t%0A2"}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Replay(lg, FindSession(lg, "b-skip"), c, ReplayOptions{SessionURL: tt.url})
+			m, lg := fixture(t)
+			m.Params.Link = tt.link
+			for i := range m.Transitions {
+				if m.Transitions[i].From == "greet" {
+					m.Transitions[i].Examples = []string{"t1", "t\n2"}
+				}
+			}
+			r := Replay(lg, FindSession(lg, "b-skip"), automaton.NewChecker(m, automaton.CheckOptions{}))
 			if len(r.Expected) != 1 || !reflect.DeepEqual(r.Expected[0].Examples, tt.refs) {
 				t.Fatalf("expected %+v, want one move with examples %+v", r.Expected, tt.refs)
 			}
@@ -139,7 +137,7 @@ func TestReplayExamples(t *testing.T) {
 			if !strings.Contains(b.String(), `e.g. t1 t\n2`) {
 				t.Errorf("text lacks the escaped examples:\n%s", b.String())
 			}
-			if got := strings.Contains(b.String(), "example sessions open at https://trace.example/{session}\n"); got != tt.line {
+			if got := strings.Contains(b.String(), "example sessions open at "+tt.link+"\n"); got != tt.line {
 				t.Errorf("link line shown = %v, want %v:\n%s", got, tt.line, b.String())
 			}
 		})

@@ -534,7 +534,7 @@ func splitmix(x uint64) uint64 {
 func jsonString(s string) []byte {
 	const hex = "0123456789abcdef"
 	q := mine.AppendJSONString(nil, s)
-	if bytes.IndexAny(q, "<>&") < 0 {
+	if !bytes.ContainsAny(q, "<>&") {
 		return q
 	}
 	out := make([]byte, 0, len(q)+12)

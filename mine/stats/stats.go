@@ -65,14 +65,6 @@ type ModelRef struct {
 	Digest  string `json:"digest"`
 }
 
-// Example is an example session of a state or transition: its id and, when
-// the model's link template (automaton.Params.Link) makes an http or https
-// URL of it, the URL.
-type Example struct {
-	ID  string `json:"id"`
-	URL string `json:"url,omitempty"`
-}
-
 // State is what stats found of one state.
 type State struct {
 	ID       string `json:"id"`
@@ -88,7 +80,7 @@ type State struct {
 	Measures map[string]*Summary `json:"measures,omitempty"`
 	// Examples are sessions the model was mined from that visited the
 	// state (see fsmine build --examples); nil for none.
-	Examples []Example `json:"examples,omitempty"`
+	Examples []automaton.Example `json:"examples,omitempty"`
 }
 
 // End is the share of the sessions passing through a state that end in
@@ -119,7 +111,7 @@ type BackEdge struct {
 	Sessions int    `json:"sessions"`
 	// Examples are sessions the model was mined from that took the edge;
 	// nil for none.
-	Examples []Example `json:"examples,omitempty"`
+	Examples []automaton.Example `json:"examples,omitempty"`
 }
 
 // Loop is one of the model's loops: its iterations and sessions, and how
@@ -370,7 +362,7 @@ func (r *Report) finish(top int) {
 func (r *Report) addExamples() {
 	for i := range r.States {
 		if s := r.m.State(r.States[i].ID); s != nil {
-			r.States[i].Examples = exampleRefs(r.m, s.Examples)
+			r.States[i].Examples = r.m.Examples(s.Examples)
 		}
 	}
 	for i := range r.BackEdges {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
-	"github.com/fsmine/fsmine/render"
 )
 
 // readLog reads data as one JSONL input named name, holding every session.
@@ -405,38 +404,6 @@ func TestQuantile(t *testing.T) {
 	for _, tt := range tests {
 		if got := Quantile(xs, tt.q); got != tt.want {
 			t.Errorf("Quantile(xs, %v) = %v, want %v", tt.q, got, tt.want)
-		}
-	}
-}
-
-func TestCellText(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"s-000001", "s-000001"},
-		{"a\tb\nc", `a\tb\nc`},
-		{"s1\x1b[2J", `s1\x1b[2J`},
-		{"x\u009b31m", `x\u009b31m`},
-		{"bad\xffutf8", `bad\xffutf8`},
-		{"rtl\u202eevil", `rtl\u202eevil`},
-		{"line\u2028sep", `line\u2028sep`},
-		{"é✓", "é✓"},
-	}
-	for _, tt := range tests {
-		if got := cellText(tt.in); got != tt.want {
-			t.Errorf("cellText(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-// TestSessionURL keeps sessionURL render.SessionURL's twin.
-func TestSessionURL(t *testing.T) {
-	templates := []string{"", "https://x.example/s/{session}", "http://x.example/?id={session}", "javascript:alert({session})",
-		"https://user@x.example/{session}", "/relative/{session}", "ftp://x.example/{session}", "HTTPS://x.example/{session}", "https://%zz/{session}"}
-	ids := []string{"s-1", "a b/c?d#e", "\x1b]0;x\a", "ü"}
-	for _, tpl := range templates {
-		for _, id := range ids {
-			if got, want := sessionURL(tpl, id), render.SessionURL(tpl, id); got != want {
-				t.Errorf("sessionURL(%q, %q) = %q, render.SessionURL gives %q", tpl, id, got, want)
-			}
 		}
 	}
 }

@@ -49,7 +49,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		rows = append(rows, []string{"  " + s.ID, strconv.Itoa(s.Visits), strconv.Itoa(s.Sessions), p50, p95, endsText(s.Ends, 3)})
 	}
-	writeTable(&b, rows, map[int]bool{1: true, 2: true, 3: true, 4: true})
+	b.WriteString(text.Table(rows, map[int]bool{1: true, 2: true, 3: true, 4: true}))
 	if r.EndsFrom == "top_variants" {
 		p("  (endings from the model's %d top variants, %s of its sessions)\n", len(m.TopVariants), text.Percent(r.EndsCoverage))
 	}
@@ -77,18 +77,18 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			rows = append(rows, row)
 		}
-		writeTable(&b, rows, right)
+		b.WriteString(text.Table(rows, right))
 	}
 
 	var ex [][]string
 	for _, s := range r.States {
 		if len(s.Examples) > 0 {
-			ex = append(ex, []string{"  " + cellText(s.ID), examplesText(s.Examples)})
+			ex = append(ex, []string{"  " + text.Cell(s.ID), examplesText(s.Examples)})
 		}
 	}
 	if len(ex) > 0 {
 		p("\nexample sessions, by state\n")
-		writeTable(&b, ex, nil)
+		b.WriteString(text.Table(ex, nil))
 		b.WriteString(linkLine(m))
 	}
 
@@ -102,9 +102,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	} else {
 		rows = [][]string{{"  edge", "count", "sessions"}}
 		for _, e := range r.BackEdges {
-			rows = append(rows, []string{"  " + moveText(e.From, e.Event, e.To), strconv.Itoa(e.Count), strconv.Itoa(e.Sessions)})
+			rows = append(rows, []string{"  " + text.Move(e.From, e.Event, e.To), strconv.Itoa(e.Count), strconv.Itoa(e.Sessions)})
 		}
-		writeTable(&b, rows, map[int]bool{1: true, 2: true})
+		b.WriteString(text.Table(rows, map[int]bool{1: true, 2: true}))
 	}
 
 	p("\nloops (iterations per stay)\n")

@@ -1,7 +1,9 @@
 // Package text holds the small wording helpers every human-readable output
 // of fsmine shares: counts with their noun, short digests, percentages,
-// durations and numbers. One rule each, so the terminal, Markdown and HTML
-// say a thing the same way.
+// durations, numbers, moves ("a -[ev]-> b"), aligned tables, and the
+// escaping of names for a terminal or a table cell. One rule each, so the
+// terminal, Markdown and HTML say a thing the same way. It imports only
+// the standard library, so any package of fsmine may use it.
 package text
 
 import (
