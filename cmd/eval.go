@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -186,43 +185,5 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	if opts.format == "json" {
 		return writeJSON(streams.Out, rep)
 	}
-	return writeEvalText(streams.Out, rep)
-}
-
-func writeEvalText(w io.Writer, rep *eval.Report) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d sessions, %d folds (mine on %d, replay the held-out one)\n\n", rep.Sessions, rep.Folds, rep.Folds-1)
-	fmt.Fprintf(&b, "  %-36s %8s %7s %8s %7s %6s %6s %6s %6s %6s %6s %8s\n",
-		"setting", "accepted", "fitness", "rejected", "remove", "swap", "repeat", "states", "trans", "common", "gen", "build_ms")
-	for _, r := range rep.Results {
-		mark := " "
-		if r.Pareto {
-			mark = "*"
-		}
-		o := r.Overall
-		fmt.Fprintf(&b, "%s %-36s %8.3f %7.3f %8.3f %7.3f %6.3f %6.3f %6.1f %6.1f %6.1f %6.1f %8.1f\n",
-			mark, r.Name, o.Accepted, o.Fitness, o.Rejected,
-			o.RejectedBy[eval.KindRemove], o.RejectedBy[eval.KindSwap], o.RejectedBy[eval.KindRepeat],
-			o.States, o.Transitions, o.Common, o.Generalized, o.BuildMS)
-
-	}
-	best := rep.Results[rep.Recommended]
-	fmt.Fprintf(&b, "\n* on the Pareto front of accepted and rejected\n")
-	if best.Overall.Rejected >= rep.MinRejected {
-		fmt.Fprintf(&b, "recommended: %s (accepts %.3f of held-out sessions, rejects %.3f of perturbed ones, at least %.2f)\n",
-			best.Name, best.Overall.Accepted, best.Overall.Rejected, rep.MinRejected)
-	} else {
-		fmt.Fprintf(&b, "recommended: %s (no setting rejects %.2f of perturbed sessions; this one rejects the most, %.3f)\n",
-			best.Name, rep.MinRejected, best.Overall.Rejected)
-	}
-	fmt.Fprintf(&b, "\nper fold (accepted / rejected):\n")
-	for _, r := range rep.Results {
-		fmt.Fprintf(&b, "  %-36s", r.Name)
-		for _, f := range r.Folds {
-			fmt.Fprintf(&b, " %.2f/%.2f", f.Accepted, f.Rejected)
-		}
-		b.WriteByte('\n')
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return rep.WriteText(streams.Out)
 }
