@@ -251,7 +251,8 @@ func TestFormatTau2Real(t *testing.T) {
 
 // BenchmarkJSONImport converts the real JSON logs (tau2 runs and tau-bench
 // trajectories) and the JSON fixtures of the other importers, repeated to
-// about a megabyte, reporting bytes per second of conversion alone.
+// about a megabyte, reporting bytes per second of conversion alone and CPU
+// time per conversion.
 func BenchmarkJSONImport(b *testing.B) {
 	real := []struct{ name, file string }{
 		{"tau2-telecom", "raw/tau2/gpt-4.1_telecom_default_gpt-4.1_1trials.json"},
@@ -306,12 +307,18 @@ func BenchmarkJSONImport(b *testing.B) {
 	}
 }
 
+// benchConvert reports, besides the wall clock, the CPU time of the
+// process per operation (GC included), steadier on a shared machine.
 func benchConvert(b *testing.B, convert func(io.Reader, io.Writer, ImportOptions) error, data []byte) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	cpu0, cpuOK := processCPU()
 	for b.Loop() {
 		if err := convert(bytes.NewReader(data), io.Discard, ImportOptions{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if cpu1, ok := processCPU(); ok && cpuOK && cpu1 > cpu0 {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 }
