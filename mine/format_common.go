@@ -15,8 +15,8 @@ import (
 	// for the end of the input; its strings keep raw control characters;
 	// its type errors name the Go field, not the JSON path, and point one
 	// byte early; its Compact fails on valid numbers past float64's range.
-	// go-json converted the real logs about twice as fast
-	// (BenchmarkJSONImport), but only by not checking.
+	// Swapped in, go-json took 0.38 to 0.72 of the CPU time per conversion
+	// (BenchmarkJSONImport, medians of 5), partly by not checking.
 	"encoding/json"
 	"errors"
 	"fmt"
