@@ -13,7 +13,7 @@ package mine
 // ObservationLevel).
 
 import (
-	"encoding/json"
+	"encoding/json" // strict decoding, as every importer: see format_common.go
 	"io"
 	"strings"
 )

@@ -14,7 +14,7 @@ package mine
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json" // strict decoding, as every importer: see format_common.go
 	"fmt"
 	"io"
 	"math"

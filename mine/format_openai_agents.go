@@ -15,7 +15,7 @@ package mine
 // group_id links the traces of one conversation (the SDK's tracing guide).
 
 import (
-	"encoding/json"
+	"encoding/json" // strict decoding, as every importer: see format_common.go
 	"fmt"
 	"io"
 	"slices"

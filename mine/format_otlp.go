@@ -18,7 +18,7 @@ package mine
 // conventions. The older "instrumentationLibrarySpans" is read as well.
 
 import (
-	"encoding/json"
+	"encoding/json" // strict decoding, as every importer: see format_common.go
 	"io"
 	"strconv"
 	"strings"

@@ -248,3 +248,77 @@ func TestFormatTau2Real(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkJSONImport converts the real JSON logs (tau2 runs and tau-bench
+// trajectories) and the JSON fixtures of the other importers, repeated to
+// about a megabyte, reporting bytes per second of conversion alone and CPU
+// time per conversion.
+func BenchmarkJSONImport(b *testing.B) {
+	real := []struct{ name, file string }{
+		{"tau2-telecom", "raw/tau2/gpt-4.1_telecom_default_gpt-4.1_1trials.json"},
+		{"tau2-retail", "raw/tau2/gpt-4.1_retail_default_gpt-4.1_1trials.json"},
+		{"tau-bench-airline", "raw/tau-bench/gpt-4o-airline.json"},
+	}
+	for _, r := range real {
+		b.Run(r.name, func(b *testing.B) {
+			data, err := os.ReadFile(filepath.Join(sharedData, r.file))
+			if err != nil {
+				b.Skipf("real data absent: %v", err)
+			}
+			benchConvert(b, convertTau, data)
+		})
+	}
+	// The fixtures are JSON lines or (LangSmith) one array: repeat the
+	// lines, or the array's elements.
+	fixtures := []struct {
+		name, file string
+		convert    func(io.Reader, io.Writer, ImportOptions) error
+	}{
+		{"langfuse", "langfuse.jsonl", convertLangfuse},
+		{"openai-agents", "openai_agents.jsonl", convertOpenAIAgents},
+		{"otlp", "otlp.jsonl", convertOTLP},
+		{"langsmith", "langsmith.json", convertLangSmith},
+	}
+	for _, f := range fixtures {
+		b.Run(f.name, func(b *testing.B) {
+			one, err := os.ReadFile(filepath.Join("testdata", "formats", f.file))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var data []byte
+			if strings.HasSuffix(f.file, ".json") {
+				elems := bytes.TrimSpace(one)
+				elems = bytes.TrimSuffix(bytes.TrimPrefix(elems, []byte("[")), []byte("]"))
+				data = append(data, '[')
+				for len(data) < 1<<20 {
+					if len(data) > 1 {
+						data = append(data, ',')
+					}
+					data = append(data, elems...)
+				}
+				data = append(data, ']')
+			} else {
+				for len(data) < 1<<20 {
+					data = append(data, one...)
+				}
+			}
+			benchConvert(b, f.convert, data)
+		})
+	}
+}
+
+// benchConvert reports, besides the wall clock, the CPU time of the
+// process per operation (GC included), steadier on a shared machine.
+func benchConvert(b *testing.B, convert func(io.Reader, io.Writer, ImportOptions) error, data []byte) {
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	cpu0, cpuOK := processCPU()
+	for b.Loop() {
+		if err := convert(bytes.NewReader(data), io.Discard, ImportOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if cpu1, ok := processCPU(); ok && cpuOK && cpu1 > cpu0 {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+	}
+}

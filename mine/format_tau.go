@@ -26,7 +26,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
+	"encoding/json" // strict decoding, as every importer: see format_common.go
 	"errors"
 	"fmt"
 	"io"

@@ -2,6 +2,10 @@ package mine
 
 import (
 	"bytes"
+	// Label rules are read with encoding/json, not go-json (v0.10.5), which
+	// accepts raw control characters in strings and reports a wrong type,
+	// a missing colon or a truncated file in words that mislead ("json:
+	// bool unexpected end of JSON input"): see TestParseRulesJSON.
 	"encoding/json"
 	"errors"
 	"fmt"

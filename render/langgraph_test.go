@@ -2,13 +2,14 @@ package render
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	json "github.com/goccy/go-json"
 )
 
 func TestLangGraphGolden(t *testing.T) {

@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	json "github.com/goccy/go-json"
 )
 
 // svgStrings returns the character data and attribute values of an SVG

@@ -2,12 +2,12 @@ package render
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	json "github.com/goccy/go-json"
 )
 
 // Mermaid writes m as a Mermaid stateDiagram-v2, laid out left to right.

@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"image/color"
 	"image/png"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fogleman/gg"
+	json "github.com/goccy/go-json"
 	"github.com/golang/freetype/truetype"
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/gofont/gobold"

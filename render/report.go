@@ -3,7 +3,10 @@ package render
 import (
 	"bytes"
 	"crypto/sha256"
+	"embed"
 	"encoding/base64"
+	// encoding/json, not go-json (v0.10.5), whose Indent fails on valid
+	// numbers past float64's range (TestReportLabelsIndented).
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -856,7 +859,20 @@ var reportFuncs = template.FuncMap{
 	"hasParent": func(p *automaton.Parent) bool { return p != nil },
 }
 
-// reportScript sorts a table by the column whose heading is clicked: by the
+// The report's pages, style sheet and script are files under assets/:
+// page.html.tmpl (the head and foot and the partials both pages use),
+// report.html.tmpl (the model page), diff.html.tmpl (the diff page),
+// report.css and report.js.
+//
+//go:embed assets/*.html.tmpl
+var reportPages embed.FS
+
+// reportStyle is the page's style sheet.
+//
+//go:embed assets/report.css
+var reportStyle string
+
+// reportJS sorts a table by the column whose heading is clicked: by the
 // cells' data-v numbers when they have one (largest first), else by their
 // text. It scrolls each picture's canvas to the start state, which in a
 // large picture is far from the top left corner (the model's nodes carry
@@ -866,57 +882,13 @@ var reportFuncs = template.FuncMap{
 // browser test reads. It holds no comments: html/template strips comments
 // from scripts, and the page's Content-Security-Policy allows the script
 // by the hash of its exact text.
-const reportScript = `
-(function () {
-  var tables = document.querySelectorAll("table.sortable");
-  tables.forEach(function (table) {
-    var heads = table.tHead.rows[0].cells;
-    Array.prototype.forEach.call(heads, function (th, col) {
-      th.tabIndex = 0;
-      function sort() {
-        var numeric = table.tBodies[0].rows.length > 0 && table.tBodies[0].rows[0].cells[col].hasAttribute("data-v");
-        var was = th.getAttribute("aria-sort");
-        var desc = was ? was === "ascending" : numeric;
-        Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
-        th.setAttribute("aria-sort", desc ? "descending" : "ascending");
-        var rows = Array.prototype.slice.call(table.tBodies[0].rows);
-        rows.sort(function (a, b) {
-          var x = a.cells[col], y = b.cells[col], c;
-          if (numeric) {
-            c = parseFloat(x.getAttribute("data-v")) - parseFloat(y.getAttribute("data-v"));
-          } else {
-            c = x.textContent.localeCompare(y.textContent);
-          }
-          return desc ? -c : c;
-        });
-        rows.forEach(function (r) { table.tBodies[0].appendChild(r); });
-      }
-      th.addEventListener("click", sort);
-      th.addEventListener("keydown", function (e) { if (e.key === "Enter") { sort(); } });
-    });
-  });
-  document.querySelectorAll(".canvas").forEach(function (canvas) {
-    function toStart() {
-      var nodes = canvas.querySelectorAll("g.node");
-      for (var i = 0; i < nodes.length; i++) {
-        var a = nodes[i].querySelector("a"), t = nodes[i].querySelector("title");
-        var name = (a && a.getAttribute("xlink:title")) || (t && t.textContent);
-        if (name === "__start__") {
-          var r = nodes[i].getBoundingClientRect(), c = canvas.getBoundingClientRect();
-          canvas.scrollLeft += r.left - c.left - 24;
-          canvas.scrollTop += r.top - c.top - canvas.clientHeight / 2;
-          return;
-        }
-      }
-    }
-    toStart();
-    canvas.parentNode.querySelectorAll("input").forEach(function (input) {
-      input.addEventListener("change", toStart);
-    });
-  });
-  document.documentElement.setAttribute("data-sortable", String(tables.length));
-})();
-`
+//
+//go:embed assets/report.js
+var reportJS string
+
+// reportScript is the text of the page's <script> element: a new line,
+// then report.js.
+var reportScript = "\n" + reportJS
 
 // reportCSP is the page's Content-Security-Policy: nothing may be fetched
 // or run but the page's own style and reportScript.
@@ -926,409 +898,21 @@ var reportCSP = func() string {
 		base64.StdEncoding.EncodeToString(sum[:]) + "'; base-uri 'none'; form-action 'none'"
 }()
 
-const reportStyle = `
-:root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --zebra: #f6f8fa;
-  --rare: #868e96; --back: #d9480f; --add: #1a7f37; --del: #cf222e; --chg: #bc4c00; }
-* { box-sizing: border-box; }
-body { margin: 0; padding: 0 24px 48px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--fg); background: #fff; }
-header { padding: 20px 0 8px; border-bottom: 1px solid var(--line); }
-h1 { font-size: 24px; margin: 0 0 4px; }
-h2 { font-size: 18px; margin: 32px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
-h3 { font-size: 15px; margin: 20px 0 6px; }
-p { margin: 6px 0; max-width: 72em; }
-code, pre, .id { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; font-size: 12.5px; }
-.id { overflow-wrap: anywhere; }
-.muted { color: var(--muted); }
-.file { color: var(--muted); margin: 0 0 8px; }
-nav { margin: 10px 0 0; }
-nav a { margin-right: 14px; color: #0969da; text-decoration: none; }
-nav a:hover { text-decoration: underline; }
-dl.facts { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 10px 0 4px; }
-dl.facts div { display: flex; flex-direction: column; }
-dl.facts dt { font-size: 12px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; }
-dl.facts dd { margin: 0; font-size: 16px; font-weight: 600; }
-table { border-collapse: collapse; margin: 6px 0 10px; }
-th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
-th { font-size: 12.5px; color: var(--muted); font-weight: 600; white-space: nowrap; background: #fff; position: sticky; top: 0; }
-tbody tr:nth-child(even) { background: var(--zebra); }
-td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-table.sortable th { cursor: pointer; }
-table.sortable th:hover { color: var(--fg); }
-th[aria-sort=ascending]::after { content: " ▲"; }
-th[aria-sort=descending]::after { content: " ▼"; }
-table.kv th { position: static; text-align: left; padding-right: 24px; background: transparent; }
-.path { max-width: 90em; }
-.path .id + .arrow { margin: 0 4px; }
-.arrow { color: var(--muted); }
-.tag { display: inline-block; font-size: 11px; padding: 0 5px; border-radius: 8px; border: 1px solid var(--line); color: var(--muted); margin-left: 4px; white-space: nowrap; }
-.tag.rare { border-color: var(--rare); }
-.tag.back { border-color: var(--back); color: var(--back); }
-.tag.trunk { border-color: var(--fg); color: var(--fg); }
-.tag.gen { border-style: dotted; }
-.tag.add { border-color: var(--add); color: var(--add); }
-.tag.del { border-color: var(--del); color: var(--del); }
-.tag.chg { border-color: var(--chg); color: var(--chg); }
-.ok { color: var(--add); }
-.bad { color: var(--del); font-weight: 600; }
-.note { background: #fff8c5; border: 1px solid #d4a72c66; padding: 6px 10px; border-radius: 6px; max-width: 72em; }
-.legend span { margin-right: 16px; white-space: nowrap; }
-.legend .swatch { display: inline-block; width: 28px; height: 0; vertical-align: middle; margin-right: 5px; border-top: 2px solid #000; }
-.legend .trunk { border-top-width: 4px; }
-.legend .rare { border-top: 2px dashed var(--rare); }
-.legend .gen { border-top: 2px dotted #adb5bd; }
-.legend .back { border-top-color: var(--back); }
-.legend .add { border-top-color: var(--add); }
-.legend .del { border-top: 2px dashed var(--del); }
-.legend .chg { border-top-color: var(--chg); }
-.legend .same { border-top-color: #8c959f; }
-.zoom { margin: 4px 0; }
-.zoom input { margin-left: 10px; }
-.zoom label { margin-right: 4px; }
-.canvas { overflow: auto; max-height: 70vh; border: 1px solid var(--line); border-radius: 6px; background: #fff; }
-.canvas svg { display: block; height: auto; width: min(var(--w), max(100%, calc(var(--w) / 2))); }
-.z-fit:checked ~ .canvas svg { width: min(var(--w), 100%); }
-.z-full:checked ~ .canvas svg { width: var(--w); }
-pre { background: var(--zebra); border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; overflow: auto; max-height: 40em; }
-details summary { cursor: pointer; color: #0969da; margin: 6px 0; }
-footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
-`
+var reportTemplates = template.Must(parseReportTemplates())
 
-// reportHTML holds the page templates; reportStyle, reportCSP and
-// reportScript are spliced in as literal template text.
-var reportHTML = `
-{{define "head"}}<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="` + reportCSP + `">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="fsmine">
-<title>{{.Head}}</title>
-<style>` + reportStyle + `</style>
-</head>
-<body>
-{{end}}
-
-{{define "foot"}}
-<footer>Written by fsmine. This page is self-contained: it loads nothing from the network. Click a column's heading to sort its table.</footer>
-<script>` + reportScript + `</script>
-</body>
-</html>
-{{end}}
-
-{{define "state"}}<code class="id">{{id .}}</code>{{end}}
-
-{{define "event"}}{{if .}}<code class="id">{{id .}}</code>{{else}}<span class="muted">(none)</span>{{end}}{{end}}
-
-{{define "path"}}<span class="path">{{range $i, $s := .}}{{if $i}}<span class="arrow"> → </span>{{end}}{{template "state" $s}}{{end}}</span>{{end}}
-
-{{define "zoom"}}{{if .SVG}}
-<div class="zoom muted">Zoom:
-<input type="radio" name="zoom" id="zoom-auto" class="z-auto" checked><label for="zoom-auto">readable</label>
-<input type="radio" name="zoom" id="zoom-fit" class="z-fit"><label for="zoom-fit">fit to width</label>
-<input type="radio" name="zoom" id="zoom-full" class="z-full"><label for="zoom-full">100%</label>
-<div class="canvas" style="--w: {{.Width}}px">
-{{.SVG}}</div>
-</div>
-{{end}}{{with .Note}}<p class="note">{{.}}</p>{{end}}
-{{end}}
-
-{{define "examples"}}{{range $i, $e := .}}{{if $i}} {{end}}{{if $e.URL}}<a class="ex" href="{{$e.URL}}" rel="noopener noreferrer" target="_blank"><code class="id">{{id $e.ID}}</code></a>{{else}}<code class="id">{{id $e.ID}}</code>{{end}}{{end}}{{end}}
-
-{{define "flags"}}{{if .Trunk}}<span class="tag trunk">trunk</span>{{end}}{{if .Rare}}<span class="tag rare">rare</span>{{end}}{{if .Back}}<span class="tag back">back edge</span>{{end}}{{with .Generalized}}<span class="tag gen">generalized: {{.}}</span>{{end}}{{end}}
-
-{{define "model"}}{{template "head" .}}
-<header>
-<h1>{{.Title}}</h1>
-{{with .File}}<p class="file"><code class="id">{{id .}}</code></p>{{end}}
-<dl class="facts">{{range .Facts}}<div><dt>{{.Name}}</dt><dd>{{.Value}}</dd></div>{{end}}</dl>
-<nav>{{if .Diagram}}<a href="#diagram">Diagram</a>{{end}}{{if .Stages}}<a href="#stages">Stages</a>{{end}}<a href="#trunk">Trunk</a><a href="#variants">Variants</a><a href="#rare">Rare branches</a><a href="#loops">Loops</a><a href="#states">States</a><a href="#transitions">Transitions</a>{{if .Measures}}<a href="#cost">Cost and latency</a>{{end}}<a href="#provenance">Provenance</a></nav>
-</header>
-
-{{with .Diagram}}
-<section id="diagram">
-<h2>Diagram</h2>
-{{if .SVG}}{{if .Summary}}<p class="legend muted"><span><i class="swatch trunk"></i>trunk (bold, the spine)</span><span><i class="swatch back"></i>back edge (closes a loop)</span><span>a box drawn in depth stands for several states; a grey frame is a stage (see Stages below) · edges: event · count, or how many transitions an edge stands for · rare, generalized and minor edges are not drawn but counted on their box</span></p>
-{{else}}<p class="legend muted"><span><i class="swatch trunk"></i>trunk (bold)</span><span><i class="swatch rare"></i>rare</span><span><i class="swatch back"></i>back edge (closes a loop)</span><span><i class="swatch gen"></i>generalized (no session took it)</span><span>line width ∝ count · edge labels: event · count (share of the source's outflow)</span></p>
-{{end}}{{end}}{{template "zoom" .}}
-</section>
-{{end}}
-
-{{if .Stages}}
-<section id="stages">
-<h2>Stages</h2>
-<p>The diagram groups states into stages; open one to see its states and every transition that touches it.</p>
-{{range .Stages}}<details class="stage">
-<summary>{{.Name}} <span class="muted">· {{int (len .States)}} states · {{int .Visits}} visits · {{int .Inside}} transitions inside, {{int .In}} in, {{int .Out}} out</span></summary>
-{{with .Diagram}}{{if .SVG}}<div class="canvas" style="--w: {{.Width}}px">
-{{.SVG}}</div>
-{{end}}{{with .Note}}<p class="note">{{.}}</p>{{end}}{{end}}
-<table class="sortable">
-<thead><tr><th>state</th><th>label</th><th class="n">visits</th><th class="n">sessions</th></tr></thead>
-<tbody>
-{{range .States}}<tr><td>{{template "state" .ID}}{{if .Trunk}}<span class="tag trunk">trunk</span>{{end}}</td><td>{{if ne .Label .ID}}<code class="id">{{id .Label}}</code>{{end}}</td><td class="n" data-v="{{.Visits}}">{{int .Visits}}</td><td class="n" data-v="{{.Sessions}}">{{int .Sessions}}</td></tr>
-{{end}}</tbody>
-</table>
-<table class="sortable">
-<thead><tr><th>from</th><th>event</th><th>to</th><th class="n">count</th><th class="n">share</th><th class="n">sessions</th><th></th></tr></thead>
-<tbody>
-{{range .Edges}}<tr><td>{{template "state" .From}}</td><td>{{template "event" .Event}}</td><td>{{template "state" .To}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td><td class="n" data-v="{{num .Prob}}">{{pct .Prob}}</td><td class="n" data-v="{{.Sessions}}">{{int .Sessions}}</td><td>{{template "flags" .}}</td></tr>
-{{end}}</tbody>
-</table>
-</details>
-{{end}}
-</section>
-{{end}}
-
-<section id="trunk">
-<h2>Trunk</h2>
-{{if .Trunk}}
-<p>The main road: the path through the states most sessions enter, from start to end{{if ge .TrunkExact 0}}: {{int .TrunkExact}} sessions ({{pct .TrunkShare}}) took exactly this path{{end}}.</p>
-<p>{{template "path" .TrunkPath}}</p>
-<table class="sortable">
-<thead><tr><th class="n">#</th><th>from</th><th>event</th><th>to</th><th class="n">count</th><th class="n">sessions</th><th class="n">share</th></tr></thead>
-<tbody>
-{{range $i, $e := .Trunk}}<tr><td class="n" data-v="{{add $i 1}}">{{add $i 1}}</td><td>{{template "state" $e.From}}</td><td>{{template "event" $e.Event}}</td><td>{{template "state" $e.To}}</td>{{if ge $e.Count 0}}<td class="n" data-v="{{$e.Count}}">{{int $e.Count}}</td><td class="n" data-v="{{$e.Sessions}}">{{int $e.Sessions}}</td><td class="n" data-v="{{num $e.Prob}}">{{pct $e.Prob}}</td>{{else}}<td class="n" data-v="-1">–</td><td class="n" data-v="-1">–</td><td class="n" data-v="-1">–</td>{{end}}</tr>
-{{end}}</tbody>
-</table>
-{{else}}
-<p class="muted">The model has no trunk.</p>
-{{end}}
-</section>
-
-<section id="variants">
-<h2>Top variants</h2>
-<p>{{int .VariantsTotal}} distinct paths{{if .Variants}}; the {{len .Variants}} most frequent cover {{pct .VariantsShown}} of {{int .Sessions}} sessions{{end}}.</p>
-{{if .Variants}}
-<table class="sortable">
-<thead><tr><th class="n">#</th><th class="n">sessions</th><th class="n">share</th><th class="n">steps</th><th>path</th></tr></thead>
-<tbody>
-{{range .Variants}}<tr><td class="n" data-v="{{.Rank}}">{{.Rank}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td><td class="n" data-v="{{num .Share}}">{{pct .Share}}</td><td class="n" data-v="{{len .States}}">{{len .States}}</td><td>{{template "path" .States}}{{if .Trunk}}<span class="tag trunk">trunk</span>{{end}}</td></tr>
-{{end}}</tbody>
-</table>
-{{end}}
-</section>
-
-<section id="rare">
-<h2>Rare branches</h2>
-<p>{{.RareRule}} Rare transitions are kept in the model, never deleted: {{int (len .Rare)}} of {{int (len .Edges)}}.</p>
-{{if .Rare}}
-<table class="sortable">
-<thead><tr><th>from</th><th>event</th><th>to</th><th class="n">count</th><th class="n">share</th><th class="n">sessions</th><th></th>{{if $.HasExamples}}<th>example sessions</th>{{end}}</tr></thead>
-<tbody>
-{{range .Rare}}<tr><td>{{template "state" .From}}</td><td>{{template "event" .Event}}</td><td>{{template "state" .To}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td><td class="n" data-v="{{num .Prob}}">{{pct2 .Prob}}</td><td class="n" data-v="{{.Sessions}}">{{int .Sessions}}</td><td>{{if .Back}}<span class="tag back">back edge</span>{{end}}</td>{{if $.HasExamples}}<td>{{template "examples" .Examples}}</td>{{end}}</tr>
-{{end}}</tbody>
-</table>
-{{end}}
-</section>
-
-<section id="loops">
-<h2>Loops</h2>
-<p>A loop is a strongly connected group of states; an iteration is one pass along a back edge during one stay in the loop. Max and p95 are per stay: the data for retry caps.</p>
-{{if .Loops}}
-<table class="sortable">
-<thead><tr><th>states</th><th>back edges</th><th class="n">iterations</th><th class="n">sessions</th><th class="n">max</th><th class="n">p95</th></tr></thead>
-<tbody>
-{{range .Loops}}<tr><td>{{range $i, $s := .States}}{{if $i}}, {{end}}{{template "state" $s}}{{end}}</td><td>{{range .BackEdges}}<div class="edge">{{template "state" .From}} <span class="arrow">−[</span>{{template "event" .Event}}<span class="arrow">]→</span> {{template "state" .To}}</div>{{end}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td><td class="n" data-v="{{.Sessions}}">{{int .Sessions}}</td><td class="n" data-v="{{.Max}}">{{int .Max}}</td><td class="n" data-v="{{.P95}}">{{int .P95}}</td></tr>
-{{end}}</tbody>
-</table>
-{{else}}
-<p class="muted">The model has no loops.</p>
-{{end}}
-</section>
-
-<section id="states">
-<h2>States</h2>
-<p>Visits: how often sessions entered the state; dwell: time from its record to the next.</p>
-<table class="sortable">
-<thead><tr><th>state</th><th>label</th><th class="n">visits</th><th class="n">sessions</th><th class="n">dwell p50</th><th class="n">dwell p95</th><th class="n">dwell max</th>{{if $.HasExamples}}<th>example sessions</th>{{end}}</tr></thead>
-<tbody>
-{{range .States}}<tr><td>{{template "state" .ID}}{{if .Trunk}}<span class="tag trunk">trunk</span>{{end}}</td><td>{{if ne .Label .ID}}<code class="id">{{id .Label}}</code>{{end}}</td><td class="n" data-v="{{.Visits}}">{{int .Visits}}</td><td class="n" data-v="{{.Sessions}}">{{int .Sessions}}</td>{{with .Dwell}}<td class="n" data-v="{{num .P50}}">{{ms .P50}}</td><td class="n" data-v="{{num .P95}}">{{ms .P95}}</td><td class="n" data-v="{{num .Max}}">{{ms .Max}}</td>{{else}}<td class="n" data-v="-1">–</td><td class="n" data-v="-1">–</td><td class="n" data-v="-1">–</td>{{end}}{{if $.HasExamples}}<td>{{template "examples" .Examples}}</td>{{end}}</tr>
-{{end}}</tbody>
-</table>
-</section>
-
-<section id="transitions">
-<h2>Transitions</h2>
-<details{{if le (len .Edges) 60}} open{{end}}>
-<summary>All {{int (len .Edges)}} transitions</summary>
-<table class="sortable">
-<thead><tr><th>from</th><th>event</th><th>to</th><th class="n">count</th><th class="n">share</th><th class="n">sessions</th><th></th>{{if $.HasExamples}}<th>example sessions</th>{{end}}</tr></thead>
-<tbody>
-{{range .Edges}}<tr><td>{{template "state" .From}}</td><td>{{template "event" .Event}}</td><td>{{template "state" .To}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td><td class="n" data-v="{{num .Prob}}">{{pct .Prob}}</td><td class="n" data-v="{{.Sessions}}">{{int .Sessions}}</td><td>{{template "flags" .}}</td>{{if $.HasExamples}}<td>{{template "examples" .Examples}}</td>{{end}}</tr>
-{{end}}</tbody>
-</table>
-</details>
-</section>
-
-{{with .Measures}}
-<section id="cost">
-<h2>Cost and latency</h2>
-<p>From the logs given with the model: {{int .Sessions}} sessions, {{int .Fit}} of them fit the model. A state's figures are over the visits to it; a transition's over the visits that left along it (the step whose outcome took the transition). Dwell is a visit's time; {{if .Paths}}{{range $i, $p := .Paths}}{{if $i}}, {{end}}<code class="id">{{id $p}}</code>{{end}} are summed per visit (a record folded, dropped or taken out as a detour counts toward the visit before it), then summarised over the visits that carry them: total, mean and p95{{else}}no measured field (tokens, cost, duration) was found in the records{{end}}.</p>
-<h3>States</h3>
-<table class="sortable">
-<thead><tr><th>state</th><th class="n">visits</th><th class="n">dwell p50</th><th class="n">dwell p95</th>{{range .Paths}}<th class="n">{{id .}} total</th><th class="n">mean</th><th class="n">p95</th>{{end}}</tr></thead>
-<tbody>
-{{range .States}}<tr><td>{{template "state" .ID}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td>{{template "measurecells" .}}</tr>
-{{end}}</tbody>
-</table>
-<h3>Transitions</h3>
-<table class="sortable">
-<thead><tr><th>from</th><th>event</th><th>to</th><th class="n">taken</th><th class="n">dwell p50</th><th class="n">dwell p95</th>{{range .Paths}}<th class="n">{{id .}} total</th><th class="n">mean</th><th class="n">p95</th>{{end}}</tr></thead>
-<tbody>
-{{range .Edges}}<tr><td>{{template "state" .From}}</td><td>{{template "event" .Event}}</td><td>{{template "state" .To}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td>{{template "measurecells" .}}</tr>
-{{end}}</tbody>
-</table>
-</section>
-{{end}}{{with .Prov}}
-<section id="provenance">
-<h2>Provenance</h2>
-<table class="kv">
-<tr><th>schema</th><td><code>{{.Schema}}</code></td></tr>
-<tr><th>version</th><td>{{.Version}}</td></tr>
-<tr><th>parent</th><td>{{if hasParent .Parent}}v{{.Parent.Version}} <code class="id">{{.Parent.Digest}}</code>{{else}}<span class="muted">none</span>{{end}}</td></tr>
-<tr><th>digest</th><td><code class="id">{{if .Digest}}{{.Digest}}{{else}}(none){{end}}</code><br><span class="{{.DigestClass}}">{{.DigestCheck}}</span></td></tr>
-<tr><th>created</th><td>{{if .Created}}{{.Created}}{{else}}<span class="muted">unknown</span>{{end}}</td></tr>
-<tr><th>generator</th><td>{{if .Generator}}{{.Generator}}{{else}}<span class="muted">unknown</span>{{end}}</td></tr>
-</table>
-<h3>Source files</h3>
-{{if .Files}}
-<table class="sortable">
-<thead><tr><th>path</th><th>format</th><th>sha256</th><th class="n">records</th><th class="n">skipped</th><th class="n">duplicates</th></tr></thead>
-<tbody>
-{{range .Files}}<tr><td><code class="id">{{id .Path}}</code></td><td>{{.Format}}</td><td><code class="id">{{.SHA256}}</code></td><td class="n" data-v="{{.Records}}">{{int .Records}}</td><td class="n" data-v="{{.Skipped}}">{{int .Skipped}}</td><td class="n" data-v="{{.Duplicates}}">{{int .Duplicates}}</td></tr>
-{{end}}</tbody>
-</table>
-{{else}}
-<p class="muted">The model lists no source files.</p>
-{{end}}
-<h3>Counters</h3>
-<table class="kv">{{range .Counters}}<tr><th>{{.Name}}</th><td class="n">{{.Value}}</td></tr>{{end}}</table>
-<h3>Parameters</h3>
-<table class="kv">{{range .Params}}<tr><th>{{.Name}}</th><td><code class="id">{{id .Value}}</code></td></tr>{{end}}</table>
-<h3>Label rules</h3>
-{{if .Labels}}<pre>{{.Labels}}</pre>{{else}}<p class="muted">None: every record's node was its state.</p>{{end}}
-</section>
-{{end}}
-{{template "foot" .}}{{end}}
-
-{{define "diff"}}{{template "head" .}}
-<header>
-<h1>{{.Title}}</h1>
-<p class="file"><code class="id">{{id .OldFile}}</code> <span class="arrow">→</span> <code class="id">{{id .NewFile}}</code></p>
-<p><strong>{{.Summary}}</strong>{{if .D.SameDigest}} (same digest){{end}}</p>
-<table class="kv">
-<thead><tr><th></th><th>file</th><th class="n">version</th><th>digest</th><th class="n">sessions</th><th class="n">states</th><th class="n">transitions</th><th>created</th></tr></thead>
-<tbody>
-<tr><th>old</th><td><code class="id">{{id .OldFile}}</code></td><td class="n">{{.Old.Version}}</td><td><code title="{{.Old.Digest}}">{{short .Old.Digest}}</code></td><td class="n">{{int .Old.Sessions}}</td><td class="n">{{int .Old.States}}</td><td class="n">{{int .Old.Edges}}</td><td>{{.Old.Created}}</td></tr>
-<tr><th>new</th><td><code class="id">{{id .NewFile}}</code></td><td class="n">{{.New.Version}}</td><td><code title="{{.New.Digest}}">{{short .New.Digest}}</code></td><td class="n">{{int .New.Sessions}}</td><td class="n">{{int .New.States}}</td><td class="n">{{int .New.Edges}}</td><td>{{.New.Created}}</td></tr>
-</tbody>
-</table>
-</header>
-
-{{with .Diagram}}
-<section id="diagram">
-<h2>Overlay</h2>
-{{if .SVG}}<p class="legend muted"><span><i class="swatch add"></i>added</span><span><i class="swatch del"></i>removed</span><span><i class="swatch chg"></i>share changed (old% → new%) or rare flipped; outlined states: relabeled or outflow shifted</span><span><i class="swatch same"></i>unchanged</span></p>
-{{end}}{{template "zoom" .}}
-</section>
-{{end}}
-
-{{with .D}}
-{{if or .StatesAdded .StatesRemoved .StatesRelabeled}}
-<section id="states">
-<h2>States</h2>
-<table class="sortable">
-<thead><tr><th>change</th><th>state</th><th>label</th><th class="n">visits</th></tr></thead>
-<tbody>
-{{range .StatesAdded}}<tr><td><span class="tag add">added</span></td><td>{{template "state" .ID}}</td><td><code class="id">{{id .Label}}</code></td><td class="n" data-v="{{.Visits}}">{{int .Visits}}</td></tr>
-{{end}}{{range .StatesRemoved}}<tr><td><span class="tag del">removed</span></td><td>{{template "state" .ID}}</td><td><code class="id">{{id .Label}}</code></td><td class="n" data-v="{{.Visits}}">{{int .Visits}}</td></tr>
-{{end}}{{range .StatesRelabeled}}<tr><td><span class="tag chg">relabeled</span></td><td>{{template "state" .ID}}</td><td><code class="id">{{id .OldLabel}}</code> <span class="arrow">→</span> <code class="id">{{id .NewLabel}}</code></td><td class="n" data-v="-1"></td></tr>
-{{end}}</tbody>
-</table>
-</section>
-{{end}}
-
-{{if or .TransitionsAdded .TransitionsRemoved}}
-<section id="transitions">
-<h2>Transitions</h2>
-<table class="sortable">
-<thead><tr><th>change</th><th>from</th><th>event</th><th>to</th><th class="n">count</th><th class="n">share</th><th></th></tr></thead>
-<tbody>
-{{range .TransitionsAdded}}<tr><td><span class="tag add">added</span></td><td>{{template "state" .From}}</td><td>{{template "event" .Event}}</td><td>{{template "state" .To}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td><td class="n" data-v="{{num .Share}}">{{pct .Share}}</td><td>{{if .Rare}}<span class="tag rare">rare</span>{{end}}</td></tr>
-{{end}}{{range .TransitionsRemoved}}<tr><td><span class="tag del">removed</span></td><td>{{template "state" .From}}</td><td>{{template "event" .Event}}</td><td>{{template "state" .To}}</td><td class="n" data-v="{{.Count}}">{{int .Count}}</td><td class="n" data-v="{{num .Share}}">{{pct .Share}}</td><td>{{if .Rare}}<span class="tag rare">rare</span>{{end}}</td></tr>
-{{end}}</tbody>
-</table>
-</section>
-{{end}}
-
-{{if .ShareChanges}}
-<section id="shares">
-<h2>Share changes</h2>
-<p>Two-proportion z-test per transition in both models, significant at p &lt; {{sci .TransitionThreshold}}.</p>
-<table class="sortable">
-<thead><tr><th>from</th><th>event</th><th>to</th><th class="n">old share</th><th class="n">new share</th><th class="n">old count</th><th class="n">new count</th><th class="n">z</th><th class="n">p</th></tr></thead>
-<tbody>
-{{range .ShareChanges}}<tr><td>{{template "state" .From}}</td><td>{{template "event" .Event}}</td><td>{{template "state" .To}}</td><td class="n" data-v="{{num .OldShare}}">{{pct .OldShare}}</td><td class="n" data-v="{{num .NewShare}}">{{pct .NewShare}}</td><td class="n" data-v="{{.OldCount}}">{{int .OldCount}}/{{int .OldOutflow}}</td><td class="n" data-v="{{.NewCount}}">{{int .NewCount}}/{{int .NewOutflow}}</td><td class="n" data-v="{{num .Z}}">{{signed2 .Z}}</td><td class="n" data-v="{{num .P}}">{{sci .P}}</td></tr>
-{{end}}</tbody>
-</table>
-</section>
-{{end}}
-
-{{if .OutflowShifts}}
-<section id="outflow">
-<h2>Outflow shifts</h2>
-<p>Chi-square test of each shared state's whole outflow distribution, significant at p &lt; {{sci .StateThreshold}}.</p>
-<table class="sortable">
-<thead><tr><th>state</th><th class="n">old outflow</th><th class="n">new outflow</th><th class="n">χ²</th><th class="n">df</th><th class="n">p</th></tr></thead>
-<tbody>
-{{range .OutflowShifts}}<tr><td>{{template "state" .State}}</td><td class="n" data-v="{{.OldOutflow}}">{{int .OldOutflow}}</td><td class="n" data-v="{{.NewOutflow}}">{{int .NewOutflow}}</td><td class="n" data-v="{{num .Chi2}}">{{fixed2 .Chi2}}</td><td class="n" data-v="{{.DF}}">{{.DF}}</td><td class="n" data-v="{{num .P}}">{{sci .P}}</td></tr>
-{{end}}</tbody>
-</table>
-</section>
-{{end}}
-
-{{if .RareFlips}}
-<section id="flips">
-<h2>Rare flips</h2>
-<table class="sortable">
-<thead><tr><th>from</th><th>event</th><th>to</th><th>was</th><th>now</th><th class="n">old share</th><th class="n">new share</th><th class="n">old count</th><th class="n">new count</th><th class="n">p</th></tr></thead>
-<tbody>
-{{range .RareFlips}}<tr><td>{{template "state" .From}}</td><td>{{template "event" .Event}}</td><td>{{template "state" .To}}</td><td>{{rareword .OldRare}}</td><td>{{rareword .NewRare}}</td><td class="n" data-v="{{num .OldShare}}">{{pct .OldShare}}</td><td class="n" data-v="{{num .NewShare}}">{{pct .NewShare}}</td><td class="n" data-v="{{.OldCount}}">{{int .OldCount}}</td><td class="n" data-v="{{.NewCount}}">{{int .NewCount}}</td><td class="n" data-v="{{num .P}}">{{sci .P}}</td></tr>
-{{end}}</tbody>
-</table>
-</section>
-{{end}}
-
-{{if .Loops}}
-<section id="loops">
-<h2>Loops</h2>
-<table class="sortable">
-<thead><tr><th>states</th><th>change</th><th class="n">max iterations</th><th class="n">p95 iterations</th><th class="n">sessions</th></tr></thead>
-<tbody>
-{{range .Loops}}<tr><td>{{range $i, $s := .States}}{{if $i}}, {{end}}{{template "state" $s}}{{end}}</td><td>{{.Change}}{{if .Joined}}<br>joined: {{range $i, $s := .Joined}}{{if $i}}, {{end}}{{template "state" $s}}{{end}}{{end}}{{if .Left}}<br>left: {{range $i, $s := .Left}}{{if $i}}, {{end}}{{template "state" $s}}{{end}}{{end}}</td>{{template "loopcells" .}}</tr>
-{{end}}</tbody>
-</table>
-</section>
-{{end}}
-
-{{with .Trunk}}
-<section id="trunk">
-<h2>Trunk</h2>
-<table class="kv">
-<tr><th>old</th><td>{{if .Old}}{{template "path" .Old}}{{else}}<span class="muted">(none)</span>{{end}}</td></tr>
-<tr><th>new</th><td>{{if .New}}{{template "path" .New}}{{else}}<span class="muted">(none)</span>{{end}}</td></tr>
-</table>
-</section>
-{{end}}
-
-<p class="muted">Tested at α = {{num .Alpha}} ({{.Correction}}): {{int .TransitionTests}} shared transitions (z-test, p &lt; {{sci .TransitionThreshold}}), {{int .StateTests}} shared states (chi-square, p &lt; {{sci .StateThreshold}}). Counts always differ between two samples; only significant share changes are listed.</p>
-{{end}}
-{{template "foot" .}}{{end}}
-
-{{define "measurecells"}}{{with .Dwell}}<td class="n" data-v="{{num .P50}}">{{ms .P50}}</td><td class="n" data-v="{{num .P95}}">{{ms .P95}}</td>{{else}}<td class="n" data-v="-1">–</td><td class="n" data-v="-1">–</td>{{end}}{{range .Cells}}{{if .}}<td class="n" data-v="{{num .Total}}">{{measure .Total}}</td><td class="n" data-v="{{num .Mean}}">{{measure .Mean}}</td><td class="n" data-v="{{num .P95}}">{{measure .P95}}</td>{{else}}<td class="n" data-v="-1">–</td><td class="n" data-v="-1">–</td><td class="n" data-v="-1">–</td>{{end}}{{end}}{{end}}
-
-{{define "loopcells"}}{{if and .Old .New}}<td class="n" data-v="{{.New.MaxIterations}}">{{.Old.MaxIterations}} → {{.New.MaxIterations}}</td><td class="n" data-v="{{.New.P95Iterations}}">{{.Old.P95Iterations}} → {{.New.P95Iterations}}</td><td class="n" data-v="{{.New.Sessions}}">{{int .Old.Sessions}} → {{int .New.Sessions}}</td>{{else if .New}}<td class="n" data-v="{{.New.MaxIterations}}">{{.New.MaxIterations}}</td><td class="n" data-v="{{.New.P95Iterations}}">{{.New.P95Iterations}}</td><td class="n" data-v="{{.New.Sessions}}">{{int .New.Sessions}}</td>{{else}}<td class="n" data-v="{{.Old.MaxIterations}}">was {{.Old.MaxIterations}}</td><td class="n" data-v="{{.Old.P95Iterations}}">was {{.Old.P95Iterations}}</td><td class="n" data-v="{{.Old.Sessions}}">was {{int .Old.Sessions}}</td>{{end}}{{end}}
-`
-
-var reportTemplates = template.Must(template.New("report").Funcs(reportFuncs).Parse(reportHTML))
+// parseReportTemplates parses the page templates with the style sheet,
+// the script and the Content-Security-Policy as the templates "style",
+// "script" and "csp": literal text the pages call where they go.
+func parseReportTemplates() (*template.Template, error) {
+	t := template.New("report").Funcs(reportFuncs)
+	for _, part := range []struct{ name, text string }{
+		{"style", "\n" + reportStyle},
+		{"script", reportScript},
+		{"csp", reportCSP},
+	} {
+		if _, err := t.New(part.name).Parse(part.text); err != nil {
+			return nil, err
+		}
+	}
+	return t.ParseFS(reportPages, "assets/*.html.tmpl")
+}

@@ -2,13 +2,13 @@ package render
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/emicklei/dot"
+	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/render/text"

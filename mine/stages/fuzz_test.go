@@ -1,7 +1,6 @@
 package stages
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/mine"
+	json "github.com/goccy/go-json"
 )
 
 // FuzzSuggest gives Suggest logs whose node names come from the fuzzer: it
