@@ -1,0 +1,230 @@
+package mine
+
+import (
+	"fmt"
+	"math/rand"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+func TestFieldWalker(t *testing.T) {
+	deep := `{"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":{"i":1}}}}}}}}}`
+	tests := []struct {
+		name, line string
+		want       []string
+		bad        bool
+	}{
+		{"scalars", `{"a":1,"b":"x","c":true,"d":false,"e":-0.5e3}`, []string{"a", "b", "c", "d", "e"}, false},
+		{"absent values", `{"a":null,"b":"","c":[],"d":{},"e":[ ],"f":{ }}`, nil, false},
+		{"nested and arrays", `{"attrs":{"args":{"order_id":"W1","items":["1","2"],"addr":{"zip":"9"}},"n":[{"x":1}]}}`,
+			[]string{"attrs.args.addr.zip", "attrs.args.items", "attrs.args.order_id", "attrs.n"}, false},
+		{"core fields left out", `{"session_id":"s","node":"n","event":"e","step":1,"ts":"t","duration_ms":3,"attrs":{"node":"x"}}`, []string{"attrs.node"}, false},
+		{"escaped keys", `{"a\"b":1,"c\u002ed":2,"\u00e9":3}`, []string{"a\"b", "c.d", "é"}, false},
+		{"strings holding brackets", `{"a":"}{][","b":["]\"",{"c":"}"}],"d":1}`, []string{"a", "b", "d"}, false},
+		{"deeper than the bound is a leaf", deep, []string{"a.b.c.d.e.f.g.h"}, false},
+		{"whitespace", " { \"a\" : { \"b\" : 2 } , \"c\" : [ 1 ] } ", []string{"a.b", "c"}, false},
+		{"not an object", `[1,2]`, nil, true},
+		{"cut", `{"a":{"b":1`, []string{"a.b"}, true},
+		{"cut string", `{"a":"x`, nil, true},
+		{"no colon", `{"a" 1}`, nil, true},
+		{"bad literal", `{"a":nul}`, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			core := map[string]bool{}
+			for _, f := range coreFields {
+				core[f] = true
+			}
+			w := newFieldWalker(core, func(uint32) {})
+			var got []string
+			err := w.walk([]byte(tt.line), func(id uint32) { got = append(got, w.names[id]) })
+			sort.Strings(got)
+			if (err != nil) != tt.bad {
+				t.Errorf("walk error %v, want bad %v", err, tt.bad)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("paths %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// returnsFieldLog is a returns desk whose lookup and refund records carry
+// tool arguments: lookup always an order id (s2's first lookup also a
+// note), refund an order id and a reason, except s3's refund, which has no
+// reason; every record carries attrs.channel, which says nothing about a
+// state. s1 retries its lookup: the visit that leaves is the second.
+const returnsFieldLog = `{"session_id":"s0","step":0,"node":"greet","event":"ok","attrs":{"channel":"web"}}
+{"session_id":"s0","step":1,"node":"lookup","event":"ok","attrs":{"channel":"web","args":{"order_id":"W1"}}}
+{"session_id":"s0","step":2,"node":"refund","event":"ok","attrs":{"channel":"web","args":{"order_id":"W1","reason":"broken"}}}
+{"session_id":"s1","step":0,"node":"greet","event":"ok","attrs":{"channel":"web"}}
+{"session_id":"s1","step":1,"node":"lookup","event":"retry","attrs":{"channel":"web"}}
+{"session_id":"s1","step":2,"node":"lookup","event":"ok","attrs":{"channel":"web","args":{"order_id":"W2","note":""}}}
+{"session_id":"s1","step":3,"node":"refund","event":"ok","attrs":{"channel":"web","args":{"order_id":"W2","reason":"late"}}}
+{"session_id":"s2","step":0,"node":"greet","event":"ok","attrs":{"channel":"phone","args":{"order_id":"W3"}}}
+{"session_id":"s2","step":1,"node":"lookup","event":"ok","attrs":{"channel":"phone","args":{"order_id":"W3","note":"x"}}}
+{"session_id":"s2","step":2,"node":"refund","event":"ok","attrs":{"channel":"phone","args":{"order_id":"W3","reason":"wrong"}}}
+{"session_id":"s3","step":0,"node":"greet","event":"ok","attrs":{"channel":"web"}}
+{"session_id":"s3","step":1,"node":"lookup","event":"ok","attrs":{"channel":"web","args":{"order_id":"W4"}}}
+{"session_id":"s3","step":2,"node":"refund","event":"ok","attrs":{"channel":"web","args":{"order_id":"W4"}}}
+`
+
+func fieldsOf(m *automaton.Model) map[string][]string {
+	out := map[string][]string{}
+	for _, s := range m.States {
+		if len(s.Fields) > 0 {
+			out[s.ID] = s.Fields
+		}
+	}
+	return out
+}
+
+func TestRecordFields(t *testing.T) {
+	in := strInput("returns.jsonl", returnsFieldLog)
+	lg, err := Read([]Input{in}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(lg, labelOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := m.Digest
+	rep, err := RecordFields(lg, m, []Input{in}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"lookup": {"attrs.args.order_id"},
+		"refund": {"attrs.args.order_id"},
+	}
+	if got := fieldsOf(m); !reflect.DeepEqual(got, want) {
+		t.Errorf("fields %q, want %q", got, want)
+	}
+	wantRep := FieldReport{Records: 13, Leaving: 12, Paths: 4, Everywhere: 1}
+	if *rep != wantRep {
+		t.Errorf("report %+v, want %+v", *rep, wantRep)
+	}
+	if !m.Params.Slots || m.Digest == plain || m.Digest != m.ComputeDigest() {
+		t.Errorf("slots %v, digest %s (without fields %s)", m.Params.Slots, m.Digest, plain)
+	}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Without s3 every refund has a reason.
+	noS3 := strInput("returns.jsonl", returnsFieldLog[:strings.Index(returnsFieldLog, `{"session_id":"s3"`)])
+	lg, _ = Read([]Input{noS3}, ReadOptions{})
+	m, _ = Build(lg, labelOpts())
+	if _, err := RecordFields(lg, m, []Input{noS3}, ReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want["refund"] = []string{"attrs.args.order_id", "attrs.args.reason"}
+	if got := fieldsOf(m); !reflect.DeepEqual(got, want) {
+		t.Errorf("without s3: fields %q, want %q", got, want)
+	}
+
+	// A path the field map reads a core field from is left out: here the
+	// event, which only lookup and refund records carry, in attrs.ev.
+	var mapped strings.Builder
+	for _, l := range strings.SplitAfter(returnsFieldLog, "\n") {
+		ev := `"event":"ok",`
+		if strings.Contains(l, `"node":"greet"`) {
+			l = strings.Replace(l, ev, "", 1)
+		} else {
+			l = strings.Replace(l, `"attrs":{`, `"attrs":{"ev":"ok",`, 1)
+			l = strings.Replace(l, ev, "", 1)
+			l = strings.Replace(l, `"event":"retry",`, "", 1)
+		}
+		mapped.WriteString(l)
+	}
+	in = strInput("mapped.jsonl", mapped.String())
+	ropt := ReadOptions{Fields: map[string]string{FieldEvent: "attrs.ev"}}
+	lg, err = Read([]Input{in}, ropt)
+	if err != nil || lg.Skipped > 0 {
+		t.Fatalf("Read: %v, %d skipped %v", err, lg.Skipped, lg.Bad)
+	}
+	m, _ = Build(lg, labelOpts())
+	if _, err := RecordFields(lg, m, []Input{in}, ropt); err != nil {
+		t.Fatal(err)
+	}
+	want["refund"] = []string{"attrs.args.order_id"}
+	if got := fieldsOf(m); !reflect.DeepEqual(got, want) {
+		t.Errorf("with the event in attrs.ev: fields %q, want %q", got, want)
+	}
+}
+
+func TestRecordFieldsRefusesAStreamedLog(t *testing.T) {
+	in := strInput("returns.jsonl", returnsFieldLog)
+	lg, err := Read([]Input{in}, ReadOptions{Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(lg, labelOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RecordFields(lg, m, []Input{in}, ReadOptions{}); err == nil {
+		t.Error("RecordFields of a streamed log: no error")
+	}
+}
+
+// TestRecordFieldsBound: with more distinct paths than MaxFieldPaths, the
+// smallest by name are tracked, whatever the order of the records, and
+// what is not is reported.
+func TestRecordFieldsBound(t *testing.T) {
+	var lines []string
+	for s := 0; s < 40; s++ {
+		for step, node := range []string{"a", "b"} {
+			var extra strings.Builder
+			for k := 0; k < 10; k++ {
+				fmt.Fprintf(&extra, `,"k%03d":1`, (s*10+k)%300)
+			}
+			// b always carries zz (largest of all) and k000 (smallest).
+			if node == "b" {
+				extra.WriteString(`,"zz":1,"k000":2`)
+			}
+			lines = append(lines, fmt.Sprintf(`{"session_id":"s%02d","step":%d,"node":%q,"event":"ok","attrs":{"x":1%s}}`, s, step, node, extra.String()))
+		}
+	}
+	run := func(lines []string) (map[string][]string, FieldReport) {
+		in := strInput("many.jsonl", strings.Join(lines, "\n")+"\n")
+		lg, err := Read([]Input{in}, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Build(lg, labelOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := RecordFields(lg, m, []Input{in}, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fieldsOf(m), *rep
+	}
+	fields, rep := run(lines)
+	want := map[string][]string{"b": {"attrs.k000"}}
+	if !reflect.DeepEqual(fields, want) {
+		t.Errorf("fields %q, want %q (zz is past the bound)", fields, want)
+	}
+	// 301 distinct paths: attrs.x, attrs.k000..k299 and attrs.zz; kept
+	// the 256 smallest: k000..k254 and... attrs.k is before attrs.x and
+	// attrs.zz, so k000..k255.
+	if rep.Paths != MaxFieldPaths || rep.LastTracked != "attrs.k255" || rep.FirstUntracked != "attrs.k256" {
+		t.Errorf("report %+v: want %d paths, last tracked attrs.k255, first untracked attrs.k256", rep, MaxFieldPaths)
+	}
+	rng := rand.New(rand.NewSource(1))
+	for i := 0; i < 5; i++ {
+		shuffled := append([]string(nil), lines...)
+		rng.Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
+		f2, rep2 := run(shuffled)
+		if !reflect.DeepEqual(f2, fields) || rep2 != rep {
+			t.Fatalf("shuffle %d: fields %q report %+v, want %q %+v", i, f2, rep2, fields, rep)
+		}
+	}
+}
