@@ -21,6 +21,7 @@ import (
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/render"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 func init() { register(newBuildCmd) }
@@ -134,6 +135,10 @@ type modelOptions struct {
 	version   int
 	parent    string
 	quiet     bool
+	// slots records each state's fields (build --slots): recordFields
+	// finds them in the model mined from a log.
+	slots        bool
+	recordFields func(*mine.Log, *automaton.Model) (*mine.FieldReport, error)
 
 	parentModel *automaton.Model // loaded by prepare
 }
@@ -272,6 +277,7 @@ any bad line).`,
 	f.StringVar(&opts.update, "update", "", "mine from the evidence of model `FILE` (FILE"+evidenceExt+") and the new logs, without the old logs; the model is FILE's next version")
 	f.StringVar(&opts.partial, "partial", "", "write this shard's partial result to `FILE` instead of a model (see fsmine merge)")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before its path is tallied and its records let go; 0 holds every session to the end")
+	f.BoolVar(&opts.model.slots, "slots", false, "record per state the record fields present on every visit that leaves it (reads the logs twice; see serve --check --suggest)")
 	return c
 }
 
@@ -295,6 +301,9 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	}
 	if opts.update != "" {
 		inheritModelFlags(&opts.model, opts.model.parentModel.Params, opts.changed)
+		if opts.model.slots {
+			return fmt.Errorf("--update %s: the model was built with --slots, and its evidence keeps no record fields: build from the logs with --slots, or update without fields (--slots=false)", opts.update)
+		}
 		if old, err = readEvidence(opts.update, opts.model.parentModel, ropt); err != nil {
 			return err
 		}
@@ -317,10 +326,13 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if err := checkOutputs(read, outputs); err != nil {
 		return err
 	}
+	if opts.model.slots && (opts.partial != "" || !twiceReadable(inputs)) {
+		return usagef("--slots reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial")
+	}
 	// A model needs only the distinct paths; a partial result holds every
-	// session.
+	// session, and --slots walks each through the model.
 	window := opts.window
-	if opts.partial != "" || opts.evidence {
+	if opts.partial != "" || opts.evidence || opts.model.slots {
 		window = 0
 	}
 	if err := streamReads(&ropt, inputs, window, nil); err != nil {
@@ -349,6 +361,11 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		}
 		if lg, err = mine.MergeLogs([]*mine.Log{old, lg}, []string{opts.update + evidenceExt, strings.Join(opts.inputs, ", ")}); err != nil {
 			return fmt.Errorf("--update: %w", err)
+		}
+	}
+	if opts.model.slots {
+		opts.model.recordFields = func(lg *mine.Log, m *automaton.Model) (*mine.FieldReport, error) {
+			return mine.RecordFields(lg, m, inputs, ropt)
 		}
 	}
 	if err := buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams); err != nil {
@@ -411,6 +428,12 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 		}
 		return err
 	}
+	var fields *mine.FieldReport
+	if opts.recordFields != nil {
+		if fields, err = opts.recordFields(lg, m); err != nil {
+			return err
+		}
+	}
 	m.Generator = "fsmine " + version
 	m.Created = created()
 	m.Params.Link = opts.link
@@ -437,8 +460,37 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 	}
 	if !opts.quiet {
 		printBuildSummary(streams.Err, lg, m)
+		if fields != nil {
+			printFieldsSummary(streams.Err, m, fields)
+		}
 	}
 	return nil
+}
+
+// printFieldsSummary says what build --slots found, and what it could not
+// track.
+func printFieldsSummary(w io.Writer, m *automaton.Model, rep *mine.FieldReport) {
+	states := 0
+	for _, s := range m.States {
+		if len(s.Fields) > 0 {
+			states++
+		}
+	}
+	fmt.Fprintf(w, "fields: %s with fields; %s looked at, %s, %d of them on every record (left out)\n",
+		text.Count(states, "state"), text.Count(rep.Leaving, "visit"), text.Count(rep.Paths, "distinct path"), rep.Everywhere)
+	if rep.FirstUntracked != "" {
+		fmt.Fprintf(w, "  more than %d distinct paths: tracked the %d first by name, up to %q; %q and after not tracked\n",
+			mine.MaxFieldPaths, mine.MaxFieldPaths, rep.LastTracked, rep.FirstUntracked)
+	}
+	if rep.TooLong > 0 {
+		fmt.Fprintf(w, "  %s longer than %d bytes not tracked\n", text.Count(rep.TooLong, "path occurrence"), mine.MaxFieldPath)
+	}
+	if rep.Unreadable > 0 {
+		fmt.Fprintf(w, "  %s whose JSON could not be walked, counted as carrying no field\n", text.Count(rep.Unreadable, "record"))
+	}
+	if rep.Unplaced > 0 {
+		fmt.Fprintf(w, "  %s the model does not take from start to end, left out\n", text.Count(rep.Unplaced, "session"))
+	}
 }
 
 // noSessionsError is the error of a read that gave no session: what was
@@ -520,6 +572,18 @@ func rereadable(inputs []mine.Input) bool {
 	for _, in := range inputs {
 		fi, err := os.Stat(in.Name)
 		if in.Name == "-" || err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
+}
+
+// twiceReadable says whether every input is a regular file or a folder,
+// which can be opened and read again.
+func twiceReadable(inputs []mine.Input) bool {
+	for _, in := range inputs {
+		fi, err := os.Stat(in.Name)
+		if in.Name == "-" || err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
 			return false
 		}
 	}
@@ -658,5 +722,8 @@ func inheritModelFlags(o *modelOptions, p automaton.Params, changed func(string)
 	}
 	if !given("link") {
 		o.link = p.Link
+	}
+	if !given("slots") {
+		o.slots = p.Slots
 	}
 }

@@ -37,6 +37,7 @@ type serveOptions struct {
 	maxSessions int
 	history     int
 	check       bool
+	suggest     bool // with check: print a policy draft mined from the model
 	slotValues  bool
 
 	readTimeout time.Duration // a request's headers and body; 0: none
@@ -121,6 +122,7 @@ flags, unreadable model or policy, the address is taken).`,
 	f.IntVar(&opts.maxSessions, "max-sessions", 100000, "live sessions at most; the least recently used go first (0: no bound)")
 	f.IntVar(&opts.history, "history", 16, "recent decisions kept per session for GET /v1/sessions/{id} (0: none; each costs about 0.12 KB)")
 	f.BoolVar(&opts.check, "check", false, "load the model and policy, print what would be enforced, and exit")
+	f.BoolVar(&opts.suggest, "suggest", false, "with --check: print a policy draft mined from the model instead (required slots from build --slots, loop caps, a watchdog), for a person to edit")
 	f.DurationVar(&opts.readTimeout, "read-timeout", 30*time.Second, "a request's headers and body must arrive within this (0: no limit)")
 	f.DurationVar(&opts.idleTimeout, "idle-timeout", 2*time.Minute, "close a kept-alive connection idle this long between requests (0: never)")
 	f.IntVar(&opts.maxConns, "max-conns", 1024, "connections served at once; more wait to be accepted (0: no bound)")
@@ -215,6 +217,12 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 	m, p, err := loadServeInputs(opts.model, opts.policy)
 	if err != nil {
 		return err
+	}
+	if opts.suggest {
+		if !opts.check {
+			return usagef("serve: --suggest goes with --check")
+		}
+		return automaton.SuggestPolicy(m).Write(streams.Out)
 	}
 	errOut := &syncWriter{w: streams.Err}
 	var dlog *decisionLog
