@@ -485,6 +485,9 @@ func printFieldsSummary(w io.Writer, m *automaton.Model, rep *mine.FieldReport) 
 	if rep.TooLong > 0 {
 		fmt.Fprintf(w, "  %s longer than %d bytes not tracked\n", text.Count(rep.TooLong, "path occurrence"), mine.MaxFieldPath)
 	}
+	if rep.Unnamed > 0 {
+		fmt.Fprintf(w, "  %s with an empty name not tracked\n", text.Count(rep.Unnamed, "field"))
+	}
 	if rep.Unreadable > 0 {
 		fmt.Fprintf(w, "  %s whose JSON could not be walked, counted as carrying no field\n", text.Count(rep.Unreadable, "record"))
 	}

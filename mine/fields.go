@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/goccy/go-json"
 
@@ -37,9 +38,10 @@ type FieldReport struct {
 	// order of the records).
 	LastTracked, FirstUntracked string
 	// TooLong counts the occurrences of paths longer than MaxFieldPath
-	// bytes, which are not tracked; Unreadable the records whose JSON the
-	// walk could not read (counted as carrying no field).
-	TooLong, Unreadable int
+	// bytes and Unnamed those of the empty path (a top-level key ""),
+	// which are not tracked; Unreadable the records whose JSON the walk
+	// could not read (counted as carrying no field).
+	TooLong, Unnamed, Unreadable int
 	// Unplaced counts the sessions the model does not take from start to
 	// end, whose visits are left out.
 	Unplaced int
@@ -176,7 +178,7 @@ func RecordFields(lg *Log, m *automaton.Model, inputs []Input, opt ReadOptions) 
 		sort.Strings(fields)
 		m.States[i].Fields = fields
 	}
-	rep.TooLong = fw.tooLong
+	rep.TooLong, rep.Unnamed = fw.tooLong, fw.unnamed
 	if fw.rejected {
 		rep.FirstUntracked = fw.minRejected
 		rep.LastTracked = fw.names[fw.largest()]
@@ -216,6 +218,7 @@ type fieldWalker struct {
 	rejected    bool
 	minRejected string
 	tooLong     int
+	unnamed     int
 	onEvict     func(id uint32)
 
 	path []byte
@@ -248,6 +251,10 @@ func (w *fieldWalker) reject(p string) {
 func (w *fieldWalker) leaf() {
 	if len(w.path) > MaxFieldPath {
 		w.tooLong++
+		return
+	}
+	if len(w.path) == 0 {
+		w.unnamed++
 		return
 	}
 	if id, ok := w.ids[string(w.path)]; ok {
@@ -326,14 +333,14 @@ func (w *fieldWalker) object(b []byte, i, depth int) (int, error) {
 		if base > 0 {
 			w.path = append(w.path, '.')
 		}
-		if key := b[i+1 : end-1]; bytes.IndexByte(key, '\\') < 0 {
+		if key := b[i+1 : end-1]; bytes.IndexByte(key, '\\') < 0 && utf8.Valid(key) {
 			w.path = append(w.path, key...)
 		} else {
 			var s string
 			if json.Unmarshal(b[i:end], &s) != nil {
 				return i, errFieldJSON
 			}
-			w.path = append(w.path, s...)
+			w.path = appendValidUTF8(w.path, s)
 		}
 		i = fieldSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
@@ -379,6 +386,22 @@ func (w *fieldWalker) object(b []byte, i, depth int) (int, error) {
 		}
 		w.path = w.path[:base]
 	}
+}
+
+// appendValidUTF8 appends s with each byte that is not part of valid UTF-8
+// as U+FFFD, as encoding/json decodes it: paths are valid UTF-8, as the
+// model file writes them, so that a path reads back as it was.
+func appendValidUTF8(b []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, "\uFFFD"...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return b
 }
 
 func fieldDelim(c byte) bool {

@@ -59,7 +59,7 @@ func TestRecordFieldsReal(t *testing.T) {
 			if err := m.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			if m.Digest == plain || rep.Unplaced+rep.Unreadable+rep.TooLong > 0 || rep.FirstUntracked != "" {
+			if m.Digest == plain || rep.Unplaced+rep.Unreadable+rep.TooLong+rep.Unnamed > 0 || rep.FirstUntracked != "" {
 				t.Errorf("digest %s (plain %s), report %+v", m.Digest, plain, *rep)
 			}
 			for id, want := range tt.want {

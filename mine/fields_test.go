@@ -1,6 +1,7 @@
 package mine
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand"
 	"reflect"
@@ -8,7 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goccy/go-json"
+
 	"github.com/fsmine/fsmine/automaton"
+
+	// The reference of FuzzFieldWalker: go-json's Valid accepts text that
+	// is not JSON (",{}", `{"a":1}}`, ":{}"), encoding/json's does not.
+	stdjson "encoding/json"
 )
 
 func TestFieldWalker(t *testing.T) {
@@ -24,6 +31,8 @@ func TestFieldWalker(t *testing.T) {
 			[]string{"attrs.args.addr.zip", "attrs.args.items", "attrs.args.order_id", "attrs.n"}, false},
 		{"core fields left out", `{"session_id":"s","node":"n","event":"e","step":1,"ts":"t","duration_ms":3,"attrs":{"node":"x"}}`, []string{"attrs.node"}, false},
 		{"escaped keys", `{"a\"b":1,"c\u002ed":2,"\u00e9":3}`, []string{"a\"b", "c.d", "é"}, false},
+		{"invalid UTF-8 keys", "{\"\xff\xfe\":1,\"a\xc3\":{\"b\":2}}", []string{"a\uFFFD.b", "\uFFFD\uFFFD"}, false},
+		{"empty keys", `{"":1,"a":{"":2}}`, []string{"a."}, false},
 		{"strings holding brackets", `{"a":"}{][","b":["]\"",{"c":"}"}],"d":1}`, []string{"a", "b", "d"}, false},
 		{"deeper than the bound is a leaf", deep, []string{"a.b.c.d.e.f.g.h"}, false},
 		{"whitespace", " { \"a\" : { \"b\" : 2 } , \"c\" : [ 1 ] } ", []string{"a.b", "c"}, false},
@@ -158,6 +167,41 @@ func TestRecordFields(t *testing.T) {
 	}
 }
 
+// TestRecordFieldsHostileKeys: keys that are not valid UTF-8, empty or
+// hold control characters give a model that is written and read back.
+func TestRecordFieldsHostileKeys(t *testing.T) {
+	log := "{\"session_id\":\"s0\",\"node\":\"a\",\"attrs\":{\"\xff\\u001b[31m\":1,\"\\u2028\":2}}\n" +
+		"{\"session_id\":\"s0\",\"node\":\"b\",\"\":3}\n" +
+		"{\"session_id\":\"s1\",\"node\":\"a\",\"attrs\":{\"\xfe\\u001b[31m\":1,\"\\u2028\":2}}\n"
+	in := strInput("hostile.jsonl", log)
+	lg, err := Read([]Input{in}, ReadOptions{})
+	if err != nil || lg.Skipped > 0 {
+		t.Fatalf("Read: %v %v", err, lg.Bad)
+	}
+	m, err := Build(lg, labelOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := RecordFields(lg, m, []Input{in}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"attrs.\u2028", "attrs.\uFFFD\x1b[31m"}; !reflect.DeepEqual(m.State("a").Fields, want) || rep.Unnamed != 1 {
+		t.Errorf("fields %q, unnamed %d; want %q, 1", m.State("a").Fields, rep.Unnamed, want)
+	}
+	var buf bytes.Buffer
+	if err := m.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := automaton.Read(&buf)
+	if err != nil {
+		t.Fatalf("reading the model back: %v", err)
+	}
+	if back.Digest != m.Digest || back.ComputeDigest() != m.Digest {
+		t.Errorf("digest %s read back as %s", m.Digest, back.ComputeDigest())
+	}
+}
+
 func TestRecordFieldsRefusesAStreamedLog(t *testing.T) {
 	in := strInput("returns.jsonl", returnsFieldLog)
 	lg, err := Read([]Input{in}, ReadOptions{Stream: true})
@@ -227,4 +271,75 @@ func TestRecordFieldsBound(t *testing.T) {
 			t.Fatalf("shuffle %d: fields %q report %+v, want %q %+v", i, f2, rep2, fields, rep)
 		}
 	}
+}
+
+// FuzzFieldWalker: the walk never panics, reads every JSON object, and
+// finds every present leaf a JSON decoder finds (more only where a key is
+// repeated: the decoder keeps the last).
+func FuzzFieldWalker(f *testing.F) {
+	for _, s := range []string{
+		returnsFieldLog[:strings.IndexByte(returnsFieldLog, '\n')],
+		`{"a":{"b":[1,{"c":2}],"d":"","e":null,"f":{}},"g\u00e9":true}`,
+		`{"a":"\ud800","\xff":1,"b":{"\"":[]}}`,
+		`{"":1,"x":{"":2}}`,
+		`{"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":{"i":{}}}}}}}}}}`,
+		`[{"a":1}]`, `{"a":`, `{"a":1,}`,
+	} {
+		f.Add([]byte(s))
+	}
+	core := map[string]bool{}
+	for _, c := range coreFields {
+		core[c] = true
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		w := newFieldWalker(core, func(uint32) {})
+		got := map[string]bool{}
+		err := w.walk(line, func(id uint32) { got[w.names[id]] = true })
+		var v map[string]any
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.UseNumber()
+		if !stdjson.Valid(line) || dec.Decode(&v) != nil || v == nil {
+			return
+		}
+		if err != nil {
+			t.Fatalf("walk(%q): %v", line, err)
+		}
+		want := map[string]bool{}
+		var ref func(m map[string]any, prefix string, depth int)
+		ref = func(m map[string]any, prefix string, depth int) {
+			for k, val := range m {
+				p := string(appendValidUTF8(nil, k))
+				if prefix != "" {
+					p = prefix + "." + p
+				}
+				present := true
+				switch x := val.(type) {
+				case nil:
+					present = false
+				case string:
+					present = x != ""
+				case []any:
+					present = len(x) > 0
+				case map[string]any:
+					if depth < MaxFieldDepth {
+						ref(x, p, depth+1)
+						continue
+					}
+					present = len(x) > 0
+				}
+				if present && p != "" && len(p) <= MaxFieldPath && !(prefix == "" && core[p]) {
+					want[p] = true
+				}
+			}
+		}
+		ref(v, "", 1)
+		if len(want) > MaxFieldPaths {
+			return
+		}
+		for p := range want {
+			if !got[p] {
+				t.Errorf("walk(%q) misses %q; got %v", line, p, got)
+			}
+		}
+	})
 }

@@ -433,20 +433,23 @@ const maxToolArgs = 16 << 10
 // args: the JSON value the tool was called with (an object of named
 // arguments, nested objects and arrays as they are), compacted onto the
 // line. OpenAI-style arguments, a string of JSON text (tau-bench v1), are
-// decoded first; a string that is not JSON is kept as the string. Absent
-// and null arguments write nothing.
+// decoded first when the text is a JSON object or array; any other string
+// is kept as the string. Absent and null arguments write nothing.
 func writeToolArgs(obj *jsonObject, raw json.RawMessage) {
 	if jsonKind(raw) == '"' {
-		text := jsonText(raw)
-		if !json.Valid([]byte(text)) {
+		// Valid and Compact both: each library's Valid alone has let
+		// text that is not JSON through (go-json's takes ",{}").
+		text := []byte(jsonText(raw))
+		var buf bytes.Buffer
+		if k := jsonKind(text); (k != '{' && k != '[') || !json.Valid(text) || json.Compact(&buf, text) != nil {
 			if len(text) > maxToolArgs {
 				obj.int("args_bytes", int64(len(text)))
 				return
 			}
-			obj.strNonEmpty("args", text)
+			obj.strNonEmpty("args", string(text))
 			return
 		}
-		raw = json.RawMessage(text)
+		raw = buf.Bytes()
 	}
 	if kind := jsonKind(raw); kind == 0 || kind == 'n' {
 		return
