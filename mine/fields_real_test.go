@@ -20,11 +20,12 @@ import (
 // allowed, while the same sessions without slots are denied.
 func TestRecordFieldsReal(t *testing.T) {
 	tests := []struct {
-		name  string
-		files []string
-		want  map[string][]string // some states' fields
+		name   string
+		files  []string
+		labels string
+		want   map[string][]string // some states' fields
 	}{
-		{"tau2 retail", []string{"raw/tau2/gpt-4.1_retail_default_gpt-4.1_1trials.json", "raw/tau2/ft-gpt-4.1_retail_default_gpt-4.1_1trials.json"}, map[string][]string{
+		{"tau2 retail", []string{"raw/tau2/gpt-4.1_retail_default_gpt-4.1_1trials.json", "raw/tau2/ft-gpt-4.1_retail_default_gpt-4.1_1trials.json"}, "", map[string][]string{
 			"return_delivered_order_items":   {"attrs.args.item_ids", "attrs.args.order_id", "attrs.args.payment_method_id"},
 			"exchange_delivered_order_items": {"attrs.args.item_ids", "attrs.args.new_item_ids", "attrs.args.order_id", "attrs.args.payment_method_id"},
 			"cancel_pending_order":           {"attrs.args.order_id", "attrs.args.reason"},
@@ -32,7 +33,15 @@ func TestRecordFieldsReal(t *testing.T) {
 			"find_user_id_by_name_zip":       {"attrs.args.first_name", "attrs.args.last_name", "attrs.args.zip"},
 			"user_msg":                       nil,
 		}},
-		{"tau-bench airline", []string{"raw/tau-bench/gpt-4o-airline.json"}, map[string][]string{
+		// Label rules drop the text turns and fold repeated lookups: a
+		// folded visit's record is its first.
+		{"tau2 retail labelled", []string{"raw/tau2/gpt-4.1_retail_default_gpt-4.1_1trials.json", "raw/tau2/ft-gpt-4.1_retail_default_gpt-4.1_1trials.json"}, "../testdata/tau2_retail.labels.json", map[string][]string{
+			"return_items":      {"attrs.args.item_ids", "attrs.args.order_id", "attrs.args.payment_method_id"},
+			"modify_order":      {"attrs.args.order_id"},
+			"lookup_order":      {"attrs.args.order_id"},
+			"identify_customer": nil,
+		}},
+		{"tau-bench airline", []string{"raw/tau-bench/gpt-4o-airline.json"}, "", map[string][]string{
 			"get_reservation_details": {"attrs.args.reservation_id"},
 			"cancel_reservation":      {"attrs.args.reservation_id"},
 		}},
@@ -43,7 +52,11 @@ func TestRecordFieldsReal(t *testing.T) {
 			for _, f := range tt.files {
 				ins = append(ins, realInput(t, f))
 			}
-			lg, err := Read(ins, ReadOptions{})
+			var ropt ReadOptions
+			if tt.labels != "" {
+				ropt.Rules = readRules(t, tt.labels)
+			}
+			lg, err := Read(ins, ropt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,7 +65,7 @@ func TestRecordFieldsReal(t *testing.T) {
 				t.Fatal(err)
 			}
 			plain := m.Digest
-			rep, err := RecordFields(lg, m, ins, ReadOptions{})
+			rep, err := RecordFields(lg, m, ins, ropt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +102,7 @@ func TestRecordFieldsReal(t *testing.T) {
 					declared[r.Name] = true
 				}
 			}
-			slots := recordSlots(t, ins, declared)
+			slots := recordSlots(t, ins, ropt, declared)
 			for _, withSlots := range []bool{true, false} {
 				g, err := automaton.NewGuard(m, p, automaton.GuardOptions{})
 				if err != nil {
@@ -132,10 +145,10 @@ func TestRecordFieldsReal(t *testing.T) {
 // line), its tool arguments (attrs.args) named as SuggestPolicy names
 // them, those declared only: strings as they are, other values as their
 // JSON text.
-func recordSlots(t *testing.T, ins []Input, declared map[string]bool) map[uint64][]automaton.Slot {
+func recordSlots(t *testing.T, ins []Input, ropt ReadOptions, declared map[string]bool) map[uint64][]automaton.Slot {
 	t.Helper()
 	out := map[uint64][]automaton.Slot{}
-	err := rereadRecords(ins, ReadOptions{}, func(fi, line int, l []byte, _ *rec) bool {
+	err := rereadRecords(ins, ropt, func(fi, line int, l []byte, _ *rec) bool {
 		var r struct {
 			Attrs struct {
 				Args map[string]json.RawMessage `json:"args"`
