@@ -287,6 +287,7 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		return err
 	}
 	var old *mine.Log
+	var oldFields *mine.FieldEvidence
 	if opts.update != "" {
 		if opts.partial != "" || opts.model.parent != "" {
 			return usagef("--update: not with --partial or --parent (the updated model is the parent)")
@@ -302,7 +303,9 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if opts.update != "" {
 		inheritModelFlags(&opts.model, opts.model.parentModel.Params, opts.changed)
 		if opts.model.slots {
-			return fmt.Errorf("--update %s: the model was built with --slots, and its evidence keeps no record fields: build from the logs with --slots, or update without fields (--slots=false)", opts.update)
+			if oldFields, err = readFieldEvidence(opts.update); err != nil {
+				return err
+			}
 		}
 		if old, err = readEvidence(opts.update, opts.model.parentModel, ropt); err != nil {
 			return err
@@ -314,7 +317,7 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	}
 	read := []string{opts.input.labels, opts.model.parent}
 	if opts.update != "" {
-		read = append(read, opts.update+evidenceExt)
+		read = append(read, opts.update+evidenceExt, opts.update+fieldsExt)
 	}
 	for _, in := range inputs {
 		read = append(read, in.Name)
@@ -322,6 +325,9 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	outputs := append(opts.model.outputs(), [2]string{"--partial", opts.partial})
 	if opts.evidence {
 		outputs = append(outputs, [2]string{"--evidence", opts.model.out + evidenceExt})
+		if opts.model.slots {
+			outputs = append(outputs, [2]string{"--evidence", opts.model.out + fieldsExt})
+		}
 	}
 	if err := checkOutputs(read, outputs); err != nil {
 		return err
@@ -363,9 +369,11 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 			return fmt.Errorf("--update: %w", err)
 		}
 	}
+	var fields *mine.FieldEvidence
 	if opts.model.slots {
-		opts.model.recordFields = func(lg *mine.Log, m *automaton.Model) (*mine.FieldReport, error) {
-			return mine.RecordFields(lg, m, inputs, ropt)
+		opts.model.recordFields = func(lg *mine.Log, m *automaton.Model) (rep *mine.FieldReport, err error) {
+			rep, fields, err = mine.RecordFields(lg, m, inputs, ropt, mine.FieldOptions{Evidence: oldFields, Keep: opts.evidence})
+			return rep, err
 		}
 	}
 	if err := buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams); err != nil {
@@ -374,6 +382,11 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if opts.evidence {
 		if err := writeOutput(opts.model.out+evidenceExt, streams.Out, lg.WritePartial); err != nil {
 			return err
+		}
+		if fields != nil {
+			if err := writeOutput(opts.model.out+fieldsExt, streams.Out, fields.Write); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -384,6 +397,25 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 // fsmine merge), so that build --update can mine the next version from it
 // and new logs alone.
 const evidenceExt = ".evidence"
+
+// fieldsExt ends the name of the file that build --slots --evidence writes
+// beside a model: the record fields of every visit of its evidence, so that
+// build --update finds them without the old logs.
+const fieldsExt = ".fields"
+
+// readFieldEvidence reads the fields evidence of the model at path.
+func readFieldEvidence(path string) (*mine.FieldEvidence, error) {
+	ev := path + fieldsExt
+	f, err := os.Open(ev)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("--update %s --slots: %s not found: build %s with --slots --evidence, or update without fields (--slots=false)", path, ev, path)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	return mine.ReadFieldEvidence(f, ev)
+}
 
 // readEvidence reads the evidence of model m, built from path, and checks
 // that the new logs are read as it was: the same label rules and field map.

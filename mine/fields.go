@@ -47,13 +47,24 @@ type FieldReport struct {
 	Unplaced int
 }
 
+// FieldOptions shape RecordFields.
+type FieldOptions struct {
+	// Evidence holds the fields of the sessions of lg that come from a
+	// model's evidence (build --update) rather than from inputs: those
+	// whose ids it lists. Nil for none.
+	Evidence *FieldEvidence
+	// Keep asks for the fields of every visit of lg, as FieldEvidence, so
+	// that a later update needs no log read again.
+	Keep bool
+}
+
 // RecordFields finds, for every state of m, the record fields present on
 // the record of every visit that leaves the state, and stores them in the
 // state's Fields (setting m.Params.Slots and the digest). m must have been
 // mined from lg, and lg read from inputs with opt, holding its sessions (not
 // streamed): each session is walked through m as check walks it, to find the
 // state of each visit, and the inputs are read a second time for the
-// records' fields.
+// records' fields (the sessions fo.Evidence lists take theirs from it).
 //
 // A visit's record is its first one (the step that lands in the state); a
 // visit leaves its state when the next visit's state is another one (or the
@@ -63,20 +74,31 @@ type FieldReport struct {
 // The core fields (session_id, node, event, step, ts, duration_ms, or the
 // paths opt.Fields reads them from) are left out, and so are fields present
 // on every record read, which say nothing about a state. Memory grows with
-// the visits that leave a state and the distinct field sets, not with the
-// records' text.
-func RecordFields(lg *Log, m *automaton.Model, inputs []Input, opt ReadOptions) (*FieldReport, error) {
+// the visits looked at and the distinct field sets, not with the records'
+// text. With fo.Keep it also returns the fields of every visit.
+func RecordFields(lg *Log, m *automaton.Model, inputs []Input, opt ReadOptions, fo FieldOptions) (*FieldReport, *FieldEvidence, error) {
 	if lg.Streamed {
-		return nil, errStreamed
+		return nil, nil, errStreamed
 	}
 	rep := &FieldReport{}
 	stateIx := make(map[string]int32, len(m.States))
 	for i, s := range m.States {
 		stateIx[s.ID] = int32(i)
 	}
-	// The records to look at: the first record of each visit that leaves
-	// its state, by input and line.
-	need := map[uint64]int32{}
+	old := fo.Evidence
+	oldSets := map[string][]int{}
+	if old != nil {
+		for _, s := range old.Sessions {
+			oldSets[s.ID] = s.Visits
+		}
+	}
+	// Per session and visit: the state the visit leaves (-1: it does not
+	// leave, or the session is not placed), and its field set, an index
+	// into table (-1 until known).
+	leaves := make([][]int32, len(lg.Sessions))
+	visitSet := make([][]int32, len(lg.Sessions))
+	type visitRef struct{ s, v int32 }
+	need := map[uint64]visitRef{} // the records to look at, by input and line
 	ck := automaton.NewChecker(m, automaton.CheckOptions{})
 	for si := range lg.Sessions {
 		s := &lg.Sessions[si]
@@ -87,14 +109,22 @@ func RecordFields(lg *Log, m *automaton.Model, inputs []Input, opt ReadOptions) 
 		}
 		if !placed {
 			rep.Unplaced++
-			continue
+		}
+		leaves[si] = make([]int32, len(s.Visits))
+		visitSet[si] = make([]int32, len(s.Visits))
+		_, fromEvidence := oldSets[s.ID]
+		if fromEvidence && len(oldSets[s.ID]) != len(s.Visits) {
+			return nil, nil, fmt.Errorf("the fields evidence has %d visits of session %q, the log %d", len(oldSets[s.ID]), s.ID, len(s.Visits))
 		}
 		for i, v := range s.Visits {
-			if steps[i].To == steps[i+1].To {
-				continue
+			leaves[si][i], visitSet[si][i] = -1, -1
+			if placed && steps[i].To != steps[i+1].To {
+				leaves[si][i] = stateIx[steps[i].To]
+				rep.Leaving++
 			}
-			need[uint64(v.File)<<32|uint64(v.Line)] = stateIx[steps[i].To]
-			rep.Leaving++
+			if !fromEvidence && (fo.Keep || leaves[si][i] >= 0) {
+				need[uint64(v.File)<<32|uint64(v.Line)] = visitRef{int32(si), int32(i)}
+			}
 		}
 	}
 
@@ -105,11 +135,26 @@ func RecordFields(lg *Log, m *automaton.Model, inputs []Input, opt ReadOptions) 
 			core[p] = true
 		}
 	}
-	type stateSet struct {
-		seen bool
-		ids  []uint32 // sorted path ids, the intersection so far
+	// The distinct field sets, as sorted path ids.
+	var table [][]uint32
+	interned := map[string]int32{}
+	setKey := func(ids []uint32) string {
+		b := make([]byte, 0, 4*len(ids))
+		for _, id := range ids {
+			b = append(b, byte(id>>24), byte(id>>16), byte(id>>8), byte(id))
+		}
+		return string(b)
 	}
-	sets := make([]stateSet, len(m.States))
+	intern := func(ids []uint32) int32 {
+		k := setKey(ids)
+		if i, ok := interned[k]; ok {
+			return i
+		}
+		i := int32(len(table))
+		table = append(table, append([]uint32(nil), ids...))
+		interned[k] = i
+		return i
+	}
 	var counts []int // per path id: records carrying it
 	found := 0
 	var ids []uint32 // of the record being walked
@@ -118,13 +163,27 @@ func RecordFields(lg *Log, m *automaton.Model, inputs []Input, opt ReadOptions) 
 		if int(id) < len(counts) {
 			counts[id] = 0
 		}
-		for i := range sets {
-			if j, ok := slices.BinarySearch(sets[i].ids, id); ok {
-				sets[i].ids = slices.Delete(sets[i].ids, j, j+1)
+		clear(interned)
+		for i, set := range table {
+			if j, ok := slices.BinarySearch(set, id); ok {
+				table[i] = slices.Delete(set, j, j+1)
+			}
+			if _, dup := interned[setKey(table[i])]; !dup {
+				interned[setKey(table[i])] = int32(i)
 			}
 		}
 		ids = slices.DeleteFunc(ids, func(x uint32) bool { return x == id })
 	})
+	if old != nil {
+		// The old paths compete for the bound as if read again; the
+		// smallest path the old read could not track is past it.
+		for _, p := range old.Paths {
+			fw.admit(p)
+		}
+		if old.FirstUntracked != "" {
+			fw.reject(old.FirstUntracked)
+		}
+	}
 	err := rereadRecords(inputs, opt, func(fi, line int, l []byte, _ *rec) bool {
 		rep.Records++
 		ids = ids[:0]
@@ -140,32 +199,81 @@ func RecordFields(lg *Log, m *automaton.Model, inputs []Input, opt ReadOptions) 
 			}
 			counts[id]++
 		}
-		st, ok := need[uint64(fi)<<32|uint64(line)]
-		if !ok {
-			return true
+		if ref, ok := need[uint64(fi)<<32|uint64(line)]; ok {
+			found++
+			visitSet[ref.s][ref.v] = intern(ids)
 		}
-		found++
-		set := &sets[st]
-		if !set.seen {
-			set.seen = true
-			set.ids = append([]uint32(nil), ids...)
-			return true
-		}
-		set.ids = intersectSorted(set.ids, ids)
 		return true
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if found != len(need) {
-		return nil, fmt.Errorf("reading the logs again for their fields: %d of the %d records of visits were not found (did a log change?)", len(need)-found, len(need))
+		return nil, nil, fmt.Errorf("reading the logs again for their fields: %d of the %d records of visits were not found (did a log change?)", len(need)-found, len(need))
 	}
+	for len(counts) < len(fw.names) {
+		counts = append(counts, 0)
+	}
+	if old != nil {
+		// The old sessions' sets and counts, in the ids of the paths
+		// still tracked.
+		oldID := make([]int64, len(old.Paths))
+		for j, p := range old.Paths {
+			oldID[j] = -1
+			if id, ok := fw.ids[p]; ok {
+				oldID[j] = int64(id)
+				counts[id] += old.Counts[j]
+			}
+		}
+		setOf := make([]int32, len(old.Sets))
+		for k, set := range old.Sets {
+			ids = ids[:0]
+			for _, j := range set {
+				if oldID[j] >= 0 {
+					ids = append(ids, uint32(oldID[j]))
+				}
+			}
+			slices.Sort(ids)
+			setOf[k] = intern(ids)
+		}
+		for si := range lg.Sessions {
+			if vs, ok := oldSets[lg.Sessions[si].ID]; ok {
+				for i, k := range vs {
+					visitSet[si][i] = setOf[k]
+				}
+			}
+		}
+		rep.Records += old.Records
+		rep.Unreadable += old.Unreadable
+		fw.tooLong += old.TooLong
+		fw.unnamed += old.Unnamed
+	}
+
 	rep.Paths = len(fw.names)
 	everywhere := make([]bool, len(fw.names))
 	for id := range fw.names {
-		if id < len(counts) && counts[id] == rep.Records {
+		if counts[id] == rep.Records {
 			everywhere[id] = true
 			rep.Everywhere++
+		}
+	}
+	type stateSet struct {
+		seen bool
+		ids  []uint32 // sorted path ids, the intersection so far
+	}
+	sets := make([]stateSet, len(m.States))
+	for si := range lg.Sessions {
+		for i, st := range leaves[si] {
+			if st < 0 {
+				continue
+			}
+			set := &sets[st]
+			if !set.seen {
+				set.seen = true
+				set.ids = append([]uint32(nil), table[visitSet[si][i]]...)
+				continue
+			}
+			set.ids = intersectSorted(set.ids, table[visitSet[si][i]])
 		}
 	}
 	for i := range m.States {
@@ -185,7 +293,10 @@ func RecordFields(lg *Log, m *automaton.Model, inputs []Input, opt ReadOptions) 
 	}
 	m.Params.Slots = true
 	m.Digest = m.ComputeDigest()
-	return rep, nil
+	if !fo.Keep {
+		return rep, nil, nil
+	}
+	return rep, fieldEvidence(lg, rep, fw.names, counts, table, visitSet), nil
 }
 
 // intersectSorted keeps the ids of a that are in b; both sorted.
@@ -245,6 +356,16 @@ func (w *fieldWalker) reject(p string) {
 		w.minRejected = strings.Clone(p)
 	}
 	w.rejected = true
+}
+
+// admit notes the path p (a path an earlier read tracked) as leaf would,
+// calling nothing.
+func (w *fieldWalker) admit(p string) {
+	emit := w.emit
+	w.emit = func(uint32) {}
+	w.path = append(w.path[:0], p...)
+	w.leaf()
+	w.emit = emit
 }
 
 // leaf notes a present leaf at w.path.

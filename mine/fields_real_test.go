@@ -65,7 +65,7 @@ func TestRecordFieldsReal(t *testing.T) {
 				t.Fatal(err)
 			}
 			plain := m.Digest
-			rep, err := RecordFields(lg, m, ins, ropt)
+			rep, _, err := RecordFields(lg, m, ins, ropt, FieldOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

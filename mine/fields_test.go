@@ -103,7 +103,7 @@ func TestRecordFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := m.Digest
-	rep, err := RecordFields(lg, m, []Input{in}, ReadOptions{})
+	rep, _, err := RecordFields(lg, m, []Input{in}, ReadOptions{}, FieldOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestRecordFields(t *testing.T) {
 	noS3 := strInput("returns.jsonl", returnsFieldLog[:strings.Index(returnsFieldLog, `{"session_id":"s3"`)])
 	lg, _ = Read([]Input{noS3}, ReadOptions{})
 	m, _ = Build(lg, labelOpts())
-	if _, err := RecordFields(lg, m, []Input{noS3}, ReadOptions{}); err != nil {
+	if _, _, err := RecordFields(lg, m, []Input{noS3}, ReadOptions{}, FieldOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want["refund"] = []string{"attrs.args.order_id", "attrs.args.reason"}
@@ -158,7 +158,7 @@ func TestRecordFields(t *testing.T) {
 		t.Fatalf("Read: %v, %d skipped %v", err, lg.Skipped, lg.Bad)
 	}
 	m, _ = Build(lg, labelOpts())
-	if _, err := RecordFields(lg, m, []Input{in}, ropt); err != nil {
+	if _, _, err := RecordFields(lg, m, []Input{in}, ropt, FieldOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want["refund"] = []string{"attrs.args.order_id"}
@@ -182,7 +182,7 @@ func TestRecordFieldsHostileKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := RecordFields(lg, m, []Input{in}, ReadOptions{})
+	rep, _, err := RecordFields(lg, m, []Input{in}, ReadOptions{}, FieldOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestRecordFieldsRefusesAStreamedLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := RecordFields(lg, m, []Input{in}, ReadOptions{}); err == nil {
+	if _, _, err := RecordFields(lg, m, []Input{in}, ReadOptions{}, FieldOptions{}); err == nil {
 		t.Error("RecordFields of a streamed log: no error")
 	}
 }
@@ -245,7 +245,7 @@ func TestRecordFieldsBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := RecordFields(lg, m, []Input{in}, ReadOptions{})
+		rep, _, err := RecordFields(lg, m, []Input{in}, ReadOptions{}, FieldOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,4 +342,113 @@ func FuzzFieldWalker(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRecordFieldsUpdate: fields found from a log A's evidence and a log B
+// equal those found from A and B read together, evidence included, also
+// when the paths are more than the bound.
+func TestRecordFieldsUpdate(t *testing.T) {
+	var many []string
+	for s := 0; s < 30; s++ {
+		for step, node := range []string{"a", "b"} {
+			var extra strings.Builder
+			for k := 0; k < 12; k++ {
+				fmt.Fprintf(&extra, `,"k%03d":1`, (s*12+k)%320)
+			}
+			if node == "b" {
+				extra.WriteString(`,"k000":2,"zz":1`)
+			}
+			many = append(many, fmt.Sprintf(`{"session_id":"s%02d","step":%d,"node":%q,"event":"ok","attrs":{"x":1%s}}`, s, step, node, extra.String()))
+		}
+	}
+	tests := []struct {
+		name string
+		a, b string
+	}{
+		{"returns", returnsFieldLog[:strings.Index(returnsFieldLog, `{"session_id":"s2"`)], returnsFieldLog[strings.Index(returnsFieldLog, `{"session_id":"s2"`):]},
+		{"past the bound", strings.Join(many[:24], "\n") + "\n", strings.Join(many[24:], "\n") + "\n"},
+		{"past the bound, the other way", strings.Join(many[36:], "\n") + "\n", strings.Join(many[:36], "\n") + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ina, inb := strInput("a.jsonl", tt.a), strInput("b.jsonl", tt.b)
+			opt := labelOpts()
+			// A and B together.
+			lg, err := Read([]Input{ina, inb}, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err := Build(lg, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wholeRep, wholeEv, err := RecordFields(lg, whole, []Input{ina, inb}, ReadOptions{}, FieldOptions{Keep: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A with its evidence, then B.
+			lga, err := Read([]Input{ina}, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ma, err := Build(lga, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, eva, err := RecordFields(lga, ma, []Input{ina}, ReadOptions{}, FieldOptions{Keep: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var part, fev bytes.Buffer
+			if err := lga.WritePartial(&part); err != nil {
+				t.Fatal(err)
+			}
+			if err := eva.Write(&fev); err != nil {
+				t.Fatal(err)
+			}
+			olda, err := ReadPartial(&part, "a.evidence")
+			if err != nil {
+				t.Fatal(err)
+			}
+			eva, err = ReadFieldEvidence(&fev, "a.fields")
+			if err != nil {
+				t.Fatal(err)
+			}
+			lgb, err := Read([]Input{inb}, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			merged, err := MergeLogs([]*Log{olda, lgb}, []string{"a.evidence", "b.jsonl"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			upd, err := Build(merged, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			updRep, updEv, err := RecordFields(merged, upd, []Input{inb}, ReadOptions{}, FieldOptions{Evidence: eva, Keep: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fieldsOf(upd), fieldsOf(whole); !reflect.DeepEqual(got, want) {
+				t.Errorf("fields %q, want %q", got, want)
+			}
+			if upd.Digest != whole.Digest || *updRep != *wholeRep {
+				t.Errorf("digest %s report %+v, want %s %+v", upd.Digest, *updRep, whole.Digest, *wholeRep)
+			}
+			var w1, w2 bytes.Buffer
+			if err := wholeEv.Write(&w1); err != nil {
+				t.Fatal(err)
+			}
+			if err := updEv.Write(&w2); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(w1.Bytes(), w2.Bytes()) {
+				t.Errorf("the evidence of the update differs from that of the whole: %d paths, %d sets; want %d, %d", len(updEv.Paths), len(updEv.Sets), len(wholeEv.Paths), len(wholeEv.Sets))
+			}
+			if tt.name != "returns" && wholeRep.FirstUntracked == "" {
+				t.Errorf("report %+v: the paths should be past the bound", *wholeRep)
+			}
+		})
+	}
 }
