@@ -2,7 +2,9 @@ package mine
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"math/rand"
 	"reflect"
 	"sort"
@@ -450,5 +452,73 @@ func TestRecordFieldsUpdate(t *testing.T) {
 				t.Errorf("report %+v: the paths should be past the bound", *wholeRep)
 			}
 		})
+	}
+}
+
+// TestReadFieldEvidence: the evidence reads back as written, and a
+// damaged or hostile file is refused with what is wrong.
+func TestReadFieldEvidence(t *testing.T) {
+	in := strInput("returns.jsonl", returnsFieldLog)
+	lg, err := Read([]Input{in}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(lg, labelOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ev, err := RecordFields(lg, m, []Input{in}, ReadOptions{}, FieldOptions{Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := ev.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadFieldEvidence(bytes.NewReader(buf.Bytes()), "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, ev) {
+		t.Errorf("read back %+v, want %+v", back, ev)
+	}
+	zr, err := gzip.NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := string(plain)
+	tests := []struct{ name, old, new, want string }{
+		{"another schema", `"schema":"fsmine.fields/v1"`, `"schema":"fsmine.fields/v9"`, `fields schema is "fsmine.fields/v9"`},
+		{"a set past the paths", `"sets":[[`, `"sets":[[9,`, `sets[0] is not a sorted list of path indexes`},
+		{"unsorted paths", `"paths":["attrs.args.note","attrs.args.order_id"`, `"paths":["attrs.args.order_id","attrs.args.note"`, `paths[1] "attrs.args.note": want sorted`},
+		{"a count past the records", `"counts":[1,`, `"counts":[99,`, `paths[0] "attrs.args.note": want sorted, unique paths`},
+		{"counts missing", `"counts":[1,`, `"counts":[`, `counts for 4 paths`},
+		{"a visit past the sets", `{"id":"s0","v":[`, `{"id":"s0","v":[99,`, `session "s0": a visit's set 99 is not one of`},
+		{"sessions out of order", `{"id":"s0"`, `{"id":"s9"`, `session "s1": sessions are not sorted and unique`},
+		{"a session short", `"sessions":4`, `"sessions":5`, `session 5 of 5`},
+		{"a session more", `"sessions":4`, `"sessions":3`, `data after the last of 3 sessions`},
+		{"a negative count", `"too_long":0`, `"too_long":-1`, `a negative count`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.Contains(good, tt.old) {
+				t.Fatalf("the evidence has no %s:\n%s", tt.old, good)
+			}
+			var z bytes.Buffer
+			zw := gzip.NewWriter(&z)
+			zw.Write([]byte(strings.Replace(good, tt.old, tt.new, 1)))
+			zw.Close()
+			_, err := ReadFieldEvidence(&z, "f")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := ReadFieldEvidence(strings.NewReader("not gzip"), "f"); err == nil || !strings.Contains(err.Error(), "f: not fsmine fields evidence") {
+		t.Errorf("plain text: err = %v", err)
 	}
 }
