@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
+	"github.com/fsmine/fsmine/mine/check"
 )
 
 // realDataDir holds the real logs of ../shared/data/jsonl, when present.
@@ -261,15 +262,15 @@ func containsStr(list []string, s string) bool {
 	return false
 }
 
-func realCheck(t *testing.T, model, log string, flags ...string) map[string]checkVerdict {
+func realCheck(t *testing.T, model, log string, flags ...string) map[string]check.Verdict {
 	t.Helper()
 	code, out, stderr := checkRun(append([]string{"check", "--model", model, "--format", "jsonl", log}, flags...)...)
 	if code != 0 {
 		t.Fatalf("check: exit %d: %s", code, stderr)
 	}
-	vs := map[string]checkVerdict{}
+	vs := map[string]check.Verdict{}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		var v checkVerdict
+		var v check.Verdict
 		if err := json.Unmarshal([]byte(l), &v); err != nil {
 			t.Fatal(err)
 		}

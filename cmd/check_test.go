@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
+	"github.com/fsmine/fsmine/mine/check"
 )
 
 // checkTrainLog is a tiny flow: greet, lookup (retried up to twice), then
@@ -79,79 +80,6 @@ func checkRun(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-func TestCheckVerdicts(t *testing.T) {
-	dir := checkFixture(t)
-	code, out, stderr := checkRun("check", "--model", filepath.Join(dir, "m.json"), "--format", "json", filepath.Join(dir, "new.jsonl"))
-	if code != 0 {
-		t.Fatalf("exit %d, stderr %s", code, stderr)
-	}
-	var sum checkSummary
-	if err := json.Unmarshal([]byte(out), &sum); err != nil {
-		t.Fatal(err)
-	}
-	if sum.Sessions != 5 || sum.Fit != 1 || sum.FitShare != 0.2 {
-		t.Errorf("sessions %d, fit %d (%v), want 5, 1 (0.2)", sum.Sessions, sum.Fit, sum.FitShare)
-	}
-	// The model: start->greet, greet-ok->lookup, lookup-found->refund,
-	// lookup-not_found->lookup (max 2 iterations), lookup-none->close,
-	// refund-done->end, close-done->end. Shortest path: 4 moves.
-	type want struct {
-		kind, state, event, label string
-		step                      int64
-		line                      int
-		cost, maxCost             int
-	}
-	wants := map[string]want{
-		// greet -ok-> refund: the event names the edge, so the alignment
-		// skips the log's move (ok, refund) and takes the model's two
-		// moves greet -ok-> lookup -found-> refund.
-		"b-skip": {automaton.KindIllegalTransition, "greet", "ok", "refund", 1, 5, 3, 3 + 4},
-		// one log move for frobnicate.
-		"c-unknown": {automaton.KindUnknownState, "greet", "ok", "frobnicate", 1, 7, 1, 5 + 4},
-		// the fourth lookup (step 4) is the third retry, one beyond the
-		// model's two; still a path of the model.
-		"d-retry": {automaton.KindLoopCap, "lookup", "not_found", "lookup", 4, 14, 0, 7 + 4},
-		// lookup never ends: skip the log's (found, __end__), take
-		// lookup -found-> refund -done-> __end__.
-		"e-trunc": {automaton.KindIncomplete, "lookup", "found", automaton.EndID, 1, 17, 3, 3 + 4},
-	}
-	if len(sum.Deviations) != len(wants) {
-		t.Fatalf("%d deviations, want %d", len(sum.Deviations), len(wants))
-	}
-	costSum, maxSum := 0, 4+4 // a-fit
-	for _, d := range sum.Deviations {
-		w, ok := wants[d.SessionID]
-		if !ok {
-			t.Errorf("unexpected deviation %+v", *d)
-			continue
-		}
-		if d.Kind != w.kind || d.State != w.state || d.Event != w.event || d.Label != w.label || d.Step != w.step || d.Line != w.line {
-			t.Errorf("%s: %s %s -[%s]-> %s at step %d line %d; want %s %s -[%s]-> %s at step %d line %d",
-				d.SessionID, d.Kind, d.State, d.Event, d.Label, d.Step, d.Line, w.kind, w.state, w.event, w.label, w.step, w.line)
-		}
-		if d.Cost != w.cost || d.Fitness != roundTo6(1-float64(w.cost)/float64(w.maxCost)) {
-			t.Errorf("%s: cost %d fitness %v, want %d and 1-%d/%d", d.SessionID, d.Cost, d.Fitness, w.cost, w.cost, w.maxCost)
-		}
-		if !strings.HasSuffix(d.File, "new.jsonl") {
-			t.Errorf("%s: file %s, want new.jsonl", d.SessionID, d.File)
-		}
-		costSum += w.cost
-		maxSum += w.maxCost
-	}
-	if want := roundTo6(1 - float64(costSum)/float64(maxSum)); sum.LogFitness != want {
-		t.Errorf("log fitness %v, want %v", sum.LogFitness, want)
-	}
-	if sum.Outside != 3 {
-		t.Errorf("outside %d, want 3 (loop_cap is a path of the model)", sum.Outside)
-	}
-	wantKinds := map[string]int{"unknown_state": 1, "illegal_transition": 1, "loop_cap": 1, "incomplete": 1}
-	for k, n := range wantKinds {
-		if sum.ByKind[k] != n {
-			t.Errorf("by_kind[%s] = %d, want %d", k, sum.ByKind[k], n)
-		}
-	}
-}
-
 func TestCheckExitCodes(t *testing.T) {
 	dir := checkFixture(t)
 	model := filepath.Join(dir, "m.json")
@@ -207,7 +135,7 @@ func TestCheckJSONL(t *testing.T) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(wantIDs), out)
 	}
 	for i, l := range lines {
-		var v checkVerdict
+		var v check.Verdict
 		if err := json.Unmarshal([]byte(l), &v); err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +175,7 @@ func TestCheckReadsLikeTheModel(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	code, out, _ := checkRun("check", "--model", model, "--format", "json", freshPath)
-	var sum checkSummary
+	var sum check.Summary
 	if err := json.Unmarshal([]byte(out), &sum); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v", code, err)
 	}
@@ -316,16 +244,16 @@ func BenchmarkCheck(b *testing.B) {
 	for _, format := range []string{"json", "jsonl"} {
 		b.Run("format="+format, func(b *testing.B) {
 			c := automaton.NewChecker(m, automaton.CheckOptions{})
-			var emit func(*checkVerdict) error
+			var emit func(*check.Verdict) error
 			if format == "jsonl" {
 				enc := json.NewEncoder(io.Discard)
-				emit = func(v *checkVerdict) error { return enc.Encode(v) }
+				emit = func(v *check.Verdict) error { return enc.Encode(v) }
 			}
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := checkLog(lg, c, format == "json", emit); err != nil {
+				if _, err := check.Log(lg, c, check.Options{Deviations: format == "json"}, emit); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -375,7 +303,7 @@ func TestCheckStreamSameReport(t *testing.T) {
 				}
 			}
 			if format == "json" {
-				var sum checkSummary
+				var sum check.Summary
 				if err := json.Unmarshal([]byte(want), &sum); err != nil {
 					t.Fatal(err)
 				}

@@ -14,16 +14,11 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/render"
 )
 
-// diffGoldenUpdate reports whether -update was given. The flag is
-// registered only if no other test file of the package registered it first.
-func diffGoldenUpdate() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
+// -update rewrites golden files (gen's sample; diff's goldens are render's
+// now). The flag is registered only if no other test file of the package
+// registered it first.
 func init() {
 	if flag.Lookup("update") == nil {
 		flag.Bool("update", false, "rewrite golden files")
@@ -32,10 +27,11 @@ func init() {
 
 // chdirDiffFixtures moves the test into automaton/testdata/diff, so that
 // reports name the fixtures as old.json and new.json, and returns the
-// absolute path of cmd/testdata/diff for the golden files.
+// absolute path of render/testdata/diff, where the writers' golden files
+// are (go test ./render -update rewrites them).
 func chdirDiffFixtures(t *testing.T) string {
 	t.Helper()
-	golden, err := filepath.Abs(filepath.Join("testdata", "diff"))
+	golden, err := filepath.Abs(filepath.Join("..", "render", "testdata", "diff"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,18 +72,12 @@ func TestDiffGolden(t *testing.T) {
 			if tt.name == "text-no-color-env" {
 				path = filepath.Join(golden, "text.golden") // NO_COLOR wins over the terminal
 			}
-			if diffGoldenUpdate() && tt.name != "text-no-color-env" {
-				if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
 			want, err := os.ReadFile(path)
 			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
+				t.Fatal(err)
 			}
 			if out.String() != string(want) {
-				t.Errorf("output differs from %s (run go test -update and review it):\n%s", path, out.String())
+				t.Errorf("output differs from %s:\n%s", path, out.String())
 			}
 		})
 	}
@@ -102,29 +92,6 @@ func TestDiffColorOnlyOnTTY(t *testing.T) {
 		if got := strings.Contains(out.String(), "\x1b["); got != tty {
 			t.Errorf("IsTTY = %v: escape codes in output = %v, want %v", tty, got, tty)
 		}
-	}
-}
-
-// TestDiffJSONFields pins the documented field names of --format json.
-func TestDiffJSONFields(t *testing.T) {
-	chdirDiffFixtures(t)
-	var out bytes.Buffer
-	Run(context.Background(), []string{"diff", "--format", "json", "old.json", "new.json"}, IO{Out: &out, Err: &out})
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(out.Bytes(), &obj); err != nil {
-		t.Fatalf("output is not one JSON object: %v\n%s", err, out.String())
-	}
-	want := []string{"old_file", "new_file", "empty", "differences", "old", "new", "same_digest", "alpha", "correction",
-		"transition_tests", "transition_threshold", "state_tests", "state_threshold", "states_added", "states_removed",
-		"states_relabeled", "transitions_added", "transitions_removed", "share_changes", "outflow_shifts",
-		"rare_flips", "generalized_flips", "loops", "trunk"}
-	for _, k := range want {
-		if _, ok := obj[k]; !ok {
-			t.Errorf("JSON lacks field %q", k)
-		}
-	}
-	if len(obj) != len(want) {
-		t.Errorf("JSON has %d fields, want %d: %s", len(obj), len(want), out.String())
 	}
 }
 
@@ -206,22 +173,6 @@ func TestDiffErrors(t *testing.T) {
 	}
 }
 
-func TestDiffMarkdownEscapes(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"plain", "`plain`"},
-		{"a|b", "`a\\|b`"},
-		{"tick`in", "``tick`in``"},
-		{"`edge", "`` `edge ``"},
-		{"two\nlines", "`two lines`"},
-		{"", ""},
-	}
-	for _, tt := range tests {
-		if got := diffMDCode(tt.in); got != tt.want {
-			t.Errorf("diffMDCode(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 // TestDiffAlphaFlag checks that --alpha reaches the tests: at 0.5 the
 // timeout edge's 4.5% -> 13.3% (p = .032) becomes a share change.
 func TestDiffAlphaFlag(t *testing.T) {
@@ -245,42 +196,6 @@ func TestDiffAlphaFlag(t *testing.T) {
 		}
 		if found != tt.want {
 			t.Errorf("--alpha %s: timeout share change reported = %v, want %v", tt.alpha, found, tt.want)
-		}
-	}
-}
-
-func TestDiffLoopDetail(t *testing.T) {
-	stats := func(max, p95 int) *automaton.LoopStats {
-		return &automaton.LoopStats{MaxIterations: max, P95Iterations: p95}
-	}
-	tests := []struct {
-		l    automaton.LoopChange
-		want string
-	}{
-		{automaton.LoopChange{Change: automaton.LoopAppeared, New: stats(3, 2)}, "max 3, p95 2"},
-		{automaton.LoopChange{Change: automaton.LoopDisappeared, Old: stats(3, 2)}, "was max 3, p95 2"},
-		{automaton.LoopChange{Change: automaton.LoopGrew, Old: stats(3, 2), New: stats(5, 2)}, "max 3 -> 5, p95 2 -> 2"},
-		{automaton.LoopChange{Change: automaton.LoopReshaped, Joined: []string{"x"}, Left: []string{"y", "z"},
-			Old: stats(11, 5), New: stats(9, 4)}, "joined: x; left: y, z; max 11 -> 9, p95 5 -> 4"},
-	}
-	for _, tt := range tests {
-		if got := diffLoopDetail(tt.l); got != tt.want {
-			t.Errorf("diffLoopDetail(%s) = %q, want %q", tt.l.Change, got, tt.want)
-		}
-	}
-}
-
-func TestDiffPct(t *testing.T) {
-	tests := []struct {
-		share float64
-		want  string
-	}{
-		{0, "0.0%"}, {1, "100.0%"}, {0.5, "50.0%"}, {0.0004, "<0.1%"}, {0.0005, "0.1%"},
-		{0.9996, ">99.9%"}, {0.9994, "99.9%"},
-	}
-	for _, tt := range tests {
-		if got := render.Percent(tt.share); got != tt.want {
-			t.Errorf("render.Percent(%v) = %q, want %q", tt.share, got, tt.want)
 		}
 	}
 }

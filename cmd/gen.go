@@ -2,14 +2,13 @@ package cmd
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	_ "embed"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine/gen"
 	"github.com/spf13/cobra"
 )
 
@@ -17,19 +16,8 @@ import (
 // test TestReturnsSampleIsCurrent keeps the two in step.
 //go:generate go run .. gen -n 400 --seed 7 --drift 0.05 -o ../testdata/returns.jsonl
 
-// returnsTruth is the built-in truth model: a hand-written customer-service
-// returns flow, sampled when gen is given no --model.
-//
-//go:embed returns.truth.json
-var returnsTruth []byte
-
-// defaultGenStart is the time of the first session when --start is not
-// given: a fixed time, so that the output does not depend on the clock.
-const defaultGenStart = "2026-01-05T09:00:00Z"
-
-// genMaxMoves caps a sampled session; a model whose loops never exit still
-// yields finite sessions, cut off as abandoned logs are.
-const genMaxMoves = 1000
+// defaultGenStart is --start's default, gen.DefaultStart.
+var defaultGenStart = gen.DefaultStart.Format(time.RFC3339Nano)
 
 type genOptions struct {
 	model     string
@@ -115,11 +103,11 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	g, err := newGenerator(m, genConfig{
-		seed:      opts.seed,
-		drift:     opts.drift,
-		start:     start,
-		truthAttr: opts.truthAttr,
+	g, err := gen.New(m, gen.Options{
+		Seed:      opts.seed,
+		Drift:     opts.drift,
+		Start:     start,
+		TruthAttr: opts.truthAttr,
 	})
 	if err != nil {
 		if opts.model != "" {
@@ -129,7 +117,7 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 	}
 	write := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
-		if err := g.write(ctx, bw, opts.sessions); err != nil {
+		if err := g.Write(ctx, bw, opts.sessions); err != nil {
 			return err
 		}
 		return bw.Flush()
@@ -146,15 +134,11 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 // loadGenModel reads the model file at path, or the built-in truth model
 // named truth ("returns" or "agent") when path is empty.
 func loadGenModel(path, truth string) (*automaton.Model, error) {
-	if path == "" && truth == "agent" {
-		return agentTruth(), nil
+	switch {
+	case path != "":
+		return automaton.Load(path)
+	case truth == "agent":
+		return gen.AgentTruth(), nil
 	}
-	if path == "" {
-		m, err := automaton.Read(bytes.NewReader(returnsTruth))
-		if err != nil {
-			return nil, fmt.Errorf("built-in truth model: %w", err)
-		}
-		return m, nil
-	}
-	return automaton.Load(path)
+	return gen.ReturnsTruth(), nil
 }

@@ -43,7 +43,7 @@ func (p *progress) update(input string, bytes int64) {
 
 func (p *progress) draw(now time.Time) {
 	secs := now.Sub(p.start).Seconds()
-	fmt.Fprintf(p.w, "\r\033[Kreading %s: %.1f MB in %.1fs (%.0f MB/s)", p.input, float64(p.bytes)/1e6, secs, float64(p.bytes)/1e6/max(secs, 1e-3))
+	fmt.Fprintf(p.w, "\r\033[Kreading %s: %.1f MB in %.1fs (%.0f MB/s)", termText(p.input), float64(p.bytes)/1e6, secs, float64(p.bytes)/1e6/max(secs, 1e-3))
 	p.drawn, p.pending = true, false
 }
 

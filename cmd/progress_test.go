@@ -29,3 +29,15 @@ func TestProgressEndsAtSize(t *testing.T) {
 		t.Errorf("progress %q, want the line cleared at the end", got)
 	}
 }
+
+// TestProgressEscapesInputName: the progress line writes its own terminal
+// codes, so the file name in it must not carry any.
+func TestProgressEscapesInputName(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf)
+	p.update("x\x1b]0;owned\a.jsonl", 1_000_000)
+	p.done()
+	if got := buf.String(); strings.Contains(got, "\x1b]") || !strings.Contains(got, `x\x1b]0;owned\a.jsonl`) {
+		t.Errorf("progress %q, want the name's escape written as text", got)
+	}
+}

@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"encoding/json"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -48,95 +46,5 @@ func TestReplayExitCodes(t *testing.T) {
 	}
 	if code, _, stderr := checkRun("replay", "--model", model, "--session", "a-fit"); code != 2 || !strings.Contains(stderr, "at least one LOG") {
 		t.Errorf("without logs: exit %d, %s", code, stderr)
-	}
-}
-
-func TestReplaySteps(t *testing.T) {
-	dir := checkFixture(t)
-	model := filepath.Join(dir, "m.json")
-	newLog := filepath.Join(dir, "new.jsonl")
-	tests := []struct {
-		session  string
-		verdicts []string // per step: "state>next verdict"
-		kind     string
-		expected []string // the model's moves from the deviation's state
-	}{
-		{"a-fit", []string{"__start__>greet ok", "greet>lookup ok", "lookup>refund ok", "refund>__end__ ok"}, "", nil},
-		// greet -ok-> refund is illegal; refund is one state: resync there.
-		{"b-skip", []string{"__start__>greet ok", "greet>refund illegal", "refund>__end__ ok"}, "illegal_transition", []string{"ok>lookup"}},
-		// frobnicate is unknown: lost, then lookup resyncs.
-		{"c-unknown", []string{"__start__>greet ok", "greet> unknown", ">lookup lost", "lookup>refund ok", "refund>__end__ ok"}, "unknown_state", []string{"ok>lookup"}},
-		{"e-trunc", []string{"__start__>greet ok", "greet>lookup ok", "lookup>__end__ incomplete"}, "incomplete", []string{"not_found>lookup", "found>refund", "none>close"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.session, func(t *testing.T) {
-			code, out, stderr := checkRun("replay", "--model", model, "--session", tt.session, "--format", "json", newLog)
-			if code == 2 {
-				t.Fatal(stderr)
-			}
-			var r replayReport
-			if err := json.Unmarshal([]byte(out), &r); err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, s := range r.Steps {
-				got = append(got, s.State+">"+s.Next+" "+s.Verdict)
-			}
-			if !reflect.DeepEqual(got, tt.verdicts) {
-				t.Errorf("steps %q, want %q", got, tt.verdicts)
-			}
-			if (r.Deviation == nil) != (tt.kind == "") || (r.Deviation != nil && r.Deviation.Kind != tt.kind) {
-				t.Errorf("deviation %+v, want kind %q", r.Deviation, tt.kind)
-			}
-			var exp []string
-			for _, e := range r.Expected {
-				exp = append(exp, e.Event+">"+e.To)
-			}
-			if !reflect.DeepEqual(exp, tt.expected) {
-				t.Errorf("expected moves %q, want %q", exp, tt.expected)
-			}
-			if r.Fits != (code == 0) {
-				t.Errorf("fits %v, exit %d", r.Fits, code)
-			}
-			if r.Fits && r.Cost != 0 {
-				t.Errorf("fits with cost %d", r.Cost)
-			}
-			if !r.Fits && tt.kind != "loop_cap" && len(r.Alignment) == 0 {
-				t.Error("no alignment for a deviating session")
-			}
-		})
-	}
-}
-
-// TestReplayDwell: a step's dwell is the time spent in the state it leaves.
-func TestReplayDwell(t *testing.T) {
-	dir := t.TempDir()
-	log := `{"session_id":"s","step":0,"ts":"2026-01-01T00:00:00Z","node":"a","event":"ok"}
-{"session_id":"s","step":1,"ts":"2026-01-01T00:00:02.5Z","node":"b","event":"ok","duration_ms":300}
-`
-	p := writeTemp(t, dir, "log.jsonl", log)
-	model := filepath.Join(dir, "m.json")
-	if code, _, stderr := checkRun("build", "-q", "-o", model, p); code != 0 {
-		t.Fatal(stderr)
-	}
-	_, out, _ := checkRun("replay", "--model", model, "--session", "s", "--format", "json", p)
-	var r replayReport
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
-	var dwell []any
-	for _, s := range r.Steps {
-		if s.DwellMS == nil {
-			dwell = append(dwell, nil)
-		} else {
-			dwell = append(dwell, *s.DwellMS)
-		}
-	}
-	if want := []any{nil, 2500.0, 300.0}; !reflect.DeepEqual(dwell, want) {
-		t.Errorf("dwell %v, want %v", dwell, want)
-	}
-	_, text, _ := checkRun("replay", "--model", model, "--session", "s", p)
-	if !strings.Contains(text, "2.5 s") || !strings.Contains(text, "300 ms") {
-		t.Errorf("text lacks the dwell times:\n%s", text)
 	}
 }

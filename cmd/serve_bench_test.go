@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/serve"
 )
 
 // benchFlow is a legal returns session through the fixture model.
@@ -114,7 +114,7 @@ func benchServe(b *testing.B, rate int, fx serveFixture) {
 	var ls *liveServer
 	base := os.Getenv("FSMINE_SERVE_URL")
 	if base == "" {
-		ls = startServe(b, serveOptions{maxSessions: 100000, model: fx.model, policy: fx.policy})
+		ls = startServe(b, serveOptions{model: fx.model, policy: fx.policy, cfg: serve.Config{MaxSessions: 100000}})
 		base = ls.url
 	}
 	u, err := url.Parse(base)
@@ -358,69 +358,3 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
-
-// BenchmarkServeHandler measures the step route's handler alone (routing,
-// decoding, the guard, the decision log, encoding) without sockets.
-func BenchmarkServeHandler(b *testing.B) { benchServeHandler(b, returnsFixture()) }
-
-// BenchmarkServeHandlerSlots is BenchmarkServeHandler over the slots
-// fixture.
-func BenchmarkServeHandlerSlots(b *testing.B) { benchServeHandler(b, slotsFixture()) }
-
-func benchServeHandler(b *testing.B, fx serveFixture) {
-	m, p, err := loadServeInputs(fx.model, fx.policy)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dlog := newDecisionLog(io.Discard, nil, io.Discard)
-	s, err := newServer(fx.model, fx.policy, m, p, "", dlog, io.Discard, automatonOptions())
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := s.handler()
-	const sessions = 2000
-	bodies := make([]string, len(fx.bodies))
-	for i, body := range fx.bodies {
-		bodies[i] = string(body)
-	}
-	paths := make([]string, sessions)
-	for i := range paths {
-		paths[i] = fmt.Sprintf("/v1/sessions/h-%d/steps", i)
-	}
-	w := &discardResponse{h: http.Header{}}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		round := i / (sessions * len(bodies))
-		path := paths[i%sessions]
-		if round > 0 {
-			path = fmt.Sprintf("/v1/sessions/h-%d-%d/steps", i%sessions, round)
-		}
-		r, _ := http.NewRequest("POST", path, strings.NewReader(bodies[i/sessions%len(bodies)]))
-		clear(w.h)
-		w.code = 0
-		h.ServeHTTP(w, r)
-		if w.code != 200 {
-			b.Fatalf("status %d", w.code)
-		}
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
-	dlog.close()
-}
-
-func automatonOptions() automaton.GuardOptions { return automaton.GuardOptions{MaxSessions: 100000} }
-
-type discardResponse struct {
-	h    http.Header
-	code int
-}
-
-func (d *discardResponse) Header() http.Header { return d.h }
-func (d *discardResponse) Write(p []byte) (int, error) {
-	if d.code == 0 {
-		d.code = http.StatusOK // as net/http does
-	}
-	return len(p), nil
-}
-func (d *discardResponse) WriteHeader(code int) { d.code = code }

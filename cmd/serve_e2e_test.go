@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/serve"
 	"github.com/fsmine/fsmine/mine"
 )
 
@@ -51,7 +52,7 @@ func TestServeTau2EndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ls := startServe(t, serveOptions{model: modelPath, policy: "", maxSessions: 1000})
+	ls := startServe(t, serveOptions{model: modelPath, policy: "", cfg: serve.Config{MaxSessions: 1000}})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	var (
 		wg      sync.WaitGroup

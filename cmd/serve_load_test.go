@@ -37,13 +37,13 @@ func startServe(t testing.TB, opts serveOptions) *liveServer {
 		opts.model, opts.policy = fixtureModel, fixturePolicy
 	}
 	switch {
-	case opts.ttl == 0:
-		opts.ttl = 30 * time.Minute
-	case opts.ttl < 0: // no TTL
-		opts.ttl = 0
+	case opts.cfg.TTL == 0:
+		opts.cfg.TTL = 30 * time.Minute
+	case opts.cfg.TTL < 0: // no TTL
+		opts.cfg.TTL = 0
 	}
-	if opts.history == 0 {
-		opts.history = 16
+	if opts.cfg.History == 0 {
+		opts.cfg.History = 16
 	}
 	ready := make(chan string, 1)
 	opts.ready = func(addr string) { ready <- addr }

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"io"
 	"strconv"
 	"unicode"
@@ -19,19 +18,7 @@ func termSafe(w io.Writer) io.Writer { return termWriter{w} }
 
 type termWriter struct{ w io.Writer }
 
-// clearLine returns the cursor to the start of the line and clears it.
-const clearLine = "\r\x1b[K"
-
 func (t termWriter) Write(p []byte) (int, error) {
-	// A progress line that clears the line before it draws itself (eval's)
-	// keeps that code: it can only clear the line it starts.
-	if rest, ok := bytes.CutPrefix(p, []byte(clearLine)); ok {
-		if _, err := t.w.Write([]byte(clearLine)); err != nil {
-			return 0, err
-		}
-		n, err := t.Write(rest)
-		return len(clearLine) + n, err
-	}
 	plain := true
 	for _, c := range p {
 		if (c < 0x20 || c >= 0x7f) && c != '\n' && c != '\t' {
@@ -76,7 +63,8 @@ func bidiControl(r rune) bool {
 }
 
 // rawWriter is the writer under termSafe, for what writes its own
-// terminal codes (the progress line); other writers as they are.
+// terminal codes (the progress lines, which pass any text from inputs
+// through termText); other writers as they are.
 func rawWriter(w io.Writer) io.Writer {
 	if t, ok := w.(termWriter); ok {
 		return t.w

@@ -9,5 +9,7 @@
 //
 // DiffDOT draws two models and their automaton.Diff as one overlay. Report
 // and DiffReport write a self-contained HTML page for review: the diagram
-// as inline SVG and the model's (or the diff's) tables.
+// as inline SVG and the model's (or the diff's) tables. DiffText,
+// DiffMarkdown and DiffJSON write an automaton.Diff as fsmine diff prints
+// it for a terminal, a pull-request comment and scripts.
 package render

@@ -1,4 +1,4 @@
-package cmd
+package gen
 
 import (
 	"bytes"
@@ -19,22 +19,19 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 }
 
 func BenchmarkGen(b *testing.B) {
-	m, err := loadGenModel("", "returns")
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := ReturnsTruth()
 	for _, drift := range []float64{0, 0.05} {
 		b.Run(fmt.Sprintf("drift=%v", drift), func(b *testing.B) {
 			const sessions = 10000
-			newGen := func() *generator {
-				g, err := newGenerator(m, genConfig{seed: 1, drift: drift, start: time.Unix(0, 0)})
+			newGen := func() *Generator {
+				g, err := New(m, Options{Seed: 1, Drift: drift, Start: time.Unix(0, 0)})
 				if err != nil {
 					b.Fatal(err)
 				}
 				return g
 			}
 			var c lineCounter
-			if err := newGen().write(context.Background(), &c, sessions); err != nil {
+			if err := newGen().Write(context.Background(), &c, sessions); err != nil {
 				b.Fatal(err)
 			}
 			g := newGen()
@@ -42,7 +39,7 @@ func BenchmarkGen(b *testing.B) {
 			b.SetBytes(c.bytes)
 			b.ResetTimer()
 			for b.Loop() {
-				if err := g.write(context.Background(), io.Discard, sessions); err != nil {
+				if err := g.Write(context.Background(), io.Discard, sessions); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package cmd
+package serve
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/goccy/go-json"
+	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
 )

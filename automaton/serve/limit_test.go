@@ -1,13 +1,13 @@
-package cmd
+package serve
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -42,19 +42,50 @@ func closedByServer(t *testing.T, c net.Conn) {
 	}
 }
 
+// serveLoopback runs s.Serve on a loopback port until the test ends and
+// returns the service's base URL.
+func serveLoopback(t *testing.T, s *Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		s.Close()
+	})
+	return "http://" + ln.Addr().String()
+}
+
 // TestServeCutsSlowBodies: a client that sends its body a byte at a time,
-// or not at all, is cut off after --read-timeout; with --max-conns such
-// clients cannot keep others out for longer. Before the fix only the
-// headers had a deadline, and every trickling client held a connection (a
-// file descriptor) for as long as it liked.
+// or not at all, is cut off after ReadTimeout; with MaxConns such clients
+// cannot keep others out for longer. Before the fix only the headers had a
+// deadline, and every trickling client held a connection (a file
+// descriptor) for as long as it liked.
 func TestServeCutsSlowBodies(t *testing.T) {
-	ls := startServe(t, serveOptions{readTimeout: 300 * time.Millisecond, maxConns: 2})
-	addr := strings.TrimPrefix(ls.url, "http://")
+	m, p, err := loadFiles(fixtureModel, fixturePolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.ReadTimeout, cfg.MaxConns = 300*time.Millisecond, 2
+	s, err := New(m, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveLoopback(t, s)
+	addr := strings.TrimPrefix(base, "http://")
 	slow := []net.Conn{slowBody(t, addr), slowBody(t, addr)}
 
 	// Both slots are taken; this request is served once a slow client
 	// has been cut.
-	resp, err := (&http.Client{Timeout: failAfter}).Post(ls.url+"/v1/sessions/fast/steps", "application/json", strings.NewReader(`{"next":"agent_msg"}`))
+	resp, err := (&http.Client{Timeout: failAfter}).Post(base+"/v1/sessions/fast/steps", "application/json", strings.NewReader(`{"next":"agent_msg"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,29 +161,23 @@ func TestLimitListener(t *testing.T) {
 }
 
 // TestServeLogWritesEvictedSessions: a decision line waits for the
-// session's next step, but no longer than the session lives. With --ttl 0,
-// 50 one-step sessions and --max-sessions 10, the lines of the 40 evicted
+// session's next step, but no longer than the session lives. With no TTL,
+// 50 one-step sessions and MaxSessions 10, the lines of the 40 evicted
 // sessions are written while the service runs; before the fix every line
 // was held until shutdown, so memory grew with the sessions and a kill lost
 // them all.
 func TestServeLogWritesEvictedSessions(t *testing.T) {
-	ls := startServe(t, serveOptions{maxSessions: 10, ttl: -1})
-	client := &http.Client{Timeout: failAfter}
+	ts := startTestServer(t, fixtureModel, fixturePolicy, Config{MaxSessions: 10})
 	for i := 0; i < 50; i++ {
-		resp, err := client.Post(fmt.Sprintf("%s/v1/sessions/s%02d/steps", ls.url, i), "application/json", strings.NewReader(`{"next":"agent_msg"}`))
-		if err != nil {
-			t.Fatal(err)
+		if code, _, body := ts.do(t, "POST", fmt.Sprintf("/v1/sessions/s%02d/steps", i), `{"next":"agent_msg"}`, ""); code != 200 {
+			t.Fatalf("step %d: %d %s", i, code, body)
 		}
-		resp.Body.Close()
 	}
 	deadline := time.Now().Add(failAfter)
 	var lines []string
 	for {
-		data, err := os.ReadFile(ls.log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = strings.Split(strings.TrimSpace(string(data)), "\n")
+		data := ts.log.String()
+		lines = strings.Split(strings.TrimSpace(data), "\n")
 		if len(data) > 0 && len(lines) >= 40 {
 			break
 		}
@@ -166,18 +191,17 @@ func TestServeLogWritesEvictedSessions(t *testing.T) {
 			t.Errorf("line %d = %s, want it to start %s", i+1, line, want)
 		}
 	}
-	if err := ls.stop(); err != nil {
+	if err := ts.srv.Close(); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(ls.log)
-	if n := bytes.Count(data, []byte("\n")); n != 50 {
-		t.Errorf("%d lines after shutdown, want 50", n)
+	if n := strings.Count(ts.log.String(), "\n"); n != 50 {
+		t.Errorf("%d lines after Close, want 50", n)
 	}
 }
 
 func TestDecisionLogHeldBound(t *testing.T) {
 	var buf bytes.Buffer
-	l := newDecisionLogHeld(&buf, nil, io.Discard, 2)
+	l := newDecisionLog(&buf, nil, nil, 2)
 	t0 := time.Date(2025, 1, 1, 10, 0, 0, 0, time.UTC)
 	d := func(session string, step int, node, event string) {
 		l.decision(logMsg{session: session, step: step, node: node, event: event, ts: t0, allowed: true, state: node})
@@ -239,19 +263,80 @@ func TestLogHoldAndSweep(t *testing.T) {
 	}
 }
 
-func TestServeRefusesNegativeFlags(t *testing.T) {
-	tests := []struct {
-		flag, want string
-	}{
-		{"--history=-1", "fsmine: serve: --history -1: want 0 or more decisions\n"},
-		{"--read-timeout=-1s", "fsmine: serve: --read-timeout, --idle-timeout, --log-hold and --max-conns must not be negative\n"},
-		{"--max-conns=-1", "fsmine: serve: --read-timeout, --idle-timeout, --log-hold and --max-conns must not be negative\n"},
+// TestServeShutdown: once ctx is done, Serve accepts no more connections
+// but answers the request in flight, then returns nil; the step's line is
+// in the log after Close.
+func TestServeShutdown(t *testing.T) {
+	m, p, err := loadFiles(fixtureModel, fixturePolicy)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		var out, errb bytes.Buffer
-		code := Run(t.Context(), []string{"serve", "--check", "--model", fixtureModel, tt.flag}, IO{In: strings.NewReader(""), Out: &out, Err: &errb})
-		if first, _, _ := strings.Cut(errb.String(), "\n"); code != 2 || first+"\n" != tt.want {
-			t.Errorf("serve %s: exit %d, stderr %q; want 2, %q", tt.flag, code, first, tt.want)
+	var log serveBuffer
+	cfg := DefaultConfig()
+	cfg.Log = &log
+	s, err := New(m, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	defer cancel()
+
+	// a request whose body has not all arrived when the service stops
+	body := `{"next":"agent_msg"}`
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /v1/sessions/late/steps HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n%s", addr, len(body), body[:5])
+	// the server has the connection once it answers another request
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cancel()
+	deadline := time.Now().Add(failAfter)
+	for {
+		d, err := net.Dial("tcp", addr)
+		if err != nil {
+			break // the listener is closed: the shutdown has begun
 		}
+		d.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("Serve still accepts connections after ctx is done")
+		}
+		runtime.Gosched()
+	}
+	if _, err := io.WriteString(c, body[5:]); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(failAfter))
+	resp, err = http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("the request in flight got no answer: %v", err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(answer), `"session_id":"late","step":0,"allowed":true`) {
+		t.Errorf("the request in flight: %d %s", resp.StatusCode, answer)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Serve = %v, want nil after ctx is done", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.String(); !strings.HasPrefix(got, `{"session_id":"late","step":0,"node":"agent_msg","event":""`) {
+		t.Errorf("log = %q, want the late step's line", got)
+	}
+	if st := s.Stats(); st.Decisions != 1 || st.LogLines != 1 {
+		t.Errorf("Stats = %+v, want 1 decision and 1 line", st)
 	}
 }

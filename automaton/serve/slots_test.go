@@ -1,18 +1,14 @@
-package cmd
+package serve
 
 import (
-	"io"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
-
-	"github.com/fsmine/fsmine/automaton"
 )
 
-const slotsModel = "../automaton/testdata/guard/slots.json"
+const slotsModel = "../testdata/guard/slots.json"
 
 const slotsServePolicy = `{
   "slots": [{"name": "amount", "pattern": "^[0-9]+$"}],
@@ -36,19 +32,7 @@ func newSlotsServer(t *testing.T, policy string, slotValues bool) *testServer {
 	if err := os.WriteFile(policyPath, []byte(policy), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, p, err := loadServeInputs(slotsModel, policyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := &serveBuffer{}
-	s, err := newServer(slotsModel, policyPath, m, p, "", newDecisionLog(buf, nil, io.Discard), io.Discard, automaton.GuardOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.logSlotValues = slotValues
-	ts := httptest.NewServer(s.handler())
-	t.Cleanup(ts.Close)
-	return &testServer{Server: ts, srv: s, log: buf}
+	return startTestServer(t, slotsModel, policyPath, Config{LogSlotValues: slotValues})
 }
 
 func TestServeSlots(t *testing.T) {
@@ -105,7 +89,7 @@ func TestServeSlots(t *testing.T) {
 			if want := `"slots":{"amount":12,"order_id":"AB12345678","reason":"too small"}`; !strings.Contains(info, want) {
 				t.Errorf("session %s lacks %s", info, want)
 			}
-			if err := ts.srv.log.close(); err != nil {
+			if err := ts.srv.Close(); err != nil {
 				t.Fatal(err)
 			}
 			log := ts.log.String()
@@ -172,7 +156,7 @@ func TestServeGeneralized(t *testing.T) {
 		if !strings.Contains(metrics, tt.metric) {
 			t.Errorf("%s: metrics lack %s", tt.policy, tt.metric)
 		}
-		if err := ts.srv.log.close(); err != nil {
+		if err := ts.srv.Close(); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(ts.log.String(), `"node":"refund","event":"","ts":`) || !strings.Contains(ts.log.String(), `"generalized":true}}`) {

@@ -1,9 +1,21 @@
-package cmd
+// Package gen samples synthetic agent logs from a model: sessions are
+// random walks from automaton.StartID to automaton.EndID that follow the
+// transitions' probabilities, written as fsmine's JSONL records (one step a
+// line) with timestamps, durations, tokens, LLM and prompt version faked as
+// a real agent log has them. It is the bundled sample's source, the ground
+// truth for measuring the miner (sample, mine, compare) and load for
+// benchmarks; ReturnsTruth and AgentTruth are built-in models to sample.
+//
+// The same model and Options give the same bytes on every run, on every
+// platform: every random draw comes from seeded PCG streams through
+// functions fixed here, not from math/rand's distributions. The package
+// never prints and reads no files.
+package gen
 
 import (
+	"bytes"
 	"container/heap"
 	"context"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -13,16 +25,32 @@ import (
 	"time"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
 )
+
+// Detours (Options.Drift): the record that derails ends with DerailEvent;
+// one to three records labelled DetourLabel, each ending with DetourEvent,
+// follow; then the session returns to the stage it left.
+const (
+	DetourLabel = "smalltalk"
+	DetourEvent = "answered"
+	DerailEvent = "off_topic"
+)
+
+// MaxMoves caps a sampled session: a model whose loops never exit still
+// yields finite sessions, cut off after MaxMoves records as abandoned logs
+// are.
+const MaxMoves = 1000
+
+// DefaultStart is fsmine gen's time of the first session: a fixed time, so
+// that the output does not depend on the clock.
+var DefaultStart = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 
 // How gen fakes what a real agent log has besides the path: every number
 // here shapes the output bytes, so changing one changes the bundled sample.
 const (
 	genMeanArrivalMS = 10_000 // mean gap between session starts (Poisson arrivals)
-	genDetourLabel   = "smalltalk"
-	genDetourEvent   = "answered" // the event out of a smalltalk record
-	genDerailEvent   = "off_topic"
-	genP8Share       = 0.3 // share of sessions on the newer prompt version
+	genP8Share       = 0.3    // share of sessions on the newer prompt version
 )
 
 // stageProfile is what gen knows of a stage beyond the model: whether the
@@ -53,7 +81,7 @@ var stageProfiles = map[string]stageProfile{
 	"file_complaint":        {true, "gpt-4o", 200, automaton.Dwell{P50: 20000, P95: 70000, Max: 400000}},
 	"escalate_to_human":     {false, "gpt-4o-mini", 60, automaton.Dwell{P50: 1500, P95: 5000, Max: 30000}},
 	"close":                 {false, "gpt-4o-mini", 50, automaton.Dwell{P50: 1200, P95: 4000, Max: 20000}},
-	genDetourLabel:          {true, "gpt-4o-mini", 90, automaton.Dwell{P50: 5000, P95: 20000, Max: 120000}},
+	DetourLabel:             {true, "gpt-4o-mini", 90, automaton.Dwell{P50: 5000, P95: 20000, Max: 120000}},
 }
 
 // defaultProfile is the profile of a label gen does not know; the completion
@@ -83,17 +111,29 @@ type genState struct {
 	compSig float64
 }
 
-type genConfig struct {
-	seed      uint64
-	drift     float64
-	start     time.Time
-	truthAttr bool
+// Options say how to sample. The zero Options sample with seed 0, no
+// detours and no truth states, from the zero time (January 1, year 1).
+type Options struct {
+	// Seed seeds every random draw.
+	Seed uint64
+	// Drift is the probability per step, in [0, 1], of an off-topic
+	// detour (see DetourLabel). Detours come from a random stream of their
+	// own: a session's path and timings are the same whatever Drift is.
+	Drift float64
+	// Start is the time of the first session (see DefaultStart); its year
+	// in UTC must be 1 to 9000.
+	Start time.Time
+	// TruthAttr adds attrs.truth_state to each record: the id of the model
+	// state it was sampled in (detour records have none).
+	TruthAttr bool
 }
 
-// generator writes sessions sampled from a model as JSONL records.
-type generator struct {
+// A Generator writes sessions sampled from a model as JSONL records. It is
+// not safe for concurrent use; each call of Write starts over and writes
+// the same bytes for the same n.
+type Generator struct {
 	m      *automaton.Model
-	cfg    genConfig
+	opt    Options
 	states map[string]*genState
 	detour *genState
 	events map[string][]byte // JSON strings of the model's events
@@ -114,23 +154,34 @@ type generator struct {
 	dayPfx []byte
 }
 
-func newGenerator(m *automaton.Model, cfg genConfig) (*generator, error) {
+// New returns a Generator that samples m with opt. It returns an error
+// when m cannot be sampled (nothing leaves automaton.StartID, or a state
+// entered has no way out), when opt.Drift is not in [0, 1], or when
+// opt.Start is out of range. m must be valid (automaton.Model.Validate)
+// and must not change while the Generator is used.
+func New(m *automaton.Model, opt Options) (*Generator, error) {
+	if !(opt.Drift >= 0 && opt.Drift <= 1) {
+		return nil, fmt.Errorf("drift must be a probability in [0, 1], not %v", opt.Drift)
+	}
+	if y := opt.Start.UTC().Year(); y < 1 || y > 9000 {
+		return nil, fmt.Errorf("start: year %d is out of range", y)
+	}
 	if err := checkSampleable(m); err != nil {
 		return nil, err
 	}
-	g := &generator{
+	g := &Generator{
 		m:      m,
-		cfg:    cfg,
+		opt:    opt,
 		states: make(map[string]*genState, len(m.States)),
 		events: make(map[string][]byte),
-		derail: jsonString(genDerailEvent),
-		answer: jsonString(genDetourEvent),
+		derail: jsonString(DerailEvent),
+		answer: jsonString(DetourEvent),
 		day:    math.MinInt64,
 	}
 	for _, s := range m.States {
 		g.states[s.ID] = compileState(s.Label, s.ID, s.DwellMS)
 	}
-	g.detour = compileState(genDetourLabel, "", nil)
+	g.detour = compileState(DetourLabel, "", nil)
 	for _, t := range m.Transitions {
 		if _, ok := g.events[t.Event]; !ok {
 			g.events[t.Event] = jsonString(t.Event)
@@ -227,13 +278,16 @@ func (h *sessionHeap) Pop() any {
 	return s
 }
 
-// write writes n sessions to w. Sessions start at random (exponential gaps
-// after cfg.start); each session's records are sampled when it starts, and
-// records of open sessions are written in time order, so memory grows with
-// the number of sessions open at once, not with n.
-func (g *generator) write(ctx context.Context, w io.Writer, n int) error {
-	arrivals := rand.New(rand.NewPCG(splitmix(g.cfg.seed^0xa5a5), splitmix(4)))
-	startMS := g.cfg.start.UnixMilli()
+// Write writes n sessions to w, with ids s-000001 to s-n. Sessions start
+// at random (exponential gaps after Options.Start) and their records
+// interleave in time order, as a log shipper writes them; session i is the
+// same whatever n is. Each session's records are sampled when it starts,
+// so memory grows with the number of sessions open at once, not with n.
+// Write returns w's first error, or ctx's error when ctx is done (checked
+// every 1,024 sessions). n < 0 writes nothing.
+func (g *Generator) Write(ctx context.Context, w io.Writer, n int) error {
+	arrivals := rand.New(rand.NewPCG(splitmix(g.opt.Seed^0xa5a5), splitmix(4)))
+	startMS := g.opt.Start.UnixMilli()
 	var open sessionHeap
 	buf := make([]byte, 0, 512)
 	emit := func() error {
@@ -287,11 +341,11 @@ var (
 )
 
 // session samples session id starting at time at (Unix milliseconds).
-func (g *generator) session(id int, at int64) *genSession {
+func (g *Generator) session(id int, at int64) *genSession {
 	k := splitmix(uint64(id))
-	g.pathSrc.Seed(splitmix(g.cfg.seed^0x1), k)
-	g.timingSrc.Seed(splitmix(g.cfg.seed^0x2), k)
-	g.driftSrc.Seed(splitmix(g.cfg.seed^0x3), k)
+	g.pathSrc.Seed(splitmix(g.opt.Seed^0x1), k)
+	g.timingSrc.Seed(splitmix(g.opt.Seed^0x2), k)
+	g.driftSrc.Seed(splitmix(g.opt.Seed^0x3), k)
 
 	var s *genSession
 	if n := len(g.free); n > 0 {
@@ -310,7 +364,7 @@ func (g *generator) session(id int, at int64) *genSession {
 
 	// One move more than the cap, so that a cut-off session's last record
 	// still has the event that led out of it.
-	moves := g.m.Sample(g.path, genMaxMoves+1)
+	moves := g.m.Sample(g.path, MaxMoves+1)
 	ts := at
 	add := func(st *genState, event []byte, r *rand.Rand) {
 		dwell := g.dwell(st, r)
@@ -331,7 +385,7 @@ func (g *generator) session(id int, at int64) *genSession {
 		from = t.To
 		st := g.states[from]
 		event := g.events[moves[i+1].Event]
-		if uniform(g.drift) < g.cfg.drift {
+		if uniform(g.drift) < g.opt.Drift {
 			add(st, g.derail, g.drift)
 			for range 1 + detourLength(uniform(g.drift)) {
 				add(g.detour, g.answer, g.drift)
@@ -355,7 +409,7 @@ func detourLength(u float64) int {
 }
 
 // dwell draws the time spent in st, in whole milliseconds, at least 1.
-func (g *generator) dwell(st *genState, r *rand.Rand) int64 {
+func (g *Generator) dwell(st *genState, r *rand.Rand) int64 {
 	d := math.Exp(st.mu + st.sigma*normal(r))
 	if st.maxMS > 0 && d > st.maxMS {
 		d = st.maxMS
@@ -365,7 +419,7 @@ func (g *generator) dwell(st *genState, r *rand.Rand) int64 {
 
 // promptTokens grows with the conversation: a system prompt whose size
 // depends on the prompt version, plus context per earlier step.
-func (g *generator) promptTokens(s *genSession, step int, r *rand.Rand) int64 {
+func (g *Generator) promptTokens(s *genSession, step int, r *rand.Rand) int64 {
 	base := 1150.0
 	if s.p8 {
 		base = 1320
@@ -374,7 +428,7 @@ func (g *generator) promptTokens(s *genSession, step int, r *rand.Rand) int64 {
 }
 
 // appendRecord appends record i of s as one JSON line.
-func (g *generator) appendRecord(b []byte, s *genSession, i int) []byte {
+func (g *Generator) appendRecord(b []byte, s *genSession, i int) []byte {
 	r := &s.records[i]
 	b = append(b, `{"session_id":"s-`...)
 	b = appendPadded(b, s.id, 6)
@@ -402,7 +456,7 @@ func (g *generator) appendRecord(b []byte, s *genSession, i int) []byte {
 	b = strconv.AppendInt(b, r.completion, 10)
 	b = append(b, `},"attrs":{"channel":`...)
 	b = append(b, s.channel...)
-	if g.cfg.truthAttr && r.st.truth != nil {
+	if g.opt.TruthAttr && r.st.truth != nil {
 		b = append(b, `,"truth_state":`...)
 		b = append(b, r.st.truth...)
 	}
@@ -413,7 +467,7 @@ func (g *generator) appendRecord(b []byte, s *genSession, i int) []byte {
 // appendTS appends ms (Unix milliseconds) as RFC 3339 in UTC with
 // milliseconds, e.g. 2026-01-05T10:00:03.120Z. The date is formatted once
 // per day.
-func (g *generator) appendTS(b []byte, ms int64) []byte {
+func (g *Generator) appendTS(b []byte, ms int64) []byte {
 	const msPerDay = 24 * 3600 * 1000
 	day, rem := ms/msPerDay, ms%msPerDay
 	if rem < 0 {
@@ -469,11 +523,28 @@ func splitmix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// jsonString returns s as a JSON string literal.
+// jsonString returns s as a JSON string literal, byte for byte as
+// encoding/json's Marshal writes it (TestJSONString checks): the labels and
+// events of the model are the records' strings, and the bundled sample's
+// bytes must not change. Neither JSON library is used: go-json's Marshal
+// writes \b and \f as \u0008 and \u000c, which encoding/json does not, so
+// a label holding them would change the output; mine.AppendJSONString
+// writes encoding/json's escapes but leaves <, > and & as they are, which
+// Marshal escapes, so they are escaped here.
 func jsonString(s string) []byte {
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(err) // a Go string always encodes
+	const hex = "0123456789abcdef"
+	q := mine.AppendJSONString(nil, s)
+	if bytes.IndexAny(q, "<>&") < 0 {
+		return q
 	}
-	return b
+	out := make([]byte, 0, len(q)+12)
+	for _, c := range q {
+		if c == '<' || c == '>' || c == '&' {
+			out = append(out, `\u00`...)
+			out = append(out, hex[c>>4], hex[c&0xf])
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package cmd
+package serve
 
 import (
 	"bytes"
@@ -84,7 +84,7 @@ func (m *metrics) response(code int) {
 
 // write renders the metrics in the Prometheus text exposition format
 // (version 0.0.4), families and series in a fixed order.
-func (m *metrics) write(b *bytes.Buffer, g *automaton.Guard, info *modelInfo, log *decisionLog) {
+func (m *metrics) write(b *bytes.Buffer, g *automaton.Guard, info *ModelInfo, log *decisionLog) {
 	family := func(name, typ, help string) {
 		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
 	}
@@ -141,13 +141,4 @@ func (m *metrics) write(b *bytes.Buffer, g *automaton.Guard, info *modelInfo, lo
 		family("fsmine_guard_log_errors_total", "counter", "Failed writes to the decision log.")
 		fmt.Fprintf(b, "fsmine_guard_log_errors_total %d\n", log.errors.Load())
 	}
-}
-
-// modelDigest is the digest a model file declares, or its computed one when
-// the file has none.
-func modelDigest(m *automaton.Model) string {
-	if m.Digest != "" {
-		return m.Digest
-	}
-	return m.ComputeDigest()
 }

@@ -1,4 +1,4 @@
-package cmd
+package serve
 
 import (
 	"bytes"
@@ -6,16 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/goccy/go-json"
+	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/mine"
-	"github.com/fsmine/fsmine/render/text"
 )
 
 // The step route is the service's hot path: an agent waits on it before
@@ -110,6 +107,48 @@ func readStep(body []byte, n names, buf []automaton.Slot) (event, next string, s
 		return "", "", buf, false, err
 	}
 	return *req.Event, *req.Next, slots, false, nil
+}
+
+type stepRequest struct {
+	Event *string         `json:"event"`
+	Next  *string         `json:"next"`
+	Slots json.RawMessage `json:"slots"` // read by decodeSlots
+}
+
+// decodeStep reads a step request: one JSON object with a string "next"
+// (required, not empty) and a string "event" (optional, default ""), and no
+// other field.
+func decodeStep(body []byte) (stepRequest, error) {
+	var req stepRequest
+	if len(bytes.TrimSpace(body)) == 0 {
+		return req, errors.New(`empty step body: want {"event": "...", "next": "..."}`)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return req, fmt.Errorf(`bad step body: %v; want {"event": "...", "next": "..."}`, err)
+	}
+	if dec.More() {
+		return req, errors.New("bad step body: more than one JSON value")
+	}
+	if req.Next == nil || *req.Next == "" {
+		return req, errors.New(`bad step body: "next" is required: the label or id of the proposed next state`)
+	}
+	if req.Event == nil && bytes.Contains(body, []byte("null")) {
+		// null decodes as an absent event; an event, when given, is a string
+		var keys map[string]json.RawMessage
+		if json.Unmarshal(body, &keys) == nil {
+			for k, v := range keys {
+				if strings.EqualFold(k, "event") && string(bytes.TrimSpace(v)) == "null" {
+					return req, errors.New(`bad step body: "event" is null: want a string (or leave it out)`)
+				}
+			}
+		}
+	}
+	if req.Event == nil {
+		req.Event = new(string)
+	}
+	return req, nil
 }
 
 // decodeSlots reads a step's "slots": absent, or an object whose values are
@@ -391,17 +430,17 @@ func parseStep(body []byte, n names, buf []automaton.Slot) (event, next string, 
 // (TestAppendDecision holds the two equal).
 func appendDecision(b []byte, d *automaton.Decision) []byte {
 	b = append(b, `{"session_id":`...)
-	b = appendJSONString(b, d.Session)
+	b = appendAnswerString(b, d.Session)
 	b = append(b, `,"step":`...)
 	b = strconv.AppendInt(b, int64(d.Step), 10)
 	b = append(b, `,"allowed":`...)
 	b = strconv.AppendBool(b, d.Allowed)
 	b = append(b, `,"reason":`...)
-	b = appendJSONString(b, d.Reason)
+	b = appendAnswerString(b, d.Reason)
 	b = append(b, `,"state":`...)
-	b = appendJSONString(b, d.State)
+	b = appendAnswerString(b, d.State)
 	b = append(b, `,"label":`...)
-	b = appendJSONString(b, d.Label)
+	b = appendAnswerString(b, d.Label)
 	b = append(b, `,"rare":`...)
 	b = strconv.AppendBool(b, d.Rare)
 	b = append(b, `,"prob":`...)
@@ -417,11 +456,11 @@ func appendDecision(b []byte, d *automaton.Decision) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `{"event":`...)
-			b = appendJSONString(b, m.Event)
+			b = appendAnswerString(b, m.Event)
 			b = append(b, `,"to":`...)
-			b = appendJSONString(b, m.To)
+			b = appendAnswerString(b, m.To)
 			b = append(b, `,"label":`...)
-			b = appendJSONString(b, m.Label)
+			b = appendAnswerString(b, m.Label)
 			b = append(b, `,"prob":`...)
 			b = appendJSONFloat(b, m.Prob)
 			b = append(b, `,"rare":`...)
@@ -435,12 +474,12 @@ func appendDecision(b []byte, d *automaton.Decision) []byte {
 	}
 	if fb := d.Fallback; fb != nil {
 		b = append(b, `,"fallback":{"event":`...)
-		b = appendJSONString(b, fb.Event)
+		b = appendAnswerString(b, fb.Event)
 		b = append(b, `,"to":`...)
-		b = appendJSONString(b, fb.To)
+		b = appendAnswerString(b, fb.To)
 		if fb.Label != "" {
 			b = append(b, `,"label":`...)
-			b = appendJSONString(b, fb.Label)
+			b = appendAnswerString(b, fb.Label)
 		}
 		b = append(b, '}')
 	}
@@ -456,51 +495,22 @@ func appendDecision(b []byte, d *automaton.Decision) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, n)
+			b = appendAnswerString(b, n)
 		}
 		b = append(b, ']')
 	}
 	if d.Condition != "" {
 		b = append(b, `,"condition":`...)
-		b = appendJSONString(b, d.Condition)
+		b = appendAnswerString(b, d.Condition)
 	}
 	if d.Generalized {
 		b = append(b, `,"generalized":true`...)
 	}
 	if d.Instructions != "" {
 		b = append(b, `,"instructions":`...)
-		b = appendJSONString(b, d.Instructions)
+		b = appendAnswerString(b, d.Instructions)
 	}
 	return append(b, '}')
-}
-
-// appendJSONString appends s as a JSON string as json.Marshal (go-json)
-// writes it: mine.AppendJSONString's escapes (which are encoding/json's),
-// but <, > and & escaped too, and backspace and form feed as \u0008 and
-// \u000c rather than \b and \f.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	const own = "<>&\b\f"
-	if !strings.ContainsAny(s, own) {
-		return mine.AppendJSONString(b, s)
-	}
-	b = append(b, '"')
-	for {
-		i := strings.IndexAny(s, own)
-		seg := s
-		if i >= 0 {
-			seg = s[:i]
-		}
-		n := len(b)
-		b = mine.AppendJSONString(b, seg)
-		b = append(b[:n], b[n+1:len(b)-1]...) // without its quotes
-		if i < 0 {
-			break
-		}
-		b = append(b, '\\', 'u', '0', '0', hex[s[i]>>4], hex[s[i]&0xf])
-		s = s[i+1:]
-	}
-	return append(b, '"')
 }
 
 // appendJSONFloat appends f as json.Marshal writes a float64.
@@ -510,78 +520,4 @@ func appendJSONFloat(b []byte, f float64) []byte {
 		format = 'e'
 	}
 	return strconv.AppendFloat(b, f, format, -1, 64)
-}
-
-// writeSlotPolicy writes, for serve --check, how the guard treats
-// generalised transitions and the policy's slots, states and rules.
-func writeSlotPolicy(b *bytes.Buffer, m *automaton.Model, p *automaton.Policy) {
-	gen := 0
-	for _, t := range m.Transitions {
-		if t.Generalized != "" {
-			gen++
-		}
-	}
-	verdict := "allowed and marked"
-	if p.Generalized == automaton.GeneralizedDeny {
-		verdict = "denied"
-	}
-	fmt.Fprintf(b, "generalized %s: %s\n", text.Count(gen, "transition"), verdict)
-	declared := make(map[string]bool)
-	for _, sp := range p.Slots {
-		declared[sp.Name] = true
-	}
-	keys := make([]string, 0, len(p.States))
-	for k, st := range p.States {
-		keys = append(keys, k)
-		for _, sp := range st.RequiredSlots {
-			declared[sp.Name] = true
-		}
-	}
-	sort.Strings(keys)
-	names := make([]string, 0, len(declared))
-	for n := range declared {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	fmt.Fprintf(b, "slots    %d", len(names))
-	if len(names) > 0 {
-		fmt.Fprintf(b, ": %s", strings.Join(names, ", "))
-	}
-	fmt.Fprintf(b, "\nstates   %d\n", len(keys))
-	for _, k := range keys {
-		st := p.States[k]
-		fmt.Fprintf(b, "  %s", k)
-		for i, sp := range st.RequiredSlots {
-			sep := ", "
-			if i == 0 {
-				sep = "  requires "
-			}
-			b.WriteString(sep + sp.Name)
-			if sp.Pattern != "" {
-				fmt.Fprintf(b, " ~ %s", sp.Pattern)
-			}
-		}
-		if st.Instructions != "" {
-			fmt.Fprintf(b, "  instructions: %d bytes", len(st.Instructions))
-		}
-		b.WriteByte('\n')
-	}
-	fmt.Fprintf(b, "rules    %d\n", len(p.Transitions))
-	for _, r := range p.Transitions {
-		ev := "*"
-		if r.Event != nil {
-			ev = *r.Event
-		}
-		fmt.Fprintf(b, "  %s -[%s]-> %s", r.From, ev, r.To)
-		if r.Keep != nil {
-			fmt.Fprintf(b, "  keep %s", strings.Join(r.Keep, ", "))
-		}
-		if r.Clear != nil {
-			fmt.Fprintf(b, "  clear %s", strings.Join(r.Clear, ", "))
-		}
-		if len(r.When) > 0 {
-			fmt.Fprintf(b, "  %s", text.Count(len(r.When), "condition"))
-		}
-		b.WriteByte('\n')
-	}
 }

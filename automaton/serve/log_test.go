@@ -1,8 +1,8 @@
-package cmd
+package serve
 
 import (
 	"bytes"
-	"encoding/json"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,14 +10,14 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/fsmine/fsmine/mine"
+	json "github.com/goccy/go-json"
 )
 
 func TestDecisionLogPairing(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 10, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	var buf bytes.Buffer
-	l := newDecisionLog(&buf, nil, &buf)
+	l := newDecisionLog(&buf, nil, nil, 0)
 	d := func(session string, step int, node, event string, sec int) {
 		l.decision(logMsg{session: session, step: step, node: node, event: event, ts: at(sec), allowed: true, state: node})
 	}
@@ -60,8 +60,8 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestDecisionLogWriteError(t *testing.T) {
-	var errOut bytes.Buffer
-	l := newDecisionLog(failWriter{}, nil, &errOut)
+	var errs []error // written by the log's goroutine, read after close
+	l := newDecisionLog(failWriter{}, nil, func(err error) { errs = append(errs, err) }, 0)
 	for i := 0; i < 3; i++ {
 		l.decision(logMsg{session: fmt.Sprint(i), node: "__end__"})
 	}
@@ -69,45 +69,50 @@ func TestDecisionLogWriteError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "could not be written") {
 		t.Errorf("close() = %v, want an error", err)
 	}
-	if got := errOut.String(); strings.Count(got, "fsmine: decision log:") != 1 || !strings.Contains(got, "disk full") {
-		t.Errorf("stderr = %q, want the first failure once", got)
+	if len(errs) != 1 || errs[0].Error() != "decision log: disk full" {
+		t.Errorf("LogError got %v, want the first failure once", errs)
 	}
 }
 
-func TestAppendJSONString(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"", `""`},
-		{"plain", `"plain"`},
-		{"q\"b\\", `"q\"b\\"`},
-		{"\n\r\t\b\f\x00\x1f", `"\n\r\t\b\f\u0000\u001f"`},
-		{"é日本", `"é日本"`},
-		{"bad\xffutf8", `"bad\ufffdutf8"`},
-		{"\u2028\u2029", `"\u2028\u2029"`},
-		{"<&>", `"<&>"`},
+func TestAppendString(t *testing.T) {
+	tests := []struct{ in, log, answer string }{
+		{"", `""`, `""`},
+		{"plain", `"plain"`, `"plain"`},
+		{"q\"b\\", `"q\"b\\"`, `"q\"b\\"`},
+		{"\n\r\t\b\f\x00\x1f", `"\n\r\t\b\f\u0000\u001f"`, `"\n\r\t\u0008\u000c\u0000\u001f"`},
+		{"é日本\x7f", "\"é日本\x7f\"", "\"é日本\x7f\""},
+		{"bad\xffutf8", `"bad\ufffdutf8"`, `"bad\ufffdutf8"`},
+		{"\u2028\u2029", `"\u2028\u2029"`, `"\u2028\u2029"`},
+		{"<&>", `"<&>"`, `"\u003c\u0026\u003e"`},
 	}
 	for _, tt := range tests {
-		if got := string(mine.AppendJSONString(nil, tt.in)); got != tt.want {
-			t.Errorf("mine.AppendJSONString(%q) = %s, want %s", tt.in, got, tt.want)
+		if got := string(appendLogString(nil, tt.in)); got != tt.log {
+			t.Errorf("appendLogString(%q) = %s, want %s", tt.in, got, tt.log)
+		}
+		if got := string(appendAnswerString(nil, tt.in)); got != tt.answer {
+			t.Errorf("appendAnswerString(%q) = %s, want %s", tt.in, got, tt.answer)
 		}
 	}
 }
 
-// FuzzAppendJSONString checks the log's string encoder against
-// encoding/json (without HTML escaping).
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "a\"b", "\x00\xff", "\u2028", "日本\n"} {
+// FuzzAppendString checks the log's string encoder against encoding/json
+// with HTML escaping off (the escaping of the records fsmine writes
+// elsewhere, which is why this test imports encoding/json: it is the model),
+// and the answers' against json.Marshal (go-json).
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "a\"b", "\x00\xff", "\u2028", "日本\n", "<a&b>\b\f"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		var want bytes.Buffer
-		enc := json.NewEncoder(&want)
+		enc := stdjson.NewEncoder(&want)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(s); err != nil {
 			t.Fatal(err)
 		}
-		got := mine.AppendJSONString(nil, s)
+		got := appendLogString(nil, s)
 		if string(got) != strings.TrimSuffix(want.String(), "\n") {
-			t.Fatalf("mine.AppendJSONString(%q) = %s, want %s", s, got, want.String())
+			t.Fatalf("appendLogString(%q) = %s, want %s", s, got, want.String())
 		}
 		var back string
 		if err := json.Unmarshal(got, &back); err != nil {
@@ -115,6 +120,13 @@ func FuzzAppendJSONString(f *testing.F) {
 		}
 		if utf8.ValidString(s) && back != s {
 			t.Fatalf("round trip of %q gave %q", s, back)
+		}
+		wantAnswer, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendAnswerString(nil, s); !bytes.Equal(got, wantAnswer) {
+			t.Fatalf("appendAnswerString(%q) = %s, want %s (json.Marshal)", s, got, wantAnswer)
 		}
 	})
 }

@@ -1,6 +1,8 @@
-package cmd
+package gen
 
 import (
+	"bytes"
+	_ "embed"
 	"fmt"
 	"sort"
 	"strings"
@@ -8,10 +10,30 @@ import (
 	"github.com/fsmine/fsmine/automaton"
 )
 
-// agentTruth builds the built-in tool-calling agent truth (fsmine gen
+// returnsTruth is the model file of ReturnsTruth, in the form
+// automaton.Model.Write gives it.
+//
+//go:embed returns.truth.json
+var returnsTruth []byte
+
+// ReturnsTruth returns the built-in truth model of a hand-written
+// customer-service returns flow (fsmine gen without --model): 15 stages
+// from greet to close, retry loops, verify_identity used twice (early and
+// before a high-value refund), a rare escalate_to_human and a rare
+// complaint path. Every state but the start and end has dwell_ms. Each
+// call returns a new model, which the caller may change.
+func ReturnsTruth() *automaton.Model {
+	m, err := automaton.Read(bytes.NewReader(returnsTruth))
+	if err != nil {
+		panic(fmt.Sprintf("built-in returns truth: %v", err)) // a bug in returns.truth.json, not input
+	}
+	return m
+}
+
+// AgentTruth returns the built-in tool-calling agent truth (fsmine gen
 // --truth agent): what is legal is known exactly, and sessions are sparse,
 // every one a different combination of the same tools, as real agent logs
-// are.
+// are. Each call returns a new model, which the caller may change.
 //
 //   - Identification by one of a family of tools: find_user_id_by_email or
 //     find_user_id_by_name_zip; a not_found answer is retried with the
@@ -29,7 +51,7 @@ import (
 //     lookups.
 //
 // Counts are per mille of each state's outflow.
-func agentTruth() *automaton.Model {
+func AgentTruth() *automaton.Model {
 	m := &automaton.Model{
 		Schema: automaton.Schema, Version: 1, Initial: automaton.StartID,
 		Generator: "built-in tool-calling agent truth for fsmine gen",

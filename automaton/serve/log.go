@@ -1,4 +1,4 @@
-package cmd
+package serve
 
 import (
 	"bufio"
@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/mine"
 )
 
 // decisionLog appends every decision of the guard to a JSONL file in
@@ -39,18 +38,18 @@ import (
 // the writer waits batchWait before it looks again, and, with every held
 // line, when the log is closed.
 type decisionLog struct {
-	ch     chan logMsg
-	done   chan struct{}
-	w      *bufio.Writer
-	sync   func() error
-	errOut io.Writer
-	held   map[string]logMsg
-	buf    []byte
+	ch    chan logMsg
+	done  chan struct{}
+	w     *bufio.Writer
+	sync  func() error
+	onErr func(error) // nil: none
+	held  map[string]logMsg
+	buf   []byte
 
 	// maxHeld bounds the held lines: past it the oldest is written, with
-	// an empty event. The guard holds at most --max-sessions sessions and
+	// an empty event. The guard holds at most Config.MaxSessions sessions and
 	// evicts the least recently used, whose held line is the oldest, so a
-	// bound of --max-sessions writes the lines of evicted sessions.
+	// bound of MaxSessions writes the lines of evicted sessions.
 	maxHeld int
 	order   []heldRef // held lines, oldest first; some stale
 	seq     uint32
@@ -58,6 +57,13 @@ type decisionLog struct {
 	lines  atomic.Int64 // lines written
 	errors atomic.Int64 // failed writes
 	failed bool
+
+	// sendMu orders sends against close: a send holds it shared, close
+	// holds it alone and sets closed, so nothing is sent on a closed
+	// channel. A decision that arrives after close counts as a failed
+	// write.
+	sendMu sync.RWMutex
+	closed bool
 }
 
 type logKind uint8
@@ -75,7 +81,7 @@ type heldRef struct {
 	seq     uint32
 }
 
-// maxHeldUnbounded bounds the held lines when --max-sessions does not:
+// maxHeldUnbounded bounds the held lines when Config.MaxSessions does not:
 // some 200 MB of them.
 const maxHeldUnbounded = 1 << 20
 
@@ -115,16 +121,11 @@ func newLogExtra(d *automaton.Decision, slots []automaton.Slot, values bool) *lo
 	return &logExtra{verdict: v, slots: logSlots(slots, values)}
 }
 
-// newDecisionLog starts the writer goroutine over w; syncFn, when not nil,
-// makes the written bytes durable at close. errOut receives a message on
-// the first failed write.
-func newDecisionLog(w io.Writer, syncFn func() error, errOut io.Writer) *decisionLog {
-	return newDecisionLogHeld(w, syncFn, errOut, 0)
-}
-
-// newDecisionLogHeld is newDecisionLog holding at most maxHeld lines (0:
-// maxHeldUnbounded).
-func newDecisionLogHeld(w io.Writer, syncFn func() error, errOut io.Writer, maxHeld int) *decisionLog {
+// newDecisionLog starts the writer goroutine over w, holding at most
+// maxHeld lines (0: maxHeldUnbounded); syncFn, when not nil, makes the
+// written bytes durable at close. onErr, when not nil, is called with the
+// first failed write.
+func newDecisionLog(w io.Writer, syncFn func() error, onErr func(error), maxHeld int) *decisionLog {
 	if maxHeld <= 0 {
 		maxHeld = maxHeldUnbounded
 	}
@@ -133,7 +134,7 @@ func newDecisionLogHeld(w io.Writer, syncFn func() error, errOut io.Writer, maxH
 		done:    make(chan struct{}),
 		w:       bufio.NewWriterSize(w, 64<<10),
 		sync:    syncFn,
-		errOut:  errOut,
+		onErr:   onErr,
 		held:    make(map[string]logMsg),
 		maxHeld: maxHeld,
 	}
@@ -142,18 +143,38 @@ func newDecisionLogHeld(w io.Writer, syncFn func() error, errOut io.Writer, maxH
 }
 
 // decision queues one decision's line.
-func (l *decisionLog) decision(m logMsg) { m.kind = logDecision; l.ch <- m }
+func (l *decisionLog) decision(m logMsg) { m.kind = logDecision; l.send(m) }
 
 // end tells the log that session id ended.
-func (l *decisionLog) end(id string) { l.ch <- logMsg{kind: logEnd, session: id} }
+func (l *decisionLog) end(id string) { l.send(logMsg{kind: logEnd, session: id}) }
 
 // sweep writes the held lines of decisions made before cutoff.
-func (l *decisionLog) sweep(cutoff time.Time) { l.ch <- logMsg{kind: logSweep, ts: cutoff} }
+func (l *decisionLog) sweep(cutoff time.Time) { l.send(logMsg{kind: logSweep, ts: cutoff}) }
+
+// send queues m for the writer; after close, a decision counts as a failed
+// write (its line cannot be written) and anything else is ignored.
+func (l *decisionLog) send(m logMsg) {
+	l.sendMu.RLock()
+	defer l.sendMu.RUnlock()
+	if l.closed {
+		if m.kind == logDecision {
+			l.errors.Add(1)
+		}
+		return
+	}
+	l.ch <- m
+}
 
 // close writes every held line, flushes and syncs the file, and stops the
-// writer. No method may be called after close.
+// writer. Decisions sent after close are not written; they count in
+// errors.
 func (l *decisionLog) close() error {
-	close(l.ch)
+	l.sendMu.Lock()
+	if !l.closed {
+		l.closed = true
+		close(l.ch)
+	}
+	l.sendMu.Unlock()
 	<-l.done
 	if l.failed {
 		return fmt.Errorf("decision log: %d lines could not be written", l.errors.Load())
@@ -279,21 +300,21 @@ func (l *decisionLog) writeHeld(pick func(logMsg) bool) {
 func (l *decisionLog) write(m logMsg, event string) {
 	b := l.buf[:0]
 	b = append(b, `{"session_id":`...)
-	b = mine.AppendJSONString(b, m.session)
+	b = appendLogString(b, m.session)
 	b = append(b, `,"step":`...)
 	b = strconv.AppendInt(b, int64(m.step), 10)
 	b = append(b, `,"node":`...)
-	b = mine.AppendJSONString(b, m.node)
+	b = appendLogString(b, m.node)
 	b = append(b, `,"event":`...)
-	b = mine.AppendJSONString(b, event)
+	b = appendLogString(b, event)
 	b = append(b, `,"ts":"`...)
 	b = m.ts.UTC().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","verdict":{"allowed":`...)
 	b = strconv.AppendBool(b, m.allowed)
 	b = append(b, `,"reason":`...)
-	b = mine.AppendJSONString(b, m.reason)
+	b = appendLogString(b, m.reason)
 	b = append(b, `,"state":`...)
-	b = mine.AppendJSONString(b, m.state)
+	b = appendLogString(b, m.state)
 	if m.extra != nil {
 		b = m.extra.verdict.append(b)
 		b = append(b, '}')
@@ -320,20 +341,10 @@ func (l *decisionLog) fail(err error) {
 	l.errors.Add(1)
 	if !l.failed {
 		l.failed = true
-		fmt.Fprintf(l.errOut, "fsmine: decision log: %v\n", err)
+		if l.onErr != nil {
+			l.onErr(fmt.Errorf("decision log: %w", err))
+		}
 	}
-}
-
-// syncWriter serialises writes to a stream shared by goroutines.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // verdictExtra is what a decision line's verdict carries beyond allowed,
@@ -363,19 +374,19 @@ func (v *verdictExtra) append(b []byte) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = mine.AppendJSONString(b, n)
+			b = appendLogString(b, n)
 		}
 		b = append(b, ']')
 	}
 	if v.condition != "" {
 		b = append(b, `,"condition":`...)
-		b = mine.AppendJSONString(b, v.condition)
+		b = appendLogString(b, v.condition)
 	}
 	return b
 }
 
 // logSlot is one slot of a step as the decision log keeps it: its name and
-// validity, and its value only with --log-slot-values (values can be
+// validity, and its value only with Config.LogSlotValues (values can be
 // personal data).
 type logSlot struct {
 	name, value string
@@ -410,13 +421,13 @@ func appendLogSlots(b []byte, slots []logSlot) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = mine.AppendJSONString(b, sl.name)
+		b = appendLogString(b, sl.name)
 		b = append(b, `:{"valid":`...)
 		b = strconv.AppendBool(b, sl.valid)
 		if sl.withValue {
 			b = append(b, `,"value":`...)
 			if sl.kind == automaton.SlotString {
-				b = mine.AppendJSONString(b, sl.value)
+				b = appendLogString(b, sl.value)
 			} else {
 				b = append(b, sl.value...) // a JSON number, true or false
 			}

@@ -1,0 +1,369 @@
+// Package check checks sessions read from logs against a model and reports
+// on them: fsmine check's summary (fit, alignment fitness, deviations by
+// kind and by place, per-session verdicts) and fsmine replay's step-by-step
+// walk of one session. Reports are values with a JSON shape (the commands'
+// --format json) and a text form for people; the package never prints on
+// its own and knows no flags.
+//
+// Text forms carry ids, labels, events, session ids and file names as the
+// logs and the model have them; a caller writing them to a terminal escapes
+// control characters on the way (cmd does, with its terminal writer).
+package check
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
+	"github.com/fsmine/fsmine/render/text"
+)
+
+// ModelRef names the model a report was made against.
+type ModelRef struct {
+	Path    string `json:"path"`
+	Version int    `json:"version"`
+	Digest  string `json:"digest"`
+}
+
+// Verdict is one session's verdict, a line of fsmine check --format jsonl.
+type Verdict struct {
+	SessionID string     `json:"session_id"`
+	Fits      bool       `json:"fits"`
+	Moves     int        `json:"moves"`
+	Cost      int        `json:"cost"`
+	Fitness   float64    `json:"fitness"`
+	Rare      int        `json:"rare"`
+	General   int        `json:"generalized,omitempty"`
+	Bounded   bool       `json:"bounded,omitempty"`
+	Deviation *Deviation `json:"deviation"`
+}
+
+// Deviation is where a session first leaves the model.
+type Deviation struct {
+	SessionID string `json:"session_id"`
+	// Step is the record's step, or its 0-based position in the session
+	// when the log has no steps; Move the index of the move (0 is the move
+	// out of __start__).
+	Step       int64   `json:"step"`
+	Move       int     `json:"move"`
+	Kind       string  `json:"kind"`
+	State      string  `json:"state"`
+	Event      string  `json:"event"`
+	Label      string  `json:"label"`
+	File       string  `json:"file"`
+	Line       int     `json:"line"`
+	Cost       int     `json:"cost"`
+	Fitness    float64 `json:"fitness"`
+	Iterations int     `json:"iterations,omitempty"`
+	Cap        int     `json:"cap,omitempty"`
+}
+
+// Place groups deviations of one kind at one place: the state, the event
+// and the label the session moved to.
+type Place struct {
+	Kind  string `json:"kind"`
+	State string `json:"state"`
+	Event string `json:"event"`
+	Label string `json:"label"`
+	Count int    `json:"count"`
+}
+
+// Summary is the report of fsmine check, its --format json object. Shares
+// and fitness are rounded to 6 decimals (see Round6).
+type Summary struct {
+	Model           ModelRef `json:"model"`
+	Records         int      `json:"records"`
+	Skipped         int      `json:"skipped"`
+	Sessions        int      `json:"sessions"`
+	Events          int      `json:"events"`
+	Fit             int      `json:"fit"`
+	FitShare        float64  `json:"fit_share"`
+	LogFitness      float64  `json:"log_fitness"`
+	MeanFitness     float64  `json:"mean_fitness"`
+	Outside         int      `json:"outside"`
+	OutsideShare    float64  `json:"outside_share"`
+	RareMoves       int      `json:"rare_moves"`
+	RareSessions    int      `json:"rare_sessions"`
+	RareIsDeviation bool     `json:"rare_is_deviation"`
+	// Generalised transitions taken (see automaton.Transition.Generalized).
+	GeneralizedMoves       int            `json:"generalized_moves"`
+	GeneralizedSessions    int            `json:"generalized_sessions"`
+	GeneralizedIsDeviation bool           `json:"generalized_is_deviation"`
+	Bounded                int            `json:"bounded"`
+	MinFit                 *float64       `json:"min_fit,omitempty"`
+	Pass                   bool           `json:"pass"`
+	ByKind                 map[string]int `json:"by_kind"`
+	// ByPlace is ordered by count, most first, then by kind (in the order
+	// of Kinds), state, event and label.
+	ByPlace []Place `json:"by_place"`
+	// Deviations are the deviating sessions' first deviations in session
+	// id order; empty unless the check kept them (Options.Deviations).
+	Deviations []*Deviation `json:"deviations"`
+
+	costSum, maxSum int
+	fitnessSum      float64
+	files           []automaton.SourceFile
+	bad             []mine.BadLine
+}
+
+// SetMinFit sets the bar: the check passes when the share of fitting
+// sessions is at least minFit. A minFit of 0 is no bar (MinFit stays nil).
+func (s *Summary) SetMinFit(minFit float64) {
+	s.MinFit = nil
+	if minFit > 0 {
+		s.MinFit = &minFit
+	}
+	s.Pass = s.FitShare >= minFit
+}
+
+// Kinds lists the deviation kinds in the order reports show them.
+var Kinds = []string{automaton.KindUnknownState, automaton.KindIllegalTransition, automaton.KindLoopCap, automaton.KindIncomplete,
+	automaton.KindRepeatCap, automaton.KindRare, automaton.KindGeneralized}
+
+// kindsAlways are the kinds every report lists, with 0 when none; the
+// others only when some session deviates so.
+var kindsAlways = Kinds[:4]
+
+// Options say what a check keeps of each session beyond its counters.
+type Options struct {
+	// Deviations keeps each deviating session's first deviation for
+	// Summary.Deviations (fsmine check's json and text reports).
+	Deviations bool
+	// Verdicts keeps every session's verdict, fitting or not, for the emit
+	// function of Collector.Summary (fsmine check --format jsonl).
+	Verdicts bool
+}
+
+// Log checks every session of lg with c and sums them up in session id
+// order. It calls emit (when not nil) with every session's verdict, in
+// that order, and stops at its first error.
+func Log(lg *mine.Log, c *automaton.Checker, opt Options, emit func(*Verdict) error) (*Summary, error) {
+	opt.Verdicts = opt.Verdicts || emit != nil
+	r := NewCollector(c, opt)
+	for si := range lg.Sessions {
+		r.Add(lg, &lg.Sessions[si])
+	}
+	return r.Summary(lg, emit)
+}
+
+// Collector checks sessions one at a time as a read finishes them, in any
+// order (see mine.ReadOptions.Each), and sums them up in session id order,
+// so that a streaming read and one that holds every session give the same
+// report. It is not safe for concurrent use.
+type Collector struct {
+	c       *automaton.Checker
+	opt     Options
+	results []result
+	buf     []automaton.Move
+}
+
+// result is what a session leaves behind: its verdict when verdicts are
+// kept or it deviates, else only its id and figures.
+type result struct {
+	id      string
+	verdict *Verdict
+	place   *Place // nil when the session fits
+	fitness float64
+	events  int32
+	cost    int32
+	maxCost int32
+	rare    int32
+	general int32
+	bounded bool
+	outside bool
+}
+
+// NewCollector returns a collector that checks sessions with c.
+func NewCollector(c *automaton.Checker, opt Options) *Collector {
+	return &Collector{c: c, opt: opt}
+}
+
+// Reset forgets every session added, for a read that starts over.
+func (r *Collector) Reset() { r.results = nil }
+
+// Add checks session s of lg.
+func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
+	r.buf = Moves(lg, s, r.buf)
+	v := r.c.Check(r.buf)
+	res := result{id: s.ID, fitness: v.Fitness, events: int32(len(s.Visits)), cost: int32(v.Cost), maxCost: int32(v.MaxCost),
+		rare: int32(v.Rare), general: int32(v.Generalized), bounded: v.Bounded, outside: v.Outside()}
+	var dev *Deviation
+	if !v.Fits() {
+		d := v.Deviation
+		res.place = &Place{Kind: d.Kind, State: d.State, Event: d.Event, Label: d.Label}
+		if r.opt.Deviations || r.opt.Verdicts {
+			dev = deviation(lg, s, &v)
+		}
+	}
+	if r.opt.Verdicts || dev != nil {
+		res.verdict = &Verdict{SessionID: s.ID, Fits: v.Fits(), Moves: v.Moves, Cost: v.Cost,
+			Fitness: Round6(v.Fitness), Rare: v.Rare, General: v.Generalized, Bounded: v.Bounded, Deviation: dev}
+	}
+	r.results = append(r.results, res)
+}
+
+// deviation is the report's form of v's deviation in session s.
+func deviation(lg *mine.Log, s *mine.Session, v *automaton.Verdict) *Deviation {
+	d := v.Deviation
+	rec := moveRecord(s, d.Move)
+	dev := &Deviation{
+		SessionID: s.ID, Step: visitStep(rec, min(d.Move, len(s.Visits)-1)), Move: d.Move, Kind: d.Kind,
+		State: d.State, Event: d.Event, Label: d.Label,
+		File: lg.Files[rec.File].Path, Line: int(rec.Line),
+		Cost: v.Cost, Fitness: Round6(v.Fitness),
+	}
+	if d.Kind == automaton.KindLoopCap || d.Kind == automaton.KindRepeatCap {
+		dev.Iterations, dev.Cap = d.Iterations, d.Cap
+	}
+	return dev
+}
+
+// Deviating returns the ids of the sessions added that do not fit the
+// model (fsmine check --outside writes their records).
+func (r *Collector) Deviating() map[string]bool {
+	out := map[string]bool{}
+	for i := range r.results {
+		if r.results[i].place != nil {
+			out[r.results[i].id] = true
+		}
+	}
+	return out
+}
+
+// Summary sums the sessions added up in id order, calling emit (when not
+// nil) with each one's verdict: nil for a fitting session unless
+// Options.Verdicts is set. lg is the log read, for its counts of records,
+// skipped lines and files. Pass is set as for no bar (see SetMinFit); the
+// model and the checker's options are left for the caller to name.
+func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, error) {
+	sum := &Summary{
+		Records:  lg.Records,
+		Skipped:  lg.Skipped,
+		Sessions: len(r.results),
+		ByKind:   map[string]int{},
+		Pass:     true,
+		files:    lg.Files,
+		bad:      lg.Bad,
+	}
+	for _, k := range kindsAlways {
+		sum.ByKind[k] = 0
+	}
+	slices.SortFunc(r.results, func(a, b result) int { return strings.Compare(a.id, b.id) })
+	places := map[Place]int{}
+	for i := range r.results {
+		res := &r.results[i]
+		sum.Events += int(res.events)
+		sum.costSum += int(res.cost)
+		sum.maxSum += int(res.maxCost)
+		sum.fitnessSum += res.fitness
+		sum.RareMoves += int(res.rare)
+		if res.rare > 0 {
+			sum.RareSessions++
+		}
+		sum.GeneralizedMoves += int(res.general)
+		if res.general > 0 {
+			sum.GeneralizedSessions++
+		}
+		if res.bounded {
+			sum.Bounded++
+		}
+		if res.outside {
+			sum.Outside++
+		}
+		if res.place == nil {
+			sum.Fit++
+		} else {
+			sum.ByKind[res.place.Kind]++
+			places[*res.place]++
+			if r.opt.Deviations {
+				sum.Deviations = append(sum.Deviations, res.verdict.Deviation)
+			}
+		}
+		if emit != nil {
+			if err := emit(res.verdict); err != nil {
+				return nil, err
+			}
+		}
+	}
+	n := len(r.results)
+	sum.FitShare = Round6(text.Share(sum.Fit, n))
+	sum.OutsideShare = Round6(text.Share(sum.Outside, n))
+	if sum.maxSum > 0 {
+		sum.LogFitness = Round6(1 - float64(sum.costSum)/float64(sum.maxSum))
+	} else {
+		sum.LogFitness = 1
+	}
+	if n > 0 {
+		sum.MeanFitness = Round6(sum.fitnessSum / float64(n))
+	}
+	sum.ByPlace = make([]Place, 0, len(places))
+	for p, k := range places {
+		p.Count = k
+		sum.ByPlace = append(sum.ByPlace, p)
+	}
+	sort.Slice(sum.ByPlace, func(i, j int) bool {
+		a, b := sum.ByPlace[i], sum.ByPlace[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		if a.Kind != b.Kind {
+			return kindRank(a.Kind) < kindRank(b.Kind)
+		}
+		if a.State != b.State {
+			return a.State < b.State
+		}
+		if a.Event != b.Event {
+			return a.Event < b.Event
+		}
+		return a.Label < b.Label
+	})
+	if sum.Deviations == nil {
+		sum.Deviations = []*Deviation{}
+	}
+	return sum, nil
+}
+
+func kindRank(k string) int {
+	if i := slices.Index(Kinds, k); i >= 0 {
+		return i
+	}
+	return len(Kinds)
+}
+
+// Round6 rounds x to 6 decimals, as the reports' JSON gives shares and
+// fitness.
+func Round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+
+// Moves appends the moves of session s (as mine.Log.Moves gives them) to
+// buf[:0] and returns it, without allocating when buf is large enough.
+func Moves(lg *mine.Log, s *mine.Session, buf []automaton.Move) []automaton.Move {
+	buf = buf[:0]
+	ev := ""
+	for i := range s.Visits {
+		v := &s.Visits[i]
+		buf = append(buf, automaton.Move{Event: ev, Label: lg.Name(v.Label)})
+		ev = lg.Name(v.Event)
+	}
+	return append(buf, automaton.Move{Event: ev, Label: automaton.EndID})
+}
+
+// moveRecord returns the visit that stands for move i of session s: the
+// visit the move enters, or for the move into __end__ the last visit.
+func moveRecord(s *mine.Session, i int) *mine.Visit {
+	if i >= len(s.Visits) {
+		i = len(s.Visits) - 1
+	}
+	return &s.Visits[i]
+}
+
+// visitStep is a visit's step as reports show it: the record's step when it
+// has one, else the visit's 0-based position in the session.
+func visitStep(v *mine.Visit, pos int) int64 {
+	if v.Step >= 0 {
+		return v.Step
+	}
+	return int64(pos)
+}

@@ -1,0 +1,360 @@
+package check
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
+	"github.com/fsmine/fsmine/render/text"
+)
+
+// ReplayReport is fsmine replay's report on one session, its --format json
+// object: every step with its verdict, the first deviation explained, and
+// the optimal alignment.
+type ReplayReport struct {
+	m   *automaton.Model
+	url func(template, session string) string
+
+	SessionID string     `json:"session_id"`
+	Model     ModelRef   `json:"model"`
+	Fits      bool       `json:"fits"`
+	Deviation *Deviation `json:"deviation"`
+	// Explanation says in words what went wrong at the deviation.
+	Explanation string `json:"explanation,omitempty"`
+	// Expected are the model's moves out of the deviation's state.
+	Expected  []ReplayMove        `json:"expected"`
+	Records   int                 `json:"records"`
+	Cost      int                 `json:"cost"`
+	MaxCost   int                 `json:"max_cost"`
+	Fitness   float64             `json:"fitness"`
+	Bounded   bool                `json:"bounded"`
+	Rare      int                 `json:"rare"`
+	Steps     []ReplayStep        `json:"steps"`
+	Alignment []automaton.AlignOp `json:"alignment"`
+
+	deviationRow int
+}
+
+// ReplayStep is one row of a replay: the move into a record's label.
+type ReplayStep struct {
+	Move int `json:"move"`
+	// Step is the record's step (or its position when the log has none);
+	// End marks the move into __end__, whose record is the session's last.
+	Step  int64  `json:"step"`
+	End   bool   `json:"end,omitempty"`
+	File  string `json:"file"`
+	Line  int    `json:"line"`
+	State string `json:"state"`
+	Event string `json:"event"`
+	Label string `json:"label"`
+	Next  string `json:"next"`
+	// Transition is the model's transition taken, nil when none.
+	Transition *ReplayMove `json:"transition"`
+	Verdict    string      `json:"verdict"`
+	Resync     bool        `json:"resync,omitempty"`
+	Iteration  int         `json:"loop_iteration,omitempty"`
+	Cap        int         `json:"loop_cap,omitempty"`
+	Run        int         `json:"run,omitempty"`
+	MaxRun     int         `json:"max_run,omitempty"`
+	// DwellMS is the time spent in State, nil when not known.
+	DwellMS *float64 `json:"dwell_ms"`
+}
+
+// ReplayMove is a transition of the model as replay shows it.
+type ReplayMove struct {
+	Event    string  `json:"event"`
+	To       string  `json:"to"`
+	Count    int     `json:"count"`
+	Share    float64 `json:"share"`
+	Rare     bool    `json:"rare"`
+	BackEdge bool    `json:"back_edge"`
+	// Generalized is the kind of generalisation of a move no session took.
+	Generalized string `json:"generalized,omitempty"`
+	// Examples are sessions the model was mined from that took the move
+	// (see fsmine build --examples).
+	Examples []ExampleRef `json:"examples,omitempty"`
+}
+
+// ExampleRef is an example session as the reports give it in JSON: its id
+// and, when the model's link template makes a URL of it, the URL.
+type ExampleRef struct {
+	ID  string `json:"id"`
+	URL string `json:"url,omitempty"`
+}
+
+// ReplayOptions shape Replay.
+type ReplayOptions struct {
+	// SessionURL expands the model's link template (automaton.Params.Link)
+	// for an example session, "" when it makes no usable URL; cmd passes
+	// render.SessionURL. Nil gives example sessions no URL.
+	SessionURL func(template, session string) string
+}
+
+// FindSession returns the session of lg with the given id, nil when there
+// is none. lg's sessions are in id order, as mine.Read gives them.
+func FindSession(lg *mine.Log, id string) *mine.Session {
+	i := sort.Search(len(lg.Sessions), func(i int) bool { return lg.Sessions[i].ID >= id })
+	if i == len(lg.Sessions) || lg.Sessions[i].ID != id {
+		return nil
+	}
+	return &lg.Sessions[i]
+}
+
+// Replay walks session s of lg through c's model step by step, as fsmine
+// replay shows it, and aligns it. Model is left for the caller to name.
+func Replay(lg *mine.Log, s *mine.Session, c *automaton.Checker, opt ReplayOptions) *ReplayReport {
+	m := c.Model()
+	moves := Moves(lg, s, nil)
+	v := c.Check(moves)
+	al := c.Align(moves)
+	r := &ReplayReport{
+		SessionID: s.ID, Fits: v.Fits(), Records: len(s.Visits),
+		Cost: al.Cost, MaxCost: al.MaxCost, Fitness: Round6(al.Fitness), Bounded: al.Bounded, Rare: v.Rare,
+		Alignment: al.Ops, Expected: []ReplayMove{}, deviationRow: -1, m: m, url: opt.SessionURL,
+	}
+	if r.Alignment == nil {
+		r.Alignment = []automaton.AlignOp{}
+	}
+	for _, st := range c.Replay(moves) {
+		rec := moveRecord(s, st.Move)
+		pos := min(st.Move, len(s.Visits)-1)
+		row := ReplayStep{
+			Move: st.Move, Step: visitStep(rec, pos), End: st.Move == len(s.Visits),
+			File: lg.Files[rec.File].Path, Line: int(rec.Line),
+			State: st.From, Event: moves[st.Move].Event, Label: moves[st.Move].Label, Next: st.To,
+			Verdict: st.Verdict, Resync: st.Resync,
+		}
+		if st.Transition != nil {
+			row.Transition = r.move(st.Transition)
+			if st.Loop >= 0 {
+				row.Iteration, row.Cap = st.Iteration, st.Cap
+			}
+			row.Run, row.MaxRun = st.Run, st.MaxRun
+		}
+		if st.Move > 0 {
+			if prev := &s.Visits[st.Move-1]; prev.HasDwell {
+				d := prev.DwellMS
+				row.DwellMS = &d
+			}
+		}
+		r.Steps = append(r.Steps, row)
+	}
+	if d := v.Deviation; d != nil {
+		r.Deviation = deviation(lg, s, &v)
+		r.deviationRow = d.Move
+		if d.State != "" {
+			for _, t := range m.Out(d.State) {
+				r.Expected = append(r.Expected, *r.move(t))
+			}
+		}
+		r.Explanation = explainDeviation(m, d)
+	}
+	return r
+}
+
+// move is t as the report shows it.
+func (r *ReplayReport) move(t *automaton.Transition) *ReplayMove {
+	mv := &ReplayMove{Event: t.Event, To: t.To, Count: t.Count, Share: t.Prob, Rare: t.Rare, BackEdge: t.BackEdge, Generalized: t.Generalized}
+	// A generalised transition has no examples: no session took it.
+	if t.Generalized == "" && len(t.Examples) > 0 {
+		mv.Examples = make([]ExampleRef, len(t.Examples))
+		for i, id := range t.Examples {
+			mv.Examples[i] = ExampleRef{ID: id, URL: r.sessionURL(id)}
+		}
+	}
+	return mv
+}
+
+func (r *ReplayReport) sessionURL(id string) string {
+	if r.url == nil {
+		return ""
+	}
+	return r.url(r.m.Params.Link, id)
+}
+
+// explainDeviation says in words what the model has against the move.
+func explainDeviation(m *automaton.Model, d *automaton.Deviation) string {
+	mv := text.Move(d.State, d.Event, d.Label)
+	switch d.Kind {
+	case automaton.KindUnknownState:
+		return fmt.Sprintf("%q is no state of the model (%s)", d.Label, mv)
+	case automaton.KindIllegalTransition:
+		return fmt.Sprintf("the model has no move %s; %s", mv, expectedWords(m, d.State))
+	case automaton.KindIncomplete:
+		for _, t := range m.Out(d.State) {
+			if t.To == automaton.EndID {
+				return fmt.Sprintf("the session ends in %s with event %q; the model ends there only with other events; %s", d.State, d.Event, expectedWords(m, d.State))
+			}
+		}
+		return fmt.Sprintf("the session ends in %s; no session of the model ends there; %s", d.State, expectedWords(m, d.State))
+	case automaton.KindLoopCap:
+		l := m.Loops[d.Loop]
+		return fmt.Sprintf("%s is iteration %d of loop {%s} in this stay; the model's cap is %d (max_iterations %d, p95 %d)",
+			mv, d.Iterations, strings.Join(l.States, ", "), d.Cap, l.MaxIterations, l.P95Iterations)
+	case automaton.KindGeneralized:
+		if t := m.Next(d.State, automaton.Move{Event: d.Event, Label: d.Label}); t != nil {
+			return fmt.Sprintf("%s is a generalised transition (%s): no session the model was mined from took it", mv, t.Generalized)
+		}
+	case automaton.KindRepeatCap:
+		return fmt.Sprintf("%s is visit %d of %q in a row; no session the model was mined from made more than %d (max_run)",
+			mv, d.Iterations, d.Label, d.Cap)
+	case automaton.KindRare:
+		if t := m.Next(d.State, automaton.Move{Event: d.Event, Label: d.Label}); t != nil {
+			return fmt.Sprintf("%s is a rare transition: %d times, %s of %s's outflow", mv, t.Count, text.Percent(t.Prob), d.State)
+		}
+	}
+	return mv
+}
+
+func expectedWords(m *automaton.Model, state string) string {
+	n := len(m.Out(state))
+	switch n {
+	case 0:
+		return "the model has no move out of " + state
+	case 1:
+		return "it expected the one move below"
+	}
+	return fmt.Sprintf("it expected one of the %d moves below", n)
+}
+
+// WriteText writes the report for people, as fsmine replay prints it: a
+// verdict line, the steps as a table, the explanation of the first
+// deviation and the alignment.
+func (r *ReplayReport) WriteText(w io.Writer) error {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("session  %s  (%d records)\n", r.SessionID, r.Records)
+	p("model    %s  v%d %s\n", r.Model.Path, r.Model.Version, text.ShortDigest(r.Model.Digest))
+	if d := r.Deviation; d != nil {
+		p("verdict  deviates at step %d (%s:%d): %s %s\n", d.Step, d.File, d.Line, d.Kind, placeText(d.Kind, d.State, d.Event, d.Label))
+	} else {
+		p("verdict  fits\n")
+	}
+	bounded := ""
+	if r.Bounded {
+		bounded = " (search bounded: greedy alignment, an upper bound)"
+	}
+	p("fitness  %.3f  (alignment cost %d of %d)%s\n\n", r.Fitness, r.Cost, r.MaxCost, bounded)
+
+	rows := [][]string{{"", "step", "record", "state", "event", "next", "count", "share", "verdict", "dwell"}}
+	for i, s := range r.Steps {
+		mark := ""
+		if i == r.deviationRow {
+			mark = ">"
+		}
+		step := strconv.FormatInt(s.Step, 10)
+		if s.End {
+			step = "end"
+		}
+		state := s.State
+		if state == "" {
+			state = "?"
+		}
+		next := s.Next
+		switch {
+		case s.Verdict == automaton.StepUnknown:
+			next = s.Label + " (unknown)"
+		case next == "":
+			next = s.Label + "?"
+		case s.Resync:
+			next += " (resync)"
+		}
+		count, shr := "-", "-"
+		if t := s.Transition; t != nil {
+			count, shr = strconv.Itoa(t.Count), text.Percent(t.Share)
+		}
+		verdict := s.Verdict
+		if s.MaxRun > 0 {
+			verdict += fmt.Sprintf(" (%d/%d)", s.Run, s.MaxRun)
+		} else if s.Cap > 0 && s.Iteration > 0 {
+			verdict += fmt.Sprintf(" (%d/%d)", s.Iteration, s.Cap)
+		}
+		dwell := "-"
+		if s.DwellMS != nil {
+			dwell = text.Duration(*s.DwellMS)
+		}
+		rows = append(rows, []string{mark, step, fmt.Sprintf("%s:%d", s.File, s.Line), state, s.Event, next, count, shr, verdict, dwell})
+	}
+	b.WriteString(text.Table(rows, map[int]bool{1: true, 6: true, 7: true, 9: true}))
+
+	shown := false // whether example sessions were listed
+	if d := r.Deviation; d != nil {
+		p("\n> step %d: %s\n", d.Step, r.Explanation)
+		if d.Kind == automaton.KindRare && r.deviationRow >= 0 && r.deviationRow < len(r.Steps) {
+			if t := r.Steps[r.deviationRow].Transition; t != nil && len(t.Examples) > 0 {
+				p("  sessions that took it when the model was mined: %s\n", examplesText(t.Examples))
+				shown = true
+			}
+		}
+		if len(r.Expected) > 0 && d.Kind != automaton.KindLoopCap && d.Kind != automaton.KindRepeatCap && d.Kind != automaton.KindRare && d.Kind != automaton.KindGeneralized {
+			p("  the model's moves from %s:\n", d.State)
+			er := [][]string{}
+			for _, e := range r.Expected {
+				note := ""
+				switch {
+				case e.Generalized != "":
+					note = "generalised (" + e.Generalized + ")"
+				case e.Rare && e.BackEdge:
+					note = "rare, back edge"
+				case e.Rare:
+					note = "rare"
+				case e.BackEdge:
+					note = "back edge"
+				}
+				eg := ""
+				if len(e.Examples) > 0 {
+					eg = "e.g. " + examplesText(e.Examples)
+				}
+				er = append(er, []string{"   ", text.Arrow(e.Event, e.To), strconv.Itoa(e.Count), text.Percent(e.Share), note, eg})
+				shown = shown || len(e.Examples) > 0
+			}
+			b.WriteString(text.Table(er, map[int]bool{2: true, 3: true}))
+		}
+	}
+	if shown && r.m.Params.Link != "" && r.sessionURL("x") != "" {
+		p("example sessions open at %s\n", cellText(r.m.Params.Link))
+	}
+	if r.Cost > 0 {
+		p("\nalignment (cost %d): ", r.Cost)
+		var parts []string
+		for _, op := range r.Alignment {
+			switch op.Op {
+			case automaton.OpLog:
+				parts = append(parts, fmt.Sprintf("skip the session's %s (%s)", r.stepName(op.Move), text.Arrow(op.Event, op.Label)))
+			case automaton.OpModel:
+				parts = append(parts, fmt.Sprintf("add the model's %s before the session's %s", text.Move(op.From, op.Event, op.To), r.stepName(op.Move)))
+			}
+		}
+		p("%s\n", strings.Join(parts, "; "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// stepName names move i of the session as the table does.
+func (r *ReplayReport) stepName(i int) string {
+	if i >= len(r.Steps) || r.Steps[i].End {
+		return "end"
+	}
+	return fmt.Sprintf("step %d", r.Steps[i].Step)
+}
+
+// examplesText lists example ids for one cell of a text table.
+func examplesText(refs []ExampleRef) string {
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = cellText(r.ID)
+	}
+	return strings.Join(ids, " ")
+}
+
+// cellText is s for one cell of a text table: newlines and tabs, which
+// would break the row, written as \n and \t. Other control characters are
+// left to the writer the report goes through (see the package comment).
+func cellText(s string) string {
+	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(s)
+}

@@ -1,0 +1,156 @@
+package stats
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/fsmine/fsmine/render/text"
+)
+
+// ErrNoModel is WriteText's error for a Report that FromModel or FromLogs
+// did not make (one decoded from JSON): the text needs the model.
+var ErrNoModel = errors.New("stats: the report has no model; make it with FromModel or FromLogs")
+
+// WriteText writes the report for people: aligned tables of the states
+// (and, with measures, the fields per visit), example sessions, the
+// hottest back edges and the loops. Example session ids and the link
+// template are escaped for a table cell (control characters, newline and
+// tab as Go escapes); state ids, events and the model's path are written
+// as they are, so a caller writing to a terminal escapes control
+// characters (fsmine stats does). It makes one Write to w, and returns
+// ErrNoModel for a Report FromModel or FromLogs did not make.
+func (r *Report) WriteText(w io.Writer) error {
+	if r.m == nil {
+		return ErrNoModel
+	}
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	m := r.m
+	p("model     %s  v%d %s  (%d states, %d transitions, %d loops)\n", r.Model.Path, r.Model.Version, text.ShortDigest(r.Model.Digest), len(m.States), len(m.Transitions), len(m.Loops))
+	if r.From == "logs" {
+		p("logs      %d sessions (%d fit the model), %d events", r.Sessions, r.Fit, r.Events)
+		if r.Unplaced > 0 {
+			p("; %s after a deviation could not be placed in a state", text.Count(r.Unplaced, "event"))
+		}
+		p("\n")
+	} else {
+		p("source    the model alone: %d sessions, %d events when mined (give logs for exact endings, loop histograms, tokens and latency)\n", r.Sessions, r.Events)
+	}
+
+	p("\nstates (by visits)\n")
+	rows := [][]string{{"  state", "visits", "sessions", "dwell p50", "dwell p95", "sessions through it end in"}}
+	for _, s := range r.States {
+		p50, p95 := "-", "-"
+		if s.DwellMS != nil {
+			p50, p95 = text.Duration(s.DwellMS.P50), text.Duration(s.DwellMS.P95)
+		}
+		rows = append(rows, []string{"  " + s.ID, strconv.Itoa(s.Visits), strconv.Itoa(s.Sessions), p50, p95, endsText(s.Ends, 3)})
+	}
+	writeTable(&b, rows, map[int]bool{1: true, 2: true, 3: true, 4: true})
+	if r.EndsFrom == "top_variants" {
+		p("  (endings from the model's %d top variants, %s of its sessions)\n", len(m.TopVariants), text.Percent(r.EndsCoverage))
+	}
+
+	if len(r.Measures) > 0 {
+		p("\nper visit, by state\n")
+		head := []string{"  state"}
+		for _, mp := range r.Measures {
+			head = append(head, mp+" total", "mean", "p95")
+		}
+		rows = [][]string{head}
+		right := map[int]bool{}
+		for i := 1; i < len(head); i++ {
+			right[i] = true
+		}
+		for _, s := range r.States {
+			row := []string{"  " + s.ID}
+			for _, mp := range r.Measures {
+				q := s.Measures[mp]
+				if q == nil {
+					row = append(row, "-", "-", "-")
+					continue
+				}
+				row = append(row, text.Num(q.Total), text.Num(q.Mean), text.Num(q.P95))
+			}
+			rows = append(rows, row)
+		}
+		writeTable(&b, rows, right)
+	}
+
+	var ex [][]string
+	for _, s := range r.States {
+		if len(s.Examples) > 0 {
+			ex = append(ex, []string{"  " + cellText(s.ID), examplesText(s.Examples)})
+		}
+	}
+	if len(ex) > 0 {
+		p("\nexample sessions, by state\n")
+		writeTable(&b, ex, nil)
+		b.WriteString(linkLine(m))
+	}
+
+	p("\nhottest back edges")
+	if r.BackEdgesAll > len(r.BackEdges) {
+		p(" (top %d of %d)", len(r.BackEdges), r.BackEdgesAll)
+	}
+	p("\n")
+	if len(r.BackEdges) == 0 {
+		p("  none\n")
+	} else {
+		rows = [][]string{{"  edge", "count", "sessions"}}
+		for _, e := range r.BackEdges {
+			rows = append(rows, []string{"  " + moveText(e.From, e.Event, e.To), strconv.Itoa(e.Count), strconv.Itoa(e.Sessions)})
+		}
+		writeTable(&b, rows, map[int]bool{1: true, 2: true})
+	}
+
+	p("\nloops (iterations per stay)\n")
+	if len(r.Loops) == 0 {
+		p("  none\n")
+	}
+	for _, l := range r.Loops {
+		p("  {%s}\n", statesText(l.States, 4))
+		p("    %s in %s; max %d, p95 %d", text.Count(l.Count, "iteration"), text.Count(l.Sessions, "session"), l.MaxIterations, l.P95Iterations)
+		switch {
+		case l.Histogram == nil:
+		case len(l.Histogram) == 0:
+			p("; no stay iterated")
+		default:
+			var parts []string
+			for _, h := range l.Histogram {
+				parts = append(parts, fmt.Sprintf("%d:%d", h.Iterations, h.Stays))
+			}
+			p("; stays by iterations %s", strings.Join(parts, " "))
+		}
+		p("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// endsText shows the first n endings as "state share".
+func endsText(ends []End, n int) string {
+	if len(ends) == 0 {
+		return "-"
+	}
+	var parts []string
+	for i, e := range ends {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("+%d more", len(ends)-n))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", e.State, text.Percent(e.Share)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// statesText lists up to n states and how many more.
+func statesText(states []string, n int) string {
+	if len(states) <= n {
+		return strings.Join(states, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(states[:n], ", "), len(states)-n)
+}

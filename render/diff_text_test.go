@@ -1,0 +1,171 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// TestDiffWritersGolden writes the text, markdown and JSON forms of the
+// diff of automaton/testdata/diff's models (and of one model with itself)
+// and compares them with testdata/diff/*.golden; fsmine diff prints the
+// same bytes (cmd's TestDiffGolden).
+func TestDiffWritersGolden(t *testing.T) {
+	tests := []struct {
+		name, old, new string
+		write          func(io.Writer, *automaton.Diff, DiffTextOptions) error
+		color          bool
+	}{
+		{"text", "old.json", "new.json", DiffText, false},
+		{"text-color", "old.json", "new.json", DiffText, true},
+		{"markdown", "old.json", "new.json", DiffMarkdown, false},
+		{"json", "old.json", "new.json", DiffJSON, false},
+		{"identical-text", "old.json", "old.json", DiffText, false},
+		{"identical-markdown", "old.json", "old.json", DiffMarkdown, false},
+		{"identical-json", "old.json", "old.json", DiffJSON, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old, new := loadDiffFixture(t, tt.old), loadDiffFixture(t, tt.new)
+			d := automaton.Compare(old, new, automaton.DiffOptions{})
+			var buf bytes.Buffer
+			if err := tt.write(&buf, d, DiffTextOptions{OldFile: tt.old, NewFile: tt.new, Color: tt.color}); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "diff", tt.name+".golden")
+			if diffGoldenUpdate() {
+				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if buf.String() != string(want) {
+				t.Errorf("output differs from %s (run go test -update and review it):\n%s", golden, buf.String())
+			}
+		})
+	}
+}
+
+// TestDiffTextEscape: Escape rewrites every line before the colours, so a
+// name's escape sequence is escaped and the colour codes are not.
+func TestDiffTextEscape(t *testing.T) {
+	old := loadDiffFixture(t, "old.json")
+	d := automaton.Compare(old, old, automaton.DiffOptions{})
+	escape := func(s string) string { return strings.ReplaceAll(s, "\x1b", `\x1b`) }
+	for _, color := range []bool{false, true} {
+		var buf bytes.Buffer
+		if err := DiffText(&buf, d, DiffTextOptions{OldFile: "a\x1b[2Jb.json", NewFile: "new.json", Color: color, Escape: escape}); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if !strings.Contains(out, `a\x1b[2Jb.json`) || strings.Contains(out, "\x1b[2J") {
+			t.Errorf("color %v: the file name's escape sequence is not escaped:\n%q", color, out)
+		}
+		if got := strings.Contains(out, "\x1b[31m--- "); got != color {
+			t.Errorf("color %v: red header = %v:\n%q", color, got, out)
+		}
+	}
+}
+
+// TestDiffJSONFields pins the documented field names of the JSON form.
+func TestDiffJSONFields(t *testing.T) {
+	old, new := loadDiffFixture(t, "old.json"), loadDiffFixture(t, "new.json")
+	var out bytes.Buffer
+	if err := DiffJSON(&out, automaton.Compare(old, new, automaton.DiffOptions{}), DiffTextOptions{OldFile: "old.json", NewFile: "new.json"}); err != nil {
+		t.Fatal(err)
+	}
+	// encoding/json, not go-json: a second parser reads what go-json wrote.
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(out.Bytes(), &obj); err != nil {
+		t.Fatalf("output is not one JSON object: %v\n%s", err, out.String())
+	}
+	want := []string{"old_file", "new_file", "empty", "differences", "old", "new", "same_digest", "alpha", "correction",
+		"transition_tests", "transition_threshold", "state_tests", "state_threshold", "states_added", "states_removed",
+		"states_relabeled", "transitions_added", "transitions_removed", "share_changes", "outflow_shifts",
+		"rare_flips", "generalized_flips", "loops", "trunk"}
+	for _, k := range want {
+		if _, ok := obj[k]; !ok {
+			t.Errorf("JSON lacks field %q", k)
+		}
+	}
+	if len(obj) != len(want) {
+		t.Errorf("JSON has %d fields, want %d: %s", len(obj), len(want), out.String())
+	}
+}
+
+// TestDiffJSONSmallFloats: p-values and thresholds below 1e-6 keep the
+// one-digit exponent fsmine diff has always written (see DiffJSON).
+func TestDiffJSONSmallFloats(t *testing.T) {
+	d := &automaton.Diff{TransitionThreshold: 5e-7, ShareChanges: []automaton.ShareChange{{From: "a", To: "b", P: 2.3132563827331445e-7}}}
+	var out bytes.Buffer
+	if err := DiffJSON(&out, d, DiffTextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"transition_threshold": 5e-7,`, `"p": 2.3132563827331445e-7`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestDiffMarkdownEscapes(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain", "`plain`"},
+		{"a|b", "`a\\|b`"},
+		{"tick`in", "``tick`in``"},
+		{"`edge", "`` `edge ``"},
+		{"two\nlines", "`two lines`"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := mdCode(tt.in); got != tt.want {
+			t.Errorf("mdCode(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestDiffLoopDetail(t *testing.T) {
+	stats := func(max, p95 int) *automaton.LoopStats {
+		return &automaton.LoopStats{MaxIterations: max, P95Iterations: p95}
+	}
+	tests := []struct {
+		l    automaton.LoopChange
+		want string
+	}{
+		{automaton.LoopChange{Change: automaton.LoopAppeared, New: stats(3, 2)}, "max 3, p95 2"},
+		{automaton.LoopChange{Change: automaton.LoopDisappeared, Old: stats(3, 2)}, "was max 3, p95 2"},
+		{automaton.LoopChange{Change: automaton.LoopGrew, Old: stats(3, 2), New: stats(5, 2)}, "max 3 -> 5, p95 2 -> 2"},
+		{automaton.LoopChange{Change: automaton.LoopReshaped, Joined: []string{"x"}, Left: []string{"y", "z"},
+			Old: stats(11, 5), New: stats(9, 4)}, "joined: x; left: y, z; max 11 -> 9, p95 5 -> 4"},
+	}
+	for _, tt := range tests {
+		if got := diffLoopDetail(tt.l); got != tt.want {
+			t.Errorf("diffLoopDetail(%s) = %q, want %q", tt.l.Change, got, tt.want)
+		}
+	}
+}
+
+func TestDiffPct(t *testing.T) {
+	tests := []struct {
+		share float64
+		want  string
+	}{
+		{0, "0.0%"}, {1, "100.0%"}, {0.5, "50.0%"}, {0.0004, "<0.1%"}, {0.0005, "0.1%"},
+		{0.9996, ">99.9%"}, {0.9994, "99.9%"},
+	}
+	for _, tt := range tests {
+		if got := Percent(tt.share); got != tt.want {
+			t.Errorf("Percent(%v) = %q, want %q", tt.share, got, tt.want)
+		}
+	}
+}
