@@ -134,8 +134,9 @@ func checkIntegers(data []byte) error {
 // transition; the version and every count are 0 or more and every prob
 // between 0 and 1; the trunk, the loops and the top variants name states of
 // the model, a state is in one loop at most, and a loop's back edges are
-// transitions inside it. Every command that reads a model relies on these.
-// It indexes the model.
+// transitions inside it; a state's fields are sorted and unique, at most
+// MaxFields, and on no pseudo-state. Every command that reads a model relies
+// on these. It indexes the model.
 func (m *Model) Validate() error {
 	if err := m.validateCounts(); err != nil {
 		return err
@@ -149,6 +150,9 @@ func (m *Model) Validate() error {
 			return fmt.Errorf("invalid model: state %q appears twice", s.ID)
 		}
 		seen[s.ID] = s.Label
+		if err := validFields(s); err != nil {
+			return err
+		}
 	}
 	for _, id := range []string{StartID, EndID} {
 		if _, ok := seen[id]; !ok {
@@ -218,6 +222,29 @@ func (m *Model) Validate() error {
 	return nil
 }
 
+// validFields checks a state's Fields: not on StartID or EndID (no record
+// lands there), at most MaxFields, non-empty, sorted and unique.
+func validFields(s State) error {
+	if len(s.Fields) == 0 {
+		return nil
+	}
+	if s.ID == StartID || s.ID == EndID {
+		return fmt.Errorf("invalid model: state %q has fields: no record lands in it", s.ID)
+	}
+	if len(s.Fields) > MaxFields {
+		return fmt.Errorf("invalid model: state %q has %d fields, at most %d", s.ID, len(s.Fields), MaxFields)
+	}
+	for i, f := range s.Fields {
+		if f == "" {
+			return fmt.Errorf("invalid model: state %q: fields[%d] is empty", s.ID, i)
+		}
+		if i > 0 && s.Fields[i-1] >= f {
+			return fmt.Errorf("invalid model: state %q: fields are not sorted and unique at fields[%d] (%q after %q)", s.ID, i, f, s.Fields[i-1])
+		}
+	}
+	return nil
+}
+
 // validateCounts checks that the version and every count of m are 0 or
 // more.
 func (m *Model) validateCounts() error {
@@ -264,7 +291,9 @@ func (m *Model) validateCounts() error {
 // ComputeDigest returns the digest of the model's behaviour: "sha256:" and
 // the hex SHA-256 of a canonical text of Initial, the states (id, label) and
 // the transitions (from, event, to, count, rare, and the kind of
-// generalisation when there is one) in file order. Provenance
+// generalisation when there is one) in file order. A state's max_run and
+// fields are appended to its line when set, so models without them keep
+// their digests. Provenance
 // (version, parent, created, generator, source, params) is not part of it, so
 // the same data and options give the same digest.
 func (m *Model) ComputeDigest() string {
@@ -282,12 +311,19 @@ func (m *Model) ComputeDigest() string {
 		h.Write(b)
 	}
 	line("initial", m.Initial)
+	var st []string
 	for _, s := range m.States {
+		st = append(st[:0], "state", s.ID, s.Label)
 		if s.MaxRun > 0 {
-			line("state", s.ID, s.Label, strconv.Itoa(s.MaxRun))
-		} else {
-			line("state", s.ID, s.Label)
+			st = append(st, strconv.Itoa(s.MaxRun))
 		}
+		if len(s.Fields) > 0 {
+			// A run of "fields" and the paths: unambiguous, as the item
+			// before is a label or max_run's digits.
+			st = append(st, "fields")
+			st = append(st, s.Fields...)
+		}
+		line(st...)
 	}
 	for _, t := range m.Transitions {
 		if t.Generalized == "" {

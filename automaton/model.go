@@ -109,6 +109,10 @@ type Params struct {
 	// session id, escaped as a URL path segment. Readers must show only
 	// http and https links made from it.
 	Link string `json:"link,omitempty"`
+	// Slots says the miner recorded, per state, the record fields present
+	// on every visit that leaves it (State.Fields; fsmine build --slots).
+	// False, and left out of the file, for models mined without.
+	Slots bool `json:"slots,omitempty"`
 }
 
 // State is a state of the model. Visits counts how often sessions entered it,
@@ -125,6 +129,15 @@ type State struct {
 	// session may make in a row on entering it: the longest such run any
 	// training session made (see mine.Options.Generalize). 0 is no cap.
 	MaxRun int `json:"max_run,omitempty"`
+	// Fields, recorded when Params.Slots is set, are the dotted paths of
+	// the record fields (core fields left out; arrays are leaves) present,
+	// with a value that is not null, "" or [], on the record of every
+	// visit that leaves the state, where the record is the one whose step
+	// lands in the state, and absent from some record of the log: what a
+	// session always carried out of the state (for example the arguments
+	// of the tool call the state stands for). Sorted, unique; at most
+	// MaxFields. Part of the digest, when not empty.
+	Fields []string `json:"fields,omitempty"`
 	// Examples are ids of sessions that visited the state, at most
 	// Params.Examples of them: the ones whose ids have the smallest hashes
 	// (64-bit FNV-1a, then SplitMix64's finaliser; ties by id), so that the
@@ -133,6 +146,10 @@ type State struct {
 	// the digest.
 	Examples []string `json:"examples,omitempty"`
 }
+
+// MaxFields bounds State.Fields: a model with more field paths on one state
+// is invalid.
+const MaxFields = 256
 
 // Dwell is a summary of dwell times in milliseconds.
 type Dwell struct {

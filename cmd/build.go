@@ -21,6 +21,7 @@ import (
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/render"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 func init() { register(newBuildCmd) }
@@ -134,6 +135,10 @@ type modelOptions struct {
 	version   int
 	parent    string
 	quiet     bool
+	// slots records each state's fields (build --slots): recordFields
+	// finds them in the model mined from a log.
+	slots        bool
+	recordFields func(*mine.Log, *automaton.Model) (*mine.FieldReport, error)
 
 	parentModel *automaton.Model // loaded by prepare
 }
@@ -272,6 +277,7 @@ any bad line).`,
 	f.StringVar(&opts.update, "update", "", "mine from the evidence of model `FILE` (FILE"+evidenceExt+") and the new logs, without the old logs; the model is FILE's next version")
 	f.StringVar(&opts.partial, "partial", "", "write this shard's partial result to `FILE` instead of a model (see fsmine merge)")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before its path is tallied and its records let go; 0 holds every session to the end")
+	f.BoolVar(&opts.model.slots, "slots", false, "record per state the record fields present on every visit that leaves it (reads the logs twice; see serve --check --suggest)")
 	return c
 }
 
@@ -281,6 +287,7 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		return err
 	}
 	var old *mine.Log
+	var oldFields *mine.FieldEvidence
 	if opts.update != "" {
 		if opts.partial != "" || opts.model.parent != "" {
 			return usagef("--update: not with --partial or --parent (the updated model is the parent)")
@@ -295,6 +302,11 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	}
 	if opts.update != "" {
 		inheritModelFlags(&opts.model, opts.model.parentModel.Params, opts.changed)
+		if opts.model.slots {
+			if oldFields, err = readFieldEvidence(opts.update); err != nil {
+				return err
+			}
+		}
 		if old, err = readEvidence(opts.update, opts.model.parentModel, ropt); err != nil {
 			return err
 		}
@@ -305,7 +317,7 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	}
 	read := []string{opts.input.labels, opts.model.parent}
 	if opts.update != "" {
-		read = append(read, opts.update+evidenceExt)
+		read = append(read, opts.update+evidenceExt, opts.update+fieldsExt)
 	}
 	for _, in := range inputs {
 		read = append(read, in.Name)
@@ -313,14 +325,20 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	outputs := append(opts.model.outputs(), [2]string{"--partial", opts.partial})
 	if opts.evidence {
 		outputs = append(outputs, [2]string{"--evidence", opts.model.out + evidenceExt})
+		if opts.model.slots {
+			outputs = append(outputs, [2]string{"--evidence", opts.model.out + fieldsExt})
+		}
 	}
 	if err := checkOutputs(read, outputs); err != nil {
 		return err
 	}
+	if opts.model.slots && (opts.partial != "" || !twiceReadable(inputs)) {
+		return usagef("--slots reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial")
+	}
 	// A model needs only the distinct paths; a partial result holds every
-	// session.
+	// session, and --slots walks each through the model.
 	window := opts.window
-	if opts.partial != "" || opts.evidence {
+	if opts.partial != "" || opts.evidence || opts.model.slots {
 		window = 0
 	}
 	if err := streamReads(&ropt, inputs, window, nil); err != nil {
@@ -351,12 +369,24 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 			return fmt.Errorf("--update: %w", err)
 		}
 	}
+	var fields *mine.FieldEvidence
+	if opts.model.slots {
+		opts.model.recordFields = func(lg *mine.Log, m *automaton.Model) (rep *mine.FieldReport, err error) {
+			rep, fields, err = mine.RecordFields(lg, m, inputs, ropt, mine.FieldOptions{Evidence: oldFields, Keep: opts.evidence})
+			return rep, err
+		}
+	}
 	if err := buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams); err != nil {
 		return err
 	}
 	if opts.evidence {
 		if err := writeOutput(opts.model.out+evidenceExt, streams.Out, lg.WritePartial); err != nil {
 			return err
+		}
+		if fields != nil {
+			if err := writeOutput(opts.model.out+fieldsExt, streams.Out, fields.Write); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -367,6 +397,25 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 // fsmine merge), so that build --update can mine the next version from it
 // and new logs alone.
 const evidenceExt = ".evidence"
+
+// fieldsExt ends the name of the file that build --slots --evidence writes
+// beside a model: the record fields of every visit of its evidence, so that
+// build --update finds them without the old logs.
+const fieldsExt = ".fields"
+
+// readFieldEvidence reads the fields evidence of the model at path.
+func readFieldEvidence(path string) (*mine.FieldEvidence, error) {
+	ev := path + fieldsExt
+	f, err := os.Open(ev)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("--update %s --slots: %s not found: build %s with --slots --evidence, or update without fields (--slots=false)", path, ev, path)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	return mine.ReadFieldEvidence(f, ev)
+}
 
 // readEvidence reads the evidence of model m, built from path, and checks
 // that the new logs are read as it was: the same label rules and field map.
@@ -411,6 +460,12 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 		}
 		return err
 	}
+	var fields *mine.FieldReport
+	if opts.recordFields != nil {
+		if fields, err = opts.recordFields(lg, m); err != nil {
+			return err
+		}
+	}
 	m.Generator = "fsmine " + version
 	m.Created = created()
 	m.Params.Link = opts.link
@@ -437,8 +492,40 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 	}
 	if !opts.quiet {
 		printBuildSummary(streams.Err, lg, m)
+		if fields != nil {
+			printFieldsSummary(streams.Err, m, fields)
+		}
 	}
 	return nil
+}
+
+// printFieldsSummary says what build --slots found, and what it could not
+// track.
+func printFieldsSummary(w io.Writer, m *automaton.Model, rep *mine.FieldReport) {
+	states := 0
+	for _, s := range m.States {
+		if len(s.Fields) > 0 {
+			states++
+		}
+	}
+	fmt.Fprintf(w, "fields: %s with fields; %s looked at, %s, %d of them on every record (left out)\n",
+		text.Count(states, "state"), text.Count(rep.Leaving, "visit"), text.Count(rep.Paths, "distinct path"), rep.Everywhere)
+	if rep.FirstUntracked != "" {
+		fmt.Fprintf(w, "  more than %d distinct paths: tracked the %d first by name, up to %q; %q and after not tracked\n",
+			mine.MaxFieldPaths, mine.MaxFieldPaths, rep.LastTracked, rep.FirstUntracked)
+	}
+	if rep.TooLong > 0 {
+		fmt.Fprintf(w, "  %s longer than %d bytes not tracked\n", text.Count(rep.TooLong, "path occurrence"), mine.MaxFieldPath)
+	}
+	if rep.Unnamed > 0 {
+		fmt.Fprintf(w, "  %s with an empty name not tracked\n", text.Count(rep.Unnamed, "field"))
+	}
+	if rep.Unreadable > 0 {
+		fmt.Fprintf(w, "  %s whose JSON could not be walked, counted as carrying no field\n", text.Count(rep.Unreadable, "record"))
+	}
+	if rep.Unplaced > 0 {
+		fmt.Fprintf(w, "  %s the model does not take from start to end, left out\n", text.Count(rep.Unplaced, "session"))
+	}
 }
 
 // noSessionsError is the error of a read that gave no session: what was
@@ -520,6 +607,18 @@ func rereadable(inputs []mine.Input) bool {
 	for _, in := range inputs {
 		fi, err := os.Stat(in.Name)
 		if in.Name == "-" || err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
+}
+
+// twiceReadable says whether every input is a regular file or a folder,
+// which can be opened and read again.
+func twiceReadable(inputs []mine.Input) bool {
+	for _, in := range inputs {
+		fi, err := os.Stat(in.Name)
+		if in.Name == "-" || err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
 			return false
 		}
 	}
@@ -658,5 +757,8 @@ func inheritModelFlags(o *modelOptions, p automaton.Params, changed func(string)
 	}
 	if !given("link") {
 		o.link = p.Link
+	}
+	if !given("slots") {
+		o.slots = p.Slots
 	}
 }

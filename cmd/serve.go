@@ -30,6 +30,9 @@ type serveOptions struct {
 	check  bool
 	cfg    serve.Config // the service's bounds and token, bound to flags
 
+	// suggest, with check, prints a policy draft mined from the model.
+	suggest bool
+
 	// ready, when set, is called with the listening address once the
 	// service accepts connections (tests listen on port 0).
 	ready func(addr string)
@@ -108,6 +111,7 @@ flags, unreadable model or policy, the address is taken).`,
 	f.IntVar(&opts.cfg.MaxSessions, "max-sessions", d.MaxSessions, "live sessions at most; the least recently used go first (0: no bound)")
 	f.IntVar(&opts.cfg.History, "history", d.History, "recent decisions kept per session for GET /v1/sessions/{id} (0: none; each costs about 0.12 KB)")
 	f.BoolVar(&opts.check, "check", false, "load the model and policy, print what would be enforced, and exit")
+	f.BoolVar(&opts.suggest, "suggest", false, "with --check: print a policy draft mined from the model instead (required slots from build --slots, loop caps, a watchdog), for a person to edit")
 	f.DurationVar(&opts.cfg.ReadTimeout, "read-timeout", d.ReadTimeout, "a request's headers and body must arrive within this (0: no limit)")
 	f.DurationVar(&opts.cfg.IdleTimeout, "idle-timeout", d.IdleTimeout, "close a kept-alive connection idle this long between requests (0: never)")
 	f.IntVar(&opts.cfg.MaxConns, "max-conns", d.MaxConns, "connections served at once; more wait to be accepted (0: no bound)")
@@ -149,6 +153,12 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 	m, p, err := loadServeInputs(opts.model, opts.policy)
 	if err != nil {
 		return err
+	}
+	if opts.suggest {
+		if !opts.check {
+			return usagef("serve: --suggest goes with --check")
+		}
+		return automaton.SuggestPolicy(m).Write(streams.Out)
 	}
 	cfg.ModelPath = opts.model
 	cfg.Load = func() (*automaton.Model, *automaton.Policy, error) { return loadServeInputs(opts.model, opts.policy) }

@@ -33,6 +33,8 @@ var formatFixtures = []struct {
 	{file: "openai_agents.jsonl", format: FormatOpenAIAgents},
 	{file: "loan.xes", format: FormatXES},
 	{file: "tickets.csv", format: FormatCSV, fields: ticketsFields},
+	{file: "tau2_args.json", format: FormatTau},
+	{file: "tau_v1_args.json", format: FormatTau},
 }
 
 // ticketsFields read tickets.csv, whose columns have no common names.

@@ -113,8 +113,9 @@ type tau2Chunk struct {
 }
 
 type tau2ToolCall struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 type tau2Tick struct {
@@ -194,7 +195,8 @@ type tau1Run struct {
 		ToolCalls  []struct {
 			ID       string `json:"id"`
 			Function struct {
-				Name string `json:"name"`
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
 			} `json:"function"`
 		} `json:"tool_calls"`
 	} `json:"traj"`
@@ -296,6 +298,7 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, info *t
 		}
 	}
 	step := int64(0)
+	var args json.RawMessage // of the tool call being written
 	for mi, m := range sim.Messages {
 		var ts int64
 		hasTS := false
@@ -327,6 +330,8 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, info *t
 			obj.str("actor", m.Role)
 			obj.raw("turn_idx", m.TurnIdx)
 			obj.raw("tick", m.tick)
+			writeToolArgs(obj, args)
+			args = nil
 			step++
 			return rw.write(obj.bytes())
 		}
@@ -337,6 +342,7 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, info *t
 				if c.Name == "" {
 					return jr.errorAt(simAt, "simulation %s, message %d: a tool call without a name", sim.ID, mi)
 				}
+				args = c.Arguments
 				if err := emit(c.Name, answers.event(c.ID, mi)); err != nil {
 					return err
 				}
@@ -374,6 +380,7 @@ func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, r
 		}
 	}
 	step := int64(0)
+	var args json.RawMessage // of the tool call being written
 	emit := func(node, event, actor string) error {
 		obj.reset()
 		obj.str(FieldSession, session)
@@ -385,6 +392,8 @@ func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, r
 		obj.raw("trial", run.Trial)
 		obj.raw("reward", run.Reward)
 		obj.str("actor", actor)
+		writeToolArgs(obj, args)
+		args = nil
 		step++
 		return rw.write(obj.bytes())
 	}
@@ -396,6 +405,7 @@ func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, r
 				if c.Function.Name == "" {
 					return jr.errorAt(at, "task %s trial %s, message %d: a tool call without a name", task, trial, mi)
 				}
+				args = c.Function.Arguments
 				if err := emit(c.Function.Name, answers.event(c.ID, mi), m.Role); err != nil {
 					return err
 				}
@@ -411,6 +421,46 @@ func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, r
 		}
 	}
 	return nil
+}
+
+// maxToolArgs bounds the arguments of a tool call that a record carries, as
+// compact JSON: larger ones are left out, and the record says how large they
+// were (attrs.args_bytes), so that no hostile call makes every reader of
+// the records hold megabytes a line.
+const maxToolArgs = 16 << 10
+
+// writeToolArgs writes a tool call's arguments into the record's attrs as
+// args: the JSON value the tool was called with (an object of named
+// arguments, nested objects and arrays as they are), compacted onto the
+// line. OpenAI-style arguments, a string of JSON text (tau-bench v1), are
+// decoded first when the text is a JSON object or array; any other string
+// is kept as the string. Absent and null arguments write nothing.
+func writeToolArgs(obj *jsonObject, raw json.RawMessage) {
+	if jsonKind(raw) == '"' {
+		// Valid and Compact both: each library's Valid alone has let
+		// text that is not JSON through (go-json's takes ",{}").
+		text := []byte(jsonText(raw))
+		var buf bytes.Buffer
+		if k := jsonKind(text); (k != '{' && k != '[') || !json.Valid(text) || json.Compact(&buf, text) != nil {
+			if len(text) > maxToolArgs {
+				obj.int("args_bytes", int64(len(text)))
+				return
+			}
+			obj.strNonEmpty("args", string(text))
+			return
+		}
+		raw = buf.Bytes()
+	}
+	if kind := jsonKind(raw); kind == 0 || kind == 'n' {
+		return
+	}
+	compact := appendCompact(nil, raw)
+	if len(compact) > maxToolArgs {
+		obj.int("args_bytes", int64(len(compact)))
+		return
+	}
+	obj.key("args")
+	obj.b = append(obj.b, compact...)
 }
 
 // toolAnswers finds the tool message that answers a call: the first one

@@ -1,0 +1,573 @@
+package mine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/goccy/go-json"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// Limits of RecordFields: how deep into a record's objects a path goes (an
+// object deeper than this counts as one leaf), how long a path may be, and
+// how many distinct paths are told apart.
+const (
+	MaxFieldDepth = 8
+	MaxFieldPath  = 256
+	MaxFieldPaths = automaton.MaxFields
+)
+
+// FieldReport says what RecordFields read and what it could not track.
+type FieldReport struct {
+	// Records is the number of records read again; Leaving the number of
+	// visits that leave their state, whose records were looked at.
+	Records, Leaving int
+	// Paths is the number of distinct field paths tracked; Everywhere the
+	// number of them present on every record, which no state records.
+	Paths, Everywhere int
+	// LastTracked and FirstUntracked are set when the records held more
+	// than MaxFieldPaths distinct paths: the paths tracked are the
+	// MaxFieldPaths smallest by name, up to LastTracked, and those from
+	// FirstUntracked on are not (a choice that does not depend on the
+	// order of the records).
+	LastTracked, FirstUntracked string
+	// TooLong counts the occurrences of paths longer than MaxFieldPath
+	// bytes and Unnamed those of the empty path (a top-level key ""),
+	// which are not tracked; Unreadable the records whose JSON the walk
+	// could not read (counted as carrying no field).
+	TooLong, Unnamed, Unreadable int
+	// Unplaced counts the sessions the model does not take from start to
+	// end, whose visits are left out.
+	Unplaced int
+}
+
+// FieldOptions shape RecordFields.
+type FieldOptions struct {
+	// Evidence holds the fields of the sessions of lg that come from a
+	// model's evidence (build --update) rather than from inputs: those
+	// whose ids it lists. Nil for none.
+	Evidence *FieldEvidence
+	// Keep asks for the fields of every visit of lg, as FieldEvidence, so
+	// that a later update needs no log read again.
+	Keep bool
+}
+
+// RecordFields finds, for every state of m, the record fields present on
+// the record of every visit that leaves the state, and stores them in the
+// state's Fields (setting m.Params.Slots and the digest). m must have been
+// mined from lg, and lg read from inputs with opt, holding its sessions (not
+// streamed): each session is walked through m as check walks it, to find the
+// state of each visit, and the inputs are read a second time for the
+// records' fields (the sessions fo.Evidence lists take theirs from it).
+//
+// A visit's record is its first one (the step that lands in the state); a
+// visit leaves its state when the next visit's state is another one (or the
+// session ends). A field is a dotted path to a leaf of the record: a value
+// that is not an object (arrays are leaves; objects deeper than
+// MaxFieldDepth are leaves too), present when it is not null, "" or [].
+// The core fields (session_id, node, event, step, ts, duration_ms, or the
+// paths opt.Fields reads them from) are left out, and so are fields present
+// on every record read, which say nothing about a state. Memory grows with
+// the visits looked at and the distinct field sets, not with the records'
+// text. With fo.Keep it also returns the fields of every visit.
+func RecordFields(lg *Log, m *automaton.Model, inputs []Input, opt ReadOptions, fo FieldOptions) (*FieldReport, *FieldEvidence, error) {
+	if lg.Streamed {
+		return nil, nil, errStreamed
+	}
+	rep := &FieldReport{}
+	stateIx := make(map[string]int32, len(m.States))
+	for i, s := range m.States {
+		stateIx[s.ID] = int32(i)
+	}
+	old := fo.Evidence
+	oldSets := map[string][]int{}
+	if old != nil {
+		for _, s := range old.Sessions {
+			oldSets[s.ID] = s.Visits
+		}
+	}
+	// Per session and visit: the state the visit leaves (-1: it does not
+	// leave, or the session is not placed), and its field set, an index
+	// into table (-1 until known).
+	leaves := make([][]int32, len(lg.Sessions))
+	visitSet := make([][]int32, len(lg.Sessions))
+	type visitRef struct{ s, v int32 }
+	need := map[uint64]visitRef{} // the records to look at, by input and line
+	ck := automaton.NewChecker(m, automaton.CheckOptions{})
+	for si := range lg.Sessions {
+		s := &lg.Sessions[si]
+		steps := ck.Replay(lg.Moves(s))
+		placed := len(steps) == len(s.Visits)+1
+		for _, st := range steps {
+			placed = placed && st.Transition != nil
+		}
+		if !placed {
+			rep.Unplaced++
+		}
+		leaves[si] = make([]int32, len(s.Visits))
+		visitSet[si] = make([]int32, len(s.Visits))
+		_, fromEvidence := oldSets[s.ID]
+		if fromEvidence && len(oldSets[s.ID]) != len(s.Visits) {
+			return nil, nil, fmt.Errorf("the fields evidence has %d visits of session %q, the log %d", len(oldSets[s.ID]), s.ID, len(s.Visits))
+		}
+		for i, v := range s.Visits {
+			leaves[si][i], visitSet[si][i] = -1, -1
+			if placed && steps[i].To != steps[i+1].To {
+				leaves[si][i] = stateIx[steps[i].To]
+				rep.Leaving++
+			}
+			if !fromEvidence && (fo.Keep || leaves[si][i] >= 0) {
+				need[uint64(v.File)<<32|uint64(v.Line)] = visitRef{int32(si), int32(i)}
+			}
+		}
+	}
+
+	core := map[string]bool{}
+	for _, f := range coreFields {
+		core[f] = true
+		if p, ok := opt.Fields[f]; ok {
+			core[p] = true
+		}
+	}
+	// The distinct field sets, as sorted path ids.
+	var table [][]uint32
+	interned := map[string]int32{}
+	setKey := func(ids []uint32) string {
+		b := make([]byte, 0, 4*len(ids))
+		for _, id := range ids {
+			b = append(b, byte(id>>24), byte(id>>16), byte(id>>8), byte(id))
+		}
+		return string(b)
+	}
+	intern := func(ids []uint32) int32 {
+		k := setKey(ids)
+		if i, ok := interned[k]; ok {
+			return i
+		}
+		i := int32(len(table))
+		table = append(table, append([]uint32(nil), ids...))
+		interned[k] = i
+		return i
+	}
+	var counts []int // per path id: records carrying it
+	found := 0
+	var ids []uint32 // of the record being walked
+	fw := newFieldWalker(core, func(id uint32) {
+		// The id is about to name another path: nothing may hold it.
+		if int(id) < len(counts) {
+			counts[id] = 0
+		}
+		clear(interned)
+		for i, set := range table {
+			if j, ok := slices.BinarySearch(set, id); ok {
+				table[i] = slices.Delete(set, j, j+1)
+			}
+			if _, dup := interned[setKey(table[i])]; !dup {
+				interned[setKey(table[i])] = int32(i)
+			}
+		}
+		ids = slices.DeleteFunc(ids, func(x uint32) bool { return x == id })
+	})
+	if old != nil {
+		// The old paths compete for the bound as if read again; the
+		// smallest path the old read could not track is past it.
+		for _, p := range old.Paths {
+			fw.admit(p)
+		}
+		if old.FirstUntracked != "" {
+			fw.reject(old.FirstUntracked)
+		}
+	}
+	err := rereadRecords(inputs, opt, func(fi, line int, l []byte, _ *rec) bool {
+		rep.Records++
+		ids = ids[:0]
+		if err := fw.walk(l, func(id uint32) { ids = append(ids, id) }); err != nil {
+			rep.Unreadable++
+			ids = ids[:0]
+		}
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+		for _, id := range ids {
+			for int(id) >= len(counts) {
+				counts = append(counts, 0)
+			}
+			counts[id]++
+		}
+		if ref, ok := need[uint64(fi)<<32|uint64(line)]; ok {
+			found++
+			visitSet[ref.s][ref.v] = intern(ids)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if found != len(need) {
+		return nil, nil, fmt.Errorf("reading the logs again for their fields: %d of the %d records of visits were not found (did a log change?)", len(need)-found, len(need))
+	}
+	for len(counts) < len(fw.names) {
+		counts = append(counts, 0)
+	}
+	if old != nil {
+		// The old sessions' sets and counts, in the ids of the paths
+		// still tracked.
+		oldID := make([]int64, len(old.Paths))
+		for j, p := range old.Paths {
+			oldID[j] = -1
+			if id, ok := fw.ids[p]; ok {
+				oldID[j] = int64(id)
+				counts[id] += old.Counts[j]
+			}
+		}
+		setOf := make([]int32, len(old.Sets))
+		for k, set := range old.Sets {
+			ids = ids[:0]
+			for _, j := range set {
+				if oldID[j] >= 0 {
+					ids = append(ids, uint32(oldID[j]))
+				}
+			}
+			slices.Sort(ids)
+			setOf[k] = intern(ids)
+		}
+		for si := range lg.Sessions {
+			if vs, ok := oldSets[lg.Sessions[si].ID]; ok {
+				for i, k := range vs {
+					visitSet[si][i] = setOf[k]
+				}
+			}
+		}
+		rep.Records += old.Records
+		rep.Unreadable += old.Unreadable
+		fw.tooLong += old.TooLong
+		fw.unnamed += old.Unnamed
+	}
+
+	rep.Paths = len(fw.names)
+	everywhere := make([]bool, len(fw.names))
+	for id := range fw.names {
+		if counts[id] == rep.Records {
+			everywhere[id] = true
+			rep.Everywhere++
+		}
+	}
+	type stateSet struct {
+		seen bool
+		ids  []uint32 // sorted path ids, the intersection so far
+	}
+	sets := make([]stateSet, len(m.States))
+	for si := range lg.Sessions {
+		for i, st := range leaves[si] {
+			if st < 0 {
+				continue
+			}
+			set := &sets[st]
+			if !set.seen {
+				set.seen = true
+				set.ids = append([]uint32(nil), table[visitSet[si][i]]...)
+				continue
+			}
+			set.ids = intersectSorted(set.ids, table[visitSet[si][i]])
+		}
+	}
+	for i := range m.States {
+		var fields []string
+		for _, id := range sets[i].ids {
+			if !everywhere[id] {
+				fields = append(fields, fw.names[id])
+			}
+		}
+		sort.Strings(fields)
+		m.States[i].Fields = fields
+	}
+	rep.TooLong, rep.Unnamed = fw.tooLong, fw.unnamed
+	if fw.rejected {
+		rep.FirstUntracked = fw.minRejected
+		rep.LastTracked = fw.names[fw.largest()]
+	}
+	m.Params.Slots = true
+	m.Digest = m.ComputeDigest()
+	if !fo.Keep {
+		return rep, nil, nil
+	}
+	return rep, fieldEvidence(lg, rep, fw.names, counts, table, visitSet), nil
+}
+
+// intersectSorted keeps the ids of a that are in b; both sorted.
+func intersectSorted(a, b []uint32) []uint32 {
+	out := a[:0]
+	j := 0
+	for _, x := range a {
+		for j < len(b) && b[j] < x {
+			j++
+		}
+		if j < len(b) && b[j] == x {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// fieldWalker lists the present leaves of records as path ids. It tracks
+// the MaxFieldPaths smallest paths by name: once that many are tracked, a
+// smaller new path takes the id of the largest, which is evicted (onEvict
+// is called so that every set holding the id lets it go), and a larger one
+// is rejected. The largest tracked path only falls, so a path evicted or
+// rejected is never tracked again, and a path tracked late was absent from
+// every record before it: what is tracked in the end is exact, whatever the
+// order of the records, and memory stays bounded whatever the records hold.
+type fieldWalker struct {
+	core        map[string]bool
+	ids         map[string]uint32 // tracked paths
+	names       []string          // by id
+	rejected    bool
+	minRejected string
+	tooLong     int
+	unnamed     int
+	onEvict     func(id uint32)
+
+	path []byte
+	emit func(uint32)
+}
+
+func newFieldWalker(core map[string]bool, onEvict func(uint32)) *fieldWalker {
+	return &fieldWalker{core: core, ids: map[string]uint32{}, onEvict: onEvict}
+}
+
+// largest returns the id of the largest tracked path; there must be one.
+func (w *fieldWalker) largest() uint32 {
+	best := 0
+	for id, name := range w.names {
+		if name > w.names[best] {
+			best = id
+		}
+	}
+	return uint32(best)
+}
+
+func (w *fieldWalker) reject(p string) {
+	if !w.rejected || p < w.minRejected {
+		w.minRejected = strings.Clone(p)
+	}
+	w.rejected = true
+}
+
+// admit notes the path p (a path an earlier read tracked) as leaf would,
+// calling nothing.
+func (w *fieldWalker) admit(p string) {
+	emit := w.emit
+	w.emit = func(uint32) {}
+	w.path = append(w.path[:0], p...)
+	w.leaf()
+	w.emit = emit
+}
+
+// leaf notes a present leaf at w.path.
+func (w *fieldWalker) leaf() {
+	if len(w.path) > MaxFieldPath {
+		w.tooLong++
+		return
+	}
+	if len(w.path) == 0 {
+		w.unnamed++
+		return
+	}
+	if id, ok := w.ids[string(w.path)]; ok {
+		w.emit(id)
+		return
+	}
+	if w.core[string(w.path)] {
+		return
+	}
+	p := string(w.path)
+	if len(w.names) < MaxFieldPaths {
+		id := uint32(len(w.names))
+		w.names = append(w.names, p)
+		w.ids[p] = id
+		w.emit(id)
+		return
+	}
+	id := w.largest()
+	if p > w.names[id] {
+		w.reject(p)
+		return
+	}
+	w.reject(w.names[id])
+	delete(w.ids, w.names[id])
+	w.onEvict(id)
+	w.names[id] = p
+	w.ids[p] = id
+	w.emit(id)
+}
+
+// errFieldJSON is a record the walk cannot read.
+var errFieldJSON = errors.New("not a JSON object")
+
+// walk calls emit with the id of every present leaf of the record line.
+func (w *fieldWalker) walk(line []byte, emit func(uint32)) error {
+	w.emit = emit
+	w.path = w.path[:0]
+	i := fieldSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return errFieldJSON
+	}
+	_, err := w.object(line, i, 1)
+	return err
+}
+
+// object walks the object at b[i] ('{'), whose path is w.path, and returns
+// the index after it.
+func (w *fieldWalker) object(b []byte, i, depth int) (int, error) {
+	i++
+	base := len(w.path)
+	for n := 0; ; n++ {
+		i = fieldSpace(b, i)
+		if i >= len(b) {
+			return i, errFieldJSON
+		}
+		if b[i] == '}' && n == 0 {
+			return i + 1, nil
+		}
+		if n > 0 {
+			if b[i] == '}' {
+				return i + 1, nil
+			}
+			if b[i] != ',' {
+				return i, errFieldJSON
+			}
+			i = fieldSpace(b, i+1)
+		}
+		if i >= len(b) || b[i] != '"' {
+			return i, errFieldJSON
+		}
+		end, err := fieldString(b, i)
+		if err != nil {
+			return i, err
+		}
+		w.path = w.path[:base]
+		if base > 0 {
+			w.path = append(w.path, '.')
+		}
+		if key := b[i+1 : end-1]; bytes.IndexByte(key, '\\') < 0 && utf8.Valid(key) {
+			w.path = append(w.path, key...)
+		} else {
+			var s string
+			if json.Unmarshal(b[i:end], &s) != nil {
+				return i, errFieldJSON
+			}
+			w.path = appendValidUTF8(w.path, s)
+		}
+		i = fieldSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return i, errFieldJSON
+		}
+		i = fieldSpace(b, i+1)
+		if i >= len(b) {
+			return i, errFieldJSON
+		}
+		start := i
+		switch c := b[i]; {
+		case c == '{' && depth < MaxFieldDepth:
+			if i, err = w.object(b, i, depth+1); err != nil {
+				return i, err
+			}
+		case c == '{' || c == '[':
+			if i, err = fieldValue(b, i); err != nil {
+				return i, err
+			}
+			if j := fieldSpace(b, start+1); j < len(b) && b[j] != ']' && b[j] != '}' {
+				w.leaf()
+			}
+		case c == '"':
+			if i, err = fieldString(b, i); err != nil {
+				return i, err
+			}
+			if i-start > 2 {
+				w.leaf()
+			}
+		case c == 'n':
+			if !bytes.HasPrefix(b[i:], []byte("null")) {
+				return i, errFieldJSON
+			}
+			i += 4
+		default:
+			for i < len(b) && !fieldDelim(b[i]) {
+				i++
+			}
+			if i == start {
+				return i, errFieldJSON
+			}
+			w.leaf()
+		}
+		w.path = w.path[:base]
+	}
+}
+
+// appendValidUTF8 appends s with each byte that is not part of valid UTF-8
+// as U+FFFD, as encoding/json decodes it: paths are valid UTF-8, as the
+// model file writes them, so that a path reads back as it was.
+func appendValidUTF8(b []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, "\uFFFD"...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return b
+}
+
+func fieldDelim(c byte) bool {
+	return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\r' || c == '\n'
+}
+
+func fieldSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// fieldString returns the index after the string at b[i] ('"').
+func fieldString(b []byte, i int) (int, error) {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, nil
+		}
+	}
+	return i, errFieldJSON
+}
+
+// fieldValue returns the index after the object or array at b[i].
+func fieldValue(b []byte, i int) (int, error) {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			end, err := fieldString(b, i)
+			if err != nil {
+				return end, err
+			}
+			i = end - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1, nil
+			}
+		}
+	}
+	return i, errFieldJSON
+}
