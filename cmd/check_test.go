@@ -16,6 +16,7 @@ import (
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/mine/check"
+	"github.com/fsmine/fsmine/mine/gen"
 )
 
 // checkTrainLog is a tiny flow: greet, lookup (retried up to twice), then
@@ -208,12 +209,12 @@ func checkGenLog(tb testing.TB, n int, seed uint64) (*mine.Log, []byte) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	g, err := newGenerator(truth, genConfig{seed: seed, drift: 0.05, start: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)})
+	g, err := gen.New(truth, gen.Options{Seed: seed, Drift: 0.05, Start: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := g.write(context.Background(), &buf, n); err != nil {
+	if err := g.Write(context.Background(), &buf, n); err != nil {
 		tb.Fatal(err)
 	}
 	data := buf.Bytes()

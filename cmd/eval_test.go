@@ -14,6 +14,7 @@ import (
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/mine/eval"
+	"github.com/fsmine/fsmine/mine/gen"
 )
 
 // TestMergeQuality measures the merge strategies against a known automaton:
@@ -106,12 +107,12 @@ func readGenerated(t *testing.T, truth *automaton.Model, n int, seed uint64, rul
 // them back as a log, labelled by rules.
 func sampleLog(t *testing.T, truth *automaton.Model, n int, seed uint64, drift float64, rules *mine.Rules) *mine.Log {
 	t.Helper()
-	g, err := newGenerator(truth, genConfig{seed: seed, drift: drift, start: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)})
+	g, err := gen.New(truth, gen.Options{Seed: seed, Drift: drift, Start: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := g.write(context.Background(), &buf, n); err != nil {
+	if err := g.Write(context.Background(), &buf, n); err != nil {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
@@ -131,12 +132,12 @@ func sampleLog(t *testing.T, truth *automaton.Model, n int, seed uint64, drift f
 // change significantly. It guards the stability of state ids.
 func TestHalvesDiffClean(t *testing.T) {
 	truth, rules := returnsTruthAndRules(t)
-	g, err := newGenerator(truth, genConfig{seed: 11, drift: 0.05, start: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)})
+	g, err := gen.New(truth, gen.Options{Seed: 11, Drift: 0.05, Start: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var all bytes.Buffer
-	if err := g.write(context.Background(), &all, 6000); err != nil {
+	if err := g.Write(context.Background(), &all, 6000); err != nil {
 		t.Fatal(err)
 	}
 	var halves [2]bytes.Buffer
@@ -205,7 +206,7 @@ func returnsTruthAndRules(t *testing.T) (*automaton.Model, *mine.Rules) {
 // rejects of their perturbations (a middle step removed, two adjacent steps
 // swapped) that the truth itself rejects. Run with -v for the README table.
 func TestSparseAgentTruth(t *testing.T) {
-	truth := agentTruth()
+	truth := gen.AgentTruth()
 	sample := func(n int, seed uint64) *mine.Log { return sampleLog(t, truth, n, seed, 0, nil) }
 	held := sample(2000, 99)
 	var sessions, negatives [][]automaton.Move
