@@ -5,14 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
-	"github.com/fsmine/fsmine/mine/check"
+	"github.com/fsmine/fsmine/mine/stats"
 	"github.com/fsmine/fsmine/render"
 )
 
@@ -96,7 +95,7 @@ output).`,
 	f.StringVar(&opts.clusterSep, "cluster", "", "group the picture's states by the part of their label before `SEP`")
 	f.StringVar(&opts.engine, "engine", string(render.EngineBuiltin), "layout of the picture: builtin (Graphviz inside fsmine) or dot (Graphviz's dot on PATH)")
 	f.StringVar(&opts.detail, "detail", string(render.DetailSummary), "summary (stages, the trunk and the busiest edges; each stage opens below) or full (every state and transition, as --diagram says)")
-	f.StringArrayVar(&opts.measures, "measure", statsDefaultMeasures, "with logs: numeric record field `PATH` to sum per visit (repeatable; dotted path)")
+	f.StringArrayVar(&opts.measures, "measure", stats.DefaultMeasures, "with logs: numeric record field `PATH` to sum per visit (repeatable; dotted path)")
 	opts.logs.bind(f)
 	return cmd
 }
@@ -148,7 +147,7 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 		if err != nil {
 			return err
 		}
-		measures = logMeasures(m, lg, ms)
+		measures = render.MeasureLogs(m, lg, ms)
 	} else if opts.model == "-" {
 		file = ""
 		m, err = automaton.Read(streams.In)
@@ -179,107 +178,4 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 		return fmt.Errorf("writing %s: %w", opts.output, err)
 	}
 	return nil
-}
-
-// logMeasures replays every session of lg through m and sums what the
-// report's Cost and latency section shows: per state, its visits; per
-// transition, the visits that left along it (a transition out of __start__
-// is counted, but no visit leaves along it).
-func logMeasures(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *render.Measures {
-	type acc struct {
-		n     int
-		dwell mine.DwellStats
-		vals  [][]float64
-	}
-	newAcc := func() *acc { return &acc{vals: make([][]float64, len(ms.Paths))} }
-	states := map[string]*acc{}
-	edges := map[*automaton.Transition]*acc{}
-	add := func(a *acc, si int, v *mine.Visit, vi int) {
-		if v.HasDwell {
-			a.dwell.Add(v.DwellMS)
-		}
-		for p := range ms.Paths {
-			if x, ok := ms.Value(si, vi, p); ok {
-				a.vals[p] = append(a.vals[p], x)
-			}
-		}
-	}
-	out := &render.Measures{Sessions: len(lg.Sessions)}
-	c := automaton.NewChecker(m, automaton.CheckOptions{})
-	var buf []automaton.Move
-	for si := range lg.Sessions {
-		s := &lg.Sessions[si]
-		buf = check.Moves(lg, s, buf)
-		if v := c.Check(buf); v.Fits() {
-			out.Fit++
-		}
-		for _, st := range c.Replay(buf) {
-			if st.Move < len(s.Visits) && st.To != "" {
-				a := states[st.To]
-				if a == nil {
-					a = newAcc()
-					states[st.To] = a
-				}
-				a.n++
-				add(a, si, &s.Visits[st.Move], st.Move)
-			}
-			if st.Transition != nil {
-				a := edges[st.Transition]
-				if a == nil {
-					a = newAcc()
-					edges[st.Transition] = a
-				}
-				a.n++
-				if st.Move > 0 {
-					add(a, si, &s.Visits[st.Move-1], st.Move-1)
-				}
-			}
-		}
-	}
-	var found []int // indexes of the paths some record carries
-	for p, path := range ms.Paths {
-		if ms.Found[p] > 0 {
-			found = append(found, p)
-			out.Paths = append(out.Paths, path)
-		}
-	}
-	values := func(a *acc) []*render.Quantiles {
-		q := make([]*render.Quantiles, len(found))
-		for i, p := range found {
-			q[i] = quantilesOf(a.vals[p])
-		}
-		return q
-	}
-	for _, s := range m.States {
-		if s.ID == automaton.StartID || s.ID == automaton.EndID {
-			continue
-		}
-		a := states[s.ID]
-		if a == nil {
-			a = newAcc()
-		}
-		out.States = append(out.States, render.MeasuredState{ID: s.ID, Visits: a.n, Dwell: a.dwell.Summary(), Values: values(a)})
-	}
-	for i := range m.Transitions {
-		t := &m.Transitions[i]
-		if a := edges[t]; a != nil {
-			out.Edges = append(out.Edges, render.MeasuredEdge{From: t.From, Event: t.Event, To: t.To, Count: a.n, Dwell: a.dwell.Summary(), Values: values(a)})
-		}
-	}
-	return out
-}
-
-// quantilesOf summarises xs as stats does (rounded to 3 decimals), or nil
-// for none.
-func quantilesOf(xs []float64) *render.Quantiles {
-	if len(xs) == 0 {
-		return nil
-	}
-	sort.Float64s(xs)
-	total := 0.0
-	for _, x := range xs {
-		total += x
-	}
-	return &render.Quantiles{N: len(xs), Total: statsRound3(total), Mean: statsRound3(total / float64(len(xs))),
-		P50: statsRound3(statsQuantile(xs, 0.5)), P95: statsRound3(statsQuantile(xs, 0.95))}
 }

@@ -18,9 +18,6 @@ import (
 
 func init() { register(newStatsCmd) }
 
-// statsDefaultMeasures are --measure's default, stats.DefaultMeasures.
-var statsDefaultMeasures = stats.DefaultMeasures
-
 type statsOptions struct {
 	model    string
 	inputs   []string
@@ -75,7 +72,7 @@ Exit status: 0 ok; 2 trouble (bad flags, unreadable model or logs).`,
 	f := c.Flags()
 	f.StringVar(&opts.format, "format", "text", "output format: text or json")
 	f.IntVar(&opts.top, "top", 10, "hottest back edges to list (0: all)")
-	f.StringArrayVar(&opts.measures, "measure", statsDefaultMeasures, "numeric record field `PATH` to sum per state (repeatable; dotted path)")
+	f.StringArrayVar(&opts.measures, "measure", stats.DefaultMeasures, "numeric record field `PATH` to sum per state (repeatable; dotted path)")
 	opts.logs.bind(f)
 	return c
 }
@@ -158,9 +155,3 @@ func measuredLogs(model string, args []string, lf *logFlags, paths []string, str
 	}
 	return m, lg, ms, nil
 }
-
-// statsRound3 and statsQuantile are report's --measure figures, the
-// ones stats.Summarize gives.
-func statsRound3(x float64) float64 { return stats.Round3(x) }
-
-func statsQuantile(sorted []float64, q float64) float64 { return stats.Quantile(sorted, q) }

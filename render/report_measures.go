@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
+	"github.com/fsmine/fsmine/mine/check"
+	"github.com/fsmine/fsmine/mine/stats"
 )
 
 // Measures are what logs say of a model's states and transitions, for the
@@ -111,4 +114,102 @@ func measureText(x float64) string {
 		s = strconv.FormatFloat(x, 'f', -1, 64)
 	}
 	return s
+}
+
+// MeasureLogs replays every session of lg through m and sums what the
+// report's Cost and latency section shows: per state, its visits; per
+// transition, the visits that left along it (a transition out of __start__
+// is counted, but no visit leaves along it).
+func MeasureLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *Measures {
+	type acc struct {
+		n     int
+		dwell mine.DwellStats
+		vals  [][]float64
+	}
+	newAcc := func() *acc { return &acc{vals: make([][]float64, len(ms.Paths))} }
+	states := map[string]*acc{}
+	edges := map[*automaton.Transition]*acc{}
+	add := func(a *acc, si int, v *mine.Visit, vi int) {
+		if v.HasDwell {
+			a.dwell.Add(v.DwellMS)
+		}
+		for p := range ms.Paths {
+			if x, ok := ms.Value(si, vi, p); ok {
+				a.vals[p] = append(a.vals[p], x)
+			}
+		}
+	}
+	out := &Measures{Sessions: len(lg.Sessions)}
+	c := automaton.NewChecker(m, automaton.CheckOptions{})
+	var buf []automaton.Move
+	for si := range lg.Sessions {
+		s := &lg.Sessions[si]
+		buf = check.Moves(lg, s, buf)
+		if v := c.Check(buf); v.Fits() {
+			out.Fit++
+		}
+		for _, st := range c.Replay(buf) {
+			if st.Move < len(s.Visits) && st.To != "" {
+				a := states[st.To]
+				if a == nil {
+					a = newAcc()
+					states[st.To] = a
+				}
+				a.n++
+				add(a, si, &s.Visits[st.Move], st.Move)
+			}
+			if st.Transition != nil {
+				a := edges[st.Transition]
+				if a == nil {
+					a = newAcc()
+					edges[st.Transition] = a
+				}
+				a.n++
+				if st.Move > 0 {
+					add(a, si, &s.Visits[st.Move-1], st.Move-1)
+				}
+			}
+		}
+	}
+	var found []int // indexes of the paths some record carries
+	for p, path := range ms.Paths {
+		if ms.Found[p] > 0 {
+			found = append(found, p)
+			out.Paths = append(out.Paths, path)
+		}
+	}
+	values := func(a *acc) []*Quantiles {
+		q := make([]*Quantiles, len(found))
+		for i, p := range found {
+			q[i] = quantilesOf(a.vals[p])
+		}
+		return q
+	}
+	for _, s := range m.States {
+		if s.ID == automaton.StartID || s.ID == automaton.EndID {
+			continue
+		}
+		a := states[s.ID]
+		if a == nil {
+			a = newAcc()
+		}
+		out.States = append(out.States, MeasuredState{ID: s.ID, Visits: a.n, Dwell: a.dwell.Summary(), Values: values(a)})
+	}
+	for i := range m.Transitions {
+		t := &m.Transitions[i]
+		if a := edges[t]; a != nil {
+			out.Edges = append(out.Edges, MeasuredEdge{From: t.From, Event: t.Event, To: t.To, Count: a.n, Dwell: a.dwell.Summary(), Values: values(a)})
+		}
+	}
+	return out
+}
+
+// quantilesOf summarises xs as stats does (rounded to 3 decimals), or nil
+// for none.
+func quantilesOf(xs []float64) *Quantiles {
+	s := stats.Summarize(xs)
+	if s == nil {
+		return nil
+	}
+	return &Quantiles{N: s.Visits, Total: s.Total, Mean: s.Mean, P50: s.P50, P95: s.P95}
 }
