@@ -158,6 +158,9 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 		if !opts.check {
 			return usagef("serve: --suggest goes with --check")
 		}
+		if !m.Params.Slots {
+			fmt.Fprintf(streams.Err, "fsmine: %s was built without --slots: the draft requires no slots (build with --slots to have them suggested)\n", text.Terminal(opts.model))
+		}
 		return automaton.SuggestPolicy(m).Write(streams.Out)
 	}
 	cfg.ModelPath = opts.model
