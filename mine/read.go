@@ -235,7 +235,8 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 				}
 				if c.shardsLeft.Add(-1) == 0 {
 					putRecs(c.recs)
-					c.recs = nil
+					putShardRecs(c.byShard)
+					c.recs, c.byShard = nil, nil
 				}
 			}
 		}()
@@ -303,16 +304,31 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 func indexChunk(c *chunk, ix map[string]uint32, n int) {
 	clear(ix)
 	c.names = c.names[:0]
+	// Labels and events repeat from record to record: a few of the
+	// latest, by length and last byte, are looked up without the map.
+	var recent [16]struct {
+		s   string
+		id  uint32
+		set bool
+	}
 	name := func(s string) uint32 {
-		if id, ok := ix[s]; ok {
-			return id
+		var slot uint
+		if len(s) > 0 {
+			slot = (uint(len(s)) ^ uint(s[len(s)-1])) & 15
 		}
-		id := uint32(len(c.names))
-		ix[s] = id
-		c.names = append(c.names, s)
+		if e := &recent[slot]; e.set && e.s == s {
+			return e.id
+		}
+		id, ok := ix[s]
+		if !ok {
+			id = uint32(len(c.names))
+			ix[s] = id
+			c.names = append(c.names, s)
+		}
+		recent[slot].s, recent[slot].id, recent[slot].set = s, id, true
 		return id
 	}
-	c.byShard = make([][]shardRec, n)
+	c.byShard = getShardRecs(n)
 	for i := range c.recs {
 		r := &c.recs[i]
 		if r.fileLine < 0 {
@@ -323,6 +339,24 @@ func indexChunk(c *chunk, ix map[string]uint32, n int) {
 		c.byShard[k] = append(c.byShard[k], shardRec{rec: uint32(i), off: uint32(c.good), label: name(r.label), event: name(r.event)})
 		c.good++
 	}
+}
+
+// shardRecsPool recycles the per-shard record indexes of chunks, as
+// recsPool does their records.
+var shardRecsPool sync.Pool
+
+func getShardRecs(n int) [][]shardRec {
+	if p, ok := shardRecsPool.Get().(*[][]shardRec); ok && len(*p) == n {
+		return *p
+	}
+	return make([][]shardRec, n)
+}
+
+func putShardRecs(bs [][]shardRec) {
+	for k := range bs {
+		bs[k] = bs[k][:0]
+	}
+	shardRecsPool.Put(&bs)
 }
 
 // shardRec is a usable record of a chunk as its shard takes it: its index
