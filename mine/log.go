@@ -83,6 +83,7 @@ type shard struct {
 	finished  int
 	slots     []openSession
 	free      []int
+	scratch   []Visit // the visits of a session being tallied
 	closed    map[uint64]struct{}
 	seed      maphash.Seed
 	nextSweep uint32
@@ -272,7 +273,17 @@ func (sh *shard) sweep(pos uint32, all bool) {
 		if !o.open || !all && pos-o.last <= lg.window {
 			continue
 		}
-		switch vs := sh.visits(sh.raw[si]); {
+		var into []Visit
+		if lg.each == nil {
+			// The tally keeps nothing of the visits: form them in
+			// the shard's scratch.
+			into = sh.scratch[:0]
+		}
+		vs := sh.visits(sh.raw[si], into)
+		if lg.each == nil {
+			sh.scratch = vs
+		}
+		switch {
 		case len(vs) == 0: // every record was dropped: not a session
 		case lg.each != nil:
 			sh.finished++
@@ -454,7 +465,7 @@ func (lg *Log) finish() {
 		slices.SortFunc(order, func(a, b at) int { return cmp64(int64(first(a)), int64(first(b))) })
 		for _, a := range order {
 			sh := lg.shards[a.sh]
-			sh.sessions[a.si].Visits = sh.visits(sh.raw[a.si])
+			sh.sessions[a.si].Visits = sh.visits(sh.raw[a.si], nil)
 			sh.raw[a.si] = nil
 		}
 	}
@@ -490,11 +501,11 @@ func (sh *shard) finish() {
 		sh.sweep(sh.lg.nextPos, true)
 	} else {
 		for si := range sh.sessions {
-			sh.sessions[si].Visits = sh.visits(sh.raw[si])
+			sh.sessions[si].Visits = sh.visits(sh.raw[si], nil)
 			sh.raw[si] = nil
 		}
 	}
-	sh.raw, sh.slots, sh.free, sh.bySess, sh.closed = nil, nil, nil, nil, nil
+	sh.raw, sh.slots, sh.free, sh.bySess, sh.closed, sh.scratch = nil, nil, nil, nil, nil, nil
 }
 
 // rulesDetour says whether rules can mark a record a detour.
@@ -569,10 +580,10 @@ func (h *dwellHist) merge(g *dwellHist) {
 	h.bins = out
 }
 
-// visits turns a session's records into visits. Order is by step when every
-// record has one, else by time when every record has one, else by position;
-// ties keep input order.
-func (sh *shard) visits(steps []rawStep) []Visit {
+// visits turns a session's records into visits, in into's array when it
+// has room. Order is by step when every record has one, else by time when
+// every record has one, else by position; ties keep input order.
+func (sh *shard) visits(steps []rawStep, into []Visit) []Visit {
 	cnt := &sh.counts
 	allStep, allTS := true, true
 	for i := range steps {
@@ -645,7 +656,10 @@ func (sh *shard) visits(steps []rawStep) []Visit {
 		return math.NaN()
 	}
 
-	vs := make([]Visit, 0, len(steps))
+	vs := into[:0]
+	if cap(vs) < len(steps) {
+		vs = make([]Visit, 0, max(len(steps), 2*cap(vs)))
+	}
 	for i, s := range steps {
 		dwell := dwellOf(i)
 		if s.has(rsDrop) {
