@@ -178,9 +178,12 @@ func (p *parser) parse(line []byte, r *rec) error {
 	r.hasStep, r.hasTS, r.hasDur = false, false, false
 	switch v[3].kind {
 	case kindNumber:
-		n, err := strconv.ParseInt(string(v[3].raw), 10, 64)
-		if err != nil {
-			return bad("%s is %s, want an integer", p.paths[3], v[3].raw)
+		n, ok := smallInt(v[3].raw)
+		if !ok {
+			var err error
+			if n, err = strconv.ParseInt(view(v[3].raw), 10, 64); err != nil {
+				return bad("%s is %s, want an integer", p.paths[3], v[3].raw)
+			}
 		}
 		r.step, r.hasStep = n, true
 	case kindMissing, kindNull:
@@ -189,13 +192,13 @@ func (p *parser) parse(line []byte, r *rec) error {
 	}
 	switch v[4].kind {
 	case kindString:
-		t, err := parseTime(string(v[4].raw))
+		t, err := parseTime(view(v[4].raw))
 		if err != nil {
 			return bad("%s %q: %v", p.paths[4], v[4].raw, err)
 		}
 		r.ts, r.hasTS = t, true
 	case kindNumber:
-		f, err := strconv.ParseFloat(string(v[4].raw), 64)
+		f, err := strconv.ParseFloat(view(v[4].raw), 64)
 		if err != nil || f < 0 {
 			return bad("%s is %s, want RFC 3339 text or Unix seconds or milliseconds", p.paths[4], v[4].raw)
 		}
@@ -206,7 +209,13 @@ func (p *parser) parse(line []byte, r *rec) error {
 	}
 	switch v[5].kind {
 	case kindNumber:
-		f, err := strconv.ParseFloat(string(v[5].raw), 64)
+		var f float64
+		var err error
+		if n, ok := smallInt(v[5].raw); ok && v[5].raw[0] != '-' {
+			f = float64(n) // exact (below 2^53), as ParseFloat gives it
+		} else {
+			f, err = strconv.ParseFloat(view(v[5].raw), 64)
+		}
 		if err != nil || f < 0 || math.IsInf(f, 0) {
 			return bad("%s is %s, want a number of milliseconds", p.paths[5], v[5].raw)
 		}
@@ -240,6 +249,33 @@ func (p *parser) parse(line []byte, r *rec) error {
 	}
 	r.hash = hashLine(line)
 	return nil
+}
+
+// view is b as a string without a copy, for parsing functions that keep
+// nothing of it (an error that quotes it is formatted before b changes).
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// smallInt reads a JSON number that is a plain integer of at most 18
+// digits (what strconv.ParseInt reads alike); anything else is !ok.
+func smallInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 func (p *parser) get(path string) (string, bool) {
@@ -345,30 +381,28 @@ func hashLine(b []byte) uint64 {
 // parseRFC3339Fast reads the common shape of RFC 3339 timestamps,
 // YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM), without time.Parse's
 // generality; anything else (or an invalid field) reports !ok and is left to
-// time.Parse, which also has the last word on validity.
+// time.Parse, which also has the last word on validity. The instant is
+// computed as time.Date(...).UnixNano() would, from the days since the epoch
+// of the proleptic Gregorian calendar.
 func parseRFC3339Fast(s string) (int64, bool) {
 	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
 		return 0, false
 	}
-	num := func(i, n int) (int, bool) {
-		v := 0
-		for _, c := range []byte(s[i : i+n]) {
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			v = v*10 + int(c-'0')
+	d2 := func(i int) int {
+		a, b := int(s[i])-'0', int(s[i+1])-'0'
+		if uint(a) > 9 || uint(b) > 9 {
+			return -1
 		}
-		return v, true
+		return a*10 + b
 	}
-	year, ok1 := num(0, 4)
-	month, ok2 := num(5, 2)
-	day, ok3 := num(8, 2)
-	hour, ok4 := num(11, 2)
-	min, ok5 := num(14, 2)
-	sec, ok6 := num(17, 2)
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 || day > 28 || hour > 23 || min > 59 || sec > 59 {
-		// Days past the 28th need the month's length: time.Parse checks.
+	y1, y2 := d2(0), d2(2)
+	month, day, hour, min, sec := d2(5), d2(8), d2(11), d2(14), d2(17)
+	if y1 < 0 || y2 < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || min < 0 || min > 59 || sec < 0 || sec > 59 {
 		return 0, false
+	}
+	year := y1*100 + y2
+	if day > 28 && day > daysIn(month, year) {
+		return 0, false // time.Parse says what is wrong
 	}
 	i := 19
 	nanos := 0
@@ -393,9 +427,8 @@ func parseRFC3339Fast(s string) (int64, bool) {
 	switch {
 	case i == len(s)-1 && s[i] == 'Z':
 	case i == len(s)-6 && (s[i] == '+' || s[i] == '-') && s[i+3] == ':':
-		oh, ok1 := num(i+1, 2)
-		om, ok2 := num(i+4, 2)
-		if !ok1 || !ok2 || oh > 23 || om > 59 {
+		oh, om := d2(i+1), d2(i+4)
+		if oh < 0 || om < 0 || oh > 23 || om > 59 {
 			return 0, false
 		}
 		offset = (oh*60 + om) * 60
@@ -405,6 +438,33 @@ func parseRFC3339Fast(s string) (int64, bool) {
 	default:
 		return 0, false
 	}
-	t := time.Date(year, time.Month(month), day, hour, min, sec, nanos, time.UTC)
-	return t.UnixNano() - int64(offset)*1e9, true
+	secs := daysSinceEpoch(year, month, day)*86400 + int64(hour*3600+min*60+sec)
+	// Wrapping as UnixNano's arithmetic does for years it cannot hold.
+	return secs*1e9 + int64(nanos) - int64(offset)*1e9, true
+}
+
+// daysIn is the number of days of a month (1-12) of a year.
+func daysIn(month, year int) int {
+	if month == 2 {
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	}
+	return 30 + (month+month/8)%2
+}
+
+// daysSinceEpoch is the number of days from 1970-01-01 to a date of the
+// proleptic Gregorian calendar (year 0 to 9999), after H. Hinnant's
+// days_from_civil.
+func daysSinceEpoch(year, month, day int) int64 {
+	if month <= 2 {
+		year--
+	}
+	era := (year+400)/400 - 1 // year >= -1
+	yoe := year - era*400
+	mp := (month + 9) % 12
+	doy := (153*mp+2)/5 + day - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
 }
