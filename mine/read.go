@@ -129,8 +129,10 @@ type chunk struct {
 	// the name ids of names.
 	pos0 uint32
 	ids  []uint32
-	// dataRefs counts the holders of data (the parser, and the provenance
-	// hash); the last gives the buffer back (see releaseData).
+	// dataRefs counts the holders of data (the read, from parsing until
+	// the shards have taken the records, whose strings point into it; and
+	// the provenance hash); the last gives the buffer back (see
+	// releaseData).
 	dataRefs atomic.Int32
 	// shardsLeft counts the shards yet to take the chunk; the last gives
 	// its records back (see putRecs).
@@ -237,6 +239,8 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 					putRecs(c.recs)
 					putShardRecs(c.byShard)
 					c.recs, c.byShard = nil, nil
+					c.releaseData(c.data)
+					c.data = nil
 				}
 			}
 		}()
@@ -259,16 +263,19 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 			delete(pending, next)
 			next++
 			if stopped {
+				c.releaseData(c.data)
 				continue
 			}
 			if shardFailed.Load() {
 				stopped = true
 				close(stop)
+				c.releaseData(c.data)
 				continue
 			}
 			if err := lg.addChunk(c, opt.Strict); err != nil {
 				firstErr, errPos, stopped = err, lg.nextPos, true
 				close(stop)
+				c.releaseData(c.data)
 				continue
 			}
 			c.shardsLeft.Store(int32(nshards))
@@ -598,9 +605,13 @@ func (g *gzipReader) Read(p []byte) (int, error) {
 // a record a line: shorter than any record of a real log.
 const recordBytes = 32
 
-// parseChunk parses every line of c into c.recs, noting bad lines.
+// parseChunk parses every line of c into c.recs, noting bad lines. The
+// records' strings point into c.data, which the read holds until the
+// shards have taken them (or the chunk is dropped).
 func parseChunk(p *parser, c *chunk, name string) {
 	data := c.data
+	p.data = c.data
+	defer func() { p.data = nil }()
 	line := c.firstLine
 	// Room for a record a line, but no more than one per recordBytes:
 	// blank lines hold no record, and a chunk of newlines must not
@@ -636,8 +647,6 @@ func parseChunk(p *parser, c *chunk, name string) {
 		if err := p.parse(l, &r); err != nil {
 			if errors.Is(err, errUnmatched) {
 				c.err = &LineError{BadLine{name, line, err.Error()}}
-				c.releaseData(c.data)
-				c.data = nil
 				return
 			}
 			c.bad = append(c.bad, BadLine{name, line, err.Error()})
@@ -648,8 +657,6 @@ func parseChunk(p *parser, c *chunk, name string) {
 		c.recs = append(c.recs, r)
 		line++
 	}
-	c.releaseData(c.data)
-	c.data = nil
 }
 
 // chunkBufs recycles read buffers: a log is read through a few of them

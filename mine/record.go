@@ -56,6 +56,7 @@ func ParseFieldMap(pairs []string) (map[string]string, error) {
 type parser struct {
 	x     *extractor
 	arena []byte // backs the strings of parsed records; see str
+	data  []byte // the chunk being parsed, whose strings are not copied
 	vals  []value
 	paths []string       // all extracted paths: core fields first, then rule fields
 	pos   map[string]int // path -> index into vals
@@ -117,14 +118,20 @@ func (e *badRecord) Error() string { return e.msg }
 
 func bad(format string, args ...any) error { return &badRecord{fmt.Sprintf(format, args...)} }
 
-// str copies b into the parser's arena and returns it as a string. Arena
-// blocks are never reused or moved, so the strings stay valid; whoever keeps
-// one beyond the chunk (the Log's name table) clones it, so that a block is
-// freed once its chunk is consumed. It saves an allocation per field per
-// record.
+// str returns b as a string. Bytes of the chunk being parsed (data, which
+// the read keeps until the shards have taken the chunk's records) are used
+// where they are; others (unescaped strings, or lines parsed outside a
+// chunk) are copied into the parser's arena. Arena blocks are never reused
+// or moved, so the strings stay valid; whoever keeps one beyond the chunk
+// (the Log's name table, a shard's session ids) clones it, so that a block
+// or a chunk's buffer is freed once its chunk is consumed. It saves an
+// allocation per field per record.
 func (p *parser) str(b []byte) string {
 	if len(b) == 0 {
 		return ""
+	}
+	if off := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(p.data))); off < uintptr(len(p.data)) {
+		return unsafe.String(unsafe.SliceData(b), len(b))
 	}
 	if len(b) > cap(p.arena)-len(p.arena) {
 		p.arena = make([]byte, 0, max(32<<10, len(b)))
@@ -136,7 +143,7 @@ func (p *parser) str(b []byte) string {
 
 // parse fills r from line. It returns a *badRecord error for input that
 // breaks the record format, and errUnmatched where the rules require a
-// match. Strings in r live in the parser's arena (see str).
+// match. Strings in r live in the parser's arena or in p.data (see str).
 func (p *parser) parse(line []byte, r *rec) error {
 	if err := p.x.extract(line, p.vals); err != nil {
 		return bad("%v", err)
