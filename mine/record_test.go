@@ -142,3 +142,23 @@ func TestSmallInt(t *testing.T) {
 		}
 	}
 }
+
+// TestHashLine: the line hash is XXH64 with seed 0 (the reference values
+// are xxHash's) of the line without surrounding blanks.
+func TestHashLine(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want uint64
+	}{
+		{"", 0xef46db3751d8e999},
+		{"a", 0xd24ec4f1a98c6e5b},
+		{"abc", 0x44bc2cf5ad770999},
+		{" \tabc\r", 0x44bc2cf5ad770999},
+		{"Nobody inspects the spammish repetition", 0xfbcea83c8a378bf1},
+		{`{"session_id":"s-000001","step":0,"ts":"2026-01-05T09:00:00.000Z","node":"greet","event":"ok"}`, 0xaedb07b477ad0388},
+	} {
+		if got := hashLine([]byte(c.in)); got != c.want {
+			t.Errorf("hashLine(%q) = %#x, want %#x", c.in, got, c.want)
+		}
+	}
+}
