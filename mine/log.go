@@ -84,6 +84,7 @@ type shard struct {
 	slots     []openSession
 	free      []int
 	scratch   []Visit // the visits of a session being tallied
+	minRaw    int     // the least records a session's raw grows by
 	closed    map[uint64]struct{}
 	seed      maphash.Seed
 	nextSweep uint32
@@ -186,12 +187,14 @@ func (lg *Log) newShards(n int) {
 			fileStart: slices.Clone(lg.fileStart),
 			fileSeen:  make([]bool, len(lg.fileStart)),
 			counts:    readCounts{fileDups: make([]int, len(lg.Files))},
+			minRaw:    4,
 		}
 		if lg.Streamed {
 			if lg.each == nil {
 				sh.tally = newTally(lg, MaxExamples)
 			}
 			sh.closed = map[uint64]struct{}{}
+			sh.minRaw = 16
 			sh.seed = maphash.MakeSeed()
 			sh.nextSweep = lg.window
 		}
@@ -415,8 +418,10 @@ func (sh *shard) add(c *chunk, k int) bool {
 		}
 		if raw := sh.raw[si]; len(raw) == cap(raw) {
 			// Grow by half rather than double: sessions are short and
-			// millions of them are open at once.
-			sh.raw[si] = slices.Grow(raw, max(4, len(raw)/2))
+			// millions of them are open at once. A streaming read
+			// reuses a slot's records for the sessions after, so it
+			// starts them larger.
+			sh.raw[si] = slices.Grow(raw, max(sh.minRaw, len(raw)/2))
 		}
 		sh.raw[si] = append(sh.raw[si], rawStep{
 			step: r.step, ts: r.ts, pos: pos, hashFlags: flags, dur: float32(r.dur),
