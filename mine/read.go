@@ -40,10 +40,12 @@ type ReadOptions struct {
 	// Strict turns the first bad line into an error naming file, line and
 	// reason; otherwise bad lines are skipped and counted.
 	Strict bool
-	// Workers is the number of parsing goroutines, and of the shards that
-	// group their records into sessions; 0 means GOMAXPROCS. The result
-	// does not depend on it.
+	// Workers is the number of parsing goroutines; 0 means GOMAXPROCS.
+	// Half as many shards (at least one) group their records into
+	// sessions. The result does not depend on it.
 	Workers int
+	// shards, when not 0, is the number of shards instead (for tests).
+	shards int
 	// MaxLine is the longest line accepted, in bytes; 0 means 64 MiB.
 	MaxLine int
 	// Format is the input format (see Formats); "" or FormatAuto recognises
@@ -191,10 +193,16 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 	for i, in := range inputs {
 		lg.Files[i].Path = in.Name
 	}
-	// As many shards as workers: what the shards give does not depend on
+	// Half as many shards as workers: each shard keeps a prefix tree and
+	// histograms of its own, which cost more CPU and memory than a shard
+	// saves on 2 cores (1M events: 5% less CPU and 6 MB less peak RSS with
+	// one shard than with two). What the shards give does not depend on
 	// their number (see shard).
-	lg.newShards(workers)
-	nshards := len(lg.shards)
+	nshards := max(1, workers/2)
+	if opt.shards > 0 {
+		nshards = opt.shards
+	}
+	lg.newShards(nshards)
 
 	todo := make(chan *chunk, workers)
 	done := make(chan *chunk, workers)
