@@ -24,7 +24,22 @@ type tally struct {
 	sessions          int
 	events            int
 	keep              int // example sessions kept per end node (see examples)
+	// recent caches child lookups (see step): most sessions take the same
+	// few moves, which are then found without hashing into child.
+	recent *[recentSize]recentStep
 }
+
+// recentStep is an entry of tally.recent: the child to of node from by
+// move mv; to is 0 (the root, no one's child) while the entry is empty.
+type recentStep struct {
+	from, to int32
+	mv       move
+}
+
+const (
+	recentBits = 12
+	recentSize = 1 << recentBits
+)
 
 type tallyNode struct {
 	parent int32
@@ -79,13 +94,21 @@ func (t *tally) add(id string, vs []Visit) {
 }
 
 func (t *tally) step(from int32, mv move) int32 {
-	k := dkey{from, mv}
-	if n, ok := t.child[k]; ok {
-		return n
+	if t.recent == nil {
+		t.recent = new([recentSize]recentStep)
 	}
-	n := int32(len(t.nodes))
-	t.nodes = append(t.nodes, tallyNode{parent: from, mv: mv})
-	t.child[k] = n
+	r := &t.recent[(uint64(mv)*0x9e3779b97f4a7c15^uint64(from)*0xff51afd7ed558ccd)>>(64-recentBits)]
+	if r.to != 0 && r.from == from && r.mv == mv {
+		return r.to
+	}
+	k := dkey{from, mv}
+	n, ok := t.child[k]
+	if !ok {
+		n = int32(len(t.nodes))
+		t.nodes = append(t.nodes, tallyNode{parent: from, mv: mv})
+		t.child[k] = n
+	}
+	*r = recentStep{from: from, to: n, mv: mv}
 	return n
 }
 
