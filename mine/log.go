@@ -83,6 +83,8 @@ type shard struct {
 	finished  int
 	slots     []openSession
 	free      []int
+	scratch   []Visit // the visits of a session being tallied
+	minRaw    int     // the least records a session's raw grows by
 	closed    map[uint64]struct{}
 	seed      maphash.Seed
 	nextSweep uint32
@@ -185,12 +187,14 @@ func (lg *Log) newShards(n int) {
 			fileStart: slices.Clone(lg.fileStart),
 			fileSeen:  make([]bool, len(lg.fileStart)),
 			counts:    readCounts{fileDups: make([]int, len(lg.Files))},
+			minRaw:    4,
 		}
 		if lg.Streamed {
 			if lg.each == nil {
 				sh.tally = newTally(lg, MaxExamples)
 			}
 			sh.closed = map[uint64]struct{}{}
+			sh.minRaw = 16
 			sh.seed = maphash.MakeSeed()
 			sh.nextSweep = lg.window
 		}
@@ -272,7 +276,17 @@ func (sh *shard) sweep(pos uint32, all bool) {
 		if !o.open || !all && pos-o.last <= lg.window {
 			continue
 		}
-		switch vs := sh.visits(sh.raw[si]); {
+		var into []Visit
+		if lg.each == nil {
+			// The tally keeps nothing of the visits: form them in
+			// the shard's scratch.
+			into = sh.scratch[:0]
+		}
+		vs := sh.visits(sh.raw[si], into)
+		if lg.each == nil {
+			sh.scratch = vs
+		}
+		switch {
 		case len(vs) == 0: // every record was dropped: not a session
 		case lg.each != nil:
 			sh.finished++
@@ -404,8 +418,10 @@ func (sh *shard) add(c *chunk, k int) bool {
 		}
 		if raw := sh.raw[si]; len(raw) == cap(raw) {
 			// Grow by half rather than double: sessions are short and
-			// millions of them are open at once.
-			sh.raw[si] = slices.Grow(raw, max(4, len(raw)/2))
+			// millions of them are open at once. A streaming read
+			// reuses a slot's records for the sessions after, so it
+			// starts them larger.
+			sh.raw[si] = slices.Grow(raw, max(sh.minRaw, len(raw)/2))
 		}
 		sh.raw[si] = append(sh.raw[si], rawStep{
 			step: r.step, ts: r.ts, pos: pos, hashFlags: flags, dur: float32(r.dur),
@@ -454,7 +470,7 @@ func (lg *Log) finish() {
 		slices.SortFunc(order, func(a, b at) int { return cmp64(int64(first(a)), int64(first(b))) })
 		for _, a := range order {
 			sh := lg.shards[a.sh]
-			sh.sessions[a.si].Visits = sh.visits(sh.raw[a.si])
+			sh.sessions[a.si].Visits = sh.visits(sh.raw[a.si], nil)
 			sh.raw[a.si] = nil
 		}
 	}
@@ -490,11 +506,11 @@ func (sh *shard) finish() {
 		sh.sweep(sh.lg.nextPos, true)
 	} else {
 		for si := range sh.sessions {
-			sh.sessions[si].Visits = sh.visits(sh.raw[si])
+			sh.sessions[si].Visits = sh.visits(sh.raw[si], nil)
 			sh.raw[si] = nil
 		}
 	}
-	sh.raw, sh.slots, sh.free, sh.bySess, sh.closed = nil, nil, nil, nil, nil
+	sh.raw, sh.slots, sh.free, sh.bySess, sh.closed, sh.scratch = nil, nil, nil, nil, nil, nil
 }
 
 // rulesDetour says whether rules can mark a record a detour.
@@ -569,10 +585,10 @@ func (h *dwellHist) merge(g *dwellHist) {
 	h.bins = out
 }
 
-// visits turns a session's records into visits. Order is by step when every
-// record has one, else by time when every record has one, else by position;
-// ties keep input order.
-func (sh *shard) visits(steps []rawStep) []Visit {
+// visits turns a session's records into visits, in into's array when it
+// has room. Order is by step when every record has one, else by time when
+// every record has one, else by position; ties keep input order.
+func (sh *shard) visits(steps []rawStep, into []Visit) []Visit {
 	cnt := &sh.counts
 	allStep, allTS := true, true
 	for i := range steps {
@@ -645,7 +661,10 @@ func (sh *shard) visits(steps []rawStep) []Visit {
 		return math.NaN()
 	}
 
-	vs := make([]Visit, 0, len(steps))
+	vs := into[:0]
+	if cap(vs) < len(steps) {
+		vs = make([]Visit, 0, max(len(steps), 2*cap(vs)))
+	}
 	for i, s := range steps {
 		dwell := dwellOf(i)
 		if s.has(rsDrop) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +57,7 @@ func ParseFieldMap(pairs []string) (map[string]string, error) {
 type parser struct {
 	x     *extractor
 	arena []byte // backs the strings of parsed records; see str
+	data  []byte // the chunk being parsed, whose strings are not copied
 	vals  []value
 	paths []string       // all extracted paths: core fields first, then rule fields
 	pos   map[string]int // path -> index into vals
@@ -117,14 +119,20 @@ func (e *badRecord) Error() string { return e.msg }
 
 func bad(format string, args ...any) error { return &badRecord{fmt.Sprintf(format, args...)} }
 
-// str copies b into the parser's arena and returns it as a string. Arena
-// blocks are never reused or moved, so the strings stay valid; whoever keeps
-// one beyond the chunk (the Log's name table) clones it, so that a block is
-// freed once its chunk is consumed. It saves an allocation per field per
-// record.
+// str returns b as a string. Bytes of the chunk being parsed (data, which
+// the read keeps until the shards have taken the chunk's records) are used
+// where they are; others (unescaped strings, or lines parsed outside a
+// chunk) are copied into the parser's arena. Arena blocks are never reused
+// or moved, so the strings stay valid; whoever keeps one beyond the chunk
+// (the Log's name table, a shard's session ids) clones it, so that a block
+// or a chunk's buffer is freed once its chunk is consumed. It saves an
+// allocation per field per record.
 func (p *parser) str(b []byte) string {
 	if len(b) == 0 {
 		return ""
+	}
+	if off := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(p.data))); off < uintptr(len(p.data)) {
+		return unsafe.String(unsafe.SliceData(b), len(b))
 	}
 	if len(b) > cap(p.arena)-len(p.arena) {
 		p.arena = make([]byte, 0, max(32<<10, len(b)))
@@ -136,7 +144,7 @@ func (p *parser) str(b []byte) string {
 
 // parse fills r from line. It returns a *badRecord error for input that
 // breaks the record format, and errUnmatched where the rules require a
-// match. Strings in r live in the parser's arena (see str).
+// match. Strings in r live in the parser's arena or in p.data (see str).
 func (p *parser) parse(line []byte, r *rec) error {
 	if err := p.x.extract(line, p.vals); err != nil {
 		return bad("%v", err)
@@ -178,9 +186,12 @@ func (p *parser) parse(line []byte, r *rec) error {
 	r.hasStep, r.hasTS, r.hasDur = false, false, false
 	switch v[3].kind {
 	case kindNumber:
-		n, err := strconv.ParseInt(string(v[3].raw), 10, 64)
-		if err != nil {
-			return bad("%s is %s, want an integer", p.paths[3], v[3].raw)
+		n, ok := smallInt(v[3].raw)
+		if !ok {
+			var err error
+			if n, err = strconv.ParseInt(view(v[3].raw), 10, 64); err != nil {
+				return bad("%s is %s, want an integer", p.paths[3], v[3].raw)
+			}
 		}
 		r.step, r.hasStep = n, true
 	case kindMissing, kindNull:
@@ -189,13 +200,13 @@ func (p *parser) parse(line []byte, r *rec) error {
 	}
 	switch v[4].kind {
 	case kindString:
-		t, err := parseTime(string(v[4].raw))
+		t, err := parseTime(view(v[4].raw))
 		if err != nil {
 			return bad("%s %q: %v", p.paths[4], v[4].raw, err)
 		}
 		r.ts, r.hasTS = t, true
 	case kindNumber:
-		f, err := strconv.ParseFloat(string(v[4].raw), 64)
+		f, err := strconv.ParseFloat(view(v[4].raw), 64)
 		if err != nil || f < 0 {
 			return bad("%s is %s, want RFC 3339 text or Unix seconds or milliseconds", p.paths[4], v[4].raw)
 		}
@@ -206,7 +217,13 @@ func (p *parser) parse(line []byte, r *rec) error {
 	}
 	switch v[5].kind {
 	case kindNumber:
-		f, err := strconv.ParseFloat(string(v[5].raw), 64)
+		var f float64
+		var err error
+		if n, ok := smallInt(v[5].raw); ok && v[5].raw[0] != '-' {
+			f = float64(n) // exact (below 2^53), as ParseFloat gives it
+		} else {
+			f, err = strconv.ParseFloat(view(v[5].raw), 64)
+		}
 		if err != nil || f < 0 || math.IsInf(f, 0) {
 			return bad("%s is %s, want a number of milliseconds", p.paths[5], v[5].raw)
 		}
@@ -240,6 +257,33 @@ func (p *parser) parse(line []byte, r *rec) error {
 	}
 	r.hash = hashLine(line)
 	return nil
+}
+
+// view is b as a string without a copy, for parsing functions that keep
+// nothing of it (an error that quotes it is formatted before b changes).
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// smallInt reads a JSON number that is a plain integer of at most 18
+// digits (what strconv.ParseInt reads alike); anything else is !ok.
+func smallInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 func (p *parser) get(path string) (string, bool) {
@@ -305,8 +349,9 @@ func unixNumber(f float64) int64 {
 
 // hashLine hashes the line with surrounding white space trimmed: two
 // records are duplicates when their lines hash alike and their parsed fields
-// agree. It reads eight bytes a round (the mixing of xxHash64's rounds) and
-// is fixed, so the same input gives the same result on every run.
+// agree. It is XXH64 (seed 0): four lanes of eight bytes a round, so that a
+// line of a few hundred bytes takes a few dozen cycles; fixed, so the same
+// input gives the same result on every run.
 func hashLine(b []byte) uint64 {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
 		b = b[1:]
@@ -315,24 +360,54 @@ func hashLine(b []byte) uint64 {
 		b = b[:len(b)-1]
 	}
 	const (
-		p1 = 11400714785074694791
-		p2 = 14029467366897019727
-		p3 = 1609587929392839161
-		p4 = 9650029242287828579
+		p1 uint64 = 11400714785074694791
+		p2 uint64 = 14029467366897019727
+		p3 uint64 = 1609587929392839161
+		p4 uint64 = 9650029242287828579
+		p5 uint64 = 2870177450012600261
 	)
-	h := uint64(p3) + uint64(len(b))
-	for len(b) >= 8 {
-		k := binary.LittleEndian.Uint64(b)
-		k *= p2
-		k = k<<31 | k>>33
-		k *= p1
-		h ^= k
-		h = (h<<27|h>>37)*p1 + p4
-		b = b[8:]
+	round := func(acc, in uint64) uint64 {
+		acc += in * p2
+		acc = bits.RotateLeft64(acc, 31)
+		return acc * p1
+	}
+	merge := func(acc, v uint64) uint64 {
+		acc ^= round(0, v)
+		return acc*p1 + p4
+	}
+	n := uint64(len(b))
+	var h uint64
+	if len(b) >= 32 {
+		q1 := p1 // wrapping arithmetic, as XXH64's seeding is
+		v1, v2, v3, v4 := q1+p2, p2, uint64(0), -q1
+		for len(b) >= 32 {
+			v1 = round(v1, binary.LittleEndian.Uint64(b))
+			v2 = round(v2, binary.LittleEndian.Uint64(b[8:]))
+			v3 = round(v3, binary.LittleEndian.Uint64(b[16:]))
+			v4 = round(v4, binary.LittleEndian.Uint64(b[24:]))
+			b = b[32:]
+		}
+		h = bits.RotateLeft64(v1, 1) + bits.RotateLeft64(v2, 7) + bits.RotateLeft64(v3, 12) + bits.RotateLeft64(v4, 18)
+		h = merge(h, v1)
+		h = merge(h, v2)
+		h = merge(h, v3)
+		h = merge(h, v4)
+	} else {
+		h = p5
+	}
+	h += n
+	for ; len(b) >= 8; b = b[8:] {
+		h ^= round(0, binary.LittleEndian.Uint64(b))
+		h = bits.RotateLeft64(h, 27)*p1 + p4
+	}
+	if len(b) >= 4 {
+		h ^= uint64(binary.LittleEndian.Uint32(b)) * p1
+		h = bits.RotateLeft64(h, 23)*p2 + p3
+		b = b[4:]
 	}
 	for _, c := range b {
-		h ^= uint64(c) * p3
-		h = (h<<11 | h>>53) * p1
+		h ^= uint64(c) * p5
+		h = bits.RotateLeft64(h, 11) * p1
 	}
 	h ^= h >> 33
 	h *= p2
@@ -345,30 +420,28 @@ func hashLine(b []byte) uint64 {
 // parseRFC3339Fast reads the common shape of RFC 3339 timestamps,
 // YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM), without time.Parse's
 // generality; anything else (or an invalid field) reports !ok and is left to
-// time.Parse, which also has the last word on validity.
+// time.Parse, which also has the last word on validity. The instant is
+// computed as time.Date(...).UnixNano() would, from the days since the epoch
+// of the proleptic Gregorian calendar.
 func parseRFC3339Fast(s string) (int64, bool) {
 	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
 		return 0, false
 	}
-	num := func(i, n int) (int, bool) {
-		v := 0
-		for _, c := range []byte(s[i : i+n]) {
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			v = v*10 + int(c-'0')
+	d2 := func(i int) int {
+		a, b := int(s[i])-'0', int(s[i+1])-'0'
+		if uint(a) > 9 || uint(b) > 9 {
+			return -1
 		}
-		return v, true
+		return a*10 + b
 	}
-	year, ok1 := num(0, 4)
-	month, ok2 := num(5, 2)
-	day, ok3 := num(8, 2)
-	hour, ok4 := num(11, 2)
-	min, ok5 := num(14, 2)
-	sec, ok6 := num(17, 2)
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 || day > 28 || hour > 23 || min > 59 || sec > 59 {
-		// Days past the 28th need the month's length: time.Parse checks.
+	y1, y2 := d2(0), d2(2)
+	month, day, hour, min, sec := d2(5), d2(8), d2(11), d2(14), d2(17)
+	if y1 < 0 || y2 < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || min < 0 || min > 59 || sec < 0 || sec > 59 {
 		return 0, false
+	}
+	year := y1*100 + y2
+	if day > 28 && day > daysIn(month, year) {
+		return 0, false // time.Parse says what is wrong
 	}
 	i := 19
 	nanos := 0
@@ -393,9 +466,8 @@ func parseRFC3339Fast(s string) (int64, bool) {
 	switch {
 	case i == len(s)-1 && s[i] == 'Z':
 	case i == len(s)-6 && (s[i] == '+' || s[i] == '-') && s[i+3] == ':':
-		oh, ok1 := num(i+1, 2)
-		om, ok2 := num(i+4, 2)
-		if !ok1 || !ok2 || oh > 23 || om > 59 {
+		oh, om := d2(i+1), d2(i+4)
+		if oh < 0 || om < 0 || oh > 23 || om > 59 {
 			return 0, false
 		}
 		offset = (oh*60 + om) * 60
@@ -405,6 +477,33 @@ func parseRFC3339Fast(s string) (int64, bool) {
 	default:
 		return 0, false
 	}
-	t := time.Date(year, time.Month(month), day, hour, min, sec, nanos, time.UTC)
-	return t.UnixNano() - int64(offset)*1e9, true
+	secs := daysSinceEpoch(year, month, day)*86400 + int64(hour*3600+min*60+sec)
+	// Wrapping as UnixNano's arithmetic does for years it cannot hold.
+	return secs*1e9 + int64(nanos) - int64(offset)*1e9, true
+}
+
+// daysIn is the number of days of a month (1-12) of a year.
+func daysIn(month, year int) int {
+	if month == 2 {
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	}
+	return 30 + (month+month/8)%2
+}
+
+// daysSinceEpoch is the number of days from 1970-01-01 to a date of the
+// proleptic Gregorian calendar (year 0 to 9999), after H. Hinnant's
+// days_from_civil.
+func daysSinceEpoch(year, month, day int) int64 {
+	if month <= 2 {
+		year--
+	}
+	era := (year+400)/400 - 1 // year >= -1
+	yoe := year - era*400
+	mp := (month + 9) % 12
+	doy := (153*mp+2)/5 + day - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
 }

@@ -1,6 +1,10 @@
 package mine
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -100,4 +104,61 @@ func FuzzParseRecord(f *testing.F) {
 			t.Fatalf("accepted %q with label %q", line, r.label)
 		}
 	})
+}
+
+// TestParseRFC3339FastDates checks the fast path's calendar arithmetic
+// against time.Parse over random dates of every year it reads (leap days,
+// the ends of months, offsets): it must accept exactly the valid ones and
+// agree on the instant.
+func TestParseRFC3339FastDates(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := 0; i < 200000; i++ {
+		y := r.IntN(10000)
+		if i%2 == 0 {
+			y = 1900 + r.IntN(400)
+		}
+		s := fmt.Sprintf("%04d-%02d-%02dT%02d:%02d:%02d", y, 1+r.IntN(12), 1+r.IntN(31), r.IntN(24), r.IntN(60), r.IntN(60))
+		s += [...]string{"Z", ".123Z", "+05:30", ".5-11:45", ".123456789123Z"}[r.IntN(5)]
+		ns, ok := parseRFC3339Fast(s)
+		tm, err := time.Parse(time.RFC3339Nano, s)
+		if ok != (err == nil) {
+			t.Fatalf("%q: fast path ok %v, time.Parse: %v", s, ok, err)
+		}
+		if ok && tm.UnixNano() != ns {
+			t.Fatalf("%q: fast path %d, time.Parse %d", s, ns, tm.UnixNano())
+		}
+	}
+}
+
+// TestSmallInt: the integer fast path of step and duration_ms reads what
+// strconv does, and leaves the rest to it.
+func TestSmallInt(t *testing.T) {
+	for _, s := range []string{"0", "-0", "7", "-7", "1794", "123456789012345678", "-123456789012345678", "1234567890123456789", "1.5", "1e3", "-", ""} {
+		n, ok := smallInt([]byte(s))
+		want, err := strconv.ParseInt(s, 10, 64)
+		short := len(strings.TrimPrefix(s, "-")) <= 18
+		if ok != (err == nil && short) || ok && n != want {
+			t.Errorf("smallInt(%q) = %d, %v; strconv: %d, %v", s, n, ok, want, err)
+		}
+	}
+}
+
+// TestHashLine: the line hash is XXH64 with seed 0 (the reference values
+// are xxHash's) of the line without surrounding blanks.
+func TestHashLine(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want uint64
+	}{
+		{"", 0xef46db3751d8e999},
+		{"a", 0xd24ec4f1a98c6e5b},
+		{"abc", 0x44bc2cf5ad770999},
+		{" \tabc\r", 0x44bc2cf5ad770999},
+		{"Nobody inspects the spammish repetition", 0xfbcea83c8a378bf1},
+		{`{"session_id":"s-000001","step":0,"ts":"2026-01-05T09:00:00.000Z","node":"greet","event":"ok"}`, 0xaedb07b477ad0388},
+	} {
+		if got := hashLine([]byte(c.in)); got != c.want {
+			t.Errorf("hashLine(%q) = %#x, want %#x", c.in, got, c.want)
+		}
+	}
 }

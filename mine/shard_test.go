@@ -13,8 +13,8 @@ import (
 	"testing"
 )
 
-// TestReadSameAcrossWorkers reads logs with 1 to 5 workers (and so as many
-// shards), cut into small chunks, whole and streaming and session by
+// TestReadSameAcrossWorkers reads logs with 1 to 5 workers (and as many
+// shards, and with the default number of shards), cut into small chunks, whole and streaming and session by
 // session, and wants the same models, partial results, counts and sessions
 // as with one worker: what the shards give must not depend on their number
 // or on scheduling. Models keep the most example sessions, which the shards'
@@ -43,9 +43,9 @@ func TestReadSameAcrossWorkers(t *testing.T) {
 		streamed       map[int]string // window -> model and reread
 		each           string
 	}
-	read := func(t *testing.T, workers int) result {
+	read := func(t *testing.T, workers, shards int) result {
 		var r result
-		lg, err := Read(ins, ReadOptions{Rules: rules, Workers: workers})
+		lg, err := Read(ins, ReadOptions{Rules: rules, Workers: workers, shards: shards})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,14 +59,14 @@ func TestReadSameAcrossWorkers(t *testing.T) {
 		r.model = buildBytesWith(t, lg, MaxExamples)
 		r.streamed = map[int]string{}
 		for _, window := range []int{1, 50, DefaultWindow} {
-			lg, err := Read(ins, ReadOptions{Rules: rules, Workers: workers, Stream: true, Window: window})
+			lg, err := Read(ins, ReadOptions{Rules: rules, Workers: workers, shards: shards, Stream: true, Window: window})
 			if err != nil {
 				t.Fatal(err)
 			}
 			r.streamed[window] = fmt.Sprintf("%s\nreread %q %d %d %d", buildBytesWith(t, lg, MaxExamples), lg.Reread, lg.Duplicates, lg.Detours, lg.NumSessions())
 		}
 		var got []string
-		lg, err = Read(ins, ReadOptions{Rules: rules, Workers: workers, Stream: true, Each: func(lg *Log, s *Session) {
+		lg, err = Read(ins, ReadOptions{Rules: rules, Workers: workers, shards: shards, Stream: true, Each: func(lg *Log, s *Session) {
 			moves := lg.Moves(s)
 			got = append(got, fmt.Sprint(s.ID, moves, s.Visits))
 		}})
@@ -77,31 +77,32 @@ func TestReadSameAcrossWorkers(t *testing.T) {
 		r.each = strings.Join(got, "\n")
 		return r
 	}
-	want := read(t, 1)
+	want := read(t, 1, 1)
 	if !strings.Contains(string(want.model), "detour:") {
 		t.Fatal("the returns sample no longer has detours: the test needs a log that does")
 	}
 	if want.streamed[1] == want.streamed[DefaultWindow] || !strings.Contains(want.streamed[1], "reread \"session") {
 		t.Fatalf("window 1 did not start over: %s", want.streamed[1][strings.LastIndex(want.streamed[1], "\n"):])
 	}
-	for _, workers := range []int{2, 3, 5} {
-		got := read(t, workers)
+	for _, c := range []struct{ workers, shards int }{{2, 2}, {3, 3}, {5, 5}, {2, 0}, {5, 0}} {
+		got := read(t, c.workers, c.shards)
+		name := fmt.Sprintf("%d workers, %d shards", c.workers, c.shards)
 		if !bytes.Equal(got.partial, want.partial) {
-			t.Errorf("%d workers: partial result differs", workers)
+			t.Errorf("%s: partial result differs", name)
 		}
 		if !bytes.Equal(got.model, want.model) {
-			t.Errorf("%d workers: model differs", workers)
+			t.Errorf("%s: model differs", name)
 		}
 		if got.counts != want.counts {
-			t.Errorf("%d workers: counts\n%s\nwant\n%s", workers, got.counts, want.counts)
+			t.Errorf("%s: counts\n%s\nwant\n%s", name, got.counts, want.counts)
 		}
 		for w, s := range want.streamed {
 			if got.streamed[w] != s {
-				t.Errorf("%d workers, window %d: streamed model differs", workers, w)
+				t.Errorf("%s, window %d: streamed model differs", name, w)
 			}
 		}
 		if got.each != want.each {
-			t.Errorf("%d workers: sessions given to Each differ", workers)
+			t.Errorf("%s: sessions given to Each differ", name)
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package mine
 
 import (
+	"cmp"
 	"math"
+	"math/bits"
 
 	"slices"
 
@@ -22,7 +24,22 @@ type tally struct {
 	sessions          int
 	events            int
 	keep              int // example sessions kept per end node (see examples)
+	// recent caches child lookups (see step): most sessions take the same
+	// few moves, which are then found without hashing into child.
+	recent *[recentSize]recentStep
 }
+
+// recentStep is an entry of tally.recent: the child to of node from by
+// move mv; to is 0 (the root, no one's child) while the entry is empty.
+type recentStep struct {
+	from, to int32
+	mv       move
+}
+
+const (
+	recentBits = 12
+	recentSize = 1 << recentBits
+)
 
 type tallyNode struct {
 	parent int32
@@ -77,13 +94,21 @@ func (t *tally) add(id string, vs []Visit) {
 }
 
 func (t *tally) step(from int32, mv move) int32 {
-	k := dkey{from, mv}
-	if n, ok := t.child[k]; ok {
-		return n
+	if t.recent == nil {
+		t.recent = new([recentSize]recentStep)
 	}
-	n := int32(len(t.nodes))
-	t.nodes = append(t.nodes, tallyNode{parent: from, mv: mv})
-	t.child[k] = n
+	r := &t.recent[(uint64(mv)*0x9e3779b97f4a7c15^uint64(from)*0xff51afd7ed558ccd)>>(64-recentBits)]
+	if r.to != 0 && r.from == from && r.mv == mv {
+		return r.to
+	}
+	k := dkey{from, mv}
+	n, ok := t.child[k]
+	if !ok {
+		n = int32(len(t.nodes))
+		t.nodes = append(t.nodes, tallyNode{parent: from, mv: mv})
+		t.child[k] = n
+	}
+	*r = recentStep{from: from, to: n, mv: mv}
 	return n
 }
 
@@ -115,20 +140,29 @@ func (t *tally) variants() []variant {
 // times are kept exactly.
 type dwellHist struct {
 	lo, hi float64
-	bins   []histBin // sorted by key
-	// fresh holds, sorted, the bins a large histogram has gained since it
-	// last merged them into bins (see flush), so that a new bin costs a
-	// move of the few fresh ones rather than of half the histogram.
-	fresh []histBin
+	bins   []histBin // sorted by key, while tab is nil
+	// tab holds the bins of a large histogram instead of bins: an
+	// open-addressing table by key (see tabSlot), so that a time finds its
+	// bin with one probe rather than a binary search through thousands.
+	// A slot is 8 bytes, so that more of the table stays in cache; vals
+	// holds the one value of each slot's bin, looked at only until the bin
+	// has held two. flush sorts the table back into bins for readers.
+	tab  []tabBin  // len a power of two
+	vals []float64 // parallel to tab
+	used int       // occupied slots of tab
 }
 
-// freshMax is how many fresh bins a histogram gathers before it merges
-// them into its bins; histograms of fewer than freshFrom bins take new
-// bins directly.
-const (
-	freshMax  = 64
-	freshFrom = 512
-)
+// tabBin is a slot of dwellHist.tab: empty when n is 0; km is the bin's
+// key times 2, plus 1 once the bin has held two different values (keys
+// take 17 bits: see histKey).
+type tabBin struct {
+	km int32
+	n  uint32
+}
+
+// tabFrom is the number of bins from which a histogram keeps them in a
+// table: below it a binary search stays within a few cache lines.
+const tabFrom = 64
 
 type histBin struct {
 	key int32
@@ -139,25 +173,88 @@ type histBin struct {
 const histBits = 10
 
 func (h *dwellHist) add(ms float64) {
-	if len(h.bins) == 0 || ms < h.lo {
+	if h.used == 0 && len(h.bins) == 0 || ms < h.lo {
 		h.lo = ms
 	}
-	if len(h.bins) == 0 || ms > h.hi {
+	if h.used == 0 && len(h.bins) == 0 || ms > h.hi {
 		h.hi = ms
 	}
 	k := histKey(ms)
+	if h.tab != nil {
+		h.addToTab(k, ms)
+		return
+	}
 	if i, ok := addToBin(h.bins, k, ms); ok {
 		return
-	} else if len(h.bins) < freshFrom {
+	} else if len(h.bins) < tabFrom {
 		h.bins = slices.Insert(h.bins, i, histBin{k, 1, ms})
 		return
 	}
-	i, ok := addToBin(h.fresh, k, ms)
-	if !ok {
-		h.fresh = slices.Insert(h.fresh, i, histBin{k, 1, ms})
-		if len(h.fresh) >= freshMax {
-			h.flush()
+	// A new bin for a large histogram: move its bins into a table.
+	h.rehash(tabSize(len(h.bins) + 1))
+	h.addToTab(k, ms)
+}
+
+// tabSize is the table size for n bins: a power of two at most half full
+// (it grows when three quarters full).
+func tabSize(n int) int {
+	size := 2 * tabFrom
+	for size < 2*n {
+		size *= 2
+	}
+	return size
+}
+
+// rehash moves the bins (of bins, or of the table) into a table of size
+// slots.
+func (h *dwellHist) rehash(size int) {
+	old, oldVals := h.tab, h.vals
+	h.tab, h.vals = make([]tabBin, size), make([]float64, size)
+	for i, b := range old {
+		if b.n != 0 {
+			j := h.tabSlot(b.km >> 1)
+			h.tab[j], h.vals[j] = b, oldVals[i]
 		}
+	}
+	for _, b := range h.bins {
+		j := h.tabSlot(b.key)
+		h.tab[j], h.vals[j] = tabBin{km: b.key * 2, n: b.n}, b.val
+		if math.IsNaN(b.val) {
+			h.tab[j].km |= 1
+		}
+	}
+	h.used += len(h.bins)
+	h.bins = h.bins[:0]
+}
+
+// tabSlot returns the slot of the bin of key k in h.tab: the one that holds
+// it, or the empty one where it goes (linear probing from a Fibonacci hash
+// of the key, so that the adjacent keys of one histogram spread out).
+func (h *dwellHist) tabSlot(k int32) int {
+	mask := uint32(len(h.tab) - 1)
+	i := (uint32(k) * 0x9e3779b1) >> (32 - bits.TrailingZeros(uint(len(h.tab))))
+	for h.tab[i].n != 0 && h.tab[i].km>>1 != k {
+		i = (i + 1) & mask
+	}
+	return int(i)
+}
+
+// addToTab adds ms, of key k, to the table of bins, growing it to stay at
+// most three quarters full.
+func (h *dwellHist) addToTab(k int32, ms float64) {
+	i := h.tabSlot(k)
+	b := &h.tab[i]
+	if b.n != 0 {
+		b.n++
+		if b.km&1 == 0 && h.vals[i] != ms {
+			b.km |= 1
+		}
+		return
+	}
+	*b = tabBin{km: k * 2, n: 1}
+	h.vals[i] = ms
+	if h.used++; 4*h.used > 3*len(h.tab) {
+		h.rehash(2 * len(h.tab))
 	}
 }
 
@@ -183,24 +280,24 @@ func addToBin(bins []histBin, k int32, ms float64) (int, bool) {
 	return i, false
 }
 
-// flush merges the fresh bins into bins; readers of bins call it first.
+// flush sorts the bins of a table back into bins; readers of bins call it
+// first. A histogram added to after it starts a table again.
 func (h *dwellHist) flush() {
-	if len(h.fresh) == 0 {
+	if h.tab == nil {
 		return
 	}
-	// Merge from the back, in place: no key is in both.
-	n, m := len(h.bins), len(h.fresh)
-	h.bins = slices.Grow(h.bins, m)[:n+m]
-	for i, j, o := n-1, m-1, n+m-1; j >= 0; o-- {
-		if i >= 0 && h.bins[i].key > h.fresh[j].key {
-			h.bins[o] = h.bins[i]
-			i--
-		} else {
-			h.bins[o] = h.fresh[j]
-			j--
+	bins := slices.Grow(h.bins[:0], h.used)
+	for i, b := range h.tab {
+		if b.n != 0 {
+			val := h.vals[i]
+			if b.km&1 != 0 {
+				val = math.NaN()
+			}
+			bins = append(bins, histBin{key: b.km >> 1, n: b.n, val: val})
 		}
 	}
-	h.fresh = h.fresh[:0]
+	slices.SortFunc(bins, func(a, b histBin) int { return cmp.Compare(a.key, b.key) })
+	h.bins, h.tab, h.vals, h.used = bins, nil, nil, 0
 }
 
 // histKey is the bin of a time in milliseconds; keys order as times do.

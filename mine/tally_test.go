@@ -1,0 +1,78 @@
+package mine
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestDwellHistTable: a histogram gives the same bins whether it keeps
+// them sorted or, once large, in a table, however adds and reads
+// (flush) interleave: the counts and the one value of each bin as a plain
+// map of keys counts them.
+func TestDwellHistTable(t *testing.T) {
+	type want struct {
+		n   uint32
+		val float64
+	}
+	for _, c := range []struct {
+		name   string
+		n      int
+		value  func(r *rand.Rand) float64
+		flushy bool
+	}{
+		{"few", 50, func(r *rand.Rand) float64 { return float64(r.IntN(40)) }, false},
+		{"ms", 20000, func(r *rand.Rand) float64 { return float64(r.IntN(30000)) }, false},
+		{"ms read between", 20000, func(r *rand.Rand) float64 { return float64(r.IntN(30000)) }, true},
+		{"µs", 50000, func(r *rand.Rand) float64 { return math.Round(r.ExpFloat64()*5e6) / 1e3 }, false},
+		{"signed", 20000, func(r *rand.Rand) float64 { return float64(r.IntN(20000) - 10000) }, true},
+		{"one value", 5000, func(r *rand.Rand) float64 { return 1234.5 }, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, 2))
+			var h dwellHist
+			ref := map[int32]*want{}
+			lo, hi := math.Inf(1), math.Inf(-1)
+			check := func() {
+				t.Helper()
+				h.flush()
+				if h.tab != nil || h.used != 0 {
+					t.Fatalf("flush left a table of %d bins", h.used)
+				}
+				if len(h.bins) != len(ref) {
+					t.Fatalf("%d bins, want %d", len(h.bins), len(ref))
+				}
+				for i, b := range h.bins {
+					if i > 0 && h.bins[i-1].key >= b.key {
+						t.Fatalf("bins out of order at %d: %d then %d", i, h.bins[i-1].key, b.key)
+					}
+					w := ref[b.key]
+					if w == nil || w.n != b.n || !(w.val == b.val || math.IsNaN(w.val) && math.IsNaN(b.val)) {
+						t.Fatalf("bin %d: n %d val %v, want %+v", b.key, b.n, b.val, w)
+					}
+				}
+				if h.lo != lo || h.hi != hi {
+					t.Fatalf("lo, hi %v %v, want %v %v", h.lo, h.hi, lo, hi)
+				}
+			}
+			for i := 0; i < c.n; i++ {
+				ms := c.value(r)
+				h.add(ms)
+				lo, hi = min(lo, ms), max(hi, ms)
+				k := histKey(ms)
+				if w := ref[k]; w == nil {
+					ref[k] = &want{1, ms}
+				} else {
+					w.n++
+					if w.val != ms {
+						w.val = math.NaN()
+					}
+				}
+				if c.flushy && i%997 == 0 {
+					check()
+				}
+			}
+			check()
+		})
+	}
+}
