@@ -6,7 +6,7 @@ require (
 	github.com/emicklei/dot v1.6.2
 	github.com/fogleman/gg v1.3.0
 	github.com/goccy/go-graphviz v0.2.10
-	github.com/goccy/go-json v0.10.5
+	github.com/goccy/go-json v0.12.0
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2

@@ -98,8 +98,9 @@ func Load(path string) (*Model, error) {
 }
 
 // checkIntegers reports an integer of the JSON text data that int64 cannot
-// hold: the decoder wraps such a count around (9223372036854775808 reads as
-// a negative number, -9223372036854775809 as the largest). data must be
+// hold. go-json v0.12 refuses such a number for an int field itself; this
+// holds the rule for every integer of the file whatever the decoder (v0.10
+// wrapped 9223372036854775808 around to a negative count). data must be
 // valid JSON.
 func checkIntegers(data []byte) error {
 	for i := 0; i < len(data); i++ {

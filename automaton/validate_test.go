@@ -43,8 +43,8 @@ func TestReadRefusesInvalidModels(t *testing.T) {
 		{"loop names a missing state", `{"states":["a"],"back_edges"`, `{"states":["a","nope"],"back_edges"`, `loop 0 names unknown state "nope"`},
 		{"back edge that is no transition", `"back_edges":[{"from":"a","event":"retry","to":"a"}]`, `"back_edges":[{"from":"a","event":"again","to":"a"}]`, "back edge a -[again]-> a is not a transition"},
 		{"variant names a missing state", `{"count":4,"states":["a","b"]}`, `{"count":4,"states":["a","x"]}`, `top_variants[0] names unknown state "x"`},
-		{"count past int64", `"event":"ok","to":"b","count":4`, `"event":"ok","to":"b","count":9223372036854775808`, "the number 9223372036854775808 at byte"},
-		{"negative count past int64", `"event":"ok","to":"b","count":4`, `"event":"ok","to":"b","count":-9223372036854775809`, "the number -9223372036854775809 at byte"},
+		{"count past int64", `"event":"ok","to":"b","count":4`, `"event":"ok","to":"b","count":9223372036854775808`, "9223372036854775808"},
+		{"negative count past int64", `"event":"ok","to":"b","count":4`, `"event":"ok","to":"b","count":-9223372036854775809`, "-9223372036854775809"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

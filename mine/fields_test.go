@@ -15,8 +15,8 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 
-	// The reference of FuzzFieldWalker: go-json's Valid accepts text that
-	// is not JSON (",{}", `{"a":1}}`, ":{}"), encoding/json's does not.
+	// The reference of FuzzFieldWalker, independent of the code under
+	// test (go-json v0.10.5's Valid accepted ",{}", `{"a":1}}`, ":{}").
 	stdjson "encoding/json"
 )
 

@@ -7,17 +7,6 @@ package mine
 import (
 	"bufio"
 	"bytes"
-	// The importers decode with encoding/json, not the project's go-json
-	// (v0.10.5), for measured reasons (json_test.go pins each): go-json's
-	// stream decoder takes a value into a RawMessage by counting brackets
-	// without checking what is between them, reads a NUL byte as the end
-	// of its buffer, and drops its reader's errors, taking a broken read
-	// for the end of the input; its strings keep raw control characters;
-	// its type errors name the Go field, not the JSON path, and point one
-	// byte early; its Compact fails on valid numbers past float64's range.
-	// Swapped in, go-json took 0.38 to 0.72 of the CPU time per conversion
-	// (BenchmarkJSONImport, medians of 5), partly by not checking.
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +17,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	json "github.com/goccy/go-json"
 )
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}

@@ -265,7 +265,7 @@ func TestFormatErrors(t *testing.T) {
 		name, format, input, want string
 	}{
 		{"otlp syntax", FormatOTLP, "{\"resourceSpans\":[]}\n{\"resourceSpans\":[}\n", "reading bad: line 2, column 19: invalid character '}' looking for beginning of value"},
-		{"otlp type", FormatOTLP, `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":5}]}]}]}`, "reading bad: line 1, column 55: resourceSpans.scopeSpans.spans.traceId is a JSON number, want a string"},
+		{"otlp type", FormatOTLP, `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":5}]}]}]}`, "reading bad: line 1, column 55: resourceSpans.0.scopeSpans.0.spans.0.traceId is a JSON number, want a string"},
 		{"otlp time", FormatOTLP, "\n" + `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"ab","spanId":"cd","name":"x","startTimeUnixNano":"12:00"}]}]}]}`, `reading bad: line 2: span cd of trace ab: startTimeUnixNano "12:00": want an integer`},
 		{"otlp not an object", FormatOTLP, "[1]", "reading bad: line 1, column 2: want an OTLP traces object"},
 		{"langsmith truncated", FormatLangSmith, "[\n {\"id\": \"a\", \"name\": \"x\", \"run_type\": \"chain\"", "reading bad: line 2, column 46: the input ends inside a JSON value"},

@@ -13,9 +13,10 @@ package mine
 // ObservationLevel).
 
 import (
-	"encoding/json" // strict decoding, as every importer: see format_common.go
 	"io"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // FormatLangfuse is Langfuse trace exports.

@@ -14,12 +14,13 @@ package mine
 
 import (
 	"bytes"
-	"encoding/json" // strict decoding, as every importer: see format_common.go
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // FormatLangSmith is LangSmith run exports.

@@ -15,10 +15,11 @@ package mine
 // group_id links the traces of one conversation (the SDK's tracing guide).
 
 import (
-	"encoding/json" // strict decoding, as every importer: see format_common.go
 	"fmt"
 	"io"
 	"slices"
+
+	json "github.com/goccy/go-json"
 )
 
 // FormatOpenAIAgents is OpenAI Agents SDK trace exports.

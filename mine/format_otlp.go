@@ -18,10 +18,11 @@ package mine
 // conventions. The older "instrumentationLibrarySpans" is read as well.
 
 import (
-	"encoding/json" // strict decoding, as every importer: see format_common.go
 	"io"
 	"strconv"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // FormatOTLP is OTLP/JSON traces.

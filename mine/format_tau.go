@@ -26,7 +26,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json" // strict decoding, as every importer: see format_common.go
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +33,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // FormatTau is tau-bench (v1) and tau2-bench trajectories.
@@ -437,8 +438,8 @@ const maxToolArgs = 16 << 10
 // is kept as the string. Absent and null arguments write nothing.
 func writeToolArgs(obj *jsonObject, raw json.RawMessage) {
 	if jsonKind(raw) == '"' {
-		// Valid and Compact both: each library's Valid alone has let
-		// text that is not JSON through (go-json's takes ",{}").
+		// Valid and Compact both: a Valid alone has let text that is
+		// not JSON through (go-json v0.10.5's took ",{}").
 		text := []byte(jsonText(raw))
 		var buf bytes.Buffer
 		if k := jsonKind(text); (k != '{' && k != '[') || !json.Valid(text) || json.Compact(&buf, text) != nil {

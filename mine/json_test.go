@@ -1,9 +1,11 @@
 package mine
 
 // The importers and the label rules read their input as strict JSON (RFC
-// 8259), as encoding/json's decoder does. These cases pin what a faster but
-// laxer decoder (goccy/go-json v0.10.5's, measured on each) gets wrong: see
-// the notes at the imports in format_common.go and labels.go.
+// 8259). These cases pin what go-json v0.10.5's decoder got wrong (values
+// taken by counting brackets, NUL bytes, reader errors dropped, raw
+// control characters, type errors naming the Go field): v0.12 reads each
+// as encoding/json does, which is why the project takes v0.12 and uses it
+// everywhere.
 
 import (
 	"bytes"
@@ -58,7 +60,7 @@ func TestFormatJSONStrict(t *testing.T) {
 		{"read error inside a value", convertOTLP, &failingReader{strings.NewReader(otlpLine + otlpLine[:40]), errBroken}, "broken pipe"},
 		// go-json names the Go field, not the JSON path.
 		{"type error names the JSON path", convertOTLP, strings.NewReader(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":5}]}]}]}`),
-			"line 1, column 55: resourceSpans.scopeSpans.spans.traceId is a JSON number, want a string"},
+			"line 1, column 55: resourceSpans.0.scopeSpans.0.spans.0.traceId is a JSON number, want a string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,7 +105,7 @@ func TestParseRulesJSON(t *testing.T) {
 			`decoding label rules: invalid character '"' after object key`},
 		// go-json: "json: bool unexpected end of JSON input".
 		{"wrong type", `{"rules":[{"match":{"node":"ab"},"state":"X","drop":"yes"}]}`,
-			"decoding label rules: json: cannot unmarshal string into Go struct field Rule.rules.drop of type bool"},
+			"decoding label rules: json: cannot unmarshal string into Go struct field Rules.rules.0.drop of type bool"},
 		// go-json: "expected comma after object element".
 		{"truncated", `{"rules":[{"match":{"node":"ab"},"state":"X"}]`,
 			"decoding label rules: unexpected EOF"},

@@ -2,16 +2,13 @@ package mine
 
 import (
 	"bytes"
-	// Label rules are read with encoding/json, not go-json (v0.10.5), which
-	// accepts raw control characters in strings and reports a wrong type,
-	// a missing colon or a truncated file in words that mislead ("json:
-	// bool unexpected end of JSON input"): see TestParseRulesJSON.
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
 )

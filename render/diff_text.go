@@ -1,11 +1,11 @@
 package render
 
 import (
-	// encoding/json, not go-json, for DiffJSON only: see the note there.
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/render/text"
@@ -204,16 +204,10 @@ type DiffJSONReport struct {
 
 // DiffJSON writes d as one indented DiffJSONReport object.
 //
-// It encodes with encoding/json, an exception to the project's go-json,
-// measured: go-json writes the exponent of a float from 1e-10 to 1e-6
-// with two digits ("2.3132563827331445e-07") where encoding/json writes
-// one ("e-7"), and p-values that small are common in diffs of real
-// logs. Of four diffs of ../shared/data logs (tau2 retail vs taubench
-// airline; tau2 retail with and without generalisation; diff --by
-// attrs.run on tau2 retail; the help desk log's first 12,000 lines vs the
-// rest) go-json changed the bytes of two (four p-values and one),
-// encoding/json none. Values are the same; the bytes of fsmine diff
-// --format json stay as they were (TestDiffJSONSmallFloats).
+// A float from 1e-10 to 1e-6 is written with a one-digit exponent
+// ("2.3132563827331445e-7"), as fsmine always wrote it; p-values that
+// small are common in diffs of real logs (TestDiffJSONSmallFloats; go-json
+// v0.10.5 wrote "e-07").
 func DiffJSON(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

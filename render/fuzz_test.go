@@ -2,7 +2,7 @@ package render
 
 import (
 	"bytes"
-	"encoding/json" // the reference for valid JSON: go-json v0.10.5 accepts a raw tab in a string, rejects [1e400]
+	"encoding/json" // an independent reference for valid JSON
 	"encoding/xml"
 	"io"
 	"strings"

@@ -8,9 +8,9 @@ import (
 )
 
 // TestXStateJSONNumbersAndEscapes pins the bytes of XState output that
-// go-json (v0.10.5) would change, which is why xstate.go keeps
-// encoding/json: a probability below 1e-6 is written 1e-7 (go-json:
-// 1e-07), backspace and form feed as \b and \f (go-json: \u0008, \u000c).
+// go-json v0.10.5 changed (1e-07 for 1e-7, \u0008 and \u000c for \b and
+// \f) and v0.12 writes as earlier fsmine versions did: a probability below
+// 1e-6 as 1e-7, backspace and form feed as \b and \f.
 func TestXStateJSONNumbersAndEscapes(t *testing.T) {
 	m := loadFixture(t, "orders")
 	for i := range m.States {
@@ -33,8 +33,7 @@ func TestXStateJSONNumbersAndEscapes(t *testing.T) {
 
 // TestReportLabelsIndented checks that the report shows the label rules
 // indented even when they hold a number past float64's range, which is
-// valid JSON; go-json's Indent (v0.10.5) fails on it, which is why
-// report.go keeps encoding/json.
+// valid JSON (go-json v0.10.5's Indent failed on it).
 func TestReportLabelsIndented(t *testing.T) {
 	m := loadFixture(t, "orders")
 	m.Params.Labels = automaton.RawJSON(`{"rules":[],"big":1e400}`)

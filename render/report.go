@@ -5,9 +5,6 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
-	// encoding/json, not go-json (v0.10.5), whose Indent fails on valid
-	// numbers past float64's range (TestReportLabelsIndented).
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -17,6 +14,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/render/text"

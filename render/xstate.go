@@ -2,13 +2,11 @@ package render
 
 import (
 	"bytes"
-	// encoding/json, not go-json (v0.10.5), which writes 1e-7 as 1e-07
-	// and backspace and form feed as \u0008 and \u000c, changing the
-	// bytes of every XState file with them (TestXStateJSONNumbersAndEscapes).
-	"encoding/json"
 	"io"
 	"strconv"
 	"strings"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
 )

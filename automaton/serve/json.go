@@ -6,22 +6,20 @@ import "unicode/utf8"
 // so their strings are escaped here, in the two ways their readers have
 // always seen them:
 //
-//   - an answer's strings as json.Marshal (go-json) writes them, like the
-//     service's other answers: <, > and & escaped as \u003c, \u003e and
-//     \u0026, and backspace and form feed as \u0008 and \u000c;
-//   - a log line's strings as encoding/json writes them without HTML
-//     escaping, like the records fsmine writes elsewhere: <, > and & as
-//     they are, backspace and form feed as \b and \f.
+//   - an answer's strings as json.Marshal writes them, like the service's
+//     other answers: <, > and & escaped as \u003c, \u003e and \u0026;
+//   - a log line's strings with HTML escaping off, like the records fsmine
+//     writes elsewhere: <, > and & as they are.
 //
-// Both escape quotes, backslashes, the other control characters, U+2028
-// and U+2029, and replace invalid UTF-8 with U+FFFD. TestAppendDecision and
+// Both write backspace and form feed as \b and \f, escape quotes,
+// backslashes, the other control characters, U+2028 and U+2029, and
+// replace invalid UTF-8 with U+FFFD. TestAppendDecision and
 // FuzzAppendString hold them to their models.
 
-// appendAnswerString appends s as a JSON string as json.Marshal (go-json)
-// writes it.
+// appendAnswerString appends s as a JSON string as json.Marshal writes it.
 func appendAnswerString(b []byte, s string) []byte { return appendString(b, s, true) }
 
-// appendLogString appends s as a JSON string as encoding/json writes it with
+// appendLogString appends s as a JSON string as json.Marshal writes it with
 // HTML escaping off.
 func appendLogString(b []byte, s string) []byte { return appendString(b, s, false) }
 
@@ -55,9 +53,9 @@ func appendString(b []byte, s string, answer bool) []byte {
 				b = append(b, '\\', 'r')
 			case c == '\t':
 				b = append(b, '\\', 't')
-			case c == '\b' && !answer:
+			case c == '\b':
 				b = append(b, '\\', 'b')
-			case c == '\f' && !answer:
+			case c == '\f':
 				b = append(b, '\\', 'f')
 			default: // other control characters, and <, > and & in answers
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])

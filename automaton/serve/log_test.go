@@ -79,7 +79,7 @@ func TestAppendString(t *testing.T) {
 		{"", `""`, `""`},
 		{"plain", `"plain"`, `"plain"`},
 		{"q\"b\\", `"q\"b\\"`, `"q\"b\\"`},
-		{"\n\r\t\b\f\x00\x1f", `"\n\r\t\b\f\u0000\u001f"`, `"\n\r\t\u0008\u000c\u0000\u001f"`},
+		{"\n\r\t\b\f\x00\x1f", `"\n\r\t\b\f\u0000\u001f"`, `"\n\r\t\b\f\u0000\u001f"`},
 		{"é日本\x7f", "\"é日本\x7f\"", "\"é日本\x7f\""},
 		{"bad\xffutf8", `"bad\ufffdutf8"`, `"bad\ufffdutf8"`},
 		{"\u2028\u2029", `"\u2028\u2029"`, `"\u2028\u2029"`},
@@ -96,9 +96,9 @@ func TestAppendString(t *testing.T) {
 }
 
 // FuzzAppendString checks the log's string encoder against encoding/json
-// with HTML escaping off (the escaping of the records fsmine writes
-// elsewhere, which is why this test imports encoding/json: it is the model),
-// and the answers' against json.Marshal (go-json).
+// with HTML escaping off (encoding/json is the reference for what JSON
+// is), and the answers' against json.Marshal (go-json, which the service's
+// other answers use).
 func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "a\"b", "\x00\xff", "\u2028", "日本\n", "<a&b>\b\f"} {
 		f.Add(s)

@@ -2,12 +2,10 @@ package stages
 
 import (
 	"bytes"
-	// encoding/json, not go-json (v0.10.5): go-json writes backspace and
-	// form feed as \u0008 and \u000c, where the rules files written so far
-	// have \b and \f (TestSuggestionJSONEscapes).
-	"encoding/json"
 	"fmt"
 	"regexp"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/mine"
 )

@@ -4,8 +4,7 @@ import "testing"
 
 // TestSuggestionJSONEscapes checks the rules file's escaping: "<", ">"
 // and "&" as written, backspace and form feed as \b and \f, as
-// encoding/json writes them (go-json v0.10.5 writes \u0008 and \u000c,
-// which is why file.go keeps encoding/json).
+// encoding/json writes them (go-json v0.10.5 wrote \u0008 and \u000c).
 func TestSuggestionJSONEscapes(t *testing.T) {
 	s := &Suggestion{Rules: []Rule{{
 		Name:  "a<b>&\b\f\u2028\xff",
