@@ -526,11 +526,9 @@ func splitmix(x uint64) uint64 {
 // jsonString returns s as a JSON string literal, byte for byte as
 // encoding/json's Marshal writes it (TestJSONString checks): the labels and
 // events of the model are the records' strings, and the bundled sample's
-// bytes must not change. Neither JSON library is used: go-json's Marshal
-// writes \b and \f as \u0008 and \u000c, which encoding/json does not, so
-// a label holding them would change the output; mine.AppendJSONString
-// writes encoding/json's escapes but leaves <, > and & as they are, which
-// Marshal escapes, so they are escaped here.
+// bytes must not change. mine.AppendJSONString writes Marshal's escapes
+// but leaves <, > and & as they are, which Marshal escapes, so they are
+// escaped here.
 func jsonString(s string) []byte {
 	const hex = "0123456789abcdef"
 	q := mine.AppendJSONString(nil, s)
