@@ -5,7 +5,7 @@ go 1.26.8
 require (
 	github.com/apache/beam/sdks/v2 v2.77.0
 	github.com/fsmine/fsmine v0.0.0
-	github.com/goccy/go-json v0.10.6
+	github.com/goccy/go-json v0.12.0
 )
 
 require (
