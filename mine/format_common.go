@@ -16,8 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/fsmine/fsmine/automaton"
 	json "github.com/goccy/go-json"
 )
 
@@ -438,13 +438,13 @@ func (o *jsonObject) key(k string) {
 		o.b = append(o.b, ',')
 	}
 	o.comma[top] = true
-	o.b = AppendJSONString(o.b, k)
+	o.b = appendJSONString(o.b, k)
 	o.b = append(o.b, ':')
 }
 
 func (o *jsonObject) str(k, v string) {
 	o.key(k)
-	o.b = AppendJSONString(o.b, v)
+	o.b = appendJSONString(o.b, v)
 }
 
 // strNonEmpty writes a string field only when v is not empty.
@@ -468,7 +468,7 @@ func (o *jsonObject) num(k string, v float64) {
 
 func appendJSONNumber(b []byte, v float64) []byte {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return AppendJSONString(b, strconv.FormatFloat(v, 'g', -1, 64))
+		return appendJSONString(b, strconv.FormatFloat(v, 'g', -1, 64))
 	}
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
@@ -513,7 +513,7 @@ func appendCompact(b, v []byte) []byte {
 	if err := json.Compact(&buf, v); err != nil {
 		// Not valid JSON (cannot happen for values from the decoder):
 		// keep it as text.
-		return AppendJSONString(b, string(v))
+		return appendJSONString(b, string(v))
 	}
 	return append(b, buf.Bytes()...)
 }
@@ -537,61 +537,9 @@ func (o *jsonObject) bytes() []byte {
 	return o.b
 }
 
-// AppendJSONString appends s as a JSON string, as encoding/json writes it:
-// quotes, backslashes and control characters escaped, U+2028 and U+2029
-// escaped, and invalid UTF-8 replaced by U+FFFD.
-func AppendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendJSONString appends s as a JSON string, as the JSON library writes
+// it with HTML escaping off (see automaton.AppendJSONString).
+func appendJSONString(b []byte, s string) []byte { return automaton.AppendJSONString(b, s, false) }
 
 // recordWriter writes records, one JSON object a line, and can place a
 // record on a given line of its output so that the line numbers in mine's
@@ -728,7 +676,7 @@ func writeSpanItems(w io.Writer, items []*spanItem) error {
 	var line []byte
 	for _, it := range items {
 		line = append(line[:0], `{"session_id":`...)
-		line = AppendJSONString(line, it.session)
+		line = appendJSONString(line, it.session)
 		if len(it.body) > 2 {
 			line = append(line, ',')
 			line = append(line, it.body[1:]...)

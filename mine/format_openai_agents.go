@@ -193,7 +193,7 @@ func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 		if wf := workflows[it.trace]; wf != "" {
 			// The workflow is known only now: add it to the attrs.
 			it.body = append(it.body[:len(it.body)-2], []byte(`,"workflow":`)...)
-			it.body = AppendJSONString(it.body, wf)
+			it.body = appendJSONString(it.body, wf)
 			it.body = append(it.body, '}', '}')
 		}
 	}

@@ -104,7 +104,7 @@ type otlpAny struct {
 func (v *otlpAny) appendJSON(b []byte) []byte {
 	switch {
 	case v.StringValue != nil:
-		return AppendJSONString(b, *v.StringValue)
+		return appendJSONString(b, *v.StringValue)
 	case v.BoolValue != nil:
 		return strconv.AppendBool(b, *v.BoolValue)
 	case v.IntValue != nil:
@@ -112,15 +112,15 @@ func (v *otlpAny) appendJSON(b []byte) []byte {
 		if n, err := strconv.ParseInt(t, 10, 64); err == nil {
 			return strconv.AppendInt(b, n, 10)
 		}
-		return AppendJSONString(b, t)
+		return appendJSONString(b, t)
 	case v.DoubleValue != nil:
 		t := jsonText(v.DoubleValue)
 		if f, err := strconv.ParseFloat(t, 64); err == nil {
 			return appendJSONNumber(b, f)
 		}
-		return AppendJSONString(b, t)
+		return appendJSONString(b, t)
 	case v.BytesValue != nil:
-		return AppendJSONString(b, *v.BytesValue)
+		return appendJSONString(b, *v.BytesValue)
 	case v.ArrayValue != nil:
 		b = append(b, '[')
 		for i := range v.ArrayValue.Values {
@@ -136,7 +136,7 @@ func (v *otlpAny) appendJSON(b []byte) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = AppendJSONString(b, kv.Key)
+			b = appendJSONString(b, kv.Key)
 			b = append(b, ':')
 			b = kv.Value.appendJSON(b)
 		}

@@ -455,7 +455,7 @@ func appendXESJSON(b []byte, typ, val string) []byte {
 			return append(b, "false"...)
 		}
 	}
-	return AppendJSONString(b, val)
+	return appendJSONString(b, val)
 }
 
 // xesCharsetReader decodes the single-byte charsets older XES writers

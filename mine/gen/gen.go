@@ -13,7 +13,6 @@
 package gen
 
 import (
-	"bytes"
 	"container/heap"
 	"context"
 	"fmt"
@@ -25,7 +24,6 @@ import (
 	"time"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/mine"
 )
 
 // Detours (Options.Drift): the record that derails ends with DerailEvent;
@@ -524,25 +522,7 @@ func splitmix(x uint64) uint64 {
 }
 
 // jsonString returns s as a JSON string literal, byte for byte as
-// encoding/json's Marshal writes it (TestJSONString checks): the labels and
-// events of the model are the records' strings, and the bundled sample's
-// bytes must not change. mine.AppendJSONString writes Marshal's escapes
-// but leaves <, > and & as they are, which Marshal escapes, so they are
-// escaped here.
-func jsonString(s string) []byte {
-	const hex = "0123456789abcdef"
-	q := mine.AppendJSONString(nil, s)
-	if !bytes.ContainsAny(q, "<>&") {
-		return q
-	}
-	out := make([]byte, 0, len(q)+12)
-	for _, c := range q {
-		if c == '<' || c == '>' || c == '&' {
-			out = append(out, `\u00`...)
-			out = append(out, hex[c>>4], hex[c&0xf])
-			continue
-		}
-		out = append(out, c)
-	}
-	return out
-}
+// json.Marshal writes it (TestJSONString checks): the labels and events of
+// the model are the records' strings, and the bundled sample's bytes must
+// not change.
+func jsonString(s string) []byte { return automaton.AppendJSONString(nil, s, true) }
