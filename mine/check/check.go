@@ -154,11 +154,17 @@ func Log(lg *mine.Log, c *automaton.Checker, opt Options, emit func(*Verdict) er
 // so that a streaming read and one that holds every session give the same
 // report. It is not safe for concurrent use.
 type Collector struct {
-	c       *automaton.Checker
-	opt     Options
+	c   *automaton.Checker
+	opt Options
+	// results are kept in blocks of resultBlock, so that a long read never
+	// copies them to grow; results joins them for Summary's sort.
+	blocks  [][]result
 	results []result
 	buf     []automaton.Move
 }
+
+// resultBlock is how many results a block of Collector holds.
+const resultBlock = 4096
 
 // result is what a session leaves behind: its verdict when verdicts are
 // kept or it deviates, else only its id and figures.
@@ -182,7 +188,24 @@ func NewCollector(c *automaton.Checker, opt Options) *Collector {
 }
 
 // Reset forgets every session added, for a read that starts over.
-func (r *Collector) Reset() { r.results = nil }
+func (r *Collector) Reset() { r.blocks, r.results = nil, nil }
+
+// all returns every result added, in one slice.
+func (r *Collector) all() []result {
+	if len(r.blocks) > 0 {
+		n := len(r.results)
+		for _, b := range r.blocks {
+			n += len(b)
+		}
+		all := make([]result, 0, n)
+		all = append(all, r.results...)
+		for _, b := range r.blocks {
+			all = append(all, b...)
+		}
+		r.blocks, r.results = nil, all
+	}
+	return r.results
+}
 
 // Add checks session s of lg.
 func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
@@ -202,7 +225,11 @@ func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
 		res.verdict = &Verdict{SessionID: s.ID, Fits: v.Fits(), Moves: v.Moves, Cost: v.Cost,
 			Fitness: Round6(v.Fitness), Rare: v.Rare, General: v.Generalized, Bounded: v.Bounded, Deviation: dev}
 	}
-	r.results = append(r.results, res)
+	if k := len(r.blocks); k == 0 || len(r.blocks[k-1]) == resultBlock {
+		r.blocks = append(r.blocks, make([]result, 0, resultBlock))
+	}
+	k := len(r.blocks) - 1
+	r.blocks[k] = append(r.blocks[k], res)
 }
 
 // deviation is the report's form of v's deviation in session s.
@@ -225,9 +252,10 @@ func deviation(lg *mine.Log, s *mine.Session, v *automaton.Verdict) *Deviation {
 // model (fsmine check --outside writes their records).
 func (r *Collector) Deviating() map[string]bool {
 	out := map[string]bool{}
-	for i := range r.results {
-		if r.results[i].place != nil {
-			out[r.results[i].id] = true
+	results := r.all()
+	for i := range results {
+		if results[i].place != nil {
+			out[results[i].id] = true
 		}
 	}
 	return out
@@ -239,6 +267,7 @@ func (r *Collector) Deviating() map[string]bool {
 // skipped lines and files. Pass is set as for no bar (see SetMinFit); the
 // model and the checker's options are left for the caller to name.
 func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, error) {
+	r.all()
 	sum := &Summary{
 		Records:  lg.Records,
 		Skipped:  lg.Skipped,

@@ -295,3 +295,30 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectorBlocks: sessions past one block of results, and sessions
+// added after Deviating joined the blocks, are all summed.
+func TestCollectorBlocks(t *testing.T) {
+	m, lg := fixture(t)
+	r := NewCollector(automaton.NewChecker(m, automaton.CheckOptions{}), Options{})
+	n, fit := 2*resultBlock+3, 0
+	for i := range n {
+		s := &lg.Sessions[i%len(lg.Sessions)]
+		if s.ID == "a-fit" {
+			fit++
+		}
+		r.Add(lg, s)
+		if i == resultBlock+1 {
+			if got := len(r.Deviating()); got != 4 {
+				t.Fatalf("Deviating after %d sessions: %d ids, want 4", i+1, got)
+			}
+		}
+	}
+	sum, err := r.Summary(lg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Sessions != n || sum.Fit != fit {
+		t.Errorf("summary of %d sessions (%d fit): %d sessions, %d fit", n, fit, sum.Sessions, sum.Fit)
+	}
+}
