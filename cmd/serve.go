@@ -120,25 +120,6 @@ flags, unreadable model or policy, the address is taken).`,
 	return c
 }
 
-// loadServeInputs reads the model and, unless policyPath is "", the policy,
-// and checks that the policy fits the model; errors name the file.
-func loadServeInputs(modelPath, policyPath string) (*automaton.Model, *automaton.Policy, error) {
-	m, err := automaton.Load(modelPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	var p *automaton.Policy
-	if policyPath != "" {
-		if p, err = automaton.LoadPolicy(policyPath); err != nil {
-			return nil, nil, err
-		}
-		if err := p.Check(m); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", policyPath, err)
-		}
-	}
-	return m, p, nil
-}
-
 func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 	cfg := opts.cfg
 	if cfg.MaxSessions < 0 || cfg.TTL < 0 {
@@ -150,7 +131,7 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 	if cfg.ReadTimeout < 0 || cfg.IdleTimeout < 0 || cfg.LogHold < 0 || cfg.MaxConns < 0 {
 		return usagef("serve: --read-timeout, --idle-timeout, --log-hold and --max-conns must not be negative")
 	}
-	m, p, err := loadServeInputs(opts.model, opts.policy)
+	m, p, err := serve.LoadFiles(opts.model, opts.policy)
 	if err != nil {
 		return err
 	}
@@ -164,7 +145,7 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 		return automaton.SuggestPolicy(m).Write(streams.Out)
 	}
 	cfg.ModelPath = opts.model
-	cfg.Load = func() (*automaton.Model, *automaton.Policy, error) { return loadServeInputs(opts.model, opts.policy) }
+	cfg.Load = func() (*automaton.Model, *automaton.Policy, error) { return serve.LoadFiles(opts.model, opts.policy) }
 	errOut := &syncWriter{w: streams.Err}
 	if opts.log != "" && !opts.check {
 		cfg.Log = streams.Out

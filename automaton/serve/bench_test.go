@@ -47,7 +47,7 @@ func BenchmarkServeHandler(b *testing.B) {
 }
 
 func benchServeHandler(b *testing.B, fx benchFixture) {
-	m, p, err := loadFiles(fx.model, fx.policy)
+	m, p, err := LoadFiles(fx.model, fx.policy)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func serveLoopback(t *testing.T, s *Server) string {
 // deadline, and every trickling client held a connection (a file
 // descriptor) for as long as it liked.
 func TestServeCutsSlowBodies(t *testing.T) {
-	m, p, err := loadFiles(fixtureModel, fixturePolicy)
+	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestLogHoldAndSweep(t *testing.T) {
 // but answers the request in flight, then returns nil; the step's line is
 // in the log after Close.
 func TestServeShutdown(t *testing.T) {
-	m, p, err := loadFiles(fixtureModel, fixturePolicy)
+	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
 	if err != nil {
 		t.Fatal(err)
 	}

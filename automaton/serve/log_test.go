@@ -74,27 +74,6 @@ func TestDecisionLogWriteError(t *testing.T) {
 	}
 }
 
-func TestAppendString(t *testing.T) {
-	tests := []struct{ in, log, answer string }{
-		{"", `""`, `""`},
-		{"plain", `"plain"`, `"plain"`},
-		{"q\"b\\", `"q\"b\\"`, `"q\"b\\"`},
-		{"\n\r\t\b\f\x00\x1f", `"\n\r\t\b\f\u0000\u001f"`, `"\n\r\t\b\f\u0000\u001f"`},
-		{"é日本\x7f", "\"é日本\x7f\"", "\"é日本\x7f\""},
-		{"bad\xffutf8", `"bad\ufffdutf8"`, `"bad\ufffdutf8"`},
-		{"\u2028\u2029", `"\u2028\u2029"`, `"\u2028\u2029"`},
-		{"<&>", `"<&>"`, `"\u003c\u0026\u003e"`},
-	}
-	for _, tt := range tests {
-		if got := string(appendLogString(nil, tt.in)); got != tt.log {
-			t.Errorf("appendLogString(%q) = %s, want %s", tt.in, got, tt.log)
-		}
-		if got := string(appendAnswerString(nil, tt.in)); got != tt.answer {
-			t.Errorf("appendAnswerString(%q) = %s, want %s", tt.in, got, tt.answer)
-		}
-	}
-}
-
 // FuzzAppendString checks the log's string encoder against encoding/json
 // with HTML escaping off (encoding/json is the reference for what JSON
 // is), and the answers' against json.Marshal (go-json, which the service's

@@ -663,3 +663,24 @@ func (s *Server) error(w http.ResponseWriter, code int, msg string) {
 	w.WriteHeader(code)
 	w.Write(append(b, '\n'))
 }
+
+// LoadFiles reads the model file at modelPath and the policy file at
+// policyPath ("": none) and checks that the policy fits the model, as
+// fsmine serve does at start and on reload; errors name the file (and, for
+// the policy, the JSON path of the problem). It suits Config.Load.
+func LoadFiles(modelPath, policyPath string) (*automaton.Model, *automaton.Policy, error) {
+	m, err := automaton.Load(modelPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	var p *automaton.Policy
+	if policyPath != "" {
+		if p, err = automaton.LoadPolicy(policyPath); err != nil {
+			return nil, nil, err
+		}
+		if err := p.Check(m); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", policyPath, err)
+		}
+	}
+	return m, p, nil
+}

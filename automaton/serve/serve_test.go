@@ -24,25 +24,6 @@ const (
 	fixturePolicy = "../testdata/guard/returns.policy.json"
 )
 
-// loadFiles reads a model and a policy ("": none) and checks that they fit,
-// as fsmine serve does.
-func loadFiles(modelPath, policyPath string) (*automaton.Model, *automaton.Policy, error) {
-	m, err := automaton.Load(modelPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	var p *automaton.Policy
-	if policyPath != "" {
-		if p, err = automaton.LoadPolicy(policyPath); err != nil {
-			return nil, nil, err
-		}
-		if err := p.Check(m); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", policyPath, err)
-		}
-	}
-	return m, p, nil
-}
-
 // serveBuffer is a bytes.Buffer safe for the log's writer goroutine and the
 // test to share.
 type serveBuffer struct {
@@ -91,13 +72,13 @@ func newTestServer(t *testing.T, token string) *testServer {
 // Load reading them again and a decision log in memory, over httptest.
 func startTestServer(t *testing.T, modelPath, policyPath string, cfg Config) *testServer {
 	t.Helper()
-	m, p, err := loadFiles(modelPath, policyPath)
+	m, p, err := LoadFiles(modelPath, policyPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	buf := &serveBuffer{}
 	cfg.ModelPath = modelPath
-	cfg.Load = func() (*automaton.Model, *automaton.Policy, error) { return loadFiles(modelPath, policyPath) }
+	cfg.Load = func() (*automaton.Model, *automaton.Policy, error) { return LoadFiles(modelPath, policyPath) }
 	cfg.Log = buf
 	s, err := New(m, p, cfg)
 	if err != nil {
@@ -427,7 +408,7 @@ func FuzzDecodeStep(f *testing.F) {
 }
 
 func TestNewRefusesNegativeBounds(t *testing.T) {
-	m, p, err := loadFiles(fixtureModel, fixturePolicy)
+	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +440,7 @@ func TestNewRefusesNegativeBounds(t *testing.T) {
 // TestReloadWithoutLoad: a Server with no Config.Load refuses reloads and
 // keeps its model.
 func TestReloadWithoutLoad(t *testing.T) {
-	m, p, err := loadFiles(fixtureModel, fixturePolicy)
+	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
 	if err != nil {
 		t.Fatal(err)
 	}
