@@ -424,7 +424,8 @@ func nonNil(s []string) []string {
 //
 // The temporary file is ".NAME.tmp-N" and is locked while it is written.
 // Before it is created, the temporary files of path that no process holds
-// (left by a process that was killed) are removed; RemoveTempFiles removes
+// and that were last written over a minute ago (left by a process that was
+// killed) are removed; RemoveTempFiles removes
 // the ones being written, for a process that is about to exit on a signal.
 func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
@@ -451,11 +452,13 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	tmp := f.Name()
 	tempFiles.add(tmp)
 	defer tempFiles.remove(tmp)
-	lockFile(f)
 	fail := func(err error) error {
 		f.Close()
 		os.Remove(tmp)
 		return err
+	}
+	if err := lockFile(f); err != nil {
+		return fail(fmt.Errorf("locking %s: %w", tmp, err))
 	}
 	if err := write(f); err != nil {
 		return fail(err)

@@ -8,7 +8,7 @@ import (
 )
 
 // lockFile does nothing where there is no flock: stale goes by age.
-func lockFile(*os.File) {}
+func lockFile(*os.File) error { return nil }
 
 // stale reports whether the file at path has not been written for an hour.
 func stale(path string) bool {

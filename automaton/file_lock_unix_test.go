@@ -9,6 +9,7 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestWriteFileAtomicSweepsStaleTemps: the temporary files of the same
@@ -19,6 +20,10 @@ func TestWriteFileAtomicSweepsStaleTemps(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{".out.json.tmp-123", ".out.json.tmp-456", ".out.json.tmp-abc", ".other.json.tmp-1", "out.json.tmp-2"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(-2 * freshTemp)
+		if err := os.Chtimes(filepath.Join(dir, name), old, old); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -38,6 +43,25 @@ func TestWriteFileAtomicSweepsStaleTemps(t *testing.T) {
 	}
 	want := []string{".other.json.tmp-1", ".out.json.tmp-456", ".out.json.tmp-abc", "out.json", "out.json.tmp-2"}
 	if got := dirNames(t, dir); !slices.Equal(got, want) {
+		t.Errorf("files = %q, want %q", got, want)
+	}
+}
+
+// TestWriteFileAtomicKeepsFreshTemps: an unlocked temporary file written
+// less than freshTemp ago may be another writer's between creating and
+// locking it; the sweep leaves it.
+func TestWriteFileAtomicKeepsFreshTemps(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".out.json.tmp-7"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, "out.json"), func(w io.Writer) error {
+		_, err := io.WriteString(w, "{}\n")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dirNames(t, dir), []string{".out.json.tmp-7", "out.json"}; !slices.Equal(got, want) {
 		t.Errorf("files = %q, want %q", got, want)
 	}
 }
