@@ -393,11 +393,14 @@ func (b *builder) follow(st *genStats, scc []int, adj [][]int32, reaches func(fr
 			if x == y {
 				continue
 			}
-			sim := 0.0
+			// The overlap, sum over z of min(n(x,z)/tot(x), n(y,z)/tot(y)),
+			// summed in integers over the common denominator so that the
+			// test does not depend on the order the map gives z in.
+			var common int64
 			for z, n := range succ[x] {
-				sim += math.Min(float64(n)/float64(tot[x]), float64(succ[y][z])/float64(tot[y]))
+				common += min(int64(n)*int64(tot[y]), int64(succ[y][z])*int64(tot[x]))
 			}
-			if sim < FollowOverlap {
+			if float64(common) < FollowOverlap*float64(tot[x])*float64(tot[y]) {
 				continue
 			}
 			var zs []uint32
