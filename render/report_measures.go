@@ -145,7 +145,7 @@ func MeasureLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *Measures 
 	for si := range lg.Sessions {
 		s := &lg.Sessions[si]
 		buf = check.Moves(lg, s, buf)
-		if v := c.Check(buf); v.Fits() {
+		if c.Fits(buf) {
 			out.Fit++
 		}
 		for _, st := range c.Replay(buf) {

@@ -223,7 +223,7 @@ func FromLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures, top int) *Rep
 		s := &lg.Sessions[si]
 		r.Events += len(s.Visits)
 		moves := lg.Moves(s)
-		if v := c.Check(moves); v.Fits() {
+		if c.Fits(moves) {
 			r.Fit++
 		}
 		steps := c.Replay(moves)
