@@ -332,9 +332,9 @@ func mdPath(ids []string) string {
 }
 
 // mdText makes s safe inside a Markdown table cell.
-func mdText(s string) string {
-	return strings.NewReplacer("\r", "", "\n", " ", "|", `\|`).Replace(s)
-}
+func mdText(s string) string { return mdCellEscaper.Replace(s) }
+
+var mdCellEscaper = strings.NewReplacer("\r", "", "\n", " ", "|", `\|`)
 
 // mdCode shows s as inline code in a table cell; an empty s is shown as
 // an empty cell. A backtick in s widens the fence, as CommonMark allows.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 // LangGraph writes m as the skeleton of a LangGraph program in Python: a
@@ -100,7 +101,7 @@ TRANSITIONS: dict[str, dict[str, dict[str, str]]] = {
 		for _, event := range events {
 			fmt.Fprintf(&b, "        %s: {\n", pyString(event))
 			for _, t := range byEvent[event] {
-				note := fmt.Sprintf("%d (%s)", t.Count, share(t.Prob))
+				note := fmt.Sprintf("%d (%s)", t.Count, text.Percent(t.Prob))
 				if t.Rare {
 					note += ", rare"
 				}

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 // Options shape a rendering. The zero value draws every state and
@@ -99,18 +100,12 @@ func isPseudo(id string) bool {
 	return id == automaton.StartID || id == automaton.EndID
 }
 
-// share formats a transition's probability as a percentage with one
-// decimal: 2/3 is "66.7%".
-func share(prob float64) string {
-	return strconv.FormatFloat(prob*100, 'f', 1, 64) + "%"
-}
-
 // edgeCaption is a transition's caption in pictures: "ok · 40 (66.7%)", or
 // "40 (66.7%)" for the empty event out of __start__; a generalised
 // transition, which no session took, shows its kind: "ok · generalized
 // (skip)".
 func edgeCaption(t *automaton.Transition) string {
-	s := fmt.Sprintf("%d (%s)", t.Count, share(t.Prob))
+	s := fmt.Sprintf("%d (%s)", t.Count, text.Percent(t.Prob))
 	if t.Generalized != "" {
 		s = "generalized (" + t.Generalized + ")"
 	}

@@ -624,15 +624,15 @@ func modelPage(m *automaton.Model, opt ReportOptions) *modelView {
 	covered := 0
 	for i, x := range vs {
 		isTrunk := len(m.Trunk) > 0 && slices.Equal(x.States, m.Trunk)
-		v.Variants = append(v.Variants, variantRow{i + 1, x.Count, ratio(x.Count, m.Source.Sessions), x.States, isTrunk})
+		v.Variants = append(v.Variants, variantRow{i + 1, x.Count, text.Share(x.Count, m.Source.Sessions), x.States, isTrunk})
 		covered += x.Count
 		if isTrunk && v.TrunkExact < 0 {
 			v.TrunkExact = x.Count
-			v.TrunkShare = ratio(x.Count, m.Source.Sessions)
+			v.TrunkShare = text.Share(x.Count, m.Source.Sessions)
 		}
 	}
 	v.VariantsTotal = m.Variants
-	v.VariantsShown = ratio(covered, m.Source.Sessions)
+	v.VariantsShown = text.Share(covered, m.Source.Sessions)
 
 	v.RareRule = rareRule(m.Params)
 	for _, l := range m.Loops {
@@ -748,13 +748,6 @@ func orNone(s string) string {
 	return s
 }
 
-func ratio(n, of int) float64 {
-	if of <= 0 {
-		return 0
-	}
-	return float64(n) / float64(of)
-}
-
 // thousands writes n with commas between groups of three digits.
 func thousands(n int) string {
 	s := strconv.Itoa(n)
@@ -773,12 +766,6 @@ func thousands(n int) string {
 		b.WriteRune(c)
 	}
 	return b.String()
-}
-
-// percent shows a share with one decimal, but never rounds a share that is
-// not 0 or 1 to "0.0%" or "100.0%".
-func percent(share float64) string {
-	return Percent(share)
 }
 
 // percent2 is percent with two decimals, for shares that are compared with
@@ -844,7 +831,7 @@ func diffSummary(d *automaton.Diff) string {
 var reportFuncs = template.FuncMap{
 	"id":        shownText,
 	"int":       thousands,
-	"pct":       percent,
+	"pct":       Percent,
 	"pct2":      percent2,
 	"ms":        text.Duration,
 	"short":     text.ShortDigest,

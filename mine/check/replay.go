@@ -329,6 +329,6 @@ func examplesText(refs []automaton.Example) string {
 // cellText is s for one cell of a text table: newlines and tabs, which
 // would break the row, written as \n and \t. Other control characters are
 // left to the writer the report goes through (see the package comment).
-func cellText(s string) string {
-	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(s)
-}
+func cellText(s string) string { return cellEscaper.Replace(s) }
+
+var cellEscaper = strings.NewReplacer("\n", `\n`, "\t", `\t`)
