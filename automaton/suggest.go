@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/goccy/go-json"
@@ -47,16 +46,7 @@ func SuggestPolicy(m *Model) *Policy {
 			p.LoopCaps = append(p.LoopCaps, LoopCap{From: be.From, Event: be.Event, To: be.To, Max: l.MaxIterations})
 		}
 	}
-	sort.Slice(p.LoopCaps, func(i, j int) bool {
-		a, b := p.LoopCaps[i], p.LoopCaps[j]
-		if a.From != b.From {
-			return a.From < b.From
-		}
-		if a.Event != b.Event {
-			return a.Event < b.Event
-		}
-		return a.To < b.To
-	})
+	sortCaps(p.LoopCaps)
 	maxTurns := 1
 	for _, s := range m.States {
 		if s.ID == StartID || s.ID == EndID {
