@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"strings"
 )
@@ -34,7 +33,7 @@ func rereadRecords(inputs []Input, opt ReadOptions, fn func(fi, line int, l []by
 			format = in.Format
 		}
 		stopped := false
-		_, err = splitLines(rc, crc32.NewIEEE(), format, in.convert, opt.importOptions(), maxLine, func(first int, data []byte, _ bool) bool {
+		_, err = splitLines(rc, io.Discard, format, in.convert, opt.importOptions(), maxLine, func(first int, data []byte, _ bool) bool {
 			line := first
 			for len(data) > 0 {
 				l := data
