@@ -100,9 +100,11 @@ func RecordFields(lg *Log, m *automaton.Model, inputs []Input, opt ReadOptions, 
 	type visitRef struct{ s, v int32 }
 	need := map[uint64]visitRef{} // the records to look at, by input and line
 	ck := automaton.NewChecker(m, automaton.CheckOptions{})
+	var moves []automaton.Move
 	for si := range lg.Sessions {
 		s := &lg.Sessions[si]
-		steps := ck.Replay(lg.Moves(s))
+		moves = lg.AppendMoves(moves[:0], s)
+		steps := ck.Replay(moves)
 		placed := len(steps) == len(s.Visits)+1
 		for _, st := range steps {
 			placed = placed && st.Transition != nil

@@ -801,13 +801,20 @@ func cmp64(a, b int64) int {
 // previous visit's event; and last the move into automaton.EndID with the
 // last visit's event.
 func (lg *Log) Moves(s *Session) []automaton.Move {
-	out := make([]automaton.Move, 0, len(s.Visits)+1)
+	return lg.AppendMoves(make([]automaton.Move, 0, len(s.Visits)+1), s)
+}
+
+// AppendMoves appends the moves of session s, as Moves gives them, to buf
+// and returns it: with buf[:0] of a slice kept between sessions, a caller
+// that checks many sessions does not allocate for each.
+func (lg *Log) AppendMoves(buf []automaton.Move, s *Session) []automaton.Move {
 	ev := ""
-	for _, v := range s.Visits {
-		out = append(out, automaton.Move{Event: ev, Label: lg.names[v.Label]})
+	for i := range s.Visits {
+		v := &s.Visits[i]
+		buf = append(buf, automaton.Move{Event: ev, Label: lg.names[v.Label]})
 		ev = lg.names[v.Event]
 	}
-	return append(out, automaton.Move{Event: ev, Label: automaton.EndID})
+	return append(buf, automaton.Move{Event: ev, Label: automaton.EndID})
 }
 
 // Format names the format the inputs were read as: the one format they

@@ -8,7 +8,6 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
-	"github.com/fsmine/fsmine/mine/check"
 	"github.com/fsmine/fsmine/mine/stats"
 )
 
@@ -144,7 +143,7 @@ func MeasureLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *Measures 
 	var buf []automaton.Move
 	for si := range lg.Sessions {
 		s := &lg.Sessions[si]
-		buf = check.Moves(lg, s, buf)
+		buf = lg.AppendMoves(buf[:0], s)
 		if c.Fits(buf) {
 			out.Fit++
 		}

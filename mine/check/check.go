@@ -209,7 +209,7 @@ func (r *Collector) all() []result {
 
 // Add checks session s of lg.
 func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
-	r.buf = Moves(lg, s, r.buf)
+	r.buf = lg.AppendMoves(r.buf[:0], s)
 	v := r.c.Check(r.buf)
 	res := result{id: s.ID, fitness: v.Fitness, events: int32(len(s.Visits)), cost: int32(v.Cost), maxCost: int32(v.MaxCost),
 		rare: int32(v.Rare), general: int32(v.Generalized), bounded: v.Bounded, outside: v.Outside()}
@@ -365,19 +365,6 @@ func kindRank(k string) int {
 // Round6 rounds x to 6 decimals, as the reports' JSON gives shares and
 // fitness.
 func Round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
-
-// Moves appends the moves of session s (as mine.Log.Moves gives them) to
-// buf[:0] and returns it, without allocating when buf is large enough.
-func Moves(lg *mine.Log, s *mine.Session, buf []automaton.Move) []automaton.Move {
-	buf = buf[:0]
-	ev := ""
-	for i := range s.Visits {
-		v := &s.Visits[i]
-		buf = append(buf, automaton.Move{Event: ev, Label: lg.Name(v.Label)})
-		ev = lg.Name(v.Event)
-	}
-	return append(buf, automaton.Move{Event: ev, Label: automaton.EndID})
-}
 
 // moveRecord returns the visit that stands for move i of session s: the
 // visit the move enters, or for the move into __end__ the last visit.

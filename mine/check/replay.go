@@ -92,7 +92,7 @@ func FindSession(lg *mine.Log, id string) *mine.Session {
 // replay shows it, and aligns it. Model is left for the caller to name.
 func Replay(lg *mine.Log, s *mine.Session, c *automaton.Checker) *ReplayReport {
 	m := c.Model()
-	moves := Moves(lg, s, nil)
+	moves := lg.Moves(s)
 	v := c.Check(moves)
 	al := c.Align(moves)
 	r := &ReplayReport{

@@ -219,10 +219,11 @@ func FromLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures, top int) *Rep
 		hist[i] = map[int]int{}
 	}
 	var through []int
+	var moves []automaton.Move
 	for si := range lg.Sessions {
 		s := &lg.Sessions[si]
 		r.Events += len(s.Visits)
-		moves := lg.Moves(s)
+		moves = lg.AppendMoves(moves[:0], s)
 		if c.Fits(moves) {
 			r.Fit++
 		}
