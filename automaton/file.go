@@ -247,43 +247,58 @@ func validFields(s State) error {
 }
 
 // validateCounts checks that the version and every count of m are 0 or
-// more.
+// more. The name of what is negative is only formatted for the error.
 func (m *Model) validateCounts() error {
-	negative := func(what string, ns ...int) error {
+	negative := func(ns ...int) (int, bool) {
 		for _, n := range ns {
 			if n < 0 {
-				return fmt.Errorf("invalid model: %s is negative (%d)", what, n)
+				return n, true
 			}
 		}
-		return nil
+		return 0, false
+	}
+	fail := func(what string, n int) error {
+		return fmt.Errorf("invalid model: %s is negative (%d)", what, n)
 	}
 	src := m.Source
-	checks := []error{
-		negative("version", m.Version),
-		negative("variants", m.Variants),
-		negative("params.rare_count", m.Params.RareCount),
-		negative("params.k", m.Params.K),
-		negative("a count of source", src.Sessions, src.Events, src.Records, src.Skipped, src.Duplicates,
-			src.Dropped, src.Folded, src.Detours, src.StepGaps),
+	for _, c := range []struct {
+		what string
+		ns   []int
+	}{
+		{"version", []int{m.Version}},
+		{"variants", []int{m.Variants}},
+		{"params.rare_count", []int{m.Params.RareCount}},
+		{"params.k", []int{m.Params.K}},
+		{"a count of source", []int{src.Sessions, src.Events, src.Records, src.Skipped, src.Duplicates,
+			src.Dropped, src.Folded, src.Detours, src.StepGaps}},
+	} {
+		if n, bad := negative(c.ns...); bad {
+			return fail(c.what, n)
+		}
 	}
 	if m.Parent != nil {
-		checks = append(checks, negative("parent.version", m.Parent.Version))
+		if n, bad := negative(m.Parent.Version); bad {
+			return fail("parent.version", n)
+		}
 	}
 	for _, f := range src.Files {
-		checks = append(checks, negative(fmt.Sprintf("a count of source file %q", f.Path), f.Records, f.Skipped, f.Duplicates))
+		if n, bad := negative(f.Records, f.Skipped, f.Duplicates); bad {
+			return fail(fmt.Sprintf("a count of source file %q", f.Path), n)
+		}
 	}
 	for _, s := range m.States {
-		checks = append(checks, negative(fmt.Sprintf("a count of state %q", s.ID), s.Visits, s.Sessions))
+		if n, bad := negative(s.Visits, s.Sessions); bad {
+			return fail(fmt.Sprintf("a count of state %q", s.ID), n)
+		}
 	}
 	for i, l := range m.Loops {
-		checks = append(checks, negative(fmt.Sprintf("a count of loop %d", i), l.Count, l.Sessions, l.MaxIterations, l.P95Iterations))
+		if n, bad := negative(l.Count, l.Sessions, l.MaxIterations, l.P95Iterations); bad {
+			return fail(fmt.Sprintf("a count of loop %d", i), n)
+		}
 	}
 	for i, v := range m.TopVariants {
-		checks = append(checks, negative(fmt.Sprintf("the count of top_variants[%d]", i), v.Count))
-	}
-	for _, err := range checks {
-		if err != nil {
-			return err
+		if n, bad := negative(v.Count); bad {
+			return fail(fmt.Sprintf("the count of top_variants[%d]", i), n)
 		}
 	}
 	return nil
