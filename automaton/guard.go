@@ -831,6 +831,9 @@ func checkRequired(st *gstate, step, held []Slot) (reason string, missing, inval
 		switch {
 		case !ok || v.Value == "":
 			missing = append(missing, r.name)
+		case v.Valid:
+			// a step's slot that matched every pattern declared for its
+			// name (StepSlots), these among them
 		case !matchAll(r.res, v.Value):
 			invalid = append(invalid, r.name)
 		}
