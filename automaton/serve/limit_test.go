@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -283,9 +285,10 @@ func TestServeShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
+	accepted := &inFlight{Listener: ln, waiting: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln) }()
+	go func() { done <- s.Serve(ctx, accepted) }()
 	defer cancel()
 
 	// a request whose body has not all arrived when the service stops
@@ -295,8 +298,17 @@ func TestServeShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Fprintf(c, "POST /v1/sessions/late/steps HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n%s", addr, len(body), body[:5])
-	// the server has the connection once it answers another request
+	head := fmt.Sprintf("POST /v1/sessions/late/steps HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n%s", addr, len(body), body[:5])
+	accepted.sent.Store(int64(len(head)))
+	io.WriteString(c, head)
+	// the request is in flight once the handler asks for the rest of its
+	// body: a request whose header the server has not read when the
+	// shutdown begins is dropped unanswered, as net/http does
+	select {
+	case <-accepted.waiting:
+	case <-time.After(failAfter):
+		t.Fatal("the handler never read the body")
+	}
 	resp, err := http.Get("http://" + addr + "/healthz")
 	if err != nil {
 		t.Fatal(err)
@@ -339,4 +351,38 @@ func TestServeShutdown(t *testing.T) {
 	if st := s.Stats(); st.Decisions != 1 || st.LogLines != 1 {
 		t.Errorf("Stats = %+v, want 1 decision and 1 line", st)
 	}
+}
+
+// inFlight is a listener whose first connection closes waiting once the
+// server reads from it again after it has read sent bytes: the request
+// has been read and its handler wants the rest of the body.
+type inFlight struct {
+	net.Listener
+	sent    atomic.Int64
+	first   atomic.Bool
+	waiting chan struct{}
+}
+
+func (l *inFlight) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil && l.first.CompareAndSwap(false, true) {
+		c = &inFlightConn{Conn: c, l: l}
+	}
+	return c, err
+}
+
+type inFlightConn struct {
+	net.Conn
+	l    *inFlight
+	read int64
+	once sync.Once
+}
+
+func (c *inFlightConn) Read(b []byte) (int, error) {
+	if n := c.l.sent.Load(); n > 0 && c.read >= n {
+		c.once.Do(func() { close(c.l.waiting) })
+	}
+	n, err := c.Conn.Read(b)
+	c.read += int64(n)
+	return n, err
 }
