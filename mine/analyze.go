@@ -70,7 +70,7 @@ func (b *builder) model() *automaton.Model {
 			Visits:   b.visits[st],
 			Sessions: b.sessions[st],
 		}
-		s.DwellMS = b.dwell[st].dwell()
+		s.DwellMS = b.dwell[st].summary()
 		if b.stateEx != nil {
 			s.Examples = exampleIDs(b.stateEx[st])
 		}

@@ -112,7 +112,7 @@ type builder struct {
 	end      int32
 	visits   []int
 	sessions []int
-	dwell    []dwellSum
+	dwell    []dwellHist // each state's, the sum of its prefixes'
 	trans    map[dkey]*tstat
 	paths    [][]int32        // per variant: the states it passes, start and end included
 	gen      map[dkey]genEdge // generalised transitions (see generalize.go)
@@ -176,7 +176,7 @@ func (b *builder) walk() error {
 	n := len(d.label)
 	b.visits = make([]int, n)
 	b.sessions = make([]int, n)
-	b.dwell = make([]dwellSum, n)
+	b.dwell = make([]dwellHist, n)
 	b.trans = map[dkey]*tstat{}
 	b.paths = make([][]int32, len(b.vars))
 	b.end = -1
@@ -221,11 +221,12 @@ func (b *builder) walk() error {
 	// The dwell times of a prefix's visits are those of the state the
 	// prefix leads to.
 	t := b.tally
+	t.settle()
 	state := make([]int32, len(t.nodes))
 	for n := 1; n < len(t.nodes); n++ {
 		tn := &t.nodes[n]
 		state[n] = d.next[dkey{state[tn.parent], tn.mv}]
-		b.dwell[state[n]].merge(&tn.dwell)
+		b.dwell[state[n]].addAll(&tn.dwell)
 	}
 	if b.opt.Examples > 0 {
 		b.stateEx, b.transEx = t.examples(state, n, b.opt.Examples)

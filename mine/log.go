@@ -504,6 +504,9 @@ func (lg *Log) finish() {
 func (sh *shard) finish() {
 	if sh.lg.Streamed {
 		sh.sweep(sh.lg.nextPos, true)
+		if sh.tally != nil {
+			sh.tally.settle()
+		}
 	} else {
 		for si := range sh.sessions {
 			sh.sessions[si].Visits = sh.visits(sh.raw[si], nil)
@@ -528,6 +531,8 @@ func rulesDetour(rs *Rules) bool {
 
 // merge adds the sessions tallied in u to t; both tally names of one Log.
 func (t *tally) merge(u *tally) {
+	t.settle()
+	u.settle()
 	at := make([]int32, len(u.nodes)) // u's node -> t's
 	for n := 1; n < len(u.nodes); n++ {
 		un := &u.nodes[n]
@@ -539,50 +544,13 @@ func (t *tally) merge(u *tally) {
 			}
 			tn.ended += un.ended
 		}
-		tn.dwell.merge(&un.dwell)
+		tn.dwell.addAll(&un.dwell)
 		if len(un.ex) > 0 {
 			tn.ex = mergeExamples(tn.ex, un.ex, t.keep)
 		}
 	}
 	t.sessions += u.sessions
 	t.events += u.events
-}
-
-// merge adds the times of g to h, as if each had been added to h.
-func (h *dwellHist) merge(g *dwellHist) {
-	h.flush()
-	g.flush()
-	if len(g.bins) == 0 {
-		return
-	}
-	if len(h.bins) == 0 {
-		h.lo, h.hi = g.lo, g.hi
-		h.bins = slices.Clone(g.bins)
-		return
-	}
-	h.lo, h.hi = min(h.lo, g.lo), max(h.hi, g.hi)
-	out := make([]histBin, 0, len(h.bins)+len(g.bins))
-	i, j := 0, 0
-	for i < len(h.bins) || j < len(g.bins) {
-		switch {
-		case j == len(g.bins) || i < len(h.bins) && h.bins[i].key < g.bins[j].key:
-			out = append(out, h.bins[i])
-			i++
-		case i == len(h.bins) || g.bins[j].key < h.bins[i].key:
-			out = append(out, g.bins[j])
-			j++
-		default:
-			b := h.bins[i]
-			b.n += g.bins[j].n
-			if b.val != g.bins[j].val {
-				b.val = math.NaN() // NaN != NaN: a bin of several values stays so
-			}
-			out = append(out, b)
-			i++
-			j++
-		}
-	}
-	h.bins = out
 }
 
 // visits turns a session's records into visits, in into's array when it

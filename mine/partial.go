@@ -172,6 +172,7 @@ func MergeLogs(logs []*Log, names []string) (*Log, error) {
 	out := newLog(0)
 	out.Fields, out.Rules = logs[0].Fields, logs[0].Rules
 	owner := map[string]int{}
+	var visits uint64
 	for i, lg := range logs {
 		if lg.Streamed {
 			return nil, fmt.Errorf("%s: %w", names[i], errStreamed)
@@ -204,6 +205,11 @@ func MergeLogs(logs []*Log, names []string) (*Log, error) {
 				return nil, fmt.Errorf("%w: session %q is in %s and in %s; shard the logs by session id", ErrSessionAcrossShards, s.ID, names[j], names[i])
 			}
 			owner[s.ID] = i
+			// Histograms count a state's visits in 32 bits (see
+			// dwellHist), as a read counts its records.
+			if visits += uint64(len(s.Visits)); visits > math.MaxUint32 {
+				return nil, errors.New("more than 4,294,967,295 visits in the partial results: a model counts them in 32 bits")
+			}
 			vs := make([]Visit, len(s.Visits))
 			for k, v := range s.Visits {
 				v.Label, v.Event = remap[v.Label], remap[v.Event]

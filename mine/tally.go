@@ -27,7 +27,21 @@ type tally struct {
 	// recent caches child lookups (see step): most sessions take the same
 	// few moves, which are then found without hashing into child.
 	recent *[recentSize]recentStep
+	// pend holds dwell times not yet in their nodes' histograms (see
+	// addDwell); sorted is scratch for settle.
+	pend, sorted []dwellAt
 }
+
+// dwellAt is a dwell time waiting to be added to a node's histogram.
+type dwellAt struct {
+	node int32
+	ms   float64
+}
+
+// dwellBatch is how many dwell times a tally holds before it adds them to
+// their histograms (2 MB of them): enough that the times of one busy node
+// come together and find its histogram in cache.
+const dwellBatch = 1 << 17
 
 // recentStep is an entry of tally.recent: the child to of node from by
 // move mv; to is 0 (the root, no one's child) while the entry is empty.
@@ -65,6 +79,7 @@ func (lg *Log) tallySessions(keep int) *tally {
 	for i := range lg.Sessions {
 		t.add(lg.Sessions[i].ID, lg.Sessions[i].Visits)
 	}
+	t.settle()
 	return t
 }
 
@@ -76,7 +91,7 @@ func (t *tally) add(id string, vs []Visit) {
 	for i := range vs {
 		cur = t.step(cur, mkMove(ev, vs[i].Label))
 		if vs[i].HasDwell {
-			t.nodes[cur].dwell.add(vs[i].DwellMS)
+			t.pend = append(t.pend, dwellAt{cur, vs[i].DwellMS})
 		}
 		ev = vs[i].Event
 	}
@@ -91,6 +106,47 @@ func (t *tally) add(id string, vs []Visit) {
 	}
 	t.sessions++
 	t.events += len(vs)
+	if len(t.pend) >= dwellBatch {
+		t.settle()
+	}
+}
+
+// settle adds the pending dwell times to their nodes' histograms; readers
+// of the histograms call it first. Adding one time to the histogram of a
+// busy node (thousands of bins) as each session is tallied missed the cache
+// more often than not; sorted by node, a batch adds up one histogram at a
+// time. A histogram does not depend on the order of its times (see
+// dwellHist), so neither does the tally.
+func (t *tally) settle() {
+	if len(t.pend) == 0 {
+		return
+	}
+	// LSD radix sort by node, 11 bits a pass.
+	const digit = 11
+	src := t.pend
+	dst := slices.Grow(t.sorted[:0], len(src))[:len(src)]
+	var count [1 << digit]int
+	for shift := 0; shift < bits.Len(uint(len(t.nodes))); shift += digit {
+		clear(count[:])
+		for _, d := range src {
+			count[uint32(d.node)>>shift&(1<<digit-1)]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, d := range src {
+			k := uint32(d.node) >> shift & (1<<digit - 1)
+			dst[count[k]] = d
+			count[k]++
+		}
+		src, dst = dst, src
+	}
+	for _, d := range src {
+		t.nodes[d.node].dwell.add(d.ms)
+	}
+	t.pend, t.sorted = src[:0], dst[:0]
 }
 
 func (t *tally) step(from int32, mv move) int32 {
@@ -164,6 +220,9 @@ type tabBin struct {
 // table: below it a binary search stays within a few cache lines.
 const tabFrom = 64
 
+// histBin is a bin of a sorted histogram. Counts take 32 bits: a
+// histogram counts visits of one state, and a log holds fewer than 2^32
+// records (see errTooManyRecords).
 type histBin struct {
 	key int32
 	n   uint32
@@ -173,26 +232,57 @@ type histBin struct {
 const histBits = 10
 
 func (h *dwellHist) add(ms float64) {
-	if h.used == 0 && len(h.bins) == 0 || ms < h.lo {
-		h.lo = ms
+	h.span(ms, ms)
+	h.addBin(histKey(ms), 1, ms)
+}
+
+func (h *dwellHist) empty() bool { return h.used == 0 && len(h.bins) == 0 }
+
+// span widens the least and greatest times to take in lo and hi.
+func (h *dwellHist) span(lo, hi float64) {
+	if h.empty() || lo < h.lo {
+		h.lo = lo
 	}
-	if h.used == 0 && len(h.bins) == 0 || ms > h.hi {
-		h.hi = ms
+	if h.empty() || hi > h.hi {
+		h.hi = hi
 	}
-	k := histKey(ms)
+}
+
+// addBin adds n times of key k, all of them val (NaN: not all one value).
+func (h *dwellHist) addBin(k int32, n uint32, val float64) {
 	if h.tab != nil {
-		h.addToTab(k, ms)
+		h.addToTab(k, n, val)
 		return
 	}
-	if i, ok := addToBin(h.bins, k, ms); ok {
+	if i, ok := addToBin(h.bins, k, n, val); ok {
 		return
 	} else if len(h.bins) < tabFrom {
-		h.bins = slices.Insert(h.bins, i, histBin{k, 1, ms})
+		h.bins = slices.Insert(h.bins, i, histBin{k, n, val})
 		return
 	}
 	// A new bin for a large histogram: move its bins into a table.
 	h.rehash(tabSize(len(h.bins) + 1))
-	h.addToTab(k, ms)
+	h.addToTab(k, n, val)
+}
+
+// addAll adds the times of g to h, as if each had been added to h.
+func (h *dwellHist) addAll(g *dwellHist) {
+	if g.empty() {
+		return
+	}
+	h.span(g.lo, g.hi)
+	for _, b := range g.bins {
+		h.addBin(b.key, b.n, b.val)
+	}
+	for i, b := range g.tab {
+		if b.n != 0 {
+			val := g.vals[i]
+			if b.km&1 != 0 {
+				val = math.NaN()
+			}
+			h.addBin(b.km>>1, b.n, val)
+		}
+	}
 }
 
 // tabSize is the table size for n bins: a power of two at most half full
@@ -239,28 +329,31 @@ func (h *dwellHist) tabSlot(k int32) int {
 	return int(i)
 }
 
-// addToTab adds ms, of key k, to the table of bins, growing it to stay at
-// most three quarters full.
-func (h *dwellHist) addToTab(k int32, ms float64) {
+// addToTab adds n times of key k, all val, to the table of bins, growing
+// it to stay at most three quarters full.
+func (h *dwellHist) addToTab(k int32, n uint32, val float64) {
 	i := h.tabSlot(k)
 	b := &h.tab[i]
 	if b.n != 0 {
-		b.n++
-		if b.km&1 == 0 && h.vals[i] != ms {
+		b.n += n
+		if b.km&1 == 0 && h.vals[i] != val {
 			b.km |= 1
 		}
 		return
 	}
-	*b = tabBin{km: k * 2, n: 1}
-	h.vals[i] = ms
+	*b = tabBin{km: k * 2, n: n}
+	if math.IsNaN(val) {
+		b.km |= 1
+	}
+	h.vals[i] = val
 	if h.used++; 4*h.used > 3*len(h.tab) {
 		h.rehash(2 * len(h.tab))
 	}
 }
 
-// addToBin adds ms to the bin of key k in bins, sorted by key, if there is
-// one; else it returns where that bin would go.
-func addToBin(bins []histBin, k int32, ms float64) (int, bool) {
+// addToBin adds n times val to the bin of key k in bins, sorted by key, if
+// there is one; else it returns where that bin would go.
+func addToBin(bins []histBin, k int32, n uint32, val float64) (int, bool) {
 	i, j := 0, len(bins) // the first bin at or past k is in [i, j]
 	for i < j {
 		m := int(uint(i+j) >> 1)
@@ -271,8 +364,8 @@ func addToBin(bins []histBin, k int32, ms float64) (int, bool) {
 		}
 	}
 	if i < len(bins) && bins[i].key == k {
-		bins[i].n++
-		if bins[i].val != ms {
+		bins[i].n += n
+		if bins[i].val != val {
 			bins[i].val = math.NaN()
 		}
 		return i, true
@@ -356,69 +449,34 @@ func histValue(key int32) float64 {
 	return v / 1e3
 }
 
-// dwellSum adds up the histograms of a state's visits.
-type dwellSum struct {
-	lo, hi float64
-	n      uint64
-	bins   map[int32]*sumBin
-}
-
-type sumBin struct {
-	n   uint64
-	val float64 // as in histBin
-}
-
-func (s *dwellSum) merge(h *dwellHist) {
+// summary returns the median, 95th percentile and greatest time, or nil if
+// the histogram is empty. The quantiles are nearest-rank, clamped to the
+// exact least and greatest.
+func (h *dwellHist) summary() *automaton.Dwell {
 	h.flush()
-	if len(h.bins) == 0 {
-		return
-	}
-	if s.bins == nil {
-		s.bins = map[int32]*sumBin{}
-		s.lo, s.hi = h.lo, h.hi
-	}
-	s.lo, s.hi = min(s.lo, h.lo), max(s.hi, h.hi)
-	for _, b := range h.bins {
-		sb := s.bins[b.key]
-		if sb == nil {
-			sb = &sumBin{val: b.val}
-			s.bins[b.key] = sb
-		} else if sb.val != b.val {
-			sb.val = math.NaN()
-		}
-		sb.n += uint64(b.n)
-		s.n += uint64(b.n)
-	}
-}
-
-// dwell returns the state's dwell summary, or nil if no visit has a time.
-// The quantiles are nearest-rank, clamped to the exact least and greatest.
-func (s *dwellSum) dwell() *automaton.Dwell {
-	if s.n == 0 {
+	if h.empty() {
 		return nil
 	}
-	keys := make([]int32, 0, len(s.bins))
-	for k := range s.bins {
-		keys = append(keys, k)
+	var n uint64
+	for _, b := range h.bins {
+		n += uint64(b.n)
 	}
-	slices.Sort(keys)
 	quantile := func(q float64) float64 {
-		rank := uint64(max(math.Ceil(q*float64(s.n)), 1))
+		rank := uint64(max(math.Ceil(q*float64(n)), 1))
 		var seen uint64
-		for _, k := range keys {
-			b := s.bins[k]
-			seen += b.n
+		for _, b := range h.bins {
+			seen += uint64(b.n)
 			if seen >= rank {
 				v := b.val
 				if math.IsNaN(v) {
-					v = histValue(k)
+					v = histValue(b.key)
 				}
-				return min(max(v, s.lo), s.hi)
+				return min(max(v, h.lo), h.hi)
 			}
 		}
-		return s.hi
+		return h.hi
 	}
-	return &automaton.Dwell{P50: round3(quantile(0.5)), P95: round3(quantile(0.95)), Max: round3(s.hi)}
+	return &automaton.Dwell{P50: round3(quantile(0.5)), P95: round3(quantile(0.95)), Max: round3(h.hi)}
 }
 
 // DwellStats collects dwell times and sums them up as Build does for a
@@ -430,8 +488,4 @@ func (d *DwellStats) Add(ms float64) { d.h.add(ms) }
 
 // Summary returns the median, 95th percentile and greatest time, or nil if
 // none was added.
-func (d *DwellStats) Summary() *automaton.Dwell {
-	var s dwellSum
-	s.merge(&d.h)
-	return s.dwell()
-}
+func (d *DwellStats) Summary() *automaton.Dwell { return d.h.summary() }

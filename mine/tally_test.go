@@ -9,7 +9,8 @@ import (
 // TestDwellHistTable: a histogram gives the same bins whether it keeps
 // them sorted or, once large, in a table, however adds and reads
 // (flush) interleave: the counts and the one value of each bin as a plain
-// map of keys counts them.
+// map of keys counts them. So does a sum (addAll) of histograms that each
+// took some of the times, some kept sorted and some in tables.
 func TestDwellHistTable(t *testing.T) {
 	type want struct {
 		n   uint32
@@ -31,9 +32,10 @@ func TestDwellHistTable(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, 2))
 			var h dwellHist
+			parts := make([]dwellHist, 4)
 			ref := map[int32]*want{}
 			lo, hi := math.Inf(1), math.Inf(-1)
-			check := func() {
+			check := func(h *dwellHist) {
 				t.Helper()
 				h.flush()
 				if h.tab != nil || h.used != 0 {
@@ -58,6 +60,9 @@ func TestDwellHistTable(t *testing.T) {
 			for i := 0; i < c.n; i++ {
 				ms := c.value(r)
 				h.add(ms)
+				// Part 0 takes most times, so that it alone grows a
+				// table; the others stay small on the larger cases.
+				parts[min(r.IntN(8), 3)].add(ms)
 				lo, hi = min(lo, ms), max(hi, ms)
 				k := histKey(ms)
 				if w := ref[k]; w == nil {
@@ -69,10 +74,15 @@ func TestDwellHistTable(t *testing.T) {
 					}
 				}
 				if c.flushy && i%997 == 0 {
-					check()
+					check(&h)
 				}
 			}
-			check()
+			check(&h)
+			var sum dwellHist
+			for i := range parts {
+				sum.addAll(&parts[i])
+			}
+			check(&sum)
 		})
 	}
 }
