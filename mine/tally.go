@@ -91,6 +91,11 @@ func (t *tally) add(id string, vs []Visit) {
 	for i := range vs {
 		cur = t.step(cur, mkMove(ev, vs[i].Label))
 		if vs[i].HasDwell {
+			if t.pend == nil {
+				// Its full size at once: append's growth by a quarter
+				// allocated five times that on the way.
+				t.pend = make([]dwellAt, 0, dwellBatch)
+			}
 			t.pend = append(t.pend, dwellAt{cur, vs[i].DwellMS})
 		}
 		ev = vs[i].Event
