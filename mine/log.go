@@ -52,9 +52,10 @@ type Log struct {
 	fileSeen  []bool
 
 	// The records of a read are grouped into sessions by shards, each
-	// owning the sessions whose ids hash to it (see sessionShard), so that
+	// owning the sessions whose ids hash to it (see sessionHash), so that
 	// grouping, ordering, duplicate detection and dwell run on every core.
 	shards []*shard
+	seed   maphash.Seed // of sessionHash
 
 	tally    *tally
 	each     func(*Log, *Session)
@@ -69,7 +70,7 @@ type Log struct {
 // number of shards.
 type shard struct {
 	lg        *Log
-	bySess    map[string]int
+	bySess    sessionTable
 	raw       [][]rawStep
 	sessions  []Session // a read holding every session: its sessions, by first record
 	fileStart []uint32  // the shard's view of Log.fileStart, as of its latest chunk
@@ -78,7 +79,8 @@ type shard struct {
 
 	// A streaming shard keeps open sessions in slots (bySess maps to a
 	// slot, raw is indexed by slot) and folds each into tally once it has
-	// been idle for window records; closed remembers the ids it folded.
+	// been idle for window records; closed remembers the hashes of the ids
+	// it folded.
 	tally     *tally
 	finished  int
 	slots     []openSession
@@ -86,7 +88,6 @@ type shard struct {
 	scratch   []Visit // the visits of a session being tallied
 	minRaw    int     // the least records a session's raw grows by
 	closed    map[uint64]struct{}
-	seed      maphash.Seed
 	nextSweep uint32
 
 	err    error  // the first error, at errPos
@@ -113,6 +114,7 @@ func (c *readCounts) addTo(lg *Log) {
 
 type openSession struct {
 	id   string
+	hash uint64 // of id: see sessionHash
 	last uint32 // pos of the session's latest record
 	open bool
 }
@@ -179,11 +181,11 @@ func newLog(files int) *Log {
 
 // newShards gives the log n shards to group its records.
 func (lg *Log) newShards(n int) {
+	lg.seed = maphash.MakeSeed()
 	lg.shards = make([]*shard, max(n, 1))
 	for k := range lg.shards {
 		sh := &shard{
 			lg:        lg,
-			bySess:    map[string]int{},
 			fileStart: slices.Clone(lg.fileStart),
 			fileSeen:  make([]bool, len(lg.fileStart)),
 			counts:    readCounts{fileDups: make([]int, len(lg.Files))},
@@ -195,7 +197,6 @@ func (lg *Log) newShards(n int) {
 			}
 			sh.closed = map[uint64]struct{}{}
 			sh.minRaw = 16
-			sh.seed = maphash.MakeSeed()
 			sh.nextSweep = lg.window
 		}
 		lg.shards[k] = sh
@@ -223,48 +224,125 @@ func (e *errReappeared) Error() string {
 	return fmt.Sprintf("session %q has records more than %d records apart", e.session, e.window)
 }
 
-// sessionShard is the shard of a session id out of n: FNV-1a, fixed, so
-// that a session's records meet in one shard on every run.
-func sessionShard(id string, n int) int {
-	if n <= 1 {
-		return 0
+// sessionHash hashes a session id for the shards: the parsing workers
+// compute it, the high half picks the shard (see shardOf) and the whole
+// finds the session in its shard's table. The seed is the read's, random,
+// so that no input can be made to collide; what a read gives does not
+// depend on which shard has which session.
+func sessionHash(seed maphash.Seed, id string) uint64 { return maphash.String(seed, id) }
+
+// shardOf is the shard out of n of a session of hash h.
+func shardOf(h uint64, n int) int { return int((h >> 32) * uint64(n) >> 32) }
+
+// sessionTable finds a shard's sessions by id: open addressing on the ids'
+// hashes (see sessionHash) with linear probing, and deletion by shifting
+// back the cells after (so that there are no tombstones), since a
+// streaming read deletes every session it folds.
+type sessionTable struct {
+	cells []sessionCell // len a power of two, or 0
+	used  int
+}
+
+// sessionCell is a cell of a sessionTable: the hash of a session's id and
+// its index + 1 (0: empty).
+type sessionCell struct {
+	hash uint64
+	at   int32
+}
+
+// find returns the index of the session of id and hash h, and whether it
+// is there; else cell is where it goes. idOf gives the id of an index.
+func (t *sessionTable) find(h uint64, id string, idOf func(int) string) (at, cell int, ok bool) {
+	if len(t.cells) == 0 {
+		t.cells = make([]sessionCell, 1024)
 	}
-	h := uint32(2166136261)
-	for i := 0; i < len(id); i++ {
-		h ^= uint32(id[i])
-		h *= 16777619
+	mask := len(t.cells) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		c := &t.cells[i]
+		if c.at == 0 {
+			return 0, i, false
+		}
+		if c.hash == h && idOf(int(c.at-1)) == id {
+			return int(c.at - 1), i, true
+		}
 	}
-	return int(h % uint32(n))
+}
+
+// insert puts index at, of hash h, in cell (from find), growing the table to
+// stay at most half full.
+func (t *sessionTable) insert(cell int, h uint64, at int) {
+	t.cells[cell] = sessionCell{h, int32(at + 1)}
+	if t.used++; 2*t.used > len(t.cells) {
+		old := t.cells
+		t.cells = make([]sessionCell, 2*len(old))
+		mask := len(t.cells) - 1
+		for _, c := range old {
+			if c.at != 0 {
+				i := int(c.hash) & mask
+				for t.cells[i].at != 0 {
+					i = (i + 1) & mask
+				}
+				t.cells[i] = c
+			}
+		}
+	}
+}
+
+// remove empties cell (from find), moving back the cells after it that
+// probing would no longer reach.
+func (t *sessionTable) remove(cell int) {
+	mask := len(t.cells) - 1
+	i := cell
+	for j := (i + 1) & mask; t.cells[j].at != 0; j = (j + 1) & mask {
+		// The cell at j stays unless its home is cyclically outside
+		// (i, j]: then it moves into the hole at i.
+		home := int(t.cells[j].hash) & mask
+		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
+			t.cells[i] = t.cells[j]
+			i = j
+		}
+	}
+	t.cells[i] = sessionCell{}
+	t.used--
 }
 
 // session returns the index of a session's records in raw, adding the
-// session if it is new.
-func (sh *shard) session(id string) (int, error) {
-	if si, ok := sh.bySess[id]; ok {
+// session if it is new; h is the hash of its id (see sessionHash).
+func (sh *shard) session(id string, h uint64) (int, error) {
+	si, cell, ok := sh.bySess.find(h, id, sh.idOf)
+	if ok {
 		return si, nil
 	}
 	if !sh.lg.Streamed {
 		id = strings.Clone(id)
 		si := len(sh.raw)
-		sh.bySess[id] = si
+		sh.bySess.insert(cell, h, si)
 		sh.raw = append(sh.raw, nil)
 		sh.sessions = append(sh.sessions, Session{ID: id})
 		return si, nil
 	}
-	if _, seen := sh.closed[maphash.String(sh.seed, id)]; seen {
+	if _, seen := sh.closed[h]; seen {
 		return 0, &errReappeared{session: strings.Clone(id), window: sh.lg.window}
 	}
 	id = strings.Clone(id)
-	si := len(sh.slots)
+	si = len(sh.slots)
 	if n := len(sh.free); n > 0 {
 		si, sh.free = sh.free[n-1], sh.free[:n-1]
 	} else {
 		sh.slots = append(sh.slots, openSession{})
 		sh.raw = append(sh.raw, nil)
 	}
-	sh.slots[si] = openSession{id: id, open: true}
-	sh.bySess[id] = si
+	sh.slots[si] = openSession{id: id, hash: h, open: true}
+	sh.bySess.insert(cell, h, si)
 	return si, nil
+}
+
+// idOf is the id of the session at index si of raw.
+func (sh *shard) idOf(si int) string {
+	if sh.lg.Streamed {
+		return sh.slots[si].id
+	}
+	return sh.sessions[si].ID
 }
 
 // sweep folds every open session idle for more than the window at pos
@@ -296,8 +374,9 @@ func (sh *shard) sweep(pos uint32, all bool) {
 		default:
 			sh.tally.add(o.id, vs)
 		}
-		sh.closed[maphash.String(sh.seed, o.id)] = struct{}{}
-		delete(sh.bySess, o.id)
+		sh.closed[o.hash] = struct{}{}
+		_, cell, _ := sh.bySess.find(o.hash, o.id, sh.idOf)
+		sh.bySess.remove(cell)
 		*o = openSession{}
 		if cap(sh.raw[si]) > 64 {
 			sh.raw[si] = nil
@@ -392,7 +471,7 @@ func (sh *shard) add(c *chunk, k int) bool {
 	for _, x := range c.byShard[k] {
 		r := &c.recs[x.rec]
 		pos := c.pos0 + x.off
-		si, err := sh.session(r.session)
+		si, err := sh.session(r.session, x.hash)
 		if err != nil {
 			sh.err, sh.errPos = err, pos
 			return false
@@ -513,7 +592,8 @@ func (sh *shard) finish() {
 			sh.raw[si] = nil
 		}
 	}
-	sh.raw, sh.slots, sh.free, sh.bySess, sh.closed, sh.scratch = nil, nil, nil, nil, nil, nil
+	sh.raw, sh.slots, sh.free, sh.closed, sh.scratch = nil, nil, nil, nil, nil
+	sh.bySess = sessionTable{}
 }
 
 // rulesDetour says whether rules can mark a record a detour.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/maphash"
 	"io"
 	"runtime"
 	"sync"
@@ -217,7 +218,7 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 			ix := map[string]uint32{}
 			for c := range todo {
 				parseChunk(p, c, inputs[c.file].Name)
-				indexChunk(c, ix, nshards)
+				indexChunk(c, ix, lg.seed, nshards)
 				done <- c
 			}
 		}()
@@ -315,8 +316,9 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 
 // indexChunk notes, for the consumer and the shards, a parsed chunk's
 // counts, its distinct labels and events (ix is the worker's scratch map),
-// each usable record's place, and the records of each of n shards.
-func indexChunk(c *chunk, ix map[string]uint32, n int) {
+// each usable record's place and session hash (with seed), and the records
+// of each of n shards.
+func indexChunk(c *chunk, ix map[string]uint32, seed maphash.Seed, n int) {
 	clear(ix)
 	c.names = c.names[:0]
 	// Labels and events repeat from record to record: a few of the
@@ -350,8 +352,9 @@ func indexChunk(c *chunk, ix map[string]uint32, n int) {
 			c.skipped++
 			continue
 		}
-		k := sessionShard(r.session, n)
-		c.byShard[k] = append(c.byShard[k], shardRec{rec: uint32(i), off: uint32(c.good), label: name(r.label), event: name(r.event)})
+		h := sessionHash(seed, r.session)
+		k := shardOf(h, n)
+		c.byShard[k] = append(c.byShard[k], shardRec{rec: uint32(i), off: uint32(c.good), label: name(r.label), event: name(r.event), hash: h})
 		c.good++
 	}
 }
@@ -375,9 +378,13 @@ func putShardRecs(bs [][]shardRec) {
 }
 
 // shardRec is a usable record of a chunk as its shard takes it: its index
-// in the chunk's records, its place among the chunk's usable records, and
-// its label's and event's indexes into the chunk's names.
-type shardRec struct{ rec, off, label, event uint32 }
+// in the chunk's records, its place among the chunk's usable records, its
+// label's and event's indexes into the chunk's names, and the hash of its
+// session id.
+type shardRec struct {
+	rec, off, label, event uint32
+	hash                   uint64
+}
 
 // readInputs cuts each input into chunks of whole lines and sends them to
 // the workers. It also hashes each input and counts its lines.

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
@@ -167,6 +168,57 @@ func TestProvenanceHash(t *testing.T) {
 			}
 			if lg.Records == 0 {
 				t.Errorf("chunks of %d, %s: no records", size, tt.name)
+			}
+		}
+	}
+}
+
+// TestSessionTable: finds, inserts and removes, with hashes that collide
+// and probe runs that wrap around the table, agree with a map.
+func TestSessionTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var tab sessionTable
+	ids := []string{}             // index -> id
+	hashOf := map[string]uint64{} // live ids
+	idOf := func(i int) string { return ids[i] }
+	for step := 0; step < 30000; step++ {
+		if len(hashOf) > 0 && r.IntN(5) < 2 {
+			// Remove a live id.
+			var id string
+			for id = range hashOf {
+				break
+			}
+			at, cell, ok := tab.find(hashOf[id], id, idOf)
+			if !ok || ids[at] != id {
+				t.Fatalf("step %d: live %q not found", step, id)
+			}
+			tab.remove(cell)
+			delete(hashOf, id)
+			continue
+		}
+		id := fmt.Sprint("s", step)
+		// A quarter from few distinct hashes near the end of the first
+		// table (long runs, collisions, wrap-around), with high bits that
+		// only the comparison sees; the rest random.
+		h := r.Uint64()
+		if r.IntN(4) == 0 {
+			h = uint64(1024-8+r.IntN(24)) | uint64(r.IntN(3))<<40
+		}
+		if _, _, ok := tab.find(h, id, idOf); ok {
+			t.Fatalf("step %d: %q found before it was inserted", step, id)
+		}
+		_, cell, _ := tab.find(h, id, idOf)
+		ids = append(ids, id)
+		tab.insert(cell, h, len(ids)-1)
+		hashOf[id] = h
+		if step%1000 == 0 {
+			if tab.used != len(hashOf) {
+				t.Fatalf("step %d: %d used, want %d", step, tab.used, len(hashOf))
+			}
+			for id, h := range hashOf {
+				if at, _, ok := tab.find(h, id, idOf); !ok || ids[at] != id {
+					t.Fatalf("step %d: %q lost", step, id)
+				}
 			}
 		}
 	}
