@@ -18,6 +18,7 @@ func (b *builder) model() *automaton.Model {
 	d := b.d
 	lg := b.lg
 	ids := b.stateIDs()
+	b.dwellDone()
 
 	outflow := make([]int, len(d.label))
 	for k, t := range b.trans {
