@@ -24,3 +24,8 @@ require (
 	golang.org/x/text v0.23.0 // indirect
 	golang.org/x/tools v0.30.0 // indirect
 )
+
+// A copy of github.com/goccy/go-graphviz v0.2.10 that instantiates Graphviz
+// on first use rather than at start, and keeps its compilation cache in the
+// user's cache directory: see render/third_party/go-graphviz/FSMINE.md.
+replace github.com/goccy/go-graphviz => ./render/third_party/go-graphviz

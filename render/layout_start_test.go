@@ -1,0 +1,53 @@
+package render
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestBuiltinEngineOnFirstUse: a program that links the builtin engine
+// starts without making Graphviz's WebAssembly instance (upstream
+// go-graphviz made it in init, in every fsmine command: see
+// third_party/go-graphviz/FSMINE.md), and the first picture keeps the
+// compiled code in the user's cache directory, made for them alone, not in
+// a shared temporary directory. The test runs itself as a child process
+// with its own cache and temporary directories: once drawing nothing, once
+// drawing an SVG.
+func TestBuiltinEngineOnFirstUse(t *testing.T) {
+	if mode := os.Getenv("FSMINE_TEST_ENGINE_CHILD"); mode != "" {
+		if mode == "draw" {
+			if err := SVG(io.Discard, loadFixture(t, fixtures[0]), Options{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
+	run := func(mode string) (cache, tmp string) {
+		t.Helper()
+		cache, tmp = t.TempDir(), t.TempDir()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestBuiltinEngineOnFirstUse$")
+		cmd.Env = append(os.Environ(), "FSMINE_TEST_ENGINE_CHILD="+mode, "XDG_CACHE_HOME="+cache, "TMPDIR="+tmp)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("child (%s): %v\n%s", mode, err, out)
+		}
+		if _, err := os.Stat(filepath.Join(tmp, "go-graphviz")); err == nil {
+			t.Errorf("child (%s) made go-graphviz in the temporary directory", mode)
+		}
+		return cache, tmp
+	}
+	cache, _ := run("none")
+	if _, err := os.Stat(filepath.Join(cache, "go-graphviz")); err == nil {
+		t.Error("a child that drew nothing made the engine's compilation cache: Graphviz was instantiated at start")
+	}
+	cache, _ = run("draw")
+	fi, err := os.Stat(filepath.Join(cache, "go-graphviz"))
+	if err != nil {
+		t.Fatalf("a child that drew an SVG left no compilation cache in the user's cache directory: %v", err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o700 {
+		t.Errorf("compilation cache directory has mode %o, want 700", perm)
+	}
+}
