@@ -28,6 +28,7 @@ type genOptions struct {
 	output    string
 	truthAttr bool
 	truth     string
+	truthSet  bool // --truth was given
 }
 
 func init() { register(newGenCmd) }
@@ -64,6 +65,7 @@ Exit status: 0 ok; 2 trouble (bad flags, unreadable model).`,
   fsmine gen --truth agent -n 300 -o agent.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			opts.truthSet = c.Flags().Changed("truth")
 			return runGen(c.Context(), opts, streams)
 		},
 	}
@@ -96,7 +98,7 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 	if opts.truth != "returns" && opts.truth != "agent" {
 		return usagef("--truth %q: want returns or agent", opts.truth)
 	}
-	if opts.model != "" && opts.truth != "returns" {
+	if opts.model != "" && opts.truthSet {
 		return usagef("--truth and --model: give one")
 	}
 	m, err := loadGenModel(opts.model, opts.truth)
