@@ -86,7 +86,7 @@ func (b *builder) model() *automaton.Model {
 		rare := (b.opt.RareCount > 0 && t.count < b.opt.RareCount) || (b.opt.RareRatio > 0 && p < b.opt.RareRatio)
 		m.Transitions = append(m.Transitions, automaton.Transition{
 			From: ids[k.from], Event: lg.names[k.mv.event()], To: ids[t.to],
-			Count: t.count, Sessions: t.sessions, Prob: round6(p), Rare: rare, BackEdge: back[k],
+			Count: t.count, Sessions: t.sessions, Prob: Round6(p), Rare: rare, BackEdge: back[k],
 			Examples: exampleIDs(b.transEx[k]),
 		})
 	}
@@ -586,8 +586,13 @@ func (b *builder) topVariants(ids []string) []automaton.Variant {
 	return out
 }
 
-func round3(x float64) float64 { return math.Round(x*1e3) / 1e3 }
-func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+// Round3 rounds x to 3 decimals, as models and reports write times in
+// milliseconds.
+func Round3(x float64) float64 { return math.Round(x*1e3) / 1e3 }
+
+// Round6 rounds x to 6 decimals, as models and reports write shares,
+// probabilities and fitness.
+func Round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 // transKeys returns the keys of the walked transitions in a fixed order: by
 // source state, then by move (see lessMove).

@@ -161,7 +161,7 @@ func TestDwellHist(t *testing.T) {
 		d.Add(x)
 	}
 	got := d.Summary()
-	if got.P50 != round3(exact(sparse, 0.5)) || got.P95 != round3(exact(sparse, 0.95)) || got.Max != round3(slices.Max(sparse)) {
+	if got.P50 != Round3(exact(sparse, 0.5)) || got.P95 != Round3(exact(sparse, 0.95)) || got.Max != Round3(slices.Max(sparse)) {
 		t.Errorf("sparse: %+v, want exact %v %v %v", got, exact(sparse, 0.5), exact(sparse, 0.95), slices.Max(sparse))
 	}
 	// Dense: a million µs-precision times.
@@ -178,7 +178,7 @@ func TestDwellHist(t *testing.T) {
 			t.Errorf("dense: quantile %v, exact %v", c.got, c.want)
 		}
 	}
-	if got.Max != round3(slices.Max(dense)) {
+	if got.Max != Round3(slices.Max(dense)) {
 		t.Errorf("dense: max %v, want %v", got.Max, slices.Max(dense))
 	}
 	if n, most := len(d.h.bins), 2048+1024*int(math.Ceil(math.Log2(slices.Max(dense)*1e3/2048))); n > most {

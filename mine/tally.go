@@ -481,7 +481,7 @@ func (h *dwellHist) summary() *automaton.Dwell {
 		}
 		return h.hi
 	}
-	return &automaton.Dwell{P50: round3(quantile(0.5)), P95: round3(quantile(0.95)), Max: round3(h.hi)}
+	return &automaton.Dwell{P50: Round3(quantile(0.5)), P95: Round3(quantile(0.95)), Max: Round3(h.hi)}
 }
 
 // DwellStats collects dwell times and sums them up as Build does for a

@@ -11,7 +11,6 @@
 package check
 
 import (
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -72,7 +71,7 @@ type Place struct {
 }
 
 // Summary is the report of fsmine check, its --format json object. Shares
-// and fitness are rounded to 6 decimals (see Round6).
+// and fitness are rounded to 6 decimals (see mine.Round6).
 type Summary struct {
 	Model           ModelRef `json:"model"`
 	Records         int      `json:"records"`
@@ -223,7 +222,7 @@ func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
 	}
 	if r.opt.Verdicts || dev != nil {
 		res.verdict = &Verdict{SessionID: s.ID, Fits: v.Fits(), Moves: v.Moves, Cost: v.Cost,
-			Fitness: Round6(v.Fitness), Rare: v.Rare, General: v.Generalized, Bounded: v.Bounded, Deviation: dev}
+			Fitness: mine.Round6(v.Fitness), Rare: v.Rare, General: v.Generalized, Bounded: v.Bounded, Deviation: dev}
 	}
 	if k := len(r.blocks); k == 0 || len(r.blocks[k-1]) == resultBlock {
 		r.blocks = append(r.blocks, make([]result, 0, resultBlock))
@@ -240,7 +239,7 @@ func deviation(lg *mine.Log, s *mine.Session, v *automaton.Verdict) *Deviation {
 		SessionID: s.ID, Step: visitStep(rec, min(d.Move, len(s.Visits)-1)), Move: d.Move, Kind: d.Kind,
 		State: d.State, Event: d.Event, Label: d.Label,
 		File: lg.Files[rec.File].Path, Line: int(rec.Line),
-		Cost: v.Cost, Fitness: Round6(v.Fitness),
+		Cost: v.Cost, Fitness: mine.Round6(v.Fitness),
 	}
 	if d.Kind == automaton.KindLoopCap || d.Kind == automaton.KindRepeatCap {
 		dev.Iterations, dev.Cap = d.Iterations, d.Cap
@@ -318,15 +317,15 @@ func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, 
 		}
 	}
 	n := len(r.results)
-	sum.FitShare = Round6(text.Share(sum.Fit, n))
-	sum.OutsideShare = Round6(text.Share(sum.Outside, n))
+	sum.FitShare = mine.Round6(text.Share(sum.Fit, n))
+	sum.OutsideShare = mine.Round6(text.Share(sum.Outside, n))
 	if sum.maxSum > 0 {
-		sum.LogFitness = Round6(1 - float64(sum.costSum)/float64(sum.maxSum))
+		sum.LogFitness = mine.Round6(1 - float64(sum.costSum)/float64(sum.maxSum))
 	} else {
 		sum.LogFitness = 1
 	}
 	if n > 0 {
-		sum.MeanFitness = Round6(sum.fitnessSum / float64(n))
+		sum.MeanFitness = mine.Round6(sum.fitnessSum / float64(n))
 	}
 	sum.ByPlace = make([]Place, 0, len(places))
 	for p, k := range places {
@@ -361,10 +360,6 @@ func kindRank(k string) int {
 	}
 	return len(Kinds)
 }
-
-// Round6 rounds x to 6 decimals, as the reports' JSON gives shares and
-// fitness.
-func Round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 // moveRecord returns the visit that stands for move i of session s: the
 // visit the move enters, or for the move into __end__ the last visit.

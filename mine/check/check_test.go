@@ -120,7 +120,7 @@ func TestLogVerdicts(t *testing.T) {
 			t.Errorf("%s: %s %s -[%s]-> %s at step %d line %d; want %s %s -[%s]-> %s at step %d line %d",
 				d.SessionID, d.Kind, d.State, d.Event, d.Label, d.Step, d.Line, w.kind, w.state, w.event, w.label, w.step, w.line)
 		}
-		if d.Cost != w.cost || d.Fitness != Round6(1-float64(w.cost)/float64(w.maxCost)) {
+		if d.Cost != w.cost || d.Fitness != mine.Round6(1-float64(w.cost)/float64(w.maxCost)) {
 			t.Errorf("%s: cost %d fitness %v, want %d and 1-%d/%d", d.SessionID, d.Cost, d.Fitness, w.cost, w.cost, w.maxCost)
 		}
 		if d.File != "new.jsonl" {
@@ -129,7 +129,7 @@ func TestLogVerdicts(t *testing.T) {
 		costSum += w.cost
 		maxSum += w.maxCost
 	}
-	if want := Round6(1 - float64(costSum)/float64(maxSum)); sum.LogFitness != want {
+	if want := mine.Round6(1 - float64(costSum)/float64(maxSum)); sum.LogFitness != want {
 		t.Errorf("log fitness %v, want %v", sum.LogFitness, want)
 	}
 	if sum.Outside != 3 {

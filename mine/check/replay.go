@@ -97,7 +97,7 @@ func Replay(lg *mine.Log, s *mine.Session, c *automaton.Checker) *ReplayReport {
 	al := c.Align(moves)
 	r := &ReplayReport{
 		SessionID: s.ID, Fits: v.Fits(), Records: len(s.Visits),
-		Cost: al.Cost, MaxCost: al.MaxCost, Fitness: Round6(al.Fitness), Bounded: al.Bounded, Rare: v.Rare,
+		Cost: al.Cost, MaxCost: al.MaxCost, Fitness: mine.Round6(al.Fitness), Bounded: al.Bounded, Rare: v.Rare,
 		Alignment: al.Ops, Expected: []ReplayMove{}, deviationRow: -1, m: m,
 	}
 	if r.Alignment == nil {

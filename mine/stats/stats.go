@@ -162,7 +162,7 @@ func FromModel(m *automaton.Model, top int) *Report {
 			through[s] += v.Count
 		}
 	}
-	r.EndsCoverage = round6(text.Share(covered, m.Source.Sessions))
+	r.EndsCoverage = mine.Round6(text.Share(covered, m.Source.Sessions))
 	for _, s := range m.States {
 		if s.ID == automaton.StartID || s.ID == automaton.EndID {
 			continue
@@ -381,7 +381,7 @@ func (r *Report) addExamples() {
 func endList(ends map[string]int, total int) []End {
 	out := make([]End, 0, len(ends))
 	for s, n := range ends {
-		out = append(out, End{State: s, Sessions: n, Share: round6(text.Share(n, total))})
+		out = append(out, End{State: s, Sessions: n, Share: mine.Round6(text.Share(n, total))})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Sessions != out[j].Sessions {
@@ -434,8 +434,8 @@ func Summarize(xs []float64) *Summary {
 	for _, x := range xs {
 		total += x
 	}
-	return &Summary{Visits: len(xs), Total: Round3(total), Mean: Round3(total / float64(len(xs))),
-		P50: Round3(Quantile(xs, 0.5)), P95: Round3(Quantile(xs, 0.95))}
+	return &Summary{Visits: len(xs), Total: mine.Round3(total), Mean: mine.Round3(total / float64(len(xs))),
+		P50: mine.Round3(Quantile(xs, 0.5)), P95: mine.Round3(Quantile(xs, 0.95))}
 }
 
 // Quantile is the q-quantile (q in [0, 1]) of sorted, ascending and not
@@ -445,9 +445,3 @@ func Quantile(sorted []float64, q float64) float64 {
 	i := int(math.Ceil(q*float64(len(sorted)))) - 1
 	return sorted[max(i, 0)]
 }
-
-// Round3 rounds x to 3 decimals, as the report's figures are.
-func Round3(x float64) float64 { return math.Round(x*1e3) / 1e3 }
-
-// round6 rounds a share to 6 decimals, as fsmine's reports write shares.
-func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
