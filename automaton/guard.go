@@ -366,7 +366,8 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 	if p == nil {
 		p = &Policy{}
 	}
-	if err := p.checkForm(); err != nil {
+	patterns, err := p.checkForm()
+	if err != nil {
 		return nil, err
 	}
 	c := &compiled{
@@ -468,7 +469,7 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 			gs.moveCaps[i] = c.capOf(t)
 		}
 	}
-	if err := c.compileSlots(m, p); err != nil {
+	if err := c.compileSlots(m, p, patterns); err != nil {
 		return nil, err
 	}
 	c.start = c.states[StartID]
@@ -489,18 +490,15 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 	return c, nil
 }
 
-// compileSlots prepares the policy's slots, states and transitions.
-func (c *compiled) compileSlots(m *Model, p *Policy) error {
-	decl, err := p.slotTable()
-	if err != nil {
-		return err
-	}
-	c.slotRes = decl
+// compileSlots prepares the policy's slots, states and transitions, whose
+// patterns checkForm compiled.
+func (c *compiled) compileSlots(m *Model, p *Policy, patterns *policyPatterns) error {
+	c.slotRes = patterns.decl
 	c.genDeny = p.Generalized == GeneralizedDeny
 	top := make(map[string]*regexp.Regexp)
 	for _, sp := range p.Slots {
 		if sp.Pattern != "" {
-			top[sp.Name] = regexp.MustCompile(sp.Pattern) // slotTable compiled it
+			top[sp.Name] = patterns.re[sp.Pattern]
 		}
 	}
 	claimed := make(map[string]string) // state id -> the states key naming it
@@ -521,7 +519,7 @@ func (c *compiled) compileSlots(m *Model, p *Policy) error {
 			for _, rs := range sp.RequiredSlots {
 				r := reqSlot{name: rs.Name}
 				if rs.Pattern != "" {
-					r.res = append(r.res, regexp.MustCompile(rs.Pattern))
+					r.res = append(r.res, patterns.re[rs.Pattern])
 				}
 				if re := top[rs.Name]; re != nil {
 					r.res = append(r.res, re)
@@ -551,7 +549,7 @@ func (c *compiled) compileSlots(m *Model, p *Policy) error {
 		}
 		cr := &rule{keep: r.Keep, clear: r.Clear, keepOnly: r.Keep != nil}
 		for j, k := range r.When {
-			cr.when = append(cr.when, compileCond(fmt.Sprintf("transitions[%d].when[%d]", i, j), k))
+			cr.when = append(cr.when, compileCond(fmt.Sprintf("transitions[%d].when[%d]", i, j), k, patterns))
 		}
 		matched := 0
 		for _, from := range froms {
@@ -582,7 +580,7 @@ func (c *compiled) compileSlots(m *Model, p *Policy) error {
 }
 
 // compileCond prepares a condition that slotTable has checked.
-func compileCond(path string, k Condition) cond {
+func compileCond(path string, k Condition, patterns *policyPatterns) cond {
 	c := cond{slot: k.Slot, field: k.Field}
 	subject := fmt.Sprintf("slot %q", k.Slot)
 	if k.Field != "" {
@@ -601,7 +599,7 @@ func compileCond(path string, k Condition) cond {
 		c.eq, c.eqKind, _ = equalsText(k.Equals)
 		c.desc = fmt.Sprintf("%s: %s equals %s", path, subject, jsonText(c.eq, c.eqKind))
 	default:
-		c.test, c.re = 'm', regexp.MustCompile(k.Matches)
+		c.test, c.re = 'm', patterns.re[k.Matches]
 		c.desc = fmt.Sprintf("%s: %s matches %q", path, subject, k.Matches)
 	}
 	return c
@@ -754,22 +752,21 @@ func (g *Guard) Step(id, event, next string) Decision {
 // is created or changed and no decision is made.
 func (g *Guard) StepSlots(id, event, next string, slots []Slot) (Decision, error) {
 	now := g.now()
+	// The slots' patterns run before the session's shard is locked, so that
+	// steps of other sessions of the shard do not wait for them; should a
+	// reload swap the compiled policy meanwhile, they run again.
+	c := g.cur.Load()
+	if err := c.checkSlots(slots); err != nil {
+		return Decision{}, err
+	}
 	sh := g.shard(id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	c := g.cur.Load()
-	for i := range slots {
-		sl := &slots[i]
-		res, ok := c.slotRes[sl.Name]
-		if !ok {
-			return Decision{}, &SlotError{Name: sl.Name, Err: ErrUndeclaredSlot}
+	if cur := g.cur.Load(); cur != c {
+		c = cur
+		if err := c.checkSlots(slots); err != nil {
+			return Decision{}, err
 		}
-		for j := 0; j < i; j++ {
-			if slots[j].Name == sl.Name {
-				return Decision{}, &SlotError{Name: sl.Name, Err: errors.New("given twice")}
-			}
-		}
-		sl.Valid = matchAll(res, sl.Value)
 	}
 	s := g.lookup(sh, id, now, c)
 	if s == nil {
@@ -793,6 +790,25 @@ func (g *Guard) StepSlots(id, event, next string, slots []Slot) (Decision, error
 		g.observe(d, event, next, slots)
 	}
 	return d, nil
+}
+
+// checkSlots sets each slot's Valid by the policy's patterns; a slot the
+// policy does not declare, or named twice, is a *SlotError.
+func (c *compiled) checkSlots(slots []Slot) error {
+	for i := range slots {
+		sl := &slots[i]
+		res, ok := c.slotRes[sl.Name]
+		if !ok {
+			return &SlotError{Name: sl.Name, Err: ErrUndeclaredSlot}
+		}
+		for j := 0; j < i; j++ {
+			if slots[j].Name == sl.Name {
+				return &SlotError{Name: sl.Name, Err: errors.New("given twice")}
+			}
+		}
+		sl.Valid = matchAll(res, sl.Value)
+	}
+	return nil
 }
 
 // matchAll reports whether v is present (not empty) and matches every

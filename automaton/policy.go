@@ -206,7 +206,7 @@ func ReadPolicy(r io.Reader) (*Policy, error) {
 	if dec.More() {
 		return nil, errors.New("decoding policy: more than one JSON value")
 	}
-	if err := p.checkForm(); err != nil {
+	if _, err := p.checkForm(); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -226,43 +226,65 @@ func LoadPolicy(path string) (*Policy, error) {
 	return p, nil
 }
 
-func (p *Policy) checkForm() error {
+// checkForm checks the policy for form (see Validate) and returns its
+// compiled patterns.
+func (p *Policy) checkForm() (*policyPatterns, error) {
 	switch p.Mode {
 	case "", ModeEnforce, ModeMonitor:
 	default:
-		return fmt.Errorf("policy: mode is %q, want %q or %q", p.Mode, ModeEnforce, ModeMonitor)
+		return nil, fmt.Errorf("policy: mode is %q, want %q or %q", p.Mode, ModeEnforce, ModeMonitor)
 	}
 	for i, c := range p.LoopCaps {
 		if c.From == "" || c.To == "" {
-			return fmt.Errorf("policy: loop_caps[%d]: from and to are required", i)
+			return nil, fmt.Errorf("policy: loop_caps[%d]: from and to are required", i)
 		}
 		if c.Max < 1 {
-			return fmt.Errorf("policy: loop_caps[%d] (%s -[%s]-> %s): max is %d, want at least 1", i, c.From, c.Event, c.To, c.Max)
+			return nil, fmt.Errorf("policy: loop_caps[%d] (%s -[%s]-> %s): max is %d, want at least 1", i, c.From, c.Event, c.To, c.Max)
 		}
 	}
 	if w := p.Watchdog; w != nil {
 		if w.MaxTurns < 1 {
-			return fmt.Errorf("policy: watchdog: max_turns is %d, want at least 1", w.MaxTurns)
+			return nil, fmt.Errorf("policy: watchdog: max_turns is %d, want at least 1", w.MaxTurns)
 		}
 		if w.Fallback != nil && w.Fallback.To == "" {
-			return errors.New("policy: watchdog: fallback.to is required")
+			return nil, errors.New("policy: watchdog: fallback.to is required")
 		}
 	}
 	switch p.Generalized {
 	case "", GeneralizedAllow, GeneralizedDeny:
 	default:
-		return fmt.Errorf("policy: generalized is %q, want %q or %q", p.Generalized, GeneralizedAllow, GeneralizedDeny)
+		return nil, fmt.Errorf("policy: generalized is %q, want %q or %q", p.Generalized, GeneralizedAllow, GeneralizedDeny)
 	}
-	_, err := p.slotTable()
-	return err
+	return p.slotTable()
+}
+
+// policyPatterns are a policy's compiled patterns: every declared slot's
+// (nil entries for slots without one), by name, and every pattern of a slot
+// or a condition, by its text, compiled once.
+type policyPatterns struct {
+	decl map[string][]*regexp.Regexp
+	re   map[string]*regexp.Regexp
+}
+
+// compile returns pattern compiled, once per policyPatterns.
+func (pp *policyPatterns) compile(pattern string) (*regexp.Regexp, error) {
+	if re, ok := pp.re[pattern]; ok {
+		return re, nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	pp.re[pattern] = re
+	return re, nil
 }
 
 // slotTable checks the policy's slots, states and transitions for form:
-// names, patterns, conditions, and that every slot they name is declared. It
-// returns every declared slot's patterns (nil entries for slots without
-// one), by name.
-func (p *Policy) slotTable() (map[string][]*regexp.Regexp, error) {
-	decl := make(map[string][]*regexp.Regexp)
+// names, patterns, conditions, and that every slot they name is declared,
+// and returns the patterns compiled.
+func (p *Policy) slotTable() (*policyPatterns, error) {
+	pp := &policyPatterns{decl: make(map[string][]*regexp.Regexp), re: make(map[string]*regexp.Regexp)}
+	decl := pp.decl
 	declare := func(path string, sp SlotSpec) (*regexp.Regexp, error) {
 		if sp.Name == "" {
 			return nil, fmt.Errorf("policy: %s.name: a slot needs a name", path)
@@ -270,7 +292,7 @@ func (p *Policy) slotTable() (map[string][]*regexp.Regexp, error) {
 		var re *regexp.Regexp
 		if sp.Pattern != "" {
 			var err error
-			if re, err = regexp.Compile(sp.Pattern); err != nil {
+			if re, err = pp.compile(sp.Pattern); err != nil {
 				return nil, fmt.Errorf("policy: %s.pattern: invalid RE2 pattern %q: %w", path, sp.Pattern, unwrapSyntax(err))
 			}
 		}
@@ -356,7 +378,7 @@ func (p *Policy) slotTable() (map[string][]*regexp.Regexp, error) {
 			}
 			if c.Matches != "" {
 				tests++
-				if _, err := regexp.Compile(c.Matches); err != nil {
+				if _, err := pp.compile(c.Matches); err != nil {
 					return nil, fmt.Errorf("policy: %s.matches: invalid RE2 pattern %q: %w", cpath, c.Matches, unwrapSyntax(err))
 				}
 			}
@@ -365,7 +387,7 @@ func (p *Policy) slotTable() (map[string][]*regexp.Regexp, error) {
 			}
 		}
 	}
-	return decl, nil
+	return pp, nil
 }
 
 // equalsText returns the text and kind a condition's equals value compares
