@@ -204,21 +204,14 @@ type dwellHist struct {
 	bins   []histBin // sorted by key, while tab is nil
 	// tab holds the bins of a large histogram instead of bins: an
 	// open-addressing table by key (see tabSlot), so that a time finds its
-	// bin with one probe rather than a binary search through thousands.
-	// A slot is 8 bytes, so that more of the table stays in cache; vals
-	// holds the one value of each slot's bin, looked at only until the bin
-	// has held two. flush sorts the table back into bins for readers.
-	tab  []tabBin  // len a power of two
-	vals []float64 // parallel to tab
+	// bin with one probe rather than a binary search through thousands. A
+	// slot is a bin, empty while its n is 0, so that a time finds its bin's
+	// count and one value in one cache line (with the values in an array of
+	// their own, times of whole milliseconds, whose bins keep one value,
+	// missed the cache twice). flush sorts the table back into bins for
+	// readers.
+	tab  []histBin // len a power of two
 	used int       // occupied slots of tab
-}
-
-// tabBin is a slot of dwellHist.tab: empty when n is 0; km is the bin's
-// key times 2, plus 1 once the bin has held two different values (keys
-// take 17 bits: see histKey).
-type tabBin struct {
-	km int32
-	n  uint32
 }
 
 // tabFrom is the number of bins from which a histogram keeps them in a
@@ -279,13 +272,9 @@ func (h *dwellHist) addAll(g *dwellHist) {
 	for _, b := range g.bins {
 		h.addBin(b.key, b.n, b.val)
 	}
-	for i, b := range g.tab {
+	for _, b := range g.tab {
 		if b.n != 0 {
-			val := g.vals[i]
-			if b.km&1 != 0 {
-				val = math.NaN()
-			}
-			h.addBin(b.km>>1, b.n, val)
+			h.addBin(b.key, b.n, b.val)
 		}
 	}
 }
@@ -303,20 +292,15 @@ func tabSize(n int) int {
 // rehash moves the bins (of bins, or of the table) into a table of size
 // slots.
 func (h *dwellHist) rehash(size int) {
-	old, oldVals := h.tab, h.vals
-	h.tab, h.vals = make([]tabBin, size), make([]float64, size)
-	for i, b := range old {
+	old := h.tab
+	h.tab = make([]histBin, size)
+	for _, b := range old {
 		if b.n != 0 {
-			j := h.tabSlot(b.km >> 1)
-			h.tab[j], h.vals[j] = b, oldVals[i]
+			h.tab[h.tabSlot(b.key)] = b
 		}
 	}
 	for _, b := range h.bins {
-		j := h.tabSlot(b.key)
-		h.tab[j], h.vals[j] = tabBin{km: b.key * 2, n: b.n}, b.val
-		if math.IsNaN(b.val) {
-			h.tab[j].km |= 1
-		}
+		h.tab[h.tabSlot(b.key)] = b
 	}
 	h.used += len(h.bins)
 	h.bins = h.bins[:0]
@@ -328,7 +312,7 @@ func (h *dwellHist) rehash(size int) {
 func (h *dwellHist) tabSlot(k int32) int {
 	mask := uint32(len(h.tab) - 1)
 	i := (uint32(k) * 0x9e3779b1) >> (32 - bits.TrailingZeros(uint(len(h.tab))))
-	for h.tab[i].n != 0 && h.tab[i].km>>1 != k {
+	for h.tab[i].n != 0 && h.tab[i].key != k {
 		i = (i + 1) & mask
 	}
 	return int(i)
@@ -337,20 +321,15 @@ func (h *dwellHist) tabSlot(k int32) int {
 // addToTab adds n times of key k, all val, to the table of bins, growing
 // it to stay at most three quarters full.
 func (h *dwellHist) addToTab(k int32, n uint32, val float64) {
-	i := h.tabSlot(k)
-	b := &h.tab[i]
+	b := &h.tab[h.tabSlot(k)]
 	if b.n != 0 {
 		b.n += n
-		if b.km&1 == 0 && h.vals[i] != val {
-			b.km |= 1
+		if b.val != val {
+			b.val = math.NaN() // NaN != NaN: a bin of several values stays so
 		}
 		return
 	}
-	*b = tabBin{km: k * 2, n: n}
-	if math.IsNaN(val) {
-		b.km |= 1
-	}
-	h.vals[i] = val
+	*b = histBin{k, n, val}
 	if h.used++; 4*h.used > 3*len(h.tab) {
 		h.rehash(2 * len(h.tab))
 	}
@@ -385,17 +364,13 @@ func (h *dwellHist) flush() {
 		return
 	}
 	bins := slices.Grow(h.bins[:0], h.used)
-	for i, b := range h.tab {
+	for _, b := range h.tab {
 		if b.n != 0 {
-			val := h.vals[i]
-			if b.km&1 != 0 {
-				val = math.NaN()
-			}
-			bins = append(bins, histBin{key: b.km >> 1, n: b.n, val: val})
+			bins = append(bins, b)
 		}
 	}
 	slices.SortFunc(bins, func(a, b histBin) int { return cmp.Compare(a.key, b.key) })
-	h.bins, h.tab, h.vals, h.used = bins, nil, nil, 0
+	h.bins, h.tab, h.used = bins, nil, 0
 }
 
 // histKey is the bin of a time in milliseconds; keys order as times do.
