@@ -34,8 +34,8 @@ type tally struct {
 
 // dwellAt is a dwell time waiting to be added to a node's histogram.
 type dwellAt struct {
-	node int32
-	ms   float64
+	node, key int32 // key: histKey(ms)
+	ms        float64
 }
 
 // dwellBatch is how many dwell times a tally holds before it adds them to
@@ -96,7 +96,8 @@ func (t *tally) add(id string, vs []Visit) {
 				// allocated five times that on the way.
 				t.pend = make([]dwellAt, 0, dwellBatch)
 			}
-			t.pend = append(t.pend, dwellAt{cur, vs[i].DwellMS})
+			ms := vs[i].DwellMS
+			t.pend = append(t.pend, dwellAt{cur, histKey(ms), ms})
 		}
 		ev = vs[i].Event
 	}
@@ -119,37 +120,51 @@ func (t *tally) add(id string, vs []Visit) {
 // settle adds the pending dwell times to their nodes' histograms; readers
 // of the histograms call it first. Adding one time to the histogram of a
 // busy node (thousands of bins) as each session is tallied missed the cache
-// more often than not; sorted by node, a batch adds up one histogram at a
-// time. A histogram does not depend on the order of its times (see
-// dwellHist), so neither does the tally.
+// more often than not; sorted by node and key, a batch adds up one
+// histogram at a time, walking its table forward (see tabSlot). A
+// histogram does not depend on the order of its times (see dwellHist), so
+// neither does the tally.
 func (t *tally) settle() {
 	if len(t.pend) == 0 {
 		return
 	}
-	// LSD radix sort by node, 11 bits a pass.
+	// LSD radix sort by node and key, 11 bits a pass: the keys (from the
+	// least in the batch) first, then the nodes.
 	const digit = 11
 	src := t.pend
 	dst := slices.Grow(t.sorted[:0], len(src))[:len(src)]
+	keyLo, keyHi := src[0].key, src[0].key
+	for _, d := range src {
+		keyLo, keyHi = min(keyLo, d.key), max(keyHi, d.key)
+	}
 	var count [1 << digit]int
-	for shift := 0; shift < bits.Len(uint(len(t.nodes))); shift += digit {
+	pass := func(digitOf func(d *dwellAt) uint32) {
 		clear(count[:])
-		for _, d := range src {
-			count[uint32(d.node)>>shift&(1<<digit-1)]++
+		for i := range src {
+			count[digitOf(&src[i])]++
 		}
 		sum := 0
 		for i, c := range count {
 			count[i] = sum
 			sum += c
 		}
-		for _, d := range src {
-			k := uint32(d.node) >> shift & (1<<digit - 1)
-			dst[count[k]] = d
+		for i := range src {
+			k := digitOf(&src[i])
+			dst[count[k]] = src[i]
 			count[k]++
 		}
 		src, dst = dst, src
 	}
+	for shift := 0; shift < bits.Len32(uint32(keyHi-keyLo)); shift += digit {
+		pass(func(d *dwellAt) uint32 { return uint32(d.key-keyLo) >> shift & (1<<digit - 1) })
+	}
+	for shift := 0; shift < bits.Len(uint(len(t.nodes))); shift += digit {
+		pass(func(d *dwellAt) uint32 { return uint32(d.node) >> shift & (1<<digit - 1) })
+	}
 	for _, d := range src {
-		t.nodes[d.node].dwell.add(d.ms)
+		h := &t.nodes[d.node].dwell
+		h.span(d.ms, d.ms)
+		h.addBin(d.key, 1, d.ms)
 	}
 	t.pend, t.sorted = src[:0], dst[:0]
 }
@@ -307,11 +322,16 @@ func (h *dwellHist) rehash(size int) {
 }
 
 // tabSlot returns the slot of the bin of key k in h.tab: the one that holds
-// it, or the empty one where it goes (linear probing from a Fibonacci hash
-// of the key, so that the adjacent keys of one histogram spread out).
+// it, or the empty one where it goes, by linear probing from the key's low
+// bits. Keys in order take slots in order, so that a tally adding a batch
+// of times sorted by key (see settle) walks each table forward; a
+// histogram's keys spread over a range no wider than the table share no
+// slot. Keys that differ by a multiple of the table's size do, but the keys
+// of all times number about 2^21 (see histKey), so however they are chosen
+// no more than 2^21/len(h.tab) of them share a slot.
 func (h *dwellHist) tabSlot(k int32) int {
 	mask := uint32(len(h.tab) - 1)
-	i := (uint32(k) * 0x9e3779b1) >> (32 - bits.TrailingZeros(uint(len(h.tab))))
+	i := uint32(k) & mask
 	for h.tab[i].n != 0 && h.tab[i].key != k {
 		i = (i + 1) & mask
 	}

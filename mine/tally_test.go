@@ -86,3 +86,24 @@ func TestDwellHistTable(t *testing.T) {
 		})
 	}
 }
+
+// TestDwellHistCollidingKeys: keys that all share a slot of every table
+// size up to theirs (multiples of 4096) are all kept, each with its count.
+func TestDwellHistCollidingKeys(t *testing.T) {
+	var h dwellHist
+	const n = 500
+	for round := 1; round <= 3; round++ {
+		for i := 0; i < n; i++ {
+			h.addBin(int32(i*4096), 1, float64(i))
+		}
+	}
+	h.flush()
+	if len(h.bins) != n {
+		t.Fatalf("%d bins, want %d", len(h.bins), n)
+	}
+	for i, b := range h.bins {
+		if b.key != int32(i*4096) || b.n != 3 || b.val != float64(i) {
+			t.Fatalf("bin %d: %+v, want key %d, n 3, val %d", i, b, i*4096, i)
+		}
+	}
+}
