@@ -34,6 +34,9 @@ func rereadRecords(inputs []Input, opt ReadOptions, fn func(fi, line int, l []by
 		}
 		stopped := false
 		_, err = splitLines(rc, io.Discard, format, in.convert, opt.importOptions(), maxLine, func(first int, data []byte, _ bool) bool {
+			// fn keeps nothing of a line: the buffer goes back for the
+			// next chunk.
+			defer putChunkBuf(data)
 			line := first
 			for len(data) > 0 {
 				l := data

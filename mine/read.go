@@ -484,8 +484,8 @@ var errLineTooLong = errors.New("line too long")
 // hashes the lines of JSONL input from what emit is given, which are the
 // rest of its bytes), converts it to JSONL records if it is in another format,
 // and calls emit with runs of whole lines (the last one may lack its
-// newline), the 1-based number of the first, and whether an importer wrote
-// them. emit returning false stops the read. convert, when set, converts
+// newline; emit owns them, in a buffer of getChunkBuf's), the 1-based number
+// of the first, and whether an importer wrote them. emit returning false stops the read. convert, when set, converts
 // instead of the format's Convert. It returns the format it read.
 func splitLines(r io.Reader, h io.Writer, format string, convert func(io.Reader, io.Writer, ImportOptions) error, iopt ImportOptions, maxLine int, emit func(first int, data []byte, converted bool) bool) (*Format, error) {
 	cr := &countReader{r: r}
@@ -578,10 +578,12 @@ func splitLinesFrom(r io.Reader, maxLine int, emit func(first int, data []byte) 
 		data := buf[:cut]
 		carry = append([]byte(nil), buf[cut:]...)
 		if len(data) > 0 {
+			// emit owns data once called (it may give the buffer back).
+			lines := bytes.Count(data, []byte{'\n'})
 			if !emit(line, data) {
 				return nil
 			}
-			line += bytes.Count(data, []byte{'\n'})
+			line += lines
 		}
 		if eof {
 			return nil
