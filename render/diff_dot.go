@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/render/text"
 )
 
 // Colours of the diff overlay: GitHub's diff green and red, an orange for
@@ -143,21 +144,21 @@ func DiffDOT(w io.Writer, old, new *automaton.Model, d *automaton.Diff) error {
 		switch {
 		case diffHas(addedE, k):
 			color, penwidth = diffAdded, 2
-			label = diffJoin(label, Percent(addedE[k].Share))
+			label = diffJoin(label, text.Percent(addedE[k].Share))
 		case diffHas(removedE, k):
 			color, style = diffRemoved, "dashed"
-			label = diffJoin(label, Percent(removedE[k].Share))
+			label = diffJoin(label, text.Percent(removedE[k].Share))
 		default:
 			c, changed := changedE[k]
 			f, flipped := flippedE[k]
 			if changed {
 				color, penwidth = diffChanged, 2
-				label = diffJoin(label, Percent(c.OldShare)+" -> "+Percent(c.NewShare))
+				label = diffJoin(label, text.Percent(c.OldShare)+" -> "+text.Percent(c.NewShare))
 			}
 			if flipped {
 				color, penwidth = diffChanged, 2
 				if !changed {
-					label = diffJoin(label, Percent(f.OldShare)+" -> "+Percent(f.NewShare))
+					label = diffJoin(label, text.Percent(f.OldShare)+" -> "+text.Percent(f.NewShare))
 				}
 				label += "\n" + diffRareWord(f.OldRare) + " -> " + diffRareWord(f.NewRare)
 			}
@@ -222,20 +223,6 @@ func diffFont(color string) string {
 		return "#57606a"
 	}
 	return color
-}
-
-// Percent shows a share (0 to 1) as fsmine's reports and diagrams do: with
-// one decimal, but never rounding a share that is not 0 or 1 to "0.0%" or
-// "100.0%" ("<0.1%", ">99.9%").
-func Percent(share float64) string {
-	switch pc := 100 * share; {
-	case pc > 0 && pc < 0.05:
-		return "<0.1%"
-	case pc < 100 && pc >= 99.95:
-		return ">99.9%"
-	default:
-		return fmt.Sprintf("%.1f%%", pc)
-	}
 }
 
 func diffRareWord(rare bool) string {

@@ -123,11 +123,3 @@ func TestDiffQuote(t *testing.T) {
 		}
 	}
 }
-
-func TestDiffPercent(t *testing.T) {
-	for share, want := range map[float64]string{0: "0.0%", 0.0004: "<0.1%", 0.123: "12.3%", 0.9996: ">99.9%", 1: "100.0%"} {
-		if got := Percent(share); got != want {
-			t.Errorf("Percent(%v) = %q, want %q", share, got, want)
-		}
-	}
-}

@@ -77,17 +77,17 @@ func DiffText(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 	if len(d.TransitionsAdded)+len(d.TransitionsRemoved) > 0 {
 		section("transitions")
 		for _, t := range d.TransitionsAdded {
-			line(diffGreen, "  + %s  %d (%s%s)", text.Move(t.From, t.Event, t.To), t.Count, Percent(t.Share), diffRareNote(t.Rare, t.Generalized))
+			line(diffGreen, "  + %s  %d (%s%s)", text.Move(t.From, t.Event, t.To), t.Count, text.Percent(t.Share), diffRareNote(t.Rare, t.Generalized))
 		}
 		for _, t := range d.TransitionsRemoved {
-			line(diffRed, "  - %s  %d (%s%s)", text.Move(t.From, t.Event, t.To), t.Count, Percent(t.Share), diffRareNote(t.Rare, t.Generalized))
+			line(diffRed, "  - %s  %d (%s%s)", text.Move(t.From, t.Event, t.To), t.Count, text.Percent(t.Share), diffRareNote(t.Rare, t.Generalized))
 		}
 	}
 	if len(d.ShareChanges) > 0 {
 		section(fmt.Sprintf("share changes  (two-proportion z-test, p < %.3g)", d.TransitionThreshold))
 		for _, c := range d.ShareChanges {
 			line(diffYellow, "  ~ %s  %s -> %s  (%d/%d -> %d/%d)  z=%+.2f  p=%.2g", text.Move(c.From, c.Event, c.To),
-				Percent(c.OldShare), Percent(c.NewShare), c.OldCount, c.OldOutflow, c.NewCount, c.NewOutflow, c.Z, c.P)
+				text.Percent(c.OldShare), text.Percent(c.NewShare), c.OldCount, c.OldOutflow, c.NewCount, c.NewOutflow, c.Z, c.P)
 		}
 	}
 	if len(d.OutflowShifts) > 0 {
@@ -100,7 +100,7 @@ func DiffText(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 		section("rare flips")
 		for _, f := range d.RareFlips {
 			line(diffYellow, "  ~ %s  %s -> %s  %s -> %s  (%d -> %d, p=%.2g)", text.Move(f.From, f.Event, f.To),
-				diffRareWord(f.OldRare), diffRareWord(f.NewRare), Percent(f.OldShare), Percent(f.NewShare), f.OldCount, f.NewCount, f.P)
+				diffRareWord(f.OldRare), diffRareWord(f.NewRare), text.Percent(f.OldShare), text.Percent(f.NewShare), f.OldCount, f.NewCount, f.P)
 		}
 	}
 	if len(d.GeneralizedFlips) > 0 {
@@ -247,7 +247,7 @@ func DiffMarkdown(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 		p("\n#### Transitions\n\n| change | from | event | to | count | share |\n|---|---|---|---|---:|---:|\n")
 		row := func(change string, t automaton.TransitionRef) {
 			p("| %s | %s | %s | %s | %d | %s%s |\n", change, mdCode(t.From), mdCode(t.Event), mdCode(t.To),
-				t.Count, Percent(t.Share), diffRareNote(t.Rare, t.Generalized))
+				t.Count, text.Percent(t.Share), diffRareNote(t.Rare, t.Generalized))
 		}
 		for _, t := range d.TransitionsAdded {
 			row("added", t)
@@ -261,7 +261,7 @@ func DiffMarkdown(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 		p("|---|---|---|---:|---:|---:|---:|---:|---:|\n")
 		for _, c := range d.ShareChanges {
 			p("| %s | %s | %s | %s | %s | %d/%d | %d/%d | %+.2f | %.2g |\n", mdCode(c.From), mdCode(c.Event), mdCode(c.To),
-				Percent(c.OldShare), Percent(c.NewShare), c.OldCount, c.OldOutflow, c.NewCount, c.NewOutflow, c.Z, c.P)
+				text.Percent(c.OldShare), text.Percent(c.NewShare), c.OldCount, c.OldOutflow, c.NewCount, c.NewOutflow, c.Z, c.P)
 		}
 	}
 	if len(d.OutflowShifts) > 0 {
@@ -274,7 +274,7 @@ func DiffMarkdown(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 		p("\n#### Rare flips\n\n| from | event | to | was | now | share | count | p |\n|---|---|---|---|---|---:|---:|---:|\n")
 		for _, f := range d.RareFlips {
 			p("| %s | %s | %s | %s | %s | %s → %s | %d → %d | %.2g |\n", mdCode(f.From), mdCode(f.Event), mdCode(f.To),
-				diffRareWord(f.OldRare), diffRareWord(f.NewRare), Percent(f.OldShare), Percent(f.NewShare), f.OldCount, f.NewCount, f.P)
+				diffRareWord(f.OldRare), diffRareWord(f.NewRare), text.Percent(f.OldShare), text.Percent(f.NewShare), f.OldCount, f.NewCount, f.P)
 		}
 	}
 	if len(d.GeneralizedFlips) > 0 {

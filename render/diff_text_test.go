@@ -154,18 +154,3 @@ func TestDiffLoopDetail(t *testing.T) {
 		}
 	}
 }
-
-func TestDiffPct(t *testing.T) {
-	tests := []struct {
-		share float64
-		want  string
-	}{
-		{0, "0.0%"}, {1, "100.0%"}, {0.5, "50.0%"}, {0.0004, "<0.1%"}, {0.0005, "0.1%"},
-		{0.9996, ">99.9%"}, {0.9994, "99.9%"},
-	}
-	for _, tt := range tests {
-		if got := Percent(tt.share); got != tt.want {
-			t.Errorf("Percent(%v) = %q, want %q", tt.share, got, tt.want)
-		}
-	}
-}

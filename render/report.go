@@ -832,7 +832,7 @@ func diffSummary(d *automaton.Diff) string {
 var reportFuncs = template.FuncMap{
 	"id":        shownText,
 	"int":       thousands,
-	"pct":       Percent,
+	"pct":       text.Percent,
 	"pct2":      percent2,
 	"ms":        text.Duration,
 	"short":     text.ShortDigest,

@@ -161,7 +161,7 @@ func TestReportLists(t *testing.T) {
 				t.Errorf("transitions table has %d rows, want %d", len(all), len(m.Transitions))
 			}
 			for _, tr := range m.Transitions {
-				want := []string{shownText(tr.From), eventText(tr.Event), shownText(tr.To), thousands(tr.Count), Percent(tr.Prob), thousands(tr.Sessions)}
+				want := []string{shownText(tr.From), eventText(tr.Event), shownText(tr.To), thousands(tr.Count), text.Percent(tr.Prob), thousands(tr.Sessions)}
 				if !hasRow(all, want) {
 					t.Errorf("transition %v is not listed as %q", tr, want)
 				}

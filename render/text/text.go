@@ -44,10 +44,18 @@ func ShortDigest(d string) string {
 	return d
 }
 
-// Percent shows a share in [0, 1] as a percentage with one decimal:
-// "87.5%".
+// Percent shows a share in [0, 1] as a percentage with one decimal,
+// "87.5%", but never rounds a share that is not 0 or 1 to "0.0%" or
+// "100.0%": "<0.1%", ">99.9%".
 func Percent(share float64) string {
-	return strconv.FormatFloat(100*share, 'f', 1, 64) + "%"
+	switch pc := 100 * share; {
+	case pc > 0 && pc < 0.05:
+		return "<0.1%"
+	case pc < 100 && pc >= 99.95:
+		return ">99.9%"
+	default:
+		return strconv.FormatFloat(pc, 'f', 1, 64) + "%"
+	}
 }
 
 // Share is n/total, 0 when total is 0.
