@@ -121,23 +121,11 @@ func measureText(x float64) string {
 // is counted, but no visit leaves along it).
 func MeasureLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *Measures {
 	type acc struct {
-		n     int
-		dwell mine.DwellStats
-		vals  [][]float64
+		n int
+		stats.Visits
 	}
-	newAcc := func() *acc { return &acc{vals: make([][]float64, len(ms.Paths))} }
 	states := map[string]*acc{}
 	edges := map[*automaton.Transition]*acc{}
-	add := func(a *acc, si int, v *mine.Visit, vi int) {
-		if v.HasDwell {
-			a.dwell.Add(v.DwellMS)
-		}
-		for p := range ms.Paths {
-			if x, ok := ms.Value(si, vi, p); ok {
-				a.vals[p] = append(a.vals[p], x)
-			}
-		}
-	}
 	out := &Measures{Sessions: len(lg.Sessions)}
 	c := automaton.NewChecker(m, automaton.CheckOptions{})
 	var buf []automaton.Move
@@ -151,21 +139,21 @@ func MeasureLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *Measures 
 			if st.Move < len(s.Visits) && st.To != "" {
 				a := states[st.To]
 				if a == nil {
-					a = newAcc()
+					a = &acc{}
 					states[st.To] = a
 				}
 				a.n++
-				add(a, si, &s.Visits[st.Move], st.Move)
+				a.Add(ms, si, st.Move, &s.Visits[st.Move])
 			}
 			if st.Transition != nil {
 				a := edges[st.Transition]
 				if a == nil {
-					a = newAcc()
+					a = &acc{}
 					edges[st.Transition] = a
 				}
 				a.n++
 				if st.Move > 0 {
-					add(a, si, &s.Visits[st.Move-1], st.Move-1)
+					a.Add(ms, si, st.Move-1, &s.Visits[st.Move-1])
 				}
 			}
 		}
@@ -180,7 +168,9 @@ func MeasureLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *Measures 
 	values := func(a *acc) []*Quantiles {
 		q := make([]*Quantiles, len(found))
 		for i, p := range found {
-			q[i] = quantilesOf(a.vals[p])
+			if a.Values != nil {
+				q[i] = quantilesOf(a.Values[p])
+			}
 		}
 		return q
 	}
@@ -190,14 +180,14 @@ func MeasureLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *Measures 
 		}
 		a := states[s.ID]
 		if a == nil {
-			a = newAcc()
+			a = &acc{}
 		}
-		out.States = append(out.States, MeasuredState{ID: s.ID, Visits: a.n, Dwell: a.dwell.Summary(), Values: values(a)})
+		out.States = append(out.States, MeasuredState{ID: s.ID, Visits: a.n, Dwell: a.Dwell.Summary(), Values: values(a)})
 	}
 	for i := range m.Transitions {
 		t := &m.Transitions[i]
 		if a := edges[t]; a != nil {
-			out.Edges = append(out.Edges, MeasuredEdge{From: t.From, Event: t.Event, To: t.To, Count: a.n, Dwell: a.dwell.Summary(), Values: values(a)})
+			out.Edges = append(out.Edges, MeasuredEdge{From: t.From, Event: t.Event, To: t.To, Count: a.n, Dwell: a.Dwell.Summary(), Values: values(a)})
 		}
 	}
 	return out

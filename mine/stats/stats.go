@@ -185,6 +185,29 @@ func FromModel(m *automaton.Model, top int) *Report {
 	return r
 }
 
+// Visits accumulates the dwell times and measured values of visits (of a
+// state, or before a transition), as stats and the report's measures take
+// them from logs.
+type Visits struct {
+	Dwell  mine.DwellStats
+	Values [][]float64 // by index into the Measures' paths
+}
+
+// Add adds visit vi of session si of the log the Measures were read for.
+func (a *Visits) Add(ms *mine.Measures, si, vi int, v *mine.Visit) {
+	if v.HasDwell {
+		a.Dwell.Add(v.DwellMS)
+	}
+	if a.Values == nil {
+		a.Values = make([][]float64, len(ms.Paths))
+	}
+	for p := range ms.Paths {
+		if x, ok := ms.Value(si, vi, p); ok {
+			a.Values[p] = append(a.Values[p], x)
+		}
+	}
+}
+
 // FromLogs replays every session of lg (read holding every session) through
 // model m and counts; a record counts toward the state the replay placed it
 // in, and records after a deviation that cannot be placed are counted
@@ -200,15 +223,13 @@ func FromLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures, top int) *Rep
 	idx := map[string]int{}
 	type acc struct {
 		visits, sessions, stamp int
-		dwell                   mine.DwellStats
-		ends                    map[string]int
-		meas                    [][]float64
+		Visits
+		ends map[string]int
 	}
 	accs := make([]acc, len(m.States))
 	for i, s := range m.States {
 		idx[s.ID] = i
 		accs[i].ends = map[string]int{}
-		accs[i].meas = make([][]float64, len(ms.Paths))
 	}
 	type backAcc struct{ count, sessions, stamp int }
 	backs := map[*automaton.Transition]*backAcc{}
@@ -278,15 +299,7 @@ func FromLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures, top int) *Rep
 				a.sessions++
 				through = append(through, k)
 			}
-			vis := &s.Visits[st.Move]
-			if vis.HasDwell {
-				a.dwell.Add(vis.DwellMS)
-			}
-			for p := range ms.Paths {
-				if x, ok := ms.Value(si, st.Move, p); ok {
-					a.meas[p] = append(a.meas[p], x)
-				}
-			}
+			a.Add(ms, si, st.Move, &s.Visits[st.Move])
 		}
 		flush()
 		end := "?"
@@ -311,16 +324,15 @@ func FromLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures, top int) *Rep
 		}
 		a := &accs[i]
 		st := State{ID: s.ID, Label: s.Label, Visits: a.visits, Sessions: a.sessions, Ends: endList(a.ends, a.sessions)}
-		st.DwellMS = a.dwell.Summary()
+		st.DwellMS = a.Dwell.Summary()
 		for p, path := range ms.Paths {
-			xs := a.meas[p]
-			if len(xs) == 0 {
+			if a.Values == nil || len(a.Values[p]) == 0 {
 				continue
 			}
 			if st.Measures == nil {
 				st.Measures = map[string]*Summary{}
 			}
-			st.Measures[path] = Summarize(xs)
+			st.Measures[path] = Summarize(a.Values[p])
 		}
 		r.States = append(r.States, st)
 	}
