@@ -1,15 +1,12 @@
 package mine
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
 )
@@ -328,29 +325,36 @@ type fieldWalker struct {
 	core        map[string]bool
 	ids         map[string]uint32 // tracked paths
 	names       []string          // by id
+	top         int               // id of the largest of names once full, or -1 (see largest)
 	rejected    bool
 	minRejected string
 	tooLong     int
 	unnamed     int
 	onEvict     func(id uint32)
 
-	path []byte
-	emit func(uint32)
+	path  []byte
+	key   []byte // an escaped key, unescaped
+	stack []byte // skipBrackets' scratch
+	emit  func(uint32)
 }
 
 func newFieldWalker(core map[string]bool, onEvict func(uint32)) *fieldWalker {
-	return &fieldWalker{core: core, ids: map[string]uint32{}, onEvict: onEvict}
+	return &fieldWalker{core: core, ids: map[string]uint32{}, onEvict: onEvict, top: -1}
 }
 
 // largest returns the id of the largest tracked path; there must be one.
+// It is looked for again only after an eviction, so that a path rejected
+// on every record costs a comparison, not a scan of every tracked path.
 func (w *fieldWalker) largest() uint32 {
-	best := 0
-	for id, name := range w.names {
-		if name > w.names[best] {
-			best = id
+	if w.top < 0 {
+		w.top = 0
+		for id, name := range w.names {
+			if name > w.names[w.top] {
+				w.top = id
+			}
 		}
 	}
-	return uint32(best)
+	return uint32(w.top)
 }
 
 func (w *fieldWalker) reject(p string) {
@@ -404,6 +408,7 @@ func (w *fieldWalker) leaf() {
 	delete(w.ids, w.names[id])
 	w.onEvict(id)
 	w.names[id] = p
+	w.top = -1
 	w.ids[p] = id
 	w.emit(id)
 }
@@ -411,11 +416,13 @@ func (w *fieldWalker) leaf() {
 // errFieldJSON is a record the walk cannot read.
 var errFieldJSON = errors.New("not a JSON object")
 
-// walk calls emit with the id of every present leaf of the record line.
+// walk calls emit with the id of every present leaf of the record line. It
+// scans with the read's JSON scanner (jsonscan.go); the line has passed it
+// once already, when the record was read.
 func (w *fieldWalker) walk(line []byte, emit func(uint32)) error {
 	w.emit = emit
 	w.path = w.path[:0]
-	i := fieldSpace(line, 0)
+	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return errFieldJSON
 	}
@@ -429,26 +436,23 @@ func (w *fieldWalker) object(b []byte, i, depth int) (int, error) {
 	i++
 	base := len(w.path)
 	for n := 0; ; n++ {
-		i = fieldSpace(b, i)
+		i = skipSpace(b, i)
 		if i >= len(b) {
 			return i, errFieldJSON
 		}
-		if b[i] == '}' && n == 0 {
+		if b[i] == '}' {
 			return i + 1, nil
 		}
 		if n > 0 {
-			if b[i] == '}' {
-				return i + 1, nil
-			}
 			if b[i] != ',' {
 				return i, errFieldJSON
 			}
-			i = fieldSpace(b, i+1)
+			i = skipSpace(b, i+1)
 		}
 		if i >= len(b) || b[i] != '"' {
 			return i, errFieldJSON
 		}
-		end, err := fieldString(b, i)
+		end, esc, err := scanString(b, i+1)
 		if err != nil {
 			return i, err
 		}
@@ -456,20 +460,17 @@ func (w *fieldWalker) object(b []byte, i, depth int) (int, error) {
 		if base > 0 {
 			w.path = append(w.path, '.')
 		}
-		if key := b[i+1 : end-1]; bytes.IndexByte(key, '\\') < 0 && utf8.Valid(key) {
+		if key := b[i+1 : end-1]; !esc && utf8.Valid(key) {
 			w.path = append(w.path, key...)
 		} else {
-			var s string
-			if json.Unmarshal(b[i:end], &s) != nil {
-				return i, errFieldJSON
-			}
-			w.path = appendValidUTF8(w.path, s)
+			w.key = appendUnescaped(w.key[:0], key)
+			w.path = appendValidUTF8(w.path, w.key)
 		}
-		i = fieldSpace(b, end)
+		i = skipSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
 			return i, errFieldJSON
 		}
-		i = fieldSpace(b, i+1)
+		i = skipSpace(b, i+1)
 		if i >= len(b) {
 			return i, errFieldJSON
 		}
@@ -480,32 +481,39 @@ func (w *fieldWalker) object(b []byte, i, depth int) (int, error) {
 				return i, err
 			}
 		case c == '{' || c == '[':
-			if i, err = fieldValue(b, i); err != nil {
+			if i, w.stack, err = skipBrackets(b, i, depth, w.stack[:0]); err != nil {
 				return i, err
 			}
-			if j := fieldSpace(b, start+1); j < len(b) && b[j] != ']' && b[j] != '}' {
+			if j := skipSpace(b, start+1); b[j] != ']' && b[j] != '}' {
 				w.leaf()
 			}
 		case c == '"':
-			if i, err = fieldString(b, i); err != nil {
+			if i, _, err = scanString(b, i+1); err != nil {
 				return i, err
 			}
 			if i-start > 2 {
 				w.leaf()
 			}
 		case c == 'n':
-			if !bytes.HasPrefix(b[i:], []byte("null")) {
-				return i, errFieldJSON
+			if i, err = scanLiteral(b, i, "null"); err != nil {
+				return i, err
 			}
-			i += 4
-		default:
-			for i < len(b) && !fieldDelim(b[i]) {
-				i++
+		case c == 't' || c == 'f':
+			lit := "true"
+			if c == 'f' {
+				lit = "false"
 			}
-			if i == start {
-				return i, errFieldJSON
+			if i, err = scanLiteral(b, i, lit); err != nil {
+				return i, err
 			}
 			w.leaf()
+		case c == '-' || isDigit(c):
+			if i, err = scanNumber(b, i); err != nil {
+				return i, err
+			}
+			w.leaf()
+		default:
+			return i, errFieldJSON
 		}
 		w.path = w.path[:base]
 	}
@@ -514,9 +522,9 @@ func (w *fieldWalker) object(b []byte, i, depth int) (int, error) {
 // appendValidUTF8 appends s with each byte that is not part of valid UTF-8
 // as U+FFFD, as encoding/json decodes it: paths are valid UTF-8, as the
 // model file writes them, so that a path reads back as it was.
-func appendValidUTF8(b []byte, s string) []byte {
+func appendValidUTF8(b, s []byte) []byte {
 	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := utf8.DecodeRune(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, "\uFFFD"...)
 		} else {
@@ -525,51 +533,4 @@ func appendValidUTF8(b []byte, s string) []byte {
 		i += size
 	}
 	return b
-}
-
-func fieldDelim(c byte) bool {
-	return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\r' || c == '\n'
-}
-
-func fieldSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// fieldString returns the index after the string at b[i] ('"').
-func fieldString(b []byte, i int) (int, error) {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1, nil
-		}
-	}
-	return i, errFieldJSON
-}
-
-// fieldValue returns the index after the object or array at b[i].
-func fieldValue(b []byte, i int) (int, error) {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			end, err := fieldString(b, i)
-			if err != nil {
-				return end, err
-			}
-			i = end - 1
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1, nil
-			}
-		}
-	}
-	return i, errFieldJSON
 }

@@ -310,7 +310,7 @@ func FuzzFieldWalker(f *testing.F) {
 		var ref func(m map[string]any, prefix string, depth int)
 		ref = func(m map[string]any, prefix string, depth int) {
 			for k, val := range m {
-				p := string(appendValidUTF8(nil, k))
+				p := string(appendValidUTF8(nil, []byte(k)))
 				if prefix != "" {
 					p = prefix + "." + p
 				}
