@@ -274,8 +274,8 @@ type compiled struct {
 type gstate struct {
 	id, label    string
 	loop         int // index into Model.Loops, -1 outside any loop
-	moves        []MoveOption
-	moveCaps     []capRef // parallel to moves
+	moves        []MoveOption // out of the state, less those the policy always denies
+	moveCaps     []capRef     // parallel to moves
 	required     []reqSlot
 	instructions string
 }
@@ -460,13 +460,21 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 			c.labels[s.Label] = gs
 		}
 	}
+	// Moves the policy always denies (rare ones with rare_is_deviation,
+	// generalised ones with "generalized": "deny") are left out of the
+	// moves a decision offers here, once, rather than filtered out at every
+	// step.
+	genDeny := p.Generalized == GeneralizedDeny
 	for _, gs := range c.states {
 		out := m.Out(gs.id)
-		gs.moves = make([]MoveOption, len(out))
-		gs.moveCaps = make([]capRef, len(out))
-		for i, t := range out {
-			gs.moves[i] = MoveOption{Event: t.Event, To: t.To, Label: c.states[t.To].label, Prob: t.Prob, Rare: t.Rare, Generalized: t.Generalized != ""}
-			gs.moveCaps[i] = c.capOf(t)
+		gs.moves = make([]MoveOption, 0, len(out)) // [] in a decision's JSON, not null
+		gs.moveCaps = make([]capRef, 0, len(out))
+		for _, t := range out {
+			if c.rareDev && t.Rare || genDeny && t.Generalized != "" {
+				continue
+			}
+			gs.moves = append(gs.moves, MoveOption{Event: t.Event, To: t.To, Label: c.states[t.To].label, Prob: t.Prob, Rare: t.Rare, Generalized: t.Generalized != ""})
+			gs.moveCaps = append(gs.moveCaps, c.capOf(t))
 		}
 	}
 	if err := c.compileSlots(m, p, patterns); err != nil {
@@ -1050,9 +1058,6 @@ func (c *compiled) nextMoves(s *session) []MoveOption {
 	st := s.state
 	blocked := func(i int) bool {
 		if cr := st.moveCaps[i]; cr.slot >= 0 && s.counts[cr.slot] >= cr.max {
-			return true
-		}
-		if c.rareDev && st.moves[i].Rare || c.genDeny && st.moves[i].Generalized {
 			return true
 		}
 		return c.watchMax > 0 && st.moves[i].To == st.id && s.turns+1 > c.watchMax
