@@ -19,50 +19,19 @@ import (
 	"github.com/fsmine/fsmine/mine/gen"
 )
 
-// checkTrainLog is a tiny flow: greet, lookup (retried up to twice), then
-// refund or close.
-const checkTrainLog = `{"session_id":"t1","step":0,"node":"greet","event":"ok"}
-{"session_id":"t1","step":1,"node":"lookup","event":"found"}
-{"session_id":"t1","step":2,"node":"refund","event":"done"}
-{"session_id":"t2","step":0,"node":"greet","event":"ok"}
-{"session_id":"t2","step":1,"node":"lookup","event":"not_found"}
-{"session_id":"t2","step":2,"node":"lookup","event":"found"}
-{"session_id":"t2","step":3,"node":"refund","event":"done"}
-{"session_id":"t3","step":0,"node":"greet","event":"ok"}
-{"session_id":"t3","step":1,"node":"lookup","event":"not_found"}
-{"session_id":"t3","step":2,"node":"lookup","event":"not_found"}
-{"session_id":"t3","step":3,"node":"lookup","event":"none"}
-{"session_id":"t3","step":4,"node":"close","event":"done"}
-`
-
-// checkNewLog has one session of each verdict: a fit, a skipped stage, an
-// unknown tool, a retry beyond the cap, a truncated session.
-const checkNewLog = `{"session_id":"a-fit","step":0,"node":"greet","event":"ok"}
-{"session_id":"a-fit","step":1,"node":"lookup","event":"found"}
-{"session_id":"a-fit","step":2,"node":"refund","event":"done"}
-{"session_id":"b-skip","step":0,"node":"greet","event":"ok"}
-{"session_id":"b-skip","step":1,"node":"refund","event":"done"}
-{"session_id":"c-unknown","step":0,"node":"greet","event":"ok"}
-{"session_id":"c-unknown","step":1,"node":"frobnicate","event":"ok"}
-{"session_id":"c-unknown","step":2,"node":"lookup","event":"found"}
-{"session_id":"c-unknown","step":3,"node":"refund","event":"done"}
-{"session_id":"d-retry","step":0,"node":"greet","event":"ok"}
-{"session_id":"d-retry","step":1,"node":"lookup","event":"not_found"}
-{"session_id":"d-retry","step":2,"node":"lookup","event":"not_found"}
-{"session_id":"d-retry","step":3,"node":"lookup","event":"not_found"}
-{"session_id":"d-retry","step":4,"node":"lookup","event":"found"}
-{"session_id":"d-retry","step":5,"node":"refund","event":"done"}
-{"session_id":"e-trunc","step":0,"node":"greet","event":"ok"}
-{"session_id":"e-trunc","step":1,"node":"lookup","event":"found"}
-`
-
 // checkFixture writes the train and new logs and a model mined (label
 // merge) from the train log into a temporary folder, and returns its path.
 func checkFixture(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for name, data := range map[string]string{"train.jsonl": checkTrainLog, "new.jsonl": checkNewLog} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+	// The small flow of testdata/check (see its README): three sessions to
+	// mine, and one session of each verdict.
+	for name, src := range map[string]string{"train.jsonl": "tiny-train.jsonl", "new.jsonl": "tiny-new.jsonl"} {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "check", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,42 +14,20 @@ import (
 	"github.com/fsmine/fsmine/mine"
 )
 
-// trainLog is a tiny flow: greet, lookup (retried up to twice), then
-// refund or close.
-const trainLog = `{"session_id":"t1","step":0,"node":"greet","event":"ok"}
-{"session_id":"t1","step":1,"node":"lookup","event":"found"}
-{"session_id":"t1","step":2,"node":"refund","event":"done"}
-{"session_id":"t2","step":0,"node":"greet","event":"ok"}
-{"session_id":"t2","step":1,"node":"lookup","event":"not_found"}
-{"session_id":"t2","step":2,"node":"lookup","event":"found"}
-{"session_id":"t2","step":3,"node":"refund","event":"done"}
-{"session_id":"t3","step":0,"node":"greet","event":"ok"}
-{"session_id":"t3","step":1,"node":"lookup","event":"not_found"}
-{"session_id":"t3","step":2,"node":"lookup","event":"not_found"}
-{"session_id":"t3","step":3,"node":"lookup","event":"none"}
-{"session_id":"t3","step":4,"node":"close","event":"done"}
-`
+// trainLog and newLog are the small flow of testdata/check/tiny-train.jsonl
+// and tiny-new.jsonl (see its README): three sessions to mine, and one session of each verdict.
+var (
+	trainLog = readFixtureFile("../../testdata/check/tiny-train.jsonl")
+	newLog   = readFixtureFile("../../testdata/check/tiny-new.jsonl")
+)
 
-// newLog has one session of each verdict: a fit, a skipped stage, an
-// unknown tool, a retry beyond the cap, a truncated session.
-const newLog = `{"session_id":"a-fit","step":0,"node":"greet","event":"ok"}
-{"session_id":"a-fit","step":1,"node":"lookup","event":"found"}
-{"session_id":"a-fit","step":2,"node":"refund","event":"done"}
-{"session_id":"b-skip","step":0,"node":"greet","event":"ok"}
-{"session_id":"b-skip","step":1,"node":"refund","event":"done"}
-{"session_id":"c-unknown","step":0,"node":"greet","event":"ok"}
-{"session_id":"c-unknown","step":1,"node":"frobnicate","event":"ok"}
-{"session_id":"c-unknown","step":2,"node":"lookup","event":"found"}
-{"session_id":"c-unknown","step":3,"node":"refund","event":"done"}
-{"session_id":"d-retry","step":0,"node":"greet","event":"ok"}
-{"session_id":"d-retry","step":1,"node":"lookup","event":"not_found"}
-{"session_id":"d-retry","step":2,"node":"lookup","event":"not_found"}
-{"session_id":"d-retry","step":3,"node":"lookup","event":"not_found"}
-{"session_id":"d-retry","step":4,"node":"lookup","event":"found"}
-{"session_id":"d-retry","step":5,"node":"refund","event":"done"}
-{"session_id":"e-trunc","step":0,"node":"greet","event":"ok"}
-{"session_id":"e-trunc","step":1,"node":"lookup","event":"found"}
-`
+func readFixtureFile(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 func readLog(t testing.TB, name, log string) *mine.Log {
 	t.Helper()
