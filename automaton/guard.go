@@ -273,7 +273,7 @@ type compiled struct {
 
 type gstate struct {
 	id, label    string
-	loop         int // index into Model.Loops, -1 outside any loop
+	loop         int          // index into Model.Loops, -1 outside any loop
 	moves        []MoveOption // out of the state, less those the policy always denies
 	moveCaps     []capRef     // parallel to moves
 	required     []reqSlot
