@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsmine/fsmine/automaton/serve/servetest"
 )
 
 // liveServer is the real service, started by runServe on 127.0.0.1:0.
@@ -25,12 +27,12 @@ type liveServer struct {
 	done   chan struct{} // closed when runServe returned
 	err    error         // what it returned
 	cancel context.CancelFunc
-	stderr *serveBuffer
+	stderr *servetest.Buffer
 }
 
 func startServe(t testing.TB, opts serveOptions) *liveServer {
 	t.Helper()
-	ls := &liveServer{log: filepath.Join(t.TempDir(), "decisions.jsonl"), done: make(chan struct{}), stderr: &serveBuffer{}}
+	ls := &liveServer{log: filepath.Join(t.TempDir(), "decisions.jsonl"), done: make(chan struct{}), stderr: &servetest.Buffer{}}
 	opts.addr = "127.0.0.1:0"
 	opts.log = ls.log
 	if opts.model == "" {
@@ -168,7 +170,7 @@ func checkDecisionLog(t *testing.T, path string, answers map[string]map[int]step
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := parseDecisionLog(t, string(b))
+	lines := servetest.ParseDecisionLog(t, string(b))
 	want := 0
 	for _, as := range answers {
 		want += len(as)

@@ -1,13 +1,9 @@
 package cmd
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -20,61 +16,6 @@ const (
 // failAfter is how long a test waits for what must happen before it gives
 // up: a guard against hanging, not a measurement.
 const failAfter = 20 * time.Second
-
-// serveBuffer is a bytes.Buffer safe for the log's writer goroutine and the
-// test to share.
-type serveBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *serveBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *serveBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-type decisionLine struct {
-	SessionID string `json:"session_id"`
-	Step      int    `json:"step"`
-	Node      string `json:"node"`
-	Event     string `json:"event"`
-	TS        string `json:"ts"`
-	Verdict   struct {
-		Allowed bool   `json:"allowed"`
-		Reason  string `json:"reason"`
-		State   string `json:"state"`
-	} `json:"verdict"`
-}
-
-func parseDecisionLog(t *testing.T, text string) []decisionLine {
-	t.Helper()
-	var lines []decisionLine
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var l decisionLine
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&l); err != nil {
-			t.Fatalf("log line %q: %v", sc.Text(), err)
-		}
-		lines = append(lines, l)
-	}
-	sort.Slice(lines, func(i, j int) bool {
-		if lines[i].SessionID != lines[j].SessionID {
-			return lines[i].SessionID < lines[j].SessionID
-		}
-		return lines[i].Step < lines[j].Step
-	})
-	return lines
-}
 
 // TestServeCheck runs the command as a user would, in memory.
 func TestServeCheck(t *testing.T) {

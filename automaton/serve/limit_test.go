@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fsmine/fsmine/automaton/serve/servetest"
 )
 
 // failAfter is how long a test waits for what must happen before it gives
@@ -273,7 +275,7 @@ func TestServeShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var log serveBuffer
+	var log servetest.Buffer
 	cfg := DefaultConfig()
 	cfg.Log = &log
 	s, err := New(m, p, cfg)

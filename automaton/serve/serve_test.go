@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -9,14 +8,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/serve/servetest"
 )
 
 const (
@@ -24,29 +21,10 @@ const (
 	fixturePolicy = "../testdata/guard/returns.policy.json"
 )
 
-// serveBuffer is a bytes.Buffer safe for the log's writer goroutine and the
-// test to share.
-type serveBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *serveBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *serveBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type testServer struct {
 	*httptest.Server
 	srv                   *Server
-	log                   *serveBuffer
+	log                   *servetest.Buffer
 	modelPath, policyPath string
 }
 
@@ -76,7 +54,7 @@ func startTestServer(t *testing.T, modelPath, policyPath string, cfg Config) *te
 	if err != nil {
 		t.Fatal(err)
 	}
-	buf := &serveBuffer{}
+	buf := &servetest.Buffer{}
 	cfg.ModelPath = modelPath
 	cfg.Load = func() (*automaton.Model, *automaton.Policy, error) { return LoadFiles(modelPath, policyPath) }
 	cfg.Log = buf
@@ -204,42 +182,6 @@ func TestServeToken(t *testing.T) {
 	}
 }
 
-type decisionLine struct {
-	SessionID string `json:"session_id"`
-	Step      int    `json:"step"`
-	Node      string `json:"node"`
-	Event     string `json:"event"`
-	TS        string `json:"ts"`
-	Verdict   struct {
-		Allowed bool   `json:"allowed"`
-		Reason  string `json:"reason"`
-		State   string `json:"state"`
-	} `json:"verdict"`
-}
-
-func parseDecisionLog(t *testing.T, text string) []decisionLine {
-	t.Helper()
-	var lines []decisionLine
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var l decisionLine
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&l); err != nil {
-			t.Fatalf("log line %q: %v", sc.Text(), err)
-		}
-		lines = append(lines, l)
-	}
-	sort.Slice(lines, func(i, j int) bool {
-		if lines[i].SessionID != lines[j].SessionID {
-			return lines[i].SessionID < lines[j].SessionID
-		}
-		return lines[i].Step < lines[j].Step
-	})
-	return lines
-}
-
 // TestServeFlow drives the README's returns flow (a denied step, a loop cap
 // and the watchdog's fallback) and checks the decision log it leaves.
 func TestServeFlow(t *testing.T) {
@@ -265,7 +207,7 @@ func TestServeFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, l := range parseDecisionLog(t, ts.log.String()) {
+	for _, l := range servetest.ParseDecisionLog(t, ts.log.String()) {
 		got = append(got, fmt.Sprintf("%d %s -%s- %v %s %s", l.Step, l.Node, l.Event, l.Verdict.Allowed, l.Verdict.Reason, l.Verdict.State))
 	}
 	want := []string{
