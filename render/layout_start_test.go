@@ -1,11 +1,17 @@
 package render
 
 import (
+	"bytes"
+	"context"
+	"image/png"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
+
+	"github.com/goccy/go-graphviz"
 )
 
 // TestBuiltinEngineOnFirstUse: a program that links the builtin engine
@@ -24,6 +30,9 @@ func TestBuiltinEngineOnFirstUse(t *testing.T) {
 			}
 		}
 		return
+	}
+	if runtime.GOOS == "darwin" || runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		t.Skip("os.UserCacheDir follows XDG_CACHE_HOME only on other systems")
 	}
 	run := func(mode string) (cache, tmp string) {
 		t.Helper()
@@ -50,4 +59,44 @@ func TestBuiltinEngineOnFirstUse(t *testing.T) {
 	if perm := fi.Mode().Perm(); perm != 0o700 {
 		t.Errorf("compilation cache directory has mode %o, want 700", perm)
 	}
+}
+
+// TestBuiltinEngineEnums: the engine's own PNG renderer, which fsmine does
+// not use but the copy of go-graphviz keeps, draws a filled red node red.
+// Its flags and colour types are enum values that packages cgraph and gvc
+// copy when they load; the copy declares them as Graphviz's (upstream set
+// them in init: see third_party/go-graphviz/FSMINE.md), and with ordinal
+// placeholders the node came out transparent.
+func TestBuiltinEngineEnums(t *testing.T) {
+	ctx := context.Background()
+	builtinMu.Lock()
+	defer builtinMu.Unlock()
+	gv, err := graphviz.New(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gv.Close()
+	g, err := graphviz.ParseBytes([]byte(`digraph { a [color=red style=filled]; a -> b }`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	var buf bytes.Buffer
+	if err := gv.Render(ctx, g, graphviz.PNG, &buf); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, gr, bl, a := img.At(x, y).RGBA()
+			if a > 0xf000 && r > 0xd000 && gr < 0x3000 && bl < 0x3000 {
+				return
+			}
+		}
+	}
+	t.Errorf("no red pixel in the %dx%d PNG of a filled red node", b.Dx(), b.Dy())
 }

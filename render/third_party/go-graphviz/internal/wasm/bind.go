@@ -467,8 +467,8 @@ func CreateCallbackFunc[T any](cb T, funcID uint64) *CallbackFunc[T] {
 	}
 }
 
-// Init makes the WebAssembly runtime, compiles and instantiates Graphviz
-// and binds its enum values, once. The exported functions of packages cgraph
+// Init makes the WebAssembly runtime, compiles and instantiates Graphviz,
+// and checks the enum values declared below against Graphviz's, once. The exported functions of packages cgraph
 // and gvc call it (through cgraph.Init) before they call into Graphviz.
 //
 // fsmine patch: upstream does this in init, which cost every program
@@ -477,6 +477,20 @@ func CreateCallbackFunc[T any](cb T, funcID uint64) *CallbackFunc[T] {
 func Init() { instanceOnce.Do(instantiate) }
 
 var instanceOnce sync.Once
+
+// checkEnum panics if an enum's declared value is not Graphviz's.
+//
+// fsmine patch: upstream declares ordinal placeholders and sets the real
+// values in init, before packages cgraph and gvc copy them into their own
+// variables. Instantiating on first use, the values are declared as
+// Graphviz 12.1.2's (graphviz.version) and checked here, so that the
+// copies are right too; a new graphviz.wasm with other values stops here
+// instead of drawing wrong (see FSMINE.md).
+func checkEnum(name string, declared int64, graphviz int) {
+	if declared != int64(graphviz) {
+		panic(fmt.Sprintf("go-graphviz: enum %s is declared %d but Graphviz's is %d: update the declarations (see FSMINE.md)", name, declared, graphviz))
+	}
+}
 
 func instantiate() {
 	ctx := context.Background()
@@ -2896,114 +2910,114 @@ func instantiate() {
 	mod.mod = m
 
 	// bind ObjectTag values.
-	GRAPH = ObjectTag(mod.getEnumValue(ctx, "AGRAPH"))
-	NODE = ObjectTag(mod.getEnumValue(ctx, "AGNODE"))
-	OUT_EDGE = ObjectTag(mod.getEnumValue(ctx, "AGOUTEDGE"))
-	IN_EDGE = ObjectTag(mod.getEnumValue(ctx, "AGINEDGE"))
-	EDGE = ObjectTag(mod.getEnumValue(ctx, "AGEDGE"))
+	checkEnum("GRAPH", int64(GRAPH), mod.getEnumValue(ctx, "AGRAPH"))
+	checkEnum("NODE", int64(NODE), mod.getEnumValue(ctx, "AGNODE"))
+	checkEnum("OUT_EDGE", int64(OUT_EDGE), mod.getEnumValue(ctx, "AGOUTEDGE"))
+	checkEnum("IN_EDGE", int64(IN_EDGE), mod.getEnumValue(ctx, "AGINEDGE"))
+	checkEnum("EDGE", int64(EDGE), mod.getEnumValue(ctx, "AGEDGE"))
 	// bind ErrorLevel values.
-	WARN = ErrorLevel(mod.getEnumValue(ctx, "AGWARN"))
-	ERR = ErrorLevel(mod.getEnumValue(ctx, "AGERR"))
-	MAX = ErrorLevel(mod.getEnumValue(ctx, "AGMAX"))
-	PREV = ErrorLevel(mod.getEnumValue(ctx, "AGPREV"))
+	checkEnum("WARN", int64(WARN), mod.getEnumValue(ctx, "AGWARN"))
+	checkEnum("ERR", int64(ERR), mod.getEnumValue(ctx, "AGERR"))
+	checkEnum("MAX", int64(MAX), mod.getEnumValue(ctx, "AGMAX"))
+	checkEnum("PREV", int64(PREV), mod.getEnumValue(ctx, "AGPREV"))
 	// bind ImageType values.
-	IMAGE_TYPE_NULL = ImageType(mod.getEnumValue(ctx, "FT_NULL"))
-	IMAGE_TYPE_BMP = ImageType(mod.getEnumValue(ctx, "FT_BMP"))
-	IMAGE_TYPE_GIF = ImageType(mod.getEnumValue(ctx, "FT_GIF"))
-	IMAGE_TYPE_PNG = ImageType(mod.getEnumValue(ctx, "FT_PNG"))
-	IMAGE_TYPE_JPEG = ImageType(mod.getEnumValue(ctx, "FT_JPEG"))
-	IMAGE_TYPE_PDF = ImageType(mod.getEnumValue(ctx, "FT_PDF"))
-	IMAGE_TYPE_PS = ImageType(mod.getEnumValue(ctx, "FT_PS"))
-	IMAGE_TYPE_EPS = ImageType(mod.getEnumValue(ctx, "FT_EPS"))
-	IMAGE_TYPE_SVG = ImageType(mod.getEnumValue(ctx, "FT_SVG"))
-	IMAGE_TYPE_XML = ImageType(mod.getEnumValue(ctx, "FT_XML"))
-	IMAGE_TYPE_RIFF = ImageType(mod.getEnumValue(ctx, "FT_RIFF"))
-	IMAGE_TYPE_WEBP = ImageType(mod.getEnumValue(ctx, "FT_WEBP"))
-	IMAGE_TYPE_ICO = ImageType(mod.getEnumValue(ctx, "FT_ICO"))
-	IMAGE_TYPE_TIFF = ImageType(mod.getEnumValue(ctx, "FT_TIFF"))
+	checkEnum("IMAGE_TYPE_NULL", int64(IMAGE_TYPE_NULL), mod.getEnumValue(ctx, "FT_NULL"))
+	checkEnum("IMAGE_TYPE_BMP", int64(IMAGE_TYPE_BMP), mod.getEnumValue(ctx, "FT_BMP"))
+	checkEnum("IMAGE_TYPE_GIF", int64(IMAGE_TYPE_GIF), mod.getEnumValue(ctx, "FT_GIF"))
+	checkEnum("IMAGE_TYPE_PNG", int64(IMAGE_TYPE_PNG), mod.getEnumValue(ctx, "FT_PNG"))
+	checkEnum("IMAGE_TYPE_JPEG", int64(IMAGE_TYPE_JPEG), mod.getEnumValue(ctx, "FT_JPEG"))
+	checkEnum("IMAGE_TYPE_PDF", int64(IMAGE_TYPE_PDF), mod.getEnumValue(ctx, "FT_PDF"))
+	checkEnum("IMAGE_TYPE_PS", int64(IMAGE_TYPE_PS), mod.getEnumValue(ctx, "FT_PS"))
+	checkEnum("IMAGE_TYPE_EPS", int64(IMAGE_TYPE_EPS), mod.getEnumValue(ctx, "FT_EPS"))
+	checkEnum("IMAGE_TYPE_SVG", int64(IMAGE_TYPE_SVG), mod.getEnumValue(ctx, "FT_SVG"))
+	checkEnum("IMAGE_TYPE_XML", int64(IMAGE_TYPE_XML), mod.getEnumValue(ctx, "FT_XML"))
+	checkEnum("IMAGE_TYPE_RIFF", int64(IMAGE_TYPE_RIFF), mod.getEnumValue(ctx, "FT_RIFF"))
+	checkEnum("IMAGE_TYPE_WEBP", int64(IMAGE_TYPE_WEBP), mod.getEnumValue(ctx, "FT_WEBP"))
+	checkEnum("IMAGE_TYPE_ICO", int64(IMAGE_TYPE_ICO), mod.getEnumValue(ctx, "FT_ICO"))
+	checkEnum("IMAGE_TYPE_TIFF", int64(IMAGE_TYPE_TIFF), mod.getEnumValue(ctx, "FT_TIFF"))
 	// bind ObjectType values.
-	ROOTGRAPH_OBJTYPE = ObjectType(mod.getEnumValue(ctx, "ROOTGRAPH_OBJTYPE"))
-	CLUSTER_OBJTYPE = ObjectType(mod.getEnumValue(ctx, "CLUSTER_OBJTYPE"))
-	NODE_OBJTYPE = ObjectType(mod.getEnumValue(ctx, "NODE_OBJTYPE"))
-	EDGE_OBJTYPE = ObjectType(mod.getEnumValue(ctx, "EDGE_OBJTYPE"))
+	checkEnum("ROOTGRAPH_OBJTYPE", int64(ROOTGRAPH_OBJTYPE), mod.getEnumValue(ctx, "ROOTGRAPH_OBJTYPE"))
+	checkEnum("CLUSTER_OBJTYPE", int64(CLUSTER_OBJTYPE), mod.getEnumValue(ctx, "CLUSTER_OBJTYPE"))
+	checkEnum("NODE_OBJTYPE", int64(NODE_OBJTYPE), mod.getEnumValue(ctx, "NODE_OBJTYPE"))
+	checkEnum("EDGE_OBJTYPE", int64(EDGE_OBJTYPE), mod.getEnumValue(ctx, "EDGE_OBJTYPE"))
 	// bind MapShapeType values.
-	MAP_RECTANGLE = MapShapeType(mod.getEnumValue(ctx, "MAP_RECTANGLE"))
-	MAP_CIRCLE = MapShapeType(mod.getEnumValue(ctx, "MAP_CIRCLE"))
-	MAP_POLYGON = MapShapeType(mod.getEnumValue(ctx, "MAP_POLYGON"))
+	checkEnum("MAP_RECTANGLE", int64(MAP_RECTANGLE), mod.getEnumValue(ctx, "MAP_RECTANGLE"))
+	checkEnum("MAP_CIRCLE", int64(MAP_CIRCLE), mod.getEnumValue(ctx, "MAP_CIRCLE"))
+	checkEnum("MAP_POLYGON", int64(MAP_POLYGON), mod.getEnumValue(ctx, "MAP_POLYGON"))
 	// bind EmitState values.
-	EMIT_GDRAW = EmitState(mod.getEnumValue(ctx, "EMIT_GDRAW"))
-	EMIT_CDRAW = EmitState(mod.getEnumValue(ctx, "EMIT_CDRAW"))
-	EMIT_TDRAW = EmitState(mod.getEnumValue(ctx, "EMIT_TDRAW"))
-	EMIT_HDRAW = EmitState(mod.getEnumValue(ctx, "EMIT_HDRAW"))
-	EMIT_GLABEL = EmitState(mod.getEnumValue(ctx, "EMIT_GLABEL"))
-	EMIT_CLABEL = EmitState(mod.getEnumValue(ctx, "EMIT_CLABEL"))
-	EMIT_TLABEL = EmitState(mod.getEnumValue(ctx, "EMIT_TLABEL"))
-	EMIT_HLABEL = EmitState(mod.getEnumValue(ctx, "EMIT_HLABEL"))
-	EMIT_NDRAW = EmitState(mod.getEnumValue(ctx, "EMIT_NDRAW"))
-	EMIT_EDRAW = EmitState(mod.getEnumValue(ctx, "EMIT_EDRAW"))
-	EMIT_NLABEL = EmitState(mod.getEnumValue(ctx, "EMIT_NLABEL"))
-	EMIT_ELABEL = EmitState(mod.getEnumValue(ctx, "EMIT_ELABEL"))
+	checkEnum("EMIT_GDRAW", int64(EMIT_GDRAW), mod.getEnumValue(ctx, "EMIT_GDRAW"))
+	checkEnum("EMIT_CDRAW", int64(EMIT_CDRAW), mod.getEnumValue(ctx, "EMIT_CDRAW"))
+	checkEnum("EMIT_TDRAW", int64(EMIT_TDRAW), mod.getEnumValue(ctx, "EMIT_TDRAW"))
+	checkEnum("EMIT_HDRAW", int64(EMIT_HDRAW), mod.getEnumValue(ctx, "EMIT_HDRAW"))
+	checkEnum("EMIT_GLABEL", int64(EMIT_GLABEL), mod.getEnumValue(ctx, "EMIT_GLABEL"))
+	checkEnum("EMIT_CLABEL", int64(EMIT_CLABEL), mod.getEnumValue(ctx, "EMIT_CLABEL"))
+	checkEnum("EMIT_TLABEL", int64(EMIT_TLABEL), mod.getEnumValue(ctx, "EMIT_TLABEL"))
+	checkEnum("EMIT_HLABEL", int64(EMIT_HLABEL), mod.getEnumValue(ctx, "EMIT_HLABEL"))
+	checkEnum("EMIT_NDRAW", int64(EMIT_NDRAW), mod.getEnumValue(ctx, "EMIT_NDRAW"))
+	checkEnum("EMIT_EDRAW", int64(EMIT_EDRAW), mod.getEnumValue(ctx, "EMIT_EDRAW"))
+	checkEnum("EMIT_NLABEL", int64(EMIT_NLABEL), mod.getEnumValue(ctx, "EMIT_NLABEL"))
+	checkEnum("EMIT_ELABEL", int64(EMIT_ELABEL), mod.getEnumValue(ctx, "EMIT_ELABEL"))
 	// bind EmitType values.
-	EMIT_SORTED = EmitType(mod.getEnumValue(ctx, "EMIT_SORTED"))
-	EMIT_COLORS = EmitType(mod.getEnumValue(ctx, "EMIT_COLORS"))
-	EMIT_CLUSTERS_LAST = EmitType(mod.getEnumValue(ctx, "EMIT_CLUSTERS_LAST"))
-	EMIT_PREORDER = EmitType(mod.getEnumValue(ctx, "EMIT_PREORDER"))
-	EMIT_EDGE_SORTED = EmitType(mod.getEnumValue(ctx, "EMIT_EDGE_SORTED"))
+	checkEnum("EMIT_SORTED", int64(EMIT_SORTED), mod.getEnumValue(ctx, "EMIT_SORTED"))
+	checkEnum("EMIT_COLORS", int64(EMIT_COLORS), mod.getEnumValue(ctx, "EMIT_COLORS"))
+	checkEnum("EMIT_CLUSTERS_LAST", int64(EMIT_CLUSTERS_LAST), mod.getEnumValue(ctx, "EMIT_CLUSTERS_LAST"))
+	checkEnum("EMIT_PREORDER", int64(EMIT_PREORDER), mod.getEnumValue(ctx, "EMIT_PREORDER"))
+	checkEnum("EMIT_EDGE_SORTED", int64(EMIT_EDGE_SORTED), mod.getEnumValue(ctx, "EMIT_EDGE_SORTED"))
 	// bind DeviceType values.
-	DEVICE_DOES_PAGES = DeviceType(mod.getEnumValue(ctx, "GVDEVICE_DOES_PAGES"))
-	DEVICE_DOES_LAYERS = DeviceType(mod.getEnumValue(ctx, "GVDEVICE_DOES_LAYERS"))
-	DEVICE_EVENTS = DeviceType(mod.getEnumValue(ctx, "GVDEVICE_EVENTS"))
-	DEVICE_DOES_TRUECOLOR = DeviceType(mod.getEnumValue(ctx, "GVDEVICE_DOES_TRUECOLOR"))
-	DEVICE_BINARY_FORMAT = DeviceType(mod.getEnumValue(ctx, "GVDEVICE_BINARY_FORMAT"))
-	DEVICE_COMPRESSED_FORMAT = DeviceType(mod.getEnumValue(ctx, "GVDEVICE_COMPRESSED_FORMAT"))
-	DEVICE_NO_WRITER = DeviceType(mod.getEnumValue(ctx, "GVDEVICE_NO_WRITER"))
+	checkEnum("DEVICE_DOES_PAGES", int64(DEVICE_DOES_PAGES), mod.getEnumValue(ctx, "GVDEVICE_DOES_PAGES"))
+	checkEnum("DEVICE_DOES_LAYERS", int64(DEVICE_DOES_LAYERS), mod.getEnumValue(ctx, "GVDEVICE_DOES_LAYERS"))
+	checkEnum("DEVICE_EVENTS", int64(DEVICE_EVENTS), mod.getEnumValue(ctx, "GVDEVICE_EVENTS"))
+	checkEnum("DEVICE_DOES_TRUECOLOR", int64(DEVICE_DOES_TRUECOLOR), mod.getEnumValue(ctx, "GVDEVICE_DOES_TRUECOLOR"))
+	checkEnum("DEVICE_BINARY_FORMAT", int64(DEVICE_BINARY_FORMAT), mod.getEnumValue(ctx, "GVDEVICE_BINARY_FORMAT"))
+	checkEnum("DEVICE_COMPRESSED_FORMAT", int64(DEVICE_COMPRESSED_FORMAT), mod.getEnumValue(ctx, "GVDEVICE_COMPRESSED_FORMAT"))
+	checkEnum("DEVICE_NO_WRITER", int64(DEVICE_NO_WRITER), mod.getEnumValue(ctx, "GVDEVICE_NO_WRITER"))
 	// bind RenderType values.
-	RENDER_Y_GOES_DOWN = RenderType(mod.getEnumValue(ctx, "GVRENDER_Y_GOES_DOWN"))
-	RENDER_DOES_TRANSFORM = RenderType(mod.getEnumValue(ctx, "GVRENDER_DOES_TRANSFORM"))
-	RENDER_DOES_LABELS = RenderType(mod.getEnumValue(ctx, "GVRENDER_DOES_LABELS"))
-	RENDER_DOES_MAPS = RenderType(mod.getEnumValue(ctx, "GVRENDER_DOES_MAPS"))
-	RENDER_DOES_MAP_RECTANGLE = RenderType(mod.getEnumValue(ctx, "GVRENDER_DOES_MAP_RECTANGLE"))
-	RENDER_DOES_MAP_CIRCLE = RenderType(mod.getEnumValue(ctx, "GVRENDER_DOES_MAP_CIRCLE"))
-	RENDER_DOES_MAP_POLYGON = RenderType(mod.getEnumValue(ctx, "GVRENDER_DOES_MAP_POLYGON"))
-	RENDER_DOES_MAP_ELLIPSE = RenderType(mod.getEnumValue(ctx, "GVRENDER_DOES_MAP_ELLIPSE"))
-	RENDER_DOES_MAP_BSPLINE = RenderType(mod.getEnumValue(ctx, "GVRENDER_DOES_MAP_BSPLINE"))
-	RENDER_DOES_TOOLTIPS = RenderType(mod.getEnumValue(ctx, "GVRENDER_DOES_TOOLTIPS"))
-	RENDER_DOES_TARGETS = RenderType(mod.getEnumValue(ctx, "GVRENDER_DOES_TARGETS"))
-	RENDER_DOES_Z = RenderType(mod.getEnumValue(ctx, "GVRENDER_DOES_Z"))
-	RENDER_NO_WHITE_BG = RenderType(mod.getEnumValue(ctx, "GVRENDER_NO_WHITE_BG"))
+	checkEnum("RENDER_Y_GOES_DOWN", int64(RENDER_Y_GOES_DOWN), mod.getEnumValue(ctx, "GVRENDER_Y_GOES_DOWN"))
+	checkEnum("RENDER_DOES_TRANSFORM", int64(RENDER_DOES_TRANSFORM), mod.getEnumValue(ctx, "GVRENDER_DOES_TRANSFORM"))
+	checkEnum("RENDER_DOES_LABELS", int64(RENDER_DOES_LABELS), mod.getEnumValue(ctx, "GVRENDER_DOES_LABELS"))
+	checkEnum("RENDER_DOES_MAPS", int64(RENDER_DOES_MAPS), mod.getEnumValue(ctx, "GVRENDER_DOES_MAPS"))
+	checkEnum("RENDER_DOES_MAP_RECTANGLE", int64(RENDER_DOES_MAP_RECTANGLE), mod.getEnumValue(ctx, "GVRENDER_DOES_MAP_RECTANGLE"))
+	checkEnum("RENDER_DOES_MAP_CIRCLE", int64(RENDER_DOES_MAP_CIRCLE), mod.getEnumValue(ctx, "GVRENDER_DOES_MAP_CIRCLE"))
+	checkEnum("RENDER_DOES_MAP_POLYGON", int64(RENDER_DOES_MAP_POLYGON), mod.getEnumValue(ctx, "GVRENDER_DOES_MAP_POLYGON"))
+	checkEnum("RENDER_DOES_MAP_ELLIPSE", int64(RENDER_DOES_MAP_ELLIPSE), mod.getEnumValue(ctx, "GVRENDER_DOES_MAP_ELLIPSE"))
+	checkEnum("RENDER_DOES_MAP_BSPLINE", int64(RENDER_DOES_MAP_BSPLINE), mod.getEnumValue(ctx, "GVRENDER_DOES_MAP_BSPLINE"))
+	checkEnum("RENDER_DOES_TOOLTIPS", int64(RENDER_DOES_TOOLTIPS), mod.getEnumValue(ctx, "GVRENDER_DOES_TOOLTIPS"))
+	checkEnum("RENDER_DOES_TARGETS", int64(RENDER_DOES_TARGETS), mod.getEnumValue(ctx, "GVRENDER_DOES_TARGETS"))
+	checkEnum("RENDER_DOES_Z", int64(RENDER_DOES_Z), mod.getEnumValue(ctx, "GVRENDER_DOES_Z"))
+	checkEnum("RENDER_NO_WHITE_BG", int64(RENDER_NO_WHITE_BG), mod.getEnumValue(ctx, "GVRENDER_NO_WHITE_BG"))
 	// bind RequiredType values.
-	LAYOUT_NOT_REQUIRED = RequiredType(mod.getEnumValue(ctx, "LAYOUT_NOT_REQUIRED"))
-	OUTPUT_NOT_REQUIRED = RequiredType(mod.getEnumValue(ctx, "OUTPUT_NOT_REQUIRED"))
+	checkEnum("LAYOUT_NOT_REQUIRED", int64(LAYOUT_NOT_REQUIRED), mod.getEnumValue(ctx, "LAYOUT_NOT_REQUIRED"))
+	checkEnum("OUTPUT_NOT_REQUIRED", int64(OUTPUT_NOT_REQUIRED), mod.getEnumValue(ctx, "OUTPUT_NOT_REQUIRED"))
 	// bind PenType values.
-	PEN_NONE = PenType(mod.getEnumValue(ctx, "PEN_NONE"))
-	PEN_DASHED = PenType(mod.getEnumValue(ctx, "PEN_DASHED"))
-	PEN_DOTTED = PenType(mod.getEnumValue(ctx, "PEN_DOTTED"))
-	PEN_SOLID = PenType(mod.getEnumValue(ctx, "PEN_SOLID"))
+	checkEnum("PEN_NONE", int64(PEN_NONE), mod.getEnumValue(ctx, "PEN_NONE"))
+	checkEnum("PEN_DASHED", int64(PEN_DASHED), mod.getEnumValue(ctx, "PEN_DASHED"))
+	checkEnum("PEN_DOTTED", int64(PEN_DOTTED), mod.getEnumValue(ctx, "PEN_DOTTED"))
+	checkEnum("PEN_SOLID", int64(PEN_SOLID), mod.getEnumValue(ctx, "PEN_SOLID"))
 	// bind FillType values.
-	FILL_NONE = FillType(mod.getEnumValue(ctx, "FILL_NONE"))
-	FILL_SOLID = FillType(mod.getEnumValue(ctx, "FILL_SOLID"))
-	FILL_LINEAR = FillType(mod.getEnumValue(ctx, "FILL_LINEAR"))
-	FILL_RADIAL = FillType(mod.getEnumValue(ctx, "FILL_RADIAL"))
+	checkEnum("FILL_NONE", int64(FILL_NONE), mod.getEnumValue(ctx, "FILL_NONE"))
+	checkEnum("FILL_SOLID", int64(FILL_SOLID), mod.getEnumValue(ctx, "FILL_SOLID"))
+	checkEnum("FILL_LINEAR", int64(FILL_LINEAR), mod.getEnumValue(ctx, "FILL_LINEAR"))
+	checkEnum("FILL_RADIAL", int64(FILL_RADIAL), mod.getEnumValue(ctx, "FILL_RADIAL"))
 	// bind FontType values.
-	FONT_REGULAR = FontType(mod.getEnumValue(ctx, "FONT_REGULAR"))
-	FONT_BOLD = FontType(mod.getEnumValue(ctx, "FONT_BOLD"))
-	FONT_ITALIC = FontType(mod.getEnumValue(ctx, "FONT_ITALIC"))
+	checkEnum("FONT_REGULAR", int64(FONT_REGULAR), mod.getEnumValue(ctx, "FONT_REGULAR"))
+	checkEnum("FONT_BOLD", int64(FONT_BOLD), mod.getEnumValue(ctx, "FONT_BOLD"))
+	checkEnum("FONT_ITALIC", int64(FONT_ITALIC), mod.getEnumValue(ctx, "FONT_ITALIC"))
 	// bind LabelType values.
-	LABEL_PLAIN = LabelType(mod.getEnumValue(ctx, "LABEL_PLAIN"))
-	LABEL_HTML = LabelType(mod.getEnumValue(ctx, "LABEL_HTML"))
+	checkEnum("LABEL_PLAIN", int64(LABEL_PLAIN), mod.getEnumValue(ctx, "LABEL_PLAIN"))
+	checkEnum("LABEL_HTML", int64(LABEL_HTML), mod.getEnumValue(ctx, "LABEL_HTML"))
 	// bind ColorType values.
-	HSVA_DOUBLE = ColorType(mod.getEnumValue(ctx, "HSVA_DOUBLE"))
-	RGBA_BYTE = ColorType(mod.getEnumValue(ctx, "RGBA_BYTE"))
-	RGBA_WORD = ColorType(mod.getEnumValue(ctx, "RGBA_WORD"))
-	RGBA_DOUBLE = ColorType(mod.getEnumValue(ctx, "RGBA_DOUBLE"))
-	COLOR_STRING = ColorType(mod.getEnumValue(ctx, "COLOR_STRING"))
-	COLOR_INDEX = ColorType(mod.getEnumValue(ctx, "COLOR_INDEX"))
+	checkEnum("HSVA_DOUBLE", int64(HSVA_DOUBLE), mod.getEnumValue(ctx, "HSVA_DOUBLE"))
+	checkEnum("RGBA_BYTE", int64(RGBA_BYTE), mod.getEnumValue(ctx, "RGBA_BYTE"))
+	checkEnum("RGBA_WORD", int64(RGBA_WORD), mod.getEnumValue(ctx, "RGBA_WORD"))
+	checkEnum("RGBA_DOUBLE", int64(RGBA_DOUBLE), mod.getEnumValue(ctx, "RGBA_DOUBLE"))
+	checkEnum("COLOR_STRING", int64(COLOR_STRING), mod.getEnumValue(ctx, "COLOR_STRING"))
+	checkEnum("COLOR_INDEX", int64(COLOR_INDEX), mod.getEnumValue(ctx, "COLOR_INDEX"))
 	// bind API values.
-	API_RENDER = API(mod.getEnumValue(ctx, "API_render"))
-	API_LAYOUT = API(mod.getEnumValue(ctx, "API_layout"))
-	API_TEXTLAYOUT = API(mod.getEnumValue(ctx, "API_textlayout"))
-	API_DEVICE = API(mod.getEnumValue(ctx, "API_device"))
-	API_LOADIMAGE = API(mod.getEnumValue(ctx, "API_loadimage"))
+	checkEnum("API_RENDER", int64(API_RENDER), mod.getEnumValue(ctx, "API_render"))
+	checkEnum("API_LAYOUT", int64(API_LAYOUT), mod.getEnumValue(ctx, "API_layout"))
+	checkEnum("API_TEXTLAYOUT", int64(API_TEXTLAYOUT), mod.getEnumValue(ctx, "API_textlayout"))
+	checkEnum("API_DEVICE", int64(API_DEVICE), mod.getEnumValue(ctx, "API_device"))
+	checkEnum("API_LOADIMAGE", int64(API_LOADIMAGE), mod.getEnumValue(ctx, "API_loadimage"))
 }
 
 func (m *WasmModule) getEnumValue(ctx context.Context, value string) int {
@@ -15252,7 +15266,7 @@ var (
 	NODE     ObjectTag = 1
 	OUT_EDGE ObjectTag = 2
 	IN_EDGE  ObjectTag = 3
-	EDGE     ObjectTag = 4
+	EDGE     ObjectTag = 2
 )
 
 func (v ObjectTag) String() string {
@@ -15440,11 +15454,11 @@ func (v EmitState) String() string {
 type EmitType int
 
 var (
-	EMIT_SORTED        EmitType = 0
-	EMIT_COLORS        EmitType = 1
-	EMIT_CLUSTERS_LAST EmitType = 2
-	EMIT_PREORDER      EmitType = 3
-	EMIT_EDGE_SORTED   EmitType = 4
+	EMIT_SORTED        EmitType = 1
+	EMIT_COLORS        EmitType = 2
+	EMIT_CLUSTERS_LAST EmitType = 4
+	EMIT_PREORDER      EmitType = 8
+	EMIT_EDGE_SORTED   EmitType = 16
 )
 
 func (v EmitType) String() string {
@@ -15466,13 +15480,13 @@ func (v EmitType) String() string {
 type DeviceType int
 
 var (
-	DEVICE_DOES_PAGES        DeviceType = 0
-	DEVICE_DOES_LAYERS       DeviceType = 1
-	DEVICE_EVENTS            DeviceType = 2
-	DEVICE_DOES_TRUECOLOR    DeviceType = 3
-	DEVICE_BINARY_FORMAT     DeviceType = 4
-	DEVICE_COMPRESSED_FORMAT DeviceType = 5
-	DEVICE_NO_WRITER         DeviceType = 6
+	DEVICE_DOES_PAGES        DeviceType = 32
+	DEVICE_DOES_LAYERS       DeviceType = 64
+	DEVICE_EVENTS            DeviceType = 128
+	DEVICE_DOES_TRUECOLOR    DeviceType = 256
+	DEVICE_BINARY_FORMAT     DeviceType = 512
+	DEVICE_COMPRESSED_FORMAT DeviceType = 1024
+	DEVICE_NO_WRITER         DeviceType = 2048
 )
 
 func (v DeviceType) String() string {
@@ -15498,19 +15512,19 @@ func (v DeviceType) String() string {
 type RenderType int
 
 var (
-	RENDER_Y_GOES_DOWN        RenderType = 0
-	RENDER_DOES_TRANSFORM     RenderType = 1
-	RENDER_DOES_LABELS        RenderType = 2
-	RENDER_DOES_MAPS          RenderType = 3
-	RENDER_DOES_MAP_RECTANGLE RenderType = 4
-	RENDER_DOES_MAP_CIRCLE    RenderType = 5
-	RENDER_DOES_MAP_POLYGON   RenderType = 6
-	RENDER_DOES_MAP_ELLIPSE   RenderType = 7
-	RENDER_DOES_MAP_BSPLINE   RenderType = 8
-	RENDER_DOES_TOOLTIPS      RenderType = 9
-	RENDER_DOES_TARGETS       RenderType = 10
-	RENDER_DOES_Z             RenderType = 11
-	RENDER_NO_WHITE_BG        RenderType = 12
+	RENDER_Y_GOES_DOWN        RenderType = 4096
+	RENDER_DOES_TRANSFORM     RenderType = 8192
+	RENDER_DOES_LABELS        RenderType = 32768
+	RENDER_DOES_MAPS          RenderType = 65536
+	RENDER_DOES_MAP_RECTANGLE RenderType = 131072
+	RENDER_DOES_MAP_CIRCLE    RenderType = 262144
+	RENDER_DOES_MAP_POLYGON   RenderType = 524288
+	RENDER_DOES_MAP_ELLIPSE   RenderType = 1048576
+	RENDER_DOES_MAP_BSPLINE   RenderType = 2097152
+	RENDER_DOES_TOOLTIPS      RenderType = 4194304
+	RENDER_DOES_TARGETS       RenderType = 8388608
+	RENDER_DOES_Z             RenderType = 16777216
+	RENDER_NO_WHITE_BG        RenderType = 33554432
 )
 
 func (v RenderType) String() string {
@@ -15548,8 +15562,8 @@ func (v RenderType) String() string {
 type RequiredType int
 
 var (
-	LAYOUT_NOT_REQUIRED RequiredType = 0
-	OUTPUT_NOT_REQUIRED RequiredType = 1
+	LAYOUT_NOT_REQUIRED RequiredType = 67108864
+	OUTPUT_NOT_REQUIRED RequiredType = 134217728
 )
 
 func (v RequiredType) String() string {
