@@ -584,7 +584,7 @@ func (sh *shard) finish() {
 	if sh.lg.Streamed {
 		sh.sweep(sh.lg.nextPos, true)
 		if sh.tally != nil {
-			sh.tally.settle()
+			sh.tally.done()
 		}
 	} else {
 		for si := range sh.sessions {

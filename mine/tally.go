@@ -28,7 +28,7 @@ type tally struct {
 	// few moves, which are then found without hashing into child.
 	recent *[recentSize]recentStep
 	// pend holds dwell times not yet in their nodes' histograms (see
-	// addDwell); sorted is scratch for settle.
+	// settle); sorted is settle's scratch.
 	pend, sorted []dwellAt
 }
 
@@ -40,8 +40,9 @@ type dwellAt struct {
 
 // dwellBatch is how many dwell times a tally holds before it adds them to
 // their histograms (2 MB of them): enough that the times of one busy node
-// come together and find its histogram in cache.
-const dwellBatch = 1 << 17
+// come together and find its histogram in cache. A variable, so that tests
+// can batch a few at a time.
+var dwellBatch = 1 << 17
 
 // recentStep is an entry of tally.recent: the child to of node from by
 // move mv; to is 0 (the root, no one's child) while the entry is empty.
@@ -79,7 +80,7 @@ func (lg *Log) tallySessions(keep int) *tally {
 	for i := range lg.Sessions {
 		t.add(lg.Sessions[i].ID, lg.Sessions[i].Visits)
 	}
-	t.settle()
+	t.done()
 	return t
 }
 
@@ -115,6 +116,13 @@ func (t *tally) add(id string, vs []Visit) {
 	if len(t.pend) >= dwellBatch {
 		t.settle()
 	}
+}
+
+// done settles the pending dwell times and lets the batch's buffers go:
+// the tally takes no more sessions.
+func (t *tally) done() {
+	t.settle()
+	t.pend, t.sorted = nil, nil
 }
 
 // settle adds the pending dwell times to their nodes' histograms; readers

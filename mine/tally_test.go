@@ -1,6 +1,7 @@
 package mine
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -104,6 +105,28 @@ func TestDwellHistCollidingKeys(t *testing.T) {
 	for i, b := range h.bins {
 		if b.key != int32(i*4096) || b.n != 3 || b.val != float64(i) {
 			t.Fatalf("bin %d: %+v, want key %d, n 3, val %d", i, b, i*4096, i)
+		}
+	}
+}
+
+// TestDwellBatches: a model does not depend on how the dwell times were
+// batched on their way to the histograms (see tally.settle): a few at a
+// time, streamed or held, it is the one a single batch gives.
+func TestDwellBatches(t *testing.T) {
+	ins := []Input{realInput(t, "jsonl/helpdesk.jsonl.gz")}
+	build := func(stream bool) []byte {
+		lg, err := Read(ins, ReadOptions{Stream: stream})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return buildBytesWith(t, lg, DefaultExamples)
+	}
+	want := build(true) // 21,348 records: one batch
+	defer func(n int) { dwellBatch = n }(dwellBatch)
+	dwellBatch = 7
+	for _, stream := range []bool{true, false} {
+		if got := build(stream); !bytes.Equal(got, want) {
+			t.Errorf("stream %v: a model from batches of 7 dwell times differs from one batch's", stream)
 		}
 	}
 }
