@@ -265,3 +265,21 @@ func TestDOTString(t *testing.T) {
 		}
 	}
 }
+
+// TestDOTEdgeShares: an edge whose share rounds to 0.0% or 100.0% but is
+// neither says so ("<0.1%", ">99.9%"), as the report and the diff do.
+func TestDOTEdgeShares(t *testing.T) {
+	m := loadFixture(t, "orders")
+	m.Transitions[0].Prob, m.Transitions[1].Prob = 0.0004, 0.9996
+	p := parseDOT(t, string(render(t, DOT, m, Options{ClusterSep: "_"})))
+	var labels []string
+	for _, e := range p.edges {
+		labels = append(labels, e.attrs["label"])
+	}
+	all := strings.Join(labels, "\n")
+	for _, want := range []string{fmt.Sprintf("%d (<0.1%%)", m.Transitions[0].Count), fmt.Sprintf("%d (>99.9%%)", m.Transitions[1].Count)} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no edge label with %q in:\n%s", want, all)
+		}
+	}
+}
