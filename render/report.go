@@ -769,20 +769,6 @@ func thousands(n int) string {
 	return b.String()
 }
 
-// percent2 is percent with two decimals, for shares that are compared with
-// the rare threshold: 4.96% is rare under a 5% rule, and "5.0%" would not
-// say so.
-func percent2(share float64) string {
-	switch pc := 100 * share; {
-	case pc > 0 && pc < 0.005:
-		return "<0.01%"
-	case pc < 100 && pc >= 99.995:
-		return ">99.99%"
-	default:
-		return strconv.FormatFloat(pc, 'f', 2, 64) + "%"
-	}
-}
-
 // diffView is what the diff page shows.
 type diffView struct {
 	Head             string // the page's <title>
@@ -833,7 +819,7 @@ var reportFuncs = template.FuncMap{
 	"id":        shownText,
 	"int":       thousands,
 	"pct":       text.Percent,
-	"pct2":      percent2,
+	"pct2":      func(share float64) string { return text.PercentTo(share, 2) }, // shares compared with the rare threshold: 4.96% is rare under a 5% rule
 	"ms":        text.Duration,
 	"short":     text.ShortDigest,
 	"rareword":  diffRareWord,

@@ -147,7 +147,7 @@ func TestReportLists(t *testing.T) {
 				}
 				n++
 				want := []string{shownText(tr.From), eventText(tr.Event), shownText(tr.To),
-					thousands(tr.Count), percent2(tr.Prob), thousands(tr.Sessions)}
+					thousands(tr.Count), text.PercentTo(tr.Prob, 2), thousands(tr.Sessions)}
 				if !hasRow(rare, want) {
 					t.Errorf("rare transition %v is not listed as %q", tr, want)
 				}
@@ -601,10 +601,10 @@ func TestReportFormats(t *testing.T) {
 		{text.Duration(270e3), "4.5 min"},
 		{text.Duration(7200e3), "2.0 h"},
 		{text.Duration(3 * 86400e3), "3.0 d"},
-		{percent2(0.0496), "4.96%"},
-		{percent2(0.00001), "<0.01%"},
-		{percent2(0.99999), ">99.99%"},
-		{percent2(1), "100.00%"},
+		{text.PercentTo(0.0496, 2), "4.96%"},
+		{text.PercentTo(0.00001, 2), "<0.01%"},
+		{text.PercentTo(0.99999, 2), ">99.99%"},
+		{text.PercentTo(1, 2), "100.00%"},
 		{rareRule(automaton.Params{RareRatio: 0.05}), "A transition is rare when its share of its source's outflow is below 5%."},
 		{rareRule(automaton.Params{RareRatio: 0.1, RareCount: 3}), "A transition is rare when its share of its source's outflow is below 10% or it was taken fewer than 3 times."},
 		{rareRule(automaton.Params{}), "The model records no rule for rare transitions."},

@@ -47,14 +47,19 @@ func ShortDigest(d string) string {
 // Percent shows a share in [0, 1] as a percentage with one decimal,
 // "87.5%", but never rounds a share that is not 0 or 1 to "0.0%" or
 // "100.0%": "<0.1%", ">99.9%".
-func Percent(share float64) string {
+func Percent(share float64) string { return PercentTo(share, 1) }
+
+// PercentTo is Percent with the given number of decimals: with 2, "4.96%",
+// "<0.01%", ">99.99%".
+func PercentTo(share float64, decimals int) string {
+	unit := math.Pow10(-decimals) // of the last decimal, in percent
 	switch pc := 100 * share; {
-	case pc > 0 && pc < 0.05:
-		return "<0.1%"
-	case pc < 100 && pc >= 99.95:
-		return ">99.9%"
+	case pc > 0 && pc < unit/2:
+		return "<" + strconv.FormatFloat(unit, 'f', decimals, 64) + "%"
+	case pc < 100 && pc >= 100-unit/2:
+		return ">" + strconv.FormatFloat(100-unit, 'f', decimals, 64) + "%"
 	default:
-		return strconv.FormatFloat(pc, 'f', 1, 64) + "%"
+		return strconv.FormatFloat(pc, 'f', decimals, 64) + "%"
 	}
 }
 
