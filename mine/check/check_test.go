@@ -14,21 +14,6 @@ import (
 	"github.com/fsmine/fsmine/mine"
 )
 
-// trainLog and newLog are the small flow of testdata/check/tiny-train.jsonl
-// and tiny-new.jsonl (see its README): three sessions to mine, and one session of each verdict.
-var (
-	trainLog = readFixtureFile("../../testdata/check/tiny-train.jsonl")
-	newLog   = readFixtureFile("../../testdata/check/tiny-new.jsonl")
-)
-
-func readFixtureFile(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
 func readLog(t testing.TB, name, log string) *mine.Log {
 	t.Helper()
 	lg, err := mine.Read([]mine.Input{{Name: name, Open: func() (io.ReadCloser, error) {
@@ -40,17 +25,29 @@ func readLog(t testing.TB, name, log string) *mine.Log {
 	return lg
 }
 
-// fixture mines trainLog with one state per label and no generalisation,
-// and reads newLog.
+// tinyLog reads testdata/check/tiny-NAME.jsonl, the small flow of the
+// unit tests (see its README): "train", three sessions to mine, or "new",
+// one session of each verdict.
+func tinyLog(t testing.TB, name string) *mine.Log {
+	t.Helper()
+	data, err := os.ReadFile("../../testdata/check/tiny-" + name + ".jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return readLog(t, name+".jsonl", string(data))
+}
+
+// fixture mines the train log with one state per label and no
+// generalisation, and reads the new log.
 func fixture(t testing.TB) (*automaton.Model, *mine.Log) {
 	t.Helper()
 	opt := mine.DefaultOptions()
 	opt.Merge, opt.Generalize = mine.MergeLabel, mine.GeneralizeNone
-	m, err := mine.Build(readLog(t, "train.jsonl", trainLog), opt)
+	m, err := mine.Build(tinyLog(t, "train"), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, readLog(t, "new.jsonl", newLog)
+	return m, tinyLog(t, "new")
 }
 
 func TestLogVerdicts(t *testing.T) {

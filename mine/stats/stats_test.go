@@ -15,19 +15,17 @@ import (
 	"github.com/fsmine/fsmine/mine"
 )
 
-// trainLog and newLog are the small flow of testdata/check/tiny-train.jsonl
-// and tiny-new.jsonl (see its README): three sessions to mine, and one session of each verdict.
-var (
-	trainLog = readFixtureFile("../../testdata/check/tiny-train.jsonl")
-	newLog   = readFixtureFile("../../testdata/check/tiny-new.jsonl")
-)
-
-func readFixtureFile(path string) string {
-	b, err := os.ReadFile(path)
+// tinyLog reads testdata/check/tiny-NAME.jsonl, the small flow of the
+// unit tests (see its README): "train", three sessions to mine, or "new",
+// one session of each verdict.
+func tinyLog(t *testing.T, name string) *mine.Log {
+	t.Helper()
+	data, err := os.ReadFile("../../testdata/check/tiny-" + name + ".jsonl")
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
-	return string(b)
+	lg, _, _ := readLog(t, name+".jsonl", data, nil)
+	return lg
 }
 
 // readLog reads data as one JSONL input named name, holding every session.
@@ -73,10 +71,10 @@ func sampleModel(t *testing.T) (*automaton.Model, *mine.Log, *mine.Measures) {
 	return m, lg, ms
 }
 
-// tinyModel mines trainLog, one state per label and no generalisation.
+// tinyModel mines the tiny train log, one state per label and no generalisation.
 func tinyModel(t *testing.T) *automaton.Model {
 	t.Helper()
-	lg, _, _ := readLog(t, "train.jsonl", []byte(trainLog), nil)
+	lg := tinyLog(t, "train")
 	opt := mine.DefaultOptions()
 	opt.Merge, opt.Generalize = mine.MergeLabel, mine.GeneralizeNone
 	m, err := mine.Build(lg, opt)
@@ -251,7 +249,7 @@ func TestTopBackEdges(t *testing.T) {
 // apart, and endings say "?" when the session ended lost.
 func TestDeviatingSessions(t *testing.T) {
 	m := tinyModel(t)
-	lg, _, _ := readLog(t, "new.jsonl", []byte(newLog), nil)
+	lg := tinyLog(t, "new")
 	r := FromLogs(m, lg, nil, 0)
 	if r.Sessions != 5 || r.Fit != 1 || r.Unplaced != 1 || r.Events != 17 {
 		t.Errorf("%d sessions, %d fit, %d unplaced, %d events; want 5, 1, 1 (frobnicate), 17", r.Sessions, r.Fit, r.Unplaced, r.Events)
@@ -308,7 +306,7 @@ func TestJSONShape(t *testing.T) {
 func TestWriteText(t *testing.T) {
 	m := tinyModel(t)
 	m.Params.Link = "https://traces.example/s/{session}"
-	lg, _, _ := readLog(t, "new.jsonl", []byte(newLog), nil)
+	lg := tinyLog(t, "new")
 	r := FromLogs(m, lg, nil, 0)
 	r.Model = ModelRef{Path: "m.json", Version: 1, Digest: "sha256:0123456789abcdef"}
 	var b bytes.Buffer
