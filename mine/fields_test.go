@@ -219,24 +219,31 @@ func TestRecordFieldsRefusesAStreamedLog(t *testing.T) {
 	}
 }
 
-// TestRecordFieldsBound: with more distinct paths than MaxFieldPaths, the
-// smallest by name are tracked, whatever the order of the records, and
-// what is not is reported.
-func TestRecordFieldsBound(t *testing.T) {
+// manyFieldLines is a log of sessions of two records, a then b, each with
+// perRecord fields attrs.kNNN out of distinct, in turn; b always carries zz
+// (the largest path of all) and k000 (the smallest).
+func manyFieldLines(sessions, perRecord, distinct int) []string {
 	var lines []string
-	for s := 0; s < 40; s++ {
+	for s := 0; s < sessions; s++ {
 		for step, node := range []string{"a", "b"} {
 			var extra strings.Builder
-			for k := 0; k < 10; k++ {
-				fmt.Fprintf(&extra, `,"k%03d":1`, (s*10+k)%300)
+			for k := 0; k < perRecord; k++ {
+				fmt.Fprintf(&extra, `,"k%03d":1`, (s*perRecord+k)%distinct)
 			}
-			// b always carries zz (largest of all) and k000 (smallest).
 			if node == "b" {
 				extra.WriteString(`,"zz":1,"k000":2`)
 			}
 			lines = append(lines, fmt.Sprintf(`{"session_id":"s%02d","step":%d,"node":%q,"event":"ok","attrs":{"x":1%s}}`, s, step, node, extra.String()))
 		}
 	}
+	return lines
+}
+
+// TestRecordFieldsBound: with more distinct paths than MaxFieldPaths, the
+// smallest by name are tracked, whatever the order of the records, and
+// what is not is reported.
+func TestRecordFieldsBound(t *testing.T) {
+	lines := manyFieldLines(40, 10, 300)
 	run := func(lines []string) (map[string][]string, FieldReport) {
 		in := strInput("many.jsonl", strings.Join(lines, "\n")+"\n")
 		lg, err := Read([]Input{in}, ReadOptions{})
@@ -350,19 +357,7 @@ func FuzzFieldWalker(f *testing.F) {
 // equal those found from A and B read together, evidence included, also
 // when the paths are more than the bound.
 func TestRecordFieldsUpdate(t *testing.T) {
-	var many []string
-	for s := 0; s < 30; s++ {
-		for step, node := range []string{"a", "b"} {
-			var extra strings.Builder
-			for k := 0; k < 12; k++ {
-				fmt.Fprintf(&extra, `,"k%03d":1`, (s*12+k)%320)
-			}
-			if node == "b" {
-				extra.WriteString(`,"k000":2,"zz":1`)
-			}
-			many = append(many, fmt.Sprintf(`{"session_id":"s%02d","step":%d,"node":%q,"event":"ok","attrs":{"x":1%s}}`, s, step, node, extra.String()))
-		}
-	}
+	many := manyFieldLines(30, 12, 320)
 	tests := []struct {
 		name string
 		a, b string
