@@ -69,7 +69,7 @@ type inputFlags struct {
 // bind binds the flags; withLabels adds --labels.
 func (in *inputFlags) bind(f *pflag.FlagSet, withLabels bool) {
 	if withLabels {
-		f.StringVar(&in.labels, "labels", "", "label rules `FILE` (JSON; see README)")
+		f.StringVar(&in.labels, "labels", "", "label rules `FILE` (JSON; see docs/labels.md)")
 	}
 	f.StringArrayVar(&in.fields, "field", nil, "read a record field from another path, `NAME=PATH` (repeatable), e.g. session_id=conversation_id")
 	f.BoolVar(&in.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")

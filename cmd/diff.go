@@ -53,10 +53,10 @@ distribution only when a chi-square test does. Each family of tests is
 Bonferroni-corrected: significant means p < alpha / number of tests.
 
 --format text (default; coloured on a terminal unless NO_COLOR is set),
-json (one object; see README.md for its fields), markdown (a summary line
-and tables, for a pull-request comment) or html (one self-contained page:
-the overlay drawn as SVG and a table per kind of change; it loads nothing
-from the network). --dot FILE also writes a Graphviz
+json (one object; docs/diff-stats-report-render.md lists its fields),
+markdown (a summary line and tables, for a pull-request comment) or html
+(one self-contained page: the overlay drawn as SVG and a table per kind
+of change; it loads nothing from the network). --dot FILE also writes a Graphviz
 overlay of both models: added in green, removed in red and dashed, changed
 shares in orange as "old% -> new%", the rest grey.
 
