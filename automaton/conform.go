@@ -56,6 +56,11 @@ const (
 	StepUnknown    = "unknown"     // the label is no state's
 	StepIncomplete = "incomplete"  // no such transition into EndID
 	StepLost       = "lost"        // not checked: the state before the move is not known
+	// A transition of the model that breaks one of its constraints (see
+	// Constraint): the verdicts are the deviation kinds.
+	StepMissingPrerequisite = KindMissingPrerequisite
+	StepOnceOnly            = KindOnceOnly
+	StepNotBoth             = KindNotBoth
 )
 
 // DefaultMaxAlignStates is the number of alignment search nodes CheckOptions
@@ -94,6 +99,10 @@ type Deviation struct {
 	// KindLoopCap; Loop is -1 otherwise. For KindRepeatCap, Iterations is
 	// the visits of the label in a row and Cap the state's MaxRun.
 	Loop, Iterations, Cap int
+	// Constraint is the constraint the move breaks, for the constraint
+	// kinds (KindMissingPrerequisite, KindOnceOnly, KindNotBoth); nil
+	// otherwise.
+	Constraint *Constraint
 }
 
 // Verdict is the conformance of one session.
@@ -109,8 +118,8 @@ type Verdict struct {
 	// Generalized counts the generalised transitions taken, likewise.
 	Generalized int
 	// Cost is the cost of an optimal alignment: 0 exactly when the moves
-	// are a path of the model (a session that deviates only by KindLoopCap
-	// or KindRare costs 0).
+	// are a path of the model (a session that deviates only by KindLoopCap,
+	// KindRare or a constraint's kind costs 0).
 	Cost int
 	// MaxCost is Moves plus the length of the model's shortest path from
 	// StartID to EndID: the cost of skipping every move of the session.
@@ -152,6 +161,9 @@ type Step struct {
 	// Run and MaxRun are set for StepRepeatCap: the visits of the label in
 	// a row, this one included, and the state's MaxRun.
 	Run, MaxRun int
+	// Constraint is the constraint the move breaks, for the constraint
+	// verdicts; nil otherwise.
+	Constraint *Constraint
 }
 
 // Checker checks sessions against one model. It keeps scratch space between
@@ -173,6 +185,8 @@ type Checker struct {
 	caps       []int            // per loop: the cap, 0 for none
 	maxRun     []int            // per state: its MaxRun, 0 for none
 	labelOf    []string         // per state: its label
+	rules      *rules           // the model's constraints, nil for none
+	seen       []uint64         // the constrained labels a walk visited
 
 	// Alignment scratch, reused across sessions.
 	a alignScratch
@@ -232,6 +246,9 @@ func NewChecker(m *Model, opt CheckOptions) *Checker {
 		c.out[from] = append(c.out[from], int32(i))
 	}
 	c.distances()
+	if c.rules = compileRules(m); c.rules != nil {
+		c.seen = make([]uint64, c.rules.words)
+	}
 	c.loopOf = make([]int32, len(m.States))
 	for i := range c.loopOf {
 		c.loopOf[i] = -1
@@ -300,11 +317,23 @@ type walker struct {
 	loop  int32 // loop of the current stay, -1 for none
 	iters int   // back edges taken in the stay
 	run   int   // visits of the current state's label in a row
+	seen  []uint64
+	broke int // the constraint the last step broke, -1 for none
+}
+
+// walk starts a walk at StartID, with the checker's scratch for the
+// constrained labels visited.
+func (c *Checker) walk() walker {
+	clear(c.seen)
+	return walker{at: c.start, loop: -1, seen: c.seen, broke: -1}
 }
 
 // step replays one move. It returns the step's verdict and, for a move the
 // model has, the transition's index (else -1).
 func (c *Checker) step(w *walker, mv Move) (verdict string, ti int32) {
+	w.broke = -1
+	broke, ci := c.rules.check(w.seen, mv.Label)
+	c.rules.visit(w.seen, mv.Label)
 	if w.at < 0 {
 		w.at, w.loop, w.iters, w.run = c.resync(mv.Label), -1, 0, 1
 		return StepLost, -1
@@ -352,6 +381,10 @@ func (c *Checker) step(w *walker, mv Move) (verdict string, ti int32) {
 			return StepLoopCap, ti
 		}
 	}
+	if broke != "" {
+		w.broke = ci
+		return broke, ti
+	}
 	switch {
 	case t.general:
 		verdict = StepGeneral
@@ -375,7 +408,7 @@ func (c *Checker) resync(label string) int32 {
 // so that checking a fitting session costs one map lookup per move.
 func (c *Checker) Check(moves []Move) Verdict {
 	v := Verdict{Moves: len(moves), MaxCost: len(moves) + c.ShortestPath()}
-	w := walker{at: c.start, loop: -1}
+	w := c.walk()
 	path := c.start >= 0
 	for i, mv := range moves {
 		from := w.at
@@ -402,6 +435,8 @@ func (c *Checker) Check(moves []Move) Verdict {
 			dev = KindUnknownState
 		case StepIncomplete:
 			dev = KindIncomplete
+		case StepMissingPrerequisite, StepOnceOnly, StepNotBoth:
+			dev = verdict
 		}
 		if dev != "" && v.Deviation == nil {
 			d := &Deviation{Kind: dev, Move: i, Event: mv.Event, Label: mv.Label, Loop: -1}
@@ -413,6 +448,8 @@ func (c *Checker) Check(moves []Move) Verdict {
 				d.Loop, d.Iterations, d.Cap = int(w.loop), w.iters, c.caps[w.loop]
 			case KindRepeatCap:
 				d.Iterations, d.Cap = w.run, c.maxRun[w.at]
+			case KindMissingPrerequisite, KindOnceOnly, KindNotBoth:
+				d.Constraint = &c.m.Constraints[w.broke]
 			}
 			v.Deviation = d
 		}
@@ -442,7 +479,7 @@ func (c *Checker) Fits(moves []Move) bool {
 	if c.start < 0 {
 		return false
 	}
-	w := walker{at: c.start, loop: -1}
+	w := c.walk()
 	for _, mv := range moves {
 		switch verdict, _ := c.step(&w, mv); verdict {
 		case StepOK:
@@ -479,7 +516,7 @@ func fitness(cost, maxCost int) float64 {
 // one enters a label that exactly one state carries.
 func (c *Checker) Replay(moves []Move) []Step {
 	steps := make([]Step, 0, len(moves))
-	w := walker{at: c.start, loop: -1}
+	w := c.walk()
 	for i, mv := range moves {
 		from := w.at
 		verdict, ti := c.step(&w, mv)
@@ -497,6 +534,9 @@ func (c *Checker) Replay(moves []Move) []Step {
 			}
 			if verdict == StepRepeatCap {
 				s.Run, s.MaxRun = w.run, c.maxRun[w.at]
+			}
+			if w.broke >= 0 {
+				s.Constraint = &c.m.Constraints[w.broke]
 			}
 		} else {
 			s.Resync = w.at >= 0

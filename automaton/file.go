@@ -197,6 +197,13 @@ func (m *Model) Validate() error {
 			}
 		}
 	}
+	labels := make(map[string]bool, len(seen))
+	for _, l := range seen {
+		labels[l] = true
+	}
+	if err := m.validConstraints(labels); err != nil {
+		return err
+	}
 	loopOf := make(map[string]int)
 	for li, l := range m.Loops {
 		for _, id := range l.States {
@@ -307,7 +314,8 @@ func (m *Model) validateCounts() error {
 // ComputeDigest returns the digest of the model's behaviour: "sha256:" and
 // the hex SHA-256 of a canonical text of Initial, the states (id, label) and
 // the transitions (from, event, to, count, rare, and the kind of
-// generalisation when there is one) in file order. A state's max_run and
+// generalisation when there is one) in file order, and the constraints, when
+// there are any (kind, labels, support, confidence). A state's max_run and
 // fields are appended to its line when set, so models without them keep
 // their digests. Provenance
 // (version, parent, created, generator, source, params) is not part of it, so
@@ -347,6 +355,9 @@ func (m *Model) ComputeDigest() string {
 		} else {
 			line("transition", t.From, t.Event, t.To, strconv.Itoa(t.Count), strconv.FormatBool(t.Rare), t.Generalized)
 		}
+	}
+	for _, c := range m.Constraints {
+		line(c.digestFields()...)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
@@ -413,6 +424,12 @@ func (m *Model) Write(w io.Writer) error {
 		func() error { return field("variants", m.Variants) },
 		func() error {
 			return list("top_variants", len(m.TopVariants), func(i int) any { return m.TopVariants[i] })
+		},
+		func() error {
+			if len(m.Constraints) == 0 {
+				return nil
+			}
+			return list("constraints", len(m.Constraints), func(i int) any { return m.Constraints[i] })
 		},
 	}
 	for _, step := range steps {

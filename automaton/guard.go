@@ -26,6 +26,11 @@ const (
 	ReasonMissingSlot  = "missing_slot"           // leaving a state whose required slots are not all present
 	ReasonInvalidSlot  = "invalid_slot"           // leaving a state whose required slots do not all match their patterns
 	ReasonCondition    = "condition_failed"       // a condition of the policy's rule on the transition does not hold
+	// The step breaks one of the model's constraints (Decision.Constraint
+	// names it): the reasons are the deviation kinds.
+	ReasonMissingPrerequisite = KindMissingPrerequisite
+	ReasonOnceOnly            = KindOnceOnly
+	ReasonNotBoth             = KindNotBoth
 )
 
 // Reasons lists every reason a Decision can carry, ReasonNone first.
@@ -116,6 +121,9 @@ type Decision struct {
 	// Generalized says that the proposed step follows a transition the
 	// miner generalised (no session took it).
 	Generalized bool `json:"generalized,omitempty"`
+	// Constraint is the model's constraint the step breaks when Reason is
+	// one of the constraint reasons.
+	Constraint *Constraint `json:"constraint,omitempty"`
 	// Instructions are the policy's instructions for State.
 	Instructions string `json:"instructions,omitempty"`
 	// Time is when the guard decided, by GuardOptions.Now.
@@ -246,6 +254,8 @@ type session struct {
 	hist   []HistoryEntry // ring of at most Guard.history entries
 	hpos   int            // next write position once the ring is full
 	slots  []Slot         // at most one per name; Valid is not kept
+	seen   []uint64       // the constrained labels visited, indexed by cons
+	cons   *rules
 
 	prev, next *session
 }
@@ -269,6 +279,7 @@ type compiled struct {
 	genDeny   bool
 	slotRes   map[string][]*regexp.Regexp // declared slots: their patterns (nil: none)
 	rules     map[*Transition]*rule       // nil without rules
+	cons      *rules                      // the model's constraints, nil for none
 }
 
 type gstate struct {
@@ -372,6 +383,7 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 	}
 	c := &compiled{
 		m:       m,
+		cons:    compileRules(m),
 		policy:  p,
 		monitor: p.Monitor(),
 		rareDev: p.RareIsDeviation,
@@ -958,6 +970,7 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot) Decision
 		r                *rule
 		missing, invalid []string
 		failed           string
+		broke            *Constraint
 	)
 	switch {
 	case target == nil:
@@ -985,6 +998,11 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot) Decision
 				reason = ReasonCondition
 			}
 		}
+		if reason == ReasonNone && c.cons != nil {
+			if kind, ci := c.cons.check(s.seen, target.label); kind != "" {
+				reason, broke = kind, &c.m.Constraints[ci]
+			}
+		}
 	}
 	d := Decision{Step: s.steps, Allowed: reason == ReasonNone || c.monitor}
 	if t != nil {
@@ -1010,7 +1028,7 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot) Decision
 	}
 	d.Reason = reason
 	if reason != ReasonWatchdog {
-		d.MissingSlots, d.InvalidSlots, d.Condition = missing, invalid, failed
+		d.MissingSlots, d.InvalidSlots, d.Condition, d.Constraint = missing, invalid, failed, broke
 	}
 	s.steps++
 	switch {
@@ -1024,6 +1042,9 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot) Decision
 	}
 	if taken && cr.slot >= 0 {
 		s.counts[cr.slot]++
+	}
+	if taken || (dest != cur && c.monitor) {
+		c.cons.visit(s.seen, dest.label)
 	}
 	if d.Allowed {
 		if taken && r != nil {
@@ -1058,6 +1079,9 @@ func (c *compiled) nextMoves(s *session) []MoveOption {
 	st := s.state
 	blocked := func(i int) bool {
 		if cr := st.moveCaps[i]; cr.slot >= 0 && s.counts[cr.slot] >= cr.max {
+			return true
+		}
+		if kind, _ := c.cons.check(s.seen, st.moves[i].Label); kind != "" {
 			return true
 		}
 		return c.watchMax > 0 && st.moves[i].To == st.id && s.turns+1 > c.watchMax
@@ -1114,6 +1138,9 @@ func (g *Guard) create(sh *shard, id string, c *compiled) *session {
 		g.evicted.Add(1)
 	}
 	s := &session{id: id, state: c.start, gen: c.gen, loop: -1}
+	if c.cons != nil {
+		s.seen, s.cons = make([]uint64, c.cons.words), c.cons
+	}
 	if c.start.loop >= 0 {
 		s.enterLoop(c.start.loop, c)
 	}
@@ -1148,6 +1175,19 @@ func (g *Guard) carry(s *session, c *compiled) int {
 	s.state = st
 	s.gen = c.gen
 	s.enterLoop(st.loop, c)
+	if s.cons != c.cons {
+		// The constrained labels visited, by name, in c's indexes.
+		var seen []uint64
+		if c.cons != nil {
+			seen = make([]uint64, c.cons.words)
+			for label, i := range s.cons.labels() {
+				if s.seen[i/64]&(1<<(i%64)) != 0 {
+					c.cons.visit(seen, label)
+				}
+			}
+		}
+		s.seen, s.cons = seen, c.cons
+	}
 	return res
 }
 

@@ -48,6 +48,9 @@ type Model struct {
 	Trunk       []string     `json:"trunk"`
 	Variants    int          `json:"variants"`
 	TopVariants []Variant    `json:"top_variants"`
+	// Constraints are rules over whole sessions (see Constraint); models
+	// mined without generalisation have none.
+	Constraints []Constraint `json:"constraints,omitempty"`
 
 	index *index
 }

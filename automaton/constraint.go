@@ -1,0 +1,223 @@
+package automaton
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+)
+
+// Constraints over the whole session: what adjacency cannot see. A model
+// says which moves may follow a state; a constraint says what a session may
+// do given everything it did before, in the style of Declare's templates
+// (Pesic & van der Aalst, "A declarative approach for flexible business
+// processes management", 2006): B only after A somewhere before it, A at
+// most once, A and B not both. The miner records each with the sessions it
+// was tested on and the share of them that kept it; check, replay and the
+// guard enforce them, each at the step that breaks it.
+
+// Constraint kinds, the Kind of a Constraint.
+const (
+	// ConstraintPrecedence: a visit of label B only after some visit of
+	// label A earlier in the session.
+	ConstraintPrecedence = "precedence"
+	// ConstraintOnce: at most one visit of label A in a session.
+	ConstraintOnce = "once"
+	// ConstraintNotBoth: no session visits both A and B.
+	ConstraintNotBoth = "not_both"
+)
+
+// Deviation kinds of constraints, the Kind of a Deviation and the Verdict of
+// a Step.
+const (
+	// KindMissingPrerequisite: the move enters B, but the session has not
+	// visited A, which a precedence constraint requires before B.
+	KindMissingPrerequisite = "missing_prerequisite"
+	// KindOnceOnly: the move enters A a second time, and a once constraint
+	// allows one visit.
+	KindOnceOnly = "once_only"
+	// KindNotBoth: the move enters B, and the session visited A, which a
+	// not_both constraint excludes.
+	KindNotBoth = "not_both"
+)
+
+// Constraint is one rule over whole sessions (see the kinds).
+type Constraint struct {
+	Kind string `json:"kind"`
+	// A and B are labels; B is empty for ConstraintOnce.
+	A string `json:"a"`
+	B string `json:"b,omitempty"`
+	// Support is the number of sessions the rule applies to in the log the
+	// model was mined from (precedence: those visiting B; once: visiting A;
+	// not_both: visiting A or B), Confidence the share of them that keep it.
+	Support    int     `json:"support"`
+	Confidence float64 `json:"confidence"`
+}
+
+// String describes the constraint as a reader would say it.
+func (c Constraint) String() string {
+	switch c.Kind {
+	case ConstraintPrecedence:
+		return fmt.Sprintf("%s only after %s", c.B, c.A)
+	case ConstraintOnce:
+		return fmt.Sprintf("%s at most once", c.A)
+	case ConstraintNotBoth:
+		return fmt.Sprintf("not both %s and %s", c.A, c.B)
+	}
+	return c.Kind
+}
+
+// digestFields are the constraint's fields in the model's digest.
+func (c Constraint) digestFields() []string {
+	return []string{"constraint", c.Kind, c.A, c.B, strconv.Itoa(c.Support), strconv.FormatFloat(c.Confidence, 'g', -1, 64)}
+}
+
+// validConstraints checks the model's constraints: known kinds, labels some
+// state carries, B set exactly when the kind has one, and counts in range.
+func (m *Model) validConstraints(labels map[string]bool) error {
+	for i, c := range m.Constraints {
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("invalid model: constraints[%d]: %s", i, fmt.Sprintf(format, args...))
+		}
+		switch c.Kind {
+		case ConstraintPrecedence, ConstraintNotBoth:
+			if c.B == "" {
+				return bad("%s needs b", c.Kind)
+			}
+			if c.A == c.B {
+				return bad("a and b are both %q", c.A)
+			}
+		case ConstraintOnce:
+			if c.B != "" {
+				return bad("once takes no b")
+			}
+		default:
+			return bad("unknown kind %q", c.Kind)
+		}
+		for _, l := range []string{c.A, c.B} {
+			if l != "" && (!labels[l] || l == StartID || l == EndID) {
+				return bad("label %q is no state's", l)
+			}
+		}
+		if c.Support < 0 || !(c.Confidence >= 0 && c.Confidence <= 1) {
+			return bad("support %d, confidence %v: want support >= 0 and confidence 0 to 1", c.Support, c.Confidence)
+		}
+	}
+	return nil
+}
+
+// rules are a model's constraints compiled for stepping: each constrained
+// label has an index, a session's visits are a bit set over the indexes,
+// and each label the sets of labels it needs before it and excludes.
+type rules struct {
+	index map[string]int32
+	words int
+	need  [][]uint64 // per index: labels that must have been visited (precedence)
+	deny  [][]uint64 // per index: labels that must not have been visited (not_both)
+	once  []bool     // per index: at most one visit
+	// The constraint behind each bit of need and deny, for messages.
+	needC, denyC map[[2]int32]int
+	onceC        map[int32]int
+}
+
+func compileRules(m *Model) *rules {
+	if len(m.Constraints) == 0 {
+		return nil
+	}
+	r := &rules{index: map[string]int32{}, needC: map[[2]int32]int{}, denyC: map[[2]int32]int{}, onceC: map[int32]int{}}
+	idx := func(l string) int32 {
+		if i, ok := r.index[l]; ok {
+			return i
+		}
+		i := int32(len(r.index))
+		r.index[l] = i
+		return i
+	}
+	for _, c := range m.Constraints {
+		idx(c.A)
+		if c.B != "" {
+			idx(c.B)
+		}
+	}
+	n := len(r.index)
+	r.words = (n + 63) / 64
+	r.need = make([][]uint64, n)
+	r.deny = make([][]uint64, n)
+	r.once = make([]bool, n)
+	set := func(sets [][]uint64, at, bit int32) {
+		if sets[at] == nil {
+			sets[at] = make([]uint64, r.words)
+		}
+		sets[at][bit/64] |= 1 << (bit % 64)
+	}
+	for ci, c := range m.Constraints {
+		a := r.index[c.A]
+		switch c.Kind {
+		case ConstraintPrecedence:
+			b := r.index[c.B]
+			set(r.need, b, a)
+			r.needC[[2]int32{b, a}] = ci
+		case ConstraintNotBoth:
+			b := r.index[c.B]
+			set(r.deny, b, a)
+			set(r.deny, a, b)
+			r.denyC[[2]int32{b, a}] = ci
+			r.denyC[[2]int32{a, b}] = ci
+		case ConstraintOnce:
+			r.once[a] = true
+			r.onceC[a] = ci
+		}
+	}
+	return r
+}
+
+// check says whether entering label, after the visits in seen, breaks a
+// constraint: the deviation kind and the constraint's index in
+// Model.Constraints, or "" and -1. It does not record the visit (see
+// visit). It does not allocate.
+func (r *rules) check(seen []uint64, label string) (string, int) {
+	if r == nil {
+		return "", -1
+	}
+	i, ok := r.index[label]
+	if !ok {
+		return "", -1
+	}
+	if r.once[i] && seen[i/64]&(1<<(i%64)) != 0 {
+		return KindOnceOnly, r.onceC[i]
+	}
+	if need := r.need[i]; need != nil {
+		for w, bits := range need {
+			if miss := bits &^ seen[w]; miss != 0 {
+				return KindMissingPrerequisite, r.needC[[2]int32{i, int32(w*64 + trailingZeros(miss))}]
+			}
+		}
+	}
+	if deny := r.deny[i]; deny != nil {
+		for w, bits := range deny {
+			if hit := bits & seen[w]; hit != 0 {
+				return KindNotBoth, r.denyC[[2]int32{i, int32(w*64 + trailingZeros(hit))}]
+			}
+		}
+	}
+	return "", -1
+}
+
+// visit records a visit of label in seen.
+func (r *rules) visit(seen []uint64, label string) {
+	if r == nil {
+		return
+	}
+	if i, ok := r.index[label]; ok {
+		seen[i/64] |= 1 << (i % 64)
+	}
+}
+
+// labels returns the constrained labels and their indexes; none for nil.
+func (r *rules) labels() map[string]int32 {
+	if r == nil {
+		return nil
+	}
+	return r.index
+}
+
+func trailingZeros(x uint64) int { return bits.TrailingZeros64(x) }

@@ -1,0 +1,133 @@
+package automaton
+
+import (
+	"strings"
+	"testing"
+)
+
+// constrainedFixture is the guard fixture (see loadGuardFixture) with
+// constraints: a hand-off only after the order lookup, the identification
+// at most once, and never both a hand-off and a return.
+func constrainedFixture(t testing.TB) *Model {
+	t.Helper()
+	m := loadGuardFixture(t)
+	m.Constraints = []Constraint{
+		{Kind: ConstraintNotBoth, A: "return_delivered_order_items", B: "transfer_to_human_agents", Support: 40, Confidence: 1},
+		{Kind: ConstraintOnce, A: "find_user_id_by_email", Support: 50, Confidence: 1},
+		{Kind: ConstraintPrecedence, A: "get_order_details", B: "transfer_to_human_agents", Support: 20, Confidence: 1},
+	}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func moves(path ...string) []Move {
+	var out []Move
+	for i := 0; i < len(path); i += 2 {
+		out = append(out, Move{Event: path[i], Label: path[i+1]})
+	}
+	return out
+}
+
+func TestConstraintsCheck(t *testing.T) {
+	m := constrainedFixture(t)
+	c := NewChecker(m, CheckOptions{})
+	tests := []struct {
+		name  string
+		mvs   []Move
+		kind  string // "" fits
+		move  int
+		which string
+	}{
+		{"the happy path", moves("", "agent_msg", "agent", "find_user_id_by_email", "ok", "get_order_details", "ok", "return_delivered_order_items", "ok", "agent_msg", "agent", EndID), "", 0, ""},
+		{"a hand-off after the lookup", moves("", "agent_msg", "agent", "find_user_id_by_email", "ok", "get_order_details", "error", "transfer_to_human_agents", "ok", EndID), "", 0, ""},
+		{"a hand-off before any lookup", moves("", "agent_msg", "agent", "find_user_id_by_email", "error", "transfer_to_human_agents", "ok", EndID),
+			KindMissingPrerequisite, 2, "transfer_to_human_agents only after get_order_details"},
+		{"identified twice", moves("", "agent_msg", "agent", "find_user_id_by_email", "ok", "get_order_details", "error", "transfer_to_human_agents", "retry", "find_user_id_by_email", "ok", "get_order_details", "ok", "return_delivered_order_items", "ok", "agent_msg", "agent", EndID),
+			KindOnceOnly, 4, "find_user_id_by_email at most once"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := c.Check(tt.mvs)
+			if got := c.Fits(tt.mvs); got != (tt.kind == "") {
+				t.Errorf("Fits = %v, want %v", got, tt.kind == "")
+			}
+			if tt.kind == "" {
+				if v.Deviation != nil {
+					t.Fatalf("deviation %+v, want none", v.Deviation)
+				}
+				return
+			}
+			d := v.Deviation
+			if d == nil || d.Kind != tt.kind || d.Move != tt.move || d.Constraint == nil || d.Constraint.String() != tt.which {
+				t.Fatalf("deviation %+v, want %s at move %d (%s)", d, tt.kind, tt.move, tt.which)
+			}
+			if v.Cost != 0 {
+				t.Errorf("cost %d, want 0: a constraint's deviation is a path of the model", v.Cost)
+			}
+			steps := c.Replay(tt.mvs)
+			if s := steps[tt.move]; s.Verdict != tt.kind || s.Constraint == nil {
+				t.Errorf("replay step %d: %+v, want verdict %s with its constraint", tt.move, s, tt.kind)
+			}
+		})
+	}
+}
+
+func TestConstraintsGuard(t *testing.T) {
+	m := constrainedFixture(t)
+	g, err := NewGuard(m, nil, GuardOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Step("s", "", "agent_msg")
+	g.Step("s", "agent", "find_user_id_by_email")
+	d := g.Step("s", "error", "transfer_to_human_agents")
+	if d.Allowed || d.Reason != ReasonMissingPrerequisite || d.Constraint == nil || d.Constraint.B != "transfer_to_human_agents" {
+		t.Fatalf("hand-off before the lookup: %+v, want denied as %s", d, ReasonMissingPrerequisite)
+	}
+	for _, mv := range d.NextMoves {
+		if mv.Label == "transfer_to_human_agents" {
+			t.Errorf("next moves offer the hand-off the constraint denies: %+v", d.NextMoves)
+		}
+	}
+	if d := g.Step("s", "ok", "get_order_details"); !d.Allowed {
+		t.Fatalf("lookup: %+v", d)
+	}
+	if d := g.Step("s", "error", "transfer_to_human_agents"); !d.Allowed {
+		t.Fatalf("hand-off after the lookup: %+v, want allowed", d)
+	}
+	// A reload to a model with the constraints in another order keeps
+	// what the session visited.
+	m2 := constrainedFixture(t)
+	m2.Constraints[0], m2.Constraints[2] = m2.Constraints[2], m2.Constraints[0]
+	if _, err := g.Reload(m2, nil); err != nil {
+		t.Fatal(err)
+	}
+	d = g.Step("s", "retry", "find_user_id_by_email")
+	if d.Allowed || d.Reason != ReasonOnceOnly {
+		t.Fatalf("second identification after a reload: %+v, want denied as %s", d, ReasonOnceOnly)
+	}
+}
+
+func TestConstraintsValidate(t *testing.T) {
+	tests := []struct {
+		c    Constraint
+		want string
+	}{
+		{Constraint{Kind: "sometimes", A: "get_order_details"}, `unknown kind "sometimes"`},
+		{Constraint{Kind: ConstraintPrecedence, A: "get_order_details"}, "precedence needs b"},
+		{Constraint{Kind: ConstraintOnce, A: "get_order_details", B: "agent_msg"}, "once takes no b"},
+		{Constraint{Kind: ConstraintNotBoth, A: "nope", B: "agent_msg"}, `label "nope" is no state's`},
+		{Constraint{Kind: ConstraintOnce, A: EndID}, `label "__end__" is no state's`},
+		{Constraint{Kind: ConstraintOnce, A: "agent_msg", Confidence: 2}, "confidence 2"},
+	}
+	for _, tt := range tests {
+		m := loadGuardFixture(t)
+		m.Constraints = []Constraint{tt.c}
+		err := m.Validate()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: error %v, want one containing %q", tt.c, err, tt.want)
+		}
+	}
+}
