@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/mine/eval"
 )
@@ -28,6 +29,7 @@ type evalOptions struct {
 	minRejected float64
 	format      string
 	quiet       bool
+	truth       string
 }
 
 func newEvalCmd(streams IO) *cobra.Command {
@@ -45,10 +47,21 @@ replayed through it:
              its loop caps (what a guard built from it lets through)
   fitness    mean alignment fitness of the held-out sessions (see check)
   rejected   share of perturbed held-out sessions the model refuses: one
-             middle step removed, two adjacent steps of different labels
-             swapped (events stay in place), or a step repeated once more
-             than any session of the log did in a row; perturbations equal
-             to a real session of the log are not counted
+             middle step removed, or two adjacent steps of different labels
+             swapped (events stay in place); perturbations equal to a real
+             session of the log are not counted
+  repeat     (apart) a step repeated once more than any session of the log
+             did in a row, which run caps reject by construction
+  event      (apart) a step ending with another event its label ends with
+             in the log, the next step kept
+
+With --truth MODEL (the model the log was sampled from, gen --truth-out, or
+a designed flow), also:
+
+  t-rej      share of the removal and swap perturbations the truth rejects
+             that the mined model rejects too
+  gen-prec   share of the mined model's generalised transitions, as (label,
+             event, label), that the truth has
 
 and the model's size: states, transitions, common (not rare) transitions,
 generalised transitions, and the time to mine it.
@@ -62,10 +75,12 @@ of the perturbed sessions, the one accepting the most held-out sessions.
 Logs are read as build reads them (--labels, --field, --from), whole.
 
 Exit status: 0 ok; 2 trouble (bad flags, unreadable logs, fewer sessions than
-folds, a fold without sessions).`,
+folds, a fold without sessions, a truth that is not a model file or has no
+label in common with the log).`,
 		Example: `  fsmine eval --labels rules.json logs/*.jsonl
   fsmine eval --merge label,alergia --alpha 0.001,0.01,0.05 --generalize none,auto logs/*.jsonl
-  fsmine eval --folds 10 --format json logs/today.jsonl.gz > eval.json`,
+  fsmine eval --folds 10 --format json logs/today.jsonl.gz > eval.json
+  fsmine eval --truth agent/truth.json agent/sessions.jsonl`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("eval needs at least one LOG (a file, a glob, or - for standard input)")
@@ -87,6 +102,7 @@ folds, a fold without sessions).`,
 	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
 	f.Float64Var(&opts.minRejected, "min-rejected", eval.DefaultMinRejected, "share of perturbed sessions a recommended setting must reject")
 	f.StringVar(&opts.format, "format", "text", "output: text or json")
+	f.StringVar(&opts.truth, "truth", "", "a model `FILE` that is right about the log (gen --truth-out, or a designed flow): also score truth-rejected perturbations rejected and generalisation precision")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress on standard error")
 	return c
 }
@@ -145,6 +161,12 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	var truth *automaton.Model
+	if opts.truth != "" {
+		if truth, err = automaton.Load(opts.truth); err != nil {
+			return fmt.Errorf("--truth: %w", err)
+		}
+	}
 	ropt, err := opts.input.readOptions()
 	if err != nil {
 		return err
@@ -165,7 +187,7 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	}
 	base := mine.DefaultOptions()
 	base.RareCount, base.RareRatio = opts.rareCount, opts.rareRatio
-	eopt := eval.Options{Folds: opts.folds, Settings: settings, Base: base, MinRejected: opts.minRejected}
+	eopt := eval.Options{Folds: opts.folds, Settings: settings, Base: base, MinRejected: opts.minRejected, Truth: truth}
 	if streams.ErrTTY && !opts.quiet {
 		tty := rawWriter(streams.Err) // the progress line's own escapes
 		eopt.Progress = func(done, total int) {
@@ -179,6 +201,9 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	if err != nil {
 		if errors.Is(err, eval.ErrTooFew) {
 			return fmt.Errorf("%s: %w", strings.Join(opts.inputs, ", "), err)
+		}
+		if errors.Is(err, eval.ErrTruth) {
+			return fmt.Errorf("%s: %w", opts.truth, err)
 		}
 		return err
 	}

@@ -5,6 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsmine/fsmine/automaton"
@@ -29,6 +32,7 @@ type genOptions struct {
 	truthAttr bool
 	truth     string
 	truthSet  bool // --truth was given
+	truthOut  string
 }
 
 func init() { register(newGenCmd) }
@@ -54,7 +58,10 @@ steps interleave by time, as a log shipper writes them. --drift P inserts,
 with probability P per step, an off-topic detour: the step ends with event
 off_topic, one to three "smalltalk" records follow, and the session returns
 to the same stage. --truth-attr adds attrs.truth_state, the id of the state
-each record was sampled in (detour records have none). A session still going
+each record was sampled in (detour records have none). --truth-out writes
+the model sampled from as a model file, the truth for eval --truth. When -o
+names a directory (one that exists, or a path ending in /), gen writes
+sessions.jsonl and truth.json into it. A session still going
 after 1000 steps is cut off there, as an abandoned log is.
 
 The same flags give the same bytes, on every run.
@@ -62,7 +69,8 @@ The same flags give the same bytes, on every run.
 Exit status: 0 ok; 2 trouble (bad flags, unreadable model).`,
 		Example: `  fsmine gen -n 400 --seed 7 --drift 0.05 -o returns.jsonl
   fsmine gen --model model.json -n 100000 --truth-attr > sample.jsonl
-  fsmine gen --truth agent -n 300 -o agent.jsonl`,
+  fsmine gen --truth agent -n 300 -o agent.jsonl --truth-out agent.truth.json
+  fsmine gen --truth agent -n 30 --seed 3 -o agent/`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.truthSet = c.Flags().Changed("truth")
@@ -78,6 +86,7 @@ Exit status: 0 ok; 2 trouble (bad flags, unreadable model).`,
 	f.StringVar(&opts.start, "start", defaultGenStart, "time of the first session, RFC 3339")
 	f.StringVarP(&opts.output, "output", "o", "-", "file to write, atomically (- for stdout)")
 	f.BoolVar(&opts.truthAttr, "truth-attr", false, "add attrs.truth_state, the id of the true state, to each record")
+	f.StringVar(&opts.truthOut, "truth-out", "", "also write the model sampled from to `FILE`, a model file (for eval --truth)")
 	return c
 }
 
@@ -117,6 +126,25 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 		}
 		return err
 	}
+	output, truthOut := opts.output, opts.truthOut
+	if output != "-" && output != "" {
+		if fi, err := os.Stat(output); (err == nil && fi.IsDir()) || strings.HasSuffix(output, "/") || strings.HasSuffix(output, string(os.PathSeparator)) {
+			if err := os.MkdirAll(output, 0o755); err != nil {
+				return err
+			}
+			output = filepath.Join(output, "sessions.jsonl")
+			if truthOut == "" {
+				truthOut = filepath.Join(filepath.Dir(output), "truth.json")
+			}
+		}
+	}
+	if truthOut != "" {
+		t := *m
+		t.Digest = t.ComputeDigest()
+		if err := automaton.WriteFileAtomic(truthOut, t.Write); err != nil {
+			return fmt.Errorf("writing %s: %w", truthOut, err)
+		}
+	}
 	write := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		if err := g.Write(ctx, bw, opts.sessions); err != nil {
@@ -124,11 +152,11 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 		}
 		return bw.Flush()
 	}
-	if opts.output == "-" || opts.output == "" {
+	if output == "-" || output == "" {
 		return write(streams.Out)
 	}
-	if err := automaton.WriteFileAtomic(opts.output, write); err != nil {
-		return fmt.Errorf("writing %s: %w", opts.output, err)
+	if err := automaton.WriteFileAtomic(output, write); err != nil {
+		return fmt.Errorf("writing %s: %w", output, err)
 	}
 	return nil
 }

@@ -108,6 +108,7 @@ func (b *builder) model() *automaton.Model {
 	m.Params.Examples = b.opt.Examples
 	if b.opt.Generalize != "" && b.opt.Generalize != GeneralizeNone {
 		m.Params.Generalize = b.opt.Generalize
+		m.Constraints = b.cons
 	}
 	m.Loops = b.loops(keys, scc, back, ids)
 	m.Trunk = trunk(m)

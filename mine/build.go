@@ -120,11 +120,12 @@ type builder struct {
 	// dwellDone waits until dwell is summed (see sumDwell).
 	dwellDone func()
 	trans     map[dkey]*tstat
-	paths     [][]int32        // per variant: the states it passes, start and end included
-	gen       map[dkey]genEdge // generalised transitions (see generalize.go)
-	maxRun    map[uint32]int   // per label: most visits in a row, when generalising
-	detour    map[uint32]bool  // name ids of detour events
-	stateEx   [][]example      // per state: example sessions (Options.Examples)
+	paths     [][]int32              // per variant: the states it passes, start and end included
+	gen       map[dkey]genEdge       // generalised transitions (see generalize.go)
+	maxRun    map[uint32]int         // per label: most visits in a row, when generalising
+	detour    map[uint32]bool        // name ids of detour events
+	cons      []automaton.Constraint // learned when generalising (see constraints.go)
+	stateEx   [][]example            // per state: example sessions (Options.Examples)
 	transEx   map[dkey][]example
 }
 

@@ -60,6 +60,12 @@ import (
 // one to be allowed after the other.
 const FollowOverlap = 0.3
 
+// MinRate is the least rate of a behaviour that generalisation takes as
+// evidence: a behaviour seen in fewer than one in ten of the contexts
+// where it could happen is too rare for its absence elsewhere to say
+// anything (see plausible).
+const MinRate = 0.1
+
 // GeneralizeLevel is the significance level of the generalisation test: an
 // edit is taken when the chance of never seeing it in its context, at its
 // rate elsewhere, is at least this.
@@ -83,20 +89,28 @@ type ltri struct{ a, b, c uint32 }
 type lquad struct{ p, x, y, q uint32 }
 type levent struct{ a, e uint32 }
 type lpairEv struct{ a, e, c uint32 }
+type ltriEv struct{ a, e, b, c uint32 }
 
 // genStats are the label-level counts of the training paths.
 type genStats struct {
-	pair    map[lpair]int
-	tri     map[ltri]int
-	quad    map[lquad]int
-	visits  map[uint32]int
-	events  map[levent]int
-	pairEv  map[lpairEv]int
-	skipS   map[uint32]int
-	skipT   map[uint32]int
-	endLbl  uint32
-	startLb uint32
-	byLabel map[uint32][]uint32 // events ending each label's visits; see eventsOf
+	pair   map[lpair]int
+	tri    map[ltri]int
+	quad   map[lquad]int
+	visits map[uint32]int
+	events map[levent]int
+	pairEv map[lpairEv]int
+	skipS  map[uint32]int
+	skipT  map[uint32]int
+	triEv  map[ltriEv]int // A -e-> B -> C, e the event ending A
+	// leftSkip[A,e,B] and rightSkip[B,C]: how often B was left out, and
+	// taken, after A ending with e (before C), over the contexts where
+	// both were seen (see skipEvidence).
+	leftSkip, leftTake   map[lpairEv]int
+	rightSkip, rightTake map[lpair]int
+	succEv               map[levent][]lpairEv // the moves after each label and event; see neutral
+	endLbl               uint32
+	startLb              uint32
+	byLabel              map[uint32][]uint32 // events ending each label's visits; see eventsOf
 }
 
 func (b *builder) genStats(end uint32) *genStats {
@@ -104,6 +118,7 @@ func (b *builder) genStats(end uint32) *genStats {
 		pair: map[lpair]int{}, tri: map[ltri]int{}, quad: map[lquad]int{},
 		visits: map[uint32]int{}, events: map[levent]int{}, pairEv: map[lpairEv]int{},
 		skipS: map[uint32]int{}, skipT: map[uint32]int{}, endLbl: end, startLb: b.startLabel,
+		triEv: map[ltriEv]int{},
 	}
 	for _, v := range b.vars {
 		lab := b.labels(v.moves)
@@ -122,13 +137,90 @@ func (b *builder) genStats(end uint32) *genStats {
 			g.visits[a] += v.count
 			g.events[levent{a, e}] += v.count
 			g.pairEv[lpairEv{a, e, c}] += v.count
+			if i+2 < len(v.moves) {
+				g.triEv[ltriEv{a, e, c, v.moves[i+2].label()}] += v.count
+			}
 		}
 	}
+	g.skipEvidence()
 	for t, n := range g.tri {
 		g.skipT[t.b] += n
 		g.skipS[t.b] += g.pair[lpair{t.a, t.c}]
 	}
 	return g
+}
+
+// skipEvidence counts the local evidence for leaving B out. On the left,
+// after A ending with e: the paths A -e-> B -> C' whose shortcut A -e-> C'
+// the log also took (take), and how often it took the shortcut (skip). On
+// the right, before C: the paths A' -> B -> C whose shortcut A' -> C the log
+// also took. A context where B was never left out gives no evidence either
+// way.
+func (g *genStats) skipEvidence() {
+	g.leftSkip, g.leftTake = map[lpairEv]int{}, map[lpairEv]int{}
+	g.rightSkip, g.rightTake = map[lpair]int{}, map[lpair]int{}
+	for t, n := range g.triEv {
+		if t.b == t.c {
+			continue
+		}
+		if k := g.pairEv[lpairEv{t.a, t.e, t.c}]; k > 0 {
+			g.leftTake[lpairEv{t.a, t.e, t.b}] += n
+			g.leftSkip[lpairEv{t.a, t.e, t.b}] += k
+		}
+	}
+	for t, n := range g.tri {
+		if t.a == t.b || t.b == t.c {
+			continue
+		}
+		if k := g.pair[lpair{t.a, t.c}]; k > 0 {
+			g.rightTake[lpair{t.b, t.c}] += n
+			g.rightSkip[lpair{t.b, t.c}] += k
+		}
+	}
+}
+
+// outcomeFits says whether the move A -e-> C may be added: the log took it
+// between these labels, or e is how visits of A usually end (more than half
+// of them), so that no outcome that decides what comes next (not found,
+// invalid, an error) is carried to a successor the log showed only after
+// another outcome.
+func (g *genStats) outcomeFits(a, e, c uint32) bool {
+	if g.pairEv[lpairEv{a, e, c}] > 0 {
+		return true
+	}
+	return 2*g.events[levent{a, e}] > g.visits[a]
+}
+
+// NeutralOverlap is how much the next labels after two events of one
+// label must overlap (the sum over next labels of the lesser of their two
+// shares) for the events to count as not deciding what follows.
+const NeutralOverlap = 0.6
+
+// minNeutral is the fewest visits ending with each of two events that the
+// neutrality test takes.
+const minNeutral = 5
+
+// neutral says whether visits of A ending with e and with alt are followed
+// by much the same labels, each event seen at least minNeutral times: then
+// the event is no outcome that decides the next step (an ok or an error of
+// a lookup the agent goes on from either way), and a move after one may be
+// taken after the other.
+func (g *genStats) neutral(a, e, alt uint32) bool {
+	ne, na := g.events[levent{a, e}], g.events[levent{a, alt}]
+	if ne < minNeutral || na < minNeutral {
+		return false
+	}
+	if g.succEv == nil {
+		g.succEv = map[levent][]lpairEv{}
+		for k := range g.pairEv {
+			g.succEv[levent{k.a, k.e}] = append(g.succEv[levent{k.a, k.e}], k)
+		}
+	}
+	var common int64
+	for _, k := range g.succEv[levent{a, e}] {
+		common += min(int64(g.pairEv[k])*int64(na), int64(g.pairEv[lpairEv{a, alt, k.c}])*int64(ne))
+	}
+	return float64(common) >= NeutralOverlap*float64(ne)*float64(na)
 }
 
 // labels returns the labels a path passes: the start's, each move's.
@@ -141,9 +233,12 @@ func (b *builder) labels(mvs []move) []uint32 {
 	return lab
 }
 
-// plausible is the test: a behaviour at rate p, never seen in n tries.
+// plausible is the test: a behaviour at rate p, never seen in n tries, is
+// plausible when its absence is not significant, (1-p)^n >= level. A rate
+// below MinRate is no evidence: the test could not reject it for any n the
+// log can have, so its absence would license the behaviour everywhere.
 func plausible(p float64, n int) bool {
-	if p <= 0 {
+	if p < MinRate {
 		return false
 	}
 	if p >= 1 {
@@ -184,6 +279,18 @@ func (b *builder) generalize() {
 	}
 	endLabel := d.label[b.end]
 	st := b.genStats(endLabel)
+	// An edit that breaks a constraint of the log would add a move no
+	// session may take: the constraints come first.
+	b.cons = b.constraints()
+	cset := b.constraintSet(b.cons)
+	var edited []uint32
+	keeps := func(prefix []uint32, mvs []move) bool {
+		edited = append(edited[:0], prefix...)
+		for _, mv := range mvs {
+			edited = append(edited, mv.label())
+		}
+		return cset.keeps(edited)
+	}
 
 	next := func(from int32, mv move) (int32, bool) {
 		if to, ok := d.next[dkey{from, mv}]; ok {
@@ -283,20 +390,37 @@ func (b *builder) generalize() {
 		// Skip visit i (move i, label lab[i+1]) for i in 0..n-2.
 		for i := 0; i+1 < n; i++ {
 			a, bl, c := lab[i], lab[i+1], lab[i+2]
-			if a == c {
+			if a == c || bl == c {
 				continue // a repeat, which generalisation never invents
 			}
-			pSkip := float64(st.skipS[bl]) / float64(st.skipS[bl]+st.skipT[bl])
-			if st.pair[lpair{a, c}] == 0 && !plausible(pSkip, st.tri[ltri{a, bl, c}]) {
+			ea := v.moves[i].event() // the event ending the visit before B
+			if !st.outcomeFits(a, ea, c) {
 				continue
+			}
+			if st.pairEv[lpairEv{a, ea, c}] == 0 {
+				// B must be left out near here: after A with the same
+				// outcome, and before C, each at a rate the absence of a
+				// skip from this context, seen n times, does not refute.
+				l := lpairEv{a, ea, bl}
+				r := lpair{bl, c}
+				if st.leftSkip[l] == 0 || st.rightSkip[r] == 0 {
+					continue
+				}
+				pl := float64(st.leftSkip[l]) / float64(st.leftSkip[l]+st.leftTake[l])
+				pr := float64(st.rightSkip[r]) / float64(st.rightSkip[r]+st.rightTake[r])
+				if !plausible(min(pl, pr), st.tri[ltri{a, bl, c}]) {
+					continue
+				}
 			}
 			mvs, targets = mvs[:0], targets[:0]
 			// The move into C carries the event that ended the visit before B.
-			mvs = append(mvs, mkMove(v.moves[i].event(), c))
+			mvs = append(mvs, mkMove(ea, c))
 			targets = append(targets, path[i+2])
 			mvs = append(mvs, v.moves[i+2:]...)
 			targets = append(targets, path[i+3:]...)
-			thread(path[i], mvs, targets, 1, GenSkip)
+			if keeps(lab[1:i+1], mvs) {
+				thread(path[i], mvs, targets, 1, GenSkip)
+			}
 		}
 		// Swap visits i and i+1 (moves i and i+1) for i in 0..n-3.
 		for i := 0; i+2 < n; i++ {
@@ -308,20 +432,30 @@ func (b *builder) generalize() {
 			if pp == y || x == q {
 				continue // a repeat, which generalisation never invents
 			}
+			ep, ex, ey := v.moves[i].event(), v.moves[i+1].event(), v.moves[i+2].event() // the events ending P, X and Y
+			if !st.outcomeFits(pp, ep, y) || !st.outcomeFits(y, ey, x) || !st.outcomeFits(x, ex, q) {
+				continue
+			}
 			rev, fwd := st.pair[lpair{y, x}], st.pair[lpair{x, y}]
 			pSwap := float64(rev) / float64(rev+fwd)
 			if st.quad[lquad{pp, y, x, q}] == 0 && !plausible(pSwap, st.quad[lquad{pp, x, y, q}]) {
 				continue
 			}
-			ex, ey := v.moves[i+1].event(), v.moves[i+2].event() // the events ending X and Y
 			mvs, targets = mvs[:0], targets[:0]
-			mvs = append(mvs, mkMove(v.moves[i].event(), y), mkMove(ey, x), mkMove(ex, q))
+			mvs = append(mvs, mkMove(ep, y), mkMove(ey, x), mkMove(ex, q))
 			targets = append(targets, path[i+2], path[i+1], path[i+3])
 			mvs = append(mvs, v.moves[i+3:]...)
 			targets = append(targets, path[i+4:]...)
-			thread(path[i], mvs, targets, 3, GenSwap)
+			if keeps(lab[1:i+1], mvs) {
+				thread(path[i], mvs, targets, 3, GenSwap)
+			}
 		}
-		// Another event ending visit i (label lab[i+1]) before move i+1.
+		// Another event ending visit i (label lab[i+1]) before move i+1:
+		// towards a label the log shows after that very outcome of the
+		// label (generalising across the states of one label), or where the
+		// log shows that the two events do not decide what follows the
+		// label (see neutral) and the absence of the move after the other
+		// event is not significant.
 		for i := 0; i+1 < n; i++ {
 			a, c, e := lab[i+1], lab[i+2], v.moves[i+1].event()
 			if st.visits[a] == st.events[levent{a, e}] {
@@ -331,9 +465,14 @@ func (b *builder) generalize() {
 				if alt == e {
 					continue
 				}
-				pEvent := float64(st.events[levent{a, alt}]) / float64(st.visits[a])
-				if st.pairEv[lpairEv{a, alt, c}] == 0 && !plausible(pEvent, st.pair[lpair{a, c}]) {
-					continue
+				if st.pairEv[lpairEv{a, alt, c}] == 0 {
+					if !st.neutral(a, e, alt) {
+						continue
+					}
+					p := float64(st.pairEv[lpairEv{a, e, c}]) / float64(st.events[levent{a, e}])
+					if !plausible(p, st.events[levent{a, alt}]) {
+						continue
+					}
 				}
 				mvs, targets = mvs[:0], targets[:0]
 				mvs = append(mvs, mkMove(alt, c))

@@ -7,12 +7,23 @@
 //   - accepted: the share of held-out sessions that are paths of the model
 //     within its loop caps, that is, that a guard built from it would let
 //     through. A map that is too narrow denies legitimate sessions.
-//   - rejected: the share of perturbed held-out sessions the model refuses.
-//     A perturbation removes one middle step, swaps two adjacent steps of
-//     different labels (events stay in place), or repeats a step once more
-//     than any session of the log ever did in a row; perturbations that equal
-//     some real session of the log are not counted. A map that accepts
+//   - rejected: the share of perturbed held-out sessions the model refuses,
+//     where a perturbation removes one middle step or swaps two adjacent
+//     steps of different labels (events stay in place); perturbations that
+//     equal some real session of the log are not counted. A map that accepts
 //     everything rejects none of them, and is useless as a guard.
+//
+// Two more kinds are scored in columns of their own and kept out of the
+// headline: a step repeated once more than any session of the log did in a
+// row (which a model's run caps reject by construction), and a step ending
+// with another of the events its label ends with in the log (an outcome
+// changed, the next step kept).
+//
+// Given a truth (the model that generated the log, or a designed flow),
+// Run also scores what only a truth can tell: the share of the perturbed
+// sessions the truth rejects that the mined model rejects too, and the
+// share of the mined model's generalised transitions, as (label, event,
+// label), that the truth has.
 //
 // Run scores every setting on the same folds, and marks the settings on the
 // Pareto front of the two and the one it recommends.
@@ -37,10 +48,17 @@ const (
 	KindRemove = "remove" // one middle step removed
 	KindSwap   = "swap"   // two adjacent steps of different labels swapped
 	KindRepeat = "repeat" // a step repeated once more than ever seen in a row
+	KindEvent  = "event"  // a step ending with another event of its label
 )
 
 // Kinds lists the perturbation kinds in report order.
-var Kinds = []string{KindRemove, KindSwap, KindRepeat}
+var Kinds = []string{KindRemove, KindSwap, KindRepeat, KindEvent}
+
+// headline says which kinds Scores.Rejected and the recommendation count:
+// removal and swap, the two that test what the map holds. A repeat is
+// rejected by any model's run caps, and an event change tests outcomes
+// only; each has a column of its own.
+func headline(kind string) bool { return kind == KindRemove || kind == KindSwap }
 
 // DefaultMinRejected is the share of perturbed sessions a setting must
 // reject to be recommended when Options.MinRejected is 0.
@@ -85,6 +103,10 @@ type Options struct {
 	// scored, with the number done and the total. It may be called from
 	// several goroutines, one at a time.
 	Progress func(done, total int)
+	// Truth, when not nil, is the model that is right about the log (see
+	// Scores.TruthRejected and Scores.GenPrecision). Run returns an error
+	// when it has no label in common with the log.
+	Truth *automaton.Model
 }
 
 // Scores are the measurements of one model on its held-out fold, or their
@@ -97,11 +119,27 @@ type Scores struct {
 	Accepted float64 `json:"accepted"`
 	// Fitness is the mean alignment fitness of the held-out sessions.
 	Fitness float64 `json:"fitness"`
-	// Perturbed is the number of perturbed held-out sessions, Rejected the
-	// share of them the model refuses, RejectedBy that share per kind.
-	Perturbed  int                `json:"perturbed"`
-	Rejected   float64            `json:"rejected"`
-	RejectedBy map[string]float64 `json:"rejected_by"`
+	// Perturbed is the number of perturbed held-out sessions of the
+	// headline kinds (removal and swap), Rejected the share of them the
+	// model refuses; RejectedBy is that share for each kind (Kinds), and
+	// PerturbedBy the number of each kind.
+	Perturbed   int                `json:"perturbed"`
+	Rejected    float64            `json:"rejected"`
+	RejectedBy  map[string]float64 `json:"rejected_by"`
+	PerturbedBy map[string]int     `json:"perturbed_by"`
+	// With a truth: TruthPerturbed is the number of perturbed sessions of
+	// the headline kinds that the truth rejects, TruthRejected the share of
+	// them the model rejects too, and TruthRejectedBy that share per kind
+	// (repeat left out: the truth's loops have no caps). Generalized
+	// transitions are scored as (label, event, label): GenInTruth of them
+	// the truth has, GenPrecision = GenInTruth / their number (1 when the
+	// model has none).
+	TruthPerturbed  int                `json:"truth_perturbed,omitempty"`
+	TruthRejected   *float64           `json:"truth_rejected,omitempty"`
+	TruthRejectedBy map[string]float64 `json:"truth_rejected_by,omitempty"`
+	GenTotal        int                `json:"gen_total,omitempty"`
+	GenInTruth      int                `json:"gen_in_truth,omitempty"`
+	GenPrecision    *float64           `json:"gen_precision,omitempty"`
 	// States, Transitions, Common (transitions not rare) and Generalized
 	// (transitions no session took) measure the model; over folds they are
 	// means.
@@ -116,6 +154,8 @@ type Scores struct {
 	accepted, rejected int
 	fitSum             float64
 	byKind, ofKind     map[string]int
+	truth              bool
+	tByKind, tOfKind   map[string]int
 }
 
 // Result is one setting's scores, per fold and overall.
@@ -146,6 +186,29 @@ type Report struct {
 // ErrTooFew is wrapped by the errors Run returns for a log that cannot be
 // split into the folds asked for.
 var ErrTooFew = errors.New("too few sessions")
+
+// ErrTruth is wrapped by the error Run returns for a truth that cannot be
+// scored against the log.
+var ErrTruth = errors.New("truth does not fit the log")
+
+// sharesLabel says whether the truth has a state labelled as some step of
+// the log.
+func sharesLabel(lg *mine.Log, truth *automaton.Model) bool {
+	labels := map[string]bool{}
+	for _, s := range truth.States {
+		if s.ID != automaton.StartID && s.ID != automaton.EndID {
+			labels[s.Label] = true
+		}
+	}
+	for i := range lg.Sessions {
+		for _, mv := range lg.Moves(&lg.Sessions[i]) {
+			if labels[mv.Label] {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // Fold returns the fold of a session: a hash of its id modulo folds.
 func Fold(id string, folds int) int {
@@ -185,12 +248,15 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 			return nil, fmt.Errorf("%w: fold %d of %d holds no session (the log has %d); use fewer folds", ErrTooFew, f+1, opt.Folds, n)
 		}
 	}
+	if opt.Truth != nil && !sharesLabel(lg, opt.Truth) {
+		return nil, fmt.Errorf("%w: the truth has no label in common with the log", ErrTruth)
+	}
 	minRej := opt.MinRejected
 	if minRej == 0 {
 		minRej = DefaultMinRejected
 	}
 
-	tests := heldOut(lg, fold, opt.Folds)
+	tests := heldOut(lg, fold, opt.Folds, opt.Truth)
 	trains := make([]*mine.Log, opt.Folds)
 	for f := range trains {
 		trains[f] = lg.Subset(func(s *mine.Session) bool { return Fold(s.ID, opt.Folds) != f })
@@ -256,14 +322,20 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 // about 3n, of n steps each).
 type test struct {
 	sessions [][]automaton.Move
-	real     map[string]bool // the log's sessions, by key
-	maxRun   map[string]int  // the longest run of each label in the log
+	real     map[string]bool     // the log's sessions, by key
+	maxRun   map[string]int      // the longest run of each label in the log
+	events   map[string][]string // the events ending each label's visits in the log
+	truth    *automaton.Checker  // nil without a truth
+	truthLbl map[triple]bool     // the truth's transitions as (label, event, label)
 }
 
-func heldOut(lg *mine.Log, fold []int, folds int) []test {
+type triple struct{ from, event, to string }
+
+func heldOut(lg *mine.Log, fold []int, folds int, truth *automaton.Model) []test {
 	real := map[string]bool{}
 	moves := make([][]automaton.Move, len(lg.Sessions))
 	maxRun := map[string]int{}
+	evSet := map[string]map[string]bool{}
 	for i := range lg.Sessions {
 		moves[i] = lg.Moves(&lg.Sessions[i])
 		real[key(moves[i])] = true
@@ -275,17 +347,49 @@ func heldOut(lg *mine.Log, fold []int, folds int) []test {
 				run = 1
 			}
 			maxRun[mv.Label] = max(maxRun[mv.Label], run)
+			if j+1 < len(moves[i]) {
+				if evSet[mv.Label] == nil {
+					evSet[mv.Label] = map[string]bool{}
+				}
+				evSet[mv.Label][moves[i][j+1].Event] = true
+			}
 		}
+	}
+	events := map[string][]string{}
+	for l, es := range evSet {
+		for e := range es {
+			events[l] = append(events[l], e)
+		}
+		sort.Strings(events[l])
+	}
+	var tc *automaton.Checker
+	var tl map[triple]bool
+	if truth != nil {
+		tc = automaton.NewChecker(truth, automaton.CheckOptions{})
+		tl = labelTriples(truth)
 	}
 	tests := make([]test, folds)
 	for f := range tests {
-		tests[f].real, tests[f].maxRun = real, maxRun
+		tests[f] = test{real: real, maxRun: maxRun, events: events, truth: tc, truthLbl: tl}
 	}
 	for i := range lg.Sessions {
 		t := &tests[fold[i]]
 		t.sessions = append(t.sessions, moves[i])
 	}
 	return tests
+}
+
+// labelTriples returns a model's transitions as (label, event, label).
+func labelTriples(m *automaton.Model) map[triple]bool {
+	label := map[string]string{}
+	for _, s := range m.States {
+		label[s.ID] = s.Label
+	}
+	out := map[triple]bool{}
+	for _, t := range m.Transitions {
+		out[triple{label[t.From], t.Event, label[t.To]}] = true
+	}
+	return out
 }
 
 // Perturb returns the distinct perturbations of a session, given as its
@@ -295,13 +399,19 @@ func heldOut(lg *mine.Log, fold []int, folds int) []test {
 // for the label (a run already that long or longer gives none). The
 // perturbations may include the session itself only through maxRun.
 func Perturb(mvs []automaton.Move, maxRun map[string]int) map[string][][]automaton.Move {
-	return perturb(mvs, maxRun)
+	return perturb(mvs, maxRun, nil)
 }
 
-// perturb is Perturb. Visits 0..n-1 are moves 0..n-1 (the label of a move
-// is the visit's label, the event of move i+1 is visit i's event), and move
-// n is the move into the end.
-func perturb(mvs []automaton.Move, maxRun map[string]int) map[string][][]automaton.Move {
+// PerturbEvents is Perturb with the event kind too: each visit ending with
+// each other event that events lists for its label.
+func PerturbEvents(mvs []automaton.Move, maxRun map[string]int, events map[string][]string) map[string][][]automaton.Move {
+	return perturb(mvs, maxRun, events)
+}
+
+// perturb is PerturbEvents. Visits 0..n-1 are moves 0..n-1 (the label of a
+// move is the visit's label, the event of move i+1 is visit i's event), and
+// move n is the move into the end.
+func perturb(mvs []automaton.Move, maxRun map[string]int, events map[string][]string) map[string][][]automaton.Move {
 	n := len(mvs) - 1 // visits
 	type visit struct{ label, event string }
 	vs := make([]visit, n)
@@ -359,6 +469,16 @@ func perturb(mvs []automaton.Move, maxRun map[string]int) map[string][][]automat
 		add(KindRepeat, append(p, vs[j+1:]...))
 		i = j + 1
 	}
+	for i := range vs {
+		for _, e := range events[vs[i].label] {
+			if e == vs[i].event {
+				continue
+			}
+			p := append([]visit{}, vs...)
+			p[i].event = e
+			add(KindEvent, p)
+		}
+	}
 	return out
 }
 
@@ -395,6 +515,23 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options) (Scores, erro
 			sc.Common++
 		}
 	}
+	if t.truth != nil {
+		sc.truth = true
+		sc.tByKind, sc.tOfKind = map[string]int{}, map[string]int{}
+		label := map[string]string{}
+		for _, s := range m.States {
+			label[s.ID] = s.Label
+		}
+		for _, tr := range m.Transitions {
+			if tr.Generalized == "" {
+				continue
+			}
+			sc.GenTotal++
+			if t.truthLbl[triple{label[tr.From], tr.Event, label[tr.To]}] {
+				sc.GenInTruth++
+			}
+		}
+	}
 	c := automaton.NewChecker(m, automaton.CheckOptions{})
 	for _, mvs := range t.sessions {
 		v := c.Check(mvs)
@@ -404,16 +541,27 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options) (Scores, erro
 		sc.fitSum += v.Fitness
 	}
 	for _, mvs := range t.sessions {
-		for kind, ps := range perturb(mvs, t.maxRun) {
+		for kind, ps := range perturb(mvs, t.maxRun, t.events) {
 			for _, p := range ps {
 				if t.real[key(p)] {
 					continue
 				}
 				sc.ofKind[kind]++
-				sc.Perturbed++
-				if !c.Fits(p) {
+				rejected := !c.Fits(p)
+				if rejected {
 					sc.byKind[kind]++
-					sc.rejected++
+				}
+				if headline(kind) {
+					sc.Perturbed++
+					if rejected {
+						sc.rejected++
+					}
+				}
+				if t.truth != nil && kind != KindRepeat && !t.truth.Fits(p) {
+					sc.tOfKind[kind]++
+					if rejected {
+						sc.tByKind[kind]++
+					}
 				}
 			}
 		}
@@ -431,9 +579,34 @@ func (sc *Scores) finish() {
 	}
 	sc.Rejected = share(sc.rejected, sc.Perturbed)
 	sc.RejectedBy = map[string]float64{}
+	sc.PerturbedBy = map[string]int{}
 	for _, k := range Kinds {
 		sc.RejectedBy[k] = share(sc.byKind[k], sc.ofKind[k])
+		sc.PerturbedBy[k] = sc.ofKind[k]
 	}
+	if !sc.truth {
+		return
+	}
+	sc.TruthRejectedBy = map[string]float64{}
+	caught := 0
+	sc.TruthPerturbed = 0
+	for _, k := range Kinds {
+		if k == KindRepeat {
+			continue
+		}
+		sc.TruthRejectedBy[k] = share(sc.tByKind[k], sc.tOfKind[k])
+		if headline(k) {
+			sc.TruthPerturbed += sc.tOfKind[k]
+			caught += sc.tByKind[k]
+		}
+	}
+	tr := share(caught, sc.TruthPerturbed)
+	sc.TruthRejected = &tr
+	gp := 1.0
+	if sc.GenTotal > 0 {
+		gp = share(sc.GenInTruth, sc.GenTotal)
+	}
+	sc.GenPrecision = &gp
 }
 
 func overall(folds []Scores) Scores {
@@ -448,6 +621,18 @@ func overall(folds []Scores) Scores {
 		for _, k := range Kinds {
 			o.byKind[k] += f.byKind[k]
 			o.ofKind[k] += f.ofKind[k]
+		}
+		if f.truth {
+			if !o.truth {
+				o.truth = true
+				o.tByKind, o.tOfKind = map[string]int{}, map[string]int{}
+			}
+			for _, k := range Kinds {
+				o.tByKind[k] += f.tByKind[k]
+				o.tOfKind[k] += f.tOfKind[k]
+			}
+			o.GenTotal += f.GenTotal
+			o.GenInTruth += f.GenInTruth
 		}
 		o.States += f.States
 		o.Transitions += f.Transitions

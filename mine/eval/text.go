@@ -13,22 +13,31 @@ import (
 func (rep *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d sessions, %d folds (mine on %d, replay the held-out one)\n\n", rep.Sessions, rep.Folds, rep.Folds-1)
-	fmt.Fprintf(&b, "  %-36s %8s %7s %8s %7s %6s %6s %6s %6s %6s %6s %8s\n",
-		"setting", "accepted", "fitness", "rejected", "remove", "swap", "repeat", "states", "trans", "common", "gen", "build_ms")
+	truth := len(rep.Results) > 0 && rep.Results[0].Overall.TruthRejected != nil
+	fmt.Fprintf(&b, "  %-36s %8s %7s %8s %7s %6s %6s %6s", "setting", "accepted", "fitness", "rejected", "remove", "swap", "repeat", "event")
+	if truth {
+		fmt.Fprintf(&b, " %7s %8s", "t-rej", "gen-prec")
+	}
+	fmt.Fprintf(&b, " %6s %6s %6s %6s %8s\n", "states", "trans", "common", "gen", "build_ms")
 	for _, r := range rep.Results {
 		mark := " "
 		if r.Pareto {
 			mark = "*"
 		}
 		o := r.Overall
-		fmt.Fprintf(&b, "%s %-36s %8.3f %7.3f %8.3f %7.3f %6.3f %6.3f %6.1f %6.1f %6.1f %6.1f %8.1f\n",
+		fmt.Fprintf(&b, "%s %-36s %8.3f %7.3f %8.3f %7.3f %6.3f %6.3f %6.3f",
 			mark, r.Name, o.Accepted, o.Fitness, o.Rejected,
-			o.RejectedBy[KindRemove], o.RejectedBy[KindSwap], o.RejectedBy[KindRepeat],
-			o.States, o.Transitions, o.Common, o.Generalized, o.BuildMS)
-
+			o.RejectedBy[KindRemove], o.RejectedBy[KindSwap], o.RejectedBy[KindRepeat], o.RejectedBy[KindEvent])
+		if truth {
+			fmt.Fprintf(&b, " %7.3f %8.3f", deref(o.TruthRejected), deref(o.GenPrecision))
+		}
+		fmt.Fprintf(&b, " %6.1f %6.1f %6.1f %6.1f %8.1f\n", o.States, o.Transitions, o.Common, o.Generalized, o.BuildMS)
 	}
 	best := rep.Results[rep.Recommended]
-	fmt.Fprintf(&b, "\n* on the Pareto front of accepted and rejected\n")
+	fmt.Fprintf(&b, "\n* on the Pareto front of accepted and rejected (rejected: removal and swap; repeat and event apart)\n")
+	if truth {
+		fmt.Fprintf(&b, "t-rej: share of the perturbations the truth rejects (removal and swap) that the model rejects; gen-prec: share of generalised transitions the truth has\n")
+	}
 	if best.Overall.Rejected >= rep.MinRejected {
 		fmt.Fprintf(&b, "recommended: %s (accepts %.3f of held-out sessions, rejects %.3f of perturbed ones, at least %.2f)\n",
 			best.Name, best.Overall.Accepted, best.Overall.Rejected, rep.MinRejected)
@@ -46,4 +55,11 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func deref(x *float64) float64 {
+	if x == nil {
+		return 0
+	}
+	return *x
 }

@@ -1,0 +1,217 @@
+package mine
+
+import (
+	"sort"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// Constraints that adjacency cannot see (see automaton.Constraint): learned
+// from the variants when the miner generalises, each only where the log
+// supports it.
+//
+//   - precedence A, B: every session that visits B visits A before its
+//     first B, in at least MinConstraintSupport sessions. Of a chain of
+//     them only the links are kept (A before C is implied by A before B
+//     and B before C).
+//   - once A: no session visits A twice, in at least MinConstraintSupport
+//     sessions.
+//   - not_both A, B: no session visits both, though each is visited in at
+//     least MinConstraintSupport sessions and, were they independent, at
+//     least 10 sessions would visit both (the chance of none, about e^-10,
+//     is negligible; one action per session makes pairs rarer than chance): a pair too rare to meet says nothing.
+//
+// Each holds in every session of the log (confidence 1): a rule that the
+// log breaks even once is no rule a guard may enforce. Only the
+// maxConstraintLabels labels visited in the most sessions are considered,
+// which bounds the work by the log's length times that number.
+
+// MinConstraintSupport is the fewest sessions a constraint must hold in.
+// By the rule of succession, a rule kept by n sessions out of n is broken
+// by the next with a chance of about 1/(n+2): 7% at 12. Chosen on a sweep
+// (8, 12, 20, 30) over the agent truth and two real logs (docs/build.md):
+// 8 cost held-out fit on 30 sessions of the truth, 20 and 30 gave up
+// rejections on the real logs.
+const MinConstraintSupport = 12
+
+const maxConstraintLabels = 256
+
+// constraintSet is the constraints by label id, for testing edited paths.
+type constraintSet struct {
+	need map[uint32][]uint32 // B -> the labels each required before it
+	once map[uint32]bool
+	deny map[uint32][]uint32 // A -> the labels it excludes
+}
+
+func (b *builder) constraintSet(cs []automaton.Constraint) *constraintSet {
+	id := map[string]uint32{}
+	for i, n := range b.lg.names {
+		id[n] = uint32(i)
+	}
+	s := &constraintSet{need: map[uint32][]uint32{}, once: map[uint32]bool{}, deny: map[uint32][]uint32{}}
+	for _, c := range cs {
+		a, bl := id[c.A], id[c.B]
+		switch c.Kind {
+		case automaton.ConstraintPrecedence:
+			s.need[bl] = append(s.need[bl], a)
+		case automaton.ConstraintOnce:
+			s.once[a] = true
+		case automaton.ConstraintNotBoth:
+			s.deny[a] = append(s.deny[a], bl)
+			s.deny[bl] = append(s.deny[bl], a)
+		}
+	}
+	return s
+}
+
+// keeps says whether a path through these labels keeps every constraint.
+func (s *constraintSet) keeps(labels []uint32) bool {
+	if s == nil {
+		return true
+	}
+	seen := map[uint32]bool{}
+	for _, l := range labels {
+		if s.once[l] && seen[l] {
+			return false
+		}
+		for _, a := range s.need[l] {
+			if !seen[a] {
+				return false
+			}
+		}
+		for _, a := range s.deny[l] {
+			if seen[a] {
+				return false
+			}
+		}
+		seen[l] = true
+	}
+	return true
+}
+
+// constraints returns the constraints the variants support, sorted.
+func (b *builder) constraints() []automaton.Constraint {
+	sessions := map[uint32]int{} // sessions visiting the label
+	total := 0
+	for _, v := range b.vars {
+		total += v.count
+		seen := map[uint32]bool{}
+		for _, mv := range v.moves[:len(v.moves)-1] {
+			if !seen[mv.label()] {
+				seen[mv.label()] = true
+				sessions[mv.label()] += v.count
+			}
+		}
+	}
+	var labels []uint32
+	for l, n := range sessions {
+		if n >= MinConstraintSupport {
+			labels = append(labels, l)
+		}
+	}
+	sort.Slice(labels, func(i, j int) bool {
+		x, y := labels[i], labels[j]
+		if sessions[x] != sessions[y] {
+			return sessions[x] > sessions[y]
+		}
+		return b.rank[x] < b.rank[y]
+	})
+	if len(labels) > maxConstraintLabels {
+		labels = labels[:maxConstraintLabels]
+	}
+	if len(labels) == 0 {
+		return nil
+	}
+	idx := map[uint32]int{}
+	for i, l := range labels {
+		idx[l] = i
+	}
+	n := len(labels)
+	before := make([]int, n*n) // [a*n+b]: sessions visiting A before their first B
+	both := make([]int, n*n)   // [a*n+b]: sessions visiting both
+	twice := make([]int, n)    // sessions visiting the label more than once
+	first := make([]int, n)
+	visits := make([]int, n)
+	var order []int
+	for _, v := range b.vars {
+		for i := range first {
+			first[i], visits[i] = -1, 0
+		}
+		order = order[:0]
+		for pos, mv := range v.moves[:len(v.moves)-1] {
+			i, ok := idx[mv.label()]
+			if !ok {
+				continue
+			}
+			if visits[i] == 0 {
+				first[i] = pos
+				order = append(order, i)
+			}
+			visits[i]++
+		}
+		// order lists the labels by first visit: each is after all the
+		// ones listed before it.
+		for x, a := range order {
+			if visits[a] > 1 {
+				twice[a] += v.count
+			}
+			for _, bl := range order[x+1:] {
+				before[a*n+bl] += v.count
+			}
+			for _, bl := range order {
+				both[a*n+bl] += v.count
+			}
+		}
+	}
+	prec := make([]bool, n*n)
+	for a := 0; a < n; a++ {
+		for bl := 0; bl < n; bl++ {
+			prec[a*n+bl] = a != bl && before[a*n+bl] == sessions[labels[bl]]
+		}
+	}
+	var out []automaton.Constraint
+	name := func(i int) string { return b.lg.names[labels[i]] }
+	for a := 0; a < n; a++ {
+		for bl := 0; bl < n; bl++ {
+			if !prec[a*n+bl] {
+				continue
+			}
+			implied := false
+			for c := 0; c < n && !implied; c++ {
+				implied = c != a && c != bl && prec[a*n+c] && prec[c*n+bl]
+			}
+			if !implied {
+				out = append(out, automaton.Constraint{Kind: automaton.ConstraintPrecedence, A: name(a), B: name(bl), Support: sessions[labels[bl]], Confidence: 1})
+			}
+		}
+	}
+	for a := 0; a < n; a++ {
+		if twice[a] == 0 {
+			out = append(out, automaton.Constraint{Kind: automaton.ConstraintOnce, A: name(a), Support: sessions[labels[a]], Confidence: 1})
+		}
+	}
+	for a := 0; a < n; a++ {
+		for bl := a + 1; bl < n; bl++ {
+			na, nb := sessions[labels[a]], sessions[labels[bl]]
+			if both[a*n+bl] > 0 || float64(na)*float64(nb) < 10*float64(total) {
+				continue
+			}
+			x, y := name(a), name(bl)
+			if y < x {
+				x, y = y, x
+			}
+			out = append(out, automaton.Constraint{Kind: automaton.ConstraintNotBoth, A: x, B: y, Support: na + nb, Confidence: 1})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		x, y := out[i], out[j]
+		if x.Kind != y.Kind {
+			return x.Kind < y.Kind
+		}
+		if x.A != y.A {
+			return x.A < y.A
+		}
+		return x.B < y.B
+	})
+	return out
+}
