@@ -26,7 +26,7 @@ func (b *builder) model() *automaton.Model {
 	}
 	keys := b.transKeys()
 
-	scc, dist := b.components(keys)
+	scc, dist := b.components(keys, true)
 	back := map[dkey]bool{}
 	for _, k := range keys {
 		to := b.trans[k].to
@@ -237,7 +237,7 @@ func (b *builder) stateIDs() []string {
 
 // components returns each state's strongly connected component (gonum's
 // Tarjan) and its breadth-first distance from the start.
-func (b *builder) components(keys []dkey) (scc []int, dist []int) {
+func (b *builder) components(keys []dkey, withGen bool) (scc []int, dist []int) {
 	n := len(b.d.label)
 	g := simple.NewDirectedGraph()
 	for i := 0; i < n; i++ {
@@ -249,6 +249,16 @@ func (b *builder) components(keys []dkey) (scc []int, dist []int) {
 		adj[k.from] = append(adj[k.from], to)
 		if k.from != to && !g.HasEdgeFromTo(int64(k.from), int64(to)) {
 			g.SetEdge(simple.Edge{F: simple.Node(k.from), T: simple.Node(to)})
+		}
+	}
+	if withGen {
+		// A follow move may join a state to a mined loop (see
+		// generalize.go): the loop then holds it, and its cap counts the
+		// move. Distances stay those of the observed moves.
+		for k, e := range b.gen {
+			if k.from != e.to && !g.HasEdgeFromTo(int64(k.from), int64(e.to)) {
+				g.SetEdge(simple.Edge{F: simple.Node(k.from), T: simple.Node(e.to)})
+			}
 		}
 	}
 	scc = make([]int, n)

@@ -251,7 +251,7 @@ func plausible(p float64, n int) bool {
 func (b *builder) generalize() {
 	d := b.d
 	keys := b.transKeys()
-	scc, _ := b.components(keys)
+	scc, _ := b.components(keys, false)
 	adj := make([][]int32, len(d.label))
 	for _, k := range keys {
 		adj[k.from] = append(adj[k.from], b.trans[k].to)
@@ -485,8 +485,8 @@ func (b *builder) generalize() {
 	b.follow(st, scc, adj, reaches)
 }
 
-// follow adds, for labels X and Y whose next labels are much the same, the
-// moves from X to what followed Y but never X.
+// follow adds, for labels X and Y whose next labels and previous labels are
+// much the same, the moves from X to what followed Y but never X.
 func (b *builder) follow(st *genStats, scc []int, adj [][]int32, reaches func(from, to int32, extra []dkey, extraTo []int32) bool) {
 	d := b.d
 	succ := map[uint32]map[uint32]int{}
@@ -501,6 +501,25 @@ func (b *builder) follow(st *genStats, scc []int, adj [][]int32, reaches func(fr
 		for _, n := range m {
 			tot[a] += n
 		}
+	}
+	pred := map[uint32]map[uint32]int{}
+	ptot := map[uint32]int{}
+	for k, n := range st.pair {
+		if pred[k.c] == nil {
+			pred[k.c] = map[uint32]int{}
+		}
+		pred[k.c][k.a] += n
+		ptot[k.c] += n
+	}
+	// overlap is the sum over keys of the lesser of two distributions'
+	// shares, summed in integers over the common denominator so that the
+	// test does not depend on the order the map gives keys in.
+	overlap := func(mx, my map[uint32]int, tx, ty int) bool {
+		var common int64
+		for z, n := range mx {
+			common += min(int64(n)*int64(ty), int64(my[z])*int64(tx))
+		}
+		return float64(common) >= FollowOverlap*float64(tx)*float64(ty)
 	}
 	var labels []uint32
 	for a := range succ {
@@ -518,6 +537,20 @@ func (b *builder) follow(st *genStats, scc []int, adj [][]int32, reaches func(fr
 			best[l] = int32(s)
 		}
 	}
+	// The components that hold a mined loop: a follow move into one may
+	// close a cycle through its source, which then joins the loop and its
+	// measured cap (a second request after an action, where the log shows
+	// one after a similar action).
+	loop := map[int]bool{}
+	size := map[int]int{}
+	for s := range d.label {
+		size[scc[s]]++
+	}
+	for k, t := range b.trans {
+		if scc[k.from] == scc[t.to] && (k.from == t.to || size[scc[k.from]] > 1) {
+			loop[scc[k.from]] = true
+		}
+	}
 	topEvent := map[uint32]uint32{}
 	for _, a := range labels {
 		bestN := -1
@@ -532,16 +565,13 @@ func (b *builder) follow(st *genStats, scc []int, adj [][]int32, reaches func(fr
 			if x == y {
 				continue
 			}
-			// The overlap, sum over z of min(n(x,z)/tot(x), n(y,z)/tot(y)),
-			// summed in integers over the common denominator so that the
-			// test does not depend on the order the map gives z in.
-			var common int64
-			for z, n := range succ[x] {
-				common += min(int64(n)*int64(tot[y]), int64(succ[y][z])*int64(tot[x]))
-			}
-			if float64(common) < FollowOverlap*float64(tot[x])*float64(tot[y]) {
+			if !overlap(succ[x], succ[y], tot[x], tot[y]) {
 				continue
 			}
+			// A move that closes a cycle needs X and Y alike in what comes
+			// before them too: two acting steps after a confirmation, not an
+			// acting step and a hand-off that both end sessions.
+			before := overlap(pred[x], pred[y], ptot[x], ptot[y])
 			var zs []uint32
 			for z := range succ[y] {
 				if succ[x][z] == 0 && z != x {
@@ -573,7 +603,7 @@ func (b *builder) follow(st *genStats, scc []int, adj [][]int32, reaches func(fr
 					if _, ok := b.gen[k]; ok {
 						continue
 					}
-					if scc[u] != scc[to] && reaches(to, int32(u), nil, nil) {
+					if scc[u] != scc[to] && reaches(to, int32(u), nil, nil) && !(loop[scc[to]] && before) {
 						continue
 					}
 					b.gen[k] = genEdge{to: to, kind: GenFollow}

@@ -58,6 +58,9 @@ type Deviation struct {
 	Fitness    float64 `json:"fitness"`
 	Iterations int     `json:"iterations,omitempty"`
 	Cap        int     `json:"cap,omitempty"`
+	// Constraint is the model's constraint the session breaks, for the
+	// constraint kinds (missing_prerequisite, once_only, not_both).
+	Constraint *automaton.Constraint `json:"constraint,omitempty"`
 }
 
 // Place groups deviations of one kind at one place: the state, the event
@@ -120,7 +123,8 @@ func (s *Summary) SetMinFit(minFit float64) {
 
 // Kinds lists the deviation kinds in the order reports show them.
 var Kinds = []string{automaton.KindUnknownState, automaton.KindIllegalTransition, automaton.KindLoopCap, automaton.KindIncomplete,
-	automaton.KindRepeatCap, automaton.KindRare, automaton.KindGeneralized}
+	automaton.KindRepeatCap, automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth,
+	automaton.KindRare, automaton.KindGeneralized}
 
 // kindsAlways are the kinds every report lists, with 0 when none; the
 // others only when some session deviates so.
@@ -244,6 +248,7 @@ func deviation(lg *mine.Log, s *mine.Session, v *automaton.Verdict) *Deviation {
 	if d.Kind == automaton.KindLoopCap || d.Kind == automaton.KindRepeatCap {
 		dev.Iterations, dev.Cap = d.Iterations, d.Cap
 	}
+	dev.Constraint = d.Constraint
 	return dev
 }
 

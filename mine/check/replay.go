@@ -176,12 +176,30 @@ func explainDeviation(m *automaton.Model, d *automaton.Deviation) string {
 	case automaton.KindRepeatCap:
 		return fmt.Sprintf("%s is visit %d of %q in a row; no session the model was mined from made more than %d (max_run)",
 			mv, d.Iterations, d.Label, d.Cap)
+	case automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth:
+		if c := d.Constraint; c != nil {
+			what := map[string]string{
+				automaton.KindMissingPrerequisite: fmt.Sprintf("the session has not visited %q before", c.A),
+				automaton.KindOnceOnly:            "the session visited it before",
+				automaton.KindNotBoth:             fmt.Sprintf("the session visited %q before", other(c, d.Label)),
+			}[d.Kind]
+			return fmt.Sprintf("%s enters %q, but %s; the model's constraint %q held in all %d sessions it applies to when the model was mined",
+				mv, d.Label, what, c.String(), c.Support)
+		}
 	case automaton.KindRare:
 		if t := m.Next(d.State, automaton.Move{Event: d.Event, Label: d.Label}); t != nil {
 			return fmt.Sprintf("%s is a rare transition: %d times, %s of %s's outflow", mv, t.Count, text.Percent(t.Prob), d.State)
 		}
 	}
 	return mv
+}
+
+// other is the label of a not_both constraint that is not label.
+func other(c *automaton.Constraint, label string) string {
+	if c.A == label {
+		return c.B
+	}
+	return c.A
 }
 
 func expectedWords(m *automaton.Model, state string) string {
@@ -264,7 +282,7 @@ func (r *ReplayReport) WriteText(w io.Writer) error {
 				shown = true
 			}
 		}
-		if len(r.Expected) > 0 && d.Kind != automaton.KindLoopCap && d.Kind != automaton.KindRepeatCap && d.Kind != automaton.KindRare && d.Kind != automaton.KindGeneralized {
+		if len(r.Expected) > 0 && !pathKind(d.Kind) {
 			p("  the model's moves from %s:\n", d.State)
 			er := [][]string{}
 			for _, e := range r.Expected {
@@ -332,3 +350,14 @@ func examplesText(refs []automaton.Example) string {
 func cellText(s string) string { return cellEscaper.Replace(s) }
 
 var cellEscaper = strings.NewReplacer("\n", `\n`, "\t", `\t`)
+
+// pathKind says whether a deviation of this kind takes a move the model
+// has: then the replay does not list the model's moves as expected ones.
+func pathKind(kind string) bool {
+	switch kind {
+	case automaton.KindLoopCap, automaton.KindRepeatCap, automaton.KindRare, automaton.KindGeneralized,
+		automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth:
+		return true
+	}
+	return false
+}

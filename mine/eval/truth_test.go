@@ -3,7 +3,6 @@ package eval
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -129,15 +128,20 @@ func scoreTruth(t testing.TB, truth *automaton.Model, train, held *mine.Log, opt
 }
 
 // TestTruthTable measures generalisation where what is legal is known
-// exactly (issue targets: agent truth at 30 sessions accepted >= 0.90 and
-// truth-rejected >= 0.95; at 100 >= 0.98 and >= 0.98; precision >= 0.90;
-// returns truth at 3,000: no generalised transition outside the truth).
-// Run with -v for the table docs/ quotes.
+// exactly, and holds what the default gives: on the returns truth at 3,000
+// sessions no generalised move outside the truth and every perturbation the
+// truth rejects caught; on the agent truth at 30 and 100 sessions (seeds 3,
+// 5, 8; 2,000 held-out sessions each) at least 0.94 of the perturbations the
+// truth rejects caught, no more than 15% of the generalised moves outside
+// the truth (the issue asks for 10%), and at 100 sessions at least 0.92 of held-out sessions
+// accepted. The issue's targets are higher in places (docs/build.md says
+// which are not reached). Run with -v for the table docs/build.md quotes.
 func TestTruthTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("truth table: skipped in -short mode")
 	}
 	agent := gen.AgentTruth()
+	gens, outside := 0, 0
 	for _, g := range []string{mine.GeneralizeNone, mine.GeneralizeAuto} {
 		for _, n := range []int{30, 100} {
 			for _, seed := range []uint64{3, 5, 8} {
@@ -147,8 +151,21 @@ func TestTruthTable(t *testing.T) {
 				o.Generalize = g
 				sc := scoreTruth(t, agent, train, held, o)
 				t.Logf("agent %-5s n=%3d seed=%d accepted %.3f truth-rejected %.3f event %.3f gen %d outside %d", g, n, seed, sc.Accepted, sc.TruthRejected, sc.EventRejected, sc.GenTotal, sc.GenOutside)
+				if g != mine.GeneralizeAuto {
+					continue
+				}
+				gens, outside = gens+sc.GenTotal, outside+sc.GenOutside
+				if sc.TruthRejected < 0.94 {
+					t.Errorf("agent, %d sessions, seed %d: %.3f of the truth's negatives rejected, want at least 0.94", n, seed, sc.TruthRejected)
+				}
+				if n == 100 && sc.Accepted < 0.92 {
+					t.Errorf("agent, %d sessions, seed %d: %.3f of held-out sessions accepted, want at least 0.92", n, seed, sc.Accepted)
+				}
 			}
 		}
+	}
+	if 100*outside > 15*gens {
+		t.Errorf("agent: %d of %d generalised moves outside the truth, want at most 15%%", outside, gens)
 	}
 	ret := gen.ReturnsTruth()
 	train := sampleTruth(t, ret, 3000, 3)
@@ -158,6 +175,27 @@ func TestTruthTable(t *testing.T) {
 		o.Generalize = g
 		sc := scoreTruth(t, ret, train, held, o)
 		t.Logf("returns %-5s n=3000 accepted %.3f truth-rejected %.3f event %.3f gen %d outside %d", g, sc.Accepted, sc.TruthRejected, sc.EventRejected, sc.GenTotal, sc.GenOutside)
+		if sc.GenOutside > 0 || sc.TruthRejected < 1 {
+			t.Errorf("returns, %s: %d generalised moves outside the truth, %.3f of its negatives rejected; want none and all", g, sc.GenOutside, sc.TruthRejected)
+		}
 	}
-	_ = fmt.Sprint
+}
+
+// TestConstraintsOfTheAgentTruth: the dependency adjacency cannot see, the
+// order lookup before the confirmation, is learned from 100 sessions.
+func TestConstraintsOfTheAgentTruth(t *testing.T) {
+	m, err := mine.Build(sampleTruth(t, gen.AgentTruth(), 100, 3), mine.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := automaton.Constraint{Kind: automaton.ConstraintPrecedence, A: "get_order_details", B: "confirm_with_user"}
+	for _, c := range m.Constraints {
+		if c.Kind == want.Kind && c.A == want.A && c.B == want.B {
+			if c.Confidence != 1 || c.Support < 50 {
+				t.Errorf("%s: support %d, confidence %v; want at least 50 and 1", c, c.Support, c.Confidence)
+			}
+			return
+		}
+	}
+	t.Errorf("no constraint %s among %v", want, m.Constraints)
 }
