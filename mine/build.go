@@ -40,7 +40,8 @@ type Options struct {
 	TopVariants int
 	// Generalize says which generalisations the miner may add beyond the
 	// paths the sessions took, each only where a test on the log supports
-	// it: GeneralizeNone, or GeneralizeAuto (see generalize.go).
+	// it: GeneralizeNone, GeneralizeAuto or GeneralizeConstraints (see
+	// generalize.go).
 	Generalize string
 	// Examples is how many example session ids the model keeps per state
 	// and per transition, from 0 (none) to MaxExamples (see examples.go).
@@ -51,10 +52,14 @@ type Options struct {
 const (
 	GeneralizeNone = "none"
 	GeneralizeAuto = "auto"
+	// GeneralizeConstraints learns the constraints and run caps of auto
+	// but adds no move: the narrowest map that still enforces what the
+	// log shows over whole sessions.
+	GeneralizeConstraints = "constraints"
 )
 
 // Generalizes lists the generalisation settings Build knows.
-var Generalizes = []string{GeneralizeNone, GeneralizeAuto}
+var Generalizes = []string{GeneralizeNone, GeneralizeAuto, GeneralizeConstraints}
 
 // DefaultOptions are the options fsmine build uses when given none.
 func DefaultOptions() Options {
@@ -95,7 +100,7 @@ func Build(lg *Log, opt Options) (*automaton.Model, error) {
 	}
 	switch opt.Generalize {
 	case "", GeneralizeNone:
-	case GeneralizeAuto:
+	case GeneralizeAuto, GeneralizeConstraints:
 		b.generalize()
 	default:
 		return nil, fmt.Errorf("generalize %q: want one of %s", opt.Generalize, strings.Join(Generalizes, ", "))

@@ -383,6 +383,9 @@ func (b *builder) generalize() {
 
 	var mvs []move
 	var targets []int32
+	if b.opt.Generalize == GeneralizeConstraints {
+		return
+	}
 	for vi, v := range b.vars {
 		path := b.paths[vi] // states: path[0] start, path[i+1] after move i
 		lab := b.labels(v.moves)
