@@ -131,3 +131,20 @@ func TestConstraintsValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestConstraintsDiff(t *testing.T) {
+	old := constrainedFixture(t)
+	new := constrainedFixture(t)
+	new.Constraints = append(new.Constraints[1:], Constraint{Kind: ConstraintOnce, A: "get_order_details", Support: 60, Confidence: 1})
+	d := Compare(old, new, DiffOptions{})
+	if len(d.ConstraintsAdded) != 1 || d.ConstraintsAdded[0].A != "get_order_details" ||
+		len(d.ConstraintsRemoved) != 1 || d.ConstraintsRemoved[0].Kind != ConstraintNotBoth {
+		t.Fatalf("added %v, removed %v", d.ConstraintsAdded, d.ConstraintsRemoved)
+	}
+	if d.Empty() || !strings.Contains(d.Summary(), "1 constraint added, 1 constraint removed") {
+		t.Errorf("empty %v, summary %q", d.Empty(), d.Summary())
+	}
+	if d := Compare(old, constrainedFixture(t), DiffOptions{}); !d.Empty() || d.ConstraintsAdded != nil {
+		t.Errorf("same constraints: %+v", d)
+	}
+}

@@ -60,6 +60,11 @@ type Diff struct {
 	GeneralizedFlips []GeneralizedFlip `json:"generalized_flips"`
 	Loops            []LoopChange      `json:"loops"`
 	Trunk            *TrunkChange      `json:"trunk"`
+	// ConstraintsAdded and ConstraintsRemoved are the constraints (see
+	// Constraint) one model has and the other has not, matched by kind and
+	// labels; left out of the JSON when there are none.
+	ConstraintsAdded   []Constraint `json:"constraints_added,omitempty"`
+	ConstraintsRemoved []Constraint `json:"constraints_removed,omitempty"`
 }
 
 // Side identifies one of the two models of a Diff. Digest is the model's
@@ -208,7 +213,8 @@ func (d *Diff) Empty() bool {
 		len(d.StatesRelabeled) == 0 &&
 		len(d.TransitionsAdded) == 0 && len(d.TransitionsRemoved) == 0 &&
 		len(d.ShareChanges) == 0 && len(d.OutflowShifts) == 0 &&
-		len(d.RareFlips) == 0 && len(d.GeneralizedFlips) == 0 && len(d.Loops) == 0 && d.Trunk == nil
+		len(d.RareFlips) == 0 && len(d.GeneralizedFlips) == 0 && len(d.Loops) == 0 && d.Trunk == nil &&
+		len(d.ConstraintsAdded) == 0 && len(d.ConstraintsRemoved) == 0
 }
 
 // Differences counts what d reports: every item of its lists, and a changed
@@ -216,7 +222,8 @@ func (d *Diff) Empty() bool {
 func (d *Diff) Differences() int {
 	n := len(d.StatesAdded) + len(d.StatesRemoved) + len(d.StatesRelabeled) +
 		len(d.TransitionsAdded) + len(d.TransitionsRemoved) + len(d.ShareChanges) +
-		len(d.OutflowShifts) + len(d.RareFlips) + len(d.GeneralizedFlips) + len(d.Loops)
+		len(d.OutflowShifts) + len(d.RareFlips) + len(d.GeneralizedFlips) + len(d.Loops) +
+		len(d.ConstraintsAdded) + len(d.ConstraintsRemoved)
 	if d.Trunk != nil {
 		n++
 	}
@@ -245,6 +252,8 @@ func (d *Diff) Summary() string {
 	add(len(d.RareFlips), "rare flip", "rare flips")
 	add(len(d.GeneralizedFlips), "generalised flip", "generalised flips")
 	add(len(d.Loops), "loop changed", "loops changed")
+	add(len(d.ConstraintsAdded), "constraint added", "constraints added")
+	add(len(d.ConstraintsRemoved), "constraint removed", "constraints removed")
 	if d.Trunk != nil {
 		parts = append(parts, "trunk changed")
 	}
@@ -291,6 +300,7 @@ func Compare(old, new *Model, opt DiffOptions) *Diff {
 		Loops:              []LoopChange{},
 	}
 	d.SameDigest = d.Old.Digest == d.New.Digest
+	d.ConstraintsAdded, d.ConstraintsRemoved = constraintChanges(old.Constraints, new.Constraints)
 
 	// States.
 	oldStates := make(map[string]State, len(old.States))
@@ -744,4 +754,34 @@ func chiSquareSurvival(x float64, df int) float64 {
 		return 1
 	}
 	return distuv.ChiSquared{K: float64(df)}.Survival(x)
+}
+
+// constraintChanges returns the constraints of new that old has not and
+// those of old that new has not, matched by kind and labels, sorted.
+func constraintChanges(old, new []Constraint) (added, removed []Constraint) {
+	type key struct{ kind, a, b string }
+	in := func(cs []Constraint) map[key]bool {
+		m := make(map[key]bool, len(cs))
+		for _, c := range cs {
+			m[key{c.Kind, c.A, c.B}] = true
+		}
+		return m
+	}
+	o, n := in(old), in(new)
+	for _, c := range new {
+		if !o[key{c.Kind, c.A, c.B}] {
+			added = append(added, c)
+		}
+	}
+	for _, c := range old {
+		if !n[key{c.Kind, c.A, c.B}] {
+			removed = append(removed, c)
+		}
+	}
+	less := func(x, y Constraint) int {
+		return strings.Compare(x.Kind+"\x00"+x.A+"\x00"+x.B, y.Kind+"\x00"+y.A+"\x00"+y.B)
+	}
+	slices.SortFunc(added, less)
+	slices.SortFunc(removed, less)
+	return added, removed
 }

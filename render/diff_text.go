@@ -103,6 +103,15 @@ func DiffText(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 				diffRareWord(f.OldRare), diffRareWord(f.NewRare), text.Percent(f.OldShare), text.Percent(f.NewShare), f.OldCount, f.NewCount, f.P)
 		}
 	}
+	if len(d.ConstraintsAdded)+len(d.ConstraintsRemoved) > 0 {
+		section("constraints")
+		for _, c := range d.ConstraintsAdded {
+			line(diffGreen, "  + %s  (support %d)", text.Terminal(c.String()), c.Support)
+		}
+		for _, c := range d.ConstraintsRemoved {
+			line(diffRed, "  - %s  (support %d)", text.Terminal(c.String()), c.Support)
+		}
+	}
 	if len(d.GeneralizedFlips) > 0 {
 		section("generalised flips")
 		for _, f := range d.GeneralizedFlips {
@@ -275,6 +284,15 @@ func DiffMarkdown(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 		for _, f := range d.RareFlips {
 			p("| %s | %s | %s | %s | %s | %s → %s | %d → %d | %.2g |\n", mdCode(f.From), mdCode(f.Event), mdCode(f.To),
 				diffRareWord(f.OldRare), diffRareWord(f.NewRare), text.Percent(f.OldShare), text.Percent(f.NewShare), f.OldCount, f.NewCount, f.P)
+		}
+	}
+	if len(d.ConstraintsAdded)+len(d.ConstraintsRemoved) > 0 {
+		p("\n#### Constraints\n\n| change | constraint | support |\n|---|---|---:|\n")
+		for _, c := range d.ConstraintsAdded {
+			p("| added | %s | %d |\n", text.Cell(c.String()), c.Support)
+		}
+		for _, c := range d.ConstraintsRemoved {
+			p("| removed | %s | %d |\n", text.Cell(c.String()), c.Support)
 		}
 	}
 	if len(d.GeneralizedFlips) > 0 {
