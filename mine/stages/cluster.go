@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -12,17 +13,23 @@ import (
 )
 
 // analysis holds a log's sessions as node ids and what clustering works on.
+// A node is a family key of foldIDs: the names of the log that differ only
+// in ids are one node.
 type analysis struct {
-	names    []string  // distinct nodes, sorted
-	toks     [][]token // per node
-	class    []string  // per node
-	chat     []bool    // per node
-	records  []int     // per node
-	sessions []int     // per node
-	posSum   []float64 // per node: sum of relative positions among task steps
-	seqs     [][]int32 // per session, every record's node
-	tasks    [][]int32 // distinct sessions of task nodes only (message turns left out)
-	weight   []int     // per distinct session of tasks, how many sessions
+	names    []string   // distinct nodes, sorted: a name, or a family key of several names
+	members  [][]string // per node: its names, sorted, when it has more than one; else nil
+	kinds    [][][]int  // per node with members: at each id mark, the kinds of id its names have
+	all      []string   // every distinct name of the log, sorted
+	nodeOf   []int32    // per name of all: its node
+	toks     [][]token  // per node
+	class    []string   // per node
+	chat     []bool     // per node
+	records  []int      // per node
+	sessions []int      // per node
+	posSum   []float64  // per node: sum of relative positions among task steps
+	seqs     [][]int32  // per session, every record's node
+	tasks    [][]int32  // distinct sessions of task nodes only (message turns left out)
+	weight   []int      // per distinct session of tasks, how many sessions
 	aff      [][]float64
 
 	taskNodes int
@@ -31,7 +38,7 @@ type analysis struct {
 	why       []string  // group -> how it was formed
 }
 
-func newAnalysis(lg *mine.Log) *analysis {
+func newAnalysis(lg *mine.Log) (*analysis, error) {
 	a := &analysis{}
 	ids := map[uint32]int32{}
 	var labels []uint32
@@ -44,9 +51,57 @@ func newAnalysis(lg *mine.Log) *analysis {
 		}
 	}
 	sort.Slice(labels, func(i, j int) bool { return lg.Name(labels[i]) < lg.Name(labels[j]) })
+	a.all = make([]string, len(labels))
+	keys := make([]string, len(labels))
+	keyKinds := make([][]int, len(labels))
+	byKey := map[string][]int32{}
 	for i, l := range labels {
-		ids[l] = int32(i)
-		a.names = append(a.names, lg.Name(l))
+		a.all[i] = lg.Name(l)
+		keys[i], keyKinds[i] = foldIDs(a.all[i])
+		byKey[keys[i]] = append(byKey[keys[i]], int32(i))
+	}
+	// a node's name: the log's name when its key has one, else the key
+	nodeName := func(i int) string {
+		if len(byKey[keys[i]]) > 1 {
+			return keys[i]
+		}
+		return a.all[i]
+	}
+	order := make([]int32, 0, len(byKey))
+	for i := range a.all {
+		if byKey[keys[i]][0] == int32(i) {
+			order = append(order, int32(i))
+		}
+	}
+	sort.Slice(order, func(i, j int) bool { return nodeName(int(order[i])) < nodeName(int(order[j])) })
+	a.nodeOf = make([]int32, len(a.all))
+	for id, first := range order {
+		a.names = append(a.names, nodeName(int(first)))
+		ms := byKey[keys[first]]
+		var members []string
+		var kinds [][]int
+		if len(ms) > 1 {
+			kinds = make([][]int, len(keyKinds[first]))
+		}
+		for _, m := range ms {
+			a.nodeOf[m] = int32(id)
+			if len(ms) > 1 {
+				members = append(members, a.all[m])
+				for x, k := range keyKinds[m] {
+					if !slices.Contains(kinds[x], k) {
+						kinds[x] = append(kinds[x], k)
+					}
+				}
+			}
+		}
+		for _, k := range kinds {
+			slices.Sort(k)
+		}
+		a.members = append(a.members, members)
+		a.kinds = append(a.kinds, kinds)
+	}
+	for i, l := range labels {
+		ids[l] = a.nodeOf[i]
 	}
 	n := len(a.names)
 	a.toks = make([][]token, n)
@@ -66,6 +121,10 @@ func newAnalysis(lg *mine.Log) *analysis {
 	if nchat == n {
 		// A log of message turns only: they are its steps.
 		clear(a.chat)
+	}
+	if n > MaxNodes {
+		return nil, fmt.Errorf("%w: %d distinct nodes (of %d names, with the ids in names folded: tool_get_7 and tool_get_12 are one node), more than %d to group into stages; map the node to fewer values first (--field node=PATH, or label rules)",
+			ErrTooManyNodes, n, len(a.all), MaxNodes)
 	}
 	seen := make([]int, n)
 	variant := map[string]int{}
@@ -119,7 +178,41 @@ func newAnalysis(lg *mine.Log) *analysis {
 		a.why = append(a.why, "")
 		a.taskNodes++
 	}
-	return a
+	return a, nil
+}
+
+// nodePattern is the pattern of one node: its name, or for a family of
+// names that differ in ids, its key with a pattern of those ids at each
+// mark when that matches no other name of the log, else its names.
+func (a *analysis) nodePattern(id int32) string {
+	if a.members[id] == nil {
+		return "^" + regexp.QuoteMeta(a.names[id]) + "$"
+	}
+	p := keyPattern(a.names[id], a.kinds[id])
+	re := regexp.MustCompile(p)
+	ok := true
+	a.eachName(re, strings.SplitN(a.names[id], idMark, 2)[0], func(i int) bool {
+		if a.nodeOf[i] != id {
+			ok = false
+		}
+		return ok
+	})
+	if ok {
+		return p
+	}
+	return alternation(a.members[id])
+}
+
+// eachName calls f with the index in a.all of each name that re matches,
+// of the names that start with prefix (a literal prefix of re), until f
+// returns false.
+func (a *analysis) eachName(re *regexp.Regexp, prefix string, f func(i int) bool) {
+	lo := sort.SearchStrings(a.all, prefix)
+	for i := lo; i < len(a.all) && strings.HasPrefix(a.all[i], prefix); i++ {
+		if re.MatchString(a.all[i]) && !f(i) {
+			return
+		}
+	}
 }
 
 // relPos is the relative position of step i of n: 0 first, 1 last, 0.5
@@ -142,11 +235,12 @@ type flow struct {
 	trans    []int       // k*from + to: runs of from followed by a run of to
 	first    []int       // k*g + h: sessions where g comes before h
 	ctx      [][]float64 // group -> counts of the groups (and start, end) around its runs
+	nz       [][]int32   // group -> where its ctx is not 0, ascending
 }
 
 func (a *analysis) flow() *flow {
 	k := len(a.groups)
-	f := &flow{k: k, runs: make([]int, k), sessions: make([]int, k), trans: make([]int, k*k), first: make([]int, k*k), ctx: make([][]float64, k)}
+	f := &flow{k: k, runs: make([]int, k), sessions: make([]int, k), trans: make([]int, k*k), first: make([]int, k*k), ctx: make([][]float64, k), nz: make([][]int32, k)}
 	start, end := int32(k), int32(k+1)
 	for g := range f.ctx {
 		f.ctx[g] = make([]float64, k+2)
@@ -187,7 +281,40 @@ func (a *analysis) flow() *flow {
 			f.ctx[g][next] += float64(w)
 		}
 	}
+	for g, row := range f.ctx {
+		for x, c := range row {
+			if c != 0 {
+				f.nz[g] = append(f.nz[g], int32(x))
+			}
+		}
+	}
 	return f
+}
+
+// cosine is the cosine similarity of what comes around groups i and j,
+// leaving out each other: the sums run over the entries that are not 0, in
+// the order of the groups, which gives the same floats as the sums over
+// all entries.
+func (f *flow) cosine(i, j int32) float64 {
+	var dot, ni, nj float64
+	ci, cj := f.ctx[i], f.ctx[j]
+	for _, g := range f.nz[i] {
+		if g == i || g == j {
+			continue
+		}
+		ni += ci[g] * ci[g]
+		dot += ci[g] * cj[g]
+	}
+	for _, g := range f.nz[j] {
+		if g == i || g == j {
+			continue
+		}
+		nj += cj[g] * cj[g]
+	}
+	if ni > 0 && nj > 0 {
+		return dot / math.Sqrt(ni*nj)
+	}
+	return 0
 }
 
 // candidate is a possible merge of two groups and its evidence.
@@ -233,6 +360,10 @@ func (c candidate) strong() bool {
 // groups remain, but never below MinStages.
 func (a *analysis) cluster(want int) {
 	live := a.taskNodes
+	if live <= 1 || want > 0 && live <= want || want == 0 && live <= MinStages {
+		return
+	}
+	m := a.newMerger()
 	for live > 1 {
 		if want > 0 && live <= want {
 			return
@@ -240,69 +371,24 @@ func (a *analysis) cluster(want int) {
 		if want == 0 && live <= MinStages {
 			return
 		}
-		best, ok := a.best()
+		best, ok := m.best()
 		if !ok {
 			return
 		}
 		if want == 0 && live <= MaxStages && !best.strong() {
 			return
 		}
-		a.merge(best)
+		m.merge(best)
 		live--
 	}
 }
 
-// best returns the strong candidate with the most evidence; when there is
-// none, the merge that changes the fewest records: the records of the
-// smaller group, weighed by how little evidence there is (see cost). Ties go
-// to the pair that comes first by group order, which is by node name.
-func (a *analysis) best() (candidate, bool) {
-	f := a.flow()
-	var strong, weak candidate
-	strongScore, weakCost := -1.0, math.Inf(1)
-	pos := a.groupPositions()
-	size := make([]int, len(a.groups))
-	for g, nodes := range a.groups {
-		for _, id := range nodes {
-			size[g] += a.records[id]
-		}
-	}
-	for i := range a.groups {
-		if a.groups[i] == nil {
-			continue
-		}
-		for j := i + 1; j < len(a.groups); j++ {
-			if a.groups[j] == nil {
-				continue
-			}
-			c := a.candidate(f, pos, int32(i), int32(j))
-			if c.strong() {
-				if s := c.strength(); s > strongScore {
-					strong, strongScore = c, s
-				}
-				continue
-			}
-			c.cost = float64(min(size[i], size[j])) * (1 - c.strength())
-			if c.cost < weakCost {
-				weak, weakCost = c, c.cost
-			}
-		}
-	}
-	if strongScore >= 0 {
-		return strong, true
-	}
-	return weak, !math.IsInf(weakCost, 1)
-}
-
-func (a *analysis) candidate(f *flow, pos []float64, i, j int32) candidate {
-	c := candidate{a: i, b: j, affinity: math.Inf(1), posGap: math.Abs(pos[i] - pos[j])}
-	ci, cj := a.groupClass(i), a.groupClass(j)
+// newCandidate measures the merge of groups i < j from the flow, the
+// least affinity of their names, their classes and positions; for a weak
+// candidate, size is the records of the smaller group (see merger.best).
+func newCandidate(f *flow, i, j int32, aff float64, ci, cj string, posGap float64, size int) candidate {
+	c := candidate{a: i, b: j, affinity: aff, posGap: posGap}
 	c.conflict = ci == ClassRead && cj == ClassAct || ci == ClassAct && cj == ClassRead || ci == ClassMixed || cj == ClassMixed
-	for _, x := range a.groups[i] {
-		for _, y := range a.groups[j] {
-			c.affinity = min(c.affinity, a.aff[x][y])
-		}
-	}
 	c.ab, c.ba = f.first[f.k*int(i)+int(j)], f.first[f.k*int(j)+int(i)]
 	c.sequence = c.ab+c.ba >= MinOrderSessions &&
 		float64(max(c.ab, c.ba)) >= Sequence*float64(min(f.sessions[i], f.sessions[j])) &&
@@ -311,36 +397,51 @@ func (a *analysis) candidate(f *flow, pos []float64, i, j int32) candidate {
 	if f.runs[i] > 0 && f.runs[j] > 0 {
 		c.adjacent = min(1, together/float64(max(f.runs[i], f.runs[j])))
 	}
-	// context: what comes around each, leaving out each other
-	var dot, ni, nj float64
-	for g := range f.ctx[i] {
-		if int32(g) == i || int32(g) == j {
-			continue
-		}
-		x, y := f.ctx[i][g], f.ctx[j][g]
-		dot += x * y
-		ni += x * x
-		nj += y * y
-	}
-	if ni > 0 && nj > 0 {
-		c.context = dot / math.Sqrt(ni*nj)
+	c.context = f.cosine(i, j)
+	if !c.strong() {
+		c.cost = float64(size) * (1 - c.strength())
 	}
 	return c
 }
 
-func (a *analysis) groupPositions() []float64 {
-	pos := make([]float64, len(a.groups))
-	for g, nodes := range a.groups {
-		sum, n := 0.0, 0
-		for _, id := range nodes {
-			sum += a.posSum[id]
-			n += a.records[id]
-		}
-		if n > 0 {
-			pos[g] = sum / float64(n)
+// candidate measures the merge of groups i < j from scratch.
+func (a *analysis) candidate(f *flow, pos []float64, i, j int32) candidate {
+	aff := math.Inf(1)
+	for _, x := range a.groups[i] {
+		for _, y := range a.groups[j] {
+			aff = min(aff, a.aff[x][y])
 		}
 	}
+	return newCandidate(f, i, j, aff, a.groupClass(i), a.groupClass(j), math.Abs(pos[i]-pos[j]), min(a.groupRecords(i), a.groupRecords(j)))
+}
+
+func (a *analysis) groupRecords(g int32) int {
+	n := 0
+	for _, id := range a.groups[g] {
+		n += a.records[id]
+	}
+	return n
+}
+
+func (a *analysis) groupPositions() []float64 {
+	pos := make([]float64, len(a.groups))
+	for g := range a.groups {
+		pos[g] = a.groupPosition(int32(g))
+	}
 	return pos
+}
+
+// groupPosition is the mean relative position of a group's records.
+func (a *analysis) groupPosition(g int32) float64 {
+	sum, n := 0.0, 0
+	for _, id := range a.groups[g] {
+		sum += a.posSum[id]
+		n += a.records[id]
+	}
+	if n > 0 {
+		return sum / float64(n)
+	}
+	return 0
 }
 
 // groupClass is the class its nodes share: "" when none tells, the one

@@ -81,11 +81,18 @@ const (
 	FoldShare        = 0.05
 	DetourShare      = 0.5
 	MinDetourRuns    = 5
+	// MaxNodes is the most distinct nodes (names, with the ids in names
+	// folded) Suggest groups: clustering keeps a few numbers per pair.
+	MaxNodes = 2000
 )
 
 // ErrOneNode is returned for a log whose records all have the same node:
 // there is nothing to group.
 var ErrOneNode = errors.New("one distinct node")
+
+// ErrTooManyNodes is returned for a log with more than MaxNodes distinct
+// nodes.
+var ErrTooManyNodes = errors.New("too many distinct nodes")
 
 // Options shape a suggestion.
 type Options struct {
@@ -159,8 +166,14 @@ func Suggest(lg *mine.Log, opt Options) (*Suggestion, error) {
 	if nodePath == "" {
 		nodePath = mine.FieldNode
 	}
-	a := newAnalysis(lg)
+	a, err := newAnalysis(lg)
+	if err != nil {
+		return nil, err
+	}
 	if len(a.names) == 1 {
+		if len(a.all) > 1 {
+			return nil, fmt.Errorf("%w (%q): the %d names differ only in ids, there is nothing to group into stages", ErrOneNode, a.names[0], len(a.all))
+		}
 		return nil, fmt.Errorf("%w (%q): there is nothing to group into stages", ErrOneNode, a.names[0])
 	}
 	a.cluster(opt.Stages)
