@@ -83,7 +83,7 @@ const (
 	MinDetourRuns    = 5
 	// MaxNodes is the most distinct nodes (names, with the ids in names
 	// folded) Suggest groups: clustering keeps a few numbers per pair.
-	MaxNodes = 2000
+	MaxNodes = 1000
 )
 
 // ErrOneNode is returned for a log whose records all have the same node:
