@@ -16,21 +16,25 @@ import (
 // A node is a family key of foldIDs: the names of the log that differ only
 // in ids are one node.
 type analysis struct {
-	names    []string   // distinct nodes, sorted: a name, or a family key of several names
-	members  [][]string // per node: its names, sorted, when it has more than one; else nil
-	kinds    [][][]int  // per node with members: at each id mark, the kinds of id its names have
-	all      []string   // every distinct name of the log, sorted
-	nodeOf   []int32    // per name of all: its node
-	toks     [][]token  // per node
-	class    []string   // per node
-	chat     []bool     // per node
-	records  []int      // per node
-	sessions []int      // per node
-	posSum   []float64  // per node: sum of relative positions among task steps
-	seqs     [][]int32  // per session, every record's node
-	tasks    [][]int32  // distinct sessions of task nodes only (message turns left out)
-	weight   []int      // per distinct session of tasks, how many sessions
-	aff      [][]float64
+	names   []string   // distinct nodes, sorted: a name, or a family key of several names
+	members [][]string // per node: its names, sorted, when it has more than one; else nil
+	kinds   [][][]int  // per node with members: at each id mark, the kinds of id its names have
+	all     []string   // every distinct name of the log, sorted
+	nodeOf  []int32    // per name of all: its node
+	toks    [][]token  // per node
+	class   []string   // per node
+	chat    []bool     // per node: a message turn, not a task step
+	chatWhy []string   // per node: why it is a message turn
+	// per pair of nodes x, y at n*x+y: 1 + the node after which they are
+	// different branches of one decision, 0 when they are not
+	branchAfter []int32
+	records     []int     // per node
+	sessions    []int     // per node
+	posSum      []float64 // per node: sum of relative positions among task steps
+	seqs        [][]int32 // per session, every record's node
+	tasks       [][]int32 // distinct sessions of task nodes only (message turns left out)
+	weight      []int     // per distinct session of tasks, how many sessions
+	aff         [][]float64
 
 	taskNodes int
 	assign    []int32   // node -> group; -1 for message turns
@@ -110,28 +114,28 @@ func newAnalysis(lg *mine.Log) (*analysis, error) {
 	a.records = make([]int, n)
 	a.sessions = make([]int, n)
 	a.posSum = make([]float64, n)
+	a.chatWhy = make([]string, n)
 	nchat := 0
 	for i, name := range a.names {
 		a.toks[i] = tokenize(name)
 		a.class[i] = classOf(name, a.toks[i])
 		if a.chat[i] = isChatName(name, a.toks[i]); a.chat[i] {
+			a.chatWhy[i] = chatByName
 			nchat++
 		}
 	}
 	if nchat == n {
 		// A log of message turns only: they are its steps.
 		clear(a.chat)
+		clear(a.chatWhy)
 	}
 	if n > MaxNodes {
 		return nil, fmt.Errorf("%w: %d distinct nodes (of %d names, with the ids in names folded: tool_get_7 and tool_get_12 are one node), more than %d to group into stages; map the node to fewer values first (--field node=PATH, or label rules)",
 			ErrTooManyNodes, n, len(a.all), MaxNodes)
 	}
 	seen := make([]int, n)
-	variant := map[string]int{}
-	var key []byte
 	for si, s := range lg.Sessions {
 		seq := make([]int32, len(s.Visits))
-		var task []int32
 		for i, v := range s.Visits {
 			id := ids[v.Label]
 			seq[i] = id
@@ -140,26 +144,12 @@ func newAnalysis(lg *mine.Log) (*analysis, error) {
 				seen[id] = si + 1
 				a.sessions[id]++
 			}
-			if !a.chat[id] {
-				task = append(task, id)
-			}
-		}
-		for i, id := range task {
-			a.posSum[id] += relPos(i, len(task))
 		}
 		a.seqs = append(a.seqs, seq)
-		key = key[:0]
-		for _, id := range task {
-			key = binary.AppendUvarint(key, uint64(id))
-		}
-		if v, ok := variant[string(key)]; ok {
-			a.weight[v]++
-			continue
-		}
-		variant[string(key)] = len(a.tasks)
-		a.tasks = append(a.tasks, task)
-		a.weight = append(a.weight, 1)
 	}
+	a.findTurns()
+	a.findTasks()
+	a.findFreeText()
 	a.aff = make([][]float64, n)
 	for i := range n {
 		a.aff[i] = make([]float64, n)
@@ -178,7 +168,39 @@ func newAnalysis(lg *mine.Log) (*analysis, error) {
 		a.why = append(a.why, "")
 		a.taskNodes++
 	}
+	a.findBranches()
 	return a, nil
+}
+
+// findTasks makes the distinct sessions of task steps (message turns left
+// out), and the task steps' positions in them.
+func (a *analysis) findTasks() {
+	a.tasks, a.weight = nil, nil
+	clear(a.posSum)
+	variant := map[string]int{}
+	var key []byte
+	for _, seq := range a.seqs {
+		var task []int32
+		for _, id := range seq {
+			if !a.chat[id] {
+				task = append(task, id)
+			}
+		}
+		for i, id := range task {
+			a.posSum[id] += relPos(i, len(task))
+		}
+		key = key[:0]
+		for _, id := range task {
+			key = binary.AppendUvarint(key, uint64(id))
+		}
+		if v, ok := variant[string(key)]; ok {
+			a.weight[v]++
+			continue
+		}
+		variant[string(key)] = len(a.tasks)
+		a.tasks = append(a.tasks, task)
+		a.weight = append(a.weight, 1)
+	}
 }
 
 // nodePattern is the pattern of one node: its name, or for a family of
@@ -324,6 +346,7 @@ type candidate struct {
 	adjacent float64 // share of the visits of each spent next to the other, the smaller
 	context  float64 // cosine similarity of what comes before and after them
 	conflict bool    // one reads, the other acts
+	branch   bool    // a node of each on different branches after one decision
 	sequence bool    // they come in a fixed order
 	ab, ba   int     // sessions with a before b, with b before a
 	posGap   float64
@@ -352,7 +375,7 @@ func (c candidate) strength() float64 {
 }
 
 func (c candidate) strong() bool {
-	return !c.conflict && (c.affinity >= FamilyAffinity && !c.sequence || c.adjacent >= Adjacency)
+	return !c.conflict && !c.branch && (c.affinity >= FamilyAffinity && !c.sequence || c.adjacent >= Adjacency)
 }
 
 // cluster merges groups until the stage count is reached: want, or when
@@ -386,8 +409,8 @@ func (a *analysis) cluster(want int) {
 // newCandidate measures the merge of groups i < j from the flow, the
 // least affinity of their names, their classes and positions; for a weak
 // candidate, size is the records of the smaller group (see merger.best).
-func newCandidate(f *flow, i, j int32, aff float64, ci, cj string, posGap float64, size int) candidate {
-	c := candidate{a: i, b: j, affinity: aff, posGap: posGap}
+func newCandidate(f *flow, i, j int32, aff float64, branch bool, ci, cj string, posGap float64, size int) candidate {
+	c := candidate{a: i, b: j, affinity: aff, branch: branch, posGap: posGap}
 	c.conflict = ci == ClassRead && cj == ClassAct || ci == ClassAct && cj == ClassRead || ci == ClassMixed || cj == ClassMixed
 	c.ab, c.ba = f.first[f.k*int(i)+int(j)], f.first[f.k*int(j)+int(i)]
 	c.sequence = c.ab+c.ba >= MinOrderSessions &&
@@ -407,12 +430,14 @@ func newCandidate(f *flow, i, j int32, aff float64, ci, cj string, posGap float6
 // candidate measures the merge of groups i < j from scratch.
 func (a *analysis) candidate(f *flow, pos []float64, i, j int32) candidate {
 	aff := math.Inf(1)
+	branch := false
 	for _, x := range a.groups[i] {
 		for _, y := range a.groups[j] {
 			aff = min(aff, a.aff[x][y])
+			branch = branch || a.branchAfter[int(x)*len(a.names)+int(y)] != 0
 		}
 	}
-	return newCandidate(f, i, j, aff, a.groupClass(i), a.groupClass(j), math.Abs(pos[i]-pos[j]), min(a.groupRecords(i), a.groupRecords(j)))
+	return newCandidate(f, i, j, aff, branch, a.groupClass(i), a.groupClass(j), math.Abs(pos[i]-pos[j]), min(a.groupRecords(i), a.groupRecords(j)))
 }
 
 func (a *analysis) groupRecords(g int32) int {
@@ -489,6 +514,9 @@ func (a *analysis) merge(c candidate) {
 			ev = append(ev, fmt.Sprintf("context similarity %.2f", c.context))
 		}
 		ev = append(ev, fmt.Sprintf("positions %.2f apart", c.posGap))
+		if c.branch {
+			ev = append(ev, "though on different branches after one decision: merged last")
+		}
 		why = fmt.Sprintf("merged to reach the stage count: the merge that changes the fewest records (%.0f, weighed by the evidence: %s)", c.cost, strings.Join(ev, ", "))
 	}
 	parts := []string{}

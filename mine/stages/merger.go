@@ -24,6 +24,7 @@ type merger struct {
 	f       *flow
 	k       int
 	aff     []float64 // k*i + j: least affinity of a node of i and a node of j
+	branch  []bool    // k*i + j: a node of i and one of j are branches (see findBranches)
 	pos     []float64 // per group
 	recs    []int     // per group
 	class   []string
@@ -37,7 +38,7 @@ func (a *analysis) newMerger() *merger {
 	k := len(a.groups)
 	m := &merger{a: a, f: a.flow(), k: k, aff: make([]float64, k*k), pos: a.groupPositions(),
 		recs: make([]int, k), class: make([]string, k),
-		inv: make([][]int32, k), cands: make([]candidate, k*(k-1)/2), rowBest: make([]int32, k), live: make([]bool, k)}
+		inv: make([][]int32, k), branch: make([]bool, k*k), cands: make([]candidate, k*(k-1)/2), rowBest: make([]int32, k), live: make([]bool, k)}
 	for g, nodes := range a.groups {
 		m.live[g] = nodes != nil
 		m.class[g] = a.groupClass(int32(g))
@@ -49,6 +50,7 @@ func (a *analysis) newMerger() *merger {
 			for _, x := range a.groups[i] {
 				for _, y := range a.groups[j] {
 					aff = min(aff, a.aff[x][y])
+					m.branch[k*i+j] = m.branch[k*i+j] || a.branchAfter[int(x)*len(a.names)+int(y)] != 0
 				}
 			}
 			m.aff[k*i+j] = aff
@@ -81,16 +83,19 @@ func (m *merger) tri(i, j int32) int {
 }
 
 func (m *merger) measure(i, j int32) {
-	m.cands[m.tri(i, j)] = newCandidate(m.f, i, j, m.aff[m.k*int(i)+int(j)], m.class[i], m.class[j],
+	m.cands[m.tri(i, j)] = newCandidate(m.f, i, j, m.aff[m.k*int(i)+int(j)], m.branch[m.k*int(i)+int(j)], m.class[i], m.class[j],
 		math.Abs(m.pos[i]-m.pos[j]), min(m.recs[i], m.recs[j]))
 }
 
 // better says whether candidate c beats d, which comes first in the order
-// of the pairs: a strong candidate beats a weak one; of two strong ones the
-// stronger, of two weak ones the cheaper; d on a tie.
+// of the pairs: a candidate of no branches beats one of branches (see
+// findBranches); a strong candidate beats a weak one; of two strong ones
+// the stronger, of two weak ones the cheaper; d on a tie.
 func better(c, d *candidate) bool {
 	cs, ds := c.strong(), d.strong()
 	switch {
+	case c.branch != d.branch:
+		return d.branch
 	case cs != ds:
 		return cs
 	case cs:
@@ -239,6 +244,8 @@ func (m *merger) merge(c candidate) {
 	for x := range k {
 		v := min(m.aff[ka+x], m.aff[kb+x])
 		m.aff[ka+x], m.aff[k*x+int(a)] = v, v
+		br := m.branch[ka+x] || m.branch[kb+x]
+		m.branch[ka+x], m.branch[k*x+int(a)] = br, br
 	}
 	m.recs[a] += m.recs[b]
 	m.pos[a] = m.a.groupPosition(a) // summed in node order, as groupPositions does

@@ -128,6 +128,13 @@ func (a *analysis) keptApart(gs []int32, stageName map[int32]string) map[int32][
 	for x, g := range gs {
 		for _, h := range gs[x+1:] {
 			c := a.candidate(f, pos, min(g, h), max(g, h))
+			if c.branch {
+				later, other := g, h
+				if pos[h] > pos[g] || pos[h] == pos[g] && h > g {
+					later, other = h, g
+				}
+				out[later] = append(out[later], fmt.Sprintf("kept apart from %s: %s", stageName[other], a.branchReason(a.groups[g], a.groups[h])))
+			}
 			if c.affinity < FamilyAffinity || !c.sequence || c.conflict {
 				continue
 			}
@@ -224,7 +231,8 @@ func (s *Suggestion) chatRules(a *analysis, nodePath string) {
 		}
 	}
 	var drop []int32
-	var dropWhy []string
+	var dropWhy, reasons []string
+	byName := true
 	total := 0
 	for _, r := range a.records {
 		total += r
@@ -243,7 +251,7 @@ func (s *Suggestion) chatRules(a *analysis, nodePath string) {
 		if runs[id] >= MinDetourRuns && share > DetourShare {
 			s.Rules = append(s.Rules, Rule{
 				Name:   name,
-				Why:    "a message turn, not a task step (the name says so). " + stats + ": a detour, a self-loop on that stage",
+				Why:    a.chatWhy[id] + ". " + stats + ": a detour, a self-loop on that stage",
 				Match:  map[string]string{nodePath: a.nodePattern(int32(id))},
 				State:  escapeDollar(name),
 				Detour: true,
@@ -252,6 +260,8 @@ func (s *Suggestion) chatRules(a *analysis, nodePath string) {
 		}
 		drop = append(drop, int32(id))
 		dropWhy = append(dropWhy, stats)
+		byName = byName && a.chatWhy[id] == chatByName
+		reasons = append(reasons, strings.Replace(stats, ":", ", "+strings.TrimPrefix(strings.TrimSuffix(a.chatWhy[id], ")"), "a message turn, not a task step (")+":", 1))
 	}
 	if len(drop) == 0 {
 		return
@@ -261,6 +271,9 @@ func (s *Suggestion) chatRules(a *analysis, nodePath string) {
 		Why:   "message turns, not task steps (the names say so). " + strings.Join(dropWhy, ". ") + ": dropped, as a detour would stay in the flow",
 		Match: map[string]string{nodePath: a.alternation(drop)},
 		Drop:  true,
+	}
+	if !byName {
+		rule.Why = "message turns, not task steps. " + strings.Join(reasons, ". ") + ": dropped, as a detour would stay in the flow"
 	}
 	s.Rules = append([]Rule{rule}, s.Rules...)
 }
@@ -513,4 +526,19 @@ func (a *analysis) byPosition(nodes []int32) []int32 {
 		return out[i] < out[j]
 	})
 	return out
+}
+
+// branchReason names a pair of nodes of two groups on different branches
+// after one decision, and that node.
+func (a *analysis) branchReason(g, h []int32) string {
+	n := len(a.names)
+	for _, x := range g {
+		for _, y := range h {
+			if p := a.branchAfter[int(x)*n+int(y)]; p != 0 {
+				return fmt.Sprintf("%s and %s are different branches after %s (most of their runs follow it, and they rarely come in one session)",
+					a.names[x], a.names[y], a.names[p-1])
+			}
+		}
+	}
+	return ""
 }
