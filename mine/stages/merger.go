@@ -178,6 +178,26 @@ func (m *merger) merge(c candidate) {
 		}
 	}
 	m.a.merge(c)
+	m.joinFlow(a, b)
+	// affinity, position, class, size
+	for x := range k {
+		v := min(m.aff[ka+x], m.aff[kb+x])
+		m.aff[ka+x], m.aff[k*x+int(a)] = v, v
+		br := m.branch[ka+x] || m.branch[kb+x]
+		m.branch[ka+x], m.branch[k*x+int(a)] = br, br
+	}
+	m.recs[a] += m.recs[b]
+	m.pos[a] = m.a.groupPosition(a) // summed in node order, as groupPositions does
+	m.class[a] = m.a.groupClass(a)
+	m.live[b] = false
+	m.remeasure(a, b, na, nb, both)
+}
+
+// joinFlow makes b's runs, transitions, what comes around and which comes
+// first a's, once the groups have b's nodes in a.
+func (m *merger) joinFlow(a, b int32) {
+	k, f := m.k, m.f
+	ka, kb := k*int(a), k*int(b)
 	// runs and transitions: a run of a next to one of b becomes one run
 	f.runs[a] += f.runs[b] - f.trans[ka+int(b)] - f.trans[kb+int(a)]
 	f.runs[b] = 0
@@ -240,18 +260,13 @@ func (m *merger) merge(c candidate) {
 			}
 		}
 	}
-	// affinity, position, class, size
-	for x := range k {
-		v := min(m.aff[ka+x], m.aff[kb+x])
-		m.aff[ka+x], m.aff[k*x+int(a)] = v, v
-		br := m.branch[ka+x] || m.branch[kb+x]
-		m.branch[ka+x], m.branch[k*x+int(a)] = br, br
-	}
-	m.recs[a] += m.recs[b]
-	m.pos[a] = m.a.groupPosition(a) // summed in node order, as groupPositions does
-	m.class[a] = m.a.groupClass(a)
-	m.live[b] = false
-	// measure again
+}
+
+// remeasure measures again the pairs that the merge of b into a changes
+// (see merger), given the groups that were around a, around b, and around
+// both, and keeps each row's best.
+func (m *merger) remeasure(a, b int32, na, nb, both []int32) {
+	k := m.k
 	m.rowBest[b] = -1
 	for i := range int32(k) {
 		if m.live[i] && m.rowBest[i] == b {
