@@ -56,54 +56,10 @@ func newAnalysis(lg *mine.Log) (*analysis, error) {
 	}
 	sort.Slice(labels, func(i, j int) bool { return lg.Name(labels[i]) < lg.Name(labels[j]) })
 	a.all = make([]string, len(labels))
-	keys := make([]string, len(labels))
-	keyKinds := make([][]int, len(labels))
-	byKey := map[string][]int32{}
 	for i, l := range labels {
 		a.all[i] = lg.Name(l)
-		keys[i], keyKinds[i] = foldIDs(a.all[i])
-		byKey[keys[i]] = append(byKey[keys[i]], int32(i))
 	}
-	// a node's name: the log's name when its key has one, else the key
-	nodeName := func(i int) string {
-		if len(byKey[keys[i]]) > 1 {
-			return keys[i]
-		}
-		return a.all[i]
-	}
-	order := make([]int32, 0, len(byKey))
-	for i := range a.all {
-		if byKey[keys[i]][0] == int32(i) {
-			order = append(order, int32(i))
-		}
-	}
-	sort.Slice(order, func(i, j int) bool { return nodeName(int(order[i])) < nodeName(int(order[j])) })
-	a.nodeOf = make([]int32, len(a.all))
-	for id, first := range order {
-		a.names = append(a.names, nodeName(int(first)))
-		ms := byKey[keys[first]]
-		var members []string
-		var kinds [][]int
-		if len(ms) > 1 {
-			kinds = make([][]int, len(keyKinds[first]))
-		}
-		for _, m := range ms {
-			a.nodeOf[m] = int32(id)
-			if len(ms) > 1 {
-				members = append(members, a.all[m])
-				for x, k := range keyKinds[m] {
-					if !slices.Contains(kinds[x], k) {
-						kinds[x] = append(kinds[x], k)
-					}
-				}
-			}
-		}
-		for _, k := range kinds {
-			slices.Sort(k)
-		}
-		a.members = append(a.members, members)
-		a.kinds = append(a.kinds, kinds)
-	}
+	a.foldNames()
 	for i, l := range labels {
 		ids[l] = a.nodeOf[i]
 	}
@@ -200,6 +156,59 @@ func (a *analysis) findTasks() {
 		variant[string(key)] = len(a.tasks)
 		a.tasks = append(a.tasks, task)
 		a.weight = append(a.weight, 1)
+	}
+}
+
+// foldNames makes the nodes of the log's names (a.all, sorted): the names
+// with one family key (see foldIDs) are one node, named by the key when
+// they are several, by the name when it is alone; nodes sorted by name.
+func (a *analysis) foldNames() {
+	keys := make([]string, len(a.all))
+	keyKinds := make([][]int, len(a.all))
+	byKey := map[string][]int32{}
+	for i := range a.all {
+		keys[i], keyKinds[i] = foldIDs(a.all[i])
+		byKey[keys[i]] = append(byKey[keys[i]], int32(i))
+	}
+	// a node's name: the log's name when its key has one, else the key
+	nodeName := func(i int) string {
+		if len(byKey[keys[i]]) > 1 {
+			return keys[i]
+		}
+		return a.all[i]
+	}
+	order := make([]int32, 0, len(byKey))
+	for i := range a.all {
+		if byKey[keys[i]][0] == int32(i) {
+			order = append(order, int32(i))
+		}
+	}
+	sort.Slice(order, func(i, j int) bool { return nodeName(int(order[i])) < nodeName(int(order[j])) })
+	a.nodeOf = make([]int32, len(a.all))
+	for id, first := range order {
+		a.names = append(a.names, nodeName(int(first)))
+		ms := byKey[keys[first]]
+		var members []string
+		var kinds [][]int
+		if len(ms) > 1 {
+			kinds = make([][]int, len(keyKinds[first]))
+		}
+		for _, m := range ms {
+			a.nodeOf[m] = int32(id)
+			if len(ms) > 1 {
+				members = append(members, a.all[m])
+				for x, k := range keyKinds[m] {
+					if !slices.Contains(kinds[x], k) {
+						kinds[x] = append(kinds[x], k)
+					}
+				}
+			}
+		}
+		for _, k := range kinds {
+			slices.Sort(k)
+		}
+		a.members = append(a.members, members)
+		a.kinds = append(a.kinds, kinds)
 	}
 }
 
