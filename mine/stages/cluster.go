@@ -166,41 +166,54 @@ func (a *analysis) foldNames() {
 	keys := make([]string, len(a.all))
 	keyKinds := make([][]int, len(a.all))
 	byKey := map[string][]int32{}
-	for i := range a.all {
-		keys[i], keyKinds[i] = foldIDs(a.all[i])
-		byKey[keys[i]] = append(byKey[keys[i]], int32(i))
+	for i, name := range a.all {
+		if strings.Contains(name, idMark) {
+			continue // its own mark would read as an id's
+		}
+		keys[i], keyKinds[i] = foldIDs(name)
+		if keyKinds[i] != nil {
+			byKey[keys[i]] = append(byKey[keys[i]], int32(i))
+		}
 	}
-	// a node's name: the log's name when its key has one, else the key
-	nodeName := func(i int) string {
-		if len(byKey[keys[i]]) > 1 {
+	family := make([][]int32, len(a.all)) // per name: its family's names, nil for a name alone
+	for key, ms := range byKey {
+		if _, clash := slices.BinarySearch(a.all, key); len(ms) > 1 && !clash {
+			for _, m := range ms {
+				family[m] = ms
+			}
+		}
+	}
+	nodeName := func(i int32) string {
+		if family[i] != nil {
 			return keys[i]
 		}
 		return a.all[i]
 	}
-	order := make([]int32, 0, len(byKey))
-	for i := range a.all {
-		if byKey[keys[i]][0] == int32(i) {
-			order = append(order, int32(i))
+	var order []int32 // a name of each node
+	for i := range int32(len(a.all)) {
+		if family[i] == nil || family[i][0] == i {
+			order = append(order, i)
 		}
 	}
-	sort.Slice(order, func(i, j int) bool { return nodeName(int(order[i])) < nodeName(int(order[j])) })
+	sort.Slice(order, func(i, j int) bool { return nodeName(order[i]) < nodeName(order[j]) })
 	a.nodeOf = make([]int32, len(a.all))
 	for id, first := range order {
-		a.names = append(a.names, nodeName(int(first)))
-		ms := byKey[keys[first]]
-		var members []string
-		var kinds [][]int
-		if len(ms) > 1 {
-			kinds = make([][]int, len(keyKinds[first]))
+		a.names = append(a.names, nodeName(first))
+		ms := family[first]
+		if ms == nil {
+			a.nodeOf[first] = int32(id)
+			a.members = append(a.members, nil)
+			a.kinds = append(a.kinds, nil)
+			continue
 		}
+		var members []string
+		kinds := make([][]int, len(keyKinds[first]))
 		for _, m := range ms {
 			a.nodeOf[m] = int32(id)
-			if len(ms) > 1 {
-				members = append(members, a.all[m])
-				for x, k := range keyKinds[m] {
-					if !slices.Contains(kinds[x], k) {
-						kinds[x] = append(kinds[x], k)
-					}
+			members = append(members, a.all[m])
+			for x, k := range keyKinds[m] {
+				if !slices.Contains(kinds[x], k) {
+					kinds[x] = append(kinds[x], k)
 				}
 			}
 		}

@@ -92,6 +92,23 @@ func TestSuggestFoldsIDs(t *testing.T) {
 	if st := stageOf(s); st["goodbye_2"] == "" || st["tool_get_0"] == "" {
 		t.Errorf("stages of nodes %v, want goodbye_2 and tool_get_0 by name", st)
 	}
+	// a name with the mark of its own does not fold, nor a family whose key
+	// is a name of the log (FuzzSuggest found both: the node * of "0",
+	// "000000" and "*" had a pattern of one id for a name with none)
+	for _, names := range [][]string{{"0", "*", "000000", "1A", "0B"}, {"a*1", "a*2", "b"}} {
+		var b strings.Builder
+		for s := range 6 {
+			for i, n := range names {
+				fmt.Fprintf(&b, "{\"session_id\":\"s%d\",\"step\":%d,\"node\":%q}\n", s, i, n)
+			}
+		}
+		s := suggest(t, b.String(), Options{Stages: 2})
+		for _, n := range names {
+			if st := stageOf(s); st[n] == "" {
+				t.Errorf("%q: no stage of its own name in %v", n, st)
+			}
+		}
+	}
 	// every name of one family: nothing to group
 	var b strings.Builder
 	for s := range 10 {
