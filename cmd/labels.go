@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -50,8 +51,16 @@ count between 5 and 12 unless --stages asks for another. Every rule carries
 its reason in "why". The stages go to standard error; the rules to -o or
 standard output.
 
+Names that differ only in ids (tool_get_7, tool_get_12) are one node,
+tool_get_*. Message turns are found by name (agent_msg, user_msg) and by
+how they behave (in nearly every session, next to most other records), and
+so is free text (next to every step, anywhere in the sessions). Steps on
+different branches after one decision (a booking confirmed, nothing found)
+are merged last.
+
 Exit status: 0 ok; 2 trouble (bad flags, unreadable input, a log without
-sessions or with a single distinct node).`,
+sessions, with a single distinct node, or with more than ` + strconv.Itoa(stages.MaxNodes) + ` distinct
+nodes once ids are folded).`,
 		Example: `  fsmine labels suggest logs/*.jsonl -o rules.json
   fsmine labels suggest --stages 8 --from tau results.json -o rules.json
   fsmine build --labels rules.json logs/*.jsonl -o model.json`,

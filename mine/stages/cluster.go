@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -12,18 +13,28 @@ import (
 )
 
 // analysis holds a log's sessions as node ids and what clustering works on.
+// A node is a family key of foldIDs: the names of the log that differ only
+// in ids are one node.
 type analysis struct {
-	names    []string  // distinct nodes, sorted
-	toks     [][]token // per node
-	class    []string  // per node
-	chat     []bool    // per node
-	records  []int     // per node
-	sessions []int     // per node
-	posSum   []float64 // per node: sum of relative positions among task steps
-	seqs     [][]int32 // per session, every record's node
-	tasks    [][]int32 // distinct sessions of task nodes only (message turns left out)
-	weight   []int     // per distinct session of tasks, how many sessions
-	aff      [][]float64
+	names   []string   // distinct nodes, sorted: a name, or a family key of several names
+	members [][]string // per node: its names, sorted, when it has more than one; else nil
+	kinds   [][][]int  // per node with members: at each id mark, the kinds of id its names have
+	all     []string   // every distinct name of the log, sorted
+	nodeOf  []int32    // per name of all: its node
+	toks    [][]token  // per node
+	class   []string   // per node
+	chat    []bool     // per node: a message turn, not a task step
+	chatWhy []string   // per node: why it is a message turn
+	// per pair of nodes x, y at n*x+y: 1 + the node after which they are
+	// different branches of one decision, 0 when they are not
+	branchAfter []int32
+	records     []int     // per node
+	sessions    []int     // per node
+	posSum      []float64 // per node: sum of relative positions among task steps
+	seqs        [][]int32 // per session, every record's node
+	tasks       [][]int32 // distinct sessions of task nodes only (message turns left out)
+	weight      []int     // per distinct session of tasks, how many sessions
+	aff         [][]float64
 
 	taskNodes int
 	assign    []int32   // node -> group; -1 for message turns
@@ -31,7 +42,7 @@ type analysis struct {
 	why       []string  // group -> how it was formed
 }
 
-func newAnalysis(lg *mine.Log) *analysis {
+func newAnalysis(lg *mine.Log) (*analysis, error) {
 	a := &analysis{}
 	ids := map[uint32]int32{}
 	var labels []uint32
@@ -44,9 +55,13 @@ func newAnalysis(lg *mine.Log) *analysis {
 		}
 	}
 	sort.Slice(labels, func(i, j int) bool { return lg.Name(labels[i]) < lg.Name(labels[j]) })
+	a.all = make([]string, len(labels))
 	for i, l := range labels {
-		ids[l] = int32(i)
-		a.names = append(a.names, lg.Name(l))
+		a.all[i] = lg.Name(l)
+	}
+	a.foldNames()
+	for i, l := range labels {
+		ids[l] = a.nodeOf[i]
 	}
 	n := len(a.names)
 	a.toks = make([][]token, n)
@@ -55,24 +70,28 @@ func newAnalysis(lg *mine.Log) *analysis {
 	a.records = make([]int, n)
 	a.sessions = make([]int, n)
 	a.posSum = make([]float64, n)
+	a.chatWhy = make([]string, n)
 	nchat := 0
 	for i, name := range a.names {
 		a.toks[i] = tokenize(name)
 		a.class[i] = classOf(name, a.toks[i])
 		if a.chat[i] = isChatName(name, a.toks[i]); a.chat[i] {
+			a.chatWhy[i] = chatByName
 			nchat++
 		}
 	}
 	if nchat == n {
 		// A log of message turns only: they are its steps.
 		clear(a.chat)
+		clear(a.chatWhy)
+	}
+	if n > MaxNodes {
+		return nil, fmt.Errorf("%w: %d distinct nodes (of %d names, with the ids in names folded: tool_get_7 and tool_get_12 are one node), more than %d to group into stages; map the node to fewer values first (--field node=PATH, or label rules)",
+			ErrTooManyNodes, n, len(a.all), MaxNodes)
 	}
 	seen := make([]int, n)
-	variant := map[string]int{}
-	var key []byte
 	for si, s := range lg.Sessions {
 		seq := make([]int32, len(s.Visits))
-		var task []int32
 		for i, v := range s.Visits {
 			id := ids[v.Label]
 			seq[i] = id
@@ -81,26 +100,12 @@ func newAnalysis(lg *mine.Log) *analysis {
 				seen[id] = si + 1
 				a.sessions[id]++
 			}
-			if !a.chat[id] {
-				task = append(task, id)
-			}
-		}
-		for i, id := range task {
-			a.posSum[id] += relPos(i, len(task))
 		}
 		a.seqs = append(a.seqs, seq)
-		key = key[:0]
-		for _, id := range task {
-			key = binary.AppendUvarint(key, uint64(id))
-		}
-		if v, ok := variant[string(key)]; ok {
-			a.weight[v]++
-			continue
-		}
-		variant[string(key)] = len(a.tasks)
-		a.tasks = append(a.tasks, task)
-		a.weight = append(a.weight, 1)
 	}
+	a.findTurns()
+	a.findTasks()
+	a.findFreeText()
 	a.aff = make([][]float64, n)
 	for i := range n {
 		a.aff[i] = make([]float64, n)
@@ -119,7 +124,139 @@ func newAnalysis(lg *mine.Log) *analysis {
 		a.why = append(a.why, "")
 		a.taskNodes++
 	}
-	return a
+	a.findBranches()
+	return a, nil
+}
+
+// findTasks makes the distinct sessions of task steps (message turns left
+// out), and the task steps' positions in them.
+func (a *analysis) findTasks() {
+	a.tasks, a.weight = nil, nil
+	clear(a.posSum)
+	variant := map[string]int{}
+	var key []byte
+	for _, seq := range a.seqs {
+		var task []int32
+		for _, id := range seq {
+			if !a.chat[id] {
+				task = append(task, id)
+			}
+		}
+		for i, id := range task {
+			a.posSum[id] += relPos(i, len(task))
+		}
+		key = key[:0]
+		for _, id := range task {
+			key = binary.AppendUvarint(key, uint64(id))
+		}
+		if v, ok := variant[string(key)]; ok {
+			a.weight[v]++
+			continue
+		}
+		variant[string(key)] = len(a.tasks)
+		a.tasks = append(a.tasks, task)
+		a.weight = append(a.weight, 1)
+	}
+}
+
+// foldNames makes the nodes of the log's names (a.all, sorted): the names
+// with one family key (see foldIDs) are one node, named by the key when
+// they are several, by the name when it is alone; nodes sorted by name.
+func (a *analysis) foldNames() {
+	keys := make([]string, len(a.all))
+	keyKinds := make([][]int, len(a.all))
+	byKey := map[string][]int32{}
+	for i, name := range a.all {
+		if strings.Contains(name, idMark) {
+			continue // its own mark would read as an id's
+		}
+		keys[i], keyKinds[i] = foldIDs(name)
+		if keyKinds[i] != nil {
+			byKey[keys[i]] = append(byKey[keys[i]], int32(i))
+		}
+	}
+	family := make([][]int32, len(a.all)) // per name: its family's names, nil for a name alone
+	for key, ms := range byKey {
+		if _, clash := slices.BinarySearch(a.all, key); len(ms) > 1 && !clash {
+			for _, m := range ms {
+				family[m] = ms
+			}
+		}
+	}
+	nodeName := func(i int32) string {
+		if family[i] != nil {
+			return keys[i]
+		}
+		return a.all[i]
+	}
+	var order []int32 // a name of each node
+	for i := range int32(len(a.all)) {
+		if family[i] == nil || family[i][0] == i {
+			order = append(order, i)
+		}
+	}
+	sort.Slice(order, func(i, j int) bool { return nodeName(order[i]) < nodeName(order[j]) })
+	a.nodeOf = make([]int32, len(a.all))
+	for id, first := range order {
+		a.names = append(a.names, nodeName(first))
+		ms := family[first]
+		if ms == nil {
+			a.nodeOf[first] = int32(id)
+			a.members = append(a.members, nil)
+			a.kinds = append(a.kinds, nil)
+			continue
+		}
+		var members []string
+		kinds := make([][]int, len(keyKinds[first]))
+		for _, m := range ms {
+			a.nodeOf[m] = int32(id)
+			members = append(members, a.all[m])
+			for x, k := range keyKinds[m] {
+				if !slices.Contains(kinds[x], k) {
+					kinds[x] = append(kinds[x], k)
+				}
+			}
+		}
+		for _, k := range kinds {
+			slices.Sort(k)
+		}
+		a.members = append(a.members, members)
+		a.kinds = append(a.kinds, kinds)
+	}
+}
+
+// nodePattern is the pattern of one node: its name, or for a family of
+// names that differ in ids, its key with a pattern of those ids at each
+// mark when that matches no other name of the log, else its names.
+func (a *analysis) nodePattern(id int32) string {
+	if a.members[id] == nil {
+		return "^" + regexp.QuoteMeta(a.names[id]) + "$"
+	}
+	p := keyPattern(a.names[id], a.kinds[id])
+	re := regexp.MustCompile(p)
+	ok := true
+	a.eachName(re, strings.SplitN(a.names[id], idMark, 2)[0], func(i int) bool {
+		if a.nodeOf[i] != id {
+			ok = false
+		}
+		return ok
+	})
+	if ok {
+		return p
+	}
+	return alternation(a.members[id])
+}
+
+// eachName calls f with the index in a.all of each name that re matches,
+// of the names that start with prefix (a literal prefix of re), until f
+// returns false.
+func (a *analysis) eachName(re *regexp.Regexp, prefix string, f func(i int) bool) {
+	lo := sort.SearchStrings(a.all, prefix)
+	for i := lo; i < len(a.all) && strings.HasPrefix(a.all[i], prefix); i++ {
+		if re.MatchString(a.all[i]) && !f(i) {
+			return
+		}
+	}
 }
 
 // relPos is the relative position of step i of n: 0 first, 1 last, 0.5
@@ -142,11 +279,12 @@ type flow struct {
 	trans    []int       // k*from + to: runs of from followed by a run of to
 	first    []int       // k*g + h: sessions where g comes before h
 	ctx      [][]float64 // group -> counts of the groups (and start, end) around its runs
+	nz       [][]int32   // group -> where its ctx is not 0, ascending
 }
 
 func (a *analysis) flow() *flow {
 	k := len(a.groups)
-	f := &flow{k: k, runs: make([]int, k), sessions: make([]int, k), trans: make([]int, k*k), first: make([]int, k*k), ctx: make([][]float64, k)}
+	f := &flow{k: k, runs: make([]int, k), sessions: make([]int, k), trans: make([]int, k*k), first: make([]int, k*k), ctx: make([][]float64, k), nz: make([][]int32, k)}
 	start, end := int32(k), int32(k+1)
 	for g := range f.ctx {
 		f.ctx[g] = make([]float64, k+2)
@@ -187,7 +325,40 @@ func (a *analysis) flow() *flow {
 			f.ctx[g][next] += float64(w)
 		}
 	}
+	for g, row := range f.ctx {
+		for x, c := range row {
+			if c != 0 {
+				f.nz[g] = append(f.nz[g], int32(x))
+			}
+		}
+	}
 	return f
+}
+
+// cosine is the cosine similarity of what comes around groups i and j,
+// leaving out each other: the sums run over the entries that are not 0, in
+// the order of the groups, which gives the same floats as the sums over
+// all entries.
+func (f *flow) cosine(i, j int32) float64 {
+	var dot, ni, nj float64
+	ci, cj := f.ctx[i], f.ctx[j]
+	for _, g := range f.nz[i] {
+		if g == i || g == j {
+			continue
+		}
+		ni += ci[g] * ci[g]
+		dot += ci[g] * cj[g]
+	}
+	for _, g := range f.nz[j] {
+		if g == i || g == j {
+			continue
+		}
+		nj += cj[g] * cj[g]
+	}
+	if ni > 0 && nj > 0 {
+		return dot / math.Sqrt(ni*nj)
+	}
+	return 0
 }
 
 // candidate is a possible merge of two groups and its evidence.
@@ -197,6 +368,7 @@ type candidate struct {
 	adjacent float64 // share of the visits of each spent next to the other, the smaller
 	context  float64 // cosine similarity of what comes before and after them
 	conflict bool    // one reads, the other acts
+	branch   bool    // a node of each on different branches after one decision
 	sequence bool    // they come in a fixed order
 	ab, ba   int     // sessions with a before b, with b before a
 	posGap   float64
@@ -225,7 +397,7 @@ func (c candidate) strength() float64 {
 }
 
 func (c candidate) strong() bool {
-	return !c.conflict && (c.affinity >= FamilyAffinity && !c.sequence || c.adjacent >= Adjacency)
+	return !c.conflict && !c.branch && (c.affinity >= FamilyAffinity && !c.sequence || c.adjacent >= Adjacency)
 }
 
 // cluster merges groups until the stage count is reached: want, or when
@@ -233,6 +405,10 @@ func (c candidate) strong() bool {
 // groups remain, but never below MinStages.
 func (a *analysis) cluster(want int) {
 	live := a.taskNodes
+	if live <= 1 || want > 0 && live <= want || want == 0 && live <= MinStages {
+		return
+	}
+	m := a.newMerger()
 	for live > 1 {
 		if want > 0 && live <= want {
 			return
@@ -240,69 +416,24 @@ func (a *analysis) cluster(want int) {
 		if want == 0 && live <= MinStages {
 			return
 		}
-		best, ok := a.best()
+		best, ok := m.best()
 		if !ok {
 			return
 		}
 		if want == 0 && live <= MaxStages && !best.strong() {
 			return
 		}
-		a.merge(best)
+		m.merge(best)
 		live--
 	}
 }
 
-// best returns the strong candidate with the most evidence; when there is
-// none, the merge that changes the fewest records: the records of the
-// smaller group, weighed by how little evidence there is (see cost). Ties go
-// to the pair that comes first by group order, which is by node name.
-func (a *analysis) best() (candidate, bool) {
-	f := a.flow()
-	var strong, weak candidate
-	strongScore, weakCost := -1.0, math.Inf(1)
-	pos := a.groupPositions()
-	size := make([]int, len(a.groups))
-	for g, nodes := range a.groups {
-		for _, id := range nodes {
-			size[g] += a.records[id]
-		}
-	}
-	for i := range a.groups {
-		if a.groups[i] == nil {
-			continue
-		}
-		for j := i + 1; j < len(a.groups); j++ {
-			if a.groups[j] == nil {
-				continue
-			}
-			c := a.candidate(f, pos, int32(i), int32(j))
-			if c.strong() {
-				if s := c.strength(); s > strongScore {
-					strong, strongScore = c, s
-				}
-				continue
-			}
-			c.cost = float64(min(size[i], size[j])) * (1 - c.strength())
-			if c.cost < weakCost {
-				weak, weakCost = c, c.cost
-			}
-		}
-	}
-	if strongScore >= 0 {
-		return strong, true
-	}
-	return weak, !math.IsInf(weakCost, 1)
-}
-
-func (a *analysis) candidate(f *flow, pos []float64, i, j int32) candidate {
-	c := candidate{a: i, b: j, affinity: math.Inf(1), posGap: math.Abs(pos[i] - pos[j])}
-	ci, cj := a.groupClass(i), a.groupClass(j)
+// newCandidate measures the merge of groups i < j from the flow, the
+// least affinity of their names, their classes and positions; for a weak
+// candidate, size is the records of the smaller group (see merger.best).
+func newCandidate(f *flow, i, j int32, aff float64, branch bool, ci, cj string, posGap float64, size int) candidate {
+	c := candidate{a: i, b: j, affinity: aff, branch: branch, posGap: posGap}
 	c.conflict = ci == ClassRead && cj == ClassAct || ci == ClassAct && cj == ClassRead || ci == ClassMixed || cj == ClassMixed
-	for _, x := range a.groups[i] {
-		for _, y := range a.groups[j] {
-			c.affinity = min(c.affinity, a.aff[x][y])
-		}
-	}
 	c.ab, c.ba = f.first[f.k*int(i)+int(j)], f.first[f.k*int(j)+int(i)]
 	c.sequence = c.ab+c.ba >= MinOrderSessions &&
 		float64(max(c.ab, c.ba)) >= Sequence*float64(min(f.sessions[i], f.sessions[j])) &&
@@ -311,36 +442,53 @@ func (a *analysis) candidate(f *flow, pos []float64, i, j int32) candidate {
 	if f.runs[i] > 0 && f.runs[j] > 0 {
 		c.adjacent = min(1, together/float64(max(f.runs[i], f.runs[j])))
 	}
-	// context: what comes around each, leaving out each other
-	var dot, ni, nj float64
-	for g := range f.ctx[i] {
-		if int32(g) == i || int32(g) == j {
-			continue
-		}
-		x, y := f.ctx[i][g], f.ctx[j][g]
-		dot += x * y
-		ni += x * x
-		nj += y * y
-	}
-	if ni > 0 && nj > 0 {
-		c.context = dot / math.Sqrt(ni*nj)
+	c.context = f.cosine(i, j)
+	if !c.strong() {
+		c.cost = float64(size) * (1 - c.strength())
 	}
 	return c
 }
 
-func (a *analysis) groupPositions() []float64 {
-	pos := make([]float64, len(a.groups))
-	for g, nodes := range a.groups {
-		sum, n := 0.0, 0
-		for _, id := range nodes {
-			sum += a.posSum[id]
-			n += a.records[id]
-		}
-		if n > 0 {
-			pos[g] = sum / float64(n)
+// candidate measures the merge of groups i < j from scratch.
+func (a *analysis) candidate(f *flow, pos []float64, i, j int32) candidate {
+	aff := math.Inf(1)
+	branch := false
+	for _, x := range a.groups[i] {
+		for _, y := range a.groups[j] {
+			aff = min(aff, a.aff[x][y])
+			branch = branch || a.branchAfter[int(x)*len(a.names)+int(y)] != 0
 		}
 	}
+	return newCandidate(f, i, j, aff, branch, a.groupClass(i), a.groupClass(j), math.Abs(pos[i]-pos[j]), min(a.groupRecords(i), a.groupRecords(j)))
+}
+
+func (a *analysis) groupRecords(g int32) int {
+	n := 0
+	for _, id := range a.groups[g] {
+		n += a.records[id]
+	}
+	return n
+}
+
+func (a *analysis) groupPositions() []float64 {
+	pos := make([]float64, len(a.groups))
+	for g := range a.groups {
+		pos[g] = a.groupPosition(int32(g))
+	}
 	return pos
+}
+
+// groupPosition is the mean relative position of a group's records.
+func (a *analysis) groupPosition(g int32) float64 {
+	sum, n := 0.0, 0
+	for _, id := range a.groups[g] {
+		sum += a.posSum[id]
+		n += a.records[id]
+	}
+	if n > 0 {
+		return sum / float64(n)
+	}
+	return 0
 }
 
 // groupClass is the class its nodes share: "" when none tells, the one
@@ -388,6 +536,9 @@ func (a *analysis) merge(c candidate) {
 			ev = append(ev, fmt.Sprintf("context similarity %.2f", c.context))
 		}
 		ev = append(ev, fmt.Sprintf("positions %.2f apart", c.posGap))
+		if c.branch {
+			ev = append(ev, "though on different branches after one decision: merged last")
+		}
 		why = fmt.Sprintf("merged to reach the stage count: the merge that changes the fewest records (%.0f, weighed by the evidence: %s)", c.cost, strings.Join(ev, ", "))
 	}
 	parts := []string{}

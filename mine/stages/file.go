@@ -50,20 +50,21 @@ func (s *Suggestion) check(a *analysis, nodePath string) error {
 	for i, r := range s.Rules {
 		res[i] = regexp.MustCompile(r.Match[nodePath])
 	}
-	for id, n := range a.names {
+	for i, n := range a.all {
+		id := a.nodeOf[i]
 		got := n
-		for i, r := range s.Rules {
-			if res[i].MatchString(n) {
-				got = r.Name
-				if r.Drop {
+		for r, rule := range s.Rules {
+			if res[r].MatchString(n) {
+				got = rule.Name
+				if rule.Drop {
 					got = ""
 				}
 				break
 			}
 		}
-		w, ok := want[n]
+		w, ok := want[a.names[id]]
 		switch {
-		case a.chat[id] && (got == "" || got == n):
+		case a.chat[id] && (got == "" || got == n || got == a.names[id]):
 		case !a.chat[id] && ok && got == w:
 		default:
 			return fmt.Errorf("the suggested rules label node %q as %q, not %q (a bug)", n, got, w)

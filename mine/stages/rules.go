@@ -43,9 +43,13 @@ func (a *analysis) suggestion(nodePath string) *Suggestion {
 	for _, g := range gs {
 		nodes := a.groups[g]
 		stage := Stage{Name: stageName[g], Class: a.groupClass(g), Position: pos[g]}
+		var folded []string
 		for _, id := range nodes {
 			stage.Nodes = append(stage.Nodes, a.names[id])
 			stage.Records += a.records[id]
+			if ms := a.members[id]; ms != nil {
+				folded = append(folded, fmt.Sprintf("%s stands for the %d names that differ from it only in ids (%s, %s ...)", a.names[id], len(ms), ms[0], ms[1]))
+			}
 		}
 		stage.Sessions = st.sessions[g]
 		var why []string
@@ -54,6 +58,7 @@ func (a *analysis) suggestion(nodePath string) *Suggestion {
 		} else {
 			why = append(why, "a stage of its own")
 		}
+		why = append(why, folded...)
 		why = append(why, apart[g]...)
 		names := "the names start"
 		if len(nodes) == 1 {
@@ -92,23 +97,15 @@ func (a *analysis) suggestion(nodePath string) *Suggestion {
 	}
 	s.chatRules(a, nodePath)
 	// stage rules, by position
-	claimed := map[string]bool{}
+	claimed := make([]bool, len(a.all)) // per name: an earlier rule matches it
 	for _, r := range s.Rules {
 		re := regexp.MustCompile(r.Match[nodePath])
-		for _, n := range a.names {
-			if re.MatchString(n) {
-				claimed[n] = true
-			}
-		}
+		a.eachName(re, "", func(i int) bool { claimed[i] = true; return true })
 	}
 	for i, stage := range s.Stages {
 		pat := a.pattern(a.groups[gs[i]], claimed)
 		re := regexp.MustCompile(pat)
-		for _, n := range a.names {
-			if !claimed[n] && re.MatchString(n) {
-				claimed[n] = true
-			}
-		}
+		a.eachName(re, "", func(i int) bool { claimed[i] = true; return true })
 		s.Rules = append(s.Rules, Rule{
 			Name:   stage.Name,
 			Why:    stage.Why,
@@ -131,6 +128,13 @@ func (a *analysis) keptApart(gs []int32, stageName map[int32]string) map[int32][
 	for x, g := range gs {
 		for _, h := range gs[x+1:] {
 			c := a.candidate(f, pos, min(g, h), max(g, h))
+			if c.branch {
+				later, other := g, h
+				if pos[h] > pos[g] || pos[h] == pos[g] && h > g {
+					later, other = h, g
+				}
+				out[later] = append(out[later], fmt.Sprintf("kept apart from %s: %s", stageName[other], a.branchReason(a.groups[g], a.groups[h])))
+			}
 			if c.affinity < FamilyAffinity || !c.sequence || c.conflict {
 				continue
 			}
@@ -157,10 +161,11 @@ func (a *analysis) nameClash(g int32, name string, taken map[string]bool) bool {
 	if taken[name] || name == automaton.StartID || name == automaton.EndID || name == "" {
 		return true
 	}
-	for id, n := range a.names {
-		if n == name && a.assign[id] != g {
-			return true
-		}
+	if i, ok := slices.BinarySearch(a.names, name); ok && a.assign[i] != g {
+		return true
+	}
+	if i, ok := slices.BinarySearch(a.all, name); ok && a.assign[a.nodeOf[i]] != g {
+		return true
 	}
 	return false
 }
@@ -225,8 +230,9 @@ func (s *Suggestion) chatRules(a *analysis, nodePath string) {
 			}
 		}
 	}
-	var drop []string
-	var dropWhy []string
+	var drop []int32
+	var dropWhy, reasons []string
+	byName := true
 	total := 0
 	for _, r := range a.records {
 		total += r
@@ -245,15 +251,17 @@ func (s *Suggestion) chatRules(a *analysis, nodePath string) {
 		if runs[id] >= MinDetourRuns && share > DetourShare {
 			s.Rules = append(s.Rules, Rule{
 				Name:   name,
-				Why:    "a message turn, not a task step (the name says so). " + stats + ": a detour, a self-loop on that stage",
-				Match:  map[string]string{nodePath: "^" + regexp.QuoteMeta(name) + "$"},
+				Why:    a.chatWhy[id] + ". " + stats + ": a detour, a self-loop on that stage",
+				Match:  map[string]string{nodePath: a.nodePattern(int32(id))},
 				State:  escapeDollar(name),
 				Detour: true,
 			})
 			continue
 		}
-		drop = append(drop, name)
+		drop = append(drop, int32(id))
 		dropWhy = append(dropWhy, stats)
+		byName = byName && a.chatWhy[id] == chatByName
+		reasons = append(reasons, strings.Replace(stats, ":", ", "+strings.TrimPrefix(strings.TrimSuffix(a.chatWhy[id], ")"), "a message turn, not a task step (")+":", 1))
 	}
 	if len(drop) == 0 {
 		return
@@ -261,10 +269,32 @@ func (s *Suggestion) chatRules(a *analysis, nodePath string) {
 	rule := Rule{
 		Name:  "message turns",
 		Why:   "message turns, not task steps (the names say so). " + strings.Join(dropWhy, ". ") + ": dropped, as a detour would stay in the flow",
-		Match: map[string]string{nodePath: alternation(drop)},
+		Match: map[string]string{nodePath: a.alternation(drop)},
 		Drop:  true,
 	}
+	if !byName {
+		rule.Why = "message turns, not task steps. " + strings.Join(reasons, ". ") + ": dropped, as a detour would stay in the flow"
+	}
 	s.Rules = append([]Rule{rule}, s.Rules...)
+}
+
+// alternation is a pattern that matches exactly the names of the given
+// nodes: those of one name in the order of the names, then those of
+// several (see nodePattern).
+func (a *analysis) alternation(nodes []int32) string {
+	var names, folded []string
+	for _, id := range nodes {
+		if a.members[id] == nil {
+			names = append(names, a.names[id])
+		} else {
+			folded = append(folded, a.nodePattern(id))
+		}
+	}
+	slices.Sort(names)
+	if len(names) > 0 {
+		folded = append([]string{alternation(names)}, folded...)
+	}
+	return strings.Join(folded, "|")
 }
 
 // alternation is a pattern that matches exactly the given names.
@@ -301,53 +331,71 @@ next:
 // the words its names share at the start and end (^find_user_id_by_,
 // ^get_.*_details$) when that matches no node outside the stage that no
 // earlier rule claims; the other nodes by name.
-func (a *analysis) pattern(nodes []int32, claimed map[string]bool) string {
+func (a *analysis) pattern(nodes []int32, claimed []bool) string {
 	var parts []string
-	var byName []string
+	var byName []int32
 	for _, fam := range a.families(nodes) {
-		if p := a.familyPattern(fam); p != "" && a.onlyMatches(p, nodes, claimed) {
+		if p, pre := a.familyPattern(fam); p != "" && a.onlyMatches(p, pre, nodes, claimed) {
 			parts = append(parts, p)
 			continue
 		}
-		for _, id := range fam {
-			byName = append(byName, a.names[id])
-		}
+		byName = append(byName, fam...)
 	}
 	if len(byName) > 0 {
-		sort.Strings(byName)
-		parts = append(parts, alternation(byName))
+		parts = append(parts, a.alternation(byName))
 	}
 	return strings.Join(parts, "|")
 }
 
-// familyPattern is the pattern of a family's shared start and end, or ""
-// for a single node or a family that shares no whole word at either end.
-func (a *analysis) familyPattern(fam []int32) string {
+// familyPattern is the pattern of a family's shared start and end, and
+// the start; "" for a single node, a family that shares no whole word at
+// either end, or one whose pattern does not match all its names
+// (get_details is too short for ^get_.*_details$; the start and end of
+// tool_*_a and tool_*_b are the id mark, not the names').
+func (a *analysis) familyPattern(fam []int32) (p, pre string) {
 	if len(fam) < 2 {
-		return ""
+		return "", ""
 	}
 	pre, suf := a.affixes(fam)
 	switch {
 	case pre == "" && suf == "":
-		return ""
+		return "", ""
 	case suf == "":
-		return "^" + regexp.QuoteMeta(pre)
+		p = "^" + regexp.QuoteMeta(pre)
 	case pre == "":
-		return regexp.QuoteMeta(suf) + "$"
+		p = regexp.QuoteMeta(suf) + "$"
+	default:
+		p = "^" + regexp.QuoteMeta(pre) + ".*" + regexp.QuoteMeta(suf) + "$"
 	}
-	return "^" + regexp.QuoteMeta(pre) + ".*" + regexp.QuoteMeta(suf) + "$"
-}
-
-// onlyMatches says whether pattern p matches, of the log's nodes that no
-// earlier rule claims (and are not message turns), only those of the stage.
-func (a *analysis) onlyMatches(p string, nodes []int32, claimed map[string]bool) bool {
 	re := regexp.MustCompile(p)
-	for id, n := range a.names {
-		if !claimed[n] && !a.chat[id] && re.MatchString(n) && !slices.Contains(nodes, int32(id)) {
-			return false
+	for _, id := range fam {
+		names := a.members[id]
+		if names == nil {
+			names = a.names[id : id+1]
+		}
+		for _, n := range names {
+			if !re.MatchString(n) {
+				return "", ""
+			}
 		}
 	}
-	return true
+	return p, pre
+}
+
+// onlyMatches says whether pattern p, whose matches start with pre,
+// matches, of the log's names that no earlier rule claims (claimed is nil
+// for none) and are not message turns, only those of the stage's nodes.
+func (a *analysis) onlyMatches(p, pre string, nodes []int32, claimed []bool) bool {
+	re := regexp.MustCompile(p)
+	ok := true
+	a.eachName(re, pre, func(i int) bool {
+		id := a.nodeOf[i]
+		if (claimed == nil || !claimed[i]) && !a.chat[id] && !slices.Contains(nodes, id) {
+			ok = false
+		}
+		return ok
+	})
+	return ok
 }
 
 // affixes returns the text a family's names share at the start, up to and
@@ -395,7 +443,7 @@ func (a *analysis) stageName(g int32) string {
 	fams := a.families(a.groups[g])
 	var names []string
 	for _, f := range fams {
-		if p := a.familyPattern(f); p != "" && !a.onlyMatches(p, a.groups[g], nil) {
+		if p, pre := a.familyPattern(f); p != "" && !a.onlyMatches(p, pre, a.groups[g], nil) {
 			// the family's name would take in another stage's node
 			for _, id := range f {
 				names = append(names, a.names[id])
@@ -478,4 +526,19 @@ func (a *analysis) byPosition(nodes []int32) []int32 {
 		return out[i] < out[j]
 	})
 	return out
+}
+
+// branchReason names a pair of nodes of two groups on different branches
+// after one decision, and that node.
+func (a *analysis) branchReason(g, h []int32) string {
+	n := len(a.names)
+	for _, x := range g {
+		for _, y := range h {
+			if p := a.branchAfter[int(x)*n+int(y)]; p != 0 {
+				return fmt.Sprintf("%s and %s are different branches after %s (most of their runs follow it, and they rarely come in one session)",
+					a.names[x], a.names[y], a.names[p-1])
+			}
+		}
+	}
+	return ""
 }

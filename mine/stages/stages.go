@@ -9,13 +9,28 @@
 // often a run of one is followed by a run of the other, which comes first
 // in the sessions that have both, and what comes before and after each.
 //
+//   - Ids. Names that differ only in ids (runs of digits, hex words of 8
+//     or more with a digit, UUIDs: tool_get_7, tool_get_12) are one node,
+//     tool_get_*, whose rule matches the ids by pattern. A log with more
+//     than MaxNodes distinct nodes after that gets ErrTooManyNodes.
 //   - Message turns. A node whose name has a word of a message turn (msg,
 //     message, chat, turn, generation, llm ...: agent_msg, user_msg) and
 //     does not start with a tool's verb (send_message is a step) carries no
-//     task step. Its runs are made a detour (a self-loop on the stage they
-//     interrupt) when more than DetourShare of them (MinDetourRuns at least)
-//     come back to the stage they left; otherwise they are dropped, because
-//     a detour that does not come back stays in the flow as a hub.
+//     task step; nor does one that behaves as a turn whatever its name: in
+//     TurnSessions of the sessions, next to TurnTouch of the other records
+//     and TurnNeighbours of the other nodes (STAR's user_utter); nor free
+//     text, a task node next to FreeNeighbours of the others, with no one
+//     node around it dominating (FreeEntropy) and no place of its own
+//     (positions spread FreeSpread; STAR's wizard_free_text). Their runs
+//     are made a detour (a self-loop on the stage they interrupt) when more
+//     than DetourShare of them (MinDetourRuns at least) come back to the
+//     stage they left; otherwise they are dropped, because a detour that
+//     does not come back stays in the flow as a hub.
+//   - Branches. Two task nodes most of whose runs (BranchShare) follow the
+//     same node, that rarely come in one session (BranchTogether) and whose
+//     names are of no one family, are different outcomes of one decision
+//     (a booking confirmed, nothing found): they are merged last, only when
+//     a stage count leaves nothing else.
 //   - Classes. The verb that starts a name (after its last colon, for
 //     execute_tool:get_order) makes a step read-only (get, find, list,
 //     search ...), acting (cancel, modify, update, book, return ...) or a
@@ -81,11 +96,18 @@ const (
 	FoldShare        = 0.05
 	DetourShare      = 0.5
 	MinDetourRuns    = 5
+	// MaxNodes is the most distinct nodes (names, with the ids in names
+	// folded) Suggest groups: clustering keeps a few numbers per pair.
+	MaxNodes = 1000
 )
 
 // ErrOneNode is returned for a log whose records all have the same node:
 // there is nothing to group.
 var ErrOneNode = errors.New("one distinct node")
+
+// ErrTooManyNodes is returned for a log with more than MaxNodes distinct
+// nodes.
+var ErrTooManyNodes = errors.New("too many distinct nodes")
 
 // Options shape a suggestion.
 type Options struct {
@@ -159,8 +181,14 @@ func Suggest(lg *mine.Log, opt Options) (*Suggestion, error) {
 	if nodePath == "" {
 		nodePath = mine.FieldNode
 	}
-	a := newAnalysis(lg)
+	a, err := newAnalysis(lg)
+	if err != nil {
+		return nil, err
+	}
 	if len(a.names) == 1 {
+		if len(a.all) > 1 {
+			return nil, fmt.Errorf("%w (%q): the %d names differ only in ids, there is nothing to group into stages", ErrOneNode, a.names[0], len(a.all))
+		}
 		return nil, fmt.Errorf("%w (%q): there is nothing to group into stages", ErrOneNode, a.names[0])
 	}
 	a.cluster(opt.Stages)

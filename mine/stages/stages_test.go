@@ -494,3 +494,26 @@ func BenchmarkSuggest(b *testing.B) {
 		})
 	}
 }
+
+// TestSuggestShortFamily: a family pattern must take in every name of the
+// family. get_0_details and get_details share get_ and _details, and
+// ^get_.*_details$ does not match get_details: with --stages 1 the rule
+// left get_details out and Suggest failed with an internal error.
+func TestSuggestShortFamily(t *testing.T) {
+	var b strings.Builder
+	for s := range 3 {
+		for i, n := range []string{"get_0_details", "get_details", "00"} {
+			fmt.Fprintf(&b, "{\"session_id\":\"s%d\",\"step\":%d,\"node\":%q}\n", s, i, n)
+		}
+	}
+	for _, want := range []int{0, 1, 2} {
+		s, err := Suggest(readLog(t, "l.jsonl", b.String(), nil), Options{Stages: want})
+		if err != nil {
+			t.Fatalf("stages %d: %v", want, err)
+		}
+		st := stageOf(s)
+		if want == 1 && (st["get_details"] != st["get_0_details"] || st["00"] != st["get_details"]) {
+			t.Errorf("stages 1: %v, want one stage", st)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package stages
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSuggestTurnsByBehaviour: the made-up retail flow with its message
+// turns renamed to names that say nothing (qz, vw) gets them found as
+// message turns all the same, from how they behave, and the same stages.
+func TestSuggestTurnsByBehaviour(t *testing.T) {
+	log := retailLog(200, 1)
+	named := suggest(t, log, Options{})
+	opaque := strings.NewReplacer(`"user_msg"`, `"qz"`, `"agent_msg"`, `"vw"`).Replace(log)
+	s := suggest(t, opaque, Options{})
+	if !slices.Equal(s.Chat, []string{"qz", "vw"}) {
+		t.Fatalf("chat = %q, want qz, vw", s.Chat)
+	}
+	if !strings.Contains(s.Rules[0].Why, "the log says so") {
+		t.Errorf("first rule's why %q, want the log's evidence", s.Rules[0].Why)
+	}
+	if got, want := stageOf(s), stageOf(named); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("stages with opaque turns %v, with named ones %v", got, want)
+	}
+}
+
+// TestSuggestFreeText: a node that comes anywhere in the sessions, next to
+// every step, is free text, not a step; the steps of a fixed order are not.
+func TestSuggestFreeText(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	steps := []string{"greet", "ask_city", "ask_date", "search_trip", "offer_trip", "book_trip", "bye"}
+	var b strings.Builder
+	for s := range 200 {
+		var seq []string
+		for _, st := range steps {
+			if rng.IntN(4) == 0 {
+				seq = append(seq, "zz")
+			}
+			seq = append(seq, st)
+		}
+		for i, n := range seq {
+			fmt.Fprintf(&b, "{\"session_id\":\"s%d\",\"step\":%d,\"node\":%q}\n", s, i, n)
+		}
+	}
+	s := suggest(t, b.String(), Options{})
+	if !slices.Equal(s.Chat, []string{"zz"}) {
+		t.Errorf("chat = %q, want zz", s.Chat)
+	}
+}
+
+// TestSuggestBranches: after search_trip either offer_trip or
+// nothing_found follows, never both in one session: two branches of one
+// decision. Asked for one stage fewer than there are nodes, Suggest merges
+// another pair, though the branches have the same steps around them and
+// nothing_found is the cheapest to merge, and says why they were kept apart.
+func TestSuggestBranches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	var b strings.Builder
+	for s := range 100 {
+		seq := []string{"greet", "ask_city", "search_trip", "offer_trip", "bye"}
+		if rng.IntN(4) == 0 {
+			seq[3] = "nothing_found"
+		}
+		if rng.IntN(3) == 0 {
+			seq = slices.Insert(seq, 2, "ask_date")
+		}
+		for i, n := range seq {
+			fmt.Fprintf(&b, "{\"session_id\":\"s%d\",\"step\":%d,\"node\":%q}\n", s, i, n)
+		}
+	}
+	s := suggest(t, b.String(), Options{Stages: 5})
+	st := stageOf(s)
+	if st["offer_trip"] == st["nothing_found"] {
+		t.Errorf("offer_trip and nothing_found are both in stage %q, want them apart", st["offer_trip"])
+	}
+	var why string
+	for _, stage := range s.Stages {
+		why += stage.Why
+	}
+	if !strings.Contains(why, "are different branches after search_trip") {
+		t.Errorf("no stage says the branches were kept apart:\n%s", s.JSON())
+	}
+}
+
+// TestSuggestSTAR holds the suggestion for the STAR tasks of ../shared/data
+// (skipped when absent) to what the tasks' flowcharts say: user turns and
+// the wizard's free text are message turns, also under names that say
+// nothing; and on ride_book, the booking confirmed, nothing found and a
+// custom reply, three outcomes after the query, are three stages.
+func TestSuggestSTAR(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "data", "star")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(files) == 0 {
+		t.Skip("no ../shared/data/star")
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opaque := strings.NewReplacer(`"node": "user_utter"`, `"node": "qz"`, `"node": "wizard_free_text"`, `"node": "vw"`).Replace(string(data))
+			if opaque == string(data) {
+				t.Fatal("no user_utter or wizard_free_text node to rename")
+			}
+			for _, log := range []string{string(data), opaque} {
+				s := suggest(t, log, Options{})
+				turns := []string{"user_utter", "wizard_free_text"}
+				if log == opaque {
+					turns = []string{"qz", "vw"}
+				}
+				for _, n := range turns {
+					if !slices.Contains(s.Chat, n) {
+						t.Errorf("%s is not a message turn; chat %q", n, s.Chat)
+					}
+				}
+				if filepath.Base(path) == "ride_book.jsonl" {
+					st := stageOf(s)
+					if st["ride_confirm_booking"] == st["ride_inform_nothing_found"] || st["ride_confirm_booking"] == st["custom"] || st["custom"] == st["ride_inform_nothing_found"] {
+						t.Errorf("ride_confirm_booking %q, ride_inform_nothing_found %q, custom %q: want three stages",
+							st["ride_confirm_booking"], st["ride_inform_nothing_found"], st["custom"])
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,262 @@
+package stages
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+)
+
+// The thresholds of the message turns, free text and branches found from
+// how nodes behave in the log; the package comment says what each decides.
+// They were set on the tau and STAR logs of the project's data and keep
+// help desk's and BPI 2012's nodes all task steps.
+const (
+	TurnSessions   = 0.9  // a turn is in at least this share of the sessions
+	TurnTouch      = 0.65 // and next to at least this share of the other records
+	TurnNeighbours = 0.5  // and of the other nodes (3 at least)
+	FreeNeighbours = 0.8  // free text is next to at least this share of the other task nodes
+	FreeEntropy    = 0.65 // with this normalised entropy of what comes around it
+	FreeSpread     = 0.28 // and positions of this standard deviation at least
+	FreeRuns       = 20   // over at least this many runs
+	BranchShare    = 0.5  // branches follow one node in at least this share of their runs
+	BranchTogether = 0.1  // and share at most this share of the sessions of the rarer
+)
+
+const chatByName = "a message turn, not a task step (the name says so)"
+
+// findTurns marks as message turns the nodes that behave as turns of a
+// conversation, whatever their names: in nearly every session
+// (TurnSessions), and next to most records of every other node
+// (TurnTouch) and of most other nodes (TurnNeighbours), as the user's and
+// the agent's turns alternate with everything else (STAR's user_utter is next to 92-99% of the other
+// records, tau's user_msg and agent_msg to 75%; the busiest task step of
+// the project's logs, help desk's Resolve ticket, to 57%). They are not
+// marked when that would leave fewer than two task nodes.
+func (a *analysis) findTurns() {
+	n := len(a.names)
+	touch := make([]int, n) // records of other nodes next to one of the node
+	visits := make([]int, n)
+	nbrs := make([]map[int32]bool, n)
+	total := 0
+	next := func(x, id int32) {
+		touch[x]++
+		if nbrs[x] == nil {
+			nbrs[x] = map[int32]bool{}
+		}
+		nbrs[x][id] = true
+	}
+	for _, seq := range a.seqs {
+		for i, id := range seq {
+			visits[id]++
+			total++
+			var prev int32 = -1
+			if i > 0 && seq[i-1] != id {
+				prev = seq[i-1]
+				next(prev, id)
+			}
+			if i+1 < len(seq) && seq[i+1] != id && seq[i+1] != prev {
+				next(seq[i+1], id)
+			}
+		}
+	}
+	var turns []int
+	tasks := 0
+	for id := range n {
+		if a.chat[id] {
+			continue
+		}
+		tasks++
+		cov := float64(a.sessions[id]) / float64(len(a.seqs))
+		other := total - visits[id]
+		if other == 0 || cov < TurnSessions || len(nbrs[id]) < max(3, int(math.Ceil(TurnNeighbours*float64(n-1)))) {
+			continue
+		}
+		if share := float64(touch[id]) / float64(other); share >= TurnTouch {
+			turns = append(turns, id)
+			a.chatWhy[id] = fmt.Sprintf("a message turn, not a task step (the log says so: in %.0f%% of the sessions, next to %.0f%% of the other records)", 100*cov, 100*share)
+		}
+	}
+	if tasks-len(turns) < 2 {
+		for _, id := range turns {
+			a.chatWhy[id] = ""
+		}
+		return
+	}
+	for _, id := range turns {
+		a.chat[id] = true
+	}
+}
+
+// findFreeText marks as message turns the task nodes that have no place
+// of their own in the flow: next to nearly every other task node
+// (FreeNeighbours), with no one node around them that dominates
+// (FreeEntropy), anywhere in the sessions (FreeSpread), over FreeRuns runs
+// at least: text the agent typed instead of a step (STAR's
+// wizard_free_text). A query that every branch comes back to is next to
+// every node too, but at its place in the flow.
+func (a *analysis) findFreeText() {
+	n := len(a.names)
+	tasks := 0
+	for id := range n {
+		if !a.chat[id] {
+			tasks++
+		}
+	}
+	if tasks < 4 {
+		return
+	}
+	around := make([]map[int32]int, n) // node -> runs of the node (or start -1, end -2) next to its runs
+	runs := make([]int, n)
+	var sum, sq []float64 = make([]float64, n), make([]float64, n)
+	var rs []int32
+	for v, task := range a.tasks {
+		w := a.weight[v]
+		rs = rs[:0]
+		for _, id := range task {
+			if len(rs) == 0 || rs[len(rs)-1] != id {
+				rs = append(rs, id)
+			}
+		}
+		for i, id := range rs {
+			runs[id] += w
+			p := relPos(i, len(rs))
+			sum[id] += float64(w) * p
+			sq[id] += float64(w) * p * p
+			if around[id] == nil {
+				around[id] = map[int32]int{}
+			}
+			prev, next := int32(-1), int32(-2)
+			if i > 0 {
+				prev = rs[i-1]
+			}
+			if i+1 < len(rs) {
+				next = rs[i+1]
+			}
+			around[id][prev] += w
+			around[id][next] += w
+		}
+	}
+	var free []int
+	for id := range n {
+		if a.chat[id] || runs[id] < FreeRuns {
+			continue
+		}
+		keys := slices.Sorted(maps.Keys(around[id])) // sums in one order: the same floats every run
+		nodes, tot := 0, 0
+		for _, x := range keys {
+			if x >= 0 {
+				nodes++
+			}
+			tot += around[id][x]
+		}
+		ent := 0.0
+		for _, x := range keys {
+			p := float64(around[id][x]) / float64(tot)
+			ent -= p * math.Log(p)
+		}
+		ent /= math.Log(float64(tasks + 1)) // the other task nodes, start and end
+		mean := sum[id] / float64(runs[id])
+		sd := math.Sqrt(max(0, sq[id]/float64(runs[id])-mean*mean))
+		nb := float64(nodes) / float64(tasks-1)
+		if nb >= FreeNeighbours && ent >= FreeEntropy && sd >= FreeSpread {
+			free = append(free, id)
+			a.chatWhy[id] = fmt.Sprintf("a message turn, not a task step (free text, the log says so: next to %.0f%% of the other task nodes, entropy of what comes around it %.2f, positions spread %.2f)", 100*nb, ent, sd)
+		}
+	}
+	if len(free) == 0 || tasks-len(free) < 2 {
+		return
+	}
+	for _, id := range free {
+		a.chat[id] = true
+	}
+	a.findTasks()
+}
+
+// findBranches marks the pairs of task nodes that the log shows on
+// different branches after one decision: most runs of each
+// (BranchShare) follow the same node, and they rarely come in one session
+// (BranchTogether of the sessions of the rarer at most): ride_confirm_booking
+// and ride_inform_nothing_found after query:ride_book (success, nothing
+// found). Names of one family (modify_pending_order_items and
+// modify_pending_order_address) are two ways of one step, not branches.
+// Clustering merges branches last.
+func (a *analysis) findBranches() {
+	n := len(a.names)
+	a.branchAfter = make([]int32, n*n)
+	prev := make([]map[int32]int, n) // node -> runs of it after each node
+	runs := make([]int, n)
+	inv := make([][]int32, n) // node -> distinct sessions of tasks with it
+	for v, task := range a.tasks {
+		w := a.weight[v]
+		for i, id := range task {
+			if n := len(inv[id]); n == 0 || inv[id][n-1] != int32(v) {
+				inv[id] = append(inv[id], int32(v))
+			}
+			if i > 0 && task[i-1] == id {
+				continue
+			}
+			runs[id] += w
+			if i > 0 {
+				if prev[id] == nil {
+					prev[id] = map[int32]int{}
+				}
+				prev[id][task[i-1]] += w
+			}
+		}
+	}
+	after := map[int32][]int32{} // main predecessor -> its nodes
+	for id := range int32(n) {
+		if a.chat[id] || runs[id] == 0 {
+			continue
+		}
+		p, most := int32(-1), 0
+		for _, x := range slices.Sorted(maps.Keys(prev[id])) {
+			if c := prev[id][x]; c > most {
+				p, most = x, c
+			}
+		}
+		if p >= 0 && float64(most) >= BranchShare*float64(runs[id]) {
+			after[p] = append(after[p], id)
+		}
+	}
+	weight := func(vs []int32) int {
+		t := 0
+		for _, v := range vs {
+			t += a.weight[v]
+		}
+		return t
+	}
+	for p, nodes := range after {
+		for i, x := range nodes {
+			for _, y := range nodes[i+1:] {
+				if a.aff[x][y] >= FamilyAffinity {
+					continue
+				}
+				both := weight(intersectSorted(inv[x], inv[y]))
+				if float64(both) <= BranchTogether*float64(min(weight(inv[x]), weight(inv[y]))) {
+					a.branchAfter[int(x)*n+int(y)] = p + 1
+					a.branchAfter[int(y)*n+int(x)] = p + 1
+				}
+			}
+		}
+	}
+}
+
+// intersectSorted returns the elements of two ascending lists that are in
+// both.
+func intersectSorted(x, y []int32) []int32 {
+	var out []int32
+	for i, j := 0, 0; i < len(x) && j < len(y); {
+		switch {
+		case x[i] < y[j]:
+			i++
+		case x[i] > y[j]:
+			j++
+		default:
+			out = append(out, x[i])
+			i, j = i+1, j+1
+		}
+	}
+	return out
+}
