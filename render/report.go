@@ -518,7 +518,9 @@ type modelView struct {
 	RareRule string
 	Rare     []linkedEdge
 	Loops    []loopRow
-	States   []stateRow
+	// Constraints are the model's rules over whole sessions.
+	Constraints []constraintRow
+	States      []stateRow
 	Edges    []linkedEdge
 	// HasExamples shows the examples columns: the model keeps example
 	// sessions.
@@ -646,9 +648,20 @@ func modelPage(m *automaton.Model, opt ReportOptions) *modelView {
 		})
 		v.Loops = append(v.Loops, loopRow{states, edges, l.Count, l.Sessions, l.MaxIterations, l.P95Iterations})
 	}
+	for _, c := range m.Constraints {
+		v.Constraints = append(v.Constraints, constraintRow{Kind: c.Kind, A: c.A, B: c.B, Support: c.Support, Confidence: c.Confidence})
+	}
 	v.HasExamples = hasExamples(m)
 	v.Prov = provenanceOf(m)
 	return v
+}
+
+// constraintRow is one constraint of the report's Constraints section.
+type constraintRow struct {
+	Kind       string
+	A, B       string
+	Support    int
+	Confidence float64
 }
 
 // rareRule says in words which transitions the miner flagged rare.
