@@ -38,6 +38,29 @@ type Verdict struct {
 	General   int        `json:"generalized,omitempty"`
 	Bounded   bool       `json:"bounded,omitempty"`
 	Deviation *Deviation `json:"deviation"`
+	Risk      Risk       `json:"risk"`
+}
+
+// Risk is a session's surprisal under the model (see automaton.Risk), in
+// bits rounded to 6 decimals: Total over its moves, PerStep the mean per
+// move, and Top the most surprising move.
+type Risk struct {
+	Total   float64   `json:"total"`
+	PerStep float64   `json:"per_step"`
+	Top     *RiskMove `json:"top"`
+}
+
+// RiskMove is a session's most surprising move: its index (0 is the move
+// out of __start__), the step of the record it enters (or its position, as
+// Deviation.Step), the state it leaves ("" when not known after a
+// deviation), its event and label, and its cost in bits.
+type RiskMove struct {
+	Move  int     `json:"move"`
+	Step  int64   `json:"step"`
+	State string  `json:"state"`
+	Event string  `json:"event"`
+	Label string  `json:"label"`
+	Bits  float64 `json:"bits"`
 }
 
 // Deviation is where a session first leaves the model.
@@ -101,9 +124,15 @@ type Summary struct {
 	// Deviations are the deviating sessions' first deviations in session
 	// id order; empty unless the check kept them (Options.Deviations).
 	Deviations []*Deviation `json:"deviations"`
+	// MeanRisk is the sessions' mean surprisal in bits (see Risk).
+	MeanRisk float64 `json:"mean_risk"`
+	// Riskiest are the verdicts of the Options.Rank sessions with the
+	// highest risk, highest first (ties by id); left out without Rank.
+	Riskiest []*Verdict `json:"riskiest,omitempty"`
 
 	costSum, maxSum int
 	fitnessSum      float64
+	riskSum         float64
 	files           []automaton.SourceFile
 	bad             []mine.BadLine
 }
@@ -134,6 +163,10 @@ type Options struct {
 	// Verdicts keeps every session's verdict, fitting or not, for the emit
 	// function of Collector.Summary (fsmine check --format jsonl).
 	Verdicts bool
+	// Rank, when above 0, ranks the sessions by risk for review: Summary's
+	// Riskiest holds the verdicts of the Rank riskiest, and emit is called
+	// with those alone, riskiest first.
+	Rank int
 }
 
 // Log checks every session of lg with c and sums them up in session id
@@ -179,6 +212,27 @@ type result struct {
 	general int32
 	bounded bool
 	outside bool
+	risk    riskResult
+}
+
+// riskResult is a session's risk as a result keeps it: the strings are the
+// log's names and the session's, so that keeping them allocates nothing.
+type riskResult struct {
+	bits, maxBits      float64
+	step               int64
+	move               int32
+	from, event, label string
+}
+
+func (rr *riskResult) report(moves int) Risk {
+	r := Risk{Total: mine.Round6(rr.bits)}
+	if moves > 0 {
+		r.PerStep = mine.Round6(rr.bits / float64(moves))
+	}
+	if rr.move >= 0 {
+		r.Top = &RiskMove{Move: int(rr.move), Step: rr.step, State: rr.from, Event: rr.event, Label: rr.label, Bits: mine.Round6(rr.maxBits)}
+	}
+	return r
 }
 
 // NewCollector returns a collector that checks sessions with c.
@@ -212,6 +266,11 @@ func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
 	v := r.c.Check(r.buf)
 	res := result{id: s.ID, fitness: v.Fitness, events: int32(len(s.Visits)), cost: int32(v.Cost), maxCost: int32(v.MaxCost),
 		rare: int32(v.Rare), general: int32(v.Generalized), bounded: v.Bounded, outside: v.Outside()}
+	res.risk = riskResult{bits: v.Risk.Bits, maxBits: v.Risk.MaxBits, move: int32(v.Risk.MaxMove), from: v.Risk.MaxFrom}
+	if k := v.Risk.MaxMove; k >= 0 && k < len(r.buf) && len(s.Visits) > 0 {
+		res.risk.event, res.risk.label = r.buf[k].Event, r.buf[k].Label
+		res.risk.step = visitStep(moveRecord(s, k), min(k, len(s.Visits)-1))
+	}
 	var dev *Deviation
 	if !v.Fits() {
 		d := v.Deviation
@@ -222,7 +281,8 @@ func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
 	}
 	if r.opt.Verdicts || dev != nil {
 		res.verdict = &Verdict{SessionID: s.ID, Fits: v.Fits(), Moves: v.Moves, Cost: v.Cost,
-			Fitness: mine.Round6(v.Fitness), Rare: v.Rare, General: v.Generalized, Bounded: v.Bounded, Deviation: dev}
+			Fitness: mine.Round6(v.Fitness), Rare: v.Rare, General: v.Generalized, Bounded: v.Bounded, Deviation: dev,
+			Risk: res.risk.report(v.Moves)}
 	}
 	if k := len(r.blocks); k == 0 || len(r.blocks[k-1]) == resultBlock {
 		r.blocks = append(r.blocks, make([]result, 0, resultBlock))
@@ -287,6 +347,7 @@ func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, 
 		sum.costSum += int(res.cost)
 		sum.maxSum += int(res.maxCost)
 		sum.fitnessSum += res.fitness
+		sum.riskSum += res.risk.bits
 		sum.RareMoves += int(res.rare)
 		if res.rare > 0 {
 			sum.RareSessions++
@@ -310,13 +371,26 @@ func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, 
 				sum.Deviations = append(sum.Deviations, res.verdict.Deviation)
 			}
 		}
-		if emit != nil {
+		if emit != nil && r.opt.Rank <= 0 {
 			if err := emit(res.verdict); err != nil {
 				return nil, err
 			}
 		}
 	}
 	n := len(r.results)
+	if n > 0 {
+		sum.MeanRisk = mine.Round6(sum.riskSum / float64(n))
+	}
+	if r.opt.Rank > 0 {
+		sum.Riskiest = r.riskiest(r.opt.Rank)
+		for _, v := range sum.Riskiest {
+			if emit != nil {
+				if err := emit(v); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
 	sum.FitShare = mine.Round6(text.Share(sum.Fit, n))
 	sum.OutsideShare = mine.Round6(text.Share(sum.Outside, n))
 	if sum.maxSum > 0 {
@@ -352,6 +426,34 @@ func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, 
 		sum.Deviations = []*Deviation{}
 	}
 	return sum, nil
+}
+
+// riskiest returns the verdicts of the k sessions of the highest risk,
+// highest first, ties by id; results must be in id order.
+func (r *Collector) riskiest(k int) []*Verdict {
+	idx := make([]int, len(r.results))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return r.results[idx[a]].risk.bits > r.results[idx[b]].risk.bits })
+	if len(idx) > k {
+		idx = idx[:k]
+	}
+	out := make([]*Verdict, len(idx))
+	for j, i := range idx {
+		res := &r.results[i]
+		if res.verdict != nil {
+			out[j] = res.verdict
+			continue
+		}
+		// A fitting session whose verdict was not kept: its figures are
+		// all a result holds.
+		moves := int(res.events) + 1
+		out[j] = &Verdict{SessionID: res.id, Fits: res.place == nil, Moves: moves, Cost: int(res.cost),
+			Fitness: mine.Round6(res.fitness), Rare: int(res.rare), General: int(res.general), Bounded: res.bounded,
+			Risk: res.risk.report(moves)}
+	}
+	return out
 }
 
 func kindRank(k string) int {
