@@ -243,6 +243,15 @@ func (m *Model) Next(from string, mv Move) *Transition {
 	return nil
 }
 
+// nextAt is Next with the transition's index into m.Transitions (-1 and nil
+// for none).
+func (m *Model) nextAt(from string, mv Move) (*Transition, int) {
+	if i, ok := m.idx().next[moveKey{from, mv.Event, mv.Label}]; ok {
+		return &m.Transitions[i], i
+	}
+	return nil, -1
+}
+
 // Out returns the transitions out of state from, most frequent first (ties
 // by event, then target). The slice must not be modified.
 func (m *Model) Out(from string) []*Transition {

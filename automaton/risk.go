@@ -28,6 +28,9 @@ package automaton
 
 import "math"
 
+// round6 rounds x to 6 decimals, as reports show bits.
+func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+
 // Risk is a session's surprisal under a model (see the comment at the top of
 // risk.go): Bits is the sum over its moves of -log2 of each move's smoothed
 // probability, MaxBits the largest term and MaxMove the index of its move
