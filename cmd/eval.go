@@ -27,6 +27,7 @@ type evalOptions struct {
 	rareRatio   float64
 	minRejected float64
 	format      string
+	outcome     string
 	quiet       bool
 }
 
@@ -87,6 +88,7 @@ folds, a fold without sessions).`,
 	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
 	f.Float64Var(&opts.minRejected, "min-rejected", eval.DefaultMinRejected, "share of perturbed sessions a recommended setting must reject")
 	f.StringVar(&opts.format, "format", "text", "output: text or json")
+	f.StringVar(&opts.outcome, "outcome", "", "score each held-out session's risk (surprisal) against its outcome, `EXPR`, a test of a record field such as attrs.reward>=1: ROC AUC for failure beside the session-length baseline, failures flagged and successes passed")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress on standard error")
 	return c
 }
@@ -166,6 +168,17 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	base := mine.DefaultOptions()
 	base.RareCount, base.RareRatio = opts.rareCount, opts.rareRatio
 	eopt := eval.Options{Folds: opts.folds, Settings: settings, Base: base, MinRejected: opts.minRejected}
+	if opts.outcome != "" {
+		o, err := mine.ParseOutcome(opts.outcome)
+		if err != nil {
+			return err
+		}
+		outs, err := mine.SessionOutcomes(inputs, ropt, o)
+		if err != nil {
+			return err
+		}
+		eopt.Outcome, eopt.OutcomeExpr = outs.Succeeded, o.Expr
+	}
 	if streams.ErrTTY && !opts.quiet {
 		tty := rawWriter(streams.Err) // the progress line's own escapes
 		eopt.Progress = func(done, total int) {

@@ -44,6 +44,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 		}
 		b.WriteByte('\n')
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	if _, err := io.WriteString(w, b.String()); err != nil || rep.Outcome == nil {
+		return err
+	}
+	io.WriteString(w, "\n")
+	return rep.Outcome.WriteText(w)
 }
