@@ -143,7 +143,7 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 		}
 		var lg *mine.Log
 		var ms *mine.Measures
-		m, lg, ms, err = measuredLogs(opts.model, opts.inputs, &opts.logs, opts.measures, streams)
+		m, lg, ms, _, _, err = measuredLogs(opts.model, opts.inputs, &opts.logs, opts.measures, streams)
 		if err != nil {
 			return err
 		}

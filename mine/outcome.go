@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/fsmine/fsmine/automaton"
 )
 
 // Outcome is a parsed outcome expression: a record field, a comparison and
@@ -191,4 +193,130 @@ func SessionOutcomes(inputs []Input, opt ReadOptions, o *Outcome) (*Outcomes, er
 		return nil, &OutcomeError{Expr: o.Expr, Msg: fmt.Sprintf("no record has the field %s", o.Path)}
 	}
 	return out, nil
+}
+
+// OutcomeTally counts sessions by outcome per state and per transition of
+// a model: Log over every session, States by state id, Transitions by
+// their key, and for each, up to the examples asked of the failed sessions
+// through it (the first by id).
+type OutcomeTally struct {
+	Expr        string
+	Log         automaton.Outcome
+	States      map[string]*ItemOutcome
+	Transitions map[automaton.EdgeRef]*ItemOutcome
+}
+
+// ItemOutcome is a state's or a transition's sessions by outcome, and
+// examples of its failed sessions, sorted by id.
+type ItemOutcome struct {
+	automaton.Outcome
+	FailedExamples []string
+}
+
+// TallyOutcomes walks every session of lg through m, as check walks it,
+// and counts, per state and transition, the distinct sessions that passed
+// through it by their outcome in outs (a session outs does not name counts
+// as Unknown). A session that leaves the model is counted up to the move it
+// leaves at. Each item keeps up to examples failed session ids.
+func TallyOutcomes(m *automaton.Model, lg *Log, outs *Outcomes, examples int) *OutcomeTally {
+	t := &OutcomeTally{Expr: outs.Expr, States: map[string]*ItemOutcome{}, Transitions: map[automaton.EdgeRef]*ItemOutcome{}}
+	add := func(it *ItemOutcome, id string, ok, known bool) {
+		switch {
+		case !known:
+			it.Unknown++
+		case ok:
+			it.Sessions++
+			it.Succeeded++
+		default:
+			it.Sessions++
+			if len(it.FailedExamples) < examples {
+				it.FailedExamples = append(it.FailedExamples, id)
+			}
+		}
+	}
+	var buf []automaton.Move
+	seenS := map[string]bool{}
+	seenT := map[automaton.EdgeRef]bool{}
+	for si := range lg.Sessions {
+		s := &lg.Sessions[si]
+		ok, known := outs.Succeeded[s.ID]
+		lit := &ItemOutcome{Outcome: t.Log}
+		add(lit, s.ID, ok, known)
+		t.Log = lit.Outcome
+		clear(seenS)
+		clear(seenT)
+		buf = lg.AppendMoves(buf[:0], s)
+		at := automaton.StartID
+		seenS[at] = true
+		for _, mv := range buf {
+			tr := m.Next(at, mv)
+			if tr == nil {
+				break
+			}
+			seenT[automaton.EdgeRef{From: tr.From, Event: tr.Event, To: tr.To}] = true
+			seenS[tr.To] = true
+			at = tr.To
+		}
+		for id := range seenS {
+			it := t.States[id]
+			if it == nil {
+				it = &ItemOutcome{}
+				t.States[id] = it
+			}
+			add(it, s.ID, ok, known)
+		}
+		for e := range seenT {
+			it := t.Transitions[e]
+			if it == nil {
+				it = &ItemOutcome{}
+				t.Transitions[e] = it
+			}
+			add(it, s.ID, ok, known)
+		}
+	}
+	return t
+}
+
+// Apply stores the tally in m: Params.Outcome, Source.Outcome, and the
+// Outcome of every state and transition (zero counts for those no session
+// passed through). The digest does not change.
+func (t *OutcomeTally) Apply(m *automaton.Model) {
+	m.Params.Outcome = t.Expr
+	lo := t.Log
+	m.Source.Outcome = &lo
+	for i := range m.States {
+		o := automaton.Outcome{}
+		if it := t.States[m.States[i].ID]; it != nil {
+			o = it.Outcome
+		}
+		m.States[i].Outcome = &o
+	}
+	for i := range m.Transitions {
+		tr := &m.Transitions[i]
+		o := automaton.Outcome{}
+		if it := t.Transitions[automaton.EdgeRef{From: tr.From, Event: tr.Event, To: tr.To}]; it != nil {
+			o = it.Outcome
+		}
+		tr.Outcome = &o
+	}
+}
+
+// TallyFromModel is the tally a model built with an outcome stores (see
+// Apply), without examples; nil when m has none.
+func TallyFromModel(m *automaton.Model) *OutcomeTally {
+	if m.Params.Outcome == "" || m.Source.Outcome == nil {
+		return nil
+	}
+	t := &OutcomeTally{Expr: m.Params.Outcome, Log: *m.Source.Outcome, States: map[string]*ItemOutcome{}, Transitions: map[automaton.EdgeRef]*ItemOutcome{}}
+	for _, s := range m.States {
+		if s.Outcome != nil {
+			t.States[s.ID] = &ItemOutcome{Outcome: *s.Outcome}
+		}
+	}
+	for _, tr := range m.Transitions {
+		if tr.Outcome != nil {
+			t.Transitions[automaton.EdgeRef{From: tr.From, Event: tr.Event, To: tr.To}] = &ItemOutcome{Outcome: *tr.Outcome}
+		}
+	}
+	return t
 }
