@@ -43,11 +43,12 @@ type Verdict struct {
 
 // Risk is a session's surprisal under the model (see automaton.Risk), in
 // bits rounded to 6 decimals: Total over its moves, PerStep the mean per
-// move, and Top the most surprising move.
+// move, and Top the most surprising move (every session has one: the move
+// into __end__ at least).
 type Risk struct {
 	Total   float64   `json:"total"`
 	PerStep float64   `json:"per_step"`
-	Top     *RiskMove `json:"top"`
+	Top     RiskMove `json:"top"`
 }
 
 // RiskMove is a session's most surprising move: its index (0 is the move
@@ -193,6 +194,7 @@ type Collector struct {
 	blocks  [][]result
 	results []result
 	buf     []automaton.Move
+	top     topK // the riskiest sessions, with Options.Rank
 }
 
 // resultBlock is how many results a block of Collector holds.
@@ -212,36 +214,32 @@ type result struct {
 	general int32
 	bounded bool
 	outside bool
-	risk    riskResult
+	risk    float64 // bits
 }
 
-// riskResult is a session's risk as a result keeps it: the strings are the
-// log's names and the session's, so that keeping them allocates nothing.
-type riskResult struct {
-	bits, maxBits      float64
-	step               int64
-	move               int32
-	from, event, label string
-}
-
-func (rr *riskResult) report(moves int) Risk {
-	r := Risk{Total: mine.Round6(rr.bits)}
-	if moves > 0 {
-		r.PerStep = mine.Round6(rr.bits / float64(moves))
+// risk is the report's form of a session's risk: v's, the session's moves
+// mvs.
+func risk(s *mine.Session, v *automaton.Verdict, mvs []automaton.Move) Risk {
+	r := Risk{Total: mine.Round6(v.Risk.Bits)}
+	if v.Moves > 0 {
+		r.PerStep = mine.Round6(v.Risk.Bits / float64(v.Moves))
 	}
-	if rr.move >= 0 {
-		r.Top = &RiskMove{Move: int(rr.move), Step: rr.step, State: rr.from, Event: rr.event, Label: rr.label, Bits: mine.Round6(rr.maxBits)}
+	if k := v.Risk.MaxMove; k >= 0 && k < len(mvs) {
+		r.Top = RiskMove{Move: k, State: v.Risk.MaxFrom, Event: mvs[k].Event, Label: mvs[k].Label, Bits: mine.Round6(v.Risk.MaxBits)}
+		if len(s.Visits) > 0 {
+			r.Top.Step = visitStep(moveRecord(s, k), min(k, len(s.Visits)-1))
+		}
 	}
 	return r
 }
 
 // NewCollector returns a collector that checks sessions with c.
 func NewCollector(c *automaton.Checker, opt Options) *Collector {
-	return &Collector{c: c, opt: opt}
+	return &Collector{c: c, opt: opt, top: topK{k: opt.Rank}}
 }
 
 // Reset forgets every session added, for a read that starts over.
-func (r *Collector) Reset() { r.blocks, r.results = nil, nil }
+func (r *Collector) Reset() { r.blocks, r.results, r.top = nil, nil, topK{k: r.opt.Rank} }
 
 // all returns every result added, in one slice.
 func (r *Collector) all() []result {
@@ -266,11 +264,8 @@ func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
 	v := r.c.Check(r.buf)
 	res := result{id: s.ID, fitness: v.Fitness, events: int32(len(s.Visits)), cost: int32(v.Cost), maxCost: int32(v.MaxCost),
 		rare: int32(v.Rare), general: int32(v.Generalized), bounded: v.Bounded, outside: v.Outside()}
-	res.risk = riskResult{bits: v.Risk.Bits, maxBits: v.Risk.MaxBits, move: int32(v.Risk.MaxMove), from: v.Risk.MaxFrom}
-	if k := v.Risk.MaxMove; k >= 0 && k < len(r.buf) && len(s.Visits) > 0 {
-		res.risk.event, res.risk.label = r.buf[k].Event, r.buf[k].Label
-		res.risk.step = visitStep(moveRecord(s, k), min(k, len(s.Visits)-1))
-	}
+	res.risk = v.Risk.Bits
+	ranked := r.opt.Rank > 0 && r.top.admits(res.risk, s.ID)
 	var dev *Deviation
 	if !v.Fits() {
 		d := v.Deviation
@@ -279,10 +274,19 @@ func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
 			dev = deviation(lg, s, &v)
 		}
 	}
-	if r.opt.Verdicts || dev != nil {
-		res.verdict = &Verdict{SessionID: s.ID, Fits: v.Fits(), Moves: v.Moves, Cost: v.Cost,
+	if !v.Fits() && ranked && dev == nil {
+		dev = deviation(lg, s, &v)
+	}
+	if r.opt.Verdicts || dev != nil || ranked {
+		vd := &Verdict{SessionID: s.ID, Fits: v.Fits(), Moves: v.Moves, Cost: v.Cost,
 			Fitness: mine.Round6(v.Fitness), Rare: v.Rare, General: v.Generalized, Bounded: v.Bounded, Deviation: dev,
-			Risk: res.risk.report(v.Moves)}
+			Risk: risk(s, &v, r.buf)}
+		if r.opt.Verdicts || r.opt.Deviations && dev != nil {
+			res.verdict = vd
+		}
+		if ranked {
+			r.top.push(vd, res.risk)
+		}
 	}
 	if k := len(r.blocks); k == 0 || len(r.blocks[k-1]) == resultBlock {
 		r.blocks = append(r.blocks, make([]result, 0, resultBlock))
@@ -347,7 +351,7 @@ func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, 
 		sum.costSum += int(res.cost)
 		sum.maxSum += int(res.maxCost)
 		sum.fitnessSum += res.fitness
-		sum.riskSum += res.risk.bits
+		sum.riskSum += res.risk
 		sum.RareMoves += int(res.rare)
 		if res.rare > 0 {
 			sum.RareSessions++
@@ -382,7 +386,7 @@ func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, 
 		sum.MeanRisk = mine.Round6(sum.riskSum / float64(n))
 	}
 	if r.opt.Rank > 0 {
-		sum.Riskiest = r.riskiest(r.opt.Rank)
+		sum.Riskiest = r.top.sorted()
 		for _, v := range sum.Riskiest {
 			if emit != nil {
 				if err := emit(v); err != nil {
@@ -428,30 +432,80 @@ func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, 
 	return sum, nil
 }
 
-// riskiest returns the verdicts of the k sessions of the highest risk,
-// highest first, ties by id; results must be in id order.
-func (r *Collector) riskiest(k int) []*Verdict {
-	idx := make([]int, len(r.results))
+// topK keeps the verdicts of the k riskiest sessions seen (ties: the
+// smaller id), whatever order the sessions come in: a min-heap on risk.
+type topK struct {
+	k    int
+	vs   []*Verdict
+	bits []float64
+}
+
+// below reports whether session (a, ida) ranks below (b, idb).
+func below(a float64, ida string, b float64, idb string) bool {
+	if a != b {
+		return a < b
+	}
+	return ida > idb
+}
+
+// admits reports whether a session of risk bits and id id would be kept.
+func (t *topK) admits(bits float64, id string) bool {
+	return len(t.vs) < t.k || below(t.bits[0], t.vs[0].SessionID, bits, id)
+}
+
+// push keeps v, of risk bits, letting the lowest go when k are kept; v
+// must be admitted.
+func (t *topK) push(v *Verdict, bits float64) {
+	if len(t.vs) == t.k {
+		t.vs[0], t.bits[0] = v, bits
+		t.down(0)
+		return
+	}
+	t.vs, t.bits = append(t.vs, v), append(t.bits, bits)
+	for i := len(t.vs) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !below(t.bits[i], t.vs[i].SessionID, t.bits[p], t.vs[p].SessionID) {
+			break
+		}
+		t.swap(i, p)
+		i = p
+	}
+}
+
+func (t *topK) swap(i, j int) {
+	t.vs[i], t.vs[j] = t.vs[j], t.vs[i]
+	t.bits[i], t.bits[j] = t.bits[j], t.bits[i]
+}
+
+func (t *topK) down(i int) {
+	for {
+		l, m := 2*i+1, i
+		if l < len(t.vs) && below(t.bits[l], t.vs[l].SessionID, t.bits[m], t.vs[m].SessionID) {
+			m = l
+		}
+		if r := l + 1; r < len(t.vs) && below(t.bits[r], t.vs[r].SessionID, t.bits[m], t.vs[m].SessionID) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		t.swap(i, m)
+		i = m
+	}
+}
+
+// sorted returns the verdicts kept, riskiest first.
+func (t *topK) sorted() []*Verdict {
+	idx := make([]int, len(t.vs))
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return r.results[idx[a]].risk.bits > r.results[idx[b]].risk.bits })
-	if len(idx) > k {
-		idx = idx[:k]
-	}
+	sort.Slice(idx, func(a, b int) bool {
+		return below(t.bits[idx[b]], t.vs[idx[b]].SessionID, t.bits[idx[a]], t.vs[idx[a]].SessionID)
+	})
 	out := make([]*Verdict, len(idx))
 	for j, i := range idx {
-		res := &r.results[i]
-		if res.verdict != nil {
-			out[j] = res.verdict
-			continue
-		}
-		// A fitting session whose verdict was not kept: its figures are
-		// all a result holds.
-		moves := int(res.events) + 1
-		out[j] = &Verdict{SessionID: res.id, Fits: res.place == nil, Moves: moves, Cost: int(res.cost),
-			Fitness: mine.Round6(res.fitness), Rare: int(res.rare), General: int(res.general), Bounded: res.bounded,
-			Risk: res.risk.report(moves)}
+		out[j] = t.vs[i]
 	}
 	return out
 }

@@ -272,6 +272,30 @@ func TestRank(t *testing.T) {
 	if sum.Riskiest[0].Risk.Total < sum.Riskiest[1].Risk.Total {
 		t.Errorf("riskiest not in order: %v then %v", sum.Riskiest[0].Risk.Total, sum.Riskiest[1].Risk.Total)
 	}
+	// Sessions added in another order (as a streaming read finishes them)
+	// rank the same.
+	for _, k := range []int{1, 2, 3, len(lg.Sessions) + 1} {
+		want, err := Log(lg, c, Options{Rank: k}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev := NewCollector(c, Options{Rank: k})
+		for i := len(lg.Sessions) - 1; i >= 0; i-- {
+			rev.Add(lg, &lg.Sessions[i])
+		}
+		got, err := rev.Summary(lg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Riskiest) != min(k, len(lg.Sessions)) {
+			t.Errorf("rank %d: %d kept", k, len(got.Riskiest))
+		}
+		for i := range got.Riskiest {
+			if got.Riskiest[i].SessionID != want.Riskiest[i].SessionID {
+				t.Errorf("rank %d, reversed: riskiest[%d] = %s, want %s", k, i, got.Riskiest[i].SessionID, want.Riskiest[i].SessionID)
+			}
+		}
+	}
 	if sum.MeanRisk != all.MeanRisk || sum.MeanRisk <= 0 {
 		t.Errorf("mean risk %v, without rank %v; want the same, above 0", sum.MeanRisk, all.MeanRisk)
 	}

@@ -64,10 +64,8 @@ func (s *Summary) WriteText(w io.Writer, m *automaton.Model, list int) error {
 				verdict = "deviates"
 			}
 			p("  %-*s  %8.2f bits  %5.2f per move  %-8s", idw, v.SessionID, v.Risk.Total, v.Risk.PerStep, verdict)
-			if t := v.Risk.Top; t != nil {
-				p("  most surprising: step %d %s (%.2f bits)", t.Step, text.Move(t.State, t.Event, t.Label), t.Bits)
-			}
-			p("\n")
+			t := v.Risk.Top
+			p("  most surprising: step %d %s (%.2f bits)\n", t.Step, text.Move(t.State, t.Event, t.Label), t.Bits)
 		}
 	}
 	dev := s.Sessions - s.Fit
