@@ -46,8 +46,8 @@ type Verdict struct {
 // move, and Top the most surprising move (every session has one: the move
 // into __end__ at least).
 type Risk struct {
-	Total   float64   `json:"total"`
-	PerStep float64   `json:"per_step"`
+	Total   float64  `json:"total"`
+	PerStep float64  `json:"per_step"`
 	Top     RiskMove `json:"top"`
 }
 
