@@ -93,3 +93,33 @@ func TestSessionOutcomes(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseOutcome: any expression parses or is refused with an
+// *OutcomeError naming it, never a panic; a parsed one has a field, a known
+// operator, and tests values without a panic.
+func FuzzParseOutcome(f *testing.F) {
+	for _, s := range []string{"attrs.reward>=1", "a=b", `x!="y"`, "a<=-1e9", "=", "a=>", "a==true", "'a'='b'"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, expr string) {
+		o, err := ParseOutcome(expr)
+		if err != nil {
+			var oe *OutcomeError
+			if !errors.As(err, &oe) || oe.Expr != expr {
+				t.Fatalf("error %v is not an *OutcomeError naming %q", err, expr)
+			}
+			return
+		}
+		switch o.Op {
+		case "=", "!=", "<", "<=", ">", ">=":
+		default:
+			t.Fatalf("op %q", o.Op)
+		}
+		if o.Path == "" {
+			t.Fatal("empty path")
+		}
+		for _, v := range []value{{kind: kindNumber, raw: []byte("1")}, {kind: kindString, raw: []byte("x")}, {kind: kindBool, raw: []byte("true")}} {
+			o.test(v)
+		}
+	})
+}
