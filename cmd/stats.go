@@ -56,6 +56,15 @@ fsmine replay does, and a record counts toward the state it was placed in
 record that is not a visit of its own (folded, dropped or a detour) counts
 its tokens and latency toward the visit before it.
 
+With --outcome EXPR and logs (or for a model built with --outcome, from its
+own counts), stats also shows where sessions fail: the states and moves whose
+sessions fail more often than the log's. Each is tested by a one-sided Fisher
+exact test of its failures against the log's; the p-values are adjusted for
+the many places tested by Benjamini-Hochberg (false discovery rate 0.05),
+and each place lists its failures, rate, lift over the log's rate, p, q and
+example failed sessions. A log where every session succeeded (or failed) is
+said to be so, with no rates.
+
 --format text (default) or json.
 
 Exit status: 0 ok; 2 trouble (bad flags, unreadable model or logs).`,
