@@ -253,8 +253,17 @@ func newBuildCmd(streams IO) *cobra.Command {
 merges the sessions into a compact deterministic automaton and writes it as
 JSON (schema fsmine.automaton/v1). A summary goes to standard error.
 
-Exit status: 0 ok; 2 trouble (bad flags, unreadable input, or with --strict
-any bad line).`,
+--outcome EXPR tests every session's outcome, such as attrs.reward>=1,
+attrs.termination=user_stop or attrs.status!=error (= != < <= > >=; numbers
+compare with numbers, true and false with booleans, anything else with
+strings), on the first of its records that carries the field, and stores
+per state and per transition the sessions through it and how many of them
+succeeded; sessions without the field are counted apart. stats and report
+then show where sessions fail. A model built without it is unchanged.
+
+Exit status: 0 ok; 2 trouble (bad flags, unreadable input, an outcome
+expression that does not parse, names a field no record has or compares a
+string with a number, or with --strict any bad line).`,
 		Example: `  fsmine build logs/*.jsonl -o v4.json --dot v4.dot
   fsmine build --labels rules.json --parent v3.json logs/today.jsonl.gz -o v4.json
   fsmine build --field session_id=conversation_id --field node=tool.name - < log.jsonl`,
