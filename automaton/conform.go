@@ -130,6 +130,9 @@ type Verdict struct {
 	// Cost is then that of a greedy alignment, an upper bound, and Fitness a
 	// lower bound.
 	Bounded bool
+	// Risk is the session's surprisal under the model (see Risk): every
+	// move counts, those after a deviation too.
+	Risk Risk
 }
 
 // Fits reports whether the session has no deviation.
@@ -187,6 +190,7 @@ type Checker struct {
 	labelOf    []string         // per state: its label
 	rules      *rules           // the model's constraints, nil for none
 	seen       []uint64         // the constrained labels a walk visited
+	risk       *riskTables
 
 	// Alignment scratch, reused across sessions.
 	a alignScratch
@@ -249,6 +253,7 @@ func NewChecker(m *Model, opt CheckOptions) *Checker {
 	if c.rules = compileRules(m); c.rules != nil {
 		c.seen = make([]uint64, c.rules.words)
 	}
+	c.risk = newRiskTables(m)
 	c.loopOf = make([]int32, len(m.States))
 	for i := range c.loopOf {
 		c.loopOf[i] = -1
@@ -407,12 +412,21 @@ func (c *Checker) resync(label string) int32 {
 // computes an alignment only for sessions that are not paths of the model,
 // so that checking a fitting session costs one map lookup per move.
 func (c *Checker) Check(moves []Move) Verdict {
-	v := Verdict{Moves: len(moves), MaxCost: len(moves) + c.ShortestPath()}
+	v := Verdict{Moves: len(moves), MaxCost: len(moves) + c.ShortestPath(), Risk: Risk{MaxMove: -1}}
 	w := c.walk()
 	path := c.start >= 0
+	scored := false // the rest of the moves' risk is in v.Risk
 	for i, mv := range moves {
 		from := w.at
-		verdict, _ := c.step(&w, mv)
+		verdict, ti := c.step(&w, mv)
+		switch {
+		case scored:
+		case ti >= 0:
+			v.Risk.add(i, c.risk.trans[ti], c.ids[from])
+		default:
+			c.riskRest(&v.Risk, moves[i:], i, from)
+			scored = true
+		}
 		dev := ""
 		switch verdict {
 		case StepRare:
@@ -470,6 +484,30 @@ func (c *Checker) Check(moves []Move) Verdict {
 	}
 	v.Fitness = fitness(v.Cost, v.MaxCost)
 	return v
+}
+
+// riskRest adds to r the cost of moves, the rest of a session from move i
+// on, made from state at (-1: not known), the first of which the model has
+// no transition for.
+func (c *Checker) riskRest(r *Risk, moves []Move, i int, at int32) {
+	for k, mv := range moves {
+		from := ""
+		if at >= 0 {
+			from = c.ids[at]
+		}
+		if k > 0 && at >= 0 {
+			if sym, ok := c.syms[mv]; ok {
+				if ti, ok := c.next[uint64(at)<<32|uint64(sym)]; ok {
+					r.add(i+k, c.risk.trans[ti], from)
+					at = c.trans[ti].to
+					continue
+				}
+			}
+		}
+		b, to := c.risk.unseen(int(at), mv.Label)
+		r.add(i+k, b, from)
+		at = int32(to)
+	}
 }
 
 // Fits reports whether moves are a path of the model from StartID to EndID

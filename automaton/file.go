@@ -308,6 +308,38 @@ func (m *Model) validateCounts() error {
 			return fail(fmt.Sprintf("the count of top_variants[%d]", i), n)
 		}
 	}
+	return m.validateOutcomes()
+}
+
+// validateOutcomes checks the outcome counts (see Params.Outcome): none
+// without an expression, none negative, no more succeeded than sessions.
+func (m *Model) validateOutcomes() error {
+	check := func(what string, o *Outcome) error {
+		if o == nil {
+			return nil
+		}
+		if m.Params.Outcome == "" {
+			return fmt.Errorf("invalid model: %s has outcome counts, but params.outcome names no expression", what)
+		}
+		if o.Sessions < 0 || o.Succeeded < 0 || o.Unknown < 0 || o.Succeeded > o.Sessions {
+			return fmt.Errorf("invalid model: the outcome of %s counts %d sessions, %d succeeded, %d unknown: want none negative, no more succeeded than sessions", what, o.Sessions, o.Succeeded, o.Unknown)
+		}
+		return nil
+	}
+	if err := check("source", m.Source.Outcome); err != nil {
+		return err
+	}
+	for i := range m.States {
+		if err := check(fmt.Sprintf("state %q", m.States[i].ID), m.States[i].Outcome); err != nil {
+			return err
+		}
+	}
+	for i := range m.Transitions {
+		t := &m.Transitions[i]
+		if err := check(fmt.Sprintf("transition %s -[%s]-> %s", t.From, t.Event, t.To), t.Outcome); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -126,6 +126,14 @@ type Decision struct {
 	Constraint *Constraint `json:"constraint,omitempty"`
 	// Instructions are the policy's instructions for State.
 	Instructions string `json:"instructions,omitempty"`
+	// Surprise is the proposed step's surprisal under the model in bits,
+	// and Risk the session's running total (both rounded to 6 decimals), this step included: the sum
+	// of the surprisal of every step proposed, allowed or not (see Risk;
+	// a step out of a state that the session entered by the watchdog's
+	// fallback or stayed in after a denial is costed from that state). A
+	// runtime can escalate a session whose Risk climbs early.
+	Surprise float64 `json:"surprise"`
+	Risk     float64 `json:"risk"`
 	// Time is when the guard decided, by GuardOptions.Now.
 	Time time.Time `json:"-"`
 }
@@ -256,6 +264,7 @@ type session struct {
 	slots  []Slot         // at most one per name; Valid is not kept
 	seen   []uint64       // the constrained labels visited, indexed by cons
 	cons   *rules
+	risk   float64 // the running surprisal, in bits
 
 	prev, next *session
 }
@@ -280,10 +289,12 @@ type compiled struct {
 	slotRes   map[string][]*regexp.Regexp // declared slots: their patterns (nil: none)
 	rules     map[*Transition]*rule       // nil without rules
 	cons      *rules                      // the model's constraints, nil for none
+	risk      *riskTables
 }
 
 type gstate struct {
 	id, label    string
+	index        int          // into Model.States
 	loop         int          // index into Model.Loops, -1 outside any loop
 	moves        []MoveOption // out of the state, less those the policy always denies
 	moveCaps     []capRef     // parallel to moves
@@ -391,6 +402,7 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 		labels:  make(map[string]*gstate, len(m.States)),
 		caps:    make(map[EdgeRef]capRef),
 	}
+	c.risk = newRiskTables(m)
 	loopOf := make(map[string]int)
 	for li, l := range m.Loops {
 		for _, id := range l.States {
@@ -463,7 +475,7 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 	}
 	for i := range m.States {
 		s := &m.States[i]
-		gs := &gstate{id: s.ID, label: s.Label, loop: -1}
+		gs := &gstate{id: s.ID, label: s.Label, index: i, loop: -1}
 		if li, ok := loopOf[s.ID]; ok {
 			gs.loop = li
 		}
@@ -952,19 +964,30 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot) Decision
 	cur := s.state
 	var (
 		t      *Transition
+		ti     int     // t's index into Model.Transitions
 		target *gstate // the state next names
 		reason string
 	)
 	if ts, ok := c.labels[next]; ok {
 		target = ts
-		t = c.m.Next(cur.id, Move{Event: event, Label: next})
+		t, ti = c.m.nextAt(cur.id, Move{Event: event, Label: next})
 	} else if ts, ok := c.states[next]; ok {
 		target = ts
-		t = c.m.Next(cur.id, Move{Event: event, Label: ts.label})
+		t, ti = c.m.nextAt(cur.id, Move{Event: event, Label: ts.label})
 		if t != nil && t.To != next {
 			t = nil
 		}
 	}
+	var bits float64
+	switch {
+	case t != nil:
+		bits = c.risk.trans[ti]
+	case target != nil:
+		bits = c.risk.novel[cur.index] + c.risk.labelBits(target.label)
+	default:
+		bits = c.risk.novel[cur.index] + c.risk.unknown
+	}
+	s.risk += bits
 	cr := capRef{slot: -1}
 	var (
 		r                *rule
@@ -1004,7 +1027,7 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot) Decision
 			}
 		}
 	}
-	d := Decision{Step: s.steps, Allowed: reason == ReasonNone || c.monitor}
+	d := Decision{Step: s.steps, Allowed: reason == ReasonNone || c.monitor, Surprise: round6(bits), Risk: round6(s.risk)}
 	if t != nil {
 		d.Rare, d.Prob, d.Generalized = t.Rare, t.Prob, t.Generalized != ""
 	}

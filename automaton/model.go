@@ -73,7 +73,23 @@ type Source struct {
 	Folded     int          `json:"folded"`
 	Detours    int          `json:"detours"`
 	StepGaps   int          `json:"step_gaps"`
+	// Outcome counts the sessions by their outcome under Params.Outcome:
+	// nil, and left out of the file, for a model built without one.
+	Outcome *Outcome `json:"outcome,omitempty"`
 }
+
+// Outcome counts sessions by outcome (see Params.Outcome): Sessions is the
+// number with an outcome, Succeeded how many of them succeeded, Unknown the
+// sessions without one (whose records do not carry the field), counted
+// apart and never guessed.
+type Outcome struct {
+	Sessions  int `json:"sessions"`
+	Succeeded int `json:"succeeded"`
+	Unknown   int `json:"unknown"`
+}
+
+// Failed returns the number of sessions with an outcome that failed.
+func (o *Outcome) Failed() int { return o.Sessions - o.Succeeded }
 
 // SourceFile is one input file: its path as given, the SHA-256 of its bytes
 // as read (after gzip, if any, is undone: of the decompressed stream), how
@@ -116,6 +132,12 @@ type Params struct {
 	// on every visit that leaves it (State.Fields; fsmine build --slots).
 	// False, and left out of the file, for models mined without.
 	Slots bool `json:"slots,omitempty"`
+	// Outcome, when not empty, is the outcome expression the miner tested
+	// every session with (fsmine build --outcome, such as
+	// attrs.reward>=1): Source.Outcome, State.Outcome and
+	// Transition.Outcome count the sessions by it. Provenance: not part
+	// of the digest.
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // State is a state of the model. Visits counts how often sessions entered it,
@@ -148,6 +170,9 @@ type State struct {
 	// id. Provenance: not part of
 	// the digest.
 	Examples []string `json:"examples,omitempty"`
+	// Outcome counts the sessions that visited the state by outcome (see
+	// Params.Outcome); nil without one.
+	Outcome *Outcome `json:"outcome,omitempty"`
 }
 
 // MaxFields bounds State.Fields: a model with more field paths on one state
@@ -188,6 +213,9 @@ type Transition struct {
 	// Examples are ids of sessions that took the transition, chosen as
 	// State.Examples are; none on a generalised transition.
 	Examples []string `json:"examples,omitempty"`
+	// Outcome counts the sessions that took the transition by outcome
+	// (see Params.Outcome); nil without one.
+	Outcome *Outcome `json:"outcome,omitempty"`
 }
 
 // Loop is a strongly connected component of the model with at least one
@@ -244,6 +272,15 @@ func (m *Model) Next(from string, mv Move) *Transition {
 		return &m.Transitions[i]
 	}
 	return nil
+}
+
+// nextAt is Next with the transition's index into m.Transitions (-1 and nil
+// for none).
+func (m *Model) nextAt(from string, mv Move) (*Transition, int) {
+	if i, ok := m.idx().next[moveKey{from, mv.Event, mv.Label}]; ok {
+		return &m.Transitions[i], i
+	}
+	return nil, -1
 }
 
 // Out returns the transitions out of state from, most frequent first (ties

@@ -76,3 +76,39 @@ func TestCheckIntegers(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateOutcomes: outcome counts need an expression, and cannot
+// count more successes than sessions or less than none.
+func TestValidateOutcomes(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(m *Model)
+		want string // "" for valid
+	}{
+		{"none", func(m *Model) {}, ""},
+		{"counted", func(m *Model) {
+			m.Params.Outcome = "ok=true"
+			m.Source.Outcome = &Outcome{Sessions: 4, Succeeded: 3, Unknown: 1}
+			m.States[1].Outcome = &Outcome{Sessions: 4, Succeeded: 3}
+		}, ""},
+		{"no expression", func(m *Model) { m.Source.Outcome = &Outcome{Sessions: 4} }, "invalid model: source has outcome counts, but params.outcome names no expression"},
+		{"more succeeded", func(m *Model) {
+			m.Params.Outcome = "ok=true"
+			m.Transitions[0].Outcome = &Outcome{Sessions: 2, Succeeded: 3}
+		}, "invalid model: the outcome of transition __start__ -[]-> a counts 2 sessions, 3 succeeded, 0 unknown"},
+		{"negative", func(m *Model) {
+			m.Params.Outcome = "ok=true"
+			m.States[1].Outcome = &Outcome{Sessions: 2, Unknown: -1}
+		}, `invalid model: the outcome of state "a" counts 2 sessions, 0 succeeded, -1 unknown`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := buildModel(t, 1, []edge{{StartID, "", "a", 4, false}, {"a", "ok", EndID, 4, false}})
+			tt.edit(m)
+			err := m.Validate()
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("Validate = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

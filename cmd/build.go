@@ -139,6 +139,10 @@ type modelOptions struct {
 	// finds them in the model mined from a log.
 	slots        bool
 	recordFields func(*mine.Log, *automaton.Model) (*mine.FieldReport, error)
+	// outcome is build --outcome's expression; tallyOutcomes counts the
+	// sessions by it in the model mined from a log.
+	outcome       string
+	tallyOutcomes func(*mine.Log, *automaton.Model) (*mine.OutcomeTally, error)
 
 	parentModel *automaton.Model // loaded by prepare
 }
@@ -249,8 +253,17 @@ func newBuildCmd(streams IO) *cobra.Command {
 merges the sessions into a compact deterministic automaton and writes it as
 JSON (schema fsmine.automaton/v1). A summary goes to standard error.
 
-Exit status: 0 ok; 2 trouble (bad flags, unreadable input, or with --strict
-any bad line).`,
+--outcome EXPR tests every session's outcome, such as attrs.reward>=1,
+attrs.termination=user_stop or attrs.status!=error (= != < <= > >=; numbers
+compare with numbers, true and false with booleans, anything else with
+strings), on the first of its records that carries the field, and stores
+per state and per transition the sessions through it and how many of them
+succeeded; sessions without the field are counted apart. stats and report
+then show where sessions fail. A model built without it is unchanged.
+
+Exit status: 0 ok; 2 trouble (bad flags, unreadable input, an outcome
+expression that does not parse, names a field no record has or compares a
+string with a number, or with --strict any bad line).`,
 		Example: `  fsmine build logs/*.jsonl -o v4.json --dot v4.dot
   fsmine build --labels rules.json --parent v3.json logs/today.jsonl.gz -o v4.json
   fsmine build --field session_id=conversation_id --field node=tool.name - < log.jsonl`,
@@ -278,6 +291,7 @@ any bad line).`,
 	f.StringVar(&opts.partial, "partial", "", "write this shard's partial result to `FILE` instead of a model (see fsmine merge)")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before its path is tallied and its records let go; 0 holds every session to the end")
 	f.BoolVar(&opts.model.slots, "slots", false, "record per state the record fields present on every visit that leaves it (reads the logs twice; see serve --check --suggest)")
+	f.StringVar(&opts.model.outcome, "outcome", "", "count per state and transition the sessions through it and how many succeeded, by `EXPR`, a test of a record field such as attrs.reward>=1 or attrs.status!=error (reads the logs twice; see stats)")
 	return c
 }
 
@@ -335,10 +349,19 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if opts.model.slots && (opts.partial != "" || !twiceReadable(inputs)) {
 		return usagef("--slots reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial")
 	}
+	var outcome *mine.Outcome
+	if opts.model.outcome != "" {
+		if opts.partial != "" || opts.update != "" || !twiceReadable(inputs) {
+			return usagef("--outcome reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial or --update")
+		}
+		if outcome, err = mine.ParseOutcome(opts.model.outcome); err != nil {
+			return err
+		}
+	}
 	// A model needs only the distinct paths; a partial result holds every
 	// session, and --slots walks each through the model.
 	window := opts.window
-	if opts.partial != "" || opts.evidence || opts.model.slots {
+	if opts.partial != "" || opts.evidence || opts.model.slots || outcome != nil {
 		window = 0
 	}
 	if err := streamReads(&ropt, inputs, window, nil); err != nil {
@@ -374,6 +397,17 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		opts.model.recordFields = func(lg *mine.Log, m *automaton.Model) (rep *mine.FieldReport, err error) {
 			rep, fields, err = mine.RecordFields(lg, m, inputs, ropt, mine.FieldOptions{Evidence: oldFields, Keep: opts.evidence})
 			return rep, err
+		}
+	}
+	if outcome != nil {
+		opts.model.tallyOutcomes = func(lg *mine.Log, m *automaton.Model) (*mine.OutcomeTally, error) {
+			outs, err := mine.SessionOutcomes(inputs, ropt, outcome)
+			if err != nil {
+				return nil, err
+			}
+			t := mine.TallyOutcomes(m, lg, outs, 0)
+			t.Apply(m)
+			return t, nil
 		}
 	}
 	if err := buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams); err != nil {
@@ -466,6 +500,12 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 			return err
 		}
 	}
+	var outcomes *mine.OutcomeTally
+	if opts.tallyOutcomes != nil {
+		if outcomes, err = opts.tallyOutcomes(lg, m); err != nil {
+			return err
+		}
+	}
 	m.Generator = "fsmine " + version
 	m.Created = created()
 	m.Params.Link = opts.link
@@ -495,8 +535,28 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 		if fields != nil {
 			printFieldsSummary(streams.Err, m, fields)
 		}
+		if outcomes != nil {
+			printOutcomeSummary(streams.Err, outcomes)
+		}
 	}
 	return nil
+}
+
+// printOutcomeSummary says how the sessions came out under build --outcome,
+// plainly when they all came out the same.
+func printOutcomeSummary(w io.Writer, t *mine.OutcomeTally) {
+	o := t.Log
+	fmt.Fprintf(w, "outcome %s: %d of %d sessions succeeded (%s)", t.Expr, o.Succeeded, o.Sessions, text.Percent(text.Share(o.Succeeded, o.Sessions)))
+	if o.Unknown > 0 {
+		fmt.Fprintf(w, ", %s without the field counted apart", text.Count(o.Unknown, "session"))
+	}
+	fmt.Fprintln(w)
+	switch {
+	case o.Sessions > 0 && o.Succeeded == o.Sessions:
+		fmt.Fprintln(w, "every session with an outcome succeeded: there are no failures to place on the map")
+	case o.Sessions > 0 && o.Succeeded == 0:
+		fmt.Fprintln(w, "every session with an outcome failed: no state or move fails more than another")
+	}
 }
 
 // printFieldsSummary says what build --slots found, and what it could not

@@ -27,6 +27,7 @@ type checkOptions struct {
 	outside   string
 	maxAlign  int
 	list      int
+	rank      int
 	window    int
 	logs      logFlags
 }
@@ -70,6 +71,14 @@ The alignment search stops after --max-align-states nodes for a session; its
 cost is then that of a greedy alignment (an upper bound), and the output says
 how many sessions were bounded.
 
+Every session also gets a risk: its surprisal under the model, the sum over
+its moves of -log2 of each move's probability (a transition's share of its
+state's outflow, Witten-Bell smoothed so that a move the model never saw
+costs a finite amount, backing off to how often sessions entered the move's
+label). A session with a high risk took moves the mined sessions rarely or
+never took; in json and jsonl it is "risk": total bits, bits per move, and
+the most surprising move. --rank N lists the N riskiest sessions for review.
+
 --format text (default), json (one object with the summary and every
 deviation) or jsonl (one verdict per session, as they are checked).
 
@@ -99,6 +108,7 @@ sessions).`,
 	f.IntVar(&opts.maxAlign, "max-align-states", automaton.DefaultMaxAlignStates, "alignment search nodes per session before a greedy alignment stands in")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before it is checked and its records let go; 0 holds every session to the end")
 	f.IntVar(&opts.list, "list", 20, "deviating sessions listed in the text report (0: all)")
+	f.IntVar(&opts.rank, "rank", 0, "rank sessions by risk (surprisal under the model) and list the `N` riskiest; with --format jsonl, write only their verdicts, riskiest first")
 	f.StringVar(&opts.outside, "outside", "", "write every record of the sessions that do not fit to `FILE` (JSONL, atomically), to mine the next model from")
 	opts.logs.bind(f)
 	return c
@@ -119,13 +129,16 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	if opts.list < 0 {
 		return usagef("--list must be 0 or more, got %d", opts.list)
 	}
+	if opts.rank < 0 {
+		return usagef("--rank must be 0 or more, got %d", opts.rank)
+	}
 	m, err := loadDiffModel(opts.model)
 	if err != nil {
 		return err
 	}
 	run := check.NewCollector(
 		automaton.NewChecker(m, automaton.CheckOptions{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxAlignStates: opts.maxAlign}),
-		check.Options{Deviations: opts.format == "json" || opts.format == "text", Verdicts: opts.format == "jsonl"})
+		check.Options{Deviations: opts.format == "json" || opts.format == "text", Verdicts: opts.format == "jsonl", Rank: opts.rank})
 	// Sessions are checked as the read finishes them; a read that starts
 	// over holding every session gives them all again.
 	if opts.outside != "" {

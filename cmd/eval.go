@@ -28,6 +28,7 @@ type evalOptions struct {
 	rareRatio   float64
 	minRejected float64
 	format      string
+	outcome     string
 	quiet       bool
 	truth       string
 }
@@ -103,6 +104,7 @@ label in common with the log).`,
 	f.Float64Var(&opts.minRejected, "min-rejected", eval.DefaultMinRejected, "share of perturbed sessions a recommended setting must reject")
 	f.StringVar(&opts.format, "format", "text", "output: text or json")
 	f.StringVar(&opts.truth, "truth", "", "a model `FILE` that is right about the log (gen --truth-out, or a designed flow): also score truth-rejected perturbations rejected and generalisation precision")
+	f.StringVar(&opts.outcome, "outcome", "", "score each held-out session's risk (surprisal) against its outcome, `EXPR`, a test of a record field such as attrs.reward>=1: ROC AUC for failure beside the session-length baseline, failures flagged and successes passed")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress on standard error")
 	return c
 }
@@ -188,6 +190,17 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	base := mine.DefaultOptions()
 	base.RareCount, base.RareRatio = opts.rareCount, opts.rareRatio
 	eopt := eval.Options{Folds: opts.folds, Settings: settings, Base: base, MinRejected: opts.minRejected, Truth: truth}
+	if opts.outcome != "" {
+		o, err := mine.ParseOutcome(opts.outcome)
+		if err != nil {
+			return err
+		}
+		outs, err := mine.SessionOutcomes(inputs, ropt, o)
+		if err != nil {
+			return err
+		}
+		eopt.Outcome, eopt.OutcomeExpr = outs.Succeeded, o.Expr
+	}
 	if streams.ErrTTY && !opts.quiet {
 		tty := rawWriter(streams.Err) // the progress line's own escapes
 		eopt.Progress = func(done, total int) {

@@ -52,6 +52,10 @@ dwell p50 and p95 and the numeric record fields of --measure (by default
 tokens.prompt, tokens.completion, cost and duration_ms, those the records
 carry) summed per visit: total, mean and p95.
 
+A model built with --outcome adds a Where sessions fail section: the states
+and moves whose sessions fail more often than the log's, as fsmine stats
+shows them (one-sided Fisher exact tests, Benjamini-Hochberg adjusted).
+
 The page loads nothing from the network: no scripts, fonts, stylesheets or
 images; its style is inline and its one small script (click a column's
 heading to sort a table) is allowed by hash in its Content-Security-Policy.
@@ -143,7 +147,7 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 		}
 		var lg *mine.Log
 		var ms *mine.Measures
-		m, lg, ms, err = measuredLogs(opts.model, opts.inputs, &opts.logs, opts.measures, streams)
+		m, lg, ms, _, _, err = measuredLogs(opts.model, opts.inputs, &opts.logs, opts.measures, streams)
 		if err != nil {
 			return err
 		}
@@ -162,6 +166,9 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 	}
 
 	ropt := render.ReportOptions{Title: opts.title, File: file, Diagram: mode, ClusterSep: opts.clusterSep, Engine: engine, Detail: detail, Measures: measures}
+	if t := mine.TallyFromModel(m); t != nil {
+		ropt.Failures = stats.Failures(m, t, 20, 0)
+	}
 	var page bytes.Buffer
 	if err := render.Report(&page, m, ropt); err != nil {
 		return err

@@ -61,7 +61,10 @@ A denied step is still a 200 answer, with "allowed": false and a reason
 (illegal_transition, unknown_state, loop_cap, rare_transition, watchdog,
 generalized_transition, missing_slot, invalid_slot, condition_failed). A
 step may carry slots (strings, numbers, bools) that the policy declares; the
-answer carries the policy's instructions for the session's state.
+answer carries the policy's instructions for the session's state, and
+"surprise" and "risk": the proposed step's surprisal under the model in bits
+and the session's running total (see check), so that a runtime can escalate
+a session whose risk climbs before it ends.
 Reloading keeps live sessions. With --token (or FSMINE_TOKEN) every route but
 /healthz wants "Authorization: Bearer <token>". SIGINT or SIGTERM stops the
 service gracefully: requests in flight are answered and the decision log is

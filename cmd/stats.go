@@ -24,6 +24,7 @@ type statsOptions struct {
 	format   string
 	top      int
 	measures []string
+	outcome  string
 	logs     logFlags
 }
 
@@ -55,6 +56,15 @@ fsmine replay does, and a record counts toward the state it was placed in
 record that is not a visit of its own (folded, dropped or a detour) counts
 its tokens and latency toward the visit before it.
 
+With --outcome EXPR and logs (or for a model built with --outcome, from its
+own counts), stats also shows where sessions fail: the states and moves whose
+sessions fail more often than the log's. Each is tested by a one-sided Fisher
+exact test of its failures against the log's; the p-values are adjusted for
+the many places tested by Benjamini-Hochberg (false discovery rate 0.05),
+and each place lists its failures, rate, lift over the log's rate, p, q and
+example failed sessions. A log where every session succeeded (or failed) is
+said to be so, with no rates.
+
 --format text (default) or json.
 
 Exit status: 0 ok; 2 trouble (bad flags, unreadable model or logs).`,
@@ -73,6 +83,7 @@ Exit status: 0 ok; 2 trouble (bad flags, unreadable model or logs).`,
 	f.StringVar(&opts.format, "format", "text", "output format: text or json")
 	f.IntVar(&opts.top, "top", 10, "hottest back edges to list (0: all)")
 	f.StringArrayVar(&opts.measures, "measure", stats.DefaultMeasures, "numeric record field `PATH` to sum per state (repeatable; dotted path)")
+	f.StringVar(&opts.outcome, "outcome", "", "show where sessions fail by `EXPR`, a test of a record field such as attrs.reward>=1 (with logs; without, a model built with --outcome shows its own)")
 	opts.logs.bind(f)
 	return c
 }
@@ -96,12 +107,32 @@ func runStats(_ context.Context, opts *statsOptions, streams IO) error {
 			return err
 		}
 		r = stats.FromModel(m, opts.top)
+		if opts.outcome != "" {
+			return usagef("--outcome reads the sessions' outcomes from logs: give LOG files (a model built with --outcome shows its own without)")
+		}
+		if t := mine.TallyFromModel(m); t != nil {
+			r.Failures = stats.Failures(m, t, opts.top, 0)
+		}
 	} else {
-		m, lg, ms, err := measuredLogs(opts.model, opts.inputs, &opts.logs, opts.measures, streams)
+		var outcome *mine.Outcome
+		if opts.outcome != "" {
+			var err error
+			if outcome, err = mine.ParseOutcome(opts.outcome); err != nil {
+				return err
+			}
+		}
+		m, lg, ms, inputs, ropt, err := measuredLogs(opts.model, opts.inputs, &opts.logs, opts.measures, streams)
 		if err != nil {
 			return err
 		}
 		r = stats.FromLogs(m, lg, ms, opts.top)
+		if outcome != nil {
+			outs, err := mine.SessionOutcomes(inputs, ropt, outcome)
+			if err != nil {
+				return err
+			}
+			r.Failures = stats.Failures(m, mine.TallyOutcomes(m, lg, outs, 3), opts.top, 0)
+		}
 	}
 	r.Model.Path = opts.model
 	out := bufio.NewWriter(streams.Out)
@@ -129,20 +160,20 @@ func checkMeasurePaths(paths []string) error {
 
 // measuredLogs loads the model, reads the logs for it holding every
 // session, and measures the record fields at paths per visit.
-func measuredLogs(model string, args []string, lf *logFlags, paths []string, streams IO) (*automaton.Model, *mine.Log, *mine.Measures, error) {
+func measuredLogs(model string, args []string, lf *logFlags, paths []string, streams IO) (*automaton.Model, *mine.Log, *mine.Measures, []mine.Input, mine.ReadOptions, error) {
 	// Measure reads the logs a second time: hold standard input.
 	stdin := streams.In
 	var data []byte
 	if slices.Contains(args, "-") {
 		var err error
 		if data, err = io.ReadAll(stdin); err != nil {
-			return nil, nil, nil, fmt.Errorf("reading standard input: %w", err)
+			return nil, nil, nil, nil, mine.ReadOptions{}, fmt.Errorf("reading standard input: %w", err)
 		}
 		stdin = bytes.NewReader(data)
 	}
 	m, lg, inputs, ropt, err := readModelLogs(model, args, lf, stdin, streams)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, ropt, err
 	}
 	for i := range inputs {
 		if inputs[i].Name == "-" {
@@ -151,7 +182,7 @@ func measuredLogs(model string, args []string, lf *logFlags, paths []string, str
 	}
 	ms, err := mine.Measure(inputs, ropt, lg, paths)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, ropt, err
 	}
-	return m, lg, ms, nil
+	return m, lg, ms, inputs, ropt, nil
 }

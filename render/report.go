@@ -19,6 +19,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine/stats"
 	"github.com/fsmine/fsmine/render/text"
 )
 
@@ -78,6 +79,10 @@ type ReportOptions struct {
 	// Measures, when not nil, adds the Cost and latency section: what logs
 	// say of each state and transition (see Measures).
 	Measures *Measures
+	// Failures, when not nil, adds the Where sessions fail section: the
+	// states and moves whose sessions fail more often than the log's (see
+	// stats.Failures).
+	Failures *stats.FailureReport
 }
 
 // DiffReportOptions shape DiffReport.
@@ -160,6 +165,7 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 	}
 	page := modelPage(m, opt)
 	page.Measures = measuresPage(opt.Measures)
+	page.Failures = opt.Failures
 	rare := 0
 	for _, t := range m.Transitions {
 		if t.Rare {
@@ -521,12 +527,14 @@ type modelView struct {
 	// Constraints are the model's rules over whole sessions.
 	Constraints []constraintRow
 	States      []stateRow
-	Edges    []linkedEdge
+	Edges       []linkedEdge
 	// HasExamples shows the examples columns: the model keeps example
 	// sessions.
 	HasExamples bool
 	// Measures is the Cost and latency section, when logs were given.
 	Measures *measuresView
+	// Failures is the Where sessions fail section, when asked for.
+	Failures *stats.FailureReport
 
 	Stages []stageView
 

@@ -45,7 +45,7 @@ func Example() {
 	}
 	fmt.Println(s.Stats().Decisions, "decisions")
 	// Output:
-	// 200 {"session_id":"demo","step":0,"allowed":true,"reason":"","state":"greet","label":"agent_msg","rare":false,"prob":1,"next_moves":[{"event":"agent","to":"find","label":"find_user_id_by_email","prob":1,"rare":false}]}
-	// 200 {"session_id":"demo","step":1,"allowed":false,"reason":"illegal_transition","state":"greet","label":"agent_msg","rare":false,"prob":0,"next_moves":[{"event":"agent","to":"find","label":"find_user_id_by_email","prob":1,"rare":false}]}
+	// 200 {"session_id":"demo","step":0,"allowed":true,"reason":"","state":"greet","label":"agent_msg","rare":false,"prob":1,"next_moves":[{"event":"agent","to":"find","label":"find_user_id_by_email","prob":1,"rare":false}],"surprise":0.10364,"risk":0.10364}
+	// 200 {"session_id":"demo","step":1,"allowed":false,"reason":"illegal_transition","state":"greet","label":"agent_msg","rare":false,"prob":0,"next_moves":[{"event":"agent","to":"find","label":"find_user_id_by_email","prob":1,"rare":false}],"surprise":5.196397,"risk":5.300037}
 	// 2 decisions
 }

@@ -510,6 +510,10 @@ func appendDecision(b []byte, d *automaton.Decision) []byte {
 		b = append(b, `,"instructions":`...)
 		b = appendAnswerString(b, d.Instructions)
 	}
+	b = append(b, `,"surprise":`...)
+	b = appendJSONFloat(b, d.Surprise)
+	b = append(b, `,"risk":`...)
+	b = appendJSONFloat(b, d.Risk)
 	return append(b, '}')
 }
 

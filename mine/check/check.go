@@ -38,6 +38,30 @@ type Verdict struct {
 	General   int        `json:"generalized,omitempty"`
 	Bounded   bool       `json:"bounded,omitempty"`
 	Deviation *Deviation `json:"deviation"`
+	Risk      Risk       `json:"risk"`
+}
+
+// Risk is a session's surprisal under the model (see automaton.Risk), in
+// bits rounded to 6 decimals: Total over its moves, PerStep the mean per
+// move, and Top the most surprising move (every session has one: the move
+// into __end__ at least).
+type Risk struct {
+	Total   float64  `json:"total"`
+	PerStep float64  `json:"per_step"`
+	Top     RiskMove `json:"top"`
+}
+
+// RiskMove is a session's most surprising move: its index (0 is the move
+// out of __start__), the step of the record it enters (or its position, as
+// Deviation.Step), the state it leaves ("" when not known after a
+// deviation), its event and label, and its cost in bits.
+type RiskMove struct {
+	Move  int     `json:"move"`
+	Step  int64   `json:"step"`
+	State string  `json:"state"`
+	Event string  `json:"event"`
+	Label string  `json:"label"`
+	Bits  float64 `json:"bits"`
 }
 
 // Deviation is where a session first leaves the model.
@@ -104,9 +128,15 @@ type Summary struct {
 	// Deviations are the deviating sessions' first deviations in session
 	// id order; empty unless the check kept them (Options.Deviations).
 	Deviations []*Deviation `json:"deviations"`
+	// MeanRisk is the sessions' mean surprisal in bits (see Risk).
+	MeanRisk float64 `json:"mean_risk"`
+	// Riskiest are the verdicts of the Options.Rank sessions with the
+	// highest risk, highest first (ties by id); left out without Rank.
+	Riskiest []*Verdict `json:"riskiest,omitempty"`
 
 	costSum, maxSum int
 	fitnessSum      float64
+	riskSum         float64
 	files           []automaton.SourceFile
 	bad             []mine.BadLine
 }
@@ -138,6 +168,10 @@ type Options struct {
 	// Verdicts keeps every session's verdict, fitting or not, for the emit
 	// function of Collector.Summary (fsmine check --format jsonl).
 	Verdicts bool
+	// Rank, when above 0, ranks the sessions by risk for review: Summary's
+	// Riskiest holds the verdicts of the Rank riskiest, and emit is called
+	// with those alone, riskiest first.
+	Rank int
 }
 
 // Log checks every session of lg with c and sums them up in session id
@@ -164,6 +198,7 @@ type Collector struct {
 	blocks  [][]result
 	results []result
 	buf     []automaton.Move
+	top     topK // the riskiest sessions, with Options.Rank
 }
 
 // resultBlock is how many results a block of Collector holds.
@@ -183,15 +218,32 @@ type result struct {
 	general int32
 	bounded bool
 	outside bool
+	risk    float64 // bits
+}
+
+// risk is the report's form of a session's risk: v's, the session's moves
+// mvs.
+func risk(s *mine.Session, v *automaton.Verdict, mvs []automaton.Move) Risk {
+	r := Risk{Total: mine.Round6(v.Risk.Bits)}
+	if v.Moves > 0 {
+		r.PerStep = mine.Round6(v.Risk.Bits / float64(v.Moves))
+	}
+	if k := v.Risk.MaxMove; k >= 0 && k < len(mvs) {
+		r.Top = RiskMove{Move: k, State: v.Risk.MaxFrom, Event: mvs[k].Event, Label: mvs[k].Label, Bits: mine.Round6(v.Risk.MaxBits)}
+		if len(s.Visits) > 0 {
+			r.Top.Step = visitStep(moveRecord(s, k), min(k, len(s.Visits)-1))
+		}
+	}
+	return r
 }
 
 // NewCollector returns a collector that checks sessions with c.
 func NewCollector(c *automaton.Checker, opt Options) *Collector {
-	return &Collector{c: c, opt: opt}
+	return &Collector{c: c, opt: opt, top: topK{k: opt.Rank}}
 }
 
 // Reset forgets every session added, for a read that starts over.
-func (r *Collector) Reset() { r.blocks, r.results = nil, nil }
+func (r *Collector) Reset() { r.blocks, r.results, r.top = nil, nil, topK{k: r.opt.Rank} }
 
 // all returns every result added, in one slice.
 func (r *Collector) all() []result {
@@ -216,6 +268,8 @@ func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
 	v := r.c.Check(r.buf)
 	res := result{id: s.ID, fitness: v.Fitness, events: int32(len(s.Visits)), cost: int32(v.Cost), maxCost: int32(v.MaxCost),
 		rare: int32(v.Rare), general: int32(v.Generalized), bounded: v.Bounded, outside: v.Outside()}
+	res.risk = v.Risk.Bits
+	ranked := r.opt.Rank > 0 && r.top.admits(res.risk, s.ID)
 	var dev *Deviation
 	if !v.Fits() {
 		d := v.Deviation
@@ -224,9 +278,19 @@ func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
 			dev = deviation(lg, s, &v)
 		}
 	}
-	if r.opt.Verdicts || dev != nil {
-		res.verdict = &Verdict{SessionID: s.ID, Fits: v.Fits(), Moves: v.Moves, Cost: v.Cost,
-			Fitness: mine.Round6(v.Fitness), Rare: v.Rare, General: v.Generalized, Bounded: v.Bounded, Deviation: dev}
+	if !v.Fits() && ranked && dev == nil {
+		dev = deviation(lg, s, &v)
+	}
+	if r.opt.Verdicts || dev != nil || ranked {
+		vd := &Verdict{SessionID: s.ID, Fits: v.Fits(), Moves: v.Moves, Cost: v.Cost,
+			Fitness: mine.Round6(v.Fitness), Rare: v.Rare, General: v.Generalized, Bounded: v.Bounded, Deviation: dev,
+			Risk: risk(s, &v, r.buf)}
+		if r.opt.Verdicts || r.opt.Deviations && dev != nil {
+			res.verdict = vd
+		}
+		if ranked {
+			r.top.push(vd, res.risk)
+		}
 	}
 	if k := len(r.blocks); k == 0 || len(r.blocks[k-1]) == resultBlock {
 		r.blocks = append(r.blocks, make([]result, 0, resultBlock))
@@ -292,6 +356,7 @@ func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, 
 		sum.costSum += int(res.cost)
 		sum.maxSum += int(res.maxCost)
 		sum.fitnessSum += res.fitness
+		sum.riskSum += res.risk
 		sum.RareMoves += int(res.rare)
 		if res.rare > 0 {
 			sum.RareSessions++
@@ -315,13 +380,26 @@ func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, 
 				sum.Deviations = append(sum.Deviations, res.verdict.Deviation)
 			}
 		}
-		if emit != nil {
+		if emit != nil && r.opt.Rank <= 0 {
 			if err := emit(res.verdict); err != nil {
 				return nil, err
 			}
 		}
 	}
 	n := len(r.results)
+	if n > 0 {
+		sum.MeanRisk = mine.Round6(sum.riskSum / float64(n))
+	}
+	if r.opt.Rank > 0 {
+		sum.Riskiest = r.top.sorted()
+		for _, v := range sum.Riskiest {
+			if emit != nil {
+				if err := emit(v); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
 	sum.FitShare = mine.Round6(text.Share(sum.Fit, n))
 	sum.OutsideShare = mine.Round6(text.Share(sum.Outside, n))
 	if sum.maxSum > 0 {
@@ -357,6 +435,84 @@ func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, 
 		sum.Deviations = []*Deviation{}
 	}
 	return sum, nil
+}
+
+// topK keeps the verdicts of the k riskiest sessions seen (ties: the
+// smaller id), whatever order the sessions come in: a min-heap on risk.
+type topK struct {
+	k    int
+	vs   []*Verdict
+	bits []float64
+}
+
+// below reports whether session (a, ida) ranks below (b, idb).
+func below(a float64, ida string, b float64, idb string) bool {
+	if a != b {
+		return a < b
+	}
+	return ida > idb
+}
+
+// admits reports whether a session of risk bits and id id would be kept.
+func (t *topK) admits(bits float64, id string) bool {
+	return len(t.vs) < t.k || below(t.bits[0], t.vs[0].SessionID, bits, id)
+}
+
+// push keeps v, of risk bits, letting the lowest go when k are kept; v
+// must be admitted.
+func (t *topK) push(v *Verdict, bits float64) {
+	if len(t.vs) == t.k {
+		t.vs[0], t.bits[0] = v, bits
+		t.down(0)
+		return
+	}
+	t.vs, t.bits = append(t.vs, v), append(t.bits, bits)
+	for i := len(t.vs) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !below(t.bits[i], t.vs[i].SessionID, t.bits[p], t.vs[p].SessionID) {
+			break
+		}
+		t.swap(i, p)
+		i = p
+	}
+}
+
+func (t *topK) swap(i, j int) {
+	t.vs[i], t.vs[j] = t.vs[j], t.vs[i]
+	t.bits[i], t.bits[j] = t.bits[j], t.bits[i]
+}
+
+func (t *topK) down(i int) {
+	for {
+		l, m := 2*i+1, i
+		if l < len(t.vs) && below(t.bits[l], t.vs[l].SessionID, t.bits[m], t.vs[m].SessionID) {
+			m = l
+		}
+		if r := l + 1; r < len(t.vs) && below(t.bits[r], t.vs[r].SessionID, t.bits[m], t.vs[m].SessionID) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		t.swap(i, m)
+		i = m
+	}
+}
+
+// sorted returns the verdicts kept, riskiest first.
+func (t *topK) sorted() []*Verdict {
+	idx := make([]int, len(t.vs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool {
+		return below(t.bits[idx[b]], t.vs[idx[b]].SessionID, t.bits[idx[a]], t.vs[idx[a]].SessionID)
+	})
+	out := make([]*Verdict, len(idx))
+	for j, i := range idx {
+		out[j] = t.vs[i]
+	}
+	return out
 }
 
 func kindRank(k string) int {

@@ -211,10 +211,10 @@ func TestSummaryJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"session_id":"a-fit","fits":true,"moves":4,"cost":0,"fitness":1,"rare":0,"deviation":null}`; lines[0] != want {
+	if want := `{"session_id":"a-fit","fits":true,"moves":4,"cost":0,"fitness":1,"rare":0,"deviation":null,"risk":{"total":2.932798,"per_step":0.733199,"top":{"move":2,"step":2,"state":"lookup","event":"found","label":"refund","bits":1.889817}}}`; lines[0] != want {
 		t.Errorf("verdict %s, want %s", lines[0], want)
 	}
-	if want := `{"session_id":"d-retry","fits":false,"moves":7,"cost":0,"fitness":1,"rare":0,"deviation":{"session_id":"d-retry","step":4,"move":4,"kind":"loop_cap","state":"lookup","event":"not_found","label":"lookup","file":"new.jsonl","line":14,"cost":0,"fitness":1,"iterations":3,"cap":2}}`; lines[3] != want {
+	if want := `{"session_id":"d-retry","fits":false,"moves":7,"cost":0,"fitness":1,"rare":0,"deviation":{"session_id":"d-retry","step":4,"move":4,"kind":"loop_cap","state":"lookup","event":"not_found","label":"lookup","file":"new.jsonl","line":14,"cost":0,"fitness":1,"iterations":3,"cap":2},"risk":{"total":6.442573,"per_step":0.920368,"top":{"move":5,"step":5,"state":"lookup","event":"found","label":"refund","bits":1.889817}}}`; lines[3] != want {
 		t.Errorf("verdict %s, want %s", lines[3], want)
 	}
 	var obj map[string]json.RawMessage
@@ -227,7 +227,7 @@ func TestSummaryJSON(t *testing.T) {
 	}
 	want := []string{"model", "records", "skipped", "sessions", "events", "fit", "fit_share", "log_fitness", "mean_fitness",
 		"outside", "outside_share", "rare_moves", "rare_sessions", "rare_is_deviation", "generalized_moves",
-		"generalized_sessions", "generalized_is_deviation", "bounded", "pass", "by_kind", "by_place", "deviations"}
+		"generalized_sessions", "generalized_is_deviation", "bounded", "pass", "by_kind", "by_place", "deviations", "mean_risk"}
 	for _, k := range want {
 		if _, ok := obj[k]; !ok {
 			t.Errorf("summary lacks field %q", k)
@@ -235,6 +235,69 @@ func TestSummaryJSON(t *testing.T) {
 	}
 	if len(obj) != len(want) {
 		t.Errorf("summary has %d fields, want %d: %s", len(obj), len(want), b)
+	}
+}
+
+// TestRank checks that Options.Rank keeps the riskiest sessions, riskiest
+// first, and that emit gets those alone, in that order.
+func TestRank(t *testing.T) {
+	m, lg := fixture(t)
+	c := automaton.NewChecker(m, automaton.CheckOptions{})
+	all, err := Log(lg, c, Options{Verdicts: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	risk := map[string]float64{}
+	if _, err := Log(lg, c, Options{}, func(v *Verdict) error { risk[v.SessionID] = v.Risk.Total; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var emitted []string
+	sum, err := Log(lg, c, Options{Rank: 2}, func(v *Verdict) error { emitted = append(emitted, v.SessionID); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Riskiest) != 2 || len(emitted) != 2 {
+		t.Fatalf("%d riskiest, %d emitted; want 2 and 2", len(sum.Riskiest), len(emitted))
+	}
+	for i, v := range sum.Riskiest {
+		if v.SessionID != emitted[i] {
+			t.Errorf("riskiest[%d] = %s, emitted %s", i, v.SessionID, emitted[i])
+		}
+		for id, r := range risk {
+			if r > v.Risk.Total && id != sum.Riskiest[0].SessionID && (i == 0 || id != sum.Riskiest[1].SessionID) {
+				t.Errorf("%s (risk %v) left out, riskier than %s (%v)", id, r, v.SessionID, v.Risk.Total)
+			}
+		}
+	}
+	if sum.Riskiest[0].Risk.Total < sum.Riskiest[1].Risk.Total {
+		t.Errorf("riskiest not in order: %v then %v", sum.Riskiest[0].Risk.Total, sum.Riskiest[1].Risk.Total)
+	}
+	// Sessions added in another order (as a streaming read finishes them)
+	// rank the same.
+	for _, k := range []int{1, 2, 3, len(lg.Sessions) + 1} {
+		want, err := Log(lg, c, Options{Rank: k}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev := NewCollector(c, Options{Rank: k})
+		for i := len(lg.Sessions) - 1; i >= 0; i-- {
+			rev.Add(lg, &lg.Sessions[i])
+		}
+		got, err := rev.Summary(lg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Riskiest) != min(k, len(lg.Sessions)) {
+			t.Errorf("rank %d: %d kept", k, len(got.Riskiest))
+		}
+		for i := range got.Riskiest {
+			if got.Riskiest[i].SessionID != want.Riskiest[i].SessionID {
+				t.Errorf("rank %d, reversed: riskiest[%d] = %s, want %s", k, i, got.Riskiest[i].SessionID, want.Riskiest[i].SessionID)
+			}
+		}
+	}
+	if sum.MeanRisk != all.MeanRisk || sum.MeanRisk <= 0 {
+		t.Errorf("mean risk %v, without rank %v; want the same, above 0", sum.MeanRisk, all.MeanRisk)
 	}
 }
 

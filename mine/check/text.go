@@ -51,6 +51,23 @@ func (s *Summary) WriteText(w io.Writer, m *automaton.Model, list int) error {
 	if s.Bounded > 0 {
 		p("bounded     %s hit --max-align-states: their cost is a greedy alignment's (an upper bound)\n", text.Count(s.Bounded, "session"))
 	}
+	if len(s.Riskiest) > 0 {
+		p("risk        mean %.2f bits per session (surprisal under the model)\n", s.MeanRisk)
+		p("\nriskiest sessions (%d of %d, by surprisal in bits)\n", len(s.Riskiest), s.Sessions)
+		idw := 0
+		for _, v := range s.Riskiest {
+			idw = max(idw, len(v.SessionID))
+		}
+		for _, v := range s.Riskiest {
+			verdict := "fits"
+			if !v.Fits {
+				verdict = "deviates"
+			}
+			p("  %-*s  %8.2f bits  %5.2f per move  %-8s", idw, v.SessionID, v.Risk.Total, v.Risk.PerStep, verdict)
+			t := v.Risk.Top
+			p("  most surprising: step %d %s (%.2f bits)\n", t.Step, text.Move(t.State, t.Event, t.Label), t.Bits)
+		}
+	}
 	dev := s.Sessions - s.Fit
 	if dev == 0 {
 		p("\nno deviations\n")

@@ -99,6 +99,11 @@ type Options struct {
 	MinRejected float64
 	// Workers bounds the models mined at once; 0 means GOMAXPROCS.
 	Workers int
+	// Outcome, when not nil, has Run score the sessions' risk against
+	// their outcomes too (see Outcome): session id -> succeeded, under the
+	// expression OutcomeExpr. Report.Outcome holds the result.
+	Outcome     map[string]bool
+	OutcomeExpr string
 	// Progress, when not nil, is called after each model is mined and
 	// scored, with the number done and the total. It may be called from
 	// several goroutines, one at a time.
@@ -181,6 +186,9 @@ type Report struct {
 	// none does, the one that rejects the most.
 	Recommended int     `json:"recommended"`
 	MinRejected float64 `json:"min_rejected"`
+	// Outcome is the risk scores against the sessions' outcomes, when
+	// Options.Outcome asked for them.
+	Outcome *OutcomeReport `json:"outcome,omitempty"`
 }
 
 // ErrTooFew is wrapped by the errors Run returns for a log that cannot be
@@ -313,6 +321,12 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 	}
 	rep.pareto()
 	rep.recommend()
+	if opt.Outcome != nil {
+		var err error
+		if rep.Outcome, err = Outcome(lg, opt.OutcomeExpr, opt.Outcome, opt); err != nil {
+			return nil, err
+		}
+	}
 	return rep, nil
 }
 

@@ -53,8 +53,11 @@ func (rep *Report) WriteText(w io.Writer) error {
 		}
 		b.WriteByte('\n')
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	if _, err := io.WriteString(w, b.String()); err != nil || rep.Outcome == nil {
+		return err
+	}
+	io.WriteString(w, "\n")
+	return rep.Outcome.WriteText(w)
 }
 
 func deref(x *float64) float64 {

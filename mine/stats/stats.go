@@ -53,6 +53,9 @@ type Report struct {
 	BackEdgesAll int        `json:"back_edges_total"`
 	// Loops are the model's loops, in its order.
 	Loops []Loop `json:"loops"`
+	// Failures are where sessions fail under an outcome (see Failures);
+	// nil, and left out, without one.
+	Failures *FailureReport `json:"failures,omitempty"`
 
 	m *automaton.Model
 }

@@ -127,8 +127,52 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		p("\n")
 	}
+	if r.Failures != nil {
+		r.Failures.writeText(&b)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeText writes where sessions fail, as fsmine stats prints it.
+func (f *FailureReport) writeText(b *strings.Builder) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("\nwhere sessions fail (outcome %s)\n", f.Expr)
+	p("  %d of %d sessions failed (%s)", f.Failed, f.Sessions, text.Percent(f.LogRate))
+	if f.Unknown > 0 {
+		p("; %s without the field counted apart", text.Count(f.Unknown, "session"))
+	}
+	p("\n")
+	if f.Note != "" {
+		p("  %s\n", f.Note)
+		return
+	}
+	sig := 0
+	for _, pl := range f.Places {
+		if pl.Significant {
+			sig++
+		}
+	}
+	p("  %d places tested (one-sided Fisher exact, Benjamini-Hochberg at false discovery rate %g); %d of those listed stand out\n", f.Tested, f.Alpha, sig)
+	if len(f.Places) == 0 {
+		p("  no place fails more often than the log\n")
+		return
+	}
+	rows := [][]string{{"  place", "failed", "rate", "log", "lift", "p", "q", "", "examples"}}
+	for _, pl := range f.Places {
+		name := pl.State
+		if pl.Kind == "move" {
+			name = text.Move(pl.State, pl.Event, pl.To)
+		}
+		mark := ""
+		if pl.Significant {
+			mark = "*"
+		}
+		rows = append(rows, []string{"  " + name, fmt.Sprintf("%d/%d", pl.Failed, pl.Sessions), text.Percent(pl.Rate), text.Percent(f.LogRate),
+			fmt.Sprintf("%.2fx", pl.Lift), fmt.Sprintf("%.2g", pl.P), fmt.Sprintf("%.2g", pl.Q), mark, strings.Join(pl.Examples, " ")})
+	}
+	b.WriteString(text.Table(rows, map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true}))
+	p("  * stands out: q at most %g (a screen over many places, not proof of cause)\n", f.Alpha)
 }
 
 // endsText shows the first n endings as "state share".

@@ -1,0 +1,123 @@
+package automaton
+
+import (
+	"math"
+	"testing"
+)
+
+// TestRisk works the smoothed surprisal out by hand on conformModel: 43
+// moves, into a 10, b 13, c 10 and __end__ 10 (4 labels), so that
+// P(label) = (N(label)+1)/48.
+func TestRisk(t *testing.T) {
+	m := conformModel(t)
+	lg := func(x float64) float64 { return -math.Log2(x) }
+	pa, pb, pc, pe, pz := 11.0/48, 14.0/48, 11.0/48, 11.0/48, 1.0/48
+	start := lg((10 + 1*pa) / 11) // __start__: n 10, d 1
+	ab := lg((9 + 2*pb) / 12)     // a: n 10, d 2
+	bc := lg((9 + 2*pc) / 15)     // b: n 13, d 2
+	bb := lg((4 + 2*pb) / 15)     //
+	ce := lg((10 + 1*pe) / 11)    // c: n 10, d 1
+	azz := lg(2.0/12) + lg(pz)    // a unseen, label unknown: then lost
+	lostC := lg(pc)               // from nowhere
+	ac := lg((1 + 2*pc) / 12)     // the rare one
+	bEnd := lg(2.0/15) + lg(pe)   // b unseen into __end__
+	aboomA := lg(2.0/12) + lg(pa) // a unseen, label a: resync to a
+	tests := []struct {
+		name    string
+		moves   []Move
+		bits    float64
+		maxMove int
+		maxFrom string
+	}{
+		{"fits", mvs(">a", "ok>b", "ok>c", "ok>__end__"), start + ab + bc + ce, 2, "b"},
+		{"loop", mvs(">a", "ok>b", "retry>b", "ok>c", "ok>__end__"), start + ab + bb + bc + ce, 2, "b"},
+		{"rare", mvs(">a", "skip>c", "ok>__end__"), start + ac + ce, 1, "a"},
+		{"unknown label, then lost", mvs(">a", "ok>zz", "ok>c", "ok>__end__"), start + azz + lostC + ce, 1, "a"},
+		{"ends early", mvs(">a", "ok>b", "ok>__end__"), start + ab + bEnd, 2, "b"},
+		{"illegal, resync", mvs(">a", "boom>a", "ok>b", "ok>c", "ok>__end__"), start + aboomA + ab + bc + ce, 1, "a"},
+		{"no moves", nil, 0, -1, ""},
+	}
+	c := NewChecker(m, CheckOptions{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, got := range []Risk{Surprisal(m, tt.moves), c.Check(tt.moves).Risk} {
+				if math.Abs(got.Bits-tt.bits) > 1e-9 {
+					t.Errorf("Bits = %v, want %v", got.Bits, tt.bits)
+				}
+				if got.MaxMove != tt.maxMove || got.MaxFrom != tt.maxFrom {
+					t.Errorf("most surprising move = %d from %q, want %d from %q", got.MaxMove, got.MaxFrom, tt.maxMove, tt.maxFrom)
+				}
+				if math.IsInf(got.Bits, 0) || math.IsNaN(got.Bits) {
+					t.Errorf("Bits = %v, want finite", got.Bits)
+				}
+			}
+		})
+	}
+}
+
+// TestRiskMostVisited checks that after an unseen move the walk goes on
+// from the most visited state carrying the label, not the first by id.
+func TestRiskMostVisited(t *testing.T) {
+	m := checkModel(t,
+		Transition{From: StartID, To: "a", Count: 10},
+		Transition{From: "a", Event: "p", To: "x1", Count: 3},
+		Transition{From: "a", Event: "q", To: "x2", Count: 7},
+		Transition{From: "x1", Event: "ok", To: EndID, Count: 3},
+		Transition{From: "x2", Event: "go", To: EndID, Count: 7},
+	)
+	for i := range m.States {
+		switch m.States[i].ID {
+		case "x1":
+			m.States[i].Label, m.States[i].Visits = "x", 3
+		case "x2":
+			m.States[i].Label, m.States[i].Visits = "x", 7
+		}
+	}
+	m.Reindex()
+	// a -r-> x is unseen: the walk goes on from x2, where go>__end__ is
+	// a transition, so the last move costs what it costs through x2.
+	got := Surprisal(m, mvs(">a", "r>x", "go>__end__"))
+	want := Surprisal(m, mvs(">a", "q>x", "go>__end__"))
+	rt := newRiskTables(m)
+	if id := m.States[rt.common["x"]].ID; id != "x2" {
+		t.Errorf("common[x] = %s, want x2 (7 visits to 3)", id)
+	}
+	gox2 := rt.trans[m.idx().next[moveKey{"x2", "go", EndID}]]
+	unseen, _ := rt.unseen(m.idx().state["a"], "x")
+	start := rt.trans[m.idx().next[moveKey{StartID, "", "a"}]]
+	if d := got.Bits - (start + unseen + gox2); math.Abs(d) > 1e-9 {
+		t.Errorf("Bits = %v, want %v (resync to x2)", got.Bits, start+unseen+gox2)
+	}
+	if got.Bits <= want.Bits {
+		t.Errorf("unseen move costs %v in all, the seen one %v: want more", got.Bits, want.Bits)
+	}
+}
+
+// TestGuardRisk checks that the guard's running risk is the surprisal of
+// the steps proposed: along a path of the model, Surprisal's; a step the
+// model has no transition for costs a finite surprise above the others.
+func TestGuardRisk(t *testing.T) {
+	m := conformModel(t)
+	g, err := NewGuard(m, nil, GuardOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moves := mvs(">a", "ok>b", "retry>b", "ok>c", "ok>__end__")
+	var d Decision
+	for _, mv := range moves {
+		d = g.Step("s", mv.Event, mv.Label)
+	}
+	if want := round6(Surprisal(m, moves).Bits); d.Risk != want {
+		t.Errorf("Risk = %v after the path, want %v", d.Risk, want)
+	}
+	g.Step("t", "", "a")
+	d = g.Step("t", "boom", "c")
+	if d.Allowed || math.IsInf(d.Surprise, 0) || d.Surprise < 4.7 {
+		t.Errorf("unseen step: allowed %v, surprise %v; want denied, finite, 4.71 bits (log2 12/2 + log2 48/11)", d.Allowed, d.Surprise)
+	}
+	before := d.Risk
+	d = g.Step("t", "ok", "b")
+	if !d.Allowed || d.Risk != round6(before+d.Surprise) && math.Abs(d.Risk-before-d.Surprise) > 2e-6 {
+		t.Errorf("after a denial: allowed %v, risk %v; want allowed, %v + %v", d.Allowed, d.Risk, before, d.Surprise)
+	}
+}
