@@ -12,16 +12,16 @@ import (
 	"sync"
 
 	"github.com/disintegration/imaging"
-	"github.com/flopp/go-findfont"
 	"github.com/fogleman/gg"
-	"github.com/goccy/go-graphviz/internal/wasm"
+	"github.com/fsmine/fsmine/internal/graphviz/internal/findfont"
+	"github.com/fsmine/fsmine/internal/graphviz/internal/wasm"
 	"github.com/golang/freetype/truetype"
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/gofont/goregular"
 	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/font/sfnt"
 
-	"github.com/goccy/go-graphviz/cgraph"
+	"github.com/fsmine/fsmine/internal/graphviz/cgraph"
 )
 
 var (

@@ -1,9 +1,9 @@
 package graphviz
 
 import (
-	"github.com/goccy/go-graphviz/cdt"
-	"github.com/goccy/go-graphviz/cgraph"
-	"github.com/goccy/go-graphviz/gvc"
+	"github.com/fsmine/fsmine/internal/graphviz/cdt"
+	"github.com/fsmine/fsmine/internal/graphviz/cgraph"
+	"github.com/fsmine/fsmine/internal/graphviz/gvc"
 )
 
 // types from cdt package.

@@ -3,7 +3,7 @@ package gvc
 import (
 	"context"
 
-	"github.com/goccy/go-graphviz/internal/wasm"
+	"github.com/fsmine/fsmine/internal/graphviz/internal/wasm"
 )
 
 type Plugin interface {

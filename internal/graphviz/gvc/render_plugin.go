@@ -3,9 +3,9 @@ package gvc
 import (
 	"context"
 
-	"github.com/goccy/go-graphviz/cdt"
-	"github.com/goccy/go-graphviz/cgraph"
-	"github.com/goccy/go-graphviz/internal/wasm"
+	"github.com/fsmine/fsmine/internal/graphviz/cdt"
+	"github.com/fsmine/fsmine/internal/graphviz/cgraph"
+	"github.com/fsmine/fsmine/internal/graphviz/internal/wasm"
 )
 
 type RenderPlugin struct {

@@ -3,8 +3,8 @@ package gvc
 import (
 	"context"
 
-	"github.com/goccy/go-graphviz/cgraph"
-	"github.com/goccy/go-graphviz/internal/wasm"
+	"github.com/fsmine/fsmine/internal/graphviz/cgraph"
+	"github.com/fsmine/fsmine/internal/graphviz/internal/wasm"
 )
 
 type LoadImagePlugin struct {

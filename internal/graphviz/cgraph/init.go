@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/goccy/go-graphviz/internal/wasm"
+	"github.com/fsmine/fsmine/internal/graphviz/internal/wasm"
 )
 
 var (

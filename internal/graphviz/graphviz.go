@@ -6,9 +6,9 @@ import (
 	"io"
 	"io/fs"
 
-	"github.com/goccy/go-graphviz/cgraph"
-	"github.com/goccy/go-graphviz/gvc"
-	"github.com/goccy/go-graphviz/internal/wasm"
+	"github.com/fsmine/fsmine/internal/graphviz/cgraph"
+	"github.com/fsmine/fsmine/internal/graphviz/gvc"
+	"github.com/fsmine/fsmine/internal/graphviz/internal/wasm"
 )
 
 type Graphviz struct {
