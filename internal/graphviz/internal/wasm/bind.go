@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"sync"
@@ -474,7 +473,7 @@ func CreateCallbackFunc[T any](cb T, funcID uint64) *CallbackFunc[T] {
 // fsmine patch: upstream does this in init, which cost every program
 // linking the package some 70 ms and 25 MB at start whether or not it
 // draws (0.8 s on a machine without the compilation cache).
-func Init() { instanceOnce.Do(instantiate) }
+func Init() { instanceOnce.Do(func() { instantiateCached(instantiate) }) }
 
 var instanceOnce sync.Once
 
@@ -492,14 +491,14 @@ func checkEnum(name string, declared int64, graphviz int) {
 	}
 }
 
-func instantiate() {
+// instantiate makes Graphviz's instance with cfg, and panics if it cannot.
+//
+// fsmine patch: upstream chose the configuration here, with its
+// compilation cache; instantiateCached chooses it now (cache.go).
+func instantiate(cfg wazero.RuntimeConfig) {
 	ctx := context.Background()
-	cfg := wazero.NewRuntimeConfig()
-	if cache := getCompilationCache(); cache != nil {
-		cfg = cfg.WithCompilationCache(cache)
-	}
-
 	r := wazero.NewRuntimeWithConfig(ctx, cfg)
+	wasmRuntime = r
 
 	env := r.NewHostModuleBuilder("env")
 	env = env.NewFunctionBuilder().WithGoModuleFunction(
@@ -3032,28 +3031,9 @@ func WasmPtr(v wasmStruct) uint64 {
 	return v.getPtr()
 }
 
-// getCompilationCache keeps Graphviz compiled to machine code in the
-// user's cache directory, which only they can write.
-//
-// fsmine patch: upstream keeps it in a fixed directory under the system's
-// temporary directory, made with mode 0755 if absent: on a shared machine
-// whoever makes that directory first decides what machine code the
-// others run.
-func getCompilationCache() wazero.CompilationCache {
-	userCache, err := os.UserCacheDir()
-	if err != nil {
-		return nil
-	}
-	cacheDir := filepath.Join(userCache, "go-graphviz")
-	if err := os.MkdirAll(cacheDir, 0o700); err != nil {
-		return nil
-	}
-	cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
-	if err != nil {
-		return nil
-	}
-	return cache
-}
+// fsmine patch: upstream's getCompilationCache, which kept the cache in
+// the system's temporary directory, is gone: see compilationCache in
+// cache.go.
 
 func (m *WasmModule) ExportedFunction(name string) api.Function {
 	return m.mod.ExportedFunction(name)
