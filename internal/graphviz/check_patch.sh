@@ -17,6 +17,17 @@ case "${1:-}" in
 *) echo "usage: $0 [-update]" >&2; exit 2 ;;
 esac
 
+# patch(1) and diff(1) do the work; CI installs patch if the machine lacks it.
+if ! command -v patch >/dev/null 2>&1; then
+  if [ "${CI:-}" = true ] && [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq patch >/dev/null
+  else
+    echo "check_patch: needs patch(1)" >&2
+    exit 1
+  fi
+fi
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
