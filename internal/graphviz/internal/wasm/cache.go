@@ -38,10 +38,10 @@ import (
 // for group or others (made so, mode 0700, if absent). A cache that fails
 // this is not used at all: Graphviz is compiled in memory, as with no
 // cache. In a private cache every entry is checked before wazero reads it
-// (a regular file, not a symlink, of at most maxCacheEntry bytes, laid out
+// (a regular file of the user's, not a symlink, of at most maxCacheEntry bytes, laid out
 // as wazero lays it out, with the right checksum), and a bad one is
 // removed, so that wazero compiles Graphviz again and writes a good one.
-// If wazero still fails with the cache, instantiate removes the entries and
+// If wazero still fails with the cache, instantiateCached removes the entries and
 // compiles in memory.
 
 // maxCacheEntry bounds an entry of the compilation cache: Graphviz 12.1.2
