@@ -10,9 +10,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/goccy/go-graphviz"
-
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/graphviz"
 )
 
 // ErrNoDot is returned (wrapped) by SVG and PNG with EngineDot when

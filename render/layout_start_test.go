@@ -11,13 +11,13 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/goccy/go-graphviz"
+	"github.com/fsmine/fsmine/internal/graphviz"
 )
 
 // TestBuiltinEngineOnFirstUse: a program that links the builtin engine
 // starts without making Graphviz's WebAssembly instance (upstream
 // go-graphviz made it in init, in every fsmine command: see
-// third_party/go-graphviz/FSMINE.md), and the first picture keeps the
+// internal/graphviz/FSMINE.md), and the first picture keeps the
 // compiled code in the user's cache directory, made for them alone, not in
 // a shared temporary directory. The test runs itself as a child process
 // with its own cache and temporary directories: once drawing nothing, once
@@ -65,7 +65,7 @@ func TestBuiltinEngineOnFirstUse(t *testing.T) {
 // not use but the copy of go-graphviz keeps, draws a filled red node red.
 // Its flags and colour types are enum values that packages cgraph and gvc
 // copy when they load; the copy declares them as Graphviz's (upstream set
-// them in init: see third_party/go-graphviz/FSMINE.md), and with ordinal
+// them in init: see internal/graphviz/FSMINE.md), and with ordinal
 // placeholders the node came out transparent.
 func TestBuiltinEngineEnums(t *testing.T) {
 	ctx := context.Background()

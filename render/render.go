@@ -47,7 +47,8 @@ type Engine string
 
 const (
 	// EngineBuiltin is Graphviz compiled to WebAssembly and run inside
-	// fsmine (github.com/goccy/go-graphviz): nothing needs installing.
+	// fsmine (github.com/goccy/go-graphviz, patched in internal/graphviz):
+	// nothing needs installing.
 	EngineBuiltin Engine = "builtin"
 	// EngineDot runs Graphviz's dot program found on PATH.
 	EngineDot Engine = "dot"

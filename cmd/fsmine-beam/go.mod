@@ -4,7 +4,6 @@ go 1.26.8
 
 require (
 	github.com/apache/beam/sdks/v2 v2.77.0
-	github.com/fsmine/fsmine v0.0.0
 	github.com/goccy/go-json v0.12.0
 )
 
@@ -75,5 +74,3 @@ require (
 	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/fsmine/fsmine => ../..

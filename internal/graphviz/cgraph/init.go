@@ -1,0 +1,70 @@
+package cgraph
+
+import (
+	"context"
+	"sync"
+
+	"github.com/fsmine/fsmine/internal/graphviz/internal/wasm"
+)
+
+var (
+	Directed         *Desc
+	StrictDirected   *Desc
+	UnDirected       *Desc
+	StrictUnDirected *Desc
+)
+
+// Init instantiates Graphviz and sets the descriptors above, once; the
+// package's exported functions and package gvc's call it first.
+//
+// fsmine patch: upstream does this in init (see wasm.Init).
+func Init() {
+	initOnce.Do(func() {
+		wasm.Init()
+		if err := setGlobalVars(context.Background()); err != nil {
+			panic(err)
+		}
+	})
+}
+
+var initOnce sync.Once
+
+func setGlobalVars(ctx context.Context) error {
+	// Set MAX to prevent outputting internally generated errors or warnings with agerr to the stderr.
+	wasm.SetError(ctx, wasm.MAX)
+
+	directed, err := wasm.NewGraphDescriptor(ctx)
+	if err != nil {
+		return err
+	}
+	directed.SetDirected(1)
+	directed.SetMaingraph(1)
+
+	strictDirected, err := wasm.NewGraphDescriptor(ctx)
+	if err != nil {
+		return err
+	}
+	strictDirected.SetDirected(1)
+	strictDirected.SetStrict(1)
+	strictDirected.SetMaingraph(1)
+
+	undirected, err := wasm.NewGraphDescriptor(ctx)
+	if err != nil {
+		return err
+	}
+	undirected.SetMaingraph(1)
+
+	strictUndirected, err := wasm.NewGraphDescriptor(ctx)
+	if err != nil {
+		return err
+	}
+	strictUndirected.SetStrict(1)
+	strictUndirected.SetMaingraph(1)
+
+	Directed = toDesc(directed)
+	StrictDirected = toDesc(strictDirected)
+	UnDirected = toDesc(undirected)
+	StrictUnDirected = toDesc(strictUndirected)
+
+	return nil
+}
