@@ -113,6 +113,11 @@ type Params struct {
 	// on every visit that leaves it (State.Fields; fsmine build --slots).
 	// False, and left out of the file, for models mined without.
 	Slots bool `json:"slots,omitempty"`
+	// Design, when not empty, marks a model that people designed rather
+	// than one mined from logs: the format of the flow it was imported
+	// from (fsmine import; see package mine/design). Empty, and left out
+	// of the file, for a mined model.
+	Design string `json:"design,omitempty"`
 }
 
 // State is a state of the model. Visits counts how often sessions entered it,
