@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
 )
 
 // Format names, as Options.Format and Params.Design take them.
@@ -318,6 +319,7 @@ func (f *flow) model(opt Options) (*automaton.Model, error) {
 	if err := m.Validate(); err != nil {
 		return nil, &Error{Path: f.path, Msg: err.Error()}
 	}
+	m.Trunk = mine.Trunk(m)
 	m.Digest = m.ComputeDigest()
 	return m, nil
 }

@@ -21,7 +21,9 @@ import (
 // "[*] --> X", else its first), a move out of one leaves from its final
 // child (its "X --> [*]", else its last), as render.Mermaid's summary
 // draws a stage. Directions, notes, comments and styling are skipped;
-// choice, fork and join pseudo-states, and concurrency (--), are refused.
+// choice, fork and join pseudo-states, and concurrency (--), are refused,
+// and so is render.Mermaid's summary map, which counts moves it does not
+// draw.
 
 var (
 	mermaidDeclare   = regexp.MustCompile(`^state\s+"([^"]*)"\s+as\s+(\S+?)\s*(\{)?$`)
@@ -130,7 +132,10 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 		return f.errorf("", "line %d: <<%s>> pseudo-states are not supported: draw the decision as moves from the state that decides", n, m[1])
 	}
 	if m := mermaidDeclare.FindStringSubmatch(line); m != nil {
-		name := mermaidVisits.ReplaceAllString(mermaidDecode(m[1]), "")
+		name := mermaidDecode(m[1])
+		if mermaidVisits.MatchString(name) {
+			return f.errorf("", "line %d: an fsmine summary map (render --detail summary), a picture that leaves moves out: import the model's --detail full export, or its SCXML or XState", n)
+		}
 		if m[3] != "" {
 			return r.open(m[2], name)
 		}

@@ -19,7 +19,8 @@ import (
 // descriptors is one move per descriptor; one without an event takes
 // Options.Event. The attributes of fsmine's namespace that render.SCXML
 // writes (fsmine:id, fsmine:label, fsmine:visits, fsmine:max_run,
-// fsmine:event, fsmine:count, fsmine:generalized) and its version comment
+// fsmine:event, fsmine:count, fsmine:rare, fsmine:back_edge,
+// fsmine:generalized) and its version comment
 // are read back, so that an export reads back to its model.
 
 const fsmineNS = "https://github.com/fsmine/fsmine"
@@ -44,6 +45,7 @@ type scxmlMove struct {
 	events, target, fsmEvent string
 	hasFsmEvent              bool
 	count                    int
+	rare, backEdge           bool
 	generalized              string
 }
 
@@ -136,6 +138,12 @@ func readSCXML(data []byte, opt Options) (*flow, error) {
 					mv.count, _ = strconv.Atoi(v)
 				}
 				mv.generalized, _ = attr(t, fsmineNS, "generalized")
+				if v, _ := attr(t, fsmineNS, "rare"); v == "true" {
+					mv.rare = true
+				}
+				if v, _ := attr(t, fsmineNS, "back_edge"); v == "true" {
+					mv.backEdge = true
+				}
 				s := stack[len(stack)-1]
 				s.moves = append(s.moves, mv)
 			}
@@ -210,7 +218,7 @@ func readSCXML(data []byte, opt Options) (*flow, error) {
 				events = []string{opt.Event}
 			}
 			for _, ev := range events {
-				f.edges = append(f.edges, edge{from: s.id, event: ev, to: to.id, count: mv.count, generalized: mv.generalized})
+				f.edges = append(f.edges, edge{from: s.id, event: ev, to: to.id, count: mv.count, rare: mv.rare, backEdge: mv.backEdge, generalized: mv.generalized})
 			}
 		}
 	}
