@@ -136,6 +136,7 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 		if mermaidVisits.MatchString(name) {
 			return f.errorf("", "line %d: an fsmine summary map (render --detail summary), a picture that leaves moves out: import the model's --detail full export, or its SCXML or XState", n)
 		}
+		name = unescapeFor(name, m[2])
 		if m[3] != "" {
 			return r.open(m[2], name)
 		}
@@ -306,4 +307,37 @@ func mermaidDecode(s string) string {
 		}
 		return string(rune(n))
 	})
+}
+
+// unescapeFor undoes the Go escapes render.Mermaid writes for control
+// characters in name when that is what gives the Mermaid id alias:
+// render.Mermaid writes a backslash as it is, so "a\b" is either.
+func unescapeFor(name, alias string) string {
+	if !strings.Contains(name, `\`) {
+		return name
+	}
+	decoded, err := strconv.Unquote(`"` + strings.ReplaceAll(name, `"`, `\"`) + `"`)
+	if err != nil || decoded == name {
+		return name
+	}
+	if !asAlias(name, alias) && asAlias(decoded, alias) {
+		return decoded
+	}
+	return name
+}
+
+// asAlias reports whether alias is the Mermaid id render.Mermaid makes of
+// name: ASCII letters, digits and "_" kept, others "_", then perhaps "s_"
+// before and "_N" after.
+func asAlias(name, alias string) bool {
+	var b strings.Builder
+	for _, r := range name {
+		if r < 0x80 && (r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	w := b.String()
+	return alias == w || alias == "s_"+w || strings.HasPrefix(alias, w+"_") || strings.HasPrefix(alias, "s_"+w+"_")
 }
