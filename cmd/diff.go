@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
@@ -109,7 +110,50 @@ func runDiff(_ context.Context, opts *diffOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	if old.Params.Design != "" && new.Params.Design == "" && (opts.format == "text" || opts.format == "json") {
+		return writeDesignDiff(old, new, opts, streams)
+	}
 	return writeDiff(old, new, opts, streams)
+}
+
+// writeDesignDiff holds the designed model old against the mined model new,
+// move by move (automaton.CompareDesign): the designed moves no session
+// took and the moves sessions took that the design lacks.
+func writeDesignDiff(old, new *automaton.Model, opts *diffOptions, streams IO) error {
+	d := automaton.CompareDesign(old, new)
+	if opts.format == "json" {
+		b, err := json.MarshalIndent(d, "", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(streams.Out, "%s\n", b); err != nil {
+			return err
+		}
+	} else {
+		w, esc := streams.Out, text.Terminal // names come from models
+		fmt.Fprintf(w, "design %s (%s): %d moves; mined %s: %d moves taken by %d sessions\n",
+			esc(opts.oldPath), old.Params.Design, d.Designed, esc(opts.newPath), d.Taken, new.Source.Sessions)
+		fmt.Fprintf(w, "followed %d of %d designed moves\n", len(d.Followed), d.Designed)
+		section := func(title string, mvs []automaton.DesignMove) {
+			fmt.Fprintf(w, "\n%s (%d)\n", title, len(mvs))
+			for _, mv := range mvs {
+				fmt.Fprintf(w, "  %s -[%s]-> %s", esc(mv.From), esc(mv.Event), esc(mv.To))
+				if mv.Count > 0 {
+					fmt.Fprintf(w, "  %d in %d sessions", mv.Count, mv.Sessions)
+				}
+				if len(mv.Examples) > 0 {
+					fmt.Fprintf(w, "  e.g. %s", esc(strings.Join(mv.Examples, " ")))
+				}
+				fmt.Fprintln(w)
+			}
+		}
+		section("designed moves never taken", d.NeverTaken)
+		section("taken moves never designed", d.NeverDesigned)
+	}
+	if !d.Empty() {
+		return errFound
+	}
+	return nil
 }
 
 // writeDiff compares old and new and writes the report as opts say.
