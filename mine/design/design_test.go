@@ -37,7 +37,7 @@ func TestRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m.Sort() // as fsmine writes models
+		m.Sort()                     // as fsmine writes models
 		m.Digest = m.ComputeDigest() // the fixtures leave it out; fsmine's models have it
 		for _, ex := range exports {
 			name := filepath.Base(path) + "/" + ex.format + "/" + string(ex.detail)
