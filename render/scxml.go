@@ -40,7 +40,7 @@ const (
 //
 // The original ids, labels, events, visits and counts are kept in
 // attributes of FsmineNamespace (fsmine:id, fsmine:label, fsmine:event,
-// fsmine:visits, fsmine:count), which SCXML processors ignore; a state's
+// fsmine:visits, fsmine:sessions, fsmine:count), which SCXML processors ignore; a state's
 // repeat cap (State.MaxRun) is fsmine:max_run, a rare transition carries
 // fsmine:rare="true", a back edge fsmine:back_edge="true", and a generalised transition, which no session took,
 // carries fsmine:generalized with its kind: all that the model's digest
@@ -74,7 +74,7 @@ func SCXML(w io.Writer, m *automaton.Model, opt Options) error {
 		if s.Label != s.ID {
 			fmt.Fprintf(&b, " fsmine:label=%s", xmlAttr(s.Label))
 		}
-		fmt.Fprintf(&b, " fsmine:visits=\"%d\"", s.Visits)
+		fmt.Fprintf(&b, " fsmine:visits=\"%d\" fsmine:sessions=\"%d\"", s.Visits, s.Sessions)
 		if s.MaxRun > 0 {
 			fmt.Fprintf(&b, " fsmine:max_run=\"%d\"", s.MaxRun)
 		}

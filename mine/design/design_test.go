@@ -29,6 +29,7 @@ func TestRoundTrip(t *testing.T) {
 	}{
 		{design.FormatMermaid, wrap(render.Mermaid), render.DetailFull},
 		{design.FormatSCXML, wrap(render.SCXML), render.DetailFull},
+		{design.FormatSCXML, wrap(render.SCXML), render.DetailSummary},
 		{design.FormatXState, wrap(render.XState), render.DetailFull},
 		{design.FormatXState, wrap(render.XState), render.DetailSummary},
 	}

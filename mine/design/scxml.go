@@ -18,7 +18,8 @@ import (
 // states are flattened as XState's are. A transition with several event
 // descriptors is one move per descriptor; one without an event takes
 // Options.Event. The attributes of fsmine's namespace that render.SCXML
-// writes (fsmine:id, fsmine:label, fsmine:visits, fsmine:max_run,
+// writes (fsmine:id, fsmine:label, fsmine:visits, fsmine:sessions,
+// fsmine:max_run,
 // fsmine:event, fsmine:count, fsmine:rare, fsmine:back_edge,
 // fsmine:generalized) and its version comment
 // are read back, so that an export reads back to its model.
@@ -32,6 +33,7 @@ type scxmlState struct {
 	id       string // the model's id
 	label    string
 	visits   int
+	sessions int
 	maxRun   int
 	final    bool
 	compound bool
@@ -102,6 +104,9 @@ func readSCXML(data []byte, opt Options) (*flow, error) {
 				s.label, _ = attr(t, fsmineNS, "label")
 				if v, ok := attr(t, fsmineNS, "visits"); ok {
 					s.visits, _ = strconv.Atoi(v)
+				}
+				if v, ok := attr(t, fsmineNS, "sessions"); ok {
+					s.sessions, _ = strconv.Atoi(v)
 				}
 				if v, ok := attr(t, fsmineNS, "max_run"); ok {
 					s.maxRun, _ = strconv.Atoi(v)
@@ -188,7 +193,7 @@ func readSCXML(data []byte, opt Options) (*flow, error) {
 			return nil, f.errorf(s.id, "two states have this id")
 		}
 		n := f.add(s.id)
-		n.label, n.visits, n.maxRun = s.label, s.visits, s.maxRun
+		n.label, n.visits, n.sessions, n.maxRun = s.label, s.visits, s.sessions, s.maxRun
 		n.final = s.final && s.id != automaton.EndID
 	}
 	if initial == "" && len(order) > 0 {
