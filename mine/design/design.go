@@ -169,8 +169,11 @@ func Detect(path string, data []byte) string {
 // flow is a designed flow as a reader found it, before the rules are
 // checked: nodes, edges, and where it starts.
 type flow struct {
-	path    string
-	version int
+	path string
+	// version is the model version the flow names (fsmine's exports do),
+	// when versioned.
+	version   int
+	versioned bool
 	// start is the first designed node, joined to __start__ by a move on
 	// the empty event; empty when the flow has __start__ as a node.
 	start string
@@ -293,7 +296,7 @@ func (f *flow) model(opt Options) (*automaton.Model, error) {
 
 	m := &automaton.Model{
 		Schema:  automaton.Schema,
-		Version: max(f.version, 1),
+		Version: 1,
 		Initial: automaton.StartID,
 		Params:  automaton.Params{Labels: f.labels},
 	}
@@ -314,6 +317,9 @@ func (f *flow) model(opt Options) (*automaton.Model, error) {
 			Count: e.count, Sessions: e.sessions, Prob: e.prob,
 			Rare: e.rare, BackEdge: e.backEdge, Generalized: e.generalized,
 		})
+	}
+	if f.versioned {
+		m.Version = f.version
 	}
 	m.Sort()
 	if err := m.Validate(); err != nil {

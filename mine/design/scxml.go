@@ -81,8 +81,9 @@ func readSCXML(data []byte, opt Options) (*flow, error) {
 		line, _ := dec.InputPos()
 		switch t := tok.(type) {
 		case xml.Comment:
-			if v := scxmlVersion.FindSubmatch(t); v != nil && f.version == 0 {
+			if v := scxmlVersion.FindSubmatch(t); v != nil && !f.versioned {
 				f.version, _ = strconv.Atoi(string(v[1]))
+				f.versioned = true
 			}
 		case xml.StartElement:
 			switch t.Name.Local {

@@ -76,6 +76,7 @@ func readXState(data []byte, opt Options) (*flow, error) {
 	}
 	if v := fsmineVersion.FindStringSubmatch(mc.Description); v != nil {
 		f.version, _ = strconv.Atoi(v[1])
+		f.versioned = true
 	}
 	// Flatten: every leaf by key and by "#id"; a compound state enters its
 	// initial child.
