@@ -318,6 +318,7 @@ func (f *flow) model(opt Options) (*automaton.Model, error) {
 			Rare: e.rare, BackEdge: e.backEdge, Generalized: e.generalized,
 		})
 	}
+	markBackEdges(m)
 	if f.versioned {
 		m.Version = f.version
 	}
@@ -368,4 +369,40 @@ func quoteAll(ids []string) []string {
 		q[i] = fmt.Sprintf("%q", id)
 	}
 	return q
+}
+
+// markBackEdges marks, in a model whose flow says nothing of back edges or
+// counts (a design rather than an fsmine export), the transitions that
+// close a cycle as the miner does: inside a strongly connected component,
+// to a state no farther from __start__ than the source. Pictures draw them
+// as loops. The model gets no Loops: a loop's max_iterations caps what
+// check and serve allow, and a design sets no cap.
+func markBackEdges(m *automaton.Model) {
+	for _, t := range m.Transitions {
+		if t.BackEdge || t.Count > 0 || t.Generalized != "" {
+			return
+		}
+	}
+	out := map[string][]string{}
+	for _, t := range m.Transitions {
+		out[t.From] = append(out[t.From], t.To)
+	}
+	dist := map[string]int{automaton.StartID: 0}
+	queue := []string{automaton.StartID}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, next := range out[n] {
+			if _, ok := dist[next]; !ok {
+				dist[next] = dist[n] + 1
+				queue = append(queue, next)
+			}
+		}
+	}
+	for i := range m.Transitions {
+		t := &m.Transitions[i]
+		if dist[t.To] <= dist[t.From] && walk(t.To, out)[t.From] {
+			t.BackEdge = true
+		}
+	}
 }

@@ -129,6 +129,15 @@ func TestSTARRideBook(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("transitions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	for _, tr := range m.Transitions {
+		loop := tr.From == "ride_ask_confirm_booking" && tr.To == "ride_inform_search_criteria"
+		if tr.BackEdge != loop {
+			t.Errorf("%s -[%s]-> %s: back_edge %v, want %v", tr.From, tr.Event, tr.To, tr.BackEdge, loop)
+		}
+	}
+	if len(m.Loops) != 0 {
+		t.Errorf("loops = %v, want none: a design caps no loop", m.Loops)
+	}
 	if s := m.State("query_book"); s == nil || s.Label != "query:ride_book" {
 		t.Errorf("query_book = %+v, want label query:ride_book", s)
 	}
