@@ -201,3 +201,33 @@ func TestBadFlows(t *testing.T) {
 		})
 	}
 }
+
+// TestDesignRoundTrip: a design exported as Mermaid (events, no counts),
+// SCXML or XState reads back to the same machine.
+func TestDesignRoundTrip(t *testing.T) {
+	flow := `{"graph": {"hello": "ask", "ask": "query_check", "query_success": "ask_confirm", "query_failure": "nothing_found", "yes": "query_book", "no": "ask", "query_book": "booked"}}`
+	m, err := design.Read([]byte(flow), design.Options{Path: "t.flow.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range []struct {
+		format string
+		write  func(io.Writer, *automaton.Model, render.Options) error
+	}{
+		{design.FormatMermaid, render.Mermaid},
+		{design.FormatSCXML, render.SCXML},
+		{design.FormatXState, render.XState},
+	} {
+		var b bytes.Buffer
+		if err := ex.write(&b, m, render.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		back, err := design.Read(b.Bytes(), design.Options{Path: "export", Format: ex.format})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", ex.format, err, b.String())
+		}
+		if back.Digest != m.Digest {
+			t.Errorf("%s: digest read back %s, want %s\n%s", ex.format, back.Digest, m.Digest, b.String())
+		}
+	}
+}

@@ -14,7 +14,9 @@ import (
 // (on the left) and the end (on the right), states declared bare or as
 // `state "name" as A`. The quoted name is the state's name in the model
 // (render.Mermaid writes a state's id there when it is not a Mermaid id),
-// with Mermaid's entity codes (#35; for #) decoded; a caption is the move's
+// with Mermaid's entity codes (#35; for #) decoded, and a description
+// "A : label: X" gives the state the label X (render.Mermaid writes one for
+// a state whose label is not its id); a caption is the move's
 // event, "event · N" an event and a count as render.Mermaid writes them. A
 // move without a caption takes Options.Event. Composite states (state A {
 // ... }) are flattened: a move into one enters its initial child (its
@@ -156,8 +158,13 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 		r.moves = append(r.moves, mermaidMove{from: r.end(from, true), to: r.end(to, false), caption: strings.TrimSpace(caption), captioned: captioned, line: n})
 		return nil
 	}
-	if id, _, ok := strings.Cut(line, ":"); ok && mermaidWord.MatchString(strings.TrimSpace(id)) {
-		r.declare(strings.TrimSpace(id), "")
+	if id, desc, ok := strings.Cut(line, ":"); ok && mermaidWord.MatchString(strings.TrimSpace(id)) {
+		id = strings.TrimSpace(id)
+		r.declare(id, "")
+		// render.Mermaid describes a state whose label is not its id so.
+		if label, ok := strings.CutPrefix(mermaidDecode(strings.TrimSpace(desc)), "label:"); ok {
+			r.f.nodes[r.names[id]].label = strings.TrimPrefix(label, " ")
+		}
 		return nil
 	}
 	if mermaidWord.MatchString(line) {

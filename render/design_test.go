@@ -1,0 +1,46 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// TestDesignDrawnInFull: a designed model has no counts to rank moves by,
+// so the summary draws it in full, with events and no counts.
+func TestDesignDrawnInFull(t *testing.T) {
+	m := &automaton.Model{
+		Schema: automaton.Schema, Initial: automaton.StartID,
+		Params: automaton.Params{Design: "star"},
+		States: []automaton.State{{ID: automaton.StartID, Label: automaton.StartID}, {ID: "ask", Label: "ask"}, {ID: "query_check", Label: "query:x"}, {ID: automaton.EndID, Label: automaton.EndID}},
+		Transitions: []automaton.Transition{
+			{From: automaton.StartID, To: "ask"},
+			{From: "ask", Event: "agent", To: "query_check"},
+			{From: "query_check", Event: "ok", To: automaton.EndID},
+			{From: "query_check", Event: "empty", To: "ask", BackEdge: true},
+		},
+	}
+	m.Sort()
+	for _, format := range []string{"mermaid", "dot"} {
+		var summary, full bytes.Buffer
+		if err := Formats[format](&summary, m, Options{Detail: DetailSummary}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Formats[format](&full, m, Options{Detail: DetailFull}); err != nil {
+			t.Fatal(err)
+		}
+		if summary.String() != full.String() {
+			t.Errorf("%s: the summary of a design differs from its full drawing:\n%s\n---\n%s", format, summary.String(), full.String())
+		}
+		for _, no := range []string{"visits", " · 0", "0.0%"} {
+			if strings.Contains(full.String(), no) {
+				t.Errorf("%s: a design's drawing shows %q:\n%s", format, no, full.String())
+			}
+		}
+		if !strings.Contains(full.String(), "empty") {
+			t.Errorf("%s: the event empty is not drawn:\n%s", format, full.String())
+		}
+	}
+}
