@@ -78,6 +78,12 @@ type ReportOptions struct {
 	// Measures, when not nil, adds the Cost and latency section: what logs
 	// say of each state and transition (see Measures).
 	Measures *Measures
+	// Design, when not nil, adds the Design vs reality section: the
+	// designed model (fsmine import) drawn beside the map, and its moves
+	// held against the ones the model's sessions took
+	// (automaton.CompareDesign). DesignFile names its file.
+	Design     *automaton.Model
+	DesignFile string
 }
 
 // DiffReportOptions shape DiffReport.
@@ -160,6 +166,11 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 	}
 	page := modelPage(m, opt)
 	page.Measures = measuresPage(opt.Measures)
+	if opt.Design != nil {
+		if page.Design, err = designPage(opt.Design, opt.DesignFile, m, opt.Engine); err != nil {
+			return err
+		}
+	}
 	rare := 0
 	for _, t := range m.Transitions {
 		if t.Rare {
@@ -525,6 +536,8 @@ type modelView struct {
 	HasExamples bool
 	// Measures is the Cost and latency section, when logs were given.
 	Measures *measuresView
+	// Design is the Design vs reality section, when a design was given.
+	Design *designView
 
 	Stages []stageView
 
@@ -890,4 +903,43 @@ func parseReportTemplates() (*template.Template, error) {
 		}
 	}
 	return t.ParseFS(reportPages, "assets/*.html.tmpl")
+}
+
+// designView is the Design vs reality section of the report.
+type designView struct {
+	File          string
+	Format        string
+	Diagram       *diagram
+	Designed      int
+	Taken         int
+	Followed      int
+	NeverTaken    []automaton.DesignMove
+	NeverDesigned []automaton.DesignMove
+	// More counts the taken moves never designed left out of the table.
+	More int
+}
+
+// designRows bounds the table of taken moves never designed: the busiest
+// ones; the rest are counted.
+const designRows = 40
+
+func designPage(design *automaton.Model, file string, m *automaton.Model, engine Engine) (*designView, error) {
+	d := automaton.CompareDesign(design, m)
+	v := &designView{
+		File: file, Format: design.Params.Design,
+		Designed: d.Designed, Taken: d.Taken, Followed: len(d.Followed),
+		NeverTaken: d.NeverTaken, NeverDesigned: d.NeverDesigned,
+	}
+	if n := len(v.NeverDesigned); n > designRows {
+		v.More = n - designRows
+		v.NeverDesigned = v.NeverDesigned[:designRows]
+	}
+	doc, err := modelSVG(design, Options{Detail: DetailFull, Engine: engine})
+	if err != nil {
+		return nil, fmt.Errorf("drawing the design: %w", err)
+	}
+	if v.Diagram, err = newDiagram(doc); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
