@@ -44,3 +44,34 @@ func TestDesignDrawnInFull(t *testing.T) {
 		}
 	}
 }
+
+// TestReportDesign: the report's Design vs reality section lists the
+// designed moves no session took and the taken moves the design lacks.
+func TestReportDesign(t *testing.T) {
+	design := &automaton.Model{
+		Schema: automaton.Schema, Initial: automaton.StartID,
+		Params: automaton.Params{Design: "mermaid"},
+		States: []automaton.State{{ID: automaton.StartID, Label: automaton.StartID}, {ID: "classify", Label: "classify"}, {ID: "never_there", Label: "never_there"}, {ID: automaton.EndID, Label: automaton.EndID}},
+		Transitions: []automaton.Transition{
+			{From: automaton.StartID, To: "classify"},
+			{From: "classify", Event: "ok", To: "never_there"},
+			{From: "never_there", Event: "ok", To: automaton.EndID},
+		},
+	}
+	design.Sort()
+	m := loadFixture(t, "support")
+	var page bytes.Buffer
+	if err := Report(&page, m, ReportOptions{Design: design, DesignFile: "design.json"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`<h2>Design vs reality</h2>`,
+		`<h3>Designed moves never taken (2)</h3>`,
+		`<code class="id">never_there</code>`,
+		`<a href="#design">Design vs reality</a>`,
+	} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+}
