@@ -231,3 +231,66 @@ func TestDesignRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestReadFormats reads a hand-written flow of each format.
+func TestReadFormats(t *testing.T) {
+	tests := []struct {
+		name, path, flow string
+		want             []string // from -[event]-> to (label when not the id)
+	}{
+		{"langgraph", "graph.json", `{"nodes": [{"id": "__start__", "type": "schema", "data": "__start__"},
+  {"id": "agent", "type": "runnable", "data": {"id": ["langgraph", "utils", "RunnableCallable"], "name": "agent"}},
+  {"id": "tools", "type": "runnable", "data": {"id": ["langgraph", "prebuilt", "ToolNode"], "name": "tools"}},
+  {"id": "__end__", "type": "schema", "data": "__end__"}],
+ "edges": [{"source": "__start__", "target": "agent"}, {"source": "tools", "target": "agent"},
+  {"source": "agent", "target": "tools", "data": "continue", "conditional": true},
+  {"source": "agent", "target": "__end__", "data": "end", "conditional": true}]}`,
+			[]string{"__start__ -[]-> agent", "agent -[continue]-> tools", "agent -[end]-> __end__", "tools -[ok]-> agent"}},
+		{"xstate nested", "m.json", `{"id": "m", "initial": "asking", "states": {
+  "asking": {"initial": "name", "states": {"name": {"on": {"NEXT": "email"}}, "email": {"on": {"NEXT": "#m.done"}}}},
+  "done": {"type": "final"}}}`,
+			[]string{"__start__ -[]-> name", "done -[ok]-> __end__", "email -[NEXT]-> done", "name -[NEXT]-> email"}},
+		{"scxml initial element", "f.scxml", `<?xml version="1.0"?>
+<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0">
+  <initial><transition target="search"/></initial>
+  <state id="search"><transition event="found" target="answer"/><transition event="none more" target="search"/></state>
+  <state id="answer"><transition target="end"/></state>
+  <final id="end"/>
+</scxml>`,
+			[]string{"__start__ -[]-> search", "answer -[ok]-> end", "end -[ok]-> __end__", "search -[found]-> answer", "search -[more]-> search", "search -[none]-> search"}},
+		{"mermaid composite", "f.mmd", `---
+title: Returns
+---
+stateDiagram-v2
+    direction TB
+    %% a comment
+    state "check order" as check
+    [*] --> greet
+    greet --> collect
+    state collect {
+        [*] --> reason
+        reason --> photo : ok
+        photo --> [*]
+    }
+    collect --> check : ok
+    note right of check : the designers' note
+    check --> [*] : eligible
+    check --> greet : ineligible`,
+			[]string{"__start__ -[]-> greet", "check order -[eligible]-> __end__", "check order -[ineligible]-> greet", "greet -[ok]-> reason", "photo -[ok]-> check order", "reason -[ok]-> photo"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := design.Read([]byte(tt.flow), design.Options{Path: tt.path, Event: "ok"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tr := range m.Transitions {
+				got = append(got, tr.From+" -["+tr.Event+"]-> "+tr.To)
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("transitions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}

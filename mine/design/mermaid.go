@@ -203,13 +203,7 @@ func (r *mermaidReader) declare(id, name string) {
 	}
 	if old, ok := r.names[id]; ok {
 		// A later `state "name" as id` renames a state first met bare.
-		delete(r.f.nodes, old)
-		for i, o := range r.f.order {
-			if o == old {
-				r.f.order = append(r.f.order[:i], r.f.order[i+1:]...)
-				break
-			}
-		}
+		r.forget(old)
 	}
 	r.names[id] = name
 	r.f.add(name)
@@ -229,6 +223,11 @@ func (r *mermaidReader) noteChild(id string) {
 func (r *mermaidReader) open(id, name string) error {
 	if _, ok := r.groups[id]; ok {
 		return r.f.errorf(name, "two composite states have the id %q", id)
+	}
+	if old, ok := r.names[id]; ok {
+		// Met in a move before its braces: a composite, not a state.
+		r.forget(old)
+		delete(r.names, id)
 	}
 	g := &mermaidGroup{name: id}
 	r.groups[id] = g
@@ -347,4 +346,16 @@ func asAlias(name, alias string) bool {
 	}
 	w := b.String()
 	return alias == w || alias == "s_"+w || strings.HasPrefix(alias, w+"_") || strings.HasPrefix(alias, "s_"+w+"_")
+}
+
+// forget removes the node name, met before a declaration that renames it
+// or makes it a composite state.
+func (r *mermaidReader) forget(name string) {
+	delete(r.f.nodes, name)
+	for i, o := range r.f.order {
+		if o == name {
+			r.f.order = append(r.f.order[:i], r.f.order[i+1:]...)
+			break
+		}
+	}
 }
