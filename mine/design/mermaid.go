@@ -158,6 +158,9 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 		r.moves = append(r.moves, mermaidMove{from: r.end(from, true), to: r.end(to, false), caption: strings.TrimSpace(caption), captioned: captioned, line: n})
 		return nil
 	}
+	if strings.HasPrefix(line, "[*]") {
+		return f.errorf("", "line %d: unknown syntax: [*] stands only at either end of a move, got %q", n, line)
+	}
 	if id, desc, ok := strings.Cut(line, ":"); ok && mermaidWord.MatchString(strings.TrimSpace(id)) {
 		id = strings.TrimSpace(id)
 		r.declare(id, "")
@@ -174,8 +177,11 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 	return f.errorf("", "line %d: unknown syntax: %q", n, line)
 }
 
+// innerEnd marks [*] inside a composite state: no Mermaid id holds a NUL.
+const innerEnd = "\x00[*]"
+
 // end is the Mermaid id of a move's end: [*] inside a composite state is
-// that state's own start or end, written as "[*]" and the group's name.
+// that state's own start or end, written as innerEnd and the group's name.
 func (r *mermaidReader) end(id string, left bool) string {
 	if id != "[*]" {
 		r.declare(id, "")
@@ -187,7 +193,7 @@ func (r *mermaidReader) end(id string, left bool) string {
 		}
 		return automaton.EndID
 	}
-	return "[*]" + r.stack[len(r.stack)-1].name
+	return innerEnd + r.stack[len(r.stack)-1].name
 }
 
 func (r *mermaidReader) declare(id, name string) {
@@ -239,11 +245,11 @@ func (r *mermaidReader) open(id, name string) error {
 func (r *mermaidReader) resolve() error {
 	f := r.f
 	for _, mv := range r.moves {
-		if g, inner := strings.CutPrefix(mv.from, "[*]"); inner {
+		if g, inner := strings.CutPrefix(mv.from, innerEnd); inner {
 			r.groups[g].initial = mv.to
 			continue
 		}
-		if g, inner := strings.CutPrefix(mv.to, "[*]"); inner {
+		if g, inner := strings.CutPrefix(mv.to, innerEnd); inner {
 			r.groups[g].exit = mv.from
 		}
 	}
@@ -275,7 +281,7 @@ func (r *mermaidReader) resolve() error {
 		return "", false
 	}
 	for _, mv := range r.moves {
-		if strings.HasPrefix(mv.from, "[*]") || strings.HasPrefix(mv.to, "[*]") {
+		if strings.HasPrefix(mv.from, innerEnd) || strings.HasPrefix(mv.to, innerEnd) {
 			continue
 		}
 		from, ok := leaf(mv.from, false)
