@@ -61,10 +61,18 @@ from the network). --dot FILE also writes a Graphviz
 overlay of both models: added in green, removed in red and dashed, changed
 shares in orange as "old% -> new%", the rest grey.
 
+When OLD is a design (a model from fsmine import) and NEW a mined model,
+--format text and json hold the design against what the sessions did, move
+by move, a move being the label of the state left, the event and the label
+of the state entered: the designed moves no session took, and the moves
+sessions took that the design lacks, with counts and example sessions
+(those NEW keeps: build --examples).
+
 Exit status, as diff(1): 0 no differences; 1 differences; 2 trouble (an
 unreadable file, a file that is not a model or has a newer schema, bad
 flags).`,
 		Example: `  fsmine diff model-v3.json model-v4.json
+  fsmine diff design.json mined.json
   fsmine diff --format markdown --dot diff.dot old.json new.json
   fsmine diff --format html old.json new.json > diff.html`,
 		RunE: func(c *cobra.Command, args []string) error {

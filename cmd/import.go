@@ -42,14 +42,24 @@ and serve hold logs to the design and diff compares it with the mined model:
              empty), available / unavailable (ok) and yes / no / done
 
 Without --from the format follows the file's extension, then its content.
-fsmine's own exports (render --format mermaid, scxml, xstate) read back to
-the model they were written from: render, import and render again gives the
-same bytes.
+fsmine's own exports read back to the model they were written from, counts
+and digest included: render, import and render again gives the same bytes
+(SCXML and XState in either --detail; Mermaid with --detail full, as its
+summary map leaves moves out).
+
+A STAR design keeps label rules that drop the log's user turns (node
+user_utter), so that check reads the dialogues as the flowchart draws them.
+The query nodes (query, query_check, query_book) stand for the log's node
+query:TASK, TASK being the file name before .flow.json.
 
 A move is (state, event, next state), and the event is what the log's
 record of the state carries. A move the flow names no event for takes
 --event. --labels MAP is a JSON object from a node name of the design to
 the label of the log's records it stands for, where the two differ.
+
+diff DESIGN.json MINED.json then lists the designed moves no session took
+and the moves sessions took that the design lacks; report --design sets the
+design beside the mined map; check and serve hold sessions to it.
 
 The flow must hold together: every target a node of it, a start, every node
 reachable from the start and able to reach the end (no dead end, no cycle
@@ -78,7 +88,7 @@ flags).`,
 	f.StringVarP(&opts.output, "output", "o", "-", "write the model to `FILE` (atomically); - is standard output")
 	f.StringVar(&opts.labels, "labels", "", "label map `FILE`: a JSON object from a design's node name to the log's label")
 	f.StringVar(&opts.from, "from", "", "format of the flow: "+strings.Join(design.Formats(), ", ")+" (default: by extension, then content)")
-	f.StringVar(&opts.event, "event", "", "the event of moves the flow names none for")
+	f.StringVar(&opts.event, "event", "", "the `EVENT` of moves the flow names none for")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no summary on standard error")
 	return c
 }
