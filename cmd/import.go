@@ -50,7 +50,8 @@ summary map leaves moves out).
 A STAR design keeps label rules that drop the log's user turns (node
 user_utter), so that check reads the dialogues as the flowchart draws them.
 The query nodes (query, query_check, query_book) stand for the log's node
-query:TASK, TASK being the file name before .flow.json.
+query:TASK, TASK being the file name before .flow.json (or the graph's
+"task" when the flow has no such name; --labels can name the query).
 
 A move is (state, event, next state), and the event is what the log's
 record of the state carries. A move the flow names no event for takes

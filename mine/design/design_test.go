@@ -155,6 +155,8 @@ func TestBadFlows(t *testing.T) {
 			`d.json: node "a": its move on "go" goes to "b", which is no state of the machine (a dangling target)`},
 		{"dangling scxml", "d.scxml", "", `<scxml initial="a"><state id="a"><transition event="go" target="b"/></state></scxml>`, nil,
 			`d.scxml: node "a": line 1: its transition goes to "b", which is no state of the document (a dangling target)`},
+		{"targetless scxml", "t.scxml", "", `<scxml initial="a"><state id="a"><transition event="go"/></state></scxml>`, nil,
+			`t.scxml: node "a": a transition without a target (one that stays put, or runs only actions) is not supported: name the state it goes to`},
 		{"dangling langgraph", "d.json", "", `{"nodes":[{"id":"__start__"},{"id":"a"},{"id":"__end__"}],"edges":[{"source":"__start__","target":"a"},{"source":"a","target":"b"}]}`, nil,
 			`d.json: node "a": its move on "" goes to "b", which is no node of the flow (a dangling target)`},
 		{"dangling star answer", "t.flow.json", "", `{"graph":{"hello":"bye","yes":"bye_again"}}`, nil,
@@ -292,5 +294,20 @@ stateDiagram-v2
 				t.Errorf("transitions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
+	}
+}
+
+// TestSTARTaskName: the query's label names the task by the file name, else
+// by the graph's "task".
+func TestSTARTaskName(t *testing.T) {
+	flow := `{"task": "book_ride", "graph": {"hello": "query", "query": "bye"}}`
+	for path, want := range map[string]string{"ride_book.flow.json": "query:ride_book", "standard input": "query:book_ride"} {
+		m, err := design.Read([]byte(flow), design.Options{Path: path, Format: design.FormatSTAR})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.State("query").Label; got != want {
+			t.Errorf("%s: query label %q, want %q", path, got, want)
+		}
 	}
 }

@@ -210,6 +210,9 @@ func readSCXML(data []byte, opt Options) (*flow, error) {
 	for _, x := range order {
 		s := states[x]
 		for _, mv := range s.moves {
+			if strings.TrimSpace(mv.target) == "" {
+				return nil, f.errorf(s.id, "a transition without a target (one that stays put, or runs only actions) is not supported: name the state it goes to")
+			}
 			if strings.ContainsAny(strings.TrimSpace(mv.target), " \t\n") {
 				return nil, f.errorf(s.id, "a transition with several targets (%q) is not supported", mv.target)
 			}

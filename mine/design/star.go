@@ -16,7 +16,8 @@ import (
 // flowcharts draw them.
 //
 //   - query, query_check and query_book are the knowledge-base query, the
-//     log's node "query:TASK" (TASK is the file name before .flow.json).
+//     log's node "query:TASK" (TASK is the file name before .flow.json, or
+//     the graph's "task" when the file is not so named).
 //     Its plain next node follows on the event "ok".
 //   - query_success / query_failure are the outcome of a query that has no
 //     next node of its own, on the events "ok" / "empty" (nothing found);
@@ -73,7 +74,12 @@ func readSTAR(data []byte, opt Options) (*flow, error) {
 	if len(doc.Graph) == 0 {
 		return nil, f.errorf("", `not a STAR task graph: no "graph" of node -> next node`)
 	}
-	task := strings.TrimSuffix(filepath.Base(opt.Path), ".flow.json")
+	// The log names a query by the task's file name (query:ride_book),
+	// which the graph's own "task" (book_ride) does not match.
+	task := doc.Task
+	if base := filepath.Base(opt.Path); strings.HasSuffix(base, ".flow.json") {
+		task = strings.TrimSuffix(base, ".flow.json")
+	}
 	keys := make([]string, 0, len(doc.Graph))
 	targets := map[string]bool{}
 	for k, v := range doc.Graph {
