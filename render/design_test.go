@@ -75,3 +75,45 @@ func TestReportDesign(t *testing.T) {
 		}
 	}
 }
+
+// TestDesignDOT: each designed move carries how often sessions took it, and
+// the moves none took are red, dashed and captioned so.
+func TestDesignDOT(t *testing.T) {
+	design := &automaton.Model{
+		Schema: automaton.Schema, Initial: automaton.StartID,
+		Params: automaton.Params{Design: "star"},
+		States: []automaton.State{{ID: automaton.StartID, Label: automaton.StartID}, {ID: "ask", Label: "ask"}, {ID: "query_check", Label: "query:x"}, {ID: automaton.EndID, Label: automaton.EndID}},
+		Transitions: []automaton.Transition{
+			{From: automaton.StartID, To: "ask"},
+			{From: "ask", Event: "agent", To: "query_check"},
+			{From: "query_check", Event: "ok", To: automaton.EndID},
+			{From: "query_check", Event: "empty", To: "ask", BackEdge: true},
+		},
+	}
+	design.Sort()
+	d := automaton.DesignDiff{Followed: []automaton.DesignMove{
+		{From: automaton.StartID, To: "ask", Count: 7, Sessions: 7},
+		{From: "ask", Event: "agent", To: "query:x", Count: 9, Sessions: 6},
+		{From: "query:x", Event: "ok", To: automaton.EndID, Count: 1, Sessions: 1},
+	}}
+	var b bytes.Buffer
+	if err := DesignDOT(&b, design, d); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		`label="7 in 7 sessions"`,
+		`label="agent · 9 in 6 sessions"`,
+		`label="ok · 1 in 1 session"`,
+		`label="empty · never taken"`,
+		`style="dashed"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the DOT lacks %s:\n%s", want, out)
+		}
+	}
+	var again bytes.Buffer
+	if err := DesignDOT(&again, design, d); err != nil || again.String() != out {
+		t.Errorf("a second run gives other bytes (%v)", err)
+	}
+}

@@ -934,7 +934,11 @@ func designPage(design *automaton.Model, file string, m *automaton.Model, engine
 		v.More = n - designRows
 		v.NeverDesigned = v.NeverDesigned[:designRows]
 	}
-	doc, err := modelSVG(design, Options{Detail: DetailFull, Engine: engine})
+	var src bytes.Buffer
+	if err := DesignDOT(&src, design, d); err != nil {
+		return nil, err
+	}
+	doc, err := dotSVG(src.Bytes(), engine)
 	if err != nil {
 		return nil, fmt.Errorf("drawing the design: %w", err)
 	}
