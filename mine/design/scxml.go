@@ -19,10 +19,9 @@ import (
 // descriptors is one move per descriptor; one without an event takes
 // Options.Event. The attributes of fsmine's namespace that render.SCXML
 // writes (fsmine:id, fsmine:label, fsmine:visits, fsmine:sessions,
-// fsmine:max_run,
-// fsmine:event, fsmine:count, fsmine:rare, fsmine:back_edge,
-// fsmine:generalized) and its version comment
-// are read back, so that an export reads back to its model.
+// fsmine:max_run, fsmine:event, fsmine:count, fsmine:rare,
+// fsmine:back_edge, fsmine:generalized) and its version comment are read
+// back, so that an export reads back to its model.
 
 const fsmineNS = "https://github.com/fsmine/fsmine"
 
@@ -52,184 +51,228 @@ type scxmlMove struct {
 }
 
 func readSCXML(data []byte, opt Options) (*flow, error) {
-	f := newFlow(opt.Path)
-	dec := xml.NewDecoder(bytes.NewReader(data))
-	var (
-		states  = map[string]*scxmlState{}
-		order   []string
-		stack   []*scxmlState
-		initial string
-		sawRoot bool
-		inInit  bool
-	)
-	attr := func(se xml.StartElement, space, name string) (string, bool) {
-		for _, a := range se.Attr {
-			if a.Name.Local == name && a.Name.Space == space {
-				return a.Value, true
-			}
-		}
-		return "", false
+	r := &scxmlReader{f: newFlow(opt.Path), opt: opt, states: map[string]*scxmlState{}}
+	if err := r.read(xml.NewDecoder(bytes.NewReader(data))); err != nil {
+		return nil, err
 	}
+	return r.f, r.build()
+}
+
+// scxmlReader reads an SCXML document: read collects its states and
+// transitions, build turns them into the flow.
+type scxmlReader struct {
+	f       *flow
+	opt     Options
+	states  map[string]*scxmlState // by xml id
+	order   []string               // xml ids in document order
+	stack   []*scxmlState          // the states open at the current element
+	initial string                 // the xml id the document starts in
+	inInit  bool                   // inside an <initial> element
+}
+
+// scxmlAttr is the value of the attribute space:name of se.
+func scxmlAttr(se xml.StartElement, space, name string) (string, bool) {
+	for _, a := range se.Attr {
+		if a.Name.Local == name && a.Name.Space == space {
+			return a.Value, true
+		}
+	}
+	return "", false
+}
+
+func (r *scxmlReader) read(dec *xml.Decoder) error {
+	sawRoot := false
 	for {
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, f.errorf("", "not an SCXML document: %v", err)
+			return r.f.errorf("", "not an SCXML document: %v", err)
 		}
 		line, _ := dec.InputPos()
 		switch t := tok.(type) {
 		case xml.Comment:
-			if v := scxmlVersion.FindSubmatch(t); v != nil && !f.versioned {
-				f.version, _ = strconv.Atoi(string(v[1]))
-				f.versioned = true
+			if v := scxmlVersion.FindSubmatch(t); v != nil && !r.f.versioned {
+				r.f.version, _ = strconv.Atoi(string(v[1]))
+				r.f.versioned = true
 			}
 		case xml.StartElement:
-			switch t.Name.Local {
-			case "scxml":
+			if t.Name.Local == "scxml" {
 				sawRoot = true
-				initial, _ = attr(t, "", "initial")
-			case "state", "final":
-				id, _ := attr(t, "", "id")
-				if id == "" {
-					return nil, f.errorf("", "line %d: a <%s> without an id", line, t.Name.Local)
-				}
-				if _, dup := states[id]; dup {
-					return nil, f.errorf(id, "line %d: two states have this id", line)
-				}
-				s := &scxmlState{xmlID: id, id: id, final: t.Name.Local == "final", line: line}
-				if v, ok := attr(t, fsmineNS, "id"); ok {
-					s.id = v
-				}
-				s.label, _ = attr(t, fsmineNS, "label")
-				if v, ok := attr(t, fsmineNS, "visits"); ok {
-					s.visits, _ = strconv.Atoi(v)
-				}
-				if v, ok := attr(t, fsmineNS, "sessions"); ok {
-					s.sessions, _ = strconv.Atoi(v)
-				}
-				if v, ok := attr(t, fsmineNS, "max_run"); ok {
-					s.maxRun, _ = strconv.Atoi(v)
-				}
-				s.initial, _ = attr(t, "", "initial")
-				if n := len(stack); n > 0 {
-					stack[n-1].compound = true
-					stack[n-1].children = append(stack[n-1].children, id)
-				}
-				states[id] = s
-				order = append(order, id)
-				stack = append(stack, s)
-			case "parallel", "history":
-				return nil, f.errorf("", "line %d: <%s> is not supported: a designed flow is one state at a time", line, t.Name.Local)
-			case "initial":
-				inInit = true
-			case "transition":
-				target, _ := attr(t, "", "target")
-				if inInit {
-					if len(stack) == 0 {
-						initial = target
-					} else {
-						stack[len(stack)-1].initial = target
-					}
-					continue
-				}
-				if len(stack) == 0 {
-					return nil, f.errorf("", "line %d: a <transition> outside a state", line)
-				}
-				mv := scxmlMove{target: target}
-				mv.events, _ = attr(t, "", "event")
-				mv.fsmEvent, mv.hasFsmEvent = attr(t, fsmineNS, "event")
-				if v, ok := attr(t, fsmineNS, "count"); ok {
-					mv.count, _ = strconv.Atoi(v)
-				}
-				mv.generalized, _ = attr(t, fsmineNS, "generalized")
-				if v, _ := attr(t, fsmineNS, "rare"); v == "true" {
-					mv.rare = true
-				}
-				if v, _ := attr(t, fsmineNS, "back_edge"); v == "true" {
-					mv.backEdge = true
-				}
-				s := stack[len(stack)-1]
-				s.moves = append(s.moves, mv)
+				r.initial, _ = scxmlAttr(t, "", "initial")
+			}
+			if err := r.start(t, line); err != nil {
+				return err
 			}
 		case xml.EndElement:
 			switch t.Name.Local {
 			case "state", "final":
-				stack = stack[:len(stack)-1]
+				r.stack = r.stack[:len(r.stack)-1]
 			case "initial":
-				inInit = false
+				r.inInit = false
 			}
 		}
 	}
 	if !sawRoot {
-		return nil, f.errorf("", "not an SCXML document: no <scxml> element")
+		return r.f.errorf("", "not an SCXML document: no <scxml> element")
 	}
-	// resolve follows compound states to the leaf they enter.
-	resolve := func(xmlID string) (*scxmlState, bool) {
-		for range 64 {
-			s, ok := states[xmlID]
-			if !ok {
-				return nil, false
-			}
-			if !s.compound {
-				return s, true
-			}
-			xmlID = s.initial
-			if xmlID == "" {
-				xmlID = s.children[0]
-			}
+	return nil
+}
+
+// start reads the opening tag of an element other than <scxml>.
+func (r *scxmlReader) start(t xml.StartElement, line int) error {
+	switch t.Name.Local {
+	case "state", "final":
+		return r.state(t, line)
+	case "parallel", "history":
+		return r.f.errorf("", "line %d: <%s> is not supported: a designed flow is one state at a time", line, t.Name.Local)
+	case "initial":
+		r.inInit = true
+	case "transition":
+		return r.transition(t, line)
+	}
+	return nil
+}
+
+func (r *scxmlReader) state(t xml.StartElement, line int) error {
+	id, _ := scxmlAttr(t, "", "id")
+	if id == "" {
+		return r.f.errorf("", "line %d: a <%s> without an id", line, t.Name.Local)
+	}
+	if _, dup := r.states[id]; dup {
+		return r.f.errorf(id, "line %d: two states have this id", line)
+	}
+	s := &scxmlState{xmlID: id, id: id, final: t.Name.Local == "final", line: line}
+	if v, ok := scxmlAttr(t, fsmineNS, "id"); ok {
+		s.id = v
+	}
+	s.label, _ = scxmlAttr(t, fsmineNS, "label")
+	for name, n := range map[string]*int{"visits": &s.visits, "sessions": &s.sessions, "max_run": &s.maxRun} {
+		if v, ok := scxmlAttr(t, fsmineNS, name); ok {
+			*n, _ = strconv.Atoi(v)
 		}
-		return nil, false
 	}
-	for _, x := range order {
-		s := states[x]
+	s.initial, _ = scxmlAttr(t, "", "initial")
+	if n := len(r.stack); n > 0 {
+		r.stack[n-1].compound = true
+		r.stack[n-1].children = append(r.stack[n-1].children, id)
+	}
+	r.states[id] = s
+	r.order = append(r.order, id)
+	r.stack = append(r.stack, s)
+	return nil
+}
+
+func (r *scxmlReader) transition(t xml.StartElement, line int) error {
+	target, _ := scxmlAttr(t, "", "target")
+	if r.inInit {
+		if len(r.stack) == 0 {
+			r.initial = target
+		} else {
+			r.stack[len(r.stack)-1].initial = target
+		}
+		return nil
+	}
+	if len(r.stack) == 0 {
+		return r.f.errorf("", "line %d: a <transition> outside a state", line)
+	}
+	mv := scxmlMove{target: target}
+	mv.events, _ = scxmlAttr(t, "", "event")
+	mv.fsmEvent, mv.hasFsmEvent = scxmlAttr(t, fsmineNS, "event")
+	if v, ok := scxmlAttr(t, fsmineNS, "count"); ok {
+		mv.count, _ = strconv.Atoi(v)
+	}
+	mv.generalized, _ = scxmlAttr(t, fsmineNS, "generalized")
+	v, _ := scxmlAttr(t, fsmineNS, "rare")
+	mv.rare = v == "true"
+	v, _ = scxmlAttr(t, fsmineNS, "back_edge")
+	mv.backEdge = v == "true"
+	s := r.stack[len(r.stack)-1]
+	s.moves = append(s.moves, mv)
+	return nil
+}
+
+// resolve follows compound states to the leaf they enter.
+func (r *scxmlReader) resolve(xmlID string) (*scxmlState, bool) {
+	for range 64 {
+		s, ok := r.states[xmlID]
+		if !ok {
+			return nil, false
+		}
+		if !s.compound {
+			return s, true
+		}
+		xmlID = s.initial
+		if xmlID == "" {
+			xmlID = s.children[0]
+		}
+	}
+	return nil, false
+}
+
+// build makes the flow's nodes and edges.
+func (r *scxmlReader) build() error {
+	f := r.f
+	for _, x := range r.order {
+		s := r.states[x]
 		if s.compound {
 			if len(s.moves) > 0 {
-				return nil, f.errorf(s.id, "a compound state with transitions of its own: not supported; give its children the transitions")
+				return f.errorf(s.id, "a compound state with transitions of its own: not supported; give its children the transitions")
 			}
 			continue
 		}
 		if _, dup := f.nodes[s.id]; dup {
-			return nil, f.errorf(s.id, "two states have this id")
+			return f.errorf(s.id, "two states have this id")
 		}
 		n := f.add(s.id)
 		n.label, n.visits, n.sessions, n.maxRun = s.label, s.visits, s.sessions, s.maxRun
 		n.final = s.final && s.id != automaton.EndID
 	}
-	if initial == "" && len(order) > 0 {
-		initial = order[0]
+	initial := r.initial
+	if initial == "" && len(r.order) > 0 {
+		initial = r.order[0]
 	}
-	start, ok := resolve(initial)
+	start, ok := r.resolve(initial)
 	if !ok {
-		return nil, f.errorf(initial, "no start: the initial state is no state of the document")
+		return f.errorf(initial, "no start: the initial state is no state of the document")
 	}
 	if start.id != automaton.StartID {
 		f.start = start.id
 	}
-	for _, x := range order {
-		s := states[x]
+	for _, x := range r.order {
+		s := r.states[x]
 		for _, mv := range s.moves {
-			if strings.TrimSpace(mv.target) == "" {
-				return nil, f.errorf(s.id, "a transition without a target (one that stays put, or runs only actions) is not supported: name the state it goes to")
-			}
-			if strings.ContainsAny(strings.TrimSpace(mv.target), " \t\n") {
-				return nil, f.errorf(s.id, "a transition with several targets (%q) is not supported", mv.target)
-			}
-			to, ok := resolve(mv.target)
-			if !ok {
-				return nil, f.errorf(s.id, "line %d: its transition goes to %q, which is no state of the document (a dangling target)", s.line, mv.target)
-			}
-			events := strings.Fields(mv.events)
-			if mv.hasFsmEvent {
-				events = []string{mv.fsmEvent}
-			} else if len(events) == 0 {
-				events = []string{opt.Event}
-			}
-			for _, ev := range events {
-				f.edges = append(f.edges, edge{from: s.id, event: ev, to: to.id, count: mv.count, rare: mv.rare, backEdge: mv.backEdge, generalized: mv.generalized})
+			if err := r.edges(s, mv); err != nil {
+				return err
 			}
 		}
 	}
-	return f, nil
+	return nil
+}
+
+// edges adds the edges of transition mv of state s: one per event
+// descriptor.
+func (r *scxmlReader) edges(s *scxmlState, mv scxmlMove) error {
+	f := r.f
+	if strings.TrimSpace(mv.target) == "" {
+		return f.errorf(s.id, "a transition without a target (one that stays put, or runs only actions) is not supported: name the state it goes to")
+	}
+	if strings.ContainsAny(strings.TrimSpace(mv.target), " \t\n") {
+		return f.errorf(s.id, "a transition with several targets (%q) is not supported", mv.target)
+	}
+	to, ok := r.resolve(mv.target)
+	if !ok {
+		return f.errorf(s.id, "line %d: its transition goes to %q, which is no state of the document (a dangling target)", s.line, mv.target)
+	}
+	events := strings.Fields(mv.events)
+	if mv.hasFsmEvent {
+		events = []string{mv.fsmEvent}
+	} else if len(events) == 0 {
+		events = []string{r.opt.Event}
+	}
+	for _, ev := range events {
+		f.edges = append(f.edges, edge{from: s.id, event: ev, to: to.id, count: mv.count, rare: mv.rare, backEdge: mv.backEdge, generalized: mv.generalized})
+	}
+	return nil
 }
