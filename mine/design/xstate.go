@@ -59,12 +59,6 @@ type xstateMachine struct {
 
 var fsmineVersion = regexp.MustCompile(`^fsmine model version (\d+)`)
 
-// xstateLeaf is a state of the flattened machine.
-type xstateLeaf struct {
-	key  string
-	node *xstateNode
-}
-
 func readXState(data []byte, opt Options) (*flow, error) {
 	f := newFlow(opt.Path)
 	var mc xstateMachine
@@ -78,131 +72,153 @@ func readXState(data []byte, opt Options) (*flow, error) {
 		f.version, _ = strconv.Atoi(v[1])
 		f.versioned = true
 	}
-	// Flatten: every leaf by key and by "#id"; a compound state enters its
-	// initial child.
-	leaves := map[string]*xstateLeaf{}
-	byRef := map[string]string{} // key or "#id" -> leaf key
-	var order []string
-	var flatten func(states map[string]*xstateNode) error
-	flatten = func(states map[string]*xstateNode) error {
-		keys := sortedNodeKeys(states)
-		for _, k := range keys {
-			n := states[k]
-			if n == nil {
-				return f.errorf(k, "its state node is null")
-			}
-			if len(n.States) > 0 {
-				if len(n.On) > 0 || len(n.Always) > 0 {
-					return f.errorf(k, "a compound state with moves of its own: not supported; give its children the moves")
-				}
-				if err := flatten(n.States); err != nil {
-					return err
-				}
-				init := n.Initial
-				if init == "" {
-					init = sortedNodeKeys(n.States)[0]
-				}
-				byRef[k] = init
-				if n.ID != "" {
-					byRef["#"+n.ID] = init
-				}
-				continue
-			}
-			if _, dup := leaves[k]; dup {
-				return f.errorf(k, "two states have this key")
-			}
-			leaves[k] = &xstateLeaf{key: k, node: n}
-			order = append(order, k)
-			byRef[k] = k
-			if n.ID != "" {
-				byRef["#"+n.ID] = k
-			}
-			byRef["#"+mc.ID+"."+k] = k
-		}
-		return nil
-	}
-	if err := flatten(mc.States); err != nil {
+	r := &xstateReader{f: f, opt: opt, machine: mc.ID, leaves: map[string]*xstateNode{}, byRef: map[string]string{}, ids: map[string]string{}}
+	if err := r.flatten(mc.States); err != nil {
 		return nil, err
 	}
-	resolve := func(ref string) (string, bool) {
-		// A compound state's ref names its initial child's key, which may
-		// itself be compound.
-		for range 64 {
-			k, ok := byRef[ref]
-			if !ok {
-				return "", false
-			}
-			if _, leaf := leaves[k]; leaf {
-				return k, true
-			}
-			ref = k
-		}
-		return "", false
+	if err := r.nodes(); err != nil {
+		return nil, err
 	}
-	ids := map[string]string{} // leaf key -> model id
-	for _, k := range order {
-		n := leaves[k].node
+	init, ok := r.resolve(mc.Initial)
+	if mc.Initial == "" || !ok {
+		return nil, f.errorf(mc.Initial, "no start: the machine's initial state is no state of it")
+	}
+	if r.ids[init] != automaton.StartID {
+		f.start = r.ids[init]
+	}
+	for _, k := range r.order {
+		if err := r.edges(k); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// xstateReader flattens a machine's state nodes into the flow's nodes.
+type xstateReader struct {
+	f       *flow
+	opt     Options
+	machine string                 // the machine's id, for "#machine.key" targets
+	leaves  map[string]*xstateNode // the states, by key
+	order   []string               // leaf keys, sorted within each parent
+	byRef   map[string]string      // key or "#id" -> leaf key, or a compound's initial child
+	ids     map[string]string      // leaf key -> model id
+}
+
+// flatten collects the leaves of states; a compound state stands for its
+// initial child.
+func (r *xstateReader) flatten(states map[string]*xstateNode) error {
+	for _, k := range sortedNodeKeys(states) {
+		n := states[k]
+		if n == nil {
+			return r.f.errorf(k, "its state node is null")
+		}
+		if len(n.States) > 0 {
+			if len(n.On) > 0 || len(n.Always) > 0 {
+				return r.f.errorf(k, "a compound state with moves of its own: not supported; give its children the moves")
+			}
+			if err := r.flatten(n.States); err != nil {
+				return err
+			}
+			init := n.Initial
+			if init == "" {
+				init = sortedNodeKeys(n.States)[0]
+			}
+			r.byRef[k] = init
+			if n.ID != "" {
+				r.byRef["#"+n.ID] = init
+			}
+			continue
+		}
+		if _, dup := r.leaves[k]; dup {
+			return r.f.errorf(k, "two states have this key")
+		}
+		r.leaves[k] = n
+		r.order = append(r.order, k)
+		r.byRef[k] = k
+		if n.ID != "" {
+			r.byRef["#"+n.ID] = k
+		}
+		r.byRef["#"+r.machine+"."+k] = k
+	}
+	return nil
+}
+
+// resolve is the leaf key a target names; a compound state's ref names its
+// initial child, which may itself be compound.
+func (r *xstateReader) resolve(ref string) (string, bool) {
+	for range 64 {
+		k, ok := r.byRef[ref]
+		if !ok {
+			return "", false
+		}
+		if _, leaf := r.leaves[k]; leaf {
+			return k, true
+		}
+		ref = k
+	}
+	return "", false
+}
+
+// nodes adds a node per leaf, named by its meta's id when it has one.
+func (r *xstateReader) nodes() error {
+	for _, k := range r.order {
+		n := r.leaves[k]
 		id := k
 		if n.Meta != nil && n.Meta.ID != nil {
 			id = *n.Meta.ID
 		}
-		if _, dup := f.nodes[id]; dup {
-			return nil, f.errorf(id, "two states have this id")
+		if _, dup := r.f.nodes[id]; dup {
+			return r.f.errorf(id, "two states have this id")
 		}
-		ids[k] = id
-		nd := f.add(id)
+		r.ids[k] = id
+		nd := r.f.add(id)
 		if n.Meta != nil {
 			if n.Meta.Label != nil {
 				nd.label = *n.Meta.Label
 			}
 			nd.visits, nd.sessions, nd.maxRun = n.Meta.Visits, n.Meta.Sessions, n.Meta.MaxRun
 		}
-		if n.Type == "final" && id != automaton.EndID {
-			nd.final = true
+		nd.final = n.Type == "final" && id != automaton.EndID
+	}
+	return nil
+}
+
+// edges adds the moves out of leaf k.
+func (r *xstateReader) edges(k string) error {
+	n, from := r.leaves[k], r.ids[k]
+	if len(n.Always) > 0 {
+		return r.f.errorf(from, `"always" (eventless) moves are not supported: give them an event`)
+	}
+	for _, name := range sortedRawKeys(n.On) {
+		targets, err := xstateTargets(n.On[name])
+		if err != nil {
+			return r.f.errorf(from, "event %q: %v", name, err)
 		}
-	}
-	init, ok := resolve(mc.Initial)
-	if mc.Initial == "" || !ok {
-		return nil, f.errorf(mc.Initial, "no start: the machine's initial state is no state of it")
-	}
-	if ids[init] != automaton.StartID {
-		f.start = ids[init]
-	}
-	for _, k := range order {
-		n := leaves[k].node
-		if len(n.Always) > 0 {
-			return nil, f.errorf(ids[k], `"always" (eventless) moves are not supported: give them an event`)
-		}
-		for _, name := range sortedRawKeys(n.On) {
-			targets, err := xstateTargets(n.On[name])
+		for _, t := range targets {
+			ref, err := xstateTargetRef(t.Target)
 			if err != nil {
-				return nil, f.errorf(ids[k], "event %q: %v", name, err)
+				return r.f.errorf(from, "event %q: %v", name, err)
 			}
-			for _, t := range targets {
-				ref, err := xstateTargetRef(t.Target)
-				if err != nil {
-					return nil, f.errorf(ids[k], "event %q: %v", name, err)
-				}
-				to, ok := resolve(ref)
-				if !ok {
-					return nil, f.errorf(ids[k], "its move on %q goes to %q, which is no state of the machine (a dangling target)", name, ref)
-				}
-				e := edge{from: ids[k], event: name, to: ids[to]}
-				if name == "" {
-					e.event = opt.Event
-				}
-				if m := t.Meta; m != nil {
-					if m.Event != nil {
-						e.event = *m.Event
-					}
-					e.count, e.sessions, e.prob = m.Count, m.Sessions, m.Prob
-					e.rare, e.backEdge, e.generalized = m.Rare, m.BackEdge, m.Generalized
-				}
-				f.edges = append(f.edges, e)
+			to, ok := r.resolve(ref)
+			if !ok {
+				return r.f.errorf(from, "its move on %q goes to %q, which is no state of the machine (a dangling target)", name, ref)
 			}
+			e := edge{from: from, event: name, to: r.ids[to]}
+			if name == "" {
+				e.event = r.opt.Event
+			}
+			if m := t.Meta; m != nil {
+				if m.Event != nil {
+					e.event = *m.Event
+				}
+				e.count, e.sessions, e.prob = m.Count, m.Sessions, m.Prob
+				e.rare, e.backEdge, e.generalized = m.Rare, m.BackEdge, m.Generalized
+			}
+			r.f.edges = append(r.f.edges, e)
 		}
 	}
-	return f, nil
+	return nil
 }
 
 // xstateTargets reads the value of an event of "on".
