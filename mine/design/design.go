@@ -224,12 +224,33 @@ func (f *flow) errorf(node, format string, args ...any) error {
 
 // model checks the flow's rules and makes the model.
 func (f *flow) model(opt Options) (*automaton.Model, error) {
+	if err := f.close(opt); err != nil {
+		return nil, err
+	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	if err := f.checkLabels(opt); err != nil {
+		return nil, err
+	}
+	m := f.build(opt)
+	if err := m.Validate(); err != nil {
+		return nil, &Error{Path: f.path, Msg: err.Error()}
+	}
+	m.Trunk = mine.Trunk(m)
+	m.Digest = m.ComputeDigest()
+	return m, nil
+}
+
+// close adds __start__ and __end__, the move into the start, and the moves
+// out of the final nodes.
+func (f *flow) close(opt Options) error {
 	for _, id := range []string{automaton.StartID, automaton.EndID} {
 		f.add(id)
 	}
 	if f.start != "" {
 		if _, ok := f.nodes[f.start]; !ok {
-			return nil, f.errorf(f.start, "the start is no node of the flow")
+			return f.errorf(f.start, "the start is no node of the flow")
 		}
 		f.edges = append([]edge{{from: automaton.StartID, to: f.start}}, f.edges...)
 	}
@@ -238,37 +259,43 @@ func (f *flow) model(opt Options) (*automaton.Model, error) {
 			f.edges = append(f.edges, edge{from: id, event: opt.Event, to: automaton.EndID})
 		}
 	}
+	return nil
+}
+
+// check holds the flow to its rules: no dangling target, a start, every
+// node reachable from it and able to reach the end.
+func (f *flow) check() error {
 	out := map[string][]string{}
 	in := map[string][]string{}
 	seen := map[[3]string]bool{}
 	for _, e := range f.edges {
 		if _, ok := f.nodes[e.from]; !ok {
-			return nil, f.errorf(e.from, "a move out of it, but it is no node of the flow")
+			return f.errorf(e.from, "a move out of it, but it is no node of the flow")
 		}
 		if _, ok := f.nodes[e.to]; !ok {
-			return nil, f.errorf(e.from, "its move on %q goes to %q, which is no node of the flow (a dangling target)", e.event, e.to)
+			return f.errorf(e.from, "its move on %q goes to %q, which is no node of the flow (a dangling target)", e.event, e.to)
 		}
 		if e.from == automaton.EndID {
-			return nil, f.errorf(e.from, "the end has a move out of it, to %q", e.to)
+			return f.errorf(e.from, "the end has a move out of it, to %q", e.to)
 		}
 		if e.to == automaton.StartID {
-			return nil, f.errorf(e.from, "a move into the start")
+			return f.errorf(e.from, "a move into the start")
 		}
 		k := [3]string{e.from, e.event, e.to}
 		if seen[k] {
-			return nil, f.errorf(e.from, "the move on %q to %q appears twice", e.event, e.to)
+			return f.errorf(e.from, "the move on %q to %q appears twice", e.event, e.to)
 		}
 		seen[k] = true
 		out[e.from] = append(out[e.from], e.to)
 		in[e.to] = append(in[e.to], e.from)
 	}
 	if len(out[automaton.StartID]) == 0 {
-		return nil, f.errorf("", "no start: no node is marked as where the flow begins")
+		return f.errorf("", "no start: no node is marked as where the flow begins")
 	}
 	reach := walk(automaton.StartID, out)
 	for _, id := range sortedIDs(f.order) {
 		if !reach[id] && id != automaton.EndID {
-			return nil, f.errorf(id, "unreachable from the start")
+			return f.errorf(id, "unreachable from the start")
 		}
 	}
 	back := walk(automaton.EndID, in)
@@ -278,27 +305,40 @@ func (f *flow) model(opt Options) (*automaton.Model, error) {
 			stuck = append(stuck, id)
 		}
 	}
-	if len(stuck) > 0 {
-		id := stuck[0]
-		if len(out[id]) == 0 {
-			return nil, f.errorf(id, "a dead end: no move out of it and it does not end the flow")
-		}
-		return nil, f.errorf(id, "in a cycle without exit: %s never reach the end", strings.Join(quoteAll(stuck), ", "))
+	if len(stuck) == 0 {
+		return nil
 	}
+	if id := stuck[0]; len(out[id]) == 0 {
+		return f.errorf(id, "a dead end: no move out of it and it does not end the flow")
+	}
+	return f.errorf(stuck[0], "in a cycle without exit: %s never reach the end", strings.Join(quoteAll(stuck), ", "))
+}
+
+// checkLabels holds the label map to the flow: every name a node of it,
+// every label not empty.
+func (f *flow) checkLabels(opt Options) error {
 	for _, k := range sortedKeys(opt.Labels) {
 		if _, ok := f.nodes[k]; !ok || k == automaton.StartID || k == automaton.EndID {
-			return nil, &Error{Path: opt.LabelsPath, Node: k, Msg: fmt.Sprintf("the label map names a node that %s does not have", f.path)}
+			return &Error{Path: opt.LabelsPath, Node: k, Msg: fmt.Sprintf("the label map names a node that %s does not have", f.path)}
 		}
 		if opt.Labels[k] == "" {
-			return nil, &Error{Path: opt.LabelsPath, Node: k, Msg: "the label map gives it an empty label"}
+			return &Error{Path: opt.LabelsPath, Node: k, Msg: "the label map gives it an empty label"}
 		}
 	}
+	return nil
+}
 
+// build makes the model of a checked flow, sorted, its labels as the map
+// says.
+func (f *flow) build(opt Options) *automaton.Model {
 	m := &automaton.Model{
 		Schema:  automaton.Schema,
 		Version: 1,
 		Initial: automaton.StartID,
 		Params:  automaton.Params{Labels: f.labels},
+	}
+	if f.versioned {
+		m.Version = f.version
 	}
 	for _, id := range f.order {
 		n := f.nodes[id]
@@ -319,16 +359,8 @@ func (f *flow) model(opt Options) (*automaton.Model, error) {
 		})
 	}
 	markBackEdges(m)
-	if f.versioned {
-		m.Version = f.version
-	}
 	m.Sort()
-	if err := m.Validate(); err != nil {
-		return nil, &Error{Path: f.path, Msg: err.Error()}
-	}
-	m.Trunk = mine.Trunk(m)
-	m.Digest = m.ComputeDigest()
-	return m, nil
+	return m
 }
 
 // walk returns the nodes reachable from id along adj.
