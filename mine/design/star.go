@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/fsmine/fsmine/automaton"
 )
 
 // STAR's task graphs (the *.flow.json files of STAR, the schema-guided
@@ -66,50 +68,71 @@ func starDecision(name string) bool {
 }
 
 func readSTAR(data []byte, opt Options) (*flow, error) {
-	f := newFlow(opt.Path)
-	var doc starGraph
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, f.errorf("", "not a STAR task graph: %v", err)
+	r := &starReader{f: newFlow(opt.Path)}
+	if err := json.Unmarshal(data, &r.doc); err != nil {
+		return nil, r.f.errorf("", "not a STAR task graph: %v", err)
 	}
-	if len(doc.Graph) == 0 {
-		return nil, f.errorf("", `not a STAR task graph: no "graph" of node -> next node`)
+	if len(r.doc.Graph) == 0 {
+		return nil, r.f.errorf("", `not a STAR task graph: no "graph" of node -> next node`)
 	}
 	// The log names a query by the task's file name (query:ride_book),
 	// which the graph's own "task" (book_ride) does not match.
-	task := doc.Task
+	task := r.doc.Task
 	if base := filepath.Base(opt.Path); strings.HasSuffix(base, ".flow.json") {
 		task = strings.TrimSuffix(base, ".flow.json")
 	}
-	keys := make([]string, 0, len(doc.Graph))
+	if err := r.nodes(task); err != nil {
+		return nil, err
+	}
+	from, err := r.decisions()
+	if err != nil {
+		return nil, err
+	}
+	r.edges(from)
+	r.f.labels = []byte(starRules)
+	return r.f, nil
+}
+
+// starReader reads a STAR task graph.
+type starReader struct {
+	f     *flow
+	doc   starGraph
+	keys  []string // the graph's keys, sorted
+	names []string // its nodes (keys and targets but the decision words), sorted
+}
+
+// open reports whether node n has no next node of its own in the graph.
+func (r *starReader) open(n string) bool { return !r.doc.hasKey(n) }
+
+// nodes adds the graph's nodes, the queries labelled query:TASK, and finds
+// the start: the one node nothing leads to.
+func (r *starReader) nodes(task string) error {
+	f := r.f
 	targets := map[string]bool{}
-	for k, v := range doc.Graph {
-		keys = append(keys, k)
+	for k, v := range r.doc.Graph {
+		r.keys = append(r.keys, k)
 		if v == "" {
-			return nil, f.errorf(k, "its next node is empty")
+			return f.errorf(k, "its next node is empty")
 		}
 		if starDecision(v) {
-			return nil, f.errorf(k, "its next node %q is a decision word, not a node", v)
+			return f.errorf(k, "its next node %q is a decision word, not a node", v)
 		}
 		targets[v] = true
 	}
-	sort.Strings(keys)
-
-	// Nodes: every key and target that is not a decision word.
-	var names []string
-	for _, k := range keys {
+	sort.Strings(r.keys)
+	for _, k := range r.keys {
 		if !starDecision(k) {
-			names = append(names, k)
+			r.names = append(r.names, k)
 		}
 	}
-	for _, k := range keys {
-		v := doc.Graph[k]
-		if !doc.hasKey(v) && !contains(names, v) {
-			names = append(names, v)
+	for _, k := range r.keys {
+		if v := r.doc.Graph[k]; r.open(v) && !contains(r.names, v) {
+			r.names = append(r.names, v)
 		}
 	}
-	sort.Strings(names)
+	sort.Strings(r.names)
 	var starts []string
-	for _, n := range names {
+	for _, n := range r.names {
 		nd := f.add(n)
 		if starQuery(n) {
 			nd.label = "query:" + task
@@ -120,51 +143,59 @@ func readSTAR(data []byte, opt Options) (*flow, error) {
 	}
 	switch len(starts) {
 	case 0:
-		return nil, f.errorf("", "no start: every node follows another one")
+		return f.errorf("", "no start: every node follows another one")
 	case 1:
 		f.start = starts[0]
-	default:
-		return nil, f.errorf(starts[1], "a second start: nothing leads to it, nor to %q", starts[0])
+		return nil
 	}
-	open := func(n string) bool { _, ok := doc.Graph[n]; return !ok }
+	return f.errorf(starts[1], "a second start: nothing leads to it, nor to %q", starts[0])
+}
 
-	// Outcomes follow a query without a next node of its own.
+// decisions ties each decision word to the node it follows: an outcome to
+// its query, an answer to the question.
+func (r *starReader) decisions() (map[string]string, error) {
 	var queries []string
-	for _, n := range names {
-		if starQuery(n) && open(n) {
+	for _, n := range r.names {
+		if starQuery(n) && r.open(n) {
 			queries = append(queries, n)
 		}
 	}
 	from := map[string]string{}
-	for _, w := range keys {
+	for _, w := range r.keys {
 		if _, ok := starOutcomes[w]; !ok {
 			continue
 		}
-		q, err := f.starQueryOf(w, queries)
+		q, err := r.f.starQueryOf(w, queries)
 		if err != nil {
 			return nil, err
 		}
 		from[w] = q
 	}
-	// Answers follow the question.
-	hasAnswer := false
+	var answers []string
 	for _, w := range starAnswers {
-		_, ok := doc.Graph[w]
-		hasAnswer = hasAnswer || ok
-	}
-	if hasAnswer {
-		q, err := f.starQuestion(doc.Graph, names, open)
-		if err != nil {
-			return nil, err
-		}
-		for _, w := range starAnswers {
-			if _, ok := doc.Graph[w]; ok {
-				from[w] = q
-			}
+		if r.doc.hasKey(w) {
+			answers = append(answers, w)
 		}
 	}
-	for _, k := range keys {
-		v := doc.Graph[k]
+	if len(answers) == 0 {
+		return from, nil
+	}
+	q, err := r.f.starQuestion(answers[0], r.doc.Graph, r.names, r.open)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range answers {
+		from[w] = q
+	}
+	return from, nil
+}
+
+// edges adds the graph's moves, and a move into __end__ out of each node
+// that neither has a next node nor is followed by a decision.
+func (r *starReader) edges(from map[string]string) {
+	f := r.f
+	for _, k := range r.keys {
+		v := r.doc.Graph[k]
 		switch {
 		case starDecision(k):
 			event := starAgent
@@ -182,17 +213,15 @@ func readSTAR(data []byte, opt Options) (*flow, error) {
 	for _, q := range from {
 		followed[q] = true
 	}
-	for _, n := range names {
-		if open(n) && !followed[n] {
+	for _, n := range r.names {
+		if r.open(n) && !followed[n] {
 			event := starAgent
 			if starQuery(n) {
 				event = starOK
 			}
-			f.edges = append(f.edges, edge{from: n, event: event, to: "__end__"})
+			f.edges = append(f.edges, edge{from: n, event: event, to: automaton.EndID})
 		}
 	}
-	f.labels = []byte(starRules)
-	return f, nil
 }
 
 // starGraph is a STAR task graph file.
@@ -231,7 +260,7 @@ func (f *flow) starQueryOf(w string, queries []string) (string, error) {
 }
 
 // starQuestion is the node the answers (yes, no, done) follow.
-func (f *flow) starQuestion(graph map[string]string, names []string, open func(string) bool) (string, error) {
+func (f *flow) starQuestion(answer string, graph map[string]string, names []string, open func(string) bool) (string, error) {
 	excluded := map[string]bool{}
 	for w, v := range graph {
 		if starNegative[w] || w == "no" {
@@ -259,7 +288,7 @@ func (f *flow) starQuestion(graph map[string]string, names []string, open func(s
 		return asking[0], nil
 	}
 	if len(asking) == 0 {
-		return "", f.errorf("yes", "an answer, but no node without a next node asks a question for it to follow (a dangling decision)")
+		return "", f.errorf(answer, "an answer, but no node without a next node asks a question for it to follow (a dangling decision)")
 	}
-	return "", f.errorf("yes", "an answer, and %s all ask: which one it follows is unclear", strings.Join(quoteAll(asking), ", "))
+	return "", f.errorf(answer, "an answer, and %s all ask: which one it follows is unclear", strings.Join(quoteAll(asking), ", "))
 }
