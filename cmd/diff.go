@@ -138,25 +138,10 @@ func writeDesignDiff(old, new *automaton.Model, opts *diffOptions, streams IO) e
 			return err
 		}
 	} else {
-		w, esc := streams.Out, text.Terminal // names come from models
-		fmt.Fprintf(w, "design %s (%s): %d moves; mined %s: %d moves taken by %d sessions\n",
-			esc(opts.oldPath), old.Params.Design, d.Designed, esc(opts.newPath), d.Taken, new.Source.Sessions)
-		fmt.Fprintf(w, "followed %d of %d designed moves\n", len(d.Followed), d.Designed)
-		section := func(title string, mvs []automaton.DesignMove) {
-			fmt.Fprintf(w, "\n%s (%d)\n", title, len(mvs))
-			for _, mv := range mvs {
-				fmt.Fprintf(w, "  %s -[%s]-> %s", esc(mv.From), esc(mv.Event), esc(mv.To))
-				if mv.Count > 0 {
-					fmt.Fprintf(w, "  %d in %d sessions", mv.Count, mv.Sessions)
-				}
-				if len(mv.Examples) > 0 {
-					fmt.Fprintf(w, "  e.g. %s", esc(strings.Join(mv.Examples, " ")))
-				}
-				fmt.Fprintln(w)
-			}
+		o := render.DiffTextOptions{OldFile: opts.oldPath, NewFile: opts.newPath, Escape: text.Terminal}
+		if err := render.DesignDiffText(streams.Out, d, old.Params.Design, new.Source.Sessions, o); err != nil {
+			return err
 		}
-		section("designed moves never taken", d.NeverTaken)
-		section("taken moves never designed", d.NeverDesigned)
 	}
 	if !d.Empty() {
 		return errFound

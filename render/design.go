@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/emicklei/dot"
 
@@ -95,5 +96,42 @@ func DesignDOT(w io.Writer, design *automaton.Model, d automaton.DesignDiff) err
 		}
 	}
 	_, err = io.WriteString(w, g.String())
+	return err
+}
+
+// DesignDiffText writes d, a design held against a mined model
+// (automaton.CompareDesign), as text: a summary line per model, then the
+// designed moves never taken and the taken moves never designed, one a
+// line with counts and example sessions. o.OldFile names the design and
+// o.NewFile the mined model; o.Escape, when not nil, rewrites each line
+// (cmd's terminal escaping); o.Color is not used. format is the design's
+// format (Params.Design) and sessions the mined model's session count.
+func DesignDiffText(w io.Writer, d automaton.DesignDiff, format string, sessions int, o DiffTextOptions) error {
+	esc := o.Escape
+	if esc == nil {
+		esc = func(s string) string { return s }
+	}
+	var b strings.Builder
+	line := func(format string, args ...any) { b.WriteString(esc(fmt.Sprintf(format, args...)) + "\n") }
+	line("design %s (%s): %d moves; mined %s: %d moves taken by %s", o.OldFile, format, d.Designed, o.NewFile, d.Taken, text.Count(sessions, "session"))
+	line("followed %d of %d designed moves", len(d.Followed), d.Designed)
+	for _, sec := range []struct {
+		title string
+		mvs   []automaton.DesignMove
+	}{{"designed moves never taken", d.NeverTaken}, {"taken moves never designed", d.NeverDesigned}} {
+		b.WriteString("\n")
+		line("%s (%d)", sec.title, len(sec.mvs))
+		for _, mv := range sec.mvs {
+			s := fmt.Sprintf("  %s -[%s]-> %s", mv.From, mv.Event, mv.To)
+			if mv.Count > 0 {
+				s += fmt.Sprintf("  %d in %s", mv.Count, text.Count(mv.Sessions, "session"))
+			}
+			if len(mv.Examples) > 0 {
+				s += "  e.g. " + strings.Join(mv.Examples, " ")
+			}
+			line("%s", s)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -117,3 +117,29 @@ func TestDesignDOT(t *testing.T) {
 		t.Errorf("a second run gives other bytes (%v)", err)
 	}
 }
+
+func TestDesignDiffText(t *testing.T) {
+	d := automaton.DesignDiff{
+		Designed: 2, Taken: 2,
+		Followed:      []automaton.DesignMove{{From: "a", Event: "ok", To: "b", Count: 3, Sessions: 3}},
+		NeverTaken:    []automaton.DesignMove{{From: "b", Event: "ok", To: automaton.EndID}},
+		NeverDesigned: []automaton.DesignMove{{From: "b", Event: "oops\x1b[31m", To: automaton.EndID, Count: 2, Sessions: 1, Examples: []string{"s1", "s2"}}},
+	}
+	var b bytes.Buffer
+	o := DiffTextOptions{OldFile: "design.json", NewFile: "mined.json", Escape: func(s string) string { return strings.ReplaceAll(s, "\x1b", `\x1b`) }}
+	if err := DesignDiffText(&b, d, "star", 5, o); err != nil {
+		t.Fatal(err)
+	}
+	want := `design design.json (star): 2 moves; mined mined.json: 2 moves taken by 5 sessions
+followed 1 of 2 designed moves
+
+designed moves never taken (1)
+  b -[ok]-> __end__
+
+taken moves never designed (1)
+  b -[oops\x1b[31m]-> __end__  2 in 1 session  e.g. s1 s2
+`
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
