@@ -22,7 +22,7 @@ func constrainedFixture(t testing.TB) *Model {
 	return m
 }
 
-func moves(path ...string) []Move {
+func sessionMoves(path ...string) []Move {
 	var out []Move
 	for i := 0; i < len(path); i += 2 {
 		out = append(out, Move{Event: path[i], Label: path[i+1]})
@@ -40,11 +40,11 @@ func TestConstraintsCheck(t *testing.T) {
 		move  int
 		which string
 	}{
-		{"the happy path", moves("", "agent_msg", "agent", "find_user_id_by_email", "ok", "get_order_details", "ok", "return_delivered_order_items", "ok", "agent_msg", "agent", EndID), "", 0, ""},
-		{"a hand-off after the lookup", moves("", "agent_msg", "agent", "find_user_id_by_email", "ok", "get_order_details", "error", "transfer_to_human_agents", "ok", EndID), "", 0, ""},
-		{"a hand-off before any lookup", moves("", "agent_msg", "agent", "find_user_id_by_email", "error", "transfer_to_human_agents", "ok", EndID),
+		{"the happy path", sessionMoves("", "agent_msg", "agent", "find_user_id_by_email", "ok", "get_order_details", "ok", "return_delivered_order_items", "ok", "agent_msg", "agent", EndID), "", 0, ""},
+		{"a hand-off after the lookup", sessionMoves("", "agent_msg", "agent", "find_user_id_by_email", "ok", "get_order_details", "error", "transfer_to_human_agents", "ok", EndID), "", 0, ""},
+		{"a hand-off before any lookup", sessionMoves("", "agent_msg", "agent", "find_user_id_by_email", "error", "transfer_to_human_agents", "ok", EndID),
 			KindMissingPrerequisite, 2, "transfer_to_human_agents only after get_order_details"},
-		{"identified twice", moves("", "agent_msg", "agent", "find_user_id_by_email", "ok", "get_order_details", "error", "transfer_to_human_agents", "retry", "find_user_id_by_email", "ok", "get_order_details", "ok", "return_delivered_order_items", "ok", "agent_msg", "agent", EndID),
+		{"identified twice", sessionMoves("", "agent_msg", "agent", "find_user_id_by_email", "ok", "get_order_details", "error", "transfer_to_human_agents", "retry", "find_user_id_by_email", "ok", "get_order_details", "ok", "return_delivered_order_items", "ok", "agent_msg", "agent", EndID),
 			KindOnceOnly, 4, "find_user_id_by_email at most once"},
 	}
 	for _, tt := range tests {

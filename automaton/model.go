@@ -138,6 +138,11 @@ type Params struct {
 	// Transition.Outcome count the sessions by it. Provenance: not part
 	// of the digest.
 	Outcome string `json:"outcome,omitempty"`
+	// Design, when not empty, marks a model that people designed rather
+	// than one mined from logs: the format of the flow it was imported
+	// from (fsmine import; see package mine/design). Empty, and left out
+	// of the file, for a mined model.
+	Design string `json:"design,omitempty"`
 }
 
 // State is a state of the model. Visits counts how often sessions entered it,

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
@@ -60,10 +61,18 @@ of change; it loads nothing from the network). --dot FILE also writes a Graphviz
 overlay of both models: added in green, removed in red and dashed, changed
 shares in orange as "old% -> new%", the rest grey.
 
+When OLD is a design (a model from fsmine import) and NEW a mined model,
+--format text and json hold the design against what the sessions did, move
+by move, a move being the label of the state left, the event and the label
+of the state entered: the designed moves no session took, and the moves
+sessions took that the design lacks, with counts and example sessions
+(those NEW keeps: build --examples).
+
 Exit status, as diff(1): 0 no differences; 1 differences; 2 trouble (an
 unreadable file, a file that is not a model or has a newer schema, bad
 flags).`,
 		Example: `  fsmine diff model-v3.json model-v4.json
+  fsmine diff design.json mined.json
   fsmine diff --format markdown --dot diff.dot old.json new.json
   fsmine diff --format html old.json new.json > diff.html`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -109,7 +118,35 @@ func runDiff(_ context.Context, opts *diffOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	if old.Params.Design != "" && new.Params.Design == "" && (opts.format == "text" || opts.format == "json") {
+		return writeDesignDiff(old, new, opts, streams)
+	}
 	return writeDiff(old, new, opts, streams)
+}
+
+// writeDesignDiff holds the designed model old against the mined model new,
+// move by move (automaton.CompareDesign): the designed moves no session
+// took and the moves sessions took that the design lacks.
+func writeDesignDiff(old, new *automaton.Model, opts *diffOptions, streams IO) error {
+	d := automaton.CompareDesign(old, new)
+	if opts.format == "json" {
+		b, err := json.MarshalIndent(d, "", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(streams.Out, "%s\n", b); err != nil {
+			return err
+		}
+	} else {
+		o := render.DiffTextOptions{OldFile: opts.oldPath, NewFile: opts.newPath, Escape: text.Terminal}
+		if err := render.DesignDiffText(streams.Out, d, old.Params.Design, new.Source.Sessions, o); err != nil {
+			return err
+		}
+	}
+	if !d.Empty() {
+		return errFound
+	}
+	return nil
 }
 
 // writeDiff compares old and new and writes the report as opts say.

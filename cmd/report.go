@@ -28,6 +28,7 @@ type reportOptions struct {
 	clusterSep string
 	engine     string
 	detail     string
+	design     string
 }
 
 func newReportCmd(streams IO) *cobra.Command {
@@ -73,6 +74,11 @@ by the part of their label before SEP. The picture is laid
 out by Graphviz built into fsmine (--engine builtin, the default), or by
 Graphviz's dot program on PATH with --engine dot.
 
+--design DESIGN.json (a model from fsmine import) adds a Design vs reality
+section: the designed flow drawn beside the map, the designed moves no
+session took and the moves sessions took that the design lacks, with counts
+and example sessions (as fsmine diff DESIGN.json MODEL.json lists them).
+
 -o writes the file atomically; without it the page goes to standard output.
 MODEL.json "-" reads the model from standard input.
 
@@ -80,7 +86,8 @@ Exit status: 0 ok; 2 trouble (bad flags, unreadable model, unwritable
 output).`,
 		Example: `  fsmine report model.json -o model.html
   fsmine report model.json --diagram common --title "Returns agent, release 12" -o review.html
-  fsmine report model.json logs/today.jsonl.gz -o review.html`,
+  fsmine report model.json logs/today.jsonl.gz -o review.html
+  fsmine report mined.json --design design.json -o review.html`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("report takes a model file (and optionally logs)")
@@ -99,6 +106,7 @@ output).`,
 	f.StringVar(&opts.clusterSep, "cluster", "", "group the picture's states by the part of their label before `SEP`")
 	f.StringVar(&opts.engine, "engine", string(render.EngineBuiltin), "layout of the picture: builtin (Graphviz inside fsmine) or dot (Graphviz's dot on PATH)")
 	f.StringVar(&opts.detail, "detail", string(render.DetailSummary), "summary (stages, the trunk and the busiest edges; each stage opens below) or full (every state and transition, as --diagram says)")
+	f.StringVar(&opts.design, "design", "", "add the Design vs reality section: the designed model `FILE` (fsmine import) beside the map")
 	f.StringArrayVar(&opts.measures, "measure", stats.DefaultMeasures, "with logs: numeric record field `PATH` to sum per visit (repeatable; dotted path)")
 	opts.logs.bind(f)
 	return cmd
@@ -168,6 +176,16 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 	ropt := render.ReportOptions{Title: opts.title, File: file, Diagram: mode, ClusterSep: opts.clusterSep, Engine: engine, Detail: detail, Measures: measures}
 	if t := mine.TallyFromModel(m); t != nil {
 		ropt.Failures = stats.Failures(m, t, 20, 0)
+	}
+	if opts.design != "" {
+		d, err := loadDiffModel(opts.design)
+		if err != nil {
+			return fmt.Errorf("reading the design: %w", err)
+		}
+		if d.Params.Design == "" {
+			return fmt.Errorf("%s is a mined model, not a design: make one with fsmine import", opts.design)
+		}
+		ropt.Design, ropt.DesignFile = d, opts.design
 	}
 	var page bytes.Buffer
 	if err := render.Report(&page, m, ropt); err != nil {

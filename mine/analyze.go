@@ -416,6 +416,11 @@ func weightedMaxP95(vals, weights []int) (int, int) {
 // kept states would have been kept. The ending follows from the states kept,
 // so a short path that many sessions take to an early exit loses to a road
 // through the stages most sessions pass.
+// Trunk returns the trunk of m as the miner computes it (see trunk), for a
+// model that was not mined: one read back from an export or designed. It is
+// nil when no path of observed transitions leads from __start__ to __end__.
+func Trunk(m *automaton.Model) []string { return trunk(m) }
+
 func trunk(m *automaton.Model) []string {
 	path := mainRoad(m, false)
 	if path == nil {

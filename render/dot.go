@@ -66,7 +66,9 @@ func dotGraph(m *automaton.Model, opt Options) (*dot.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.Detail == DetailSummary {
+	// A design has no counts to rank its moves by: it is drawn in full,
+	// as the designers drew it.
+	if opt.Detail == DetailSummary && !uncounted(m) {
 		return summaryGraph(m, opt), nil
 	}
 	transitions, states := visible(m, opt)
@@ -131,7 +133,11 @@ func dotGraph(m *automaton.Model, opt Options) (*dot.Graph, error) {
 		default:
 			n.Attr("shape", "box")
 			n.Attr("style", "rounded")
-			n.Attr("label", dotLines(stateLines(s)...))
+			lines := stateLines(s)
+			if uncounted(m) {
+				lines = lines[:len(lines)-1] // a design has no visits
+			}
+			n.Attr("label", dotLines(lines...))
 		}
 		nodes[s.ID] = n
 	}
@@ -143,7 +149,11 @@ func dotGraph(m *automaton.Model, opt Options) (*dot.Graph, error) {
 	trunk := trunkEdges(m)
 	for _, t := range transitions {
 		e := g.Edge(nodes[t.From], nodes[t.To])
-		e.Attr("label", dotString(edgeCaption(t)))
+		caption := edgeCaption(t)
+		if uncounted(m) {
+			caption = t.Event // a design has no counts
+		}
+		e.Attr("label", dotString(caption))
 		e.Attr("fontname", fontName)
 		width := 1.0
 		if maxCount > 0 {

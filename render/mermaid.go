@@ -15,11 +15,16 @@ import (
 // "a --> b : event · count" ("[*] --> a : count" out of __start__).
 // opt.HideRare leaves rare transitions out, as in DOT, and opt.Title
 // becomes the diagram's front-matter title; ClusterSep does not apply. A
-// generalised transition reads "a --> b : event · generalized (kind)". With
+// generalised transition reads "a --> b : event · generalized (kind)". A
+// designed model without counts (Params.Design) has no counts: its transitions read
+// "a --> b : event", and it is drawn in full whatever opt.Detail says. With
 // opt.Detail DetailSummary it draws the summary DOT draws, each stage
 // drawn there as a cluster a composite state; since Mermaid draws no
 // transition between states of two composite states, an edge that crosses
 // a composite state's border ends at the composite state.
+//
+// A state whose label differs from its id gets the description
+// "label: <label>", as DOT draws it.
 //
 // Mermaid ids are the state ids with every character other than an ASCII
 // letter, digit or underscore replaced by "_", prefixed with "s_" when they
@@ -34,7 +39,7 @@ func Mermaid(w io.Writer, m *automaton.Model, opt Options) error {
 	if err != nil {
 		return err
 	}
-	if opt.Detail == DetailSummary {
+	if opt.Detail == DetailSummary && !uncounted(m) { // a design is drawn in full
 		_, err := w.Write(mermaidSummary(m, opt))
 		return err
 	}
@@ -60,6 +65,9 @@ func Mermaid(w io.Writer, m *automaton.Model, opt Options) error {
 		} else {
 			fmt.Fprintf(&b, "    state \"%s\" as %s\n", mermaidText(s.ID), name)
 		}
+		if s.Label != s.ID {
+			fmt.Fprintf(&b, "    %s : label%s %s\n", name, mermaidText(":"), mermaidText(s.Label))
+		}
 	}
 	end := func(id string) string {
 		if isPseudo(id) {
@@ -74,6 +82,14 @@ func Mermaid(w io.Writer, m *automaton.Model, opt Options) error {
 		}
 		if t.Event != "" {
 			caption = t.Event + " · " + caption
+		}
+		if uncounted(m) {
+			// A design has no counts: the caption is the event, if any.
+			if t.Event == "" {
+				fmt.Fprintf(&b, "    %s --> %s\n", end(t.From), end(t.To))
+				continue
+			}
+			caption = t.Event
 		}
 		fmt.Fprintf(&b, "    %s --> %s : %s\n", end(t.From), end(t.To), mermaidText(caption))
 	}

@@ -21,6 +21,9 @@ var (
 	mermaidDecl       = regexp.MustCompile(`^    (?:state "([^"]*)" as ([A-Za-z0-9_]+)|([A-Za-z0-9_]+))$`)
 	mermaidTransition = regexp.MustCompile(`^    (\[\*\]|[A-Za-z0-9_]+) --> (\[\*\]|[A-Za-z0-9_]+) : ([^:;\n]+)$`)
 	mermaidEntity     = regexp.MustCompile(`#(\d+);`)
+	// mermaidLabel is a state's description "label: X" (the colon an
+	// entity code, written E, 0 or \x0058\x01 once tests replace codes).
+	mermaidLabel = regexp.MustCompile(`^    ([A-Za-z0-9_]+) : label(?:E|\x0058\x01|0) ([^:;\n]*)$`)
 )
 
 // TestMermaidDrawsEveryStateAndTransition reads the diagram back as Mermaid
@@ -57,6 +60,12 @@ func TestMermaidDrawsEveryStateAndTransition(t *testing.T) {
 							t.Errorf("mermaid id %s declared twice", sm[2])
 						}
 						idOf[sm[2]] = decode(sm[1])
+					}
+					continue
+				}
+				if sm := mermaidLabel.FindStringSubmatch(line); sm != nil {
+					if _, ok := idOf[sm[1]]; !ok {
+						t.Errorf("line %q: a label of %s, not declared", line, sm[1])
 					}
 					continue
 				}

@@ -83,6 +83,12 @@ type ReportOptions struct {
 	// states and moves whose sessions fail more often than the log's (see
 	// stats.Failures).
 	Failures *stats.FailureReport
+	// Design, when not nil, adds the Design vs reality section: the
+	// designed model (fsmine import) drawn beside the map, and its moves
+	// held against the ones the model's sessions took
+	// (automaton.CompareDesign). DesignFile names its file.
+	Design     *automaton.Model
+	DesignFile string
 }
 
 // DiffReportOptions shape DiffReport.
@@ -166,6 +172,11 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 	page := modelPage(m, opt)
 	page.Measures = measuresPage(opt.Measures)
 	page.Failures = opt.Failures
+	if opt.Design != nil {
+		if page.Design, err = designPage(opt.Design, opt.DesignFile, m, opt.Engine); err != nil {
+			return err
+		}
+	}
 	rare := 0
 	for _, t := range m.Transitions {
 		if t.Rare {
@@ -535,6 +546,8 @@ type modelView struct {
 	Measures *measuresView
 	// Failures is the Where sessions fail section, when asked for.
 	Failures *stats.FailureReport
+	// Design is the Design vs reality section, when a design was given.
+	Design *designView
 
 	Stages []stageView
 
@@ -911,4 +924,47 @@ func parseReportTemplates() (*template.Template, error) {
 		}
 	}
 	return t.ParseFS(reportPages, "assets/*.html.tmpl")
+}
+
+// designView is the Design vs reality section of the report.
+type designView struct {
+	File          string
+	Format        string
+	Diagram       *diagram
+	Designed      int
+	Taken         int
+	Followed      int
+	NeverTaken    []automaton.DesignMove
+	NeverDesigned []automaton.DesignMove
+	// More counts the taken moves never designed left out of the table.
+	More int
+}
+
+// designRows bounds the table of taken moves never designed: the busiest
+// ones; the rest are counted.
+const designRows = 40
+
+func designPage(design *automaton.Model, file string, m *automaton.Model, engine Engine) (*designView, error) {
+	d := automaton.CompareDesign(design, m)
+	v := &designView{
+		File: file, Format: design.Params.Design,
+		Designed: d.Designed, Taken: d.Taken, Followed: len(d.Followed),
+		NeverTaken: d.NeverTaken, NeverDesigned: d.NeverDesigned,
+	}
+	if n := len(v.NeverDesigned); n > designRows {
+		v.More = n - designRows
+		v.NeverDesigned = v.NeverDesigned[:designRows]
+	}
+	var src bytes.Buffer
+	if err := DesignDOT(&src, design, d); err != nil {
+		return nil, err
+	}
+	doc, err := dotSVG(src.Bytes(), engine)
+	if err != nil {
+		return nil, fmt.Errorf("drawing the design: %w", err)
+	}
+	if v.Diagram, err = newDiagram(doc); err != nil {
+		return nil, err
+	}
+	return v, nil
 }

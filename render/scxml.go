@@ -40,9 +40,11 @@ const (
 //
 // The original ids, labels, events, visits and counts are kept in
 // attributes of FsmineNamespace (fsmine:id, fsmine:label, fsmine:event,
-// fsmine:visits, fsmine:count), which SCXML processors ignore; a
-// generalised transition, which no session took, carries
-// fsmine:generalized with its kind.
+// fsmine:visits, fsmine:sessions, fsmine:count), which SCXML processors ignore; a state's
+// repeat cap (State.MaxRun) is fsmine:max_run, a rare transition carries
+// fsmine:rare="true", a back edge fsmine:back_edge="true", and a generalised transition, which no session took,
+// carries fsmine:generalized with its kind: all that the model's digest
+// covers, so that fsmine import reads the document back to the model.
 //
 // With opt.Detail DetailSummary the states of each stage of several states
 // (see Stages) are children of a compound <state id="stage.N"
@@ -72,7 +74,10 @@ func SCXML(w io.Writer, m *automaton.Model, opt Options) error {
 		if s.Label != s.ID {
 			fmt.Fprintf(&b, " fsmine:label=%s", xmlAttr(s.Label))
 		}
-		fmt.Fprintf(&b, " fsmine:visits=\"%d\"", s.Visits)
+		fmt.Fprintf(&b, " fsmine:visits=\"%d\" fsmine:sessions=\"%d\"", s.Visits, s.Sessions)
+		if s.MaxRun > 0 {
+			fmt.Fprintf(&b, " fsmine:max_run=\"%d\"", s.MaxRun)
+		}
 		out := m.Out(s.ID)
 		if len(out) == 0 {
 			b.WriteString("/>\n")
@@ -194,11 +199,19 @@ func xmlComment(s string) string {
 	return shownText(strings.ReplaceAll(s, "-", ""))
 }
 
-// scxmlGeneralized is the fsmine:generalized attribute of a generalised
-// transition, with a leading space, or "".
+// scxmlGeneralized is the fsmine:rare attribute of a rare transition, the
+// fsmine:back_edge attribute of a back edge and the fsmine:generalized
+// attribute of a generalised one, each with a leading space, or "".
 func scxmlGeneralized(t *automaton.Transition) string {
-	if t.Generalized == "" {
-		return ""
+	var b strings.Builder
+	if t.Rare {
+		b.WriteString(` fsmine:rare="true"`)
 	}
-	return " fsmine:generalized=" + xmlAttr(t.Generalized)
+	if t.BackEdge {
+		b.WriteString(` fsmine:back_edge="true"`)
+	}
+	if t.Generalized != "" {
+		b.WriteString(" fsmine:generalized=" + xmlAttr(t.Generalized))
+	}
+	return b.String()
 }

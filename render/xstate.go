@@ -30,7 +30,8 @@ import (
 //
 // State keys are the state ids with ".", "\" and "#" (XState's path, escape
 // and id characters) replaced by "_", made unique with "_2", "_3", ...
-// Every state node's meta keeps the model's id, label and visits, and every
+// Every state node's meta keeps the model's id, label, visits and sessions
+// (and max_run, the state's repeat cap, when it has one), and every
 // transition's meta its event, label, count, sessions, prob, rare and
 // back_edge (and generalized, the kind of a generalised transition).
 //
@@ -76,12 +77,16 @@ func XState(w io.Writer, m *automaton.Model, opt Options) error {
 		if s.ID == automaton.EndID {
 			node = append(node, field{"type", "final"})
 		}
-		node = append(node, field{"meta", object{
+		meta := object{
 			{"id", s.ID},
 			{"label", s.Label},
 			{"visits", s.Visits},
 			{"sessions", s.Sessions},
-		}})
+		}
+		if s.MaxRun > 0 {
+			meta = append(meta, field{"max_run", s.MaxRun})
+		}
+		node = append(node, field{"meta", meta})
 		var on object
 		for _, t := range m.Out(s.ID) {
 			label := m.State(t.To).Label

@@ -1,0 +1,140 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	json "github.com/goccy/go-json"
+	"github.com/spf13/cobra"
+
+	"github.com/fsmine/fsmine/mine/design"
+)
+
+func init() { register(newImportCmd) }
+
+type importOptions struct {
+	flow   string
+	output string
+	labels string
+	from   string
+	event  string
+	quiet  bool
+}
+
+func newImportCmd(streams IO) *cobra.Command {
+	opts := &importOptions{}
+	c := &cobra.Command{
+		Use:   "import FLOW -o DESIGN.json",
+		Short: "Read a designed flow (Mermaid, SCXML, XState, LangGraph, STAR) into a model file",
+		Long: `import reads a flow that people designed into an fsmine model, so that check
+and serve hold logs to the design and diff compares it with the mined model:
+
+  mermaid    a Mermaid stateDiagram-v2 (.mmd)
+  scxml      a W3C SCXML document (.scxml)
+  xstate     an XState machine config in JSON
+  langgraph  LangGraph's graph JSON, graph.get_graph().to_json()
+  star       a STAR task graph (.flow.json): node -> next node, with the
+             decision words query_success / query_failure (events ok /
+             empty), available / unavailable (ok) and yes / no / done
+
+Without --from the format follows the file's extension, then its content.
+fsmine's own exports read back to the model they were written from, counts
+and digest included: render, import and render again gives the same bytes
+(SCXML and XState in either --detail; Mermaid with --detail full, as its
+summary map leaves moves out).
+
+A STAR design keeps label rules that drop the log's user turns (node
+user_utter), so that check reads the dialogues as the flowchart draws them.
+The query nodes (query, query_check, query_book) stand for the log's node
+query:TASK, TASK being the file name before .flow.json (or the graph's
+"task" when the flow has no such name; --labels can name the query).
+
+A move is (state, event, next state), and the event is what the log's
+record of the state carries. A move the flow names no event for takes
+--event. --labels MAP is a JSON object from a node name of the design to
+the label of the log's records it stands for, where the two differ.
+
+diff DESIGN.json MINED.json then lists the designed moves no session took
+and the moves sessions took that the design lacks; report --design sets the
+design beside the mined map; check and serve hold sessions to it.
+
+The flow must hold together: every target a node of it, a start, every node
+reachable from the start and able to reach the end (no dead end, no cycle
+without exit), every name of the label map a node of the flow, one next
+state per state, event and next label. Otherwise the error names the file
+and the node, and nothing is written.
+
+Exit status: 0 ok; 2 trouble (unreadable or bad flow or label map, bad
+flags).`,
+		Example: `  fsmine import ride_book.flow.json -o design.json
+  fsmine check --model design.json ride_book.jsonl
+  fsmine diff design.json mined.json
+  fsmine import agent.mmd --labels names.json --event ok -o design.json`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("import takes one flow file, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.flow = args[0]
+			return runImport(c.Context(), opts, streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&opts.output, "output", "o", "-", "write the model to `FILE` (atomically); - is standard output")
+	f.StringVar(&opts.labels, "labels", "", "label map `FILE`: a JSON object from a design's node name to the log's label")
+	f.StringVar(&opts.from, "from", "", "format of the flow: "+strings.Join(design.Formats(), ", ")+" (default: by extension, then content)")
+	f.StringVar(&opts.event, "event", "", "the `EVENT` of moves the flow names none for")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no summary on standard error")
+	return c
+}
+
+func runImport(_ context.Context, opts *importOptions, streams IO) error {
+	if opts.from != "" && !slices.Contains(design.Formats(), opts.from) {
+		return usagef("unknown --from %q: want one of %s", opts.from, strings.Join(design.Formats(), ", "))
+	}
+	var (
+		data []byte
+		err  error
+		path = opts.flow
+	)
+	if path == "-" {
+		path = "standard input"
+		data, err = io.ReadAll(streams.In)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return err
+	}
+	dopt := design.Options{Path: path, Format: opts.from, Event: opts.event}
+	if opts.labels != "" {
+		raw, err := os.ReadFile(opts.labels)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, &dopt.Labels); err != nil {
+			return fmt.Errorf("%s: a label map is a JSON object of name to label strings: %w", opts.labels, err)
+		}
+		dopt.LabelsPath = opts.labels
+	}
+	m, err := design.Read(data, dopt)
+	if err != nil {
+		return err
+	}
+	m.Generator = "fsmine " + version
+	m.Created = created()
+	if err := writeOutput(opts.output, streams.Out, m.Write); err != nil {
+		return err
+	}
+	if !opts.quiet {
+		fmt.Fprintf(streams.Err, "design %s (%s): %d states, %d transitions, %s\n",
+			path, m.Params.Design, len(m.States)-2, len(m.Transitions), m.Digest)
+	}
+	return nil
+}

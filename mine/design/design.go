@@ -1,0 +1,440 @@
+// Package design reads flows that people designed (a Mermaid stateDiagram-v2,
+// an SCXML document, an XState machine, LangGraph's graph JSON or a STAR
+// task graph) into fsmine models, so that the designed machine can be
+// checked against logs, enforced at run time and compared with the mined
+// one. fsmine's own exports (render's Mermaid, SCXML and XState) read back
+// to the model they were written from, counts included. It works on bytes
+// and values: no flags, no printing.
+//
+// A designed model is an ordinary automaton.Model whose Params.Design names
+// the format it came from; its counts are 0 unless the flow carries them
+// (fsmine's exports do). Every flow is held to the same rules before it
+// becomes a model: every target is a node of the flow, the flow has a
+// start, every node is reachable from the start and can reach the end (no
+// dead end, no cycle without exit), a label map names only nodes of the
+// flow, and the machine is deterministic (a state, an event and the label
+// of the next state pick one transition).
+package design
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
+)
+
+// Format names, as Options.Format and Params.Design take them.
+const (
+	FormatMermaid   = "mermaid"
+	FormatSCXML     = "scxml"
+	FormatXState    = "xstate"
+	FormatLangGraph = "langgraph"
+	FormatSTAR      = "star"
+)
+
+// Formats lists the formats Read takes, sorted.
+func Formats() []string {
+	return []string{FormatLangGraph, FormatMermaid, FormatSCXML, FormatSTAR, FormatXState}
+}
+
+// ErrFlow is wrapped by every error about the content of a flow or of its
+// label map (as opposed to reading the file), for errors.Is.
+var ErrFlow = errors.New("bad flow")
+
+// Error is a problem of a flow: the file, the node it concerns (empty when
+// it concerns the whole flow) and what is wrong. It wraps ErrFlow.
+type Error struct {
+	Path string
+	Node string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Node == "" {
+		return e.Path + ": " + e.Msg
+	}
+	return fmt.Sprintf("%s: node %q: %s", e.Path, e.Node, e.Msg)
+}
+
+func (e *Error) Unwrap() error { return ErrFlow }
+
+// Options say how to read a flow.
+type Options struct {
+	// Path is the flow's file name, for error messages and the model's
+	// source.
+	Path string
+	// Format is one of Formats, or empty to recognise it by Path's
+	// extension and then by content (see Detect).
+	Format string
+	// Labels maps a node name of the design to the label of the log's
+	// records that the node stands for, where the two differ. Every key
+	// must name a node of the flow. LabelsPath names the map's file in
+	// errors.
+	Labels     map[string]string
+	LabelsPath string
+	// Event is the event given to designed moves that name none (a
+	// Mermaid transition without a caption, a LangGraph edge without a
+	// condition, the move into __end__ out of a final state): the event
+	// the logs' records of that step carry. Empty by default.
+	Event string
+}
+
+// Read reads the designed flow data (the bytes of the file opt.Path) into a
+// validated model with its digest. Version, counts and provenance that the
+// flow carries are kept (fsmine's exports carry them); otherwise the model
+// is version 1 with counts of 0. Created and Generator are left for the
+// caller. Errors about the flow are *Error.
+func Read(data []byte, opt Options) (*automaton.Model, error) {
+	format := opt.Format
+	if format == "" {
+		format = Detect(opt.Path, data)
+		if format == "" {
+			return nil, &Error{Path: opt.Path, Msg: "unknown syntax: not a Mermaid stateDiagram-v2, SCXML, XState, LangGraph or STAR flow (name one with --from)"}
+		}
+	}
+	var (
+		f   *flow
+		err error
+	)
+	switch format {
+	case FormatMermaid:
+		f, err = readMermaid(data, opt)
+	case FormatSCXML:
+		f, err = readSCXML(data, opt)
+	case FormatXState:
+		f, err = readXState(data, opt)
+	case FormatLangGraph:
+		f, err = readLangGraph(data, opt)
+	case FormatSTAR:
+		f, err = readSTAR(data, opt)
+	default:
+		return nil, fmt.Errorf("unknown design format %q: want one of %s", format, strings.Join(Formats(), ", "))
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, err := f.model(opt)
+	if err != nil {
+		return nil, err
+	}
+	m.Params.Design = format
+	sum := sha256.Sum256(data)
+	m.Source.Files = []automaton.SourceFile{{Path: opt.Path, SHA256: hex.EncodeToString(sum[:]), Format: format}}
+	return m, nil
+}
+
+// Detect names the format of a flow from its file name (.mmd, .mermaid,
+// .scxml, .flow.json) and then from its content; "" when neither tells.
+func Detect(path string, data []byte) string {
+	lower := strings.ToLower(path)
+	switch {
+	case strings.HasSuffix(lower, ".flow.json"):
+		return FormatSTAR
+	case strings.HasSuffix(lower, ".mmd"), strings.HasSuffix(lower, ".mermaid"):
+		return FormatMermaid
+	case strings.HasSuffix(lower, ".scxml"):
+		return FormatSCXML
+	}
+	text := strings.TrimSpace(string(data))
+	switch {
+	case strings.HasPrefix(text, "<"):
+		if strings.Contains(text, "<scxml") {
+			return FormatSCXML
+		}
+	case strings.HasPrefix(text, "{"):
+		return detectJSON(data)
+	default:
+		for _, line := range strings.Split(text, "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "%%") || line == "---" {
+				continue
+			}
+			if strings.HasPrefix(line, "stateDiagram") {
+				return FormatMermaid
+			}
+			if !strings.HasPrefix(line, "title:") {
+				break
+			}
+		}
+	}
+	return ""
+}
+
+// flow is a designed flow as a reader found it, before the rules are
+// checked: nodes, edges, and where it starts.
+type flow struct {
+	path string
+	// version is the model version the flow names (fsmine's exports do),
+	// when versioned.
+	version   int
+	versioned bool
+	// start is the first designed node, joined to __start__ by a move on
+	// the empty event; empty when the flow has __start__ as a node.
+	start string
+	nodes map[string]*node
+	order []string // node ids in the order the flow names them
+	edges []edge
+	// labels is the label rules file the model keeps in Params.Labels.
+	labels []byte
+}
+
+type node struct {
+	id       string
+	label    string // "" for the id
+	visits   int
+	sessions int
+	maxRun   int
+	// final marks a node the flow ends in: a move into __end__ on
+	// Options.Event is added.
+	final bool
+}
+
+type edge struct {
+	from, event, to string
+	count, sessions int
+	prob            float64
+	rare, backEdge  bool
+	generalized     string
+}
+
+func newFlow(path string) *flow {
+	return &flow{path: path, nodes: map[string]*node{}}
+}
+
+// add returns the node id, creating it.
+func (f *flow) add(id string) *node {
+	if n, ok := f.nodes[id]; ok {
+		return n
+	}
+	n := &node{id: id}
+	f.nodes[id] = n
+	f.order = append(f.order, id)
+	return n
+}
+
+func (f *flow) errorf(node, format string, args ...any) error {
+	return &Error{Path: f.path, Node: node, Msg: fmt.Sprintf(format, args...)}
+}
+
+// model checks the flow's rules and makes the model.
+func (f *flow) model(opt Options) (*automaton.Model, error) {
+	if err := f.close(opt); err != nil {
+		return nil, err
+	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	if err := f.checkLabels(opt); err != nil {
+		return nil, err
+	}
+	m := f.build(opt)
+	if err := m.Validate(); err != nil {
+		return nil, &Error{Path: f.path, Msg: err.Error()}
+	}
+	m.Trunk = mine.Trunk(m)
+	m.Digest = m.ComputeDigest()
+	return m, nil
+}
+
+// close adds __start__ and __end__, the move into the start, and the moves
+// out of the final nodes.
+func (f *flow) close(opt Options) error {
+	for _, id := range []string{automaton.StartID, automaton.EndID} {
+		f.add(id)
+	}
+	if f.start != "" {
+		if _, ok := f.nodes[f.start]; !ok {
+			return f.errorf(f.start, "the start is no node of the flow")
+		}
+		f.edges = append([]edge{{from: automaton.StartID, to: f.start}}, f.edges...)
+	}
+	for _, id := range f.order {
+		if n := f.nodes[id]; n.final && id != automaton.EndID {
+			f.edges = append(f.edges, edge{from: id, event: opt.Event, to: automaton.EndID})
+		}
+	}
+	return nil
+}
+
+// check holds the flow to its rules: no dangling target, a start, every
+// node reachable from it and able to reach the end.
+func (f *flow) check() error {
+	out := map[string][]string{}
+	in := map[string][]string{}
+	seen := map[[3]string]bool{}
+	for _, e := range f.edges {
+		if _, ok := f.nodes[e.from]; !ok {
+			return f.errorf(e.from, "a move out of it, but it is no node of the flow")
+		}
+		if _, ok := f.nodes[e.to]; !ok {
+			return f.errorf(e.from, "its move on %q goes to %q, which is no node of the flow (a dangling target)", e.event, e.to)
+		}
+		if e.from == automaton.EndID {
+			return f.errorf(e.from, "the end has a move out of it, to %q", e.to)
+		}
+		if e.to == automaton.StartID {
+			return f.errorf(e.from, "a move into the start")
+		}
+		k := [3]string{e.from, e.event, e.to}
+		if seen[k] {
+			return f.errorf(e.from, "the move on %q to %q appears twice", e.event, e.to)
+		}
+		seen[k] = true
+		out[e.from] = append(out[e.from], e.to)
+		in[e.to] = append(in[e.to], e.from)
+	}
+	if len(out[automaton.StartID]) == 0 {
+		return f.errorf("", "no start: no node is marked as where the flow begins")
+	}
+	reach := walk(automaton.StartID, out)
+	for _, id := range sortedIDs(f.order) {
+		if !reach[id] && id != automaton.EndID {
+			return f.errorf(id, "unreachable from the start")
+		}
+	}
+	back := walk(automaton.EndID, in)
+	var stuck []string
+	for _, id := range sortedIDs(f.order) {
+		if !back[id] {
+			stuck = append(stuck, id)
+		}
+	}
+	if len(stuck) == 0 {
+		return nil
+	}
+	if id := stuck[0]; len(out[id]) == 0 {
+		return f.errorf(id, "a dead end: no move out of it and it does not end the flow")
+	}
+	return f.errorf(stuck[0], "in a cycle without exit: %s never reach the end", strings.Join(quoteAll(stuck), ", "))
+}
+
+// checkLabels holds the label map to the flow: every name a node of it,
+// every label not empty.
+func (f *flow) checkLabels(opt Options) error {
+	for _, k := range sortedKeys(opt.Labels) {
+		if _, ok := f.nodes[k]; !ok || k == automaton.StartID || k == automaton.EndID {
+			return &Error{Path: opt.LabelsPath, Node: k, Msg: fmt.Sprintf("the label map names a node that %s does not have", f.path)}
+		}
+		if opt.Labels[k] == "" {
+			return &Error{Path: opt.LabelsPath, Node: k, Msg: "the label map gives it an empty label"}
+		}
+	}
+	return nil
+}
+
+// build makes the model of a checked flow, sorted, its labels as the map
+// says.
+func (f *flow) build(opt Options) *automaton.Model {
+	m := &automaton.Model{
+		Schema:  automaton.Schema,
+		Version: 1,
+		Initial: automaton.StartID,
+		Params:  automaton.Params{Labels: f.labels},
+	}
+	if f.versioned {
+		m.Version = f.version
+	}
+	for _, id := range f.order {
+		n := f.nodes[id]
+		label := n.label
+		if label == "" {
+			label = id
+		}
+		if l, ok := opt.Labels[id]; ok {
+			label = l
+		}
+		m.States = append(m.States, automaton.State{ID: id, Label: label, Visits: n.visits, Sessions: n.sessions, MaxRun: n.maxRun})
+	}
+	for _, e := range f.edges {
+		m.Transitions = append(m.Transitions, automaton.Transition{
+			From: e.from, Event: e.event, To: e.to,
+			Count: e.count, Sessions: e.sessions, Prob: e.prob,
+			Rare: e.rare, BackEdge: e.backEdge, Generalized: e.generalized,
+		})
+	}
+	markBackEdges(m)
+	m.Sort()
+	return m
+}
+
+// walk returns the nodes reachable from id along adj.
+func walk(id string, adj map[string][]string) map[string]bool {
+	seen := map[string]bool{id: true}
+	stack := []string{id}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, m := range adj[n] {
+			if !seen[m] {
+				seen[m] = true
+				stack = append(stack, m)
+			}
+		}
+	}
+	return seen
+}
+
+func sortedIDs(ids []string) []string {
+	s := slices.Clone(ids)
+	sort.Strings(s)
+	return s
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func quoteAll(ids []string) []string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = fmt.Sprintf("%q", id)
+	}
+	return q
+}
+
+// markBackEdges marks, in a model whose flow says nothing of back edges or
+// counts (a design rather than an fsmine export), the transitions that
+// close a cycle as the miner does: inside a strongly connected component,
+// to a state no farther from __start__ than the source. Pictures draw them
+// as loops. The model gets no Loops: a loop's max_iterations caps what
+// check and serve allow, and a design sets no cap.
+func markBackEdges(m *automaton.Model) {
+	for _, t := range m.Transitions {
+		if t.BackEdge || t.Count > 0 || t.Generalized != "" {
+			return
+		}
+	}
+	out := map[string][]string{}
+	for _, t := range m.Transitions {
+		out[t.From] = append(out[t.From], t.To)
+	}
+	dist := map[string]int{automaton.StartID: 0}
+	queue := []string{automaton.StartID}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, next := range out[n] {
+			if _, ok := dist[next]; !ok {
+				dist[next] = dist[n] + 1
+				queue = append(queue, next)
+			}
+		}
+	}
+	for i := range m.Transitions {
+		t := &m.Transitions[i]
+		if dist[t.To] <= dist[t.From] && walk(t.To, out)[t.From] {
+			t.BackEdge = true
+		}
+	}
+}

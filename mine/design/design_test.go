@@ -1,0 +1,313 @@
+package design_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine/design"
+	"github.com/fsmine/fsmine/render"
+)
+
+// TestRoundTrip renders models as fsmine's machine exports, reads them back
+// and renders again: the two exports must be the same bytes, and the model
+// read back must have the model's digest.
+func TestRoundTrip(t *testing.T) {
+	models, _ := filepath.Glob("../../render/testdata/*.model.json")
+	if len(models) == 0 {
+		t.Fatal("no models under render/testdata")
+	}
+	exports := []struct {
+		format string
+		write  func(*bytes.Buffer, *automaton.Model, render.Options) error
+		detail render.Detail
+	}{
+		{design.FormatMermaid, wrap(render.Mermaid), render.DetailFull},
+		{design.FormatSCXML, wrap(render.SCXML), render.DetailFull},
+		{design.FormatSCXML, wrap(render.SCXML), render.DetailSummary},
+		{design.FormatXState, wrap(render.XState), render.DetailFull},
+		{design.FormatXState, wrap(render.XState), render.DetailSummary},
+	}
+	for _, path := range models {
+		m, err := automaton.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Sort()                     // as fsmine writes models
+		m.Digest = m.ComputeDigest() // the fixtures leave it out; fsmine's models have it
+		for _, ex := range exports {
+			name := filepath.Base(path) + "/" + ex.format + "/" + string(ex.detail)
+			t.Run(name, func(t *testing.T) {
+				opt := render.Options{Detail: ex.detail}
+				var first bytes.Buffer
+				if err := ex.write(&first, m, opt); err != nil {
+					t.Fatal(err)
+				}
+				back, err := design.Read(first.Bytes(), design.Options{Path: name, Format: ex.format})
+				if err != nil {
+					t.Fatalf("reading the export back: %v", err)
+				}
+				var second bytes.Buffer
+				if err := ex.write(&second, back, opt); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(first.Bytes(), second.Bytes()) {
+					t.Errorf("export -> import -> export differs:\n--- first\n%s\n--- second\n%s", first.String(), second.String())
+				}
+				if ex.format != design.FormatMermaid && back.Digest != m.Digest {
+					t.Errorf("digest read back = %s, want %s", back.Digest, m.Digest)
+				}
+			})
+		}
+	}
+}
+
+func wrap(f func(w io.Writer, m *automaton.Model, opt render.Options) error) func(*bytes.Buffer, *automaton.Model, render.Options) error {
+	return func(b *bytes.Buffer, m *automaton.Model, opt render.Options) error { return f(b, m, opt) }
+}
+
+// TestSTAR reads every STAR task graph of the shared data, when present.
+func TestSTAR(t *testing.T) {
+	flows, _ := filepath.Glob("../../../shared/data/star/*.flow.json")
+	if len(flows) == 0 {
+		t.Skip("no STAR data at ../shared/data/star")
+	}
+	for _, path := range flows {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := design.Read(data, design.Options{Path: path})
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if m.Params.Design != design.FormatSTAR {
+			t.Errorf("%s: params.design = %q, want star", path, m.Params.Design)
+		}
+	}
+}
+
+func TestSTARRideBook(t *testing.T) {
+	const flow = `{"task": "book_ride", "graph": {
+  "hello": "ask_name",
+  "ask_name": "ride_inform_search_criteria",
+  "ride_inform_search_criteria": "query_check",
+  "query_success": "ride_ask_confirm_booking",
+  "query_failure": "ride_inform_nothing_found",
+  "yes": "query_book",
+  "no": "ride_inform_search_criteria",
+  "query_book": "ride_confirm_booking",
+  "ride_confirm_booking": "anything_else"}}`
+	m, err := design.Read([]byte(flow), design.Options{Path: "ride_book.flow.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tr := range m.Transitions {
+		got = append(got, tr.From+" -["+tr.Event+"]-> "+tr.To)
+	}
+	want := []string{
+		"__start__ -[]-> hello",
+		"anything_else -[agent]-> __end__",
+		"ask_name -[agent]-> ride_inform_search_criteria",
+		"hello -[agent]-> ask_name",
+		"query_book -[ok]-> ride_confirm_booking",
+		"query_check -[empty]-> ride_inform_nothing_found",
+		"query_check -[ok]-> ride_ask_confirm_booking",
+		"ride_ask_confirm_booking -[agent]-> query_book",
+		"ride_ask_confirm_booking -[agent]-> ride_inform_search_criteria",
+		"ride_confirm_booking -[agent]-> anything_else",
+		"ride_inform_nothing_found -[agent]-> __end__",
+		"ride_inform_search_criteria -[agent]-> query_check",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("transitions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, tr := range m.Transitions {
+		loop := tr.From == "ride_ask_confirm_booking" && tr.To == "ride_inform_search_criteria"
+		if tr.BackEdge != loop {
+			t.Errorf("%s -[%s]-> %s: back_edge %v, want %v", tr.From, tr.Event, tr.To, tr.BackEdge, loop)
+		}
+	}
+	if len(m.Loops) != 0 {
+		t.Errorf("loops = %v, want none: a design caps no loop", m.Loops)
+	}
+	if s := m.State("query_book"); s == nil || s.Label != "query:ride_book" {
+		t.Errorf("query_book = %+v, want label query:ride_book", s)
+	}
+}
+
+// TestBadFlows: every problem names the file and the node.
+func TestBadFlows(t *testing.T) {
+	tests := []struct {
+		name, path, format, flow string
+		labels                   map[string]string
+		want                     string
+	}{
+		{"dangling target", "d.mmd", "", "stateDiagram-v2\n[*] --> a\na --> [*]\n", map[string]string{}, ""},
+		{"dangling xstate", "d.json", "", `{"initial":"a","states":{"a":{"on":{"go":"b"}}}}`, nil,
+			`d.json: node "a": its move on "go" goes to "b", which is no state of the machine (a dangling target)`},
+		{"dangling scxml", "d.scxml", "", `<scxml initial="a"><state id="a"><transition event="go" target="b"/></state></scxml>`, nil,
+			`d.scxml: node "a": line 1: its transition goes to "b", which is no state of the document (a dangling target)`},
+		{"targetless scxml", "t.scxml", "", `<scxml initial="a"><state id="a"><transition event="go"/></state></scxml>`, nil,
+			`t.scxml: node "a": a transition without a target (one that stays put, or runs only actions) is not supported: name the state it goes to`},
+		{"dangling langgraph", "d.json", "", `{"nodes":[{"id":"__start__"},{"id":"a"},{"id":"__end__"}],"edges":[{"source":"__start__","target":"a"},{"source":"a","target":"b"}]}`, nil,
+			`d.json: node "a": its move on "" goes to "b", which is no node of the flow (a dangling target)`},
+		{"dangling star answer", "t.flow.json", "", `{"graph":{"hello":"bye","yes":"bye_again"}}`, nil,
+			`t.flow.json: node "yes": an answer, but no node without a next node asks a question for it to follow (a dangling decision)`},
+		{"no start mermaid", "n.mmd", "", "stateDiagram-v2\na --> b\nb --> [*]\n", nil,
+			`n.mmd: no start: no node is marked as where the flow begins`},
+		{"no start star", "n.flow.json", "", `{"graph":{"a":"b","b":"a"}}`, nil,
+			`n.flow.json: no start: every node follows another one`},
+		{"no start langgraph", "n.json", "langgraph", `{"nodes":[{"id":"a"}],"edges":[]}`, nil,
+			`n.json: no start: no __start__ node`},
+		{"cycle without exit", "c.mmd", "", "stateDiagram-v2\n[*] --> a\na --> b : go\nb --> a : back\na --> [*] : x\nb --> c : y\nc --> d : z\nd --> c : w\n", nil,
+			`c.mmd: node "c": in a cycle without exit: "c", "d" never reach the end`},
+		{"dead end", "e.mmd", "", "stateDiagram-v2\n[*] --> a\na --> b : go\na --> [*] : x\n", nil,
+			`e.mmd: node "b": a dead end: no move out of it and it does not end the flow`},
+		{"unknown syntax", "u.txt", "", "flowchart TD\nA --> B\n", nil,
+			`u.txt: unknown syntax: not a Mermaid stateDiagram-v2, SCXML, XState, LangGraph or STAR flow (name one with --from)`},
+		{"unknown mermaid line", "u.mmd", "", "stateDiagram-v2\n[*] --> a\na -> b\n", nil,
+			`u.mmd: line 3: unknown syntax: "a -> b"`},
+		{"label map unmatched", "l.mmd", "", "stateDiagram-v2\n[*] --> a\na --> [*] : x\n", map[string]string{"b": "B"},
+			`names.json: node "b": the label map names a node that l.mmd does not have`},
+		{"unreachable", "r.mmd", "", "stateDiagram-v2\n[*] --> a\na --> [*] : x\nb --> [*] : x\n", nil,
+			`r.mmd: node "b": unreachable from the start`},
+		{"not deterministic", "n2.mmd", "", "stateDiagram-v2\n[*] --> a\nstate \"b\" as b1\nstate \"c\" as c1\na --> b1 : go\na --> c1 : go\nb1 --> [*] : x\nc1 --> [*] : x\n", map[string]string{"c": "b"},
+			`n2.mmd: invalid model: not deterministic: a -[go]-> label "b" reaches both b and c`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := design.Read([]byte(tt.flow), design.Options{Path: tt.path, Format: tt.format, Labels: tt.labels, LabelsPath: "names.json"})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("read %d states, want error %q", len(m.States), tt.want)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("error = %q\nwant    %q", err, tt.want)
+			}
+			if !errors.Is(err, design.ErrFlow) {
+				t.Errorf("error %v does not wrap ErrFlow", err)
+			}
+		})
+	}
+}
+
+// TestDesignRoundTrip: a design exported as Mermaid (events, no counts),
+// SCXML or XState reads back to the same machine.
+func TestDesignRoundTrip(t *testing.T) {
+	flow := `{"graph": {"hello": "ask", "ask": "query_check", "query_success": "ask_confirm", "query_failure": "nothing_found", "yes": "query_book", "no": "ask", "query_book": "booked"}}`
+	m, err := design.Read([]byte(flow), design.Options{Path: "t.flow.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range []struct {
+		format string
+		write  func(io.Writer, *automaton.Model, render.Options) error
+	}{
+		{design.FormatMermaid, render.Mermaid},
+		{design.FormatSCXML, render.SCXML},
+		{design.FormatXState, render.XState},
+	} {
+		var b bytes.Buffer
+		if err := ex.write(&b, m, render.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		back, err := design.Read(b.Bytes(), design.Options{Path: "export", Format: ex.format})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", ex.format, err, b.String())
+		}
+		if back.Digest != m.Digest {
+			t.Errorf("%s: digest read back %s, want %s\n%s", ex.format, back.Digest, m.Digest, b.String())
+		}
+	}
+}
+
+// TestReadFormats reads a hand-written flow of each format.
+func TestReadFormats(t *testing.T) {
+	tests := []struct {
+		name, path, flow string
+		want             []string // from -[event]-> to (label when not the id)
+	}{
+		{"langgraph", "graph.json", `{"nodes": [{"id": "__start__", "type": "schema", "data": "__start__"},
+  {"id": "agent", "type": "runnable", "data": {"id": ["langgraph", "utils", "RunnableCallable"], "name": "agent"}},
+  {"id": "tools", "type": "runnable", "data": {"id": ["langgraph", "prebuilt", "ToolNode"], "name": "tools"}},
+  {"id": "__end__", "type": "schema", "data": "__end__"}],
+ "edges": [{"source": "__start__", "target": "agent"}, {"source": "tools", "target": "agent"},
+  {"source": "agent", "target": "tools", "data": "continue", "conditional": true},
+  {"source": "agent", "target": "__end__", "data": "end", "conditional": true}]}`,
+			[]string{"__start__ -[]-> agent", "agent -[continue]-> tools", "agent -[end]-> __end__", "tools -[ok]-> agent"}},
+		{"xstate nested", "m.json", `{"id": "m", "initial": "asking", "states": {
+  "asking": {"initial": "name", "states": {"name": {"on": {"NEXT": "email"}}, "email": {"on": {"NEXT": "#m.done"}}}},
+  "done": {"type": "final"}}}`,
+			[]string{"__start__ -[]-> name", "done -[ok]-> __end__", "email -[NEXT]-> done", "name -[NEXT]-> email"}},
+		{"scxml initial element", "f.scxml", `<?xml version="1.0"?>
+<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0">
+  <initial><transition target="search"/></initial>
+  <state id="search"><transition event="found" target="answer"/><transition event="none more" target="search"/></state>
+  <state id="answer"><transition target="end"/></state>
+  <final id="end"/>
+</scxml>`,
+			[]string{"__start__ -[]-> search", "answer -[ok]-> end", "end -[ok]-> __end__", "search -[found]-> answer", "search -[more]-> search", "search -[none]-> search"}},
+		{"mermaid composite", "f.mmd", `---
+title: Returns
+---
+stateDiagram-v2
+    direction TB
+    %% a comment
+    state "check order" as check
+    [*] --> greet
+    greet --> collect
+    state collect {
+        [*] --> reason
+        reason --> photo : ok
+        photo --> [*]
+    }
+    collect --> check : ok
+    note right of check : the designers' note
+    check --> [*] : eligible
+    check --> greet : ineligible`,
+			[]string{"__start__ -[]-> greet", "check order -[eligible]-> __end__", "check order -[ineligible]-> greet", "greet -[ok]-> reason", "photo -[ok]-> check order", "reason -[ok]-> photo"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := design.Read([]byte(tt.flow), design.Options{Path: tt.path, Event: "ok"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tr := range m.Transitions {
+				got = append(got, tr.From+" -["+tr.Event+"]-> "+tr.To)
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("transitions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestSTARTaskName: the query's label names the task by the file name, else
+// by the graph's "task".
+func TestSTARTaskName(t *testing.T) {
+	flow := `{"task": "book_ride", "graph": {"hello": "query", "query": "bye"}}`
+	for path, want := range map[string]string{"ride_book.flow.json": "query:ride_book", "standard input": "query:book_ride"} {
+		m, err := design.Read([]byte(flow), design.Options{Path: path, Format: design.FormatSTAR})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.State("query").Label; got != want {
+			t.Errorf("%s: query label %q, want %q", path, got, want)
+		}
+	}
+}

@@ -1,0 +1,35 @@
+package design_test
+
+import (
+	"testing"
+
+	"github.com/fsmine/fsmine/mine/design"
+)
+
+// FuzzRead feeds every reader arbitrary bytes: none panics, and whatever
+// reads is a valid model whose digest is its own.
+func FuzzRead(f *testing.F) {
+	for _, seed := range []string{
+		"stateDiagram-v2\n[*] --> a\na --> b : go · 3\nb --> [*] : ok\nstate \"x y\" as c {\n[*] --> d\n}\n",
+		`<scxml initial="a"><state id="a"><transition event="go" target="b"/></state><final id="b"/></scxml>`,
+		`{"initial":"a","states":{"a":{"on":{"go":[{"target":"b"}]}},"b":{"type":"final"}}}`,
+		`{"nodes":[{"id":"__start__"},{"id":"a"},{"id":"__end__"}],"edges":[{"source":"__start__","target":"a"},{"source":"a","target":"__end__","data":"done","conditional":true}]}`,
+		`{"graph":{"hello":"ask","ask":"query_check","query_success":"ask_confirm","yes":"query_book","no":"ask"}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, format := range design.Formats() {
+			m, err := design.Read(data, design.Options{Path: "fuzz", Format: format, Event: "ok"})
+			if err != nil {
+				continue
+			}
+			if err := m.Validate(); err != nil {
+				t.Fatalf("%s: read an invalid model: %v", format, err)
+			}
+			if m.Digest != m.ComputeDigest() {
+				t.Fatalf("%s: digest %s, computed %s", format, m.Digest, m.ComputeDigest())
+			}
+		}
+	})
+}

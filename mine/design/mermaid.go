@@ -1,0 +1,367 @@
+package design
+
+import (
+	"bufio"
+	"bytes"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// A Mermaid stateDiagram-v2: "A --> B : caption" moves, [*] as the start
+// (on the left) and the end (on the right), states declared bare or as
+// `state "name" as A`. The quoted name is the state's name in the model
+// (render.Mermaid writes a state's id there when it is not a Mermaid id),
+// with Mermaid's entity codes (#35; for #) decoded, and a description
+// "A : label: X" gives the state the label X (render.Mermaid writes one for
+// a state whose label is not its id); a caption is the move's
+// event, "event · N" an event and a count as render.Mermaid writes them. A
+// move without a caption takes Options.Event. Composite states (state A {
+// ... }) are flattened: a move into one enters its initial child (its
+// "[*] --> X", else its first), a move out of one leaves from its final
+// child (its "X --> [*]", else its last), as render.Mermaid's summary
+// draws a stage. Directions, notes, comments and styling are skipped;
+// choice, fork and join pseudo-states, and concurrency (--), are refused,
+// and so is render.Mermaid's summary map, which counts moves it does not
+// draw.
+
+var (
+	mermaidDeclare   = regexp.MustCompile(`^state\s+"([^"]*)"\s+as\s+(\S+?)\s*(\{)?$`)
+	mermaidComposite = regexp.MustCompile(`^state\s+(\S+?)\s*\{$`)
+	mermaidStereo    = regexp.MustCompile(`<<\s*(\w+)\s*>>`)
+	mermaidCount     = regexp.MustCompile(`^(?:(.*) · )?(\d+)(?: \([0-9.]+%\))?$`)
+	mermaidGen       = regexp.MustCompile(`^(?:(.*) · )?generalized \((.*)\)$`)
+	mermaidVisits    = regexp.MustCompile(` · \d+ visits?( · .*)?$`)
+	mermaidEntity    = regexp.MustCompile(`#(\d+);`)
+	mermaidWord      = regexp.MustCompile(`^[^\s:{}"]+$`)
+)
+
+type mermaidGroup struct {
+	name          string
+	first, last   string
+	initial, exit string
+}
+
+type mermaidReader struct {
+	f      *flow
+	opt    Options
+	names  map[string]string // Mermaid id -> model id
+	groups map[string]*mermaidGroup
+	stack  []*mermaidGroup
+	moves  []mermaidMove
+}
+
+type mermaidMove struct {
+	from, to, caption string
+	captioned         bool
+	line              int
+}
+
+func readMermaid(data []byte, opt Options) (*flow, error) {
+	r := &mermaidReader{f: newFlow(opt.Path), opt: opt, names: map[string]string{}, groups: map[string]*mermaidGroup{}}
+	f := r.f
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
+	lineNo, header, front, inNote := 0, false, false, false
+	for sc.Scan() {
+		lineNo++
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case !header && lineNo == 1 && line == "---":
+			front = true
+			continue
+		case front:
+			if line == "---" {
+				front = false
+			}
+			continue
+		case inNote:
+			if line == "end note" {
+				inNote = false
+			}
+			continue
+		case line == "" || strings.HasPrefix(line, "%%"):
+			continue
+		case !header:
+			if line != "stateDiagram-v2" && line != "stateDiagram" {
+				return nil, f.errorf("", "line %d: unknown syntax: want a Mermaid stateDiagram-v2, got %q", lineNo, line)
+			}
+			header = true
+			continue
+		}
+		if err := r.line(line, lineNo, &inNote); err != nil {
+			return nil, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, f.errorf("", "%v", err)
+	}
+	if !header {
+		return nil, f.errorf("", "unknown syntax: no stateDiagram-v2 line")
+	}
+	if len(r.stack) > 0 {
+		return nil, f.errorf(r.stack[len(r.stack)-1].name, "its composite state is not closed with }")
+	}
+	return f, r.resolve()
+}
+
+func (r *mermaidReader) line(line string, n int, inNote *bool) error {
+	f := r.f
+	lower := strings.ToLower(line)
+	switch {
+	case strings.HasPrefix(lower, "direction "), strings.HasPrefix(lower, "classdef "),
+		strings.HasPrefix(lower, "class "), strings.HasPrefix(lower, "style "),
+		strings.HasPrefix(lower, "accdescr"), strings.HasPrefix(lower, "acctitle"),
+		strings.HasPrefix(lower, "hide empty description"), strings.HasPrefix(lower, "scale "):
+		return nil
+	case strings.HasPrefix(lower, "note "):
+		if !strings.Contains(line, ":") {
+			*inNote = true
+		}
+		return nil
+	case line == "--":
+		return f.errorf("", "line %d: concurrent regions (--) are not supported: a designed flow is one state at a time", n)
+	case line == "}":
+		if len(r.stack) == 0 {
+			return f.errorf("", "line %d: } closes no composite state", n)
+		}
+		r.stack = r.stack[:len(r.stack)-1]
+		return nil
+	}
+	if m := mermaidStereo.FindStringSubmatch(line); m != nil {
+		return f.errorf("", "line %d: <<%s>> pseudo-states are not supported: draw the decision as moves from the state that decides", n, m[1])
+	}
+	if m := mermaidDeclare.FindStringSubmatch(line); m != nil {
+		name := mermaidDecode(m[1])
+		if mermaidVisits.MatchString(name) {
+			return f.errorf("", "line %d: an fsmine summary map (render --detail summary), a picture that leaves moves out: import the model's --detail full export, or its SCXML or XState", n)
+		}
+		name = unescapeFor(name, m[2])
+		if m[3] != "" {
+			return r.open(m[2], name)
+		}
+		r.declare(m[2], name)
+		return nil
+	}
+	if m := mermaidComposite.FindStringSubmatch(line); m != nil {
+		return r.open(m[1], m[1])
+	}
+	if from, rest, ok := strings.Cut(line, "-->"); ok {
+		from = strings.TrimSpace(from)
+		to, caption, captioned := strings.Cut(rest, ":")
+		to = strings.TrimSpace(to)
+		if !mermaidWord.MatchString(from) || !mermaidWord.MatchString(to) {
+			return f.errorf("", "line %d: unknown syntax: a move is A --> B, got %q", n, line)
+		}
+		r.moves = append(r.moves, mermaidMove{from: r.end(from, true), to: r.end(to, false), caption: strings.TrimSpace(caption), captioned: captioned, line: n})
+		return nil
+	}
+	if strings.HasPrefix(line, "[*]") {
+		return f.errorf("", "line %d: unknown syntax: [*] stands only at either end of a move, got %q", n, line)
+	}
+	if id, desc, ok := strings.Cut(line, ":"); ok && mermaidWord.MatchString(strings.TrimSpace(id)) {
+		id = strings.TrimSpace(id)
+		r.declare(id, "")
+		// render.Mermaid describes a state whose label is not its id so.
+		if label, ok := strings.CutPrefix(mermaidDecode(strings.TrimSpace(desc)), "label:"); ok {
+			r.f.nodes[r.names[id]].label = strings.TrimPrefix(label, " ")
+		}
+		return nil
+	}
+	if mermaidWord.MatchString(line) {
+		r.declare(line, "")
+		return nil
+	}
+	return f.errorf("", "line %d: unknown syntax: %q", n, line)
+}
+
+// innerEnd marks [*] inside a composite state: no Mermaid id holds a NUL.
+const innerEnd = "\x00[*]"
+
+// end is the Mermaid id of a move's end: [*] inside a composite state is
+// that state's own start or end, written as innerEnd and the group's name.
+func (r *mermaidReader) end(id string, left bool) string {
+	if id != "[*]" {
+		r.declare(id, "")
+		return id
+	}
+	if len(r.stack) == 0 {
+		if left {
+			return automaton.StartID
+		}
+		return automaton.EndID
+	}
+	return innerEnd + r.stack[len(r.stack)-1].name
+}
+
+func (r *mermaidReader) declare(id, name string) {
+	if _, group := r.groups[id]; group {
+		return
+	}
+	if old, ok := r.names[id]; ok && (name == "" || old == name) {
+		r.noteChild(id)
+		return
+	}
+	if name == "" {
+		name = id
+	}
+	if old, ok := r.names[id]; ok {
+		// A later `state "name" as id` renames a state first met bare.
+		r.forget(old)
+	}
+	r.names[id] = name
+	r.f.add(name)
+	r.noteChild(id)
+}
+
+func (r *mermaidReader) noteChild(id string) {
+	if n := len(r.stack); n > 0 {
+		g := r.stack[n-1]
+		if g.first == "" {
+			g.first = id
+		}
+		g.last = id
+	}
+}
+
+func (r *mermaidReader) open(id, name string) error {
+	if _, ok := r.groups[id]; ok {
+		return r.f.errorf(name, "two composite states have the id %q", id)
+	}
+	if old, ok := r.names[id]; ok {
+		// Met in a move before its braces: a composite, not a state.
+		r.forget(old)
+		delete(r.names, id)
+	}
+	g := &mermaidGroup{name: id}
+	r.groups[id] = g
+	r.stack = append(r.stack, g)
+	return nil
+}
+
+// resolve turns the moves into edges, through composite states.
+func (r *mermaidReader) resolve() error {
+	f := r.f
+	for _, mv := range r.moves {
+		if g, inner := strings.CutPrefix(mv.from, innerEnd); inner {
+			r.groups[g].initial = mv.to
+			continue
+		}
+		if g, inner := strings.CutPrefix(mv.to, innerEnd); inner {
+			r.groups[g].exit = mv.from
+		}
+	}
+	leaf := func(id string, entering bool) (string, bool) {
+		for range 64 {
+			if id == automaton.StartID || id == automaton.EndID {
+				return id, true
+			}
+			g, ok := r.groups[id]
+			if !ok {
+				name, ok := r.names[id]
+				return name, ok
+			}
+			next := g.exit
+			if next == "" {
+				next = g.last
+			}
+			if entering {
+				next = g.initial
+				if next == "" {
+					next = g.first
+				}
+			}
+			if next == "" {
+				return "", false
+			}
+			id = next
+		}
+		return "", false
+	}
+	for _, mv := range r.moves {
+		if strings.HasPrefix(mv.from, innerEnd) || strings.HasPrefix(mv.to, innerEnd) {
+			continue
+		}
+		from, ok := leaf(mv.from, false)
+		if !ok {
+			return f.errorf(mv.from, "line %d: an empty composite state", mv.line)
+		}
+		to, ok := leaf(mv.to, true)
+		if !ok {
+			return f.errorf(mv.to, "line %d: an empty composite state", mv.line)
+		}
+		e := edge{from: from, to: to, event: r.opt.Event}
+		if mv.captioned {
+			e.event = mermaidDecode(mv.caption)
+			if m := mermaidGen.FindStringSubmatch(e.event); m != nil {
+				e.event, e.generalized = m[1], m[2]
+			} else if m := mermaidCount.FindStringSubmatch(e.event); m != nil {
+				e.event = m[1]
+				e.count, _ = strconv.Atoi(m[2])
+			}
+		}
+		if from == automaton.StartID {
+			e.event = ""
+		}
+		f.edges = append(f.edges, e)
+	}
+	return nil
+}
+
+// mermaidDecode undoes Mermaid's entity codes (#35; is "#").
+func mermaidDecode(s string) string {
+	return mermaidEntity.ReplaceAllStringFunc(s, func(m string) string {
+		n, err := strconv.Atoi(m[1 : len(m)-1])
+		if err != nil || n > 0x10FFFF {
+			return m
+		}
+		return string(rune(n))
+	})
+}
+
+// unescapeFor undoes the Go escapes render.Mermaid writes for control
+// characters in name when that is what gives the Mermaid id alias:
+// render.Mermaid writes a backslash as it is, so "a\b" is either.
+func unescapeFor(name, alias string) string {
+	if !strings.Contains(name, `\`) {
+		return name
+	}
+	decoded, err := strconv.Unquote(`"` + strings.ReplaceAll(name, `"`, `\"`) + `"`)
+	if err != nil || decoded == name {
+		return name
+	}
+	if !asAlias(name, alias) && asAlias(decoded, alias) {
+		return decoded
+	}
+	return name
+}
+
+// asAlias reports whether alias is the Mermaid id render.Mermaid makes of
+// name: ASCII letters, digits and "_" kept, others "_", then perhaps "s_"
+// before and "_N" after.
+func asAlias(name, alias string) bool {
+	var b strings.Builder
+	for _, r := range name {
+		if r < 0x80 && (r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	w := b.String()
+	return alias == w || alias == "s_"+w || strings.HasPrefix(alias, w+"_") || strings.HasPrefix(alias, "s_"+w+"_")
+}
+
+// forget removes the node name, met before a declaration that renames it
+// or makes it a composite state.
+func (r *mermaidReader) forget(name string) {
+	delete(r.f.nodes, name)
+	for i, o := range r.f.order {
+		if o == name {
+			r.f.order = append(r.f.order[:i], r.f.order[i+1:]...)
+			break
+		}
+	}
+}

@@ -1,0 +1,278 @@
+package design
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// W3C SCXML 1.0: <state> and <final> elements with <transition event
+// target>; the document's initial attribute (or an <initial> element, or
+// its first state) is where the flow starts, and a <final> ends it. Compound
+// states are flattened as XState's are. A transition with several event
+// descriptors is one move per descriptor; one without an event takes
+// Options.Event. The attributes of fsmine's namespace that render.SCXML
+// writes (fsmine:id, fsmine:label, fsmine:visits, fsmine:sessions,
+// fsmine:max_run, fsmine:event, fsmine:count, fsmine:rare,
+// fsmine:back_edge, fsmine:generalized) and its version comment are read
+// back, so that an export reads back to its model.
+
+const fsmineNS = "https://github.com/fsmine/fsmine"
+
+var scxmlVersion = regexp.MustCompile(`fsmine model version (\d+)`)
+
+type scxmlState struct {
+	xmlID    string
+	id       string // the model's id
+	label    string
+	visits   int
+	sessions int
+	maxRun   int
+	final    bool
+	compound bool
+	initial  string // of a compound state: its initial child's xml id
+	children []string
+	line     int
+	moves    []scxmlMove
+}
+
+type scxmlMove struct {
+	events, target, fsmEvent string
+	hasFsmEvent              bool
+	count                    int
+	rare, backEdge           bool
+	generalized              string
+}
+
+func readSCXML(data []byte, opt Options) (*flow, error) {
+	r := &scxmlReader{f: newFlow(opt.Path), opt: opt, states: map[string]*scxmlState{}}
+	if err := r.read(xml.NewDecoder(bytes.NewReader(data))); err != nil {
+		return nil, err
+	}
+	return r.f, r.build()
+}
+
+// scxmlReader reads an SCXML document: read collects its states and
+// transitions, build turns them into the flow.
+type scxmlReader struct {
+	f       *flow
+	opt     Options
+	states  map[string]*scxmlState // by xml id
+	order   []string               // xml ids in document order
+	stack   []*scxmlState          // the states open at the current element
+	initial string                 // the xml id the document starts in
+	inInit  bool                   // inside an <initial> element
+}
+
+// scxmlAttr is the value of the attribute space:name of se.
+func scxmlAttr(se xml.StartElement, space, name string) (string, bool) {
+	for _, a := range se.Attr {
+		if a.Name.Local == name && a.Name.Space == space {
+			return a.Value, true
+		}
+	}
+	return "", false
+}
+
+func (r *scxmlReader) read(dec *xml.Decoder) error {
+	sawRoot := false
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return r.f.errorf("", "not an SCXML document: %v", err)
+		}
+		line, _ := dec.InputPos()
+		switch t := tok.(type) {
+		case xml.Comment:
+			if v := scxmlVersion.FindSubmatch(t); v != nil && !r.f.versioned {
+				r.f.version, _ = strconv.Atoi(string(v[1]))
+				r.f.versioned = true
+			}
+		case xml.StartElement:
+			if t.Name.Local == "scxml" {
+				sawRoot = true
+				r.initial, _ = scxmlAttr(t, "", "initial")
+			}
+			if err := r.start(t, line); err != nil {
+				return err
+			}
+		case xml.EndElement:
+			switch t.Name.Local {
+			case "state", "final":
+				r.stack = r.stack[:len(r.stack)-1]
+			case "initial":
+				r.inInit = false
+			}
+		}
+	}
+	if !sawRoot {
+		return r.f.errorf("", "not an SCXML document: no <scxml> element")
+	}
+	return nil
+}
+
+// start reads the opening tag of an element other than <scxml>.
+func (r *scxmlReader) start(t xml.StartElement, line int) error {
+	switch t.Name.Local {
+	case "state", "final":
+		return r.state(t, line)
+	case "parallel", "history":
+		return r.f.errorf("", "line %d: <%s> is not supported: a designed flow is one state at a time", line, t.Name.Local)
+	case "initial":
+		r.inInit = true
+	case "transition":
+		return r.transition(t, line)
+	}
+	return nil
+}
+
+func (r *scxmlReader) state(t xml.StartElement, line int) error {
+	id, _ := scxmlAttr(t, "", "id")
+	if id == "" {
+		return r.f.errorf("", "line %d: a <%s> without an id", line, t.Name.Local)
+	}
+	if _, dup := r.states[id]; dup {
+		return r.f.errorf(id, "line %d: two states have this id", line)
+	}
+	s := &scxmlState{xmlID: id, id: id, final: t.Name.Local == "final", line: line}
+	if v, ok := scxmlAttr(t, fsmineNS, "id"); ok {
+		s.id = v
+	}
+	s.label, _ = scxmlAttr(t, fsmineNS, "label")
+	for name, n := range map[string]*int{"visits": &s.visits, "sessions": &s.sessions, "max_run": &s.maxRun} {
+		if v, ok := scxmlAttr(t, fsmineNS, name); ok {
+			*n, _ = strconv.Atoi(v)
+		}
+	}
+	s.initial, _ = scxmlAttr(t, "", "initial")
+	if n := len(r.stack); n > 0 {
+		r.stack[n-1].compound = true
+		r.stack[n-1].children = append(r.stack[n-1].children, id)
+	}
+	r.states[id] = s
+	r.order = append(r.order, id)
+	r.stack = append(r.stack, s)
+	return nil
+}
+
+func (r *scxmlReader) transition(t xml.StartElement, line int) error {
+	target, _ := scxmlAttr(t, "", "target")
+	if r.inInit {
+		if len(r.stack) == 0 {
+			r.initial = target
+		} else {
+			r.stack[len(r.stack)-1].initial = target
+		}
+		return nil
+	}
+	if len(r.stack) == 0 {
+		return r.f.errorf("", "line %d: a <transition> outside a state", line)
+	}
+	mv := scxmlMove{target: target}
+	mv.events, _ = scxmlAttr(t, "", "event")
+	mv.fsmEvent, mv.hasFsmEvent = scxmlAttr(t, fsmineNS, "event")
+	if v, ok := scxmlAttr(t, fsmineNS, "count"); ok {
+		mv.count, _ = strconv.Atoi(v)
+	}
+	mv.generalized, _ = scxmlAttr(t, fsmineNS, "generalized")
+	v, _ := scxmlAttr(t, fsmineNS, "rare")
+	mv.rare = v == "true"
+	v, _ = scxmlAttr(t, fsmineNS, "back_edge")
+	mv.backEdge = v == "true"
+	s := r.stack[len(r.stack)-1]
+	s.moves = append(s.moves, mv)
+	return nil
+}
+
+// resolve follows compound states to the leaf they enter.
+func (r *scxmlReader) resolve(xmlID string) (*scxmlState, bool) {
+	for range 64 {
+		s, ok := r.states[xmlID]
+		if !ok {
+			return nil, false
+		}
+		if !s.compound {
+			return s, true
+		}
+		xmlID = s.initial
+		if xmlID == "" {
+			xmlID = s.children[0]
+		}
+	}
+	return nil, false
+}
+
+// build makes the flow's nodes and edges.
+func (r *scxmlReader) build() error {
+	f := r.f
+	for _, x := range r.order {
+		s := r.states[x]
+		if s.compound {
+			if len(s.moves) > 0 {
+				return f.errorf(s.id, "a compound state with transitions of its own: not supported; give its children the transitions")
+			}
+			continue
+		}
+		if _, dup := f.nodes[s.id]; dup {
+			return f.errorf(s.id, "two states have this id")
+		}
+		n := f.add(s.id)
+		n.label, n.visits, n.sessions, n.maxRun = s.label, s.visits, s.sessions, s.maxRun
+		n.final = s.final && s.id != automaton.EndID
+	}
+	initial := r.initial
+	if initial == "" && len(r.order) > 0 {
+		initial = r.order[0]
+	}
+	start, ok := r.resolve(initial)
+	if !ok {
+		return f.errorf(initial, "no start: the initial state is no state of the document")
+	}
+	if start.id != automaton.StartID {
+		f.start = start.id
+	}
+	for _, x := range r.order {
+		s := r.states[x]
+		for _, mv := range s.moves {
+			if err := r.edges(s, mv); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// edges adds the edges of transition mv of state s: one per event
+// descriptor.
+func (r *scxmlReader) edges(s *scxmlState, mv scxmlMove) error {
+	f := r.f
+	if strings.TrimSpace(mv.target) == "" {
+		return f.errorf(s.id, "a transition without a target (one that stays put, or runs only actions) is not supported: name the state it goes to")
+	}
+	if strings.ContainsAny(strings.TrimSpace(mv.target), " \t\n") {
+		return f.errorf(s.id, "a transition with several targets (%q) is not supported", mv.target)
+	}
+	to, ok := r.resolve(mv.target)
+	if !ok {
+		return f.errorf(s.id, "line %d: its transition goes to %q, which is no state of the document (a dangling target)", s.line, mv.target)
+	}
+	events := strings.Fields(mv.events)
+	if mv.hasFsmEvent {
+		events = []string{mv.fsmEvent}
+	} else if len(events) == 0 {
+		events = []string{r.opt.Event}
+	}
+	for _, ev := range events {
+		f.edges = append(f.edges, edge{from: s.id, event: ev, to: to.id, count: mv.count, rare: mv.rare, backEdge: mv.backEdge, generalized: mv.generalized})
+	}
+	return nil
+}

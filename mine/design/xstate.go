@@ -1,0 +1,304 @@
+package design
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// An XState machine config (JSON, as createMachine takes it): "initial" and
+// "states", each state node with "on": {EVENT: target}, a target being a
+// key, "#id", {"target": ...} or an array of those; "type": "final" ends
+// the flow. Compound states are flattened: their children are the states,
+// a move into a compound state enters its initial child, and a compound
+// state may not have moves of its own. The meta that fsmine's export
+// writes (render.XState: the model's id, label, visits and sessions on a
+// state, its event, counts, prob, rare and back_edge on a transition) is
+// read back, so that an export reads back to its model.
+
+type xstateNode struct {
+	ID      string                     `json:"id"`
+	Type    string                     `json:"type"`
+	Initial string                     `json:"initial"`
+	Meta    *xstateMeta                `json:"meta"`
+	On      map[string]json.RawMessage `json:"on"`
+	Always  json.RawMessage            `json:"always"`
+	States  map[string]*xstateNode     `json:"states"`
+}
+
+type xstateMeta struct {
+	ID          *string `json:"id"`
+	Label       *string `json:"label"`
+	Event       *string `json:"event"`
+	Visits      int     `json:"visits"`
+	Sessions    int     `json:"sessions"`
+	Count       int     `json:"count"`
+	Prob        float64 `json:"prob"`
+	Rare        bool    `json:"rare"`
+	BackEdge    bool    `json:"back_edge"`
+	Generalized string  `json:"generalized"`
+	MaxRun      int     `json:"max_run"`
+}
+
+type xstateTarget struct {
+	Target json.RawMessage `json:"target"`
+	Meta   *xstateMeta     `json:"meta"`
+}
+
+type xstateMachine struct {
+	xstateNode
+	Description string `json:"description"`
+}
+
+var fsmineVersion = regexp.MustCompile(`^fsmine model version (\d+)`)
+
+func readXState(data []byte, opt Options) (*flow, error) {
+	f := newFlow(opt.Path)
+	var mc xstateMachine
+	if err := json.Unmarshal(data, &mc); err != nil {
+		return nil, f.errorf("", "not an XState machine: %v", err)
+	}
+	if len(mc.States) == 0 {
+		return nil, f.errorf("", `not an XState machine: no "states"`)
+	}
+	if v := fsmineVersion.FindStringSubmatch(mc.Description); v != nil {
+		f.version, _ = strconv.Atoi(v[1])
+		f.versioned = true
+	}
+	r := &xstateReader{f: f, opt: opt, machine: mc.ID, leaves: map[string]*xstateNode{}, byRef: map[string]string{}, ids: map[string]string{}}
+	if err := r.flatten(mc.States); err != nil {
+		return nil, err
+	}
+	if err := r.nodes(); err != nil {
+		return nil, err
+	}
+	init, ok := r.resolve(mc.Initial)
+	if mc.Initial == "" || !ok {
+		return nil, f.errorf(mc.Initial, "no start: the machine's initial state is no state of it")
+	}
+	if r.ids[init] != automaton.StartID {
+		f.start = r.ids[init]
+	}
+	for _, k := range r.order {
+		if err := r.edges(k); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// xstateReader flattens a machine's state nodes into the flow's nodes.
+type xstateReader struct {
+	f       *flow
+	opt     Options
+	machine string                 // the machine's id, for "#machine.key" targets
+	leaves  map[string]*xstateNode // the states, by key
+	order   []string               // leaf keys, sorted within each parent
+	byRef   map[string]string      // key or "#id" -> leaf key, or a compound's initial child
+	ids     map[string]string      // leaf key -> model id
+}
+
+// flatten collects the leaves of states; a compound state stands for its
+// initial child.
+func (r *xstateReader) flatten(states map[string]*xstateNode) error {
+	for _, k := range sortedNodeKeys(states) {
+		n := states[k]
+		if n == nil {
+			return r.f.errorf(k, "its state node is null")
+		}
+		if len(n.States) > 0 {
+			if len(n.On) > 0 || len(n.Always) > 0 {
+				return r.f.errorf(k, "a compound state with moves of its own: not supported; give its children the moves")
+			}
+			if err := r.flatten(n.States); err != nil {
+				return err
+			}
+			init := n.Initial
+			if init == "" {
+				init = sortedNodeKeys(n.States)[0]
+			}
+			r.byRef[k] = init
+			if n.ID != "" {
+				r.byRef["#"+n.ID] = init
+			}
+			continue
+		}
+		if _, dup := r.leaves[k]; dup {
+			return r.f.errorf(k, "two states have this key")
+		}
+		r.leaves[k] = n
+		r.order = append(r.order, k)
+		r.byRef[k] = k
+		if n.ID != "" {
+			r.byRef["#"+n.ID] = k
+		}
+		r.byRef["#"+r.machine+"."+k] = k
+	}
+	return nil
+}
+
+// resolve is the leaf key a target names; a compound state's ref names its
+// initial child, which may itself be compound.
+func (r *xstateReader) resolve(ref string) (string, bool) {
+	for range 64 {
+		k, ok := r.byRef[ref]
+		if !ok {
+			return "", false
+		}
+		if _, leaf := r.leaves[k]; leaf {
+			return k, true
+		}
+		ref = k
+	}
+	return "", false
+}
+
+// nodes adds a node per leaf, named by its meta's id when it has one.
+func (r *xstateReader) nodes() error {
+	for _, k := range r.order {
+		n := r.leaves[k]
+		id := k
+		if n.Meta != nil && n.Meta.ID != nil {
+			id = *n.Meta.ID
+		}
+		if _, dup := r.f.nodes[id]; dup {
+			return r.f.errorf(id, "two states have this id")
+		}
+		r.ids[k] = id
+		nd := r.f.add(id)
+		if n.Meta != nil {
+			if n.Meta.Label != nil {
+				nd.label = *n.Meta.Label
+			}
+			nd.visits, nd.sessions, nd.maxRun = n.Meta.Visits, n.Meta.Sessions, n.Meta.MaxRun
+		}
+		nd.final = n.Type == "final" && id != automaton.EndID
+	}
+	return nil
+}
+
+// edges adds the moves out of leaf k.
+func (r *xstateReader) edges(k string) error {
+	n, from := r.leaves[k], r.ids[k]
+	if len(n.Always) > 0 {
+		return r.f.errorf(from, `"always" (eventless) moves are not supported: give them an event`)
+	}
+	for _, name := range sortedRawKeys(n.On) {
+		targets, err := xstateTargets(n.On[name])
+		if err != nil {
+			return r.f.errorf(from, "event %q: %v", name, err)
+		}
+		for _, t := range targets {
+			ref, err := xstateTargetRef(t.Target)
+			if err != nil {
+				return r.f.errorf(from, "event %q: %v", name, err)
+			}
+			to, ok := r.resolve(ref)
+			if !ok {
+				return r.f.errorf(from, "its move on %q goes to %q, which is no state of the machine (a dangling target)", name, ref)
+			}
+			e := edge{from: from, event: name, to: r.ids[to]}
+			if name == "" {
+				e.event = r.opt.Event
+			}
+			if m := t.Meta; m != nil {
+				if m.Event != nil {
+					e.event = *m.Event
+				}
+				e.count, e.sessions, e.prob = m.Count, m.Sessions, m.Prob
+				e.rare, e.backEdge, e.generalized = m.Rare, m.BackEdge, m.Generalized
+			}
+			r.f.edges = append(r.f.edges, e)
+		}
+	}
+	return nil
+}
+
+// xstateTargets reads the value of an event of "on".
+func xstateTargets(raw json.RawMessage) ([]xstateTarget, error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return nil, fmt.Errorf("no target")
+	case raw[0] == '"':
+		return []xstateTarget{{Target: raw}}, nil
+	case raw[0] == '[':
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return nil, err
+		}
+		var out []xstateTarget
+		for _, it := range items {
+			ts, err := xstateTargets(it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ts...)
+		}
+		return out, nil
+	case raw[0] == '{':
+		var t xstateTarget
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return nil, err
+		}
+		return []xstateTarget{t}, nil
+	}
+	return nil, fmt.Errorf("a target is a string, an object or an array, not %s", raw)
+}
+
+func xstateTargetRef(raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil || s == "" {
+		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+			return "", fmt.Errorf("several targets of one move are not supported")
+		}
+		return "", fmt.Errorf("a move without a target (a self-transition without a target is not supported)")
+	}
+	return strings.TrimPrefix(s, "."), nil
+}
+
+func sortedNodeKeys(m map[string]*xstateNode) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedRawKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// detectJSON tells a JSON flow's format from its top-level keys.
+func detectJSON(data []byte) string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return ""
+	}
+	_, graph := top["graph"]
+	_, states := top["states"]
+	_, nodes := top["nodes"]
+	_, edges := top["edges"]
+	switch {
+	case graph:
+		return FormatSTAR
+	case states:
+		return FormatXState
+	case nodes && edges:
+		return FormatLangGraph
+	}
+	return ""
+}
