@@ -402,6 +402,12 @@ func (m *Model) Write(w io.Writer) error {
 		func() error { return field("created", m.Created) },
 		func() error { return field("generator", m.Generator) },
 		func() error { return field("source", m.Source) },
+		func() error {
+			if m.Evidence == nil {
+				return nil
+			}
+			return field("evidence", m.Evidence)
+		},
 		func() error { return field("params", m.Params) },
 		func() error { return field("initial", m.Initial) },
 		func() error { return list("states", len(m.States), func(i int) any { return m.States[i] }) },

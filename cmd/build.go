@@ -139,6 +139,9 @@ type modelOptions struct {
 	// finds them in the model mined from a log.
 	slots        bool
 	recordFields func(*mine.Log, *automaton.Model) (*mine.FieldReport, error)
+	// beforeWrite, when not nil, is called with the finished model just
+	// before it is written (build --evidence writes the evidence there).
+	beforeWrite func(*automaton.Model) error
 
 	parentModel *automaton.Model // loaded by prepare
 }
@@ -303,7 +306,7 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if opts.update != "" {
 		inheritModelFlags(&opts.model, opts.model.parentModel.Params, opts.changed)
 		if opts.model.slots {
-			if oldFields, err = readFieldEvidence(opts.update); err != nil {
+			if oldFields, err = readFieldEvidence(opts.update, opts.model.parentModel); err != nil {
 				return err
 			}
 		}
@@ -376,20 +379,31 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 			return rep, err
 		}
 	}
-	if err := buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams); err != nil {
-		return err
-	}
 	if opts.evidence {
-		if err := writeOutput(opts.model.out+evidenceExt, streams.Out, lg.WritePartial); err != nil {
-			return err
-		}
-		if fields != nil {
-			if err := writeOutput(opts.model.out+fieldsExt, streams.Out, fields.Write); err != nil {
+		// The evidence first: see mine.WriteEvidence.
+		opts.model.beforeWrite = func(m *automaton.Model) error {
+			ev := &automaton.Evidence{}
+			err := writeOutput(opts.model.out+evidenceExt, streams.Out, func(w io.Writer) (err error) {
+				ev.Sessions, err = lg.WriteEvidence(w, m.Digest)
+				return err
+			})
+			if err != nil {
 				return err
 			}
+			if fields != nil {
+				err := writeOutput(opts.model.out+fieldsExt, streams.Out, func(w io.Writer) (err error) {
+					ev.Fields, err = mine.WriteFieldEvidence(w, fields, m.Digest)
+					return err
+				})
+				if err != nil {
+					return err
+				}
+			}
+			m.Evidence = ev
+			return nil
 		}
 	}
-	return nil
+	return buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams)
 }
 
 // evidenceExt ends the name of the file that build --evidence writes beside
@@ -403,8 +417,8 @@ const evidenceExt = ".evidence"
 // build --update finds them without the old logs.
 const fieldsExt = ".fields"
 
-// readFieldEvidence reads the fields evidence of the model at path.
-func readFieldEvidence(path string) (*mine.FieldEvidence, error) {
+// readFieldEvidence reads the fields evidence of model m, read from path.
+func readFieldEvidence(path string, m *automaton.Model) (*mine.FieldEvidence, error) {
 	ev := path + fieldsExt
 	f, err := os.Open(ev)
 	if err != nil {
@@ -414,11 +428,16 @@ func readFieldEvidence(path string) (*mine.FieldEvidence, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return mine.ReadFieldEvidence(f, ev)
+	fe, err := mine.ReadFieldEvidenceOf(f, ev, m)
+	if err != nil {
+		return nil, fmt.Errorf("--update %s: %w", path, err)
+	}
+	return fe, nil
 }
 
-// readEvidence reads the evidence of model m, built from path, and checks
-// that the new logs are read as it was: the same label rules and field map.
+// readEvidence reads the evidence of model m, read from path, checks that
+// it is m's (mine.ReadEvidence) and that the new logs are read as it was:
+// the same label rules and field map.
 func readEvidence(path string, m *automaton.Model, ropt mine.ReadOptions) (*mine.Log, error) {
 	ev := path + evidenceExt
 	f, err := os.Open(ev)
@@ -429,9 +448,9 @@ func readEvidence(path string, m *automaton.Model, ropt mine.ReadOptions) (*mine
 		return nil, err
 	}
 	defer f.Close()
-	old, err := mine.ReadPartial(f, ev)
+	old, err := mine.ReadEvidence(f, ev, m)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--update %s: %w", path, err)
 	}
 	var rules []byte
 	if ropt.Rules != nil {
@@ -480,7 +499,11 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 	if err := m.Validate(); err != nil {
 		return err
 	}
-
+	if opts.beforeWrite != nil {
+		if err := opts.beforeWrite(m); err != nil {
+			return err
+		}
+	}
 	if err := writeOutput(opts.out, streams.Out, m.Write); err != nil {
 		return err
 	}
