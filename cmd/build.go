@@ -182,49 +182,6 @@ func (o *modelOptions) outputs() [][2]string {
 	return [][2]string{{"--output", o.out}, {"--dot", o.dot}}
 }
 
-// checkOutputs refuses an output that is one of the inputs (a log, the
-// label rules, the parent model) or another output: writing it would
-// destroy what the command reads, or one output would replace the other.
-// Standard output and files that are not regular (/dev/null) may repeat.
-func checkOutputs(inputs []string, outputs [][2]string) error {
-	type named struct{ what, path string }
-	var seen []named
-	for _, in := range inputs {
-		if in != "" && in != "-" {
-			seen = append(seen, named{"an input", in})
-		}
-	}
-	for _, out := range outputs {
-		path := out[1]
-		if path == "" || path == "-" {
-			continue
-		}
-		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-			continue
-		}
-		for _, s := range seen {
-			if samePath(s.path, path) {
-				return usagef("%s %s: the file is %s too", out[0], path, s.what)
-			}
-		}
-		seen = append(seen, named{out[0] + "'s output", path})
-	}
-	return nil
-}
-
-// samePath reports whether a and b name the same file: one that exists
-// under both names, or the same path once made absolute.
-func samePath(a, b string) bool {
-	fa, errA := os.Stat(a)
-	fb, errB := os.Stat(b)
-	if errA == nil && errB == nil {
-		return os.SameFile(fa, fb)
-	}
-	absA, errA := filepath.Abs(a)
-	absB, errB := filepath.Abs(b)
-	return errA == nil && errB == nil && absA == absB
-}
-
 func bindModelFlags(f *pflag.FlagSet, opts *modelOptions) {
 	def := mine.DefaultOptions()
 	f.StringVarP(&opts.out, "output", "o", "-", "write the model JSON to `FILE` (atomically); - is standard output")

@@ -101,6 +101,9 @@ func runDiff(_ context.Context, opts *diffOptions, streams IO) error {
 	if opts.dot == "-" {
 		return usagef("--dot needs a file name: the report goes to stdout")
 	}
+	if err := checkOutputs([]string{opts.oldPath, opts.newPath}, [][2]string{{"--dot", opts.dot}}); err != nil {
+		return err
+	}
 	old, err := loadDiffModel(opts.oldPath)
 	if err != nil {
 		return err
@@ -186,6 +189,9 @@ func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
 		if a == "-" {
 			return usagef("diff --by reads the logs twice: give files, not standard input")
 		}
+	}
+	if err := checkOutputs(append([]string{opts.labels}, opts.logs...), [][2]string{{"--dot", opts.dot}}); err != nil {
+		return err
 	}
 	inputs, err := expandInputs(opts.logs, streams.In, opts.from)
 	if err != nil {
