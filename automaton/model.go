@@ -53,6 +53,9 @@ type Model struct {
 	TopVariants []Variant    `json:"top_variants"`
 
 	index *index
+	// legacy says the model's digest is of the old kind (see
+	// VerifyDigest).
+	legacy bool
 }
 
 // Parent names the model a model was derived from.

@@ -140,6 +140,9 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	if m.LegacyDigest() {
+		fmt.Fprintf(streams.Err, "fsmine: note: %s has a digest of an earlier fsmine, which does not cover loop caps, visits and probabilities: fsmine seal %[1]s gives it one that does\n", text.Terminal(opts.model))
+	}
 	if opts.suggest {
 		if !opts.check {
 			return usagef("serve: --suggest goes with --check")

@@ -680,6 +680,7 @@ func provenanceOf(m *automaton.Model) provenance {
 		Files:     slices.Clone(m.Source.Files),
 	}
 	computed := m.ComputeDigest()
+	legacy := m.Digest != computed && m.VerifyDigest() == nil
 	switch {
 	case m.Digest == "":
 		p.DigestClass = "muted"
@@ -687,6 +688,9 @@ func provenanceOf(m *automaton.Model) provenance {
 	case m.Digest == computed:
 		p.DigestClass = "ok"
 		p.DigestCheck = "Matches the model's content."
+	case legacy:
+		p.DigestClass = "muted"
+		p.DigestCheck = "A digest of an earlier fsmine, which matches the model's content but does not cover visits, probabilities and loops (fsmine seal gives it one that does, " + computed + ")."
 	default:
 		p.DigestClass = "bad"
 		p.DigestCheck = "Does not match the model's content, whose digest is " + computed + ": the file was edited after it was written."

@@ -63,7 +63,7 @@ func ExampleFromLogs() {
 		fmt.Println(err)
 	}
 	// Output:
-	// model     model.json  v1 sha256:04db6c30f707  (6 states, 15 transitions, 1 loops)
+	// model     model.json  v1 sha256:1999e7ba3422  (6 states, 15 transitions, 1 loops)
 	// logs      2 sessions (1 fit the model), 8 events
 	//
 	// states (by visits)
