@@ -158,7 +158,7 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 	if opts.log != "" && !opts.check {
 		cfg.Log = streams.Out
 		if opts.log != "-" {
-			f, err := os.OpenFile(opts.log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+			f, err := serve.OpenLog(opts.log)
 			if err != nil {
 				return err
 			}
