@@ -706,7 +706,7 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 	}
 	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %d back edges, %d generalised), %d loops, %d variants\n",
 		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, back, general, len(m.Loops), m.Variants)
-	fmt.Fprintf(w, "trunk: %s\n", strings.Join(m.Trunk, " -> "))
+	fmt.Fprintf(w, "trunk: %s\n", text.Path(m.Trunk, " -> "))
 }
 
 // inheritModelFlags gives the mining options not given on the command line

@@ -136,7 +136,7 @@ func writeDiff(old, new *automaton.Model, opts *diffOptions, streams IO) error {
 	default:
 		// Names from the models are escaped for the terminal line by line,
 		// under the colours.
-		o.Color, o.Escape = streams.IsTTY && os.Getenv("NO_COLOR") == "", text.Terminal
+		o.Color, o.Escape = streams.IsTTY && os.Getenv("NO_COLOR") == "", text.Cell
 		err = render.DiffText(streams.Out, d, o)
 	}
 	if err != nil {
@@ -247,7 +247,7 @@ func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
 		o := *opts
 		o.oldPath, o.newPath = opts.by+"="+values[i], opts.by+"="+values[i+1]
 		if len(values) > 2 && opts.format == "text" {
-			fmt.Fprintf(streams.Out, "== %s -> %s (%d -> %d sessions)\n", o.oldPath, o.newPath, models[i].Source.Sessions, models[i+1].Source.Sessions)
+			fmt.Fprintf(streams.Out, "== %s -> %s (%d -> %d sessions)\n", text.Cell(o.oldPath), text.Cell(o.newPath), models[i].Source.Sessions, models[i+1].Source.Sessions)
 		}
 		switch err := writeDiff(models[i], models[i+1], &o, streams); {
 		case errors.Is(err, errFound):
