@@ -820,7 +820,7 @@ func diffSummary(d *automaton.Diff) string {
 
 // reportFuncs are the helpers the templates call.
 var reportFuncs = template.FuncMap{
-	"id":        shownText,
+	"id":        shownText, // the stylesheet isolates each (.id: unicode-bidi: isolate)
 	"int":       thousands,
 	"pct":       text.Percent,
 	"pct2":      func(share float64) string { return text.PercentTo(share, 2) }, // shares compared with the rare threshold: 4.96% is rare under a 5% rule
