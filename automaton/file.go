@@ -2,8 +2,6 @@ package automaton
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -48,9 +46,26 @@ func (r *RawJSON) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Read decodes and validates a model. It returns ErrNotModel (wrapped) for
-// JSON without an fsmine schema and ErrNewerSchema (wrapped) for a later one.
+// Read decodes and validates a model and verifies its digest (see
+// VerifyDigest), as every command that reads a model does. It returns
+// ErrNotModel (wrapped) for JSON without an fsmine schema, ErrNewerSchema
+// (wrapped) for a later one, and a *DigestError for a model whose digest is
+// not its content's.
 func Read(r io.Reader) (*Model, error) {
+	m, err := Decode(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.VerifyDigest(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Decode decodes and validates a model, as Read does, without verifying
+// its digest: for what takes a model as it is (fsmine seal, tests of
+// hand-made models, fuzzing).
+func Decode(r io.Reader) (*Model, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -92,6 +107,10 @@ func Load(path string) (*Model, error) {
 	defer f.Close()
 	m, err := Read(f)
 	if err != nil {
+		var de *DigestError
+		if errors.As(err, &de) {
+			de.Path = path
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
@@ -343,57 +362,6 @@ func (m *Model) validateOutcomes() error {
 	return nil
 }
 
-// ComputeDigest returns the digest of the model's behaviour: "sha256:" and
-// the hex SHA-256 of a canonical text of Initial, the states (id, label) and
-// the transitions (from, event, to, count, rare, and the kind of
-// generalisation when there is one) in file order, and the constraints, when
-// there are any (kind, labels, support, confidence). A state's max_run and
-// fields are appended to its line when set, so models without them keep
-// their digests. Provenance
-// (version, parent, created, generator, source, params) is not part of it, so
-// the same data and options give the same digest.
-func (m *Model) ComputeDigest() string {
-	h := sha256.New()
-	var b []byte
-	line := func(fields ...string) {
-		b = b[:0]
-		for i, f := range fields {
-			if i > 0 {
-				b = append(b, '\t')
-			}
-			b = strconv.AppendQuote(b, f)
-		}
-		b = append(b, '\n')
-		h.Write(b)
-	}
-	line("initial", m.Initial)
-	var st []string
-	for _, s := range m.States {
-		st = append(st[:0], "state", s.ID, s.Label)
-		if s.MaxRun > 0 {
-			st = append(st, strconv.Itoa(s.MaxRun))
-		}
-		if len(s.Fields) > 0 {
-			// A run of "fields" and the paths: unambiguous, as the item
-			// before is a label or max_run's digits.
-			st = append(st, "fields")
-			st = append(st, s.Fields...)
-		}
-		line(st...)
-	}
-	for _, t := range m.Transitions {
-		if t.Generalized == "" {
-			line("transition", t.From, t.Event, t.To, strconv.Itoa(t.Count), strconv.FormatBool(t.Rare))
-		} else {
-			line("transition", t.From, t.Event, t.To, strconv.Itoa(t.Count), strconv.FormatBool(t.Rare), t.Generalized)
-		}
-	}
-	for _, c := range m.Constraints {
-		line(c.digestFields()...)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
 // Write encodes the model as fsmine writes model files: indented JSON whose
 // states, transitions, loops and variants stand one to a line, so that a
 // line-based diff of two versions reads as a diff of the model.
@@ -445,6 +413,12 @@ func (m *Model) Write(w io.Writer) error {
 		func() error { return field("created", m.Created) },
 		func() error { return field("generator", m.Generator) },
 		func() error { return field("source", m.Source) },
+		func() error {
+			if m.Evidence == nil {
+				return nil
+			}
+			return field("evidence", m.Evidence)
+		},
 		func() error { return field("params", m.Params) },
 		func() error { return field("initial", m.Initial) },
 		func() error { return list("states", len(m.States), func(i int) any { return m.States[i] }) },

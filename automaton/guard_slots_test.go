@@ -347,6 +347,12 @@ func TestPolicySlotErrors(t *testing.T) {
 		{"two rules on one transition", `{"transitions": [{"from": "confirming", "to": "refund"}, {"from": "confirm", "event": "confirmed", "to": "refund"}]}`,
 			`policy: transitions[1] (confirm -[confirmed]-> refund): the transition confirm -[confirmed]-> refund has a rule in transitions[0] too`},
 		{"generalized", `{"generalized": "warn"}`, `policy: generalized is "warn", want "allow" or "deny"`},
+		// A 5 MB literal took 11 s and 768 MB to compile, and the error
+		// quoted all of it.
+		{"pattern too long", `{"slots": [{"name": "x", "pattern": "` + strings.Repeat("a", 5<<20) + `"}]}`,
+			`policy: slots[0].pattern: invalid RE2 pattern "` + strings.Repeat("a", 64) + `"...: 5242880 bytes, at most 4096`},
+		{"condition pattern too long", `{"slots": [{"name": "a"}], "transitions": [{"from": "confirming", "to": "refund", "when": [{"slot": "a", "matches": "é` + strings.Repeat("b", MaxPattern) + `"}]}]}`,
+			`policy: transitions[0].when[0].matches: invalid RE2 pattern "é` + strings.Repeat("b", 62) + `"...: 4098 bytes, at most 4096`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -39,8 +39,11 @@ type Model struct {
 	Created   string  `json:"created"`
 	Generator string  `json:"generator"`
 	Source    Source  `json:"source"`
-	Params    Params  `json:"params"`
-	Initial   string  `json:"initial"`
+	// Evidence, when not nil, names the files build --evidence wrote
+	// beside the model. Provenance: not part of the digest.
+	Evidence *Evidence `json:"evidence,omitempty"`
+	Params   Params    `json:"params"`
+	Initial  string    `json:"initial"`
 
 	States      []State      `json:"states"`
 	Transitions []Transition `json:"transitions"`
@@ -53,12 +56,26 @@ type Model struct {
 	Constraints []Constraint `json:"constraints,omitempty"`
 
 	index *index
+	// legacy says the model's digest is of the old kind (see
+	// VerifyDigest).
+	legacy bool
 }
 
 // Parent names the model a model was derived from.
 type Parent struct {
 	Version int    `json:"version"`
 	Digest  string `json:"digest"`
+}
+
+// Evidence names the files that fsmine build --evidence writes beside a
+// model, for build --update, by the SHA-256 of their bytes ("sha256:" and
+// hex): the sessions (the model's path + ".evidence") and, with --slots, the
+// record fields of their visits (+ ".fields"; empty without). The files
+// name the model's digest in turn, and are written before the model, so
+// that a model beside evidence that is not its own is detected.
+type Evidence struct {
+	Sessions string `json:"sessions"`
+	Fields   string `json:"fields,omitempty"`
 }
 
 // Source describes the logs a model was mined from.

@@ -19,6 +19,7 @@ func TestReadRefusesInvalidModels(t *testing.T) {
 	m.Trunk = []string{"a", "b"}
 	m.Loops = []Loop{{States: []string{"a"}, BackEdges: []EdgeRef{{"a", "retry", "a"}}, Count: 2, Sessions: 1, MaxIterations: 2, P95Iterations: 2}}
 	m.TopVariants = []Variant{{Count: 4, States: []string{"a", "b"}}}
+	m.Digest = m.ComputeDigest()
 	var buf bytes.Buffer
 	if err := m.Write(&buf); err != nil {
 		t.Fatal(err)

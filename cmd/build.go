@@ -143,6 +143,9 @@ type modelOptions struct {
 	// sessions by it in the model mined from a log.
 	outcome       string
 	tallyOutcomes func(*mine.Log, *automaton.Model) (*mine.OutcomeTally, error)
+	// beforeWrite, when not nil, is called with the finished model just
+	// before it is written (build --evidence writes the evidence there).
+	beforeWrite func(*automaton.Model) error
 
 	parentModel *automaton.Model // loaded by prepare
 }
@@ -181,49 +184,6 @@ func (o *modelOptions) prepare() error {
 // outputs are the files the options write, as flag and path.
 func (o *modelOptions) outputs() [][2]string {
 	return [][2]string{{"--output", o.out}, {"--dot", o.dot}}
-}
-
-// checkOutputs refuses an output that is one of the inputs (a log, the
-// label rules, the parent model) or another output: writing it would
-// destroy what the command reads, or one output would replace the other.
-// Standard output and files that are not regular (/dev/null) may repeat.
-func checkOutputs(inputs []string, outputs [][2]string) error {
-	type named struct{ what, path string }
-	var seen []named
-	for _, in := range inputs {
-		if in != "" && in != "-" {
-			seen = append(seen, named{"an input", in})
-		}
-	}
-	for _, out := range outputs {
-		path := out[1]
-		if path == "" || path == "-" {
-			continue
-		}
-		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-			continue
-		}
-		for _, s := range seen {
-			if samePath(s.path, path) {
-				return usagef("%s %s: the file is %s too", out[0], path, s.what)
-			}
-		}
-		seen = append(seen, named{out[0] + "'s output", path})
-	}
-	return nil
-}
-
-// samePath reports whether a and b name the same file: one that exists
-// under both names, or the same path once made absolute.
-func samePath(a, b string) bool {
-	fa, errA := os.Stat(a)
-	fb, errB := os.Stat(b)
-	if errA == nil && errB == nil {
-		return os.SameFile(fa, fb)
-	}
-	absA, errA := filepath.Abs(a)
-	absB, errB := filepath.Abs(b)
-	return errA == nil && errB == nil && absA == absB
 }
 
 func bindModelFlags(f *pflag.FlagSet, opts *modelOptions) {
@@ -317,7 +277,7 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if opts.update != "" {
 		inheritModelFlags(&opts.model, opts.model.parentModel.Params, opts.changed)
 		if opts.model.slots {
-			if oldFields, err = readFieldEvidence(opts.update); err != nil {
+			if oldFields, err = readFieldEvidence(opts.update, opts.model.parentModel); err != nil {
 				return err
 			}
 		}
@@ -410,20 +370,31 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 			return t, nil
 		}
 	}
-	if err := buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams); err != nil {
-		return err
-	}
 	if opts.evidence {
-		if err := writeOutput(opts.model.out+evidenceExt, streams.Out, lg.WritePartial); err != nil {
-			return err
-		}
-		if fields != nil {
-			if err := writeOutput(opts.model.out+fieldsExt, streams.Out, fields.Write); err != nil {
+		// The evidence first: see mine.WriteEvidence.
+		opts.model.beforeWrite = func(m *automaton.Model) error {
+			ev := &automaton.Evidence{}
+			err := writeOutput(opts.model.out+evidenceExt, streams.Out, func(w io.Writer) (err error) {
+				ev.Sessions, err = lg.WriteEvidence(w, m.Digest)
+				return err
+			})
+			if err != nil {
 				return err
 			}
+			if fields != nil {
+				err := writeOutput(opts.model.out+fieldsExt, streams.Out, func(w io.Writer) (err error) {
+					ev.Fields, err = mine.WriteFieldEvidence(w, fields, m.Digest)
+					return err
+				})
+				if err != nil {
+					return err
+				}
+			}
+			m.Evidence = ev
+			return nil
 		}
 	}
-	return nil
+	return buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams)
 }
 
 // evidenceExt ends the name of the file that build --evidence writes beside
@@ -437,8 +408,8 @@ const evidenceExt = ".evidence"
 // build --update finds them without the old logs.
 const fieldsExt = ".fields"
 
-// readFieldEvidence reads the fields evidence of the model at path.
-func readFieldEvidence(path string) (*mine.FieldEvidence, error) {
+// readFieldEvidence reads the fields evidence of model m, read from path.
+func readFieldEvidence(path string, m *automaton.Model) (*mine.FieldEvidence, error) {
 	ev := path + fieldsExt
 	f, err := os.Open(ev)
 	if err != nil {
@@ -448,11 +419,16 @@ func readFieldEvidence(path string) (*mine.FieldEvidence, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return mine.ReadFieldEvidence(f, ev)
+	fe, err := mine.ReadFieldEvidenceOf(f, ev, m)
+	if err != nil {
+		return nil, fmt.Errorf("--update %s: %w", path, err)
+	}
+	return fe, nil
 }
 
-// readEvidence reads the evidence of model m, built from path, and checks
-// that the new logs are read as it was: the same label rules and field map.
+// readEvidence reads the evidence of model m, read from path, checks that
+// it is m's (mine.ReadEvidence) and that the new logs are read as it was:
+// the same label rules and field map.
 func readEvidence(path string, m *automaton.Model, ropt mine.ReadOptions) (*mine.Log, error) {
 	ev := path + evidenceExt
 	f, err := os.Open(ev)
@@ -463,9 +439,9 @@ func readEvidence(path string, m *automaton.Model, ropt mine.ReadOptions) (*mine
 		return nil, err
 	}
 	defer f.Close()
-	old, err := mine.ReadPartial(f, ev)
+	old, err := mine.ReadEvidence(f, ev, m)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--update %s: %w", path, err)
 	}
 	var rules []byte
 	if ropt.Rules != nil {
@@ -520,7 +496,11 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 	if err := m.Validate(); err != nil {
 		return err
 	}
-
+	if opts.beforeWrite != nil {
+		if err := opts.beforeWrite(m); err != nil {
+			return err
+		}
+	}
 	if err := writeOutput(opts.out, streams.Out, m.Write); err != nil {
 		return err
 	}
@@ -786,7 +766,7 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 	}
 	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %d back edges, %d generalised), %d loops, %d variants\n",
 		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, back, general, len(m.Loops), m.Variants)
-	fmt.Fprintf(w, "trunk: %s\n", strings.Join(m.Trunk, " -> "))
+	fmt.Fprintf(w, "trunk: %s\n", text.Path(m.Trunk, " -> "))
 }
 
 // inheritModelFlags gives the mining options not given on the command line

@@ -53,7 +53,7 @@ func TestUpdateEqualsWholeBuild(t *testing.T) {
 		}
 		var keep []string
 		for _, l := range strings.Split(string(data), "\n") {
-			if !strings.HasPrefix(l, `  "version":`) && !strings.HasPrefix(l, `  "parent":`) {
+			if !strings.HasPrefix(l, `  "version":`) && !strings.HasPrefix(l, `  "parent":`) && !strings.HasPrefix(l, `  "evidence":`) {
 				keep = append(keep, l)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
@@ -142,13 +143,12 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	// Sessions are checked as the read finishes them; a read that starts
 	// over holding every session gives them all again.
 	if opts.outside != "" {
-		for _, in := range opts.inputs {
-			if in == "-" {
-				return usagef("--outside reads the logs again: give files, not standard input")
-			}
-			if samePath(in, opts.outside) {
-				return usagef("--outside %s is one of the logs", opts.outside)
-			}
+		if slices.Contains(opts.inputs, "-") {
+			return usagef("--outside reads the logs again: give files, not standard input")
+		}
+		read := append([]string{opts.model, opts.logs.labels}, opts.inputs...)
+		if err := checkOutputs(read, [][2]string{{"--outside", opts.outside}}); err != nil {
+			return err
 		}
 	}
 	lg, inputs, ropt, err := readLogs(m, opts.model, opts.inputs, &opts.logs, streams.In, streams, &sessionSink{

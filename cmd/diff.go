@@ -110,6 +110,9 @@ func runDiff(_ context.Context, opts *diffOptions, streams IO) error {
 	if opts.dot == "-" {
 		return usagef("--dot needs a file name: the report goes to stdout")
 	}
+	if err := checkOutputs([]string{opts.oldPath, opts.newPath}, [][2]string{{"--dot", opts.dot}}); err != nil {
+		return err
+	}
 	old, err := loadDiffModel(opts.oldPath)
 	if err != nil {
 		return err
@@ -170,7 +173,7 @@ func writeDiff(old, new *automaton.Model, opts *diffOptions, streams IO) error {
 	default:
 		// Names from the models are escaped for the terminal line by line,
 		// under the colours.
-		o.Color, o.Escape = streams.IsTTY && os.Getenv("NO_COLOR") == "", text.Terminal
+		o.Color, o.Escape = streams.IsTTY && os.Getenv("NO_COLOR") == "", text.Cell
 		err = render.DiffText(streams.Out, d, o)
 	}
 	if err != nil {
@@ -223,6 +226,9 @@ func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
 		if a == "-" {
 			return usagef("diff --by reads the logs twice: give files, not standard input")
 		}
+	}
+	if err := checkOutputs(append([]string{opts.labels}, opts.logs...), [][2]string{{"--dot", opts.dot}}); err != nil {
+		return err
 	}
 	inputs, err := expandInputs(opts.logs, streams.In, opts.from)
 	if err != nil {
@@ -278,7 +284,7 @@ func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
 		o := *opts
 		o.oldPath, o.newPath = opts.by+"="+values[i], opts.by+"="+values[i+1]
 		if len(values) > 2 && opts.format == "text" {
-			fmt.Fprintf(streams.Out, "== %s -> %s (%d -> %d sessions)\n", o.oldPath, o.newPath, models[i].Source.Sessions, models[i+1].Source.Sessions)
+			fmt.Fprintf(streams.Out, "== %s -> %s (%d -> %d sessions)\n", text.Cell(o.oldPath), text.Cell(o.newPath), models[i].Source.Sessions, models[i+1].Source.Sessions)
 		}
 		switch err := writeDiff(models[i], models[i+1], &o, streams); {
 		case errors.Is(err, errFound):

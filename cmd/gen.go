@@ -110,6 +110,9 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 	if opts.model != "" && opts.truthSet {
 		return usagef("--truth and --model: give one")
 	}
+	if err := checkOutputs([]string{opts.model}, [][2]string{{"--output", opts.output}}); err != nil {
+		return err
+	}
 	m, err := loadGenModel(opts.model, opts.truth)
 	if err != nil {
 		return err

@@ -93,6 +93,9 @@ func runLabelsSuggest(_ context.Context, opts *labelsSuggestOptions, streams IO)
 		return err
 	}
 	ropt.NoHash = true // suggesting records no provenance
+	if err := checkOutputs(opts.inputs, [][2]string{{"--output", opts.out}}); err != nil {
+		return err
+	}
 	inputs, err := expandInputs(opts.inputs, streams.In, opts.input.from)
 	if err != nil {
 		return err

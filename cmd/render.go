@@ -120,6 +120,9 @@ func runRender(_ context.Context, opts *renderOptions, streams IO) error {
 		return usagef("not writing PNG to a terminal: use -o FILE or redirect standard output")
 	}
 
+	if err := checkOutputs([]string{opts.model}, [][2]string{{"--output", opts.output}}); err != nil {
+		return err
+	}
 	var m *automaton.Model
 	if opts.model == "-" {
 		m, err = automaton.Read(streams.In)

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-const tinyModel = `{"schema": "fsmine.automaton/v1", "initial": "__start__",
+const tinyModel = `{"schema": "fsmine.automaton/v1", "initial": "__start__", "digest": "sha256:57f541463a4855578b8fd7a58723e666a8f381b3e0e9c6b5326f8e5d8832d5a1",
  "states": [{"id": "__start__", "label": "__start__", "visits": 1}, {"id": "a", "label": "a", "visits": 1}, {"id": "__end__", "label": "__end__", "visits": 1}],
  "transitions": [{"from": "__start__", "event": "", "to": "a", "count": 1, "prob": 1}, {"from": "a", "event": "ok", "to": "__end__", "count": 1, "prob": 1}],
  "trunk": ["a"]}`

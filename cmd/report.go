@@ -149,6 +149,10 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 	var m *automaton.Model
 	var measures *render.Measures
 	file := opts.model
+	read := append([]string{opts.model, opts.logs.labels}, opts.inputs...)
+	if err := checkOutputs(read, [][2]string{{"--output", opts.output}}); err != nil {
+		return err
+	}
 	if len(opts.inputs) > 0 {
 		if opts.model == "-" {
 			return usagef("report reads the model from a file when it reads logs")

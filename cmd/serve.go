@@ -134,9 +134,17 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 	if cfg.ReadTimeout < 0 || cfg.IdleTimeout < 0 || cfg.LogHold < 0 || cfg.MaxConns < 0 {
 		return usagef("serve: --read-timeout, --idle-timeout, --log-hold and --max-conns must not be negative")
 	}
+	if !opts.check {
+		if err := checkOutputs([]string{opts.model, opts.policy}, [][2]string{{"--log", opts.log}}); err != nil {
+			return err
+		}
+	}
 	m, p, err := serve.LoadFiles(opts.model, opts.policy)
 	if err != nil {
 		return err
+	}
+	if m.LegacyDigest() {
+		fmt.Fprintf(streams.Err, "fsmine: note: %s has a digest of an earlier fsmine, which does not cover loop caps, visits and probabilities: fsmine seal %[1]s gives it one that does\n", text.Terminal(opts.model))
 	}
 	if opts.suggest {
 		if !opts.check {
@@ -153,7 +161,7 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 	if opts.log != "" && !opts.check {
 		cfg.Log = streams.Out
 		if opts.log != "-" {
-			f, err := os.OpenFile(opts.log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+			f, err := serve.OpenLog(opts.log)
 			if err != nil {
 				return err
 			}

@@ -38,6 +38,9 @@ type FieldEvidence struct {
 	// Sessions are sorted by id; not in the header line.
 	Sessions    []FieldsOfSession `json:"-"`
 	NumSessions int               `json:"sessions"`
+	// Model is the digest of the model these are the fields evidence of
+	// (see WriteFieldEvidence); empty in files written before it was.
+	Model string `json:"model,omitempty"`
 }
 
 // FieldsOfSession is one session of FieldEvidence: per visit, its field set.
@@ -97,7 +100,7 @@ func fieldEvidence(lg *Log, rep *FieldReport, names []string, counts []int, tabl
 	return ev
 }
 
-// Write writes the evidence (see FieldEvidence).
+// Write writes the evidence (see FieldEvidence), naming ev.Model.
 func (ev *FieldEvidence) Write(w io.Writer) error {
 	zw := gzip.NewWriter(w)
 	bw := bufio.NewWriterSize(zw, 64<<10)

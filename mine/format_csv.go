@@ -9,7 +9,6 @@ package mine
 // running-example-transformed.csv and the exports of Disco and Celonis.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"errors"
@@ -132,7 +131,8 @@ func detectCSV(head []byte) bool {
 // left out (a note at their line). Each record is placed on the line its
 // row starts on, so that mine's messages about it name the CSV line.
 func convertCSV(r io.Reader, w io.Writer, opt ImportOptions) error {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := getReader(r)
+	defer putReader(br)
 	if b, _ := br.Peek(3); bytes.Equal(b, utf8BOM) {
 		br.Discard(3)
 	}
@@ -163,6 +163,7 @@ func convertCSV(r io.Reader, w io.Writer, opt ImportOptions) error {
 		return strings.TrimSpace(rec[i])
 	}
 	rw := newRecordWriter(w)
+	defer rw.release()
 	var obj jsonObject
 	for {
 		rec, err := cr.Read()

@@ -3,7 +3,9 @@ package mine
 import (
 	"bytes"
 	"encoding/json" // an independent reference for valid JSON
+	"io"
 	"os"
+	"runtime"
 	"sort"
 	"testing"
 )
@@ -68,4 +70,34 @@ func FuzzFormats(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestConvertSmallInputCheap: converting a small input allocates little,
+// whatever the format and whether it converts or fails. Each conversion
+// used to take a new 64 KiB reader and 256 KiB writer, which made
+// FuzzFormats' minimisation of one input (thousands of runs of every
+// format) take some 40 s; they are pooled now.
+func TestConvertSmallInputCheap(t *testing.T) {
+	var names []string
+	for n, fm := range formats {
+		if fm.Convert != nil {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	inputs := map[string][]byte{"object": []byte(`{"a":1}`), "csv": []byte("case,activity\n1,a\n"), "xes": []byte("<log><trace/></log>")}
+	for _, n := range names {
+		for in, data := range inputs {
+			const runs = 200
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range runs {
+				formats[n].Convert(bytes.NewReader(data), io.Discard, ImportOptions{})
+			}
+			runtime.ReadMemStats(&after)
+			if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 64<<10 {
+				t.Errorf("%s on %s: %d bytes allocated a conversion, want at most 64 KiB", n, in, per)
+			}
+		}
+	}
 }

@@ -72,6 +72,7 @@ type lfItem struct {
 // session, parents before children at equal times.
 func convertLangfuse(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
+	defer jr.release()
 	var items []*spanItem
 	var obj jsonObject
 	addObs := func(o *lfItem, at int64, session, traceName, userID string) error {

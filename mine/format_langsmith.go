@@ -145,6 +145,7 @@ func (r *lsRun) merge(p *lsRun) {
 // of a run no post creates is skipped (a note at its line).
 func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
+	defer jr.release()
 	type posted struct {
 		run lsRun
 		at  int64
@@ -232,6 +233,7 @@ func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 		orphans = append(orphans, orphan{pp.line, fmt.Sprintf("a patch of run %s, which no post creates", pp.id)})
 	}
 	rw := newRecordWriter(w)
+	defer rw.release()
 	for _, o := range orphans {
 		if err := writeNote(rw, true, o.line, "", o.reason); err != nil {
 			return err

@@ -82,6 +82,7 @@ type oaSpanData struct {
 // span tree: children after their parent, depth first (see spanTreeOrder).
 func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
+	defer jr.release()
 	var items []*spanItem
 	groups := map[string]string{}
 	workflows := map[string]string{}

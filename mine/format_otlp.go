@@ -290,6 +290,7 @@ func otlpNanos(raw json.RawMessage) (int64, bool, error) {
 // resource's), its trace's, and the trace id.
 func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
+	defer jr.release()
 	var items []*spanItem
 	type traceSession struct{ conv, sess string }
 	traces := map[string]*traceSession{}

@@ -212,9 +212,11 @@ type tau1Run struct {
 func convertTau(r io.Reader, w io.Writer, opt ImportOptions) error {
 	h := sha256.New()
 	jr := newJSONReader(io.TeeReader(r, h))
+	defer jr.release()
 	var v1 []json.RawMessage
 	var v1At []int64
 	rw := newRecordWriter(w)
+	defer rw.release()
 	var obj jsonObject
 	sawArray := false
 	err := jr.items(func(raw json.RawMessage, at int64) error {
@@ -612,6 +614,7 @@ func (r *tau2DirReader) Close() error {
 // within the folder.
 func (d *tau2Dir) convert(r io.Reader, w io.Writer, _ ImportOptions) error {
 	rw := newRecordWriter(w)
+	defer rw.release()
 	var obj jsonObject
 	var info tau2Info
 	indexed := map[string]int{} // simulation id -> line of its index entry
@@ -680,6 +683,7 @@ func (d *tau2Dir) convert(r io.Reader, w io.Writer, _ ImportOptions) error {
 				err = errors.New("more input after the JSON value")
 			}
 		}
+		jr.release()
 		if err != nil {
 			return fmt.Errorf("%s: %w", filepath.Join(d.dir, part.name), err)
 		}

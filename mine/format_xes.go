@@ -132,6 +132,7 @@ func convertXES(r io.Reader, w io.Writer, opt ImportOptions) error {
 	dec.Strict = true
 	dec.CharsetReader = xesCharsetReader
 	rw := newRecordWriter(w)
+	defer rw.release()
 
 	var (
 		stack     []string // local names of the open elements

@@ -40,6 +40,9 @@ type partialHeader struct {
 	Labels     automaton.RawJSON      `json:"labels"`
 	Names      []string               `json:"names"`
 	Sessions   int                    `json:"sessions"`
+	// Model is the digest of the model whose evidence this is (see
+	// WriteEvidence); empty for a shard's partial result.
+	Model string `json:"model,omitempty"`
 }
 
 type partialSession struct {
@@ -53,6 +56,12 @@ var errStreamed = errors.New("the log was read streaming and holds no sessions (
 // WritePartial writes the log as a partial result (see PartialSchema). It
 // refuses a streamed log, which holds no sessions.
 func (lg *Log) WritePartial(w io.Writer) error {
+	return lg.writePartial(w, "")
+}
+
+// writePartial writes the log as a partial result whose header names model
+// (a digest, or "" for none).
+func (lg *Log) writePartial(w io.Writer, model string) error {
 	if lg.Streamed {
 		return errStreamed
 	}
@@ -62,7 +71,7 @@ func (lg *Log) WritePartial(w io.Writer) error {
 		Schema: PartialSchema, Files: lg.Files,
 		Records: lg.Records, Skipped: lg.Skipped, Duplicates: lg.Duplicates, Dropped: lg.Dropped,
 		Folded: lg.Folded, Detours: lg.Detours, StepGaps: lg.StepGaps, Bad: lg.Bad,
-		Fields: lg.Fields, Names: lg.names, Sessions: len(lg.Sessions),
+		Fields: lg.Fields, Names: lg.names, Sessions: len(lg.Sessions), Model: model,
 	}
 	if lg.Rules != nil {
 		h.Labels = lg.Rules.Raw()
@@ -95,17 +104,24 @@ func (lg *Log) WritePartial(w io.Writer) error {
 // ReadPartial reads a partial result written by WritePartial. name is used
 // in errors.
 func ReadPartial(r io.Reader, name string) (*Log, error) {
+	lg, _, err := readPartial(r, name)
+	return lg, err
+}
+
+// readPartial reads a partial result and returns the model digest its
+// header names ("" for none).
+func readPartial(r io.Reader, name string) (*Log, string, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not an fsmine partial result: %w", name, err)
+		return nil, "", fmt.Errorf("%s: not an fsmine partial result: %w", name, err)
 	}
 	dec := json.NewDecoder(bufio.NewReaderSize(zr, 64<<10))
 	var h partialHeader
 	if err := dec.Decode(&h); err != nil {
-		return nil, fmt.Errorf("%s: not an fsmine partial result: %w", name, err)
+		return nil, "", fmt.Errorf("%s: not an fsmine partial result: %w", name, err)
 	}
 	if h.Schema != PartialSchema {
-		return nil, fmt.Errorf("%s: partial schema is %q, this fsmine reads %q", name, h.Schema, PartialSchema)
+		return nil, "", fmt.Errorf("%s: partial schema is %q, this fsmine reads %q", name, h.Schema, PartialSchema)
 	}
 	lg := newLog(0)
 	lg.Files = h.Files
@@ -114,14 +130,14 @@ func ReadPartial(r io.Reader, name string) (*Log, error) {
 	lg.Fields = h.Fields
 	if len(h.Labels) > 0 {
 		if lg.Rules, err = ParseRules(h.Labels); err != nil {
-			return nil, fmt.Errorf("%s: label rules: %w", name, err)
+			return nil, "", fmt.Errorf("%s: label rules: %w", name, err)
 		}
 	}
 	for _, n := range h.Names {
 		lg.intern(n)
 	}
 	if len(lg.names) != len(h.Names) {
-		return nil, fmt.Errorf("%s: the name table repeats a name", name)
+		return nil, "", fmt.Errorf("%s: the name table repeats a name", name)
 	}
 	lg.Sessions = make([]Session, 0, h.Sessions)
 	for i := 0; i < h.Sessions; i++ {
@@ -130,19 +146,19 @@ func ReadPartial(r io.Reader, name string) (*Log, error) {
 			Visits [][]json.RawMessage `json:"v"`
 		}
 		if err := dec.Decode(&ps); err != nil {
-			return nil, fmt.Errorf("%s: session %d of %d: %w", name, i+1, h.Sessions, err)
+			return nil, "", fmt.Errorf("%s: session %d of %d: %w", name, i+1, h.Sessions, err)
 		}
 		s := Session{ID: ps.ID, Visits: make([]Visit, len(ps.Visits))}
 		for j, pv := range ps.Visits {
 			var label, event uint32
 			if len(pv) != 3 || json.Unmarshal(pv[0], &label) != nil || json.Unmarshal(pv[1], &event) != nil ||
 				int(label) >= len(lg.names) || int(event) >= len(lg.names) {
-				return nil, fmt.Errorf("%s: session %q: visit %d is not [label, event, dwell]", name, ps.ID, j+1)
+				return nil, "", fmt.Errorf("%s: session %q: visit %d is not [label, event, dwell]", name, ps.ID, j+1)
 			}
 			v := Visit{Label: label, Event: event, Step: -1, Records: 1}
 			if string(pv[2]) != "null" {
 				if err := json.Unmarshal(pv[2], &v.DwellMS); err != nil || math.IsNaN(v.DwellMS) {
-					return nil, fmt.Errorf("%s: session %q: visit %d has a bad dwell", name, ps.ID, j+1)
+					return nil, "", fmt.Errorf("%s: session %q: visit %d has a bad dwell", name, ps.ID, j+1)
 				}
 				v.HasDwell = true
 			}
@@ -151,9 +167,9 @@ func ReadPartial(r io.Reader, name string) (*Log, error) {
 		lg.Sessions = append(lg.Sessions, s)
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("%s: data after the last of %d sessions", name, h.Sessions)
+		return nil, "", fmt.Errorf("%s: data after the last of %d sessions", name, h.Sessions)
 	}
-	return lg, nil
+	return lg, h.Model, nil
 }
 
 // ErrSessionAcrossShards is returned by MergeLogs when two shards hold the

@@ -552,7 +552,12 @@ func splitLinesFrom(r io.Reader, maxLine int, emit func(first int, data []byte) 
 	line := 1
 	var carry []byte
 	for {
-		buf := getChunkBuf(len(carry) + chunkSize/2)[:len(carry)]
+		// The carry is the start of a line (no newline in it). Room for as
+		// much again, at least half a chunk: a long line grows the buffer
+		// geometrically, so that reading it copies each byte a bounded
+		// number of times (growing by half a chunk copied a 64 MiB line
+		// 512 times over).
+		buf := getChunkBuf(len(carry) + max(chunkSize/2, len(carry)))[:len(carry)]
 		copy(buf, carry)
 		n, err := io.ReadFull(r, buf[len(carry):cap(buf)])
 		buf = buf[:len(carry)+n]
@@ -565,7 +570,11 @@ func splitLinesFrom(r io.Reader, maxLine int, emit func(first int, data []byte) 
 		}
 		cut := len(buf)
 		if !eof {
-			cut = bytes.LastIndexByte(buf, '\n') + 1
+			// Only the new bytes can hold a newline.
+			cut = 0
+			if i := bytes.LastIndexByte(buf[len(carry):], '\n'); i >= 0 {
+				cut = len(carry) + i + 1
+			}
 		}
 		if cut == 0 {
 			// No newline in the whole buffer: a long line; keep reading.

@@ -133,8 +133,8 @@ func DiffText(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 	}
 	if d.Trunk != nil {
 		section("trunk")
-		line(diffRed, "  - %s", strings.Join(d.Trunk.Old, " > "))
-		line(diffGreen, "  + %s", strings.Join(d.Trunk.New, " > "))
+		line(diffRed, "  - %s", text.Path(d.Trunk.Old, " > "))
+		line(diffGreen, "  + %s", text.Path(d.Trunk.New, " > "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -100,7 +100,7 @@ func FuzzExporters(f *testing.F) {
 	dot, _ := exec.LookPath("dot")
 	python := pythonExecutable()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := automaton.Read(bytes.NewReader(data))
+		m, err := automaton.Decode(bytes.NewReader(data))
 		if err != nil || len(m.States) > 200 || len(m.Transitions) > 400 {
 			t.Skip()
 		}

@@ -218,11 +218,13 @@ func stateIDs(states []*automaton.State) []string {
 
 // shownText is s with invalid UTF-8 replaced and control characters written
 // as their Go escapes (a newline becomes \n), for formats that cannot carry
-// them; so are U+FFFE and U+FFFF, which XML cannot carry (SVG, SCXML).
+// them; so are U+FFFE and U+FFFF, which XML cannot carry (SVG, SCXML), and
+// the bidi controls (text.BidiControl), which would make a name read as
+// another (a right-to-left override shows "gpj.exe" as "exe.jpg").
 func shownText(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		if unicode.IsControl(r) || !xmlChar(r) {
+		if unicode.IsControl(r) || !xmlChar(r) || text.BidiControl(r) {
 			q := strconv.QuoteRune(r)
 			b.WriteString(q[1 : len(q)-1])
 			continue

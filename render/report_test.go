@@ -785,3 +785,32 @@ func TestReportInChromium(t *testing.T) {
 		}
 	})
 }
+
+// TestReportBidi: a right-to-left override in a name from the log shows as
+// its escape, not raw (which would make "gpj.exe" read as "exe.jpg"), in
+// the tables and in the picture, and the stylesheet isolates every name, so
+// that right-to-left text in one does not reorder the row around it.
+func TestReportBidi(t *testing.T) {
+	m := loadFixture(t, "support")
+	for i := range m.States {
+		if id := m.States[i].ID; id != automaton.StartID && id != automaton.EndID {
+			m.States[i].Label = "gpj\u202e" + m.States[i].Label + "\u2066x\u2069"
+			break
+		}
+	}
+	m.Transitions[len(m.Transitions)-1].Event = "ok\u202b"
+	for _, mode := range []DiagramMode{DiagramNone, DiagramAll} {
+		page := report(t, m, ReportOptions{Diagram: mode})
+		for _, r := range "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069" {
+			if strings.ContainsRune(page, r) {
+				t.Errorf("%s: the page holds a raw %U", mode, r)
+			}
+		}
+		if !strings.Contains(page, `gpj\u202e`) || !strings.Contains(page, `ok\u202b`) {
+			t.Errorf("%s: the page does not show the bidi controls as escapes", mode)
+		}
+		if !strings.Contains(page, ".id { overflow-wrap: anywhere; unicode-bidi: isolate; }") {
+			t.Errorf("%s: the stylesheet does not isolate names", mode)
+		}
+	}
+}

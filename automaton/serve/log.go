@@ -1,9 +1,10 @@
 package serve
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strconv"
 	"sync"
@@ -37,10 +38,20 @@ import (
 // dropped); the file is flushed whenever the channel runs dry, after which
 // the writer waits batchWait before it looks again, and, with every held
 // line, when the log is closed.
+//
+// A failed write does not stop the log: the lines it did not write are
+// counted as lost (errors) and the next flush writes to the file again, so
+// the log recovers once the cause is gone (a full disk freed). A write cut
+// short inside a line leaves that line torn; the next write starts with a
+// newline, so that the torn line stays one bad line a reader skips and the
+// next decision is whole. While the last write failed, failing is set
+// (/healthz and /metrics say so).
 type decisionLog struct {
 	ch    chan logMsg
 	done  chan struct{}
-	w     *bufio.Writer
+	w     io.Writer
+	out   []byte // lines not yet written
+	torn  bool   // the file ends inside a line
 	sync  func() error
 	onErr func(error) // nil: none
 	held  map[string]logMsg
@@ -54,9 +65,10 @@ type decisionLog struct {
 	order   []heldRef // held lines, oldest first; some stale
 	seq     uint32
 
-	lines  atomic.Int64 // lines written
-	errors atomic.Int64 // failed writes
-	failed bool
+	lines   atomic.Int64 // lines written
+	errors  atomic.Int64 // lines that could not be written (and failed syncs)
+	failing atomic.Bool  // the last write failed
+	lastErr atomic.Pointer[string]
 
 	// sendMu orders sends against close: a send holds it shared, close
 	// holds it alone and sets closed, so nothing is sent on a closed
@@ -124,7 +136,7 @@ func newLogExtra(d *automaton.Decision, slots []automaton.Slot, values bool) *lo
 // newDecisionLog starts the writer goroutine over w, holding at most
 // maxHeld lines (0: maxHeldUnbounded); syncFn, when not nil, makes the
 // written bytes durable at close. onErr, when not nil, is called with the
-// first failed write.
+// first failed write after each stretch of good ones.
 func newDecisionLog(w io.Writer, syncFn func() error, onErr func(error), maxHeld int) *decisionLog {
 	if maxHeld <= 0 {
 		maxHeld = maxHeldUnbounded
@@ -132,7 +144,7 @@ func newDecisionLog(w io.Writer, syncFn func() error, onErr func(error), maxHeld
 	l := &decisionLog{
 		ch:      make(chan logMsg, 4096),
 		done:    make(chan struct{}),
-		w:       bufio.NewWriterSize(w, 64<<10),
+		w:       w,
 		sync:    syncFn,
 		onErr:   onErr,
 		held:    make(map[string]logMsg),
@@ -176,11 +188,15 @@ func (l *decisionLog) close() error {
 	}
 	l.sendMu.Unlock()
 	<-l.done
-	if l.failed {
-		return fmt.Errorf("decision log: %d lines could not be written", l.errors.Load())
+	if n := l.errors.Load(); n > 0 {
+		return fmt.Errorf("decision log: %d lines could not be written", n)
 	}
 	return nil
 }
+
+// logFlushSize is how many bytes of lines the writer gathers before it
+// writes them without waiting for the channel to run dry.
+const logFlushSize = 64 << 10
 
 // batchWait is how long the writer lets decisions gather after a busy
 // round, so that under load it wakes and writes a batch at a time instead of
@@ -218,6 +234,7 @@ func (l *decisionLog) run() {
 	l.flush()
 	if l.sync != nil {
 		if err := l.sync(); err != nil {
+			l.errors.Add(1)
 			l.fail(err)
 		}
 	}
@@ -324,27 +341,67 @@ func (l *decisionLog) write(m logMsg, event string) {
 		b = append(b, "}}\n"...)
 	}
 	l.buf = b
-	if _, err := l.w.Write(b); err != nil {
-		l.fail(err)
+	l.out = append(l.out, b...)
+	if len(l.out) >= logFlushSize {
+		l.flush()
+	}
+}
+
+// flush writes the gathered lines. On a failed write, the lines not
+// written in full are lost and counted; the file is written again at the
+// next flush, on a fresh line if this one stopped inside a line.
+func (l *decisionLog) flush() {
+	if len(l.out) == 0 {
 		return
 	}
-	l.lines.Add(1)
-}
-
-func (l *decisionLog) flush() {
-	if err := l.w.Flush(); err != nil {
-		l.fail(err)
+	torn := l.torn
+	if torn {
+		l.out = append(l.out, 0)
+		copy(l.out[1:], l.out)
+		l.out[0] = '\n'
 	}
-}
-
-func (l *decisionLog) fail(err error) {
-	l.errors.Add(1)
-	if !l.failed {
-		l.failed = true
-		if l.onErr != nil {
-			l.onErr(fmt.Errorf("decision log: %w", err))
+	n, err := l.w.Write(l.out)
+	if err == nil && n < len(l.out) {
+		err = io.ErrShortWrite
+	}
+	if torn {
+		l.out = l.out[1:]
+		if n > 0 {
+			n-- // the newline that ends the torn line
+			l.torn = false
 		}
 	}
+	l.lines.Add(int64(bytes.Count(l.out[:n], []byte{'\n'})))
+	if err != nil {
+		lost := l.out[n:]
+		l.errors.Add(int64(bytes.Count(lost, []byte{'\n'})))
+		if n > 0 && l.out[n-1] != '\n' {
+			l.torn = true
+		}
+		l.fail(err)
+	} else if l.failing.Load() {
+		l.failing.Store(false)
+	}
+	l.out = l.out[:0]
+}
+
+// fail records a failed write or sync: the log is failing until a write
+// succeeds, and onErr hears of the first failure of a stretch.
+func (l *decisionLog) fail(err error) {
+	msg := err.Error()
+	l.lastErr.Store(&msg)
+	if !l.failing.Swap(true) && l.onErr != nil {
+		l.onErr(fmt.Errorf("decision log: %w", err))
+	}
+}
+
+// health says whether the last write failed, and with what error, and how
+// many lines could not be written since the start.
+func (l *decisionLog) health() (failing bool, lastErr string, lost int64) {
+	if p := l.lastErr.Load(); p != nil {
+		lastErr = *p
+	}
+	return l.failing.Load(), lastErr, l.errors.Load()
 }
 
 // verdictExtra is what a decision line's verdict carries beyond allowed,
@@ -435,4 +492,34 @@ func appendLogSlots(b []byte, slots []logSlot) []byte {
 		b = append(b, '}')
 	}
 	return append(b, '}')
+}
+
+// OpenLog opens the decision log file at path for appending (creating it,
+// mode 0644), as fsmine serve --log does. When the file is a regular file
+// that does not end in a newline (a line torn by a crash or a full disk
+// before), it first writes one, so that the first line of this run starts
+// on a fresh line instead of completing the torn one.
+func OpenLog(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return f, nil
+	}
+	r, err := os.Open(path)
+	if err != nil {
+		return f, nil // write-only: the last line cannot be looked at
+	}
+	last := make([]byte, 1)
+	_, err = r.ReadAt(last, fi.Size()-1)
+	r.Close()
+	if err == nil && last[0] != '\n' {
+		if _, err := f.Write([]byte{'\n'}); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("ending the torn last line of %s: %w", path, err)
+		}
+	}
+	return f, nil
 }

@@ -138,7 +138,14 @@ func (m *metrics) write(b *bytes.Buffer, g *automaton.Guard, info *ModelInfo, lo
 	if log != nil {
 		family("fsmine_guard_log_lines_total", "counter", "Lines written to the decision log.")
 		fmt.Fprintf(b, "fsmine_guard_log_lines_total %d\n", log.lines.Load())
-		family("fsmine_guard_log_errors_total", "counter", "Failed writes to the decision log.")
-		fmt.Fprintf(b, "fsmine_guard_log_errors_total %d\n", log.errors.Load())
+		failing, _, lost := log.health()
+		family("fsmine_guard_log_errors_total", "counter", "Lines that could not be written to the decision log.")
+		fmt.Fprintf(b, "fsmine_guard_log_errors_total %d\n", lost)
+		family("fsmine_guard_log_failing", "gauge", "1 while the decision log's last write failed, else 0.")
+		f := 0
+		if failing {
+			f = 1
+		}
+		fmt.Fprintf(b, "fsmine_guard_log_failing %d\n", f)
 	}
 }

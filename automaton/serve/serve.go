@@ -138,7 +138,7 @@ type ReloadResult struct {
 type Stats struct {
 	Decisions int64 // steps answered with a decision
 	LogLines  int64 // lines written to the decision log
-	LogErrors int64 // failed writes to the decision log
+	LogErrors int64 // lines that could not be written to the decision log (and failed syncs)
 }
 
 // Server is the HTTP face of an automaton.Guard. Its methods may be called
@@ -632,8 +632,27 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, res)
 }
 
+// handleHealth answers 200 {"status": "ok"}, or, while the decision log's
+// last write failed, 503 {"status": "log_failing", "log_error": ...}: the
+// guard still answers, but its decisions are not recorded. With a decision
+// log, log_errors counts the lines that could not be written since the
+// start, which the service keeps trying to write after a failure.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	if s.log == nil {
+		s.writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		return
+	}
+	failing, lastErr, lost := s.log.health()
+	h := struct {
+		Status    string `json:"status"`
+		LogErrors int64  `json:"log_errors"`
+		LogError  string `json:"log_error,omitempty"`
+	}{"ok", lost, ""}
+	code := http.StatusOK
+	if failing {
+		h.Status, h.LogError, code = "log_failing", lastErr, http.StatusServiceUnavailable
+	}
+	s.writeJSON(w, code, h)
 }
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {

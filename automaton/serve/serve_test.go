@@ -124,7 +124,7 @@ func TestServeRoutes(t *testing.T) {
 		{"delete again", "DELETE", "/v1/sessions/gone", ``, 404, `no live session \"gone\"`, ""},
 		{"model", "GET", "/v1/model", ``, 200, `"version":1,"digest":"sha256:`, ""},
 		{"model policy", "GET", "/v1/model", ``, 200, `"watchdog":{"max_turns":3,"fallback":{"event":"escalate","to":"human","label":"transfer_to_human_agents"}}`, ""},
-		{"health", "GET", "/healthz", ``, 200, `{"status":"ok"}`, ""},
+		{"health", "GET", "/healthz", ``, 200, `{"status":"ok","log_errors":0}`, ""},
 		{"metrics", "GET", "/metrics", ``, 200, `fsmine_guard_decisions_total{allowed="false",reason="illegal_transition"} 1`, ""},
 		{"unknown route", "GET", "/v2/nothing", ``, 404, `{"error":"no route GET /v2/nothing"}`, ""},
 		{"trailing slash", "GET", "/v1/model/", ``, 404, `no route`, ""},

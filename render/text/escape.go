@@ -46,7 +46,7 @@ func escape(s string, cell bool) string {
 			b.WriteString(`\n`)
 		case cell && r == '\t':
 			b.WriteString(`\t`)
-		case r == '\n' || r == '\t' || !unicode.IsControl(r) && r != '\u2028' && r != '\u2029' && !bidiControl(r):
+		case r == '\n' || r == '\t' || !unicode.IsControl(r) && r != '\u2028' && r != '\u2029' && !BidiControl(r):
 			b.WriteString(s[i : i+size])
 		default:
 			q := strconv.QuoteRuneToASCII(r)
@@ -57,8 +57,8 @@ func escape(s string, cell bool) string {
 	return b.String()
 }
 
-// bidiControl reports whether r reorders the text around it on display
+// BidiControl reports whether r reorders the text around it on display
 // (U+202A-U+202E, U+2066-U+2069), which can make a name read as another.
-func bidiControl(r rune) bool {
+func BidiControl(r rune) bool {
 	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
 }

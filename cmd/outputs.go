@@ -1,0 +1,63 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// checkOutputs is the one rule of every command that writes files: it
+// refuses an output that is one of the inputs (a log, a model, label rules,
+// a policy; a glob among inputs stands for the files it matches) or another
+// output, as writing it would destroy what the command reads, or one output
+// would replace the other. outputs are pairs of the flag and the path.
+// Standard output ("-" or ""), and files that exist and are not regular
+// (/dev/null), may repeat. Two names are the same file when they are the
+// same path once made absolute, or name one file (os.SameFile: hard links,
+// symbolic links). The error, a usage error (exit 2), names the flag and
+// the file; it comes before anything is written.
+func checkOutputs(inputs []string, outputs [][2]string) error {
+	type named struct{ what, path string }
+	var seen []named
+	for _, in := range inputs {
+		if in == "" || in == "-" {
+			continue
+		}
+		seen = append(seen, named{"an input", in})
+		if strings.ContainsAny(in, "*?[") {
+			matches, _ := filepath.Glob(in) // a bad pattern fails where it is read
+			for _, m := range matches {
+				seen = append(seen, named{"an input", m})
+			}
+		}
+	}
+	for _, out := range outputs {
+		path := out[1]
+		if path == "" || path == "-" {
+			continue
+		}
+		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+			continue
+		}
+		for _, s := range seen {
+			if samePath(s.path, path) {
+				return usagef("%s %s: the file is %s too", out[0], path, s.what)
+			}
+		}
+		seen = append(seen, named{out[0] + "'s output", path})
+	}
+	return nil
+}
+
+// samePath reports whether a and b name the same file: one that exists
+// under both names, or the same path once made absolute.
+func samePath(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && absA == absB
+}
