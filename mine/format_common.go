@@ -608,7 +608,8 @@ type spanItem struct {
 	hasTime bool
 	order   string // a format's own order key (LangSmith's dotted_order), or ""
 	depth   int
-	seq     int // input order
+	seq     int  // input order
+	first   bool // sorts first among the items that start at its start (a handoff)
 	body    []byte
 }
 
@@ -618,6 +619,12 @@ type spanItem struct {
 // writes them with their session. Records carry their start time as ts, so
 // mine orders them the same way; ties keep this order.
 func writeSpanItems(w io.Writer, items []*spanItem) error {
+	return writeSpanItemsTo(newRecordWriter(w), items)
+}
+
+// writeSpanItemsTo is writeSpanItems on a record writer that notes may
+// already have been written to; it flushes rw.
+func writeSpanItemsTo(rw *recordWriter, items []*spanItem) error {
 	// Depth within a trace: number of ancestors present in the input.
 	byID := make(map[[2]string]*spanItem, len(items))
 	for _, it := range items {
@@ -666,13 +673,18 @@ func writeSpanItems(w io.Writer, items []*spanItem) error {
 				}
 				return 1
 			}
+			if a.first != b.first {
+				if a.first {
+					return -1
+				}
+				return 1
+			}
 		}
 		if a.depth != b.depth {
 			return a.depth - b.depth
 		}
 		return a.seq - b.seq
 	})
-	rw := newRecordWriter(w)
 	var line []byte
 	for _, it := range items {
 		line = append(line[:0], `{"session_id":`...)

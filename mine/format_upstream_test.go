@@ -91,6 +91,41 @@ func TestUpstreamFixtures(t *testing.T) {
 			"conv-10: custom:task/ok agent:Triage/ok custom:turn/ok function:lookup_order/ok custom:turn/ok handoff:Refunds/ok agent:Refunds/ok custom:turn/ok function:issue_refund/error custom:turn/ok",
 			"conv-13: custom:task/ok agent:Triage/ok custom:turn/ok function:lookup_order/ok custom:turn/ok handoff:Refunds/ok agent:Refunds/ok custom:turn/ok function:issue_refund/ok custom:turn/ok",
 		}},
+		// Langfuse's framework traces, as its UI downloads them: the
+		// steps a person names, the LLM calls and wrappers folded, no ids.
+		// LangGraph: the graph nodes (langgraph_node), the model call and
+		// routing inside them left out; the thread_id is the session.
+		{name: "langfuse langgraph", file: "langfuse-langgraph-2025-08-22.json", format: FormatLangfuse, want: []string{
+			"demo-thread-1: agent/ok tools/ok agent/ok",
+		}},
+		// Google ADK: the invocation wrapper folded, the agent named from
+		// "agent_run [hello_agent]", the tool from gen_ai.tool.name.
+		{name: "langfuse google adk", file: "langfuse-google-adk-2025-08-28.json", format: FormatLangfuse, want: []string{
+			"demo-session: hello_agent/ok say_hello/ok",
+		}},
+		// OpenAI Agents through OpenInference: the workflow root (an AGENT
+		// naming no agent) folded, the agent named by graph.node.id.
+		{name: "langfuse openai agents", file: "langfuse-openai-agents-2025-09-30.json", format: FormatLangfuse, want: []string{
+			"fee618f96dc31e0ca38b2f7b26eb8b29: Hello world/ok get_weather/ok",
+		}},
+		// pydantic-ai: agents by gen_ai.agent.name, tools by
+		// gen_ai.tool.name, "running 3 tools" folded.
+		{name: "langfuse pydantic-ai", file: "langfuse-pydantic-ai-tools-2025-12-04.json", format: FormatLangfuse, want: []string{
+			"7a38edd8123db47ad8dcb8aa4c5e3926: joke_agent/ok get_pun_suggestion/ok get_dad_joke_suggestion/ok get_one_liner_suggestion/ok joke_agent/ok evaluator_agent/ok",
+		}},
+		// Microsoft Agent Framework: gen_ai.agent.name is a UUID, so the
+		// span name without it; the session is gen_ai.conversation.id.
+		{name: "langfuse microsoft agent", file: "langfuse-microsoft-agent-2025-10-14.json", format: FormatLangfuse, want: []string{
+			"thread_G78qCSLpzn0YQwFwrvK5OivI: invoke_agent/ok get_weather/ok",
+		}},
+		// Koog: create_agent folded, "run.<uuid>" without its id, the
+		// graph nodes from langgraph_node, __start__ and __finish__ left out.
+		{name: "langfuse koog", file: "langfuse-koog-2025-08-26.json", format: FormatLangfuse, want: []string{
+			"6f8d2449-33ed-4c7c-82e7-5410e34ee4e6: run/ok nodeCallLLM/ok nodeExecuteTool/ok ByeTool/ok HelloTool/ok nodeSendToolResult/ok",
+		}},
+		{name: "langfuse koog keep spans", file: "langfuse-koog-2025-08-26.json", format: FormatLangfuse, opt: ImportOptions{KeepSpans: true}, want: []string{
+			"6f8d2449-33ed-4c7c-82e7-5410e34ee4e6: agent/ok run/ok node.__start__/ok nodeCallLLM/ok llm.chat/ok nodeExecuteTool/ok ByeTool/ok HelloTool/ok nodeSendToolResult/ok llm.chat/ok node.__finish__/ok",
+		}},
 		// A voice experiment folder: turns start where a side starts to
 		// speak.
 		{name: "tau2 voice folder", file: "tau2_voice_experiment", format: FormatTau, want: []string{
@@ -132,6 +167,8 @@ func TestUpstreamGolden(t *testing.T) {
 		{"interval_event_log.xes", FormatXES},
 		{"running-example-transformed.csv", FormatCSV},
 		{"openai_agents_js.jsonl", FormatOpenAIAgents},
+		{"langfuse-langgraph-2025-08-22.json", FormatLangfuse},
+		{"langfuse-koog-2025-08-26.json", FormatLangfuse},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			data, err := os.ReadFile(upstreamPath(tt.file))
