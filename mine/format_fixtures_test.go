@@ -31,6 +31,8 @@ var formatFixtures = []struct {
 	{file: "langsmith.json", format: FormatLangSmith},
 	{file: "langfuse.jsonl", format: FormatLangfuse},
 	{file: "openai_agents.jsonl", format: FormatOpenAIAgents},
+	{file: "phoenix_spans.json", format: FormatPhoenix},
+	{file: "phoenix_spans.jsonl", format: FormatPhoenix},
 	{file: "loan.xes", format: FormatXES},
 	{file: "tickets.csv", format: FormatCSV, fields: ticketsFields},
 	{file: "tau2_args.json", format: FormatTau},
@@ -84,6 +86,10 @@ func TestFormatDetectInline(t *testing.T) {
 		{"langsmith runs page", `{"runs":[{"id":"1","name":"n","run_type":"llm","start_time":"x"}],"cursors":{}}`, FormatLangSmith},
 		{"langfuse observations page", `{"data":[{"id":"o","traceId":"t","type":"SPAN","startTime":"x","level":"DEFAULT"}],"meta":{}}`, FormatLangfuse},
 		{"langfuse observation", `{"id":"o","traceId":"t","type":"SPAN","name":"n","startTime":"x","parentObservationId":null}`, FormatLangfuse},
+		{"phoenix span array", `[{"id":"x","name":"turn","context":{"trace_id":"t","span_id":"s"},"span_kind":"AGENT","parent_id":null}]`, FormatPhoenix},
+		{"phoenix api page", `{"data":[{"name":"turn","context":{"trace_id":"t","span_id":"s"},"span_kind":"AGENT"}],"next_cursor":null}`, FormatPhoenix},
+		{"phoenix dataframe", `{"name":"turn","span_kind":"CHAIN","parent_id":null,"context.span_id":"s","context.trace_id":"t"}`, FormatPhoenix},
+		{"langfuse download", `{"trace":{"id":"t","projectId":"p","name":"n","timestamp":"2025-01-01T00:00:00Z"},"observations":[]}`, FormatLangfuse},
 		{"openai agents trace first", `{"object":"trace","id":"trace_1","workflow_name":"w","group_id":null}`, FormatOpenAIAgents},
 		{"openai agents span", `{"object":"trace.span","id":"span_1","trace_id":"trace_1","parent_id":null,"started_at":"x","ended_at":"y","span_data":{"type":"agent"}}`, FormatOpenAIAgents},
 		{"tau2 truncated before simulations", `{"timestamp":"2025-08-01T16:16:36","info":{"git_commit":"b0","user_info":{"llm":"gpt-4.1"},"agent_info":{"llm":"gpt-4.1"}},"tasks":[{"id":"5","description":"` + strings.Repeat("x", 100), FormatTau},
@@ -202,6 +208,20 @@ func TestFormatSessions(t *testing.T) {
 			"conv-7: agent:Triage Agent/ok generation/ok handoff:Refund Agent/ok agent:Refund Agent/ok function:lookup_order/ok function:issue_refund/error",
 			"trace_99999999999940718293a4b5c6d7e8f9: agent:Triage Agent/ok guardrail:off_topic/triggered",
 		}},
+		{file: "phoenix_spans.json", want: []string{
+			// The model calls inside the turn's agent are left out; the
+			// subagent under its tool call is a step; the second trace
+			// (session.id on its root only) has a chain around a retriever
+			// and a model call under no agent: both are steps. The agent
+			// whose name is an id takes graph.node.id (nested attributes).
+			"chat-7: support.turn/ok lookup_order/ok call_subagent/ok RefundAgent/ok issue_refund/error search_kb/ok gpt-5-mini/ok",
+			"trace-c: Planner/ok",
+		}},
+		{file: "phoenix_spans.jsonl", want: []string{
+			// get_spans_dataframe's flat columns; the handoff comes before
+			// the agent it hands to, which starts with it.
+			"web-3: Triage/ok handoff to Billing/ok Billing/ok charge_card/error",
+		}},
 		{file: "loan.xes", want: []string{
 			"case-1: submit/complete check/start check/complete approve/approve",
 			"case-2: submit/complete decline/complete",
@@ -274,6 +294,15 @@ func TestFormatErrors(t *testing.T) {
 		{"langsmith after array", FormatLangSmith, `[{"id":"a","name":"x","run_type":"chain"}] {}`, "reading bad: line 1, column 44: more input after the top-level array"},
 		{"langsmith bad time", FormatLangSmith, "{\"id\":\"a\",\"name\":\"x\"}\n{\"id\":\"b\",\"name\":\"y\",\"start_time\":\"soon\"}", `reading bad: line 2, column 1: run b: start_time "soon" is not a time`},
 		{"langfuse ids only", FormatLangfuse, `{"id":"t1","observations":["o1","o2"]}`, "reading bad: line 1, column 28: trace t1 lists observation ids only"},
+		{"langfuse observation without id", FormatLangfuse, `{"trace":{"id":"t1"},"observations":[{"traceId":"t1","type":"SPAN","name":"x","startTime":"2025-01-01T00:00:00Z"}]}`, `reading bad: line 1, column 38: observation "x" (type SPAN) has no id`},
+		{"langfuse observation of another trace", FormatLangfuse, `{"trace":{"id":"t1"},"observations":[{"id":"o","traceId":"t2","type":"SPAN"}]}`, "reading bad: line 1, column 38: observation o: traceId t2, but it is listed in trace t1"},
+		{"langfuse parent cycle", FormatLangfuse, "[{\"id\":\"a\",\"traceId\":\"t\",\"type\":\"SPAN\",\"parentObservationId\":\"b\"},\n{\"id\":\"b\",\"traceId\":\"t\",\"type\":\"SPAN\",\"parentObservationId\":\"a\"}]", "reading bad: line 1: observation a of trace t: the parent links of span a of trace t form a cycle"},
+		{"langfuse own parent", FormatLangfuse, `[{"id":"a","traceId":"t","type":"SPAN","parentObservationId":"a"}]`, "reading bad: line 1: observation a of trace t: span a is its own parent"},
+		{"langfuse duplicate id", FormatLangfuse, "[{\"id\":\"a\",\"traceId\":\"t\",\"type\":\"SPAN\"},\n{\"id\":\"a\",\"traceId\":\"t\",\"type\":\"TOOL\"}]", "reading bad: line 2: observation a of trace t: a second span with id a in trace t (the first: line 1: observation a of trace t)"},
+		{"phoenix no trace id", FormatPhoenix, "[\n{\"name\":\"turn\",\"context\":{\"span_id\":\"s1\"},\"span_kind\":\"AGENT\"}]", "reading bad: line 2, column 1: span s1 has no context.trace_id"},
+		{"phoenix no span id", FormatPhoenix, `{"id":"x","name":"turn","context":{"trace_id":"t"},"span_kind":"AGENT"}`, "reading bad: line 1, column 1: span x has no context.span_id"},
+		{"phoenix not a span", FormatPhoenix, `{"id":"x","name":"turn","run_type":"chain"}`, `reading bad: line 1, column 1: not a Phoenix span: no "span_kind" and no "context"`},
+		{"phoenix cycle", FormatPhoenix, "{\"name\":\"a\",\"context\":{\"trace_id\":\"t\",\"span_id\":\"a\"},\"span_kind\":\"TOOL\",\"parent_id\":\"c\"}\n{\"name\":\"b\",\"context\":{\"trace_id\":\"t\",\"span_id\":\"b\"},\"span_kind\":\"TOOL\",\"parent_id\":\"a\"}\n{\"name\":\"c\",\"context\":{\"trace_id\":\"t\",\"span_id\":\"c\"},\"span_kind\":\"TOOL\",\"parent_id\":\"b\"}", "reading bad: line 1: span a of trace t: the parent links of span a of trace t form a cycle"},
 		{"openai agents unknown object", FormatOpenAIAgents, "{\"object\":\"trace\",\"id\":\"t\"}\n{\"object\":\"response\"}", `reading bad: line 2, column 1: object "response" is neither a trace nor a trace.span`},
 		{"tau tool call without name", FormatTau, `{"simulations":[{"id":"s1","messages":[{"role":"assistant","tool_calls":[{"id":"c"}]}]}]}`, "reading bad: line 1, column 17: simulation s1, message 0: a tool call without a name"},
 		{"tau neither", FormatTau, `{"tasks":[]}`, `reading bad: line 1, column 1: neither tau2 results (no "simulations"), a tau2 simulation (no "task_id" and "termination_reason") nor a tau-bench run (no "traj")`},

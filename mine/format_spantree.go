@@ -224,10 +224,10 @@ func foldSpans(spans []*treeSpan, keep bool) (steps, leftOut []*treeSpan, err er
 			state[p] = 2
 		}
 	}
-	// An agent span that names no agent and holds agents is the workflow
-	// around them (OpenInference's OpenAI Agents root span).
+	// An agent span that names no agent and holds agents only is the
+	// workflow around them (OpenInference's OpenAI Agents root span).
 	for _, s := range spans {
-		if s.kind == kindAgent && named(s.agent) == "" && holdsAgent(s) {
+		if s.kind == kindAgent && named(s.agent) == "" && holdsAgentsOnly(s) {
 			s.kind = kindWrapper
 		}
 	}
@@ -339,13 +339,13 @@ func foldSpans(spans []*treeSpan, keep bool) (steps, leftOut []*treeSpan, err er
 	return steps, leftOut, nil
 }
 
-func holdsAgent(s *treeSpan) bool {
+func holdsAgentsOnly(s *treeSpan) bool {
 	for _, c := range s.children {
-		if c.kind == kindAgent || holdsAgent(c) {
-			return true
+		if c.kind != kindAgent {
+			return false
 		}
 	}
-	return false
+	return len(s.children) > 0
 }
 
 // orderHandoffs puts a handoff before the agent it hands to: tracers start
