@@ -28,6 +28,8 @@ var formatFixtures = []struct {
 	fields       []string // --field flags the input needs
 }{
 	{file: "otlp.jsonl", format: FormatOTLP},
+	{file: "otlp_openinference.jsonl", format: FormatOTLP},
+	{file: "otlp_genai.jsonl", format: FormatOTLP},
 	{file: "langsmith.json", format: FormatLangSmith},
 	{file: "langfuse.jsonl", format: FormatLangfuse},
 	{file: "openai_agents.jsonl", format: FormatOpenAIAgents},
@@ -182,13 +184,30 @@ func TestFormatSessions(t *testing.T) {
 		{file: "otlp.jsonl", want: []string{
 			// The tool and model spans carry no conversation id: they join
 			// their trace's. Turn 2 is another trace of the conversation.
-			"conv-1: invoke_agent:Returns/ok chat/ok execute_tool:get_order_details/ok chat/ok invoke_agent:Returns/ok execute_tool:issue_refund/ok",
+			// The model calls inside the agent are left out.
+			"conv-1: invoke_agent:Returns/ok execute_tool:get_order_details/ok invoke_agent:Returns/ok execute_tool:issue_refund/ok",
 			// error.type is the event; else the status; a span of the trace
-			// that came on a later line still joins; a non-GenAI span is
-			// named by its span name.
-			"conv-2: invoke_agent:Returns/error execute_tool:get_order_details/timeout GET /orders/{id}/error chat/error",
+			// that came on a later line still joins; the HTTP span inside
+			// the tool call is part of it.
+			"conv-2: invoke_agent:Returns/error execute_tool:get_order_details/timeout",
 			// No conversation id: the resource's session.id.
-			"web-session-9: invoke_agent:FAQ/ok chat/ok",
+			"web-session-9: invoke_agent:FAQ/ok",
+		}},
+		{file: "otlp_openinference.jsonl", want: []string{
+			// OpenInference's kinds: the workflow root (an AGENT naming no
+			// agent) and the CHAIN turns are wrappers, the LLM generations
+			// part of their agent; the handoff, which starts after the
+			// agent it hands to, comes before it.
+			"conv-oi-1: Triage/ok lookup_order/ok handoff to Refunds/ok Refunds/ok issue_refund/error",
+		}},
+		{file: "otlp_genai.jsonl", want: []string{
+			// 2026 operations: invoke_workflow is a wrapper, plan a step,
+			// chat inside the agent left out; an agent named by a UUID is
+			// the operation alone.
+			"conv-g-1: plan/ok invoke_agent:Returns/ok execute_tool:get_order/ok invoke_agent/ok",
+			// v1.36-era model calls without gen_ai.operation.name:
+			// gen_ai.system and a model make them "llm".
+			"conv-g-2: llm/ok llm/ok",
 		}},
 		{file: "langsmith.json", want: []string{
 			// No thread: the trace is the session.
@@ -289,6 +308,8 @@ func TestFormatErrors(t *testing.T) {
 		{"otlp syntax", FormatOTLP, "{\"resourceSpans\":[]}\n{\"resourceSpans\":[}\n", "reading bad: line 2, column 19: invalid character '}' looking for beginning of value"},
 		{"otlp type", FormatOTLP, `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":5}]}]}]}`, "reading bad: line 1, column 55: resourceSpans.0.scopeSpans.0.spans.0.traceId is a JSON number, want a string"},
 		{"otlp time", FormatOTLP, "\n" + `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"ab","spanId":"cd","name":"x","startTimeUnixNano":"12:00"}]}]}]}`, `reading bad: line 2: span cd of trace ab: startTimeUnixNano "12:00": want an integer`},
+		{"otlp without resourceSpans", FormatOTLP, "{\"resourceSpans\":[]}\n{\"spans\":[]}", `reading bad: line 2, column 1: not OTLP traces: no "resourceSpans"`},
+		{"otlp proto names", FormatOTLP, `{"resource_spans":[{"scope_spans":[]}]}`, `reading bad: line 1, column 1: OTLP with protobuf field names ("resource_spans")`},
 		{"otlp not an object", FormatOTLP, "[1]", "reading bad: line 1, column 2: want an OTLP traces object"},
 		{"langsmith truncated", FormatLangSmith, "[\n {\"id\": \"a\", \"name\": \"x\", \"run_type\": \"chain\"", "reading bad: line 2, column 46: the input ends inside a JSON value"},
 		{"langsmith after array", FormatLangSmith, `[{"id":"a","name":"x","run_type":"chain"}] {}`, "reading bad: line 1, column 44: more input after the top-level array"},

@@ -19,7 +19,7 @@ package mine
 //     spans is left out, its children standing for it; a wrapper with
 //     nothing under it, and under no step, is a step;
 //   - any other span (a plain span, an event) is a step unless a step is
-//     under it.
+//     under it or it is inside a tool call (the HTTP request a tool makes).
 //
 // ImportOptions.KeepSpans keeps every span. Names carry no ids: a UUID or
 // a long hex run in a span's name is cut out ("agent.f9f77d1a-…" is
@@ -69,7 +69,7 @@ type treeSpan struct {
 
 	own      int64  // a moved handoff's own start
 	why      string // why fold left the span out
-	label    string
+	label    string // the node; an importer may set it to name a span its own way
 	step     bool
 	children []*treeSpan
 	up       *treeSpan
@@ -251,6 +251,9 @@ func foldSpans(spans []*treeSpan, keep bool) (steps, leftOut []*treeSpan, err er
 		s.kind = kindNode
 	}
 	for _, s := range spans {
+		if s.label != "" {
+			continue // the format's own name
+		}
 		s.label = s.ownLabel()
 		if inner[s] {
 			// An inner span kept by --keep-spans is named by itself.
@@ -266,6 +269,14 @@ func foldSpans(spans []*treeSpan, keep bool) (steps, leftOut []*treeSpan, err er
 	underStep := func(s *treeSpan) bool {
 		for p := s.up; p != nil; p = p.up {
 			if isStep(p) {
+				return true
+			}
+		}
+		return false
+	}
+	underTool := func(s *treeSpan) bool {
+		for p := s.up; p != nil; p = p.up {
+			if p.kind == kindTool {
 				return true
 			}
 		}
@@ -302,6 +313,8 @@ func foldSpans(spans []*treeSpan, keep bool) (steps, leftOut []*treeSpan, err er
 		case s.kind == kindWrapper:
 			s.step = len(s.children) == 0 && !underStep(s)
 			s.why = "a wrapper span"
+		case underTool(s) && !below:
+			s.why = "a span inside a tool call"
 		default:
 			s.step = !below
 			s.why = "a span holding steps"
