@@ -210,12 +210,13 @@ func TestFormatSessions(t *testing.T) {
 			"conv-g-2: llm/ok llm/ok",
 		}},
 		{file: "langsmith.json", want: []string{
-			// No thread: the trace is the session.
-			"33333333-0000-4000-8000-000000000001: rag_pipeline/ok retrieve_docs/ok generate_answer/ok",
-			// Two traces of one thread, in dotted order; the model calls and
-			// routing inside a LangGraph node and __start__ are left out,
-			// tool runs are kept.
-			"thread-1: LangGraph/ok agent/ok tools/ok get_order_details/ok agent/ok LangGraph/error agent/ok tools/error issue_refund/error",
+			// No thread: the trace is the session; the chain holding the
+			// retriever and the model call is left out.
+			"33333333-0000-4000-8000-000000000001: retrieve_docs/ok generate_answer/ok",
+			// Two traces of one thread, in dotted order; the LangGraph
+			// chain around the nodes, the model calls and routing inside a
+			// node and __start__ are left out, tool runs are kept.
+			"thread-1: agent/ok tools/ok get_order_details/ok agent/ok agent/ok tools/error issue_refund/error",
 		}},
 		{file: "langfuse.jsonl", want: []string{
 			// The generation inside the agent is part of it; the nameless
@@ -313,7 +314,9 @@ func TestFormatErrors(t *testing.T) {
 		{"otlp not an object", FormatOTLP, "[1]", "reading bad: line 1, column 2: want an OTLP traces object"},
 		{"langsmith truncated", FormatLangSmith, "[\n {\"id\": \"a\", \"name\": \"x\", \"run_type\": \"chain\"", "reading bad: line 2, column 46: the input ends inside a JSON value"},
 		{"langsmith after array", FormatLangSmith, `[{"id":"a","name":"x","run_type":"chain"}] {}`, "reading bad: line 1, column 44: more input after the top-level array"},
-		{"langsmith bad time", FormatLangSmith, "{\"id\":\"a\",\"name\":\"x\"}\n{\"id\":\"b\",\"name\":\"y\",\"start_time\":\"soon\"}", `reading bad: line 2, column 1: run b: start_time "soon" is not a time`},
+		{"langsmith bad time", FormatLangSmith, "{\"id\":\"a\",\"name\":\"x\",\"run_type\":\"tool\"}\n{\"id\":\"b\",\"name\":\"y\",\"run_type\":\"tool\",\"start_time\":\"soon\"}", `reading bad: line 2, column 1: run b: start_time "soon" is not a time`},
+		{"langsmith given phoenix spans", FormatLangSmith, "[\n" + `{"id":"x","name":"turn","context":{"trace_id":"t","span_id":"s"},"span_kind":"AGENT","parent_id":null,"start_time":"2026-07-09T00:00:00+00:00"}]`, `reading bad: line 2, column 1: not a LangSmith run: no "run_type"`},
+		{"langsmith parent cycle", FormatLangSmith, "[{\"id\":\"a\",\"name\":\"x\",\"run_type\":\"tool\",\"trace_id\":\"t\",\"parent_run_id\":\"b\"},\n{\"id\":\"b\",\"name\":\"y\",\"run_type\":\"tool\",\"trace_id\":\"t\",\"parent_run_id\":\"a\"}]", "reading bad: line 1: run a of trace t: the parent links of span a of trace t form a cycle"},
 		{"langfuse ids only", FormatLangfuse, `{"id":"t1","observations":["o1","o2"]}`, "reading bad: line 1, column 28: trace t1 lists observation ids only"},
 		{"langfuse observation without id", FormatLangfuse, `{"trace":{"id":"t1"},"observations":[{"traceId":"t1","type":"SPAN","name":"x","startTime":"2025-01-01T00:00:00Z"}]}`, `reading bad: line 1, column 38: observation "x" (type SPAN) has no id`},
 		{"langfuse observation of another trace", FormatLangfuse, `{"trace":{"id":"t1"},"observations":[{"id":"o","traceId":"t2","type":"SPAN"}]}`, "reading bad: line 1, column 38: observation o: traceId t2, but it is listed in trace t1"},

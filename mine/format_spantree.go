@@ -396,7 +396,12 @@ func orderHandoffs(steps []*treeSpan) {
 // the lines where they were read (read counts them in Log.LeftOut), and
 // writes the steps in order (writeSpanItems).
 func writeTreeSpans(w io.Writer, spans []*treeSpan, opt ImportOptions) error {
-	rw := newRecordWriter(w)
+	return writeTreeSpansTo(newRecordWriter(w), spans, opt)
+}
+
+// writeTreeSpansTo is writeTreeSpans on a record writer that notes may
+// already have been written to.
+func writeTreeSpansTo(rw *recordWriter, spans []*treeSpan, opt ImportOptions) error {
 	steps, out, err := foldSpans(spans, opt.KeepSpans)
 	if err != nil {
 		return err
