@@ -18,8 +18,11 @@ package mine
 //   - a wrapper (a chain, workflow, invocation or turn) that holds other
 //     spans is left out, its children standing for it; a wrapper with
 //     nothing under it, and under no step, is a step;
-//   - any other span (a plain span, an event) is a step unless a step is
-//     under it or it is inside a tool call (the HTTP request a tool makes).
+//   - any other span (a plain span, an event) is a step when it holds no
+//     other span and is not inside a tool call (the HTTP request a tool
+//     makes); one that holds spans is left out, its steps standing for it
+//     (pydantic-ai's "running 3 tools") or its model calls being part of
+//     the step above it (a "turn").
 //
 // ImportOptions.KeepSpans keeps every span. Names carry no ids: a UUID or
 // a long hex run in a span's name is cut out ("agent.f9f77d1a-…" is
@@ -266,37 +269,30 @@ func foldSpans(spans []*treeSpan, keep bool) (steps, leftOut []*treeSpan, err er
 	isStep := func(s *treeSpan) bool {
 		return s.kind == kindAgent || s.kind == kindTool || s.kind == kindNode || s.kind == kindHandoff
 	}
-	underStep := func(s *treeSpan) bool {
-		for p := s.up; p != nil; p = p.up {
-			if isStep(p) {
-				return true
-			}
+	// Whether a step, or a tool call, is above each span: filled top
+	// down along each span's path to its root, once per span, without
+	// recursion (a hostile input may nest spans deeper than recursion
+	// should go).
+	type above struct{ step, tool bool }
+	ab := make(map[*treeSpan]*above, len(spans))
+	var path []*treeSpan
+	for _, s := range spans {
+		path = path[:0]
+		for p := s; p != nil && ab[p] == nil; p = p.up {
+			path = append(path, p)
 		}
-		return false
+		for i := len(path) - 1; i >= 0; i-- {
+			p, a := path[i], &above{}
+			if up := p.up; up != nil {
+				ua := ab[up]
+				a.step = ua.step || isStep(up)
+				a.tool = ua.tool || up.kind == kindTool
+			}
+			ab[p] = a
+		}
 	}
-	underTool := func(s *treeSpan) bool {
-		for p := s.up; p != nil; p = p.up {
-			if p.kind == kindTool {
-				return true
-			}
-		}
-		return false
-	}
-	// Children before parents: a plain span is a step only when none of
-	// its descendants is.
-	var decide func(s *treeSpan) bool // reports whether s or a descendant is a step
-	decided := map[*treeSpan]bool{}
-	decide = func(s *treeSpan) bool {
-		if v, ok := decided[s]; ok {
-			return v || s.step
-		}
-		below := false
-		for _, c := range s.children {
-			if decide(c) {
-				below = true
-			}
-		}
-		decided[s] = below
+	for _, s := range spans {
+		a, leaf := ab[s], len(s.children) == 0
 		switch {
 		case keep:
 			s.step = true
@@ -308,21 +304,17 @@ func foldSpans(spans []*treeSpan, keep bool) (steps, leftOut []*treeSpan, err er
 		case isStep(s):
 			s.step = true
 		case s.kind == kindLLM:
-			s.step = !underStep(s)
+			s.step = !a.step
 			s.why = "an LLM call inside a step"
 		case s.kind == kindWrapper:
-			s.step = len(s.children) == 0 && !underStep(s)
+			s.step = leaf && !a.step
 			s.why = "a wrapper span"
-		case underTool(s) && !below:
+		case a.tool:
 			s.why = "a span inside a tool call"
 		default:
-			s.step = !below
-			s.why = "a span holding steps"
+			s.step = leaf
+			s.why = "a span holding others"
 		}
-		return below || s.step
-	}
-	for _, s := range spans {
-		decide(s)
 	}
 	for _, s := range spans {
 		if s.step {
@@ -370,6 +362,17 @@ func holdsAgentsOnly(s *treeSpan) bool {
 // the handoff's parent, when that is before the handoff's own, as its ts,
 // and sorts first among the spans that start then.
 func orderHandoffs(steps []*treeSpan) {
+	agents := map[[2]string][]*treeSpan{} // (trace, agent) -> its agent steps, in input order
+	for _, a := range steps {
+		if a.kind == kindAgent && a.hasTime {
+			for _, n := range []string{a.label, named(a.agent)} {
+				if n != "" {
+					k := [2]string{a.trace, n}
+					agents[k] = append(agents[k], a)
+				}
+			}
+		}
+	}
 	for _, h := range steps {
 		if h.kind != kindHandoff || h.handoffTo == "" || !h.hasTime {
 			continue
@@ -378,16 +381,14 @@ func orderHandoffs(steps []*treeSpan) {
 		if h.up != nil && h.up.hasTime {
 			from = h.up.start
 		}
-		for _, a := range steps {
-			if a.kind != kindAgent || a.trace != h.trace || !a.hasTime || a.label != h.handoffTo {
-				continue
+		var to *treeSpan
+		for _, a := range agents[[2]string{h.trace, h.handoffTo}] {
+			if a.start >= from && a.start <= h.start && (to == nil || a.start < to.start) {
+				to = a
 			}
-			if a.start >= from && a.start <= h.start {
-				h.own = h.start
-				h.start = a.start
-				h.first = true
-				break
-			}
+		}
+		if to != nil {
+			h.own, h.start, h.first = h.start, to.start, true
 		}
 	}
 }
