@@ -225,7 +225,8 @@ func TestFormatSessions(t *testing.T) {
 			"t-3: answer/ok",
 		}},
 		{file: "openai_agents.jsonl", want: []string{
-			"conv-7: agent:Triage Agent/ok generation/ok handoff:Refund Agent/ok agent:Refund Agent/ok function:lookup_order/ok function:issue_refund/error",
+			// The generation inside the agent is part of it.
+			"conv-7: agent:Triage Agent/ok handoff:Refund Agent/ok agent:Refund Agent/ok function:lookup_order/ok function:issue_refund/error",
 			"trace_99999999999940718293a4b5c6d7e8f9: agent:Triage Agent/ok guardrail:off_topic/triggered",
 		}},
 		{file: "phoenix_spans.json", want: []string{

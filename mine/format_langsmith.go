@@ -320,5 +320,5 @@ func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 	for _, p := range threads {
 		p.it.session = firstOf(p.thread, traceThread[p.it.trace], p.it.trace)
 	}
-	return writeTreeSpansTo(rw, spans, opt)
+	return writeTreeSpansTo(rw, spans, opt, nil)
 }

@@ -397,12 +397,14 @@ func orderHandoffs(steps []*treeSpan) {
 // the lines where they were read (read counts them in Log.LeftOut), and
 // writes the steps in order (writeSpanItems).
 func writeTreeSpans(w io.Writer, spans []*treeSpan, opt ImportOptions) error {
-	return writeTreeSpansTo(newRecordWriter(w), spans, opt)
+	return writeTreeSpansTo(newRecordWriter(w), spans, opt, nil)
 }
 
 // writeTreeSpansTo is writeTreeSpans on a record writer that notes may
-// already have been written to.
-func writeTreeSpansTo(rw *recordWriter, spans []*treeSpan, opt ImportOptions) error {
+// already have been written to. order, when not nil, is given every span
+// once the steps are known (and handoffs moved) to set the order keys
+// writeSpanItems sorts by.
+func writeTreeSpansTo(rw *recordWriter, spans []*treeSpan, opt ImportOptions, order func([]*spanItem)) error {
 	steps, out, err := foldSpans(spans, opt.KeepSpans)
 	if err != nil {
 		return err
@@ -411,6 +413,13 @@ func writeTreeSpansTo(rw *recordWriter, spans []*treeSpan, opt ImportOptions) er
 		if err := writeNote(rw, false, s.line, "", s.why+" (--keep-spans keeps it)"); err != nil {
 			return err
 		}
+	}
+	if order != nil {
+		all := make([]*spanItem, len(spans))
+		for i, s := range spans {
+			all[i] = &s.spanItem
+		}
+		order(all)
 	}
 	items := make([]*spanItem, len(steps))
 	for i, s := range steps {

@@ -87,9 +87,14 @@ func TestUpstreamFixtures(t *testing.T) {
 		}},
 		// The JS SDK's millisecond times: a handoff and the next agent,
 		// a tool call and the next turn, start together.
-		{name: "openai agents tied starts", file: "openai_agents_js.jsonl", format: FormatOpenAIAgents, want: []string{
+		{name: "openai agents tied starts", file: "openai_agents_js.jsonl", format: FormatOpenAIAgents, opt: ImportOptions{KeepSpans: true}, want: []string{
 			"conv-10: custom:task/ok agent:Triage/ok custom:turn/ok function:lookup_order/ok custom:turn/ok handoff:Refunds/ok agent:Refunds/ok custom:turn/ok function:issue_refund/error custom:turn/ok",
 			"conv-13: custom:task/ok agent:Triage/ok custom:turn/ok function:lookup_order/ok custom:turn/ok handoff:Refunds/ok agent:Refunds/ok custom:turn/ok function:issue_refund/ok custom:turn/ok",
+		}},
+		// By default the SDK's custom task and turn spans are wrappers.
+		{name: "openai agents folded", file: "openai_agents_js.jsonl", format: FormatOpenAIAgents, want: []string{
+			"conv-10: agent:Triage/ok function:lookup_order/ok handoff:Refunds/ok agent:Refunds/ok function:issue_refund/error",
+			"conv-13: agent:Triage/ok function:lookup_order/ok handoff:Refunds/ok agent:Refunds/ok function:issue_refund/ok",
 		}},
 		// Langfuse's framework traces, as its UI downloads them: the
 		// steps a person names, the LLM calls and wrappers folded, no ids.
