@@ -10,6 +10,7 @@ package mine
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -453,5 +454,32 @@ func TestCSVNoColumnsWithField(t *testing.T) {
 	}
 	if len(lg.Sessions) != 1 {
 		t.Errorf("with both fields: %d sessions, want 1", len(lg.Sessions))
+	}
+}
+
+// TestLangfuseObservationList reads the observations of a Langfuse
+// download on their own, as a JSON array (the UI's log view copies them
+// so): the same steps, the session from their metadata.
+func TestLangfuseObservationList(t *testing.T) {
+	data, err := os.ReadFile(upstreamPath("langfuse-langgraph-2025-08-22.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dl struct {
+		Observations json.RawMessage `json:"observations"`
+	}
+	if err := json.Unmarshal(data, &dl); err != nil {
+		t.Fatal(err)
+	}
+	lg, err := Read([]Input{strInput("observations.json", string(dl.Observations))}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lg.Files[0].Format; got != FormatLangfuse {
+		t.Errorf("format %s, want %s", got, FormatLangfuse)
+	}
+	want := "demo-thread-1: agent/ok tools/ok agent/ok"
+	if got := strings.Join(sessionLines(lg), "\n"); got != want {
+		t.Errorf("sessions:\n%s\nwant:\n%s", got, want)
 	}
 }
