@@ -195,14 +195,14 @@ func foldSpans(spans []*treeSpan, keep bool) (steps, leftOut []*treeSpan, err er
 		}
 		k := [2]string{s.trace, s.id}
 		if prev, dup := byID[k]; dup {
-			return nil, nil, fmt.Errorf("%s: a second span with id %s in trace %s (the first: %s)", s.where, s.id, s.trace, prev.where)
+			return nil, nil, fmt.Errorf("%s: a second span with this id (the first: %s)", s.where, prev.where)
 		}
 		byID[k] = s
 	}
 	for _, s := range spans {
 		if s.parent == "" || s.parent == s.id && s.id != "" {
 			if s.parent != "" {
-				return nil, nil, fmt.Errorf("%s: span %s is its own parent", s.where, s.id)
+				return nil, nil, fmt.Errorf("%s: it is its own parent", s.where)
 			}
 			continue
 		}
@@ -218,7 +218,7 @@ func foldSpans(spans []*treeSpan, keep bool) (steps, leftOut []*treeSpan, err er
 		var path []*treeSpan
 		for p := s; p != nil && state[p] != 2; p = p.up {
 			if state[p] == 1 {
-				return nil, nil, fmt.Errorf("%s: the parent links of span %s of trace %s form a cycle", p.where, p.id, p.trace)
+				return nil, nil, fmt.Errorf("%s: its parent links form a cycle", p.where)
 			}
 			state[p] = 1
 			path = append(path, p)

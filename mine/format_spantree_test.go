@@ -137,9 +137,9 @@ func TestFoldSpansBadTrees(t *testing.T) {
 		spans []string
 		want  string
 	}{
-		{"cycle", []string{"a<c:SPAN:a", "b<a:SPAN:b", "c<b:SPAN:c"}, "span a: the parent links of span a of trace t form a cycle"},
-		{"own parent", []string{"a<a:SPAN:a"}, "span a: span a is its own parent"},
-		{"duplicate", []string{"a:SPAN:a", "a:SPAN:b"}, "span a: a second span with id a in trace t (the first: span a)"},
+		{"cycle", []string{"a<c:SPAN:a", "b<a:SPAN:b", "c<b:SPAN:c"}, "span a: its parent links form a cycle"},
+		{"own parent", []string{"a<a:SPAN:a"}, "span a: it is its own parent"},
+		{"duplicate", []string{"a:SPAN:a", "a:SPAN:b"}, "span a: a second span with this id (the first: span a)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
