@@ -73,6 +73,7 @@ type treeSpan struct {
 	own      int64  // a moved handoff's own start
 	why      string // why fold left the span out
 	label    string // the node; an importer may set it to name a span its own way
+	inner    bool   // inside a graph node, not the node itself
 	step     bool
 	children []*treeSpan
 	up       *treeSpan
@@ -185,137 +186,14 @@ func graphEdge(node string) bool {
 // steps (see the comment at the top of this file, or all of them when
 // keep is set) and returns the steps, each with its node written into its
 // body, and the spans left out. A span whose parent is not among spans (a
-// parent in another file, or none) is a root. It fails when parent links
-// form a cycle, naming a span on it.
+// parent in another file, or none) is a root. It fails when two spans of
+// a trace share an id or parent links form a cycle, naming a span.
 func foldSpans(spans []*treeSpan, keep bool) (steps, leftOut []*treeSpan, err error) {
-	byID := make(map[[2]string]*treeSpan, len(spans))
-	for _, s := range spans {
-		if s.id == "" {
-			continue
-		}
-		k := [2]string{s.trace, s.id}
-		if prev, dup := byID[k]; dup {
-			return nil, nil, fmt.Errorf("%s: a second span with this id (the first: %s)", s.where, prev.where)
-		}
-		byID[k] = s
+	if err := linkSpans(spans); err != nil {
+		return nil, nil, err
 	}
-	for _, s := range spans {
-		if s.parent == "" || s.parent == s.id && s.id != "" {
-			if s.parent != "" {
-				return nil, nil, fmt.Errorf("%s: it is its own parent", s.where)
-			}
-			continue
-		}
-		if p := byID[[2]string{s.trace, s.parent}]; p != nil {
-			s.up = p
-			p.children = append(p.children, s)
-		}
-	}
-	// Cycles: a walk up from any span must end. state 1 is on the current
-	// walk, 2 known to end.
-	state := make(map[*treeSpan]uint8, len(spans))
-	for _, s := range spans {
-		var path []*treeSpan
-		for p := s; p != nil && state[p] != 2; p = p.up {
-			if state[p] == 1 {
-				return nil, nil, fmt.Errorf("%s: its parent links form a cycle", p.where)
-			}
-			state[p] = 1
-			path = append(path, p)
-		}
-		for _, p := range path {
-			state[p] = 2
-		}
-	}
-	// An agent span that names no agent and holds agents only is the
-	// workflow around them (OpenInference's OpenAI Agents root span).
-	for _, s := range spans {
-		if s.kind == kindAgent && named(s.agent) == "" && holdsAgentsOnly(s) {
-			s.kind = kindWrapper
-		}
-	}
-	// Graph nodes: the outermost span of a (node, step); the spans under
-	// it with the same node and step are its inner workings.
-	inner := map[*treeSpan]bool{}
-	for _, s := range spans {
-		if s.graphNode == "" {
-			continue
-		}
-		if p := s.up; p != nil && p.graphNode == s.graphNode && p.graphStep == s.graphStep {
-			if s.kind != kindTool {
-				inner[s] = true
-			}
-			continue
-		}
-		if graphEdge(s.graphNode) {
-			inner[s] = true
-			continue
-		}
-		s.kind = kindNode
-	}
-	for _, s := range spans {
-		if s.label != "" {
-			continue // the format's own name
-		}
-		s.label = s.ownLabel()
-		if inner[s] {
-			// An inner span kept by --keep-spans is named by itself.
-			s.label = stripIDs(s.name)
-			if s.label == "" {
-				s.label = s.kind.String()
-			}
-		}
-	}
-	isStep := func(s *treeSpan) bool {
-		return s.kind == kindAgent || s.kind == kindTool || s.kind == kindNode || s.kind == kindHandoff
-	}
-	// Whether a step, or a tool call, is above each span: filled top
-	// down along each span's path to its root, once per span, without
-	// recursion (a hostile input may nest spans deeper than recursion
-	// should go).
-	type above struct{ step, tool bool }
-	ab := make(map[*treeSpan]*above, len(spans))
-	var path []*treeSpan
-	for _, s := range spans {
-		path = path[:0]
-		for p := s; p != nil && ab[p] == nil; p = p.up {
-			path = append(path, p)
-		}
-		for i := len(path) - 1; i >= 0; i-- {
-			p, a := path[i], &above{}
-			if up := p.up; up != nil {
-				ua := ab[up]
-				a.step = ua.step || isStep(up)
-				a.tool = ua.tool || up.kind == kindTool
-			}
-			ab[p] = a
-		}
-	}
-	for _, s := range spans {
-		a, leaf := ab[s], len(s.children) == 0
-		switch {
-		case keep:
-			s.step = true
-		case inner[s]:
-			s.why = "a span inside graph node " + s.graphNode
-			if graphEdge(s.graphNode) {
-				s.why = "graph marker " + s.graphNode
-			}
-		case isStep(s):
-			s.step = true
-		case s.kind == kindLLM:
-			s.step = !a.step
-			s.why = "an LLM call inside a step"
-		case s.kind == kindWrapper:
-			s.step = leaf && !a.step
-			s.why = "a wrapper span"
-		case a.tool:
-			s.why = "a span inside a tool call"
-		default:
-			s.step = leaf
-			s.why = "a span holding others"
-		}
-	}
+	placeSpans(spans)
+	decideSteps(spans, keep)
 	for _, s := range spans {
 		if s.step {
 			steps = append(steps, s)
@@ -342,6 +220,144 @@ func foldSpans(spans []*treeSpan, keep bool) (steps, leftOut []*treeSpan, err er
 		s.spanItem.body = b
 	}
 	return steps, leftOut, nil
+}
+
+// linkSpans sets each span's up and children, and fails on a duplicate
+// id, a span that is its own parent, or a cycle of parent links.
+func linkSpans(spans []*treeSpan) error {
+	byID := make(map[[2]string]*treeSpan, len(spans))
+	for _, s := range spans {
+		if s.id == "" {
+			continue
+		}
+		k := [2]string{s.trace, s.id}
+		if prev, dup := byID[k]; dup {
+			return fmt.Errorf("%s: a second span with this id (the first: %s)", s.where, prev.where)
+		}
+		byID[k] = s
+	}
+	for _, s := range spans {
+		switch {
+		case s.parent == "":
+		case s.parent == s.id:
+			return fmt.Errorf("%s: it is its own parent", s.where)
+		default:
+			if p := byID[[2]string{s.trace, s.parent}]; p != nil {
+				s.up = p
+				p.children = append(p.children, s)
+			}
+		}
+	}
+	// A walk up from any span must end. state 1 is on the current walk,
+	// 2 known to end.
+	state := make(map[*treeSpan]uint8, len(spans))
+	var path []*treeSpan
+	for _, s := range spans {
+		path = path[:0]
+		for p := s; p != nil && state[p] != 2; p = p.up {
+			if state[p] == 1 {
+				return fmt.Errorf("%s: its parent links form a cycle", p.where)
+			}
+			state[p] = 1
+			path = append(path, p)
+		}
+		for _, p := range path {
+			state[p] = 2
+		}
+	}
+	return nil
+}
+
+// placeSpans settles what the tree tells of a span beyond its own facts:
+// an agent span that names no agent and holds agents only is the workflow
+// around them (OpenInference's OpenAI Agents root span); the outermost
+// span of a graph node and step is the node, the spans under it with the
+// same node and step its inner workings (a tool excepted), and the
+// graph's own markers inner too. Then it names each span not yet named.
+func placeSpans(spans []*treeSpan) {
+	for _, s := range spans {
+		if s.kind == kindAgent && named(s.agent) == "" && holdsAgentsOnly(s) {
+			s.kind = kindWrapper
+		}
+	}
+	for _, s := range spans {
+		switch {
+		case s.graphNode == "":
+		case s.up != nil && s.up.graphNode == s.graphNode && s.up.graphStep == s.graphStep:
+			s.inner = s.kind != kindTool
+		case graphEdge(s.graphNode):
+			s.inner = true
+		default:
+			s.kind = kindNode
+		}
+	}
+	for _, s := range spans {
+		switch {
+		case s.label != "": // the format's own name
+		case s.inner:
+			// Kept by --keep-spans, it is named by itself.
+			s.label = firstOf(stripIDs(s.name), s.kind.String())
+		default:
+			s.label = s.ownLabel()
+		}
+	}
+}
+
+func (s *treeSpan) isStep() bool {
+	return s.kind == kindAgent || s.kind == kindTool || s.kind == kindNode || s.kind == kindHandoff
+}
+
+// decideSteps sets each span's step (and why, when it is not one) by the
+// rule at the top of this file, or makes every span a step when keep is
+// set.
+func decideSteps(spans []*treeSpan, keep bool) {
+	// Whether a step, or a tool call, is above each span: filled top
+	// down along each span's path to its root, once per span, without
+	// recursion (a hostile input may nest spans deeper than recursion
+	// should go).
+	type above struct{ step, tool bool }
+	ab := make(map[*treeSpan]*above, len(spans))
+	var path []*treeSpan
+	for _, s := range spans {
+		path = path[:0]
+		for p := s; p != nil && ab[p] == nil; p = p.up {
+			path = append(path, p)
+		}
+		for i := len(path) - 1; i >= 0; i-- {
+			p, a := path[i], &above{}
+			if up := p.up; up != nil {
+				ua := ab[up]
+				a.step = ua.step || up.isStep()
+				a.tool = ua.tool || up.kind == kindTool
+			}
+			ab[p] = a
+		}
+	}
+	for _, s := range spans {
+		a, leaf := ab[s], len(s.children) == 0
+		switch {
+		case keep:
+			s.step = true
+		case s.inner:
+			s.why = "a span inside graph node " + s.graphNode
+			if graphEdge(s.graphNode) {
+				s.why = "graph marker " + s.graphNode
+			}
+		case s.isStep():
+			s.step = true
+		case s.kind == kindLLM:
+			s.step = !a.step
+			s.why = "an LLM call inside a step"
+		case s.kind == kindWrapper:
+			s.step = leaf && !a.step
+			s.why = "a wrapper span"
+		case a.tool:
+			s.why = "a span inside a tool call"
+		default:
+			s.step = leaf
+			s.why = "a span holding others"
+		}
+	}
 }
 
 func holdsAgentsOnly(s *treeSpan) bool {
