@@ -141,164 +141,185 @@ type lfTrace struct {
 // An observation needs an id and a traceId (or a trace around it); its
 // parent, when not in the input, is taken as absent.
 func convertLangfuse(r io.Reader, w io.Writer, opt ImportOptions) error {
-	jr := newJSONReader(r)
-	var spans []*treeSpan
-	traces := map[string]*lfTrace{}
-	var obj jsonObject
-	traceOf := func(id string) *lfTrace {
-		t := traces[id]
-		if t == nil {
-			t = &lfTrace{id: id}
-			traces[id] = t
-		}
-		return t
-	}
-	addObs := func(o *lfItem, at int64) error {
-		line, _ := jr.pr.pos(at)
-		if o.ID == "" {
-			return jr.errorAt(at, "observation %q (type %s) has no id", o.Name, o.Type)
-		}
-		if o.TraceID == "" {
-			return jr.errorAt(at, "observation %s has no traceId", o.ID)
-		}
-		if o.Type == "" && o.StartTime == nil {
-			return jr.errorAt(at, "observation %s: not a Langfuse observation: no \"type\" and no \"startTime\"", o.ID)
-		}
-		start, hasStart := jsonTime(o.StartTime)
-		if !hasStart && jsonKind(o.StartTime) != 0 && jsonKind(o.StartTime) != 'n' {
-			return jr.errorAt(at, "observation %s: startTime %s is not a time", o.ID, o.StartTime)
-		}
-		end, hasEnd := jsonTime(o.EndTime)
-		meta := parseLfMeta(o.Metadata)
-		t := traceOf(o.TraceID)
-		event := "ok"
-		switch strings.ToUpper(o.Level) {
-		case "ERROR":
-			event = "error"
-		case "WARNING":
-			event = "warning"
-		}
-		obj.reset()
-		obj.str(FieldEvent, event)
-		obj.open("attrs")
-		obj.strNonEmpty("observation_id", o.ID)
-		obj.strNonEmpty("name", o.Name)
-		obj.strNonEmpty("type", o.Type)
-		obj.strNonEmpty("level", o.Level)
-		obj.strNonEmpty("status_message", o.StatusMessage)
-		obj.strNonEmpty("model", o.Model)
-		obj.strNonEmpty("trace_id", o.TraceID)
-		obj.strNonEmpty("trace_name", t.name)
-		obj.strNonEmpty("parent_observation_id", o.ParentObservationID)
-		obj.strNonEmpty("user_id", t.user)
-		for _, k := range []string{"langgraph_node", "langgraph_step"} {
-			obj.raw(k, meta.top[k])
-		}
-		for _, k := range []string{"gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.tool.name", "openinference.span.kind"} {
-			obj.strNonEmpty(k, meta.attr(k))
-		}
-		obj.close()
-		s := &treeSpan{
-			spanItem: spanItem{trace: o.TraceID, id: o.ID, parent: o.ParentObservationID,
-				start: start, hasTime: hasStart, seq: len(spans), body: append([]byte(nil), obj.bytes()...)},
-			name: o.Name, end: end, hasEnd: hasEnd, line: line,
-			graphNode: jsonText(meta.top["langgraph_node"]), graphStep: jsonText(meta.top["langgraph_step"]),
-			where: "line " + itoa(line) + ": observation " + o.ID + " of trace " + o.TraceID,
-		}
-		s.classify(o.Type, meta.attr)
-		if s.name == "" && s.kind == kindSpan {
-			s.name = strings.ToLower(o.Type)
-		}
-		spans = append(spans, s)
-		if c := meta.conversation(); c != "" && t.conv == "" {
-			t.conv = c
-		}
-		return nil
-	}
-	// trace reads a trace and its observations (obs, at obsAt; nil when the
-	// download lists them beside it).
-	trace := func(it *lfItem, at int64, obs json.RawMessage, obsAt int64) error {
-		if it.ID == "" {
-			return jr.errorAt(at, "a trace without an id")
-		}
-		t := traceOf(it.ID)
-		t.name, t.session, t.user = it.Name, it.SessionID, it.UserID
-		if c := parseLfMeta(it.Metadata).conversation(); c != "" && t.conv == "" {
-			t.conv = c
-		}
-		if obs == nil {
-			return nil
-		}
-		if jsonKind(obs) != '[' {
-			return jr.errorAt(at, "trace %s: observations is not an array", it.ID)
-		}
-		return jr.elements(obs, obsAt, func(raw json.RawMessage, at int64) error {
-			if jsonKind(raw) == '"' {
-				return jr.errorAt(at, "trace %s lists observation ids only: export traces with their observations (GET /api/public/traces/{traceId}, or the UI's download)", it.ID)
-			}
-			if jsonKind(raw) != '{' {
-				return jr.errorAt(at, "trace %s: an observation is %s, want an object", it.ID, jsonKindName(jsonKind(raw)))
-			}
-			var o lfItem
-			if err := jr.unmarshal(raw, at, &o); err != nil {
-				return err
-			}
-			if o.TraceID == "" {
-				o.TraceID = it.ID
-			} else if o.TraceID != it.ID {
-				return jr.errorAt(at, "observation %s: traceId %s, but it is listed in trace %s", o.ID, o.TraceID, it.ID)
-			}
-			return addObs(&o, at)
-		})
-	}
-	var one func(raw json.RawMessage, at int64) error
-	one = func(raw json.RawMessage, at int64) error {
-		if jsonKind(raw) != '{' {
-			return jr.errorAt(at, "want a Langfuse trace or observation object, found %s", jsonKindName(jsonKind(raw)))
-		}
-		var it lfItem
-		if err := jr.unmarshal(raw, at, &it); err != nil {
-			return err
-		}
-		switch {
-		case it.Trace != nil && it.ID == "":
-			if jsonKind(it.Trace) != '{' {
-				return jr.errorAt(at, "\"trace\" is %s, want a Langfuse trace object", jsonKindName(jsonKind(it.Trace)))
-			}
-			tAt := at + int64(indexRaw(raw, it.Trace))
-			var t lfItem
-			if err := jr.unmarshal(it.Trace, tAt, &t); err != nil {
-				return err
-			}
-			if t.Observations != nil && it.Observations != nil {
-				return jr.errorAt(at, "trace %s: observations both inside and beside the trace", t.ID)
-			}
-			obs, obsAt := it.Observations, at+int64(indexRaw(raw, it.Observations))
-			if obs == nil {
-				obs, obsAt = t.Observations, tAt+int64(indexRaw(it.Trace, t.Observations))
-			}
-			return trace(&t, tAt, obs, obsAt)
-		case it.Data != nil && it.ID == "":
-			return jr.elements(it.Data, at+int64(indexRaw(raw, it.Data)), one)
-		case it.Observations != nil:
-			return trace(&it, at, it.Observations, at+int64(indexRaw(raw, it.Observations)))
-		case it.TraceID != "" || it.ParentObservationID != "" || it.StartTime != nil:
-			return addObs(&it, at)
-		case it.ID != "" && (it.Timestamp != nil || it.SessionID != ""):
-			// A trace without observations: nothing happened in it, but
-			// it may name the session of observations listed elsewhere.
-			return trace(&it, at, nil, 0)
-		}
-		return jr.errorAt(at, "neither a Langfuse trace (no \"observations\"), a download (no \"trace\") nor an observation (no \"traceId\")")
-	}
-	if err := jr.items(one); err != nil {
+	lr := &lfReader{jr: newJSONReader(r), traces: map[string]*lfTrace{}}
+	if err := lr.jr.items(lr.item); err != nil {
 		return err
 	}
-	for _, s := range spans {
-		t := traces[s.trace]
+	for _, s := range lr.spans {
+		t := lr.traces[s.trace]
 		s.session = firstOf(t.session, t.conv, s.trace)
 	}
-	return writeTreeSpans(w, spans, opt)
+	return writeTreeSpans(w, lr.spans, opt)
+}
+
+// lfReader reads the items of a Langfuse export into tree spans.
+type lfReader struct {
+	jr     *jsonReader
+	spans  []*treeSpan
+	traces map[string]*lfTrace
+	obj    jsonObject
+}
+
+func (lr *lfReader) trace(id string) *lfTrace {
+	t := lr.traces[id]
+	if t == nil {
+		t = &lfTrace{id: id}
+		lr.traces[id] = t
+	}
+	return t
+}
+
+// item reads one item of the input: a download, a list page, a trace with
+// its observations, an observation, or a trace alone.
+func (lr *lfReader) item(raw json.RawMessage, at int64) error {
+	jr := lr.jr
+	if jsonKind(raw) != '{' {
+		return jr.errorAt(at, "want a Langfuse trace or observation object, found %s", jsonKindName(jsonKind(raw)))
+	}
+	var it lfItem
+	if err := jr.unmarshal(raw, at, &it); err != nil {
+		return err
+	}
+	switch {
+	case it.Trace != nil && it.ID == "":
+		return lr.download(&it, raw, at)
+	case it.Data != nil && it.ID == "":
+		return jr.elements(it.Data, at+int64(indexRaw(raw, it.Data)), lr.item)
+	case it.Observations != nil:
+		return lr.traceItem(&it, at, it.Observations, at+int64(indexRaw(raw, it.Observations)))
+	case it.TraceID != "" || it.ParentObservationID != "" || it.StartTime != nil:
+		return lr.observation(&it, at)
+	case it.ID != "" && (it.Timestamp != nil || it.SessionID != ""):
+		// A trace without observations: nothing happened in it, but it
+		// may name the session of observations listed elsewhere.
+		return lr.traceItem(&it, at, nil, 0)
+	}
+	return jr.errorAt(at, "neither a Langfuse trace (no \"observations\"), a download (no \"trace\") nor an observation (no \"traceId\")")
+}
+
+// download reads the UI's download: {"trace": {...}, "observations": [...]}
+// (it found at offset at, raw its text).
+func (lr *lfReader) download(it *lfItem, raw json.RawMessage, at int64) error {
+	jr := lr.jr
+	if jsonKind(it.Trace) != '{' {
+		return jr.errorAt(at, "\"trace\" is %s, want a Langfuse trace object", jsonKindName(jsonKind(it.Trace)))
+	}
+	tAt := at + int64(indexRaw(raw, it.Trace))
+	var t lfItem
+	if err := jr.unmarshal(it.Trace, tAt, &t); err != nil {
+		return err
+	}
+	if t.Observations != nil && it.Observations != nil {
+		return jr.errorAt(at, "trace %s: observations both inside and beside the trace", t.ID)
+	}
+	obs, obsAt := it.Observations, at+int64(indexRaw(raw, it.Observations))
+	if obs == nil {
+		obs, obsAt = t.Observations, tAt+int64(indexRaw(it.Trace, t.Observations))
+	}
+	return lr.traceItem(&t, tAt, obs, obsAt)
+}
+
+// traceItem reads a trace (at offset at) and its observations (obs, at
+// obsAt; nil when there are none).
+func (lr *lfReader) traceItem(it *lfItem, at int64, obs json.RawMessage, obsAt int64) error {
+	jr := lr.jr
+	if it.ID == "" {
+		return jr.errorAt(at, "a trace without an id")
+	}
+	t := lr.trace(it.ID)
+	t.name, t.session, t.user = it.Name, it.SessionID, it.UserID
+	if c := parseLfMeta(it.Metadata).conversation(); c != "" && t.conv == "" {
+		t.conv = c
+	}
+	if obs == nil {
+		return nil
+	}
+	if jsonKind(obs) != '[' {
+		return jr.errorAt(at, "trace %s: observations is not an array", it.ID)
+	}
+	return jr.elements(obs, obsAt, func(raw json.RawMessage, at int64) error {
+		if jsonKind(raw) == '"' {
+			return jr.errorAt(at, "trace %s lists observation ids only: export traces with their observations (GET /api/public/traces/{traceId}, or the UI's download)", it.ID)
+		}
+		if jsonKind(raw) != '{' {
+			return jr.errorAt(at, "trace %s: an observation is %s, want an object", it.ID, jsonKindName(jsonKind(raw)))
+		}
+		var o lfItem
+		if err := jr.unmarshal(raw, at, &o); err != nil {
+			return err
+		}
+		if o.TraceID == "" {
+			o.TraceID = it.ID
+		} else if o.TraceID != it.ID {
+			return jr.errorAt(at, "observation %s: traceId %s, but it is listed in trace %s", o.ID, o.TraceID, it.ID)
+		}
+		return lr.observation(&o, at)
+	})
+}
+
+// observation reads an observation found at offset at.
+func (lr *lfReader) observation(o *lfItem, at int64) error {
+	jr := lr.jr
+	switch {
+	case o.ID == "":
+		return jr.errorAt(at, "observation %q (type %s) has no id", o.Name, o.Type)
+	case o.TraceID == "":
+		return jr.errorAt(at, "observation %s has no traceId", o.ID)
+	case o.Type == "" && o.StartTime == nil:
+		return jr.errorAt(at, "observation %s: not a Langfuse observation: no \"type\" and no \"startTime\"", o.ID)
+	}
+	start, hasStart := jsonTime(o.StartTime)
+	if !hasStart && jsonKind(o.StartTime) != 0 && jsonKind(o.StartTime) != 'n' {
+		return jr.errorAt(at, "observation %s: startTime %s is not a time", o.ID, o.StartTime)
+	}
+	end, hasEnd := jsonTime(o.EndTime)
+	meta := parseLfMeta(o.Metadata)
+	t := lr.trace(o.TraceID)
+	event := "ok"
+	switch strings.ToUpper(o.Level) {
+	case "ERROR":
+		event = "error"
+	case "WARNING":
+		event = "warning"
+	}
+	obj := &lr.obj
+	obj.reset()
+	obj.str(FieldEvent, event)
+	obj.open("attrs")
+	obj.strNonEmpty("observation_id", o.ID)
+	obj.strNonEmpty("name", o.Name)
+	obj.strNonEmpty("type", o.Type)
+	obj.strNonEmpty("level", o.Level)
+	obj.strNonEmpty("status_message", o.StatusMessage)
+	obj.strNonEmpty("model", o.Model)
+	obj.strNonEmpty("trace_id", o.TraceID)
+	obj.strNonEmpty("trace_name", t.name)
+	obj.strNonEmpty("parent_observation_id", o.ParentObservationID)
+	obj.strNonEmpty("user_id", t.user)
+	for _, k := range []string{"langgraph_node", "langgraph_step"} {
+		obj.raw(k, meta.top[k])
+	}
+	for _, k := range []string{"gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.tool.name", "openinference.span.kind"} {
+		obj.strNonEmpty(k, meta.attr(k))
+	}
+	obj.close()
+	line, _ := jr.pr.pos(at)
+	s := &treeSpan{
+		spanItem: spanItem{trace: o.TraceID, id: o.ID, parent: o.ParentObservationID,
+			start: start, hasTime: hasStart, seq: len(lr.spans), body: append([]byte(nil), obj.bytes()...)},
+		name: o.Name, end: end, hasEnd: hasEnd, line: line,
+		graphNode: jsonText(meta.top["langgraph_node"]), graphStep: jsonText(meta.top["langgraph_step"]),
+		where: "line " + itoa(line) + ": observation " + o.ID + " of trace " + o.TraceID,
+	}
+	s.classify(o.Type, meta.attr)
+	if s.name == "" && s.kind == kindSpan {
+		s.name = strings.ToLower(o.Type)
+	}
+	lr.spans = append(lr.spans, s)
+	if c := meta.conversation(); c != "" && t.conv == "" {
+		t.conv = c
+	}
+	return nil
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
