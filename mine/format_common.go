@@ -616,15 +616,10 @@ type spanItem struct {
 // writeSpanItems orders items within each session by their order key when
 // every item of the session has one, else by start time (items without one
 // last), then by depth in their trace (parents first) and input order, and
-// writes them with their session. Records carry their start time as ts, so
+// writes them with their session to rw, which notes may already have been
+// written to, and flushes it. Records carry their start time as ts, so
 // mine orders them the same way; ties keep this order.
-func writeSpanItems(w io.Writer, items []*spanItem) error {
-	return writeSpanItemsTo(newRecordWriter(w), items)
-}
-
-// writeSpanItemsTo is writeSpanItems on a record writer that notes may
-// already have been written to; it flushes rw.
-func writeSpanItemsTo(rw *recordWriter, items []*spanItem) error {
+func writeSpanItems(rw *recordWriter, items []*spanItem) error {
 	// Depth within a trace: number of ancestors present in the input.
 	byID := make(map[[2]string]*spanItem, len(items))
 	for _, it := range items {

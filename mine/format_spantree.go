@@ -441,7 +441,7 @@ func writeTreeSpansTo(rw *recordWriter, spans []*treeSpan, opt ImportOptions, or
 	for i, s := range steps {
 		items[i] = &s.spanItem
 	}
-	return writeSpanItemsTo(rw, items)
+	return writeSpanItems(rw, items)
 }
 
 // classify sets a span's kind and the names it carries from what its
