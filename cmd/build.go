@@ -55,7 +55,7 @@ func (f *importFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.sort, "sort", mine.SortTime, "order of a case's XES and CSV events: time (as pm4py orders them: by time, events without one last, ties in file order) or file")
 	fs.StringVar(&f.lifecycle, "lifecycle", mine.LifecycleAll, "keep the XES and CSV events of one lifecycle:transition: complete, start, or all (events without one are always kept)")
 	fs.StringVar(&f.classifier, "classifier", "", "make an XES event's node from the keys of the log's classifier `NAME` (default: the activity, concept:name)")
-	fs.BoolVar(&f.keepSpans, "keep-spans", false, "make every span of a trace (Langfuse, LangSmith, Phoenix, OTLP) a step: by default the LLM calls inside an agent, tool or graph node and the wrapper spans around steps are left out")
+	fs.BoolVar(&f.keepSpans, "keep-spans", false, "make every span of a trace (Langfuse, LangSmith, Phoenix, OTLP, OpenAI Agents) a step: by default the LLM calls inside an agent, tool or graph node and the wrapper spans around steps are left out")
 }
 
 // inputFlags say how logs are read, for the commands that read them without

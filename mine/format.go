@@ -141,7 +141,7 @@ type ImportOptions struct {
 	// activity, concept:name.
 	Classifier string
 	// KeepSpans makes every span of a span-tree format (Langfuse,
-	// LangSmith, Phoenix, OTLP) a step; by default wrappers and the LLM
+	// LangSmith, Phoenix, OTLP, OpenAI Agents) a step; by default wrappers and the LLM
 	// calls inside a step are folded (see foldSpans) and counted in
 	// Log.LeftOut.
 	KeepSpans bool

@@ -1,6 +1,7 @@
 package mine
 
-// The rule every span-tree format (Langfuse, LangSmith, Phoenix, OTLP)
+// The rule every span-tree format (Langfuse, LangSmith, Phoenix, OTLP,
+// OpenAI Agents)
 // follows to turn a tree of spans into steps: a step is what a person
 // would name — an agent, a tool, a graph node, a handoff. The importers
 // classify each span by what its format says of it (Langfuse's observation
