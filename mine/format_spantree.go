@@ -1,9 +1,8 @@
 package mine
 
 // The rule every span-tree format (Langfuse, LangSmith, Phoenix, OTLP,
-// OpenAI Agents)
-// follows to turn a tree of spans into steps: a step is what a person
-// would name — an agent, a tool, a graph node, a handoff. The importers
+// OpenAI Agents) follows to turn a tree of spans into steps: a step is
+// what a person would name — an agent, a tool, a graph node, a handoff. The importers
 // classify each span by what its format says of it (Langfuse's observation
 // type, LangSmith's run_type, OpenInference's span kind, the GenAI
 // conventions' gen_ai.operation.name, LangGraph's langgraph_node), and
