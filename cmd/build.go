@@ -48,12 +48,14 @@ type importFlags struct {
 	sort       string
 	lifecycle  string
 	classifier string
+	keepSpans  bool
 }
 
 func (f *importFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.sort, "sort", mine.SortTime, "order of a case's XES and CSV events: time (as pm4py orders them: by time, events without one last, ties in file order) or file")
 	fs.StringVar(&f.lifecycle, "lifecycle", mine.LifecycleAll, "keep the XES and CSV events of one lifecycle:transition: complete, start, or all (events without one are always kept)")
 	fs.StringVar(&f.classifier, "classifier", "", "make an XES event's node from the keys of the log's classifier `NAME` (default: the activity, concept:name)")
+	fs.BoolVar(&f.keepSpans, "keep-spans", false, "make every span of a trace (Langfuse, LangSmith, Phoenix, OTLP, OpenAI Agents) a step: by default the LLM calls inside an agent, tool or graph node and the wrapper spans around steps are left out")
 }
 
 // inputFlags say how logs are read, for the commands that read them without
@@ -112,7 +114,7 @@ func newReadOptions(from string, fields []string, labels string, strict bool, im
 
 // options checks the flags and returns them as mine's import options.
 func (f *importFlags) options() (mine.ImportOptions, error) {
-	o := mine.ImportOptions{Sort: f.sort, Lifecycle: f.lifecycle, Classifier: f.classifier}
+	o := mine.ImportOptions{Sort: f.sort, Lifecycle: f.lifecycle, Classifier: f.classifier, KeepSpans: f.keepSpans}
 	if err := o.Check(); err != nil {
 		return o, usageError{err}
 	}
@@ -586,13 +588,14 @@ func noSessionsError(what string, lg *mine.Log) error {
 	return fmt.Errorf("%s: %w (%s", what, mine.ErrNoSessions, b.String())
 }
 
-// leftOutText is ", N left out by --lifecycle" when the importers left
-// events out, else "".
+// leftOutText is ", N left out by --lifecycle or span folding" when the
+// importers left events out (by --lifecycle, or spans folded into steps
+// without --keep-spans), else "".
 func leftOutText(lg *mine.Log) string {
 	if lg.LeftOut == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", %d left out by --lifecycle", lg.LeftOut)
+	return fmt.Sprintf(", %d left out by --lifecycle or span folding", lg.LeftOut)
 }
 
 // created is the model's creation time: now, or SOURCE_DATE_EPOCH when set,

@@ -140,6 +140,11 @@ type ImportOptions struct {
 	// node (their values joined by "+", as pm4py joins them); "" is the
 	// activity, concept:name.
 	Classifier string
+	// KeepSpans makes every span of a span-tree format (Langfuse,
+	// LangSmith, Phoenix, OTLP, OpenAI Agents) a step; by default wrappers and the LLM
+	// calls inside a step are folded (see foldSpans) and counted in
+	// Log.LeftOut.
+	KeepSpans bool
 
 	// fields is ReadOptions.Fields: an importer does not ask for a column
 	// that --field reads from elsewhere.

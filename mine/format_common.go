@@ -657,16 +657,18 @@ type spanItem struct {
 	hasTime bool
 	order   string // a format's own order key (LangSmith's dotted_order), or ""
 	depth   int
-	seq     int // input order
+	seq     int  // input order
+	first   bool // sorts first among the items that start at its start (a handoff)
 	body    []byte
 }
 
 // writeSpanItems orders items within each session by their order key when
 // every item of the session has one, else by start time (items without one
 // last), then by depth in their trace (parents first) and input order, and
-// writes them with their session. Records carry their start time as ts, so
+// writes them with their session to rw, which notes may already have been
+// written to, and flushes it. Records carry their start time as ts, so
 // mine orders them the same way; ties keep this order.
-func writeSpanItems(w io.Writer, items []*spanItem) error {
+func writeSpanItems(rw *recordWriter, items []*spanItem) error {
 	// Depth within a trace: number of ancestors present in the input.
 	byID := make(map[[2]string]*spanItem, len(items))
 	for _, it := range items {
@@ -715,14 +717,18 @@ func writeSpanItems(w io.Writer, items []*spanItem) error {
 				}
 				return 1
 			}
+			if a.first != b.first {
+				if a.first {
+					return -1
+				}
+				return 1
+			}
 		}
 		if a.depth != b.depth {
 			return a.depth - b.depth
 		}
 		return a.seq - b.seq
 	})
-	rw := newRecordWriter(w)
-	defer rw.release()
 	var line []byte
 	for _, it := range items {
 		line = append(line[:0], `{"session_id":`...)

@@ -28,9 +28,13 @@ var formatFixtures = []struct {
 	fields       []string // --field flags the input needs
 }{
 	{file: "otlp.jsonl", format: FormatOTLP},
+	{file: "otlp_openinference.jsonl", format: FormatOTLP},
+	{file: "otlp_genai.jsonl", format: FormatOTLP},
 	{file: "langsmith.json", format: FormatLangSmith},
 	{file: "langfuse.jsonl", format: FormatLangfuse},
 	{file: "openai_agents.jsonl", format: FormatOpenAIAgents},
+	{file: "phoenix_spans.json", format: FormatPhoenix},
+	{file: "phoenix_spans.jsonl", format: FormatPhoenix},
 	{file: "loan.xes", format: FormatXES},
 	{file: "tickets.csv", format: FormatCSV, fields: ticketsFields},
 	{file: "tau2_args.json", format: FormatTau},
@@ -84,6 +88,10 @@ func TestFormatDetectInline(t *testing.T) {
 		{"langsmith runs page", `{"runs":[{"id":"1","name":"n","run_type":"llm","start_time":"x"}],"cursors":{}}`, FormatLangSmith},
 		{"langfuse observations page", `{"data":[{"id":"o","traceId":"t","type":"SPAN","startTime":"x","level":"DEFAULT"}],"meta":{}}`, FormatLangfuse},
 		{"langfuse observation", `{"id":"o","traceId":"t","type":"SPAN","name":"n","startTime":"x","parentObservationId":null}`, FormatLangfuse},
+		{"phoenix span array", `[{"id":"x","name":"turn","context":{"trace_id":"t","span_id":"s"},"span_kind":"AGENT","parent_id":null}]`, FormatPhoenix},
+		{"phoenix api page", `{"data":[{"name":"turn","context":{"trace_id":"t","span_id":"s"},"span_kind":"AGENT"}],"next_cursor":null}`, FormatPhoenix},
+		{"phoenix dataframe", `{"name":"turn","span_kind":"CHAIN","parent_id":null,"context.span_id":"s","context.trace_id":"t"}`, FormatPhoenix},
+		{"langfuse download", `{"trace":{"id":"t","projectId":"p","name":"n","timestamp":"2025-01-01T00:00:00Z"},"observations":[]}`, FormatLangfuse},
 		{"openai agents trace first", `{"object":"trace","id":"trace_1","workflow_name":"w","group_id":null}`, FormatOpenAIAgents},
 		{"openai agents span", `{"object":"trace.span","id":"span_1","trace_id":"trace_1","parent_id":null,"started_at":"x","ended_at":"y","span_data":{"type":"agent"}}`, FormatOpenAIAgents},
 		{"tau2 truncated before simulations", `{"timestamp":"2025-08-01T16:16:36","info":{"git_commit":"b0","user_info":{"llm":"gpt-4.1"},"agent_info":{"llm":"gpt-4.1"}},"tasks":[{"id":"5","description":"` + strings.Repeat("x", 100), FormatTau},
@@ -176,29 +184,64 @@ func TestFormatSessions(t *testing.T) {
 		{file: "otlp.jsonl", want: []string{
 			// The tool and model spans carry no conversation id: they join
 			// their trace's. Turn 2 is another trace of the conversation.
-			"conv-1: invoke_agent:Returns/ok chat/ok execute_tool:get_order_details/ok chat/ok invoke_agent:Returns/ok execute_tool:issue_refund/ok",
+			// The model calls inside the agent are left out.
+			"conv-1: invoke_agent:Returns/ok execute_tool:get_order_details/ok invoke_agent:Returns/ok execute_tool:issue_refund/ok",
 			// error.type is the event; else the status; a span of the trace
-			// that came on a later line still joins; a non-GenAI span is
-			// named by its span name.
-			"conv-2: invoke_agent:Returns/error execute_tool:get_order_details/timeout GET /orders/{id}/error chat/error",
+			// that came on a later line still joins; the HTTP span inside
+			// the tool call is part of it.
+			"conv-2: invoke_agent:Returns/error execute_tool:get_order_details/timeout",
 			// No conversation id: the resource's session.id.
-			"web-session-9: invoke_agent:FAQ/ok chat/ok",
+			"web-session-9: invoke_agent:FAQ/ok",
+		}},
+		{file: "otlp_openinference.jsonl", want: []string{
+			// OpenInference's kinds: the workflow root (an AGENT naming no
+			// agent) and the CHAIN turns are wrappers, the LLM generations
+			// part of their agent; the handoff, which starts after the
+			// agent it hands to, comes before it.
+			"conv-oi-1: Triage/ok lookup_order/ok handoff to Refunds/ok Refunds/ok issue_refund/error",
+		}},
+		{file: "otlp_genai.jsonl", want: []string{
+			// 2026 operations: invoke_workflow is a wrapper, plan a step,
+			// chat inside the agent left out; an agent named by a UUID is
+			// the operation alone.
+			"conv-g-1: plan/ok invoke_agent:Returns/ok execute_tool:get_order/ok invoke_agent/ok",
+			// v1.36-era model calls without gen_ai.operation.name:
+			// gen_ai.system and a model make them "llm".
+			"conv-g-2: llm/ok llm/ok",
 		}},
 		{file: "langsmith.json", want: []string{
-			// No thread: the trace is the session.
-			"33333333-0000-4000-8000-000000000001: rag_pipeline/ok retrieve_docs/ok generate_answer/ok",
-			// Two traces of one thread, in dotted order; the model calls and
-			// routing inside a LangGraph node and __start__ are left out,
-			// tool runs are kept.
-			"thread-1: LangGraph/ok agent/ok tools/ok get_order_details/ok agent/ok LangGraph/error agent/ok tools/error issue_refund/error",
+			// No thread: the trace is the session; the chain holding the
+			// retriever and the model call is left out.
+			"33333333-0000-4000-8000-000000000001: retrieve_docs/ok generate_answer/ok",
+			// Two traces of one thread, in dotted order; the LangGraph
+			// chain around the nodes, the model calls and routing inside a
+			// node and __start__ are left out, tool runs are kept.
+			"thread-1: agent/ok tools/ok get_order_details/ok agent/ok agent/ok tools/error issue_refund/error",
 		}},
 		{file: "langfuse.jsonl", want: []string{
-			"chat-42: support-agent/ok lookup_order/ok answer/ok support-agent/warning issue_refund/error handoff/ok",
-			"t-3: span/ok answer/ok",
+			// The generation inside the agent is part of it; the nameless
+			// span holding a generation, and nothing else, is left out.
+			"chat-42: support-agent/ok lookup_order/ok support-agent/warning issue_refund/error handoff/ok",
+			"t-3: answer/ok",
 		}},
 		{file: "openai_agents.jsonl", want: []string{
-			"conv-7: agent:Triage Agent/ok generation/ok handoff:Refund Agent/ok agent:Refund Agent/ok function:lookup_order/ok function:issue_refund/error",
+			// The generation inside the agent is part of it.
+			"conv-7: agent:Triage Agent/ok handoff:Refund Agent/ok agent:Refund Agent/ok function:lookup_order/ok function:issue_refund/error",
 			"trace_99999999999940718293a4b5c6d7e8f9: agent:Triage Agent/ok guardrail:off_topic/triggered",
+		}},
+		{file: "phoenix_spans.json", want: []string{
+			// The model calls inside the turn's agent are left out; the
+			// subagent under its tool call is a step; the second trace
+			// (session.id on its root only) has a chain around a retriever
+			// and a model call under no agent: both are steps. The agent
+			// whose name is an id takes graph.node.id (nested attributes).
+			"chat-7: support.turn/ok lookup_order/ok call_subagent/ok RefundAgent/ok issue_refund/error search_kb/ok gpt-5-mini/ok",
+			"trace-c: Planner/ok",
+		}},
+		{file: "phoenix_spans.jsonl", want: []string{
+			// get_spans_dataframe's flat columns; the handoff comes before
+			// the agent it hands to, which starts with it.
+			"web-3: Triage/ok handoff to Billing/ok Billing/ok charge_card/error",
 		}},
 		{file: "loan.xes", want: []string{
 			"case-1: submit/complete check/start check/complete approve/approve",
@@ -267,11 +310,25 @@ func TestFormatErrors(t *testing.T) {
 		{"otlp syntax", FormatOTLP, "{\"resourceSpans\":[]}\n{\"resourceSpans\":[}\n", "reading bad: line 2, column 19: invalid character '}' looking for beginning of value"},
 		{"otlp type", FormatOTLP, `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":5}]}]}]}`, "reading bad: line 1, column 55: resourceSpans.0.scopeSpans.0.spans.0.traceId is a JSON number, want a string"},
 		{"otlp time", FormatOTLP, "\n" + `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"ab","spanId":"cd","name":"x","startTimeUnixNano":"12:00"}]}]}]}`, `reading bad: line 2: span cd of trace ab: startTimeUnixNano "12:00": want an integer`},
+		{"otlp without resourceSpans", FormatOTLP, "{\"resourceSpans\":[]}\n{\"spans\":[]}", `reading bad: line 2, column 1: not OTLP traces: no "resourceSpans"`},
+		{"otlp proto names", FormatOTLP, `{"resource_spans":[{"scope_spans":[]}]}`, `reading bad: line 1, column 1: OTLP with protobuf field names ("resource_spans")`},
 		{"otlp not an object", FormatOTLP, "[1]", "reading bad: line 1, column 2: want an OTLP traces object"},
 		{"langsmith truncated", FormatLangSmith, "[\n {\"id\": \"a\", \"name\": \"x\", \"run_type\": \"chain\"", "reading bad: line 2, column 46: the input ends inside a JSON value"},
 		{"langsmith after array", FormatLangSmith, `[{"id":"a","name":"x","run_type":"chain"}] {}`, "reading bad: line 1, column 44: more input after the top-level array"},
-		{"langsmith bad time", FormatLangSmith, "{\"id\":\"a\",\"name\":\"x\"}\n{\"id\":\"b\",\"name\":\"y\",\"start_time\":\"soon\"}", `reading bad: line 2, column 1: run b: start_time "soon" is not a time`},
+		{"langsmith bad time", FormatLangSmith, "{\"id\":\"a\",\"name\":\"x\",\"run_type\":\"tool\"}\n{\"id\":\"b\",\"name\":\"y\",\"run_type\":\"tool\",\"start_time\":\"soon\"}", `reading bad: line 2, column 1: run b: start_time "soon" is not a time`},
+		{"langsmith given phoenix spans", FormatLangSmith, "[\n" + `{"id":"x","name":"turn","context":{"trace_id":"t","span_id":"s"},"span_kind":"AGENT","parent_id":null,"start_time":"2026-07-09T00:00:00+00:00"}]`, `reading bad: line 2, column 1: not a LangSmith run: no "run_type"`},
+		{"langsmith parent cycle", FormatLangSmith, "[{\"id\":\"a\",\"name\":\"x\",\"run_type\":\"tool\",\"trace_id\":\"t\",\"parent_run_id\":\"b\"},\n{\"id\":\"b\",\"name\":\"y\",\"run_type\":\"tool\",\"trace_id\":\"t\",\"parent_run_id\":\"a\"}]", "reading bad: line 1: run a of trace t: its parent links form a cycle"},
 		{"langfuse ids only", FormatLangfuse, `{"id":"t1","observations":["o1","o2"]}`, "reading bad: line 1, column 28: trace t1 lists observation ids only"},
+		{"langfuse observation without id", FormatLangfuse, `{"trace":{"id":"t1"},"observations":[{"traceId":"t1","type":"SPAN","name":"x","startTime":"2025-01-01T00:00:00Z"}]}`, `reading bad: line 1, column 38: observation "x" (type SPAN) has no id`},
+		{"langfuse observation of another trace", FormatLangfuse, `{"trace":{"id":"t1"},"observations":[{"id":"o","traceId":"t2","type":"SPAN"}]}`, "reading bad: line 1, column 38: observation o: traceId t2, but it is listed in trace t1"},
+		{"langfuse observation without trace", FormatLangfuse, "[\n{\"id\":\"o1\",\"type\":\"SPAN\",\"startTime\":\"2025-01-01T00:00:00Z\"}]", "reading bad: line 2, column 1: observation o1 has no traceId"},
+		{"langfuse parent cycle", FormatLangfuse, "[{\"id\":\"a\",\"traceId\":\"t\",\"type\":\"SPAN\",\"parentObservationId\":\"b\"},\n{\"id\":\"b\",\"traceId\":\"t\",\"type\":\"SPAN\",\"parentObservationId\":\"a\"}]", "reading bad: line 1: observation a of trace t: its parent links form a cycle"},
+		{"langfuse own parent", FormatLangfuse, `[{"id":"a","traceId":"t","type":"SPAN","parentObservationId":"a"}]`, "reading bad: line 1: observation a of trace t: it is its own parent"},
+		{"langfuse duplicate id", FormatLangfuse, "[{\"id\":\"a\",\"traceId\":\"t\",\"type\":\"SPAN\"},\n{\"id\":\"a\",\"traceId\":\"t\",\"type\":\"TOOL\"}]", "reading bad: line 2: observation a of trace t: a second span with this id (the first: line 1: observation a of trace t)"},
+		{"phoenix no trace id", FormatPhoenix, "[\n{\"name\":\"turn\",\"context\":{\"span_id\":\"s1\"},\"span_kind\":\"AGENT\"}]", "reading bad: line 2, column 1: span s1 has no context.trace_id"},
+		{"phoenix no span id", FormatPhoenix, `{"id":"x","name":"turn","context":{"trace_id":"t"},"span_kind":"AGENT"}`, "reading bad: line 1, column 1: span x has no context.span_id"},
+		{"phoenix not a span", FormatPhoenix, `{"id":"x","name":"turn","run_type":"chain"}`, `reading bad: line 1, column 1: not a Phoenix span: no "span_kind" and no "context"`},
+		{"phoenix cycle", FormatPhoenix, "{\"name\":\"a\",\"context\":{\"trace_id\":\"t\",\"span_id\":\"a\"},\"span_kind\":\"TOOL\",\"parent_id\":\"c\"}\n{\"name\":\"b\",\"context\":{\"trace_id\":\"t\",\"span_id\":\"b\"},\"span_kind\":\"TOOL\",\"parent_id\":\"a\"}\n{\"name\":\"c\",\"context\":{\"trace_id\":\"t\",\"span_id\":\"c\"},\"span_kind\":\"TOOL\",\"parent_id\":\"b\"}", "reading bad: line 1: span a of trace t: its parent links form a cycle"},
 		{"openai agents unknown object", FormatOpenAIAgents, "{\"object\":\"trace\",\"id\":\"t\"}\n{\"object\":\"response\"}", `reading bad: line 2, column 1: object "response" is neither a trace nor a trace.span`},
 		{"tau tool call without name", FormatTau, `{"simulations":[{"id":"s1","messages":[{"role":"assistant","tool_calls":[{"id":"c"}]}]}]}`, "reading bad: line 1, column 17: simulation s1, message 0: a tool call without a name"},
 		{"tau neither", FormatTau, `{"tasks":[]}`, `reading bad: line 1, column 1: neither tau2 results (no "simulations"), a tau2 simulation (no "task_id" and "termination_reason") nor a tau-bench run (no "traj")`},

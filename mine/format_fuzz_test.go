@@ -34,6 +34,9 @@ func FuzzFormats(f *testing.F) {
 		`{"id":"s","task_id":"1","termination_reason":"user_stop","ticks":[{"tick_id":0,"timestamp":"2026-01-01T00:00:00","agent_chunk":{"contains_speech":true},"user_chunk":{"content":"hi"},"agent_tool_calls":[{"id":"c","name":"t"}],"agent_tool_results":[{"id":"c","error":true}]}]}`,
 		"<log><classifier name=\"C\" keys=\"concept:name 'a b'\"/><trace><event><string key=\"concept:name\" value=\"x\"/><string key=\"lifecycle:transition\" value=\"start\"/><date key=\"time:timestamp\" value=\"2024-01-01T00:00:00Z\"/></event></trace></log>",
 		"CaseID,Activity,Timestamp,lifecycle\n1,a,2024-01-01,start\n1,b,2024-01-02,complete\n",
+		`{"trace":{"id":"t","metadata":"{\"attributes\":{\"gen_ai.conversation.id\":\"c\"}}"},"observations":[{"id":"a","traceId":"t","type":"AGENT","name":"agent.f9f77d1a-437f-4ba6-890e-b592a50cbd21","startTime":"2025-01-01T00:00:00Z","metadata":{"langgraph_node":"n","langgraph_step":1,"attributes":{"gen_ai.tool.name":"x"}}},{"id":"b","traceId":"t","type":"GENERATION","parentObservationId":"a","name":"handoff to B"}]}`,
+		"[{\"name\":\"a\",\"context\":{\"trace_id\":\"t\",\"span_id\":\"a\"},\"span_kind\":\"AGENT\",\"parent_id\":\"b\",\"attributes\":{\"graph\":{\"node\":{\"id\":\"g\"}}}},\n{\"name\":\"handoff to a\",\"context.trace_id\":\"t\",\"context.span_id\":\"b\",\"span_kind\":\"TOOL\",\"parent_id\":\"a\",\"start_time\":\"2026-01-01T00:00:00Z\"}]",
+		`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t","spanId":"a","name":"Agent workflow","attributes":[{"key":"openinference.span.kind","value":{"stringValue":"AGENT"}}]},{"traceId":"t","spanId":"b","parentSpanId":"a","name":"handoff to B","startTimeUnixNano":"2"},{"traceId":"t","spanId":"c","parentSpanId":"a","name":"B","startTimeUnixNano":"1","attributes":[{"key":"agent.name","value":{"stringValue":"B"}},{"key":"gen_ai.operation.name","value":{"stringValue":"invoke_agent"}}]}]}]}]}`,
 	} {
 		f.Add([]byte(s))
 	}

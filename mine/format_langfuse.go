@@ -7,13 +7,20 @@ package mine
 // "name", "startTime", "endTime", "parentObservationId", "level" (DEBUG,
 // DEFAULT, WARNING, ERROR), "statusMessage", "model", ...}]), one a line,
 // as a JSON array, or in the list endpoints' {"data": [...]}; observations
-// on their own (GET /api/public/observations) are read too. Followed: the
-// API definitions in langfuse/langfuse fern/apis/server/definition/commons.yml
-// (Trace, TraceWithFullDetails, Observation, ObservationsView,
-// ObservationLevel).
+// on their own (GET /api/public/observations, or a JSON array of them) are
+// read too, and so is the UI's trace download, {"trace": {...},
+// "observations": [...]}. An observation's "metadata" (an object, or JSON
+// text of one) carries LangGraph's langgraph_node and langgraph_step and
+// LangChain's thread_id, and under "attributes" the OpenTelemetry
+// attributes the span came with (gen_ai.*, openinference.span.kind,
+// session.id). Followed: the API definitions in langfuse/langfuse
+// fern/apis/server/definition/commons.yml (Trace, TraceWithFullDetails,
+// Observation, ObservationsView, ObservationLevel, ObservationType) and the
+// framework traces under packages/shared/scripts/seeder/utils/framework-traces/.
 
 import (
 	"io"
+	"strconv"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -41,7 +48,8 @@ func detectLangfuse(head []byte) bool {
 		obs := s.has(p, "parentObservationId") || (s.has(p, "traceId") && s.has(p, "startTime") && s.has(p, "type") && s.has(p, "level"))
 		return trace || obs
 	}
-	return item("") || item("data[]")
+	download := s.has("trace", "id") && (s.has("trace", "projectId") || s.has("trace", "timestamp"))
+	return item("") || item("data[]") || download
 }
 
 type lfItem struct {
@@ -52,8 +60,11 @@ type lfItem struct {
 	UserID       string          `json:"userId"`
 	Timestamp    json.RawMessage `json:"timestamp"`
 	Observations json.RawMessage `json:"observations"`
+	Metadata     json.RawMessage `json:"metadata"`
 	// A list page.
 	Data json.RawMessage `json:"data"`
+	// A download: the trace beside its observations.
+	Trace json.RawMessage `json:"trace"`
 	// An observation.
 	TraceID             string          `json:"traceId"`
 	Type                string          `json:"type"`
@@ -65,112 +76,251 @@ type lfItem struct {
 	Model               string          `json:"model"`
 }
 
-// convertLangfuse writes one record per observation. The session is the
-// trace's sessionId, else the trace id; the node the observation's name,
-// else its type in lower case; the event error for level ERROR, warning
-// for WARNING, else ok. Observations are ordered by startTime within their
-// session, parents before children at equal times.
+// lfMeta is an observation's or a trace's metadata: an object, or JSON
+// text of one (the UI's download writes the trace's as text).
+type lfMeta struct {
+	top   map[string]json.RawMessage
+	attrs map[string]json.RawMessage
+}
+
+func parseLfMeta(raw json.RawMessage) lfMeta {
+	var m lfMeta
+	if jsonKind(raw) == '"' {
+		raw = json.RawMessage(jsonText(raw))
+	}
+	if jsonKind(raw) != '{' || json.Unmarshal(raw, &m.top) != nil {
+		return lfMeta{}
+	}
+	if a := m.top["attributes"]; a != nil {
+		if jsonKind(a) == '"' {
+			a = json.RawMessage(jsonText(a))
+		}
+		if jsonKind(a) == '{' {
+			json.Unmarshal(a, &m.attrs)
+		}
+	}
+	return m
+}
+
+// attr is an OpenTelemetry attribute as text, "" when absent or not a
+// scalar.
+func (m lfMeta) attr(k string) string { return jsonText(m.attrs[k]) }
+
+// lfThreadKeys name a conversation in an observation's metadata (as
+// LangSmith's threads read them) or its attributes, in the order looked up.
+var lfThreadKeys = []string{"thread_id", "session_id", "conversation_id"}
+
+// conversation is the conversation the metadata names: its
+// gen_ai.conversation.id, a thread key, or its session.id.
+func (m lfMeta) conversation() string {
+	if c := m.attr("gen_ai.conversation.id"); c != "" {
+		return c
+	}
+	for _, k := range lfThreadKeys {
+		if c := jsonText(m.top[k]); c != "" {
+			return c
+		}
+	}
+	return m.attr("session.id")
+}
+
+// lfTrace is what a trace gives its observations.
+type lfTrace struct {
+	id, name, session, user, conv string
+}
+
+// convertLangfuse writes a record per observation that is a step (see
+// foldSpans; ImportOptions.KeepSpans writes every one). The session is the
+// trace's sessionId, else the first conversation its observations name
+// (gen_ai.conversation.id, a thread_id, session_id or conversation_id in
+// their metadata, session.id), else the trace id. The node is the agent's,
+// tool's or graph node's name (langgraph_node), else the observation's
+// name without ids, else its type in lower case; the event error for level
+// ERROR, warning for WARNING, else ok. Observations are ordered by
+// startTime within their session, parents before children at equal times.
+// An observation needs an id and a traceId (or a trace around it); its
+// parent, when not in the input, is taken as absent.
 func convertLangfuse(r io.Reader, w io.Writer, opt ImportOptions) error {
-	jr := newJSONReader(r)
-	defer jr.release()
-	var items []*spanItem
-	var obj jsonObject
-	addObs := func(o *lfItem, at int64, session, traceName, userID string) error {
-		if o.ID == "" && o.Name == "" {
-			return jr.errorAt(at, "an observation without an id or a name")
-		}
-		start, hasStart := jsonTime(o.StartTime)
-		if !hasStart && jsonKind(o.StartTime) != 0 && jsonKind(o.StartTime) != 'n' {
-			return jr.errorAt(at, "observation %s: startTime %s is not a time", o.ID, o.StartTime)
-		}
-		end, hasEnd := jsonTime(o.EndTime)
-		node := o.Name
-		if node == "" {
-			node = strings.ToLower(o.Type)
-		}
-		if node == "" {
-			return jr.errorAt(at, "observation %s has neither a name nor a type", o.ID)
-		}
-		event := "ok"
-		switch strings.ToUpper(o.Level) {
-		case "ERROR":
-			event = "error"
-		case "WARNING":
-			event = "warning"
-		}
-		obj.reset()
-		obj.str(FieldNode, node)
-		obj.str(FieldEvent, event)
-		obj.span(start, end, hasStart, hasEnd)
-		obj.open("attrs")
-		obj.strNonEmpty("observation_id", o.ID)
-		obj.strNonEmpty("type", o.Type)
-		obj.strNonEmpty("level", o.Level)
-		obj.strNonEmpty("status_message", o.StatusMessage)
-		obj.strNonEmpty("model", o.Model)
-		obj.strNonEmpty("trace_id", o.TraceID)
-		obj.strNonEmpty("trace_name", traceName)
-		obj.strNonEmpty("parent_observation_id", o.ParentObservationID)
-		obj.strNonEmpty("user_id", userID)
-		obj.close()
-		items = append(items, &spanItem{
-			session: session, trace: o.TraceID, id: o.ID, parent: o.ParentObservationID,
-			start: start, hasTime: hasStart, seq: len(items),
-			body: append([]byte(nil), obj.bytes()...),
-		})
-		return nil
-	}
-	var one func(raw json.RawMessage, at int64) error
-	one = func(raw json.RawMessage, at int64) error {
-		if jsonKind(raw) != '{' {
-			return jr.errorAt(at, "want a Langfuse trace or observation object")
-		}
-		var it lfItem
-		if err := jr.unmarshal(raw, at, &it); err != nil {
-			return err
-		}
-		switch {
-		case it.Data != nil && it.ID == "":
-			return jr.elements(it.Data, at+int64(indexRaw(raw, it.Data)), one)
-		case it.Observations != nil:
-			if it.ID == "" {
-				return jr.errorAt(at, "a trace without an id")
-			}
-			if jsonKind(it.Observations) != '[' {
-				return jr.errorAt(at, "trace %s: observations is not an array", it.ID)
-			}
-			session := it.SessionID
-			if session == "" {
-				session = it.ID
-			}
-			obsAt := at + int64(indexRaw(raw, it.Observations))
-			return jr.elements(it.Observations, obsAt, func(raw json.RawMessage, at int64) error {
-				if jsonKind(raw) == '"' {
-					return jr.errorAt(at, "trace %s lists observation ids only: export traces with their observations (GET /api/public/traces/{traceId})", it.ID)
-				}
-				var o lfItem
-				if err := jr.unmarshal(raw, at, &o); err != nil {
-					return err
-				}
-				if o.TraceID == "" {
-					o.TraceID = it.ID
-				}
-				return addObs(&o, at, session, it.Name, it.UserID)
-			})
-		case it.TraceID != "" && it.Type != "":
-			session := it.SessionID
-			if session == "" {
-				session = it.TraceID
-			}
-			return addObs(&it, at, session, "", "")
-		case it.ID != "":
-			// A trace without observations: nothing happened in it.
-			return nil
-		}
-		return jr.errorAt(at, "neither a Langfuse trace (no \"observations\") nor an observation (no \"traceId\" and \"type\")")
-	}
-	if err := jr.items(one); err != nil {
+	lr := &lfReader{jr: newJSONReader(r), traces: map[string]*lfTrace{}}
+	defer lr.jr.release()
+	if err := lr.jr.items(lr.item); err != nil {
 		return err
 	}
-	return writeSpanItems(w, items)
+	for _, s := range lr.spans {
+		t := lr.traces[s.trace]
+		s.session = firstOf(t.session, t.conv, s.trace)
+	}
+	return writeTreeSpans(w, lr.spans, opt)
 }
+
+// lfReader reads the items of a Langfuse export into tree spans.
+type lfReader struct {
+	jr     *jsonReader
+	spans  []*treeSpan
+	traces map[string]*lfTrace
+	obj    jsonObject
+}
+
+func (lr *lfReader) trace(id string) *lfTrace {
+	t := lr.traces[id]
+	if t == nil {
+		t = &lfTrace{id: id}
+		lr.traces[id] = t
+	}
+	return t
+}
+
+// item reads one item of the input: a download, a list page, a trace with
+// its observations, an observation, or a trace alone.
+func (lr *lfReader) item(raw json.RawMessage, at int64) error {
+	jr := lr.jr
+	if jsonKind(raw) != '{' {
+		return jr.errorAt(at, "want a Langfuse trace or observation object, found %s", jsonKindName(jsonKind(raw)))
+	}
+	var it lfItem
+	if err := jr.unmarshal(raw, at, &it); err != nil {
+		return err
+	}
+	switch {
+	case it.Trace != nil && it.ID == "":
+		return lr.download(&it, raw, at)
+	case it.Data != nil && it.ID == "":
+		return jr.elements(it.Data, at+int64(indexRaw(raw, it.Data)), lr.item)
+	case it.Observations != nil:
+		return lr.traceItem(&it, at, it.Observations, at+int64(indexRaw(raw, it.Observations)))
+	case it.TraceID != "" || it.ParentObservationID != "" || it.StartTime != nil:
+		return lr.observation(&it, at)
+	case it.ID != "" && (it.Timestamp != nil || it.SessionID != ""):
+		// A trace without observations: nothing happened in it, but it
+		// may name the session of observations listed elsewhere.
+		return lr.traceItem(&it, at, nil, 0)
+	}
+	return jr.errorAt(at, "neither a Langfuse trace (no \"observations\"), a download (no \"trace\") nor an observation (no \"traceId\")")
+}
+
+// download reads the UI's download: {"trace": {...}, "observations": [...]}
+// (it found at offset at, raw its text).
+func (lr *lfReader) download(it *lfItem, raw json.RawMessage, at int64) error {
+	jr := lr.jr
+	if jsonKind(it.Trace) != '{' {
+		return jr.errorAt(at, "\"trace\" is %s, want a Langfuse trace object", jsonKindName(jsonKind(it.Trace)))
+	}
+	tAt := at + int64(indexRaw(raw, it.Trace))
+	var t lfItem
+	if err := jr.unmarshal(it.Trace, tAt, &t); err != nil {
+		return err
+	}
+	if t.Observations != nil && it.Observations != nil {
+		return jr.errorAt(at, "trace %s: observations both inside and beside the trace", t.ID)
+	}
+	obs, obsAt := it.Observations, at+int64(indexRaw(raw, it.Observations))
+	if obs == nil {
+		obs, obsAt = t.Observations, tAt+int64(indexRaw(it.Trace, t.Observations))
+	}
+	return lr.traceItem(&t, tAt, obs, obsAt)
+}
+
+// traceItem reads a trace (at offset at) and its observations (obs, at
+// obsAt; nil when there are none).
+func (lr *lfReader) traceItem(it *lfItem, at int64, obs json.RawMessage, obsAt int64) error {
+	jr := lr.jr
+	if it.ID == "" {
+		return jr.errorAt(at, "a trace without an id")
+	}
+	t := lr.trace(it.ID)
+	t.name, t.session, t.user = it.Name, it.SessionID, it.UserID
+	if c := parseLfMeta(it.Metadata).conversation(); c != "" && t.conv == "" {
+		t.conv = c
+	}
+	if obs == nil {
+		return nil
+	}
+	if jsonKind(obs) != '[' {
+		return jr.errorAt(at, "trace %s: observations is not an array", it.ID)
+	}
+	return jr.elements(obs, obsAt, func(raw json.RawMessage, at int64) error {
+		if jsonKind(raw) == '"' {
+			return jr.errorAt(at, "trace %s lists observation ids only: export traces with their observations (GET /api/public/traces/{traceId}, or the UI's download)", it.ID)
+		}
+		if jsonKind(raw) != '{' {
+			return jr.errorAt(at, "trace %s: an observation is %s, want an object", it.ID, jsonKindName(jsonKind(raw)))
+		}
+		var o lfItem
+		if err := jr.unmarshal(raw, at, &o); err != nil {
+			return err
+		}
+		if o.TraceID == "" {
+			o.TraceID = it.ID
+		} else if o.TraceID != it.ID {
+			return jr.errorAt(at, "observation %s: traceId %s, but it is listed in trace %s", o.ID, o.TraceID, it.ID)
+		}
+		return lr.observation(&o, at)
+	})
+}
+
+// observation reads an observation found at offset at.
+func (lr *lfReader) observation(o *lfItem, at int64) error {
+	jr := lr.jr
+	switch {
+	case o.ID == "":
+		return jr.errorAt(at, "observation %q (type %s) has no id", o.Name, o.Type)
+	case o.TraceID == "":
+		return jr.errorAt(at, "observation %s has no traceId", o.ID)
+	case o.Type == "" && o.StartTime == nil:
+		return jr.errorAt(at, "observation %s: not a Langfuse observation: no \"type\" and no \"startTime\"", o.ID)
+	}
+	start, hasStart := jsonTime(o.StartTime)
+	if !hasStart && jsonKind(o.StartTime) != 0 && jsonKind(o.StartTime) != 'n' {
+		return jr.errorAt(at, "observation %s: startTime %s is not a time", o.ID, o.StartTime)
+	}
+	end, hasEnd := jsonTime(o.EndTime)
+	meta := parseLfMeta(o.Metadata)
+	t := lr.trace(o.TraceID)
+	event := "ok"
+	switch strings.ToUpper(o.Level) {
+	case "ERROR":
+		event = "error"
+	case "WARNING":
+		event = "warning"
+	}
+	obj := &lr.obj
+	obj.reset()
+	obj.str(FieldEvent, event)
+	obj.open("attrs")
+	obj.strNonEmpty("observation_id", o.ID)
+	obj.strNonEmpty("name", o.Name)
+	obj.strNonEmpty("type", o.Type)
+	obj.strNonEmpty("level", o.Level)
+	obj.strNonEmpty("status_message", o.StatusMessage)
+	obj.strNonEmpty("model", o.Model)
+	obj.strNonEmpty("trace_id", o.TraceID)
+	obj.strNonEmpty("trace_name", t.name)
+	obj.strNonEmpty("parent_observation_id", o.ParentObservationID)
+	obj.strNonEmpty("user_id", t.user)
+	for _, k := range []string{"langgraph_node", "langgraph_step"} {
+		obj.raw(k, meta.top[k])
+	}
+	for _, k := range []string{"gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.tool.name", "openinference.span.kind"} {
+		obj.strNonEmpty(k, meta.attr(k))
+	}
+	obj.close()
+	line, _ := jr.pr.pos(at)
+	s := &treeSpan{
+		spanItem: spanItem{trace: o.TraceID, id: o.ID, parent: o.ParentObservationID,
+			start: start, hasTime: hasStart, seq: len(lr.spans), body: append([]byte(nil), obj.bytes()...)},
+		name: o.Name, end: end, hasEnd: hasEnd, line: line,
+		graphNode: jsonText(meta.top["langgraph_node"]), graphStep: jsonText(meta.top["langgraph_step"]),
+		where: "line " + itoa(line) + ": observation " + o.ID + " of trace " + o.TraceID,
+	}
+	s.classify(o.Type, meta.attr)
+	if s.name == "" && s.kind == kindSpan {
+		s.name = strings.ToLower(o.Type)
+	}
+	lr.spans = append(lr.spans, s)
+	if c := meta.conversation(); c != "" && t.conv == "" {
+		t.conv = c
+	}
+	return nil
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -132,12 +132,14 @@ func (r *lsRun) merge(p *lsRun) {
 	}
 }
 
-// convertLangSmith writes one record per run, except the parts of a
-// LangGraph node that are not the node itself or a tool: a run whose
-// metadata names a langgraph_node other than the run's own name (the model
-// call, prompt, parser and routing runs inside the node) is left out, as
-// are LangGraph's __start__ and __end__ runs. The node is the run's name;
-// the event error when the run has an error (or status "error"), else ok.
+// convertLangSmith writes a record per run that is a step (see foldSpans;
+// ImportOptions.KeepSpans writes every one): the runs inside a LangGraph
+// node that are not the node itself or a tool (the model call, prompt,
+// parser and routing runs under the node, with its langgraph_node and
+// langgraph_step), LangGraph's __start__ and __end__ runs, llm runs under
+// a step and chains that hold other runs are left out. The node is the
+// run's name; the event error when the run has an error (or status
+// "error"), else ok. A run needs a run_type (a patch excepted).
 // Runs are ordered by dotted_order within their thread and carry their
 // start time as ts. In the SDK's batch-ingest bodies ({"post": [...],
 // "patch": [...]}, the payloads its tests capture) a patch completes the
@@ -214,6 +216,11 @@ func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 			prev.run.merge(run)
 			return nil
 		}
+		if run.RunType == "" {
+			// Spans of another tracer (Phoenix's have id, name and
+			// start_time too) must not pass for runs, one trace each.
+			return jr.errorAt(at, "not a LangSmith run: no \"run_type\"")
+		}
 		run.ID = id
 		runs = append(runs, p)
 		if id != "" {
@@ -239,13 +246,10 @@ func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 			return err
 		}
 	}
-	if err := rw.flush(); err != nil {
-		return err
-	}
 
-	var items []*spanItem
+	var spans []*treeSpan
 	type pending struct {
-		it     *spanItem
+		it     *treeSpan
 		thread string
 	}
 	var threads []pending
@@ -270,13 +274,6 @@ func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 		if thread != "" && traceThread[trace] == "" {
 			traceThread[trace] = thread
 		}
-		lgNode := jsonText(meta["langgraph_node"])
-		if lgNode != "" && run.RunType != "tool" && lgNode != run.Name {
-			continue
-		}
-		if lgNode != "" && (run.Name == "__start__" || run.Name == "__end__") {
-			continue
-		}
 		start, hasStart := lsTime(run.StartTime)
 		if !hasStart && jsonKind(run.StartTime) != 0 && jsonKind(run.StartTime) != 'n' {
 			return jr.errorAt(at, "run %s: start_time %s is not a time", run.ID, run.StartTime)
@@ -284,15 +281,14 @@ func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 		end, hasEnd := lsTime(run.EndTime)
 		failed := run.Status == "error" || (jsonKind(run.Error) != 0 && jsonKind(run.Error) != 'n' && jsonText(run.Error) != "")
 		obj.reset()
-		obj.str(FieldNode, run.Name)
 		if failed {
 			obj.str(FieldEvent, "error")
 		} else {
 			obj.str(FieldEvent, "ok")
 		}
-		obj.span(start, end, hasStart, hasEnd)
 		obj.open("attrs")
 		obj.strNonEmpty("run_id", run.ID)
+		obj.strNonEmpty("name", run.Name)
 		obj.strNonEmpty("run_type", run.RunType)
 		obj.strNonEmpty("trace_id", trace)
 		obj.strNonEmpty("parent_run_id", run.ParentRunID)
@@ -305,22 +301,26 @@ func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 			obj.raw(k, meta[k])
 		}
 		obj.close()
-		it := &spanItem{
-			trace: trace, id: run.ID, parent: run.ParentRunID,
-			start: start, hasTime: hasStart, order: run.DottedOrder, seq: len(items),
-			body: append([]byte(nil), obj.bytes()...),
+		line, _ := jr.pr.pos(at)
+		it := &treeSpan{
+			spanItem: spanItem{trace: trace, id: run.ID, parent: run.ParentRunID,
+				start: start, hasTime: hasStart, order: run.DottedOrder, seq: len(spans),
+				body: append([]byte(nil), obj.bytes()...)},
+			name: run.Name, end: end, hasEnd: hasEnd, line: line,
+			graphNode: jsonText(meta["langgraph_node"]), graphStep: jsonText(meta["langgraph_step"]),
+			where: "line " + itoa(line) + ": run " + run.ID + " of trace " + trace,
 		}
-		items = append(items, it)
+		it.classify(run.RunType, func(k string) string { return jsonText(meta[k]) })
+		if it.kind == kindAgent || it.kind == kindTool {
+			// A run is named by its name; agent and tool names in its
+			// metadata describe the model's setup, not the run.
+			it.agent, it.tool = "", ""
+		}
+		spans = append(spans, it)
 		threads = append(threads, pending{it, thread})
 	}
 	for _, p := range threads {
-		p.it.session = p.thread
-		if p.it.session == "" {
-			p.it.session = traceThread[p.it.trace]
-		}
-		if p.it.session == "" {
-			p.it.session = p.it.trace
-		}
+		p.it.session = firstOf(p.thread, traceThread[p.it.trace], p.it.trace)
 	}
-	return writeSpanItems(w, items)
+	return writeTreeSpansTo(rw, spans, opt, nil)
 }

@@ -69,7 +69,10 @@ type oaSpanData struct {
 	Server    string `json:"server"`
 }
 
-// convertOpenAIAgents writes one record per span. The node is the span
+// convertOpenAIAgents writes a record per span that is a step (see
+// foldSpans: generations and responses inside an agent, and custom spans
+// around steps, such as the JS SDK's task and turn, are left out;
+// ImportOptions.KeepSpans writes every one). The node is the span
 // type, qualified by what the span is about: agent:<name>,
 // function:<tool name>, handoff:<to_agent> (a handoff is the transition to
 // another agent), guardrail:<name>, custom:<name>, mcp_tools:<server>;
@@ -83,7 +86,7 @@ type oaSpanData struct {
 func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
 	defer jr.release()
-	var items []*spanItem
+	var items []*treeSpan
 	groups := map[string]string{}
 	workflows := map[string]string{}
 	var obj jsonObject
@@ -152,9 +155,7 @@ func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 			event = "triggered"
 		}
 		obj.reset()
-		obj.str(FieldNode, node)
 		obj.str(FieldEvent, event)
-		obj.span(start, end, hasStart, hasEnd)
 		obj.open("attrs")
 		obj.strNonEmpty("span_id", it.ID)
 		obj.str("trace_id", it.TraceID)
@@ -175,17 +176,31 @@ func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 			}
 		}
 		obj.close()
-		items = append(items, &spanItem{
-			trace: it.TraceID, id: it.ID, parent: it.ParentID,
-			start: start, hasTime: hasStart, seq: len(items),
-			body: append([]byte(nil), obj.bytes()...),
-		})
+		line, _ := jr.pr.pos(at)
+		ts := &treeSpan{
+			spanItem: spanItem{trace: it.TraceID, id: it.ID, parent: it.ParentID,
+				start: start, hasTime: hasStart, seq: len(items), body: append([]byte(nil), obj.bytes()...)},
+			name: node, label: node, end: end, hasEnd: hasEnd, line: line,
+			where: "line " + itoa(line) + ": span " + it.ID + " of trace " + it.TraceID,
+		}
+		switch sd.Type {
+		case "agent":
+			ts.kind, ts.agent = kindAgent, sd.Name
+		case "function":
+			ts.kind, ts.tool = kindTool, sd.Name
+		case "handoff":
+			ts.kind, ts.handoffTo = kindHandoff, sd.ToAgent
+		case "generation", "response", "transcription", "speech", "speech_group":
+			ts.kind = kindLLM
+		case "custom":
+			ts.kind = kindWrapper
+		}
+		items = append(items, ts)
 		return nil
 	}
 	if err := jr.items(one); err != nil {
 		return err
 	}
-	spanTreeOrder(items)
 	for _, it := range items {
 		it.session = groups[it.trace]
 		if it.session == "" {
@@ -198,7 +213,9 @@ func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 			it.body = append(it.body, '}', '}')
 		}
 	}
-	return writeSpanItems(w, items)
+	rw := newRecordWriter(w)
+	defer rw.release()
+	return writeTreeSpansTo(rw, items, opt, spanTreeOrder)
 }
 
 // spanTreeOrder gives each item an order key that sorts by start time

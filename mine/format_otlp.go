@@ -43,7 +43,8 @@ func detectOTLP(head []byte) bool {
 }
 
 type otlpTraces struct {
-	ResourceSpans []otlpResourceSpans `json:"resourceSpans"`
+	ResourceSpans      []otlpResourceSpans `json:"resourceSpans"`
+	ProtoResourceSpans json.RawMessage     `json:"resource_spans"`
 }
 
 type otlpResourceSpans struct {
@@ -281,24 +282,32 @@ func otlpNanos(raw json.RawMessage) (int64, bool, error) {
 	return int64(n), true, nil
 }
 
-// convertOTLP writes one record per span. It reads the whole input first:
-// a span without a conversation id of its own takes the one of its trace
-// (the first found on any span of the trace in the input), so that the
-// tool and model spans under an agent span that names the conversation
+// convertOTLP writes a record per span that is a step (see foldSpans;
+// ImportOptions.KeepSpans writes every one). It reads the whole input
+// first: a span without a conversation id of its own takes the one of its
+// trace (the first found on any span of the trace in the input), so that
+// the tool and model spans under an agent span that names the conversation
 // join its session. The session is the first of: the span's
 // gen_ai.conversation.id, its trace's, the span's session.id (or its
-// resource's), its trace's, and the trace id.
+// resource's), its trace's, and the trace id. A span with a
+// gen_ai.operation.name is named by it, qualified by the tool's or the
+// agent's name (execute_tool:get_weather, invoke_agent:Returns; a name that
+// is an id is left off); any other by what it is (see classify): the
+// agent's or tool's name (OpenInference's agent.name, tool.name,
+// graph.node.id), "llm" for a model call that names no operation
+// (gen_ai.request.model, gen_ai.provider.name or the older gen_ai.system
+// alone), else its name without ids.
 func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
 	defer jr.release()
-	var items []*spanItem
+	var spans []*treeSpan
 	type traceSession struct{ conv, sess string }
 	traces := map[string]*traceSession{}
 	type pending struct {
-		it         *spanItem
+		it         *treeSpan
 		conv, sess string
 	}
-	var spans []pending
+	var pend []pending
 	var obj jsonObject
 	err := jr.items(func(raw json.RawMessage, at int64) error {
 		if jsonKind(raw) != '{' {
@@ -307,6 +316,12 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 		var td otlpTraces
 		if err := jr.unmarshal(raw, at, &td); err != nil {
 			return err
+		}
+		if td.ResourceSpans == nil {
+			if td.ProtoResourceSpans != nil {
+				return jr.errorAt(at, "OTLP with protobuf field names (\"resource_spans\"): want the OTLP JSON encoding's lowerCamelCase names (\"resourceSpans\", \"scopeSpans\", \"traceId\")")
+			}
+			return jr.errorAt(at, "not OTLP traces: no \"resourceSpans\"")
 		}
 		line, _ := jr.pr.pos(at)
 		for ri := range td.ResourceSpans {
@@ -338,21 +353,13 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 					if err != nil {
 						return errorf("%s: endTimeUnixNano %s: want an integer", where(), sp.End)
 					}
-					op := otlpAttr(sp.Attributes, "gen_ai.operation.name")
+					attr := func(k string) string { return otlpAttr(sp.Attributes, k) }
+					op := attr("gen_ai.operation.name")
 					if sp.Name == "" && op == "" {
 						return errorf("%s: a span without a name", where())
 					}
-					node := sp.Name
-					if op != "" {
-						node = op
-						if q := otlpAttr(sp.Attributes, "gen_ai.tool.name"); q != "" {
-							node += ":" + q
-						} else if q := otlpAttr(sp.Attributes, "gen_ai.agent.name"); q != "" {
-							node += ":" + q
-						}
-					}
 					code := otlpEnum(sp.Status.Code, "status_code_", []string{"unset", "ok", "error"})
-					event := otlpAttr(sp.Attributes, "error.type")
+					event := attr("error.type")
 					if event == "" {
 						event = "ok"
 						if code == 2 {
@@ -360,9 +367,7 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 						}
 					}
 					obj.reset()
-					obj.str(FieldNode, node)
 					obj.str(FieldEvent, event)
-					obj.span(start, end, hasStart, hasEnd)
 					obj.str("trace_id", sp.TraceID)
 					obj.strNonEmpty("span_id", sp.SpanID)
 					obj.strNonEmpty("parent_span_id", sp.ParentSpanID)
@@ -383,17 +388,29 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 						res.write(&obj)
 						obj.close()
 					}
-					it := &spanItem{
-						trace: sp.TraceID, id: sp.SpanID, parent: sp.ParentSpanID,
-						start: start, hasTime: hasStart, seq: len(items),
-						body: append([]byte(nil), obj.bytes()...),
+					it := &treeSpan{
+						spanItem: spanItem{trace: sp.TraceID, id: sp.SpanID, parent: sp.ParentSpanID,
+							start: start, hasTime: hasStart, seq: len(spans), body: append([]byte(nil), obj.bytes()...)},
+						name: sp.Name, end: end, hasEnd: hasEnd, line: line, where: where(),
 					}
-					items = append(items, it)
-					p := pending{it: it, conv: otlpAttr(sp.Attributes, "gen_ai.conversation.id"), sess: otlpAttr(sp.Attributes, "session.id")}
+					it.classify("", attr)
+					switch {
+					case op != "":
+						it.label = op
+						if q := named(it.tool); q != "" && it.kind == kindTool {
+							it.label += ":" + q
+						} else if q := named(it.agent); q != "" {
+							it.label += ":" + q
+						}
+					case it.kind == kindLLM && attr("openinference.span.kind") == "":
+						it.label = "llm"
+					}
+					spans = append(spans, it)
+					p := pending{it: it, conv: attr("gen_ai.conversation.id"), sess: attr("session.id")}
 					if p.sess == "" {
 						p.sess = otlpAttr(rs.Resource.Attributes, "session.id")
 					}
-					spans = append(spans, p)
+					pend = append(pend, p)
 					ts := traces[sp.TraceID]
 					if ts == nil {
 						ts = &traceSession{}
@@ -413,14 +430,9 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range spans {
+	for _, p := range pend {
 		ts := traces[p.it.trace]
-		for _, s := range []string{p.conv, ts.conv, p.sess, ts.sess, p.it.trace} {
-			if s != "" {
-				p.it.session = s
-				break
-			}
-		}
+		p.it.session = firstOf(p.conv, ts.conv, p.sess, ts.sess, p.it.trace)
 	}
-	return writeSpanItems(w, items)
+	return writeTreeSpans(w, spans, opt)
 }

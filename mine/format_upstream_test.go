@@ -10,6 +10,7 @@ package mine
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -87,9 +88,49 @@ func TestUpstreamFixtures(t *testing.T) {
 		}},
 		// The JS SDK's millisecond times: a handoff and the next agent,
 		// a tool call and the next turn, start together.
-		{name: "openai agents tied starts", file: "openai_agents_js.jsonl", format: FormatOpenAIAgents, want: []string{
+		{name: "openai agents tied starts", file: "openai_agents_js.jsonl", format: FormatOpenAIAgents, opt: ImportOptions{KeepSpans: true}, want: []string{
 			"conv-10: custom:task/ok agent:Triage/ok custom:turn/ok function:lookup_order/ok custom:turn/ok handoff:Refunds/ok agent:Refunds/ok custom:turn/ok function:issue_refund/error custom:turn/ok",
 			"conv-13: custom:task/ok agent:Triage/ok custom:turn/ok function:lookup_order/ok custom:turn/ok handoff:Refunds/ok agent:Refunds/ok custom:turn/ok function:issue_refund/ok custom:turn/ok",
+		}},
+		// By default the SDK's custom task and turn spans are wrappers.
+		{name: "openai agents folded", file: "openai_agents_js.jsonl", format: FormatOpenAIAgents, want: []string{
+			"conv-10: agent:Triage/ok function:lookup_order/ok handoff:Refunds/ok agent:Refunds/ok function:issue_refund/error",
+			"conv-13: agent:Triage/ok function:lookup_order/ok handoff:Refunds/ok agent:Refunds/ok function:issue_refund/ok",
+		}},
+		// Langfuse's framework traces, as its UI downloads them: the
+		// steps a person names, the LLM calls and wrappers folded, no ids.
+		// LangGraph: the graph nodes (langgraph_node), the model call and
+		// routing inside them left out; the thread_id is the session.
+		{name: "langfuse langgraph", file: "langfuse-langgraph-2025-08-22.json", format: FormatLangfuse, want: []string{
+			"demo-thread-1: agent/ok tools/ok agent/ok",
+		}},
+		// Google ADK: the invocation wrapper folded, the agent named from
+		// "agent_run [hello_agent]", the tool from gen_ai.tool.name.
+		{name: "langfuse google adk", file: "langfuse-google-adk-2025-08-28.json", format: FormatLangfuse, want: []string{
+			"demo-session: hello_agent/ok say_hello/ok",
+		}},
+		// OpenAI Agents through OpenInference: the workflow root (an AGENT
+		// naming no agent) folded, the agent named by graph.node.id.
+		{name: "langfuse openai agents", file: "langfuse-openai-agents-2025-09-30.json", format: FormatLangfuse, want: []string{
+			"fee618f96dc31e0ca38b2f7b26eb8b29: Hello world/ok get_weather/ok",
+		}},
+		// pydantic-ai: agents by gen_ai.agent.name, tools by
+		// gen_ai.tool.name, "running 3 tools" folded.
+		{name: "langfuse pydantic-ai", file: "langfuse-pydantic-ai-tools-2025-12-04.json", format: FormatLangfuse, want: []string{
+			"7a38edd8123db47ad8dcb8aa4c5e3926: joke_agent/ok get_pun_suggestion/ok get_dad_joke_suggestion/ok get_one_liner_suggestion/ok joke_agent/ok evaluator_agent/ok",
+		}},
+		// Microsoft Agent Framework: gen_ai.agent.name is a UUID, so the
+		// span name without it; the session is gen_ai.conversation.id.
+		{name: "langfuse microsoft agent", file: "langfuse-microsoft-agent-2025-10-14.json", format: FormatLangfuse, want: []string{
+			"thread_G78qCSLpzn0YQwFwrvK5OivI: invoke_agent/ok get_weather/ok",
+		}},
+		// Koog: create_agent folded, "run.<uuid>" without its id, the
+		// graph nodes from langgraph_node, __start__ and __finish__ left out.
+		{name: "langfuse koog", file: "langfuse-koog-2025-08-26.json", format: FormatLangfuse, want: []string{
+			"6f8d2449-33ed-4c7c-82e7-5410e34ee4e6: run/ok nodeCallLLM/ok nodeExecuteTool/ok ByeTool/ok HelloTool/ok nodeSendToolResult/ok",
+		}},
+		{name: "langfuse koog keep spans", file: "langfuse-koog-2025-08-26.json", format: FormatLangfuse, opt: ImportOptions{KeepSpans: true}, want: []string{
+			"6f8d2449-33ed-4c7c-82e7-5410e34ee4e6: agent/ok run/ok node.__start__/ok nodeCallLLM/ok llm.chat/ok nodeExecuteTool/ok ByeTool/ok HelloTool/ok nodeSendToolResult/ok llm.chat/ok node.__finish__/ok",
 		}},
 		// A voice experiment folder: turns start where a side starts to
 		// speak.
@@ -132,6 +173,8 @@ func TestUpstreamGolden(t *testing.T) {
 		{"interval_event_log.xes", FormatXES},
 		{"running-example-transformed.csv", FormatCSV},
 		{"openai_agents_js.jsonl", FormatOpenAIAgents},
+		{"langfuse-langgraph-2025-08-22.json", FormatLangfuse},
+		{"langfuse-koog-2025-08-26.json", FormatLangfuse},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			data, err := os.ReadFile(upstreamPath(tt.file))
@@ -375,25 +418,24 @@ func TestLangSmithPatchBeforePost(t *testing.T) {
 	if err := convertLangSmith(strings.NewReader(in), &out, ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"session_id":"r1","node":"agent","event":"error","ts":"2024-01-01T00:00:00Z","duration_ms":1000,"attrs":{"run_id":"r1","run_type":"chain","trace_id":"r1","error":"boom"}}` + "\n"
+	want := `{"session_id":"r1","node":"agent","ts":"2024-01-01T00:00:00Z","duration_ms":1000,"event":"error","attrs":{"run_id":"r1","name":"agent","run_type":"chain","trace_id":"r1","error":"boom"}}` + "\n"
 	if out.String() != want {
 		t.Errorf("records:\n%s\nwant:\n%s", out.String(), want)
 	}
 }
 
 // TestOpenAIAgentsSpanCycle checks that spans whose parents form a cycle
-// are still written, after the others.
+// stop the read, naming a span on the cycle, as in every span-tree format
+// (they were written after the others, without a word, before).
 func TestOpenAIAgentsSpanCycle(t *testing.T) {
 	in := `{"object":"trace.span","id":"a","trace_id":"t","parent_id":"b","started_at":"2024-01-01T00:00:00Z","span_data":{"type":"agent","name":"A"}}
 {"object":"trace.span","id":"b","trace_id":"t","parent_id":"a","started_at":"2024-01-01T00:00:00Z","span_data":{"type":"agent","name":"B"}}
 {"object":"trace.span","id":"c","trace_id":"t","parent_id":null,"started_at":"2024-01-01T00:00:00Z","span_data":{"type":"agent","name":"C"}}
 `
-	lg, err := Read([]Input{strInput("cycle.jsonl", in)}, ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := strings.Join(sessionLines(lg), "\n"), "t: agent:C/ok agent:A/ok agent:B/ok"; got != want {
-		t.Errorf("sessions %s, want %s", got, want)
+	_, err := Read([]Input{strInput("cycle.jsonl", in)}, ReadOptions{})
+	want := "reading cycle.jsonl: line 1: span a of trace t: its parent links form a cycle"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
 	}
 }
 
@@ -411,5 +453,32 @@ func TestCSVNoColumnsWithField(t *testing.T) {
 	}
 	if len(lg.Sessions) != 1 {
 		t.Errorf("with both fields: %d sessions, want 1", len(lg.Sessions))
+	}
+}
+
+// TestLangfuseObservationList reads the observations of a Langfuse
+// download on their own, as a JSON array (the UI's log view copies them
+// so): the same steps, the session from their metadata.
+func TestLangfuseObservationList(t *testing.T) {
+	data, err := os.ReadFile(upstreamPath("langfuse-langgraph-2025-08-22.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dl struct {
+		Observations json.RawMessage `json:"observations"`
+	}
+	if err := json.Unmarshal(data, &dl); err != nil {
+		t.Fatal(err)
+	}
+	lg, err := Read([]Input{strInput("observations.json", string(dl.Observations))}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lg.Files[0].Format; got != FormatLangfuse {
+		t.Errorf("format %s, want %s", got, FormatLangfuse)
+	}
+	want := "demo-thread-1: agent/ok tools/ok agent/ok"
+	if got := strings.Join(sessionLines(lg), "\n"); got != want {
+		t.Errorf("sessions:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,15 +11,40 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/direct"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
 )
 
-// TestPipelineMatchesBuild runs the pipeline with Beam's direct (local)
-// runner on the bundled sample and checks that it mines the model fsmine
-// build mines: the same digest.
+// TestMain initialises Beam, as a pipeline's main must before it runs on a
+// portable runner: the loopback worker Prism starts runs in this process.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	beam.Init()
+	os.Exit(m.Run())
+}
+
+// TestPipelineMatchesBuild runs the pipeline on the bundled sample with
+// Beam's direct (local) runner, which Beam has deprecated, and with Prism,
+// the portable runner that speaks the job API Flink, Spark and Dataflow
+// speak (started in-process, its SDK worker in this process: the loopback
+// environment), and checks that each mines the model fsmine build mines:
+// the same digest.
 func TestPipelineMatchesBuild(t *testing.T) {
+	runners := []struct {
+		name    string
+		execute func(context.Context, *beam.Pipeline) error
+	}{
+		{"direct", func(ctx context.Context, p *beam.Pipeline) error { _, err := direct.Execute(ctx, p); return err }},
+		{"prism", func(ctx context.Context, p *beam.Pipeline) error { _, err := prism.Execute(ctx, p); return err }},
+	}
+	for _, r := range runners {
+		t.Run(r.name, func(t *testing.T) { testPipelineMatchesBuild(t, r.execute) })
+	}
+}
+
+func testPipelineMatchesBuild(t *testing.T, execute func(context.Context, *beam.Pipeline) error) {
 	sample := filepath.Join("..", "..", "testdata", "returns.jsonl")
 	labels, err := os.ReadFile(filepath.Join("..", "..", "testdata", "returns.labels.json"))
 	if err != nil {
@@ -39,8 +65,7 @@ func TestPipelineMatchesBuild(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "model.json")
 	opt := Options{Inputs: []string{sample}, Labels: string(labels), RareRatio: mine.DefaultOptions().RareRatio}
-	err = run(context.Background(), opt, out,
-		func(ctx context.Context, p *beam.Pipeline) error { _, err := direct.Execute(ctx, p); return err },
+	err = run(context.Background(), opt, out, execute,
 		func(s beam.Scope, glob string) beam.PCollection { return textio.Read(s, glob) },
 		func(s beam.Scope, path string, col beam.PCollection) { textio.Write(s, path, col) })
 	if err != nil {
