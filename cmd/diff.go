@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/render"
-	"github.com/fsmine/fsmine/render/text"
 )
 
 func init() { register(newDiffCmd) }

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
-	"github.com/fsmine/fsmine/render/text"
 )
 
 // progress draws a one-line progress report on a terminal: what is being

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/render/text"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 func init() { register(newSealCmd) }

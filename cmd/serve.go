@@ -17,7 +17,7 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/automaton/serve"
-	"github.com/fsmine/fsmine/render/text"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 func init() { register(newServeCmd) }

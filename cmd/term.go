@@ -3,7 +3,7 @@ package cmd
 import (
 	"io"
 
-	"github.com/fsmine/fsmine/render/text"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // termSafe returns a writer that shows the control characters of what is

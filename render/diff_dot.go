@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/render/text"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // Colours of the diff overlay: GitHub's diff green and red, an orange for

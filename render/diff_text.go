@@ -8,7 +8,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/render/text"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // DiffTextOptions shape DiffText, DiffMarkdown and DiffJSON.

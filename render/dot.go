@@ -10,7 +10,7 @@ import (
 	"github.com/emicklei/dot"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/render/text"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // Colours of the DOT picture.

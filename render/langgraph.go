@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/render/text"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // LangGraph writes m as the skeleton of a LangGraph program in Python: a

@@ -10,7 +10,7 @@ import (
 	"unicode"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/render/text"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // Options shape a rendering. The zero value draws every state and

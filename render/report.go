@@ -19,8 +19,8 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine/stats"
-	"github.com/fsmine/fsmine/render/text"
 )
 
 // DiagramMode says which transitions the picture of a report draws.

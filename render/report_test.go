@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/render/text"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // reportFixtures are the models the report tests read: the hand-made

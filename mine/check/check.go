@@ -16,8 +16,8 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
-	"github.com/fsmine/fsmine/render/text"
 )
 
 // ModelRef names the model a report was made against.

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
-	"github.com/fsmine/fsmine/render/text"
 )
 
 // ReplayReport is fsmine replay's report on one session, its --format json

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/render/text"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // WriteText writes the report for people, as fsmine check prints it: what

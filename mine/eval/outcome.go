@@ -27,8 +27,8 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
-	"github.com/fsmine/fsmine/render/text"
 )
 
 // Scores of a session that OutcomeReport compares, in report order. The

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/render/text"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // transitionExamples are the examples of a transition; none for a

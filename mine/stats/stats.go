@@ -13,8 +13,8 @@ import (
 	"sort"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
-	"github.com/fsmine/fsmine/render/text"
 )
 
 // DefaultMeasures are the numeric record fields fsmine stats reports per
