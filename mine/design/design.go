@@ -182,6 +182,10 @@ type flow struct {
 	edges []edge
 	// labels is the label rules file the model keeps in Params.Labels.
 	labels []byte
+	// loops and constraints are the model's, as fsmine's SCXML and XState
+	// exports carry them.
+	loops       []automaton.Loop
+	constraints []automaton.Constraint
 }
 
 type node struct {
@@ -358,6 +362,7 @@ func (f *flow) build(opt Options) *automaton.Model {
 			Rare: e.rare, BackEdge: e.backEdge, Generalized: e.generalized,
 		})
 	}
+	m.Loops, m.Constraints = f.loops, f.constraints
 	markBackEdges(m)
 	m.Sort()
 	return m
