@@ -38,13 +38,18 @@ const (
 // matching lets a transition on "ok" catch every "ok.<label>". Out of
 // __start__, whose event is empty, the descriptor is "<label>".
 //
-// The original ids, labels, events, visits and counts are kept in
-// attributes of FsmineNamespace (fsmine:id, fsmine:label, fsmine:event,
-// fsmine:visits, fsmine:sessions, fsmine:count), which SCXML processors ignore; a state's
-// repeat cap (State.MaxRun) is fsmine:max_run, a rare transition carries
-// fsmine:rare="true", a back edge fsmine:back_edge="true", and a generalised transition, which no session took,
-// carries fsmine:generalized with its kind: all that the model's digest
-// covers, so that fsmine import reads the document back to the model.
+// The original ids, labels, events, visits, counts and probabilities are
+// kept in attributes of FsmineNamespace (fsmine:id, fsmine:label,
+// fsmine:event, fsmine:visits, fsmine:sessions, fsmine:count,
+// fsmine:prob), which SCXML processors ignore; a state's repeat cap
+// (State.MaxRun) is fsmine:max_run, a rare transition carries
+// fsmine:rare="true", a back edge fsmine:back_edge="true", and a
+// generalised transition, which no session took, carries
+// fsmine:generalized with its kind. The model's constraints and loops
+// (with their caps and back edges) are elements of FsmineNamespace at the
+// top of the document (see scxmlExtras). That is all that the model's
+// digest covers, so that fsmine import reads the document back to the
+// model.
 //
 // With opt.Detail DetailSummary the states of each stage of several states
 // (see Stages) are children of a compound <state id="stage.N"
@@ -62,6 +67,7 @@ func SCXML(w io.Writer, m *automaton.Model, opt Options) error {
 	b.WriteString("     <event>.<next label>: see the documentation of fsmine's render.SCXML. -->\n")
 	fmt.Fprintf(&b, "<scxml xmlns=\"%s\" xmlns:fsmine=\"%s\" version=\"1.0\" datamodel=\"null\" initial=\"%s\">\n",
 		SCXMLNamespace, FsmineNamespace, scxmlID(automaton.StartID))
+	scxmlExtras(&b, m)
 	writeState := func(s *automaton.State, indent string) {
 		elem := "state"
 		if s.ID == automaton.EndID {
@@ -85,8 +91,8 @@ func SCXML(w io.Writer, m *automaton.Model, opt Options) error {
 		}
 		b.WriteString(">\n")
 		for _, t := range out {
-			fmt.Fprintf(&b, "%s  <transition event=%s target=%s fsmine:event=%s fsmine:count=\"%d\"%s/>\n",
-				indent, xmlAttr(scxmlEvent(m, t)), xmlAttr(scxmlID(t.To)), xmlAttr(t.Event), t.Count, scxmlGeneralized(t))
+			fmt.Fprintf(&b, "%s  <transition event=%s target=%s fsmine:event=%s fsmine:count=\"%d\" fsmine:prob=\"%s\"%s/>\n",
+				indent, xmlAttr(scxmlEvent(m, t)), xmlAttr(scxmlID(t.To)), xmlAttr(t.Event), t.Count, formatFloat(t.Prob), scxmlGeneralized(t))
 		}
 		fmt.Fprintf(&b, "%s</%s>\n", indent, elem)
 	}
@@ -115,6 +121,37 @@ func SCXML(w io.Writer, m *automaton.Model, opt Options) error {
 	_, err = w.Write(b.Bytes())
 	return err
 }
+
+// scxmlExtras writes the model's constraints and loops as elements of
+// FsmineNamespace, which SCXML processors ignore: one
+// <fsmine:constraint kind a b support confidence/> per constraint (b only
+// when the kind has one), then one <fsmine:loop max_iterations count
+// sessions p95_iterations> per loop, holding a <fsmine:loop_state id/> per
+// state of the loop and a <fsmine:back_edge from event to/> per back edge,
+// with the model's ids and events.
+func scxmlExtras(b *bytes.Buffer, m *automaton.Model) {
+	for _, c := range m.Constraints {
+		fmt.Fprintf(b, "  <fsmine:constraint kind=%s a=%s", xmlAttr(c.Kind), xmlAttr(c.A))
+		if c.B != "" {
+			fmt.Fprintf(b, " b=%s", xmlAttr(c.B))
+		}
+		fmt.Fprintf(b, " support=\"%d\" confidence=\"%s\"/>\n", c.Support, formatFloat(c.Confidence))
+	}
+	for _, l := range m.Loops {
+		fmt.Fprintf(b, "  <fsmine:loop max_iterations=\"%d\" count=\"%d\" sessions=\"%d\" p95_iterations=\"%d\">\n",
+			l.MaxIterations, l.Count, l.Sessions, l.P95Iterations)
+		for _, id := range l.States {
+			fmt.Fprintf(b, "    <fsmine:loop_state id=%s/>\n", xmlAttr(id))
+		}
+		for _, be := range l.BackEdges {
+			fmt.Fprintf(b, "    <fsmine:back_edge from=%s event=%s to=%s/>\n", xmlAttr(be.From), xmlAttr(be.Event), xmlAttr(be.To))
+		}
+		b.WriteString("  </fsmine:loop>\n")
+	}
+}
+
+// formatFloat writes f in the fewest digits that read back as f.
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // scxmlEvent is the event descriptor of transition t of m.
 func scxmlEvent(m *automaton.Model, t *automaton.Transition) string {

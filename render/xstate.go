@@ -33,7 +33,13 @@ import (
 // Every state node's meta keeps the model's id, label, visits and sessions
 // (and max_run, the state's repeat cap, when it has one), and every
 // transition's meta its event, label, count, sessions, prob, rare and
-// back_edge (and generalized, the kind of a generalised transition).
+// back_edge (and generalized, the kind of a generalised transition). The
+// machine's meta keeps the model's constraints and loops, as the model file
+// writes them ("constraints": [{"kind", "a", "b", "support",
+// "confidence"}], "loops": [{"states", "back_edges", "count", "sessions",
+// "max_iterations", "p95_iterations"}]), each left out when there are none.
+// That is all that the model's digest covers, so that fsmine import reads
+// the machine back to the model.
 //
 // With opt.Detail DetailSummary the states of each stage of several states
 // (see Stages) are nested in a compound state keyed "stage_N" (N counting
@@ -140,8 +146,18 @@ func XState(w io.Writer, m *automaton.Model, opt Options) error {
 		{"initial", keys[automaton.StartID]},
 		{"description", "fsmine model version " + strconv.Itoa(m.Version) + digestNote(m, shownText) +
 			`; events are "<event>/<next label>"`},
-		{"states", nodes},
 	}
+	var meta object
+	if len(m.Constraints) > 0 {
+		meta = append(meta, field{"constraints", m.Constraints})
+	}
+	if len(m.Loops) > 0 {
+		meta = append(meta, field{"loops", m.Loops})
+	}
+	if meta != nil {
+		machine = append(machine, field{"meta", meta})
+	}
+	machine = append(machine, field{"states", nodes})
 	out, err := marshalJSON(machine)
 	if err != nil {
 		return err

@@ -2,9 +2,19 @@
 // an SCXML document, an XState machine, LangGraph's graph JSON or a STAR
 // task graph) into fsmine models, so that the designed machine can be
 // checked against logs, enforced at run time and compared with the mined
-// one. fsmine's own exports (render's Mermaid, SCXML and XState) read back
-// to the model they were written from, counts included. It works on bytes
-// and values: no flags, no printing.
+// one. It works on bytes and values: no flags, no printing.
+//
+// fsmine's own exports read back. render.SCXML and render.XState (full or
+// summary) carry all that the model's digest covers (visits, max_run,
+// counts, probabilities, rare and generalised marks, loops with their caps
+// and back edges, constraints): the model read back has the digest of the
+// model written, and rendering it again gives the same bytes. render.Mermaid
+// (full) carries what it draws (states, labels, moves, events and counts)
+// and reads back to a model that renders to the same Mermaid bytes but has
+// no visits, probabilities, loop caps or constraints, so another digest: to
+// move a mined model through a design tool and keep what the guard
+// enforces, use SCXML or XState. Other exports (the Mermaid summary map,
+// DOT, LangGraph) are pictures or code and do not read back to the model.
 //
 // A designed model is an ordinary automaton.Model whose Params.Design names
 // the format it came from; its counts are 0 unless the flow carries them
@@ -182,6 +192,10 @@ type flow struct {
 	edges []edge
 	// labels is the label rules file the model keeps in Params.Labels.
 	labels []byte
+	// loops and constraints are the model's, as fsmine's SCXML and XState
+	// exports carry them.
+	loops       []automaton.Loop
+	constraints []automaton.Constraint
 }
 
 type node struct {
@@ -358,6 +372,7 @@ func (f *flow) build(opt Options) *automaton.Model {
 			Rare: e.rare, BackEdge: e.backEdge, Generalized: e.generalized,
 		})
 	}
+	m.Loops, m.Constraints = f.loops, f.constraints
 	markBackEdges(m)
 	m.Sort()
 	return m

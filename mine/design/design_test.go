@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -34,7 +35,11 @@ func TestRoundTrip(t *testing.T) {
 		{design.FormatXState, wrap(render.XState), render.DetailSummary},
 	}
 	for _, path := range models {
-		m, err := automaton.Load(path)
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := automaton.Decode(bytes.NewReader(raw)) // the fixtures have no digest
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,6 +69,71 @@ func TestRoundTrip(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestRoundTripConstraints gives a model with hostile labels constraints of
+// every kind, which the fixtures do not have, and reads its SCXML and
+// XState exports back: same bytes, same digest, the same constraints and
+// loops.
+func TestRoundTripConstraints(t *testing.T) {
+	raw, err := os.ReadFile("../../render/testdata/weird.model.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := automaton.Decode(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Constraints = []automaton.Constraint{
+		{Kind: automaton.ConstraintPrecedence, A: "say \"hi\"", B: "line\nbreak", Support: 5, Confidence: 1},
+		{Kind: automaton.ConstraintOnce, A: "tool: search|web", Support: 5, Confidence: 0.8333333333333334},
+		{Kind: automaton.ConstraintNotBoth, A: "a\\b", B: "naïve step", Support: 7, Confidence: 0.95},
+		{Kind: automaton.ConstraintOnce, A: "<&>'", Support: 1, Confidence: 0},
+	}
+	// A label with XML's and JSON's special characters, for the last one.
+	for i := range m.States {
+		if m.States[i].ID == "x.y" {
+			m.States[i].Label = "<&>'"
+		}
+	}
+	m.Sort()
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m.Digest = m.ComputeDigest()
+	for _, ex := range []struct {
+		format string
+		write  func(io.Writer, *automaton.Model, render.Options) error
+	}{
+		{design.FormatSCXML, render.SCXML},
+		{design.FormatXState, render.XState},
+	} {
+		t.Run(ex.format, func(t *testing.T) {
+			var first, second bytes.Buffer
+			if err := ex.write(&first, m, render.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			back, err := design.Read(first.Bytes(), design.Options{Path: "export", Format: ex.format})
+			if err != nil {
+				t.Fatalf("reading the export back: %v", err)
+			}
+			if err := ex.write(&second, back, render.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(first.Bytes(), second.Bytes()) {
+				t.Errorf("export -> import -> export differs:\n--- first\n%s\n--- second\n%s", first.String(), second.String())
+			}
+			if back.Digest != m.Digest {
+				t.Errorf("digest read back = %s, want %s", back.Digest, m.Digest)
+			}
+			if !reflect.DeepEqual(back.Constraints, m.Constraints) {
+				t.Errorf("constraints read back:\n%v\nwant\n%v", back.Constraints, m.Constraints)
+			}
+			if !reflect.DeepEqual(back.Loops, m.Loops) {
+				t.Errorf("loops read back:\n%+v\nwant\n%+v", back.Loops, m.Loops)
+			}
+		})
 	}
 }
 
@@ -179,6 +249,16 @@ func TestBadFlows(t *testing.T) {
 			`names.json: node "b": the label map names a node that l.mmd does not have`},
 		{"unreachable", "r.mmd", "", "stateDiagram-v2\n[*] --> a\na --> [*] : x\nb --> [*] : x\n", nil,
 			`r.mmd: node "b": unreachable from the start`},
+		{"scxml loop cap not a count", "l.scxml", "", `<scxml xmlns:f="https://github.com/fsmine/fsmine" initial="a"><f:loop max_iterations="two"/><state id="a"/></scxml>`, nil,
+			`l.scxml: line 1: <fsmine:loop> max_iterations="two" is not a count`},
+		{"scxml back edge outside a loop", "b.scxml", "", `<scxml xmlns:f="https://github.com/fsmine/fsmine" initial="a"><f:back_edge from="a" event="" to="a"/><state id="a"/></scxml>`, nil,
+			`b.scxml: line 1: a <fsmine:back_edge> outside a <fsmine:loop>`},
+		{"scxml prob not a number", "p.scxml", "", `<scxml xmlns:f="https://github.com/fsmine/fsmine" initial="a"><state id="a"><transition event="go" target="b" f:prob="high"/></state><final id="b"/></scxml>`, nil,
+			`p.scxml: line 1: fsmine:prob="high" is not a number`},
+		{"scxml constraint on no label", "c.scxml", "", `<scxml xmlns:f="https://github.com/fsmine/fsmine" initial="a"><f:constraint kind="once" a="zz" support="1" confidence="1"/><state id="a"><transition event="go" target="b"/></state><final id="b"/></scxml>`, nil,
+			`c.scxml: invalid model: constraints[0]: label "zz" is no state's`},
+		{"xstate loop of no state", "x.json", "xstate", `{"initial":"a","meta":{"loops":[{"states":["zz"],"back_edges":[],"max_iterations":1}]},"states":{"a":{"on":{"go":"b"}},"b":{"type":"final"}}}`, nil,
+			`x.json: invalid model: loop 0 names unknown state "zz"`},
 		{"not deterministic", "n2.mmd", "", "stateDiagram-v2\n[*] --> a\nstate \"b\" as b1\nstate \"c\" as c1\na --> b1 : go\na --> c1 : go\nb1 --> [*] : x\nc1 --> [*] : x\n", map[string]string{"c": "b"},
 			`n2.mmd: invalid model: not deterministic: a -[go]-> label "b" reaches both b and c`},
 	}

@@ -14,7 +14,8 @@ import (
 // Example reads a STAR task graph and enforces the designed machine at run
 // time: the designed moves are allowed, a move the designers did not draw
 // is denied with the moves the design allows. A design has no counts, so
-// every prob is 0.
+// every prob is 0 and every step costs the same surprise (3 bits; see
+// automaton.Risk).
 func Example() {
 	flow := `{"task": "book_ride", "graph": {
 	  "hello": "ask_name",
@@ -50,7 +51,7 @@ func Example() {
 		fmt.Printf("%d %s", resp.StatusCode, answer)
 	}
 	// Output:
-	// 200 {"session_id":"d1","step":0,"allowed":true,"reason":"","state":"hello","label":"hello","rare":false,"prob":0,"next_moves":[{"event":"agent","to":"ask_name","label":"ask_name","prob":0,"rare":false}]}
-	// 200 {"session_id":"d1","step":1,"allowed":true,"reason":"","state":"ask_name","label":"ask_name","rare":false,"prob":0,"next_moves":[{"event":"agent","to":"ride_ask_destination","label":"ride_ask_destination","prob":0,"rare":false}]}
-	// 200 {"session_id":"d1","step":2,"allowed":false,"reason":"illegal_transition","state":"ask_name","label":"ask_name","rare":false,"prob":0,"next_moves":[{"event":"agent","to":"ride_ask_destination","label":"ride_ask_destination","prob":0,"rare":false}]}
+	// 200 {"session_id":"d1","step":0,"allowed":true,"reason":"","state":"hello","label":"hello","rare":false,"prob":0,"next_moves":[{"event":"agent","to":"ask_name","label":"ask_name","prob":0,"rare":false}],"surprise":3,"risk":3}
+	// 200 {"session_id":"d1","step":1,"allowed":true,"reason":"","state":"ask_name","label":"ask_name","rare":false,"prob":0,"next_moves":[{"event":"agent","to":"ride_ask_destination","label":"ride_ask_destination","prob":0,"rare":false}],"surprise":3,"risk":6}
+	// 200 {"session_id":"d1","step":2,"allowed":false,"reason":"illegal_transition","state":"ask_name","label":"ask_name","rare":false,"prob":0,"next_moves":[{"event":"agent","to":"ride_ask_destination","label":"ride_ask_destination","prob":0,"rare":false}],"surprise":3,"risk":9}
 }

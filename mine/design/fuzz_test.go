@@ -13,6 +13,8 @@ func FuzzRead(f *testing.F) {
 		"stateDiagram-v2\n[*] --> a\na --> b : go · 3\nb --> [*] : ok\nstate \"x y\" as c {\n[*] --> d\n}\n",
 		`<scxml initial="a"><state id="a"><transition event="go" target="b"/></state><final id="b"/></scxml>`,
 		`{"initial":"a","states":{"a":{"on":{"go":[{"target":"b"}]}},"b":{"type":"final"}}}`,
+		`<scxml xmlns:f="https://github.com/fsmine/fsmine" initial="a"><f:constraint kind="once" a="a" support="1" confidence="1"/><f:loop max_iterations="1"><f:loop_state id="a"/><f:back_edge from="a" event="again" to="a"/></f:loop><state id="a"><transition event="again" target="a"/><transition event="go" target="b" f:prob="0.5"/></state><final id="b"/></scxml>`,
+		`{"initial":"a","meta":{"constraints":[{"kind":"once","a":"a","support":1,"confidence":1}],"loops":[{"states":["a"],"back_edges":[{"from":"a","event":"again","to":"a"}],"max_iterations":1}]},"states":{"a":{"on":{"again":"a","go":"b"}},"b":{"type":"final"}}}`,
 		`{"nodes":[{"id":"__start__"},{"id":"a"},{"id":"__end__"}],"edges":[{"source":"__start__","target":"a"},{"source":"a","target":"__end__","data":"done","conditional":true}]}`,
 		`{"graph":{"hello":"ask","ask":"query_check","query_success":"ask_confirm","yes":"query_book","no":"ask"}}`,
 	} {

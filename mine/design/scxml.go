@@ -20,8 +20,9 @@ import (
 // Options.Event. The attributes of fsmine's namespace that render.SCXML
 // writes (fsmine:id, fsmine:label, fsmine:visits, fsmine:sessions,
 // fsmine:max_run, fsmine:event, fsmine:count, fsmine:rare,
-// fsmine:back_edge, fsmine:generalized) and its version comment are read
-// back, so that an export reads back to its model.
+// fsmine:prob, fsmine:back_edge, fsmine:generalized), its
+// <fsmine:constraint> and <fsmine:loop> elements and its version comment
+// are read back, so that an export reads back to its model.
 
 const fsmineNS = "https://github.com/fsmine/fsmine"
 
@@ -46,6 +47,7 @@ type scxmlMove struct {
 	events, target, fsmEvent string
 	hasFsmEvent              bool
 	count                    int
+	prob                     float64
 	rare, backEdge           bool
 	generalized              string
 }
@@ -68,6 +70,7 @@ type scxmlReader struct {
 	stack   []*scxmlState          // the states open at the current element
 	initial string                 // the xml id the document starts in
 	inInit  bool                   // inside an <initial> element
+	loop    *automaton.Loop        // the <fsmine:loop> open, if any
 }
 
 // scxmlAttr is the value of the attribute space:name of se.
@@ -98,6 +101,12 @@ func (r *scxmlReader) read(dec *xml.Decoder) error {
 				r.f.versioned = true
 			}
 		case xml.StartElement:
+			if t.Name.Space == fsmineNS {
+				if err := r.fsmine(t, line); err != nil {
+					return err
+				}
+				continue
+			}
 			if t.Name.Local == "scxml" {
 				sawRoot = true
 				r.initial, _ = scxmlAttr(t, "", "initial")
@@ -106,6 +115,12 @@ func (r *scxmlReader) read(dec *xml.Decoder) error {
 				return err
 			}
 		case xml.EndElement:
+			if t.Name.Space == fsmineNS {
+				if t.Name.Local == "loop" {
+					r.loop = nil
+				}
+				continue
+			}
 			switch t.Name.Local {
 			case "state", "final":
 				r.stack = r.stack[:len(r.stack)-1]
@@ -116,6 +131,60 @@ func (r *scxmlReader) read(dec *xml.Decoder) error {
 	}
 	if !sawRoot {
 		return r.f.errorf("", "not an SCXML document: no <scxml> element")
+	}
+	return nil
+}
+
+// fsmine reads an element of fsmine's namespace, which render.SCXML writes
+// for the model's constraints and loops (see render.SCXML); other elements
+// of the namespace are skipped, as SCXML processors skip them.
+func (r *scxmlReader) fsmine(t xml.StartElement, line int) error {
+	attr := func(name string) string { v, _ := scxmlAttr(t, "", name); return v }
+	number := func(name string) (int, error) {
+		v, ok := scxmlAttr(t, "", name)
+		if !ok {
+			return 0, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, r.f.errorf("", "line %d: <fsmine:%s> %s=%q is not a count", line, t.Name.Local, name, v)
+		}
+		return n, nil
+	}
+	var err error
+	switch t.Name.Local {
+	case "constraint":
+		c := automaton.Constraint{Kind: attr("kind"), A: attr("a"), B: attr("b")}
+		if c.Support, err = number("support"); err != nil {
+			return err
+		}
+		if v, ok := scxmlAttr(t, "", "confidence"); ok {
+			if c.Confidence, err = strconv.ParseFloat(v, 64); err != nil {
+				return r.f.errorf("", "line %d: <fsmine:constraint> confidence=%q is not a number", line, v)
+			}
+		}
+		r.f.constraints = append(r.f.constraints, c)
+	case "loop":
+		if r.loop != nil {
+			return r.f.errorf("", "line %d: a <fsmine:loop> inside another", line)
+		}
+		l := automaton.Loop{States: []string{}, BackEdges: []automaton.EdgeRef{}}
+		for name, n := range map[string]*int{"max_iterations": &l.MaxIterations, "count": &l.Count, "sessions": &l.Sessions, "p95_iterations": &l.P95Iterations} {
+			if *n, err = number(name); err != nil {
+				return err
+			}
+		}
+		r.f.loops = append(r.f.loops, l)
+		r.loop = &r.f.loops[len(r.f.loops)-1]
+	case "loop_state", "back_edge":
+		if r.loop == nil {
+			return r.f.errorf("", "line %d: a <fsmine:%s> outside a <fsmine:loop>", line, t.Name.Local)
+		}
+		if t.Name.Local == "loop_state" {
+			r.loop.States = append(r.loop.States, attr("id"))
+		} else {
+			r.loop.BackEdges = append(r.loop.BackEdges, automaton.EdgeRef{From: attr("from"), Event: attr("event"), To: attr("to")})
+		}
 	}
 	return nil
 }
@@ -182,6 +251,12 @@ func (r *scxmlReader) transition(t xml.StartElement, line int) error {
 	mv.fsmEvent, mv.hasFsmEvent = scxmlAttr(t, fsmineNS, "event")
 	if v, ok := scxmlAttr(t, fsmineNS, "count"); ok {
 		mv.count, _ = strconv.Atoi(v)
+	}
+	if v, ok := scxmlAttr(t, fsmineNS, "prob"); ok {
+		var err error
+		if mv.prob, err = strconv.ParseFloat(v, 64); err != nil {
+			return r.f.errorf("", "line %d: fsmine:prob=%q is not a number", line, v)
+		}
 	}
 	mv.generalized, _ = scxmlAttr(t, fsmineNS, "generalized")
 	v, _ := scxmlAttr(t, fsmineNS, "rare")
@@ -272,7 +347,7 @@ func (r *scxmlReader) edges(s *scxmlState, mv scxmlMove) error {
 		events = []string{r.opt.Event}
 	}
 	for _, ev := range events {
-		f.edges = append(f.edges, edge{from: s.id, event: ev, to: to.id, count: mv.count, rare: mv.rare, backEdge: mv.backEdge, generalized: mv.generalized})
+		f.edges = append(f.edges, edge{from: s.id, event: ev, to: to.id, count: mv.count, prob: mv.prob, rare: mv.rare, backEdge: mv.backEdge, generalized: mv.generalized})
 	}
 	return nil
 }

@@ -20,8 +20,9 @@ import (
 // a move into a compound state enters its initial child, and a compound
 // state may not have moves of its own. The meta that fsmine's export
 // writes (render.XState: the model's id, label, visits and sessions on a
-// state, its event, counts, prob, rare and back_edge on a transition) is
-// read back, so that an export reads back to its model.
+// state, its event, counts, prob, rare and back_edge on a transition, the
+// model's constraints and loops in the machine's meta) is read back, so
+// that an export reads back to its model.
 
 type xstateNode struct {
 	ID      string                     `json:"id"`
@@ -55,6 +56,12 @@ type xstateTarget struct {
 type xstateMachine struct {
 	xstateNode
 	Description string `json:"description"`
+	// Meta is the machine's meta: render.XState keeps the model's
+	// constraints and loops there. It hides xstateNode's.
+	Meta *struct {
+		Constraints []automaton.Constraint `json:"constraints"`
+		Loops       []automaton.Loop       `json:"loops"`
+	} `json:"meta"`
 }
 
 var fsmineVersion = regexp.MustCompile(`^fsmine model version (\d+)`)
@@ -71,6 +78,9 @@ func readXState(data []byte, opt Options) (*flow, error) {
 	if v := fsmineVersion.FindStringSubmatch(mc.Description); v != nil {
 		f.version, _ = strconv.Atoi(v[1])
 		f.versioned = true
+	}
+	if mc.Meta != nil {
+		f.constraints, f.loops = mc.Meta.Constraints, mc.Meta.Loops
 	}
 	r := &xstateReader{f: f, opt: opt, machine: mc.ID, leaves: map[string]*xstateNode{}, byRef: map[string]string{}, ids: map[string]string{}}
 	if err := r.flatten(mc.States); err != nil {
