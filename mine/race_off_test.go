@@ -1,0 +1,5 @@
+//go:build !race
+
+package mine
+
+const raceEnabled = false
