@@ -3,7 +3,6 @@ package automaton
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,20 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fsmine/fsmine/internal/goldenfile"
 )
-
-// goldenUpdate reports whether -update was given. The flag is registered
-// only if no other test file of the package registered it first.
-func goldenUpdate() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files and fixtures")
-	}
-}
 
 // edge is one transition for buildModel: "from event to count", with
 // rare marking it rare.
@@ -570,7 +558,7 @@ func TestDiffFixtures(t *testing.T) {
 			t.Fatal(err)
 		}
 		path := filepath.Join("testdata", "diff", name)
-		if goldenUpdate() {
+		if goldenfile.Update() {
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				t.Fatal(err)
 			}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,15 +14,6 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 )
-
-// -update rewrites golden files (gen's sample; diff's goldens are render's
-// now). The flag is registered only if no other test file of the package
-// registered it first.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
 
 // chdirDiffFixtures moves the test into automaton/testdata/diff, so that
 // reports name the fixtures as old.json and new.json, and returns the

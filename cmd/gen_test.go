@@ -3,11 +3,12 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fsmine/fsmine/internal/goldenfile"
 
 	"github.com/fsmine/fsmine/automaton"
 )
@@ -33,7 +34,7 @@ func TestReturnsSampleIsCurrent(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("fsmine %s: exit %d: %s", strings.Join(returnsFlags, " "), code, errOut)
 	}
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+	if goldenfile.Update() {
 		if err := os.WriteFile(returnsSample, []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -8,20 +8,14 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// formatsUpdate reports whether -update was given (the flag belongs to
-// golden_test.go).
-func formatsUpdate() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
+	"github.com/fsmine/fsmine/internal/goldenfile"
+)
 
 var formatFixtures = []struct {
 	file, format string
@@ -136,7 +130,7 @@ func TestFormatGolden(t *testing.T) {
 				t.Fatalf("Convert: %v", err)
 			}
 			golden := fixturePath(tt.file + ".golden")
-			if formatsUpdate() {
+			if goldenfile.Update() {
 				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}

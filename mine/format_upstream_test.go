@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fsmine/fsmine/internal/goldenfile"
 )
 
 func upstreamPath(name string) string { return filepath.Join("testdata", "upstream", name) }
@@ -186,7 +188,7 @@ func TestUpstreamGolden(t *testing.T) {
 				t.Fatalf("Convert: %v", err)
 			}
 			golden := upstreamPath(tt.file + ".golden")
-			if formatsUpdate() {
+			if goldenfile.Update() {
 				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -2,15 +2,14 @@ package mine
 
 import (
 	"bytes"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/fsmine/fsmine/internal/goldenfile"
+)
 
 // TestGolden mines each testdata/golden/NAME.jsonl with default options (and
 // NAME.labels.json when present) and compares the model with
@@ -36,7 +35,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden := strings.TrimSuffix(path, ".jsonl") + ".golden.json"
-			if *update {
+			if goldenfile.Update() {
 				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}

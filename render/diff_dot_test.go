@@ -2,27 +2,14 @@ package render
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/goldenfile"
 )
-
-// diffGoldenUpdate reports whether -update was given. The flag is
-// registered only if no other test file of the package registered it first.
-func diffGoldenUpdate() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
 
 func loadDiffFixture(t *testing.T, name string) *automaton.Model {
 	t.Helper()
@@ -48,7 +35,7 @@ func TestDiffDOTGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden := filepath.Join("testdata", "diff", tt.name+".dot")
-			if diffGoldenUpdate() {
+			if goldenfile.Update() {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 					t.Fatal(err)
 				}

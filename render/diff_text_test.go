@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/goldenfile"
 )
 
 // TestDiffWritersGolden writes the text, markdown and JSON forms of the
@@ -39,7 +40,7 @@ func TestDiffWritersGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden := filepath.Join("testdata", "diff", tt.name+".golden")
-			if diffGoldenUpdate() {
+			if goldenfile.Update() {
 				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,10 +9,10 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/fsmine/fsmine/internal/goldenfile"
+
 	"github.com/fsmine/fsmine/automaton"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // fixtures are the hand-made models in testdata/*.model.json.
 var fixtures = []string{"orders", "support", "weird"}
@@ -56,20 +55,7 @@ func loadFixture(t testing.TB, name string) *automaton.Model {
 // under -update.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./render -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./render -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 // render runs f and fails the test on error.

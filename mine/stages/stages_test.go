@@ -3,7 +3,6 @@ package stages
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -13,10 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsmine/fsmine/internal/goldenfile"
 	"github.com/fsmine/fsmine/mine"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestTokenize(t *testing.T) {
 	tests := []struct {
@@ -268,7 +266,7 @@ func TestSuggestRetail(t *testing.T) {
 func TestSuggestGolden(t *testing.T) {
 	got := suggest(t, retailLog(200, 1), Options{}).JSON()
 	golden := filepath.Join("testdata", "retail.rules.json")
-	if *update {
+	if goldenfile.Update() {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
 		}
