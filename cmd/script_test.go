@@ -13,11 +13,11 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// TestScript runs the end-to-end CLI scripts in testdata/script/*.txtar.
+// TestScript runs the end-to-end CLI scripts in cmd/testdata/script/*.txtar.
 // The scripts find the repository's testdata at $TESTDATA.
 func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir:                 "../testdata/script",
+		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") == "1",
 		Setup: func(env *testscript.Env) error {
