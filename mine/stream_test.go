@@ -18,6 +18,9 @@ import (
 // must make a small-window read start over (and say so); logs written
 // session by session must not.
 func TestStreamSameModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streamed against held builds of every fixture: skipped in -short mode")
+	}
 	defer func(n int) { chunkSize = n }(chunkSize)
 	chunkSize = 4 << 10
 	tau2Rules := readRules(t, "../testdata/tau2_retail.labels.json")

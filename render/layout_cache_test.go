@@ -37,6 +37,9 @@ func TestBuiltinEngineCache(t *testing.T) {
 	if runtime.GOOS == "darwin" || runtime.GOOS == "ios" {
 		t.Skip("os.UserCacheDir follows XDG_CACHE_HOME only on other systems")
 	}
+	if testing.Short() {
+		t.Skip("a child process per cache case, each compiling Graphviz: skipped in -short mode")
+	}
 	// draw runs a child with cache as XDG_CACHE_HOME and returns its SVG.
 	// A child that hangs (on a FIFO, say) is killed: the deadline only
 	// stops a hang from stalling the run, no timing is asserted.
