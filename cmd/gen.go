@@ -60,8 +60,8 @@ off_topic, one to three "smalltalk" records follow, and the session returns
 to the same stage. --truth-attr adds attrs.truth_state, the id of the state
 each record was sampled in (detour records have none). --truth-out writes
 the model sampled from as a model file, the truth for eval --truth. When -o
-names a directory (one that exists, or a path ending in /), gen writes
-sessions.jsonl and truth.json into it. A session still going
+names a directory (one that exists, a path ending in /, or a new path
+without an extension), gen writes sessions.jsonl and truth.json into it. A session still going
 after 1000 steps is cut off there, as an abandoned log is.
 
 The same flags give the same bytes, on every run.
@@ -131,7 +131,12 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 	}
 	output, truthOut := opts.output, opts.truthOut
 	if output != "-" && output != "" {
-		if fi, err := os.Stat(output); (err == nil && fi.IsDir()) || strings.HasSuffix(output, "/") || strings.HasSuffix(output, string(os.PathSeparator)) {
+		fi, err := os.Stat(output)
+		isDir := err == nil && fi.IsDir()
+		if err != nil && !strings.Contains(filepath.Base(output), ".") {
+			isDir = true // a new path without an extension: a data set's folder
+		}
+		if isDir || strings.HasSuffix(output, "/") || strings.HasSuffix(output, string(os.PathSeparator)) {
 			if err := os.MkdirAll(output, 0o755); err != nil {
 				return err
 			}
