@@ -12,48 +12,57 @@ import (
 // agent logs every session is a different combination of the same steps, and
 // a held-out session often differs from every training path by one step
 // skipped, two steps in the other order, or another outcome of a step. The
-// miner adds such moves, marked as generalised, where the log shows the
-// behaviour elsewhere and its absence here is not significant.
+// miner adds such moves, marked as generalised, only where the log gives
+// positive evidence for them near where they are added; a context the log
+// saw often without a move never gains it.
 //
-// Each training path is edited once at each position in three ways, at the
-// level of labels (L0 is the start, Ln+1 the end):
+// Each training path is edited once at each position, at the level of labels
+// (L0 is the start, Ln+1 the end):
 //
-//   - skip: the visit of B between A and C is left out. B's skip rate is
-//     p = s / (s + t), where t counts the triples A'→B→C' and s the direct
-//     moves A'→C' over the contexts (A', C') in which B was seen.
+//   - skip: the visit of B between A and C is left out. The log must show B
+//     left out on both sides of this place: after A ending with the same
+//     event (A -e-> B -> C' and A -e-> C' both seen) and before C (A' -> B
+//     -> C and A' -> C both seen). p is the lesser of the two rates at which
+//     B was left out there; the context is the triple A→B→C.
 //   - swap: the adjacent visits X, Y (X ≠ Y, each with its own event) change
-//     places. The rate is p = c(Y→X) / (c(X→Y) + c(Y→X)) over all adjacent
-//     pairs of the log.
-//   - event: the visit of A ends with another event e' before C. The rate is
-//     p = share of e' among the events that end visits of A.
+//     places; p = c(Y→X) / (c(X→Y) + c(Y→X)), the context the quadruple
+//     P→X→Y→Q.
+//   - event: the visit of A ends with another event e' before C, where the
+//     log shows A -e'-> C at another state of A, or where e and e' do not
+//     decide what follows A (see neutral) and p, the share of C after e, is
+//     tested over the visits of A ending with e'.
+//
+// A skip or swap whose new move would carry an event to a label the log never
+// showed after it is taken only when that event is how the label's visits
+// usually end (outcomeFits): an outcome (not found, invalid, an error) is
+// never carried to a successor that only another outcome led to.
 //
 // and one more, at the level of labels alone:
 //
 //   - follow: labels X and Y are followed by much the same labels (their
 //     next-label distributions overlap by at least FollowOverlap), and Z
-//     followed Y but never X. The rate is p = share of Z among what followed
-//     Y; the context is every visit of X. The move X→Z is added from every
-//     state of X, into the most visited state of Z, with the event that most
-//     often ends X. On agent logs this is the second request of a session:
-//     one acting step followed by another that the log shows after a
-//     similar one.
+//     followed Y but never X; p is the share of Z among what followed Y, the
+//     context every visit of X. The move X→Z is added from every state of X,
+//     into the most visited state of Z, with the event that most often ends
+//     X. On agent logs this is the second request of a session.
 //
-// An edit is taken when p > 0 (the behaviour was seen) and its absence in
-// this context is not significant: with n the times the log took the
-// context (the triple A→B→C, the quadruple P→X→Y→Q, the pair A→C), and no
-// time the edited one, (1-p)^n ≥ GeneralizeLevel, the probability of seeing
-// no edit in n tries at rate p. A context seen often without the edit keeps
-// its order; a rarely seen one generalises. This is the test of a zero count
-// against a rate estimated from the rest of the log, as PDFA smoothing
-// borrows mass for unseen moves from related states (back-off), taken here as
-// a yes or no.
+// An edit is taken when its absence in its context is not significant and
+// the test could have said otherwise (plausible): p ≥ MinRate, and with n the
+// times the log took the context without the edit, (1-p)^n ≥
+// GeneralizeLevel. This is the test of a zero count against a rate estimated
+// nearby, as PDFA smoothing borrows mass for unseen moves from related
+// states (back-off), taken here as a yes or no.
 //
-// The edited path is threaded through the learned automaton: a move the
-// automaton has is followed, a missing one is added as a generalised
-// transition into the state the original path visits for that step. An edit
-// whose transitions would close a cycle that the observed transitions do not
-// already close is dropped, so every cycle of the model is one of its mined
-// loops, with the loop cap measured on real sessions.
+// The constraints over whole sessions (constraints.go) are learned first, and
+// an edit whose path would break one is dropped. The edited path is threaded
+// through the learned automaton: a move the automaton has is followed, a
+// missing one is added as a generalised transition into the state the
+// original path visits for that step. An edit whose transitions would close a
+// cycle that the observed transitions do not already close is dropped, but
+// for a follow move into a component that holds a mined loop, between labels
+// alike before and after them: the state then joins the loop (analyze.go's
+// components) and the loop's cap, measured on real sessions, counts the move.
+// So every cycle of the model is capped by a measured loop.
 
 // FollowOverlap is how much the next labels of two labels must overlap (the
 // sum over next labels of the lesser of their two shares) for what followed
@@ -99,8 +108,6 @@ type genStats struct {
 	visits map[uint32]int
 	events map[levent]int
 	pairEv map[lpairEv]int
-	skipS  map[uint32]int
-	skipT  map[uint32]int
 	triEv  map[ltriEv]int // A -e-> B -> C, e the event ending A
 	// leftSkip[A,e,B] and rightSkip[B,C]: how often B was left out, and
 	// taken, after A ending with e (before C), over the contexts where
@@ -108,16 +115,13 @@ type genStats struct {
 	leftSkip, leftTake   map[lpairEv]int
 	rightSkip, rightTake map[lpair]int
 	succEv               map[levent][]lpairEv // the moves after each label and event; see neutral
-	endLbl               uint32
-	startLb              uint32
-	byLabel              map[uint32][]uint32 // events ending each label's visits; see eventsOf
+	byLabel              map[uint32][]uint32  // events ending each label's visits; see eventsOf
 }
 
-func (b *builder) genStats(end uint32) *genStats {
+func (b *builder) genStats() *genStats {
 	g := &genStats{
 		pair: map[lpair]int{}, tri: map[ltri]int{}, quad: map[lquad]int{},
 		visits: map[uint32]int{}, events: map[levent]int{}, pairEv: map[lpairEv]int{},
-		skipS: map[uint32]int{}, skipT: map[uint32]int{}, endLbl: end, startLb: b.startLabel,
 		triEv: map[ltriEv]int{},
 	}
 	for _, v := range b.vars {
@@ -143,10 +147,6 @@ func (b *builder) genStats(end uint32) *genStats {
 		}
 	}
 	g.skipEvidence()
-	for t, n := range g.tri {
-		g.skipT[t.b] += n
-		g.skipS[t.b] += g.pair[lpair{t.a, t.c}]
-	}
 	return g
 }
 
@@ -277,8 +277,7 @@ func (b *builder) generalize() {
 			b.maxRun[mv.label()] = max(b.maxRun[mv.label()], run)
 		}
 	}
-	endLabel := d.label[b.end]
-	st := b.genStats(endLabel)
+	st := b.genStats()
 	// An edit that breaks a constraint of the log would add a move no
 	// session may take: the constraints come first.
 	b.cons = b.constraints()
