@@ -109,6 +109,10 @@ func readMermaid(data []byte, opt Options) (*flow, error) {
 
 func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 	f := r.f
+	if strings.IndexByte(line, 0) >= 0 {
+		// innerEnd relies on no id holding a NUL.
+		return f.errorf("", "line %d: a NUL byte", n)
+	}
 	lower := strings.ToLower(line)
 	switch {
 	case strings.HasPrefix(lower, "direction "), strings.HasPrefix(lower, "classdef "),
