@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"strconv"
+	"strings"
 )
 
 // Constraints over the whole session: what adjacency cannot see. A model
@@ -18,7 +19,7 @@ import (
 // Constraint kinds, the Kind of a Constraint.
 const (
 	// ConstraintPrecedence: a visit of label B only after some visit of
-	// label A earlier in the session.
+	// label A earlier in the session, or of one of the labels in Or.
 	ConstraintPrecedence = "precedence"
 	// ConstraintOnce: at most one visit of label A in a session.
 	ConstraintOnce = "once"
@@ -46,6 +47,11 @@ type Constraint struct {
 	// A and B are labels; B is empty for ConstraintOnce.
 	A string `json:"a"`
 	B string `json:"b,omitempty"`
+	// Or are the other labels a precedence takes instead of A, sorted (B
+	// only after A or any of Or: one of several tools that identify the
+	// customer, one of several searches before a booking); empty for a
+	// single prerequisite and for the other kinds.
+	Or []string `json:"or,omitempty"`
 	// Support is the number of sessions the rule applies to in the log the
 	// model was mined from (precedence: those visiting B; once: visiting A;
 	// not_both: visiting A or B), Confidence the share of them that keep it.
@@ -57,6 +63,9 @@ type Constraint struct {
 func (c Constraint) String() string {
 	switch c.Kind {
 	case ConstraintPrecedence:
+		if len(c.Or) > 0 {
+			return fmt.Sprintf("%s only after %s or %s", c.B, c.A, strings.Join(c.Or, " or "))
+		}
 		return fmt.Sprintf("%s only after %s", c.B, c.A)
 	case ConstraintOnce:
 		return fmt.Sprintf("%s at most once", c.A)
@@ -68,7 +77,13 @@ func (c Constraint) String() string {
 
 // digestFields are the constraint's fields in the model's digest.
 func (c Constraint) digestFields() []string {
-	return []string{"constraint", c.Kind, c.A, c.B, strconv.Itoa(c.Support), strconv.FormatFloat(c.Confidence, 'g', -1, 64)}
+	f := []string{"constraint", c.Kind, c.A, c.B, strconv.Itoa(c.Support), strconv.FormatFloat(c.Confidence, 'g', -1, 64)}
+	if len(c.Or) > 0 {
+		// A run of "or" and the labels: models without alternatives keep
+		// their digests.
+		f = append(append(f, "or"), c.Or...)
+	}
+	return f
 }
 
 // validConstraints checks the model's constraints: known kinds, labels some
@@ -90,10 +105,21 @@ func (m *Model) validConstraints(labels map[string]bool) error {
 			if c.B != "" {
 				return bad("once takes no b")
 			}
+		}
+		if len(c.Or) > 0 && c.Kind != ConstraintPrecedence {
+			return bad("%s takes no or", c.Kind)
+		}
+		for j, o := range c.Or {
+			if o == c.A || o == c.B || (j > 0 && o <= c.Or[j-1]) {
+				return bad("or must be sorted labels other than a and b, each once")
+			}
+		}
+		switch c.Kind {
+		case ConstraintPrecedence, ConstraintNotBoth, ConstraintOnce:
 		default:
 			return bad("unknown kind %q", c.Kind)
 		}
-		for _, l := range []string{c.A, c.B} {
+		for _, l := range append([]string{c.A, c.B}, c.Or...) {
 			if l != "" && (!labels[l] || l == StartID || l == EndID) {
 				return bad("label %q is no state's", l)
 			}
@@ -105,15 +131,23 @@ func (m *Model) validConstraints(labels map[string]bool) error {
 	return nil
 }
 
+// anyNeed is a precedence with alternatives: one of the labels of mask, and
+// the constraint's index in Model.Constraints.
+type anyNeed struct {
+	mask []uint64
+	c    int
+}
+
 // rules are a model's constraints compiled for stepping: each constrained
 // label has an index, a session's visits are a bit set over the indexes,
 // and each label the sets of labels it needs before it and excludes.
 type rules struct {
 	index map[string]int32
 	words int
-	need  [][]uint64 // per index: labels that must have been visited (precedence)
-	deny  [][]uint64 // per index: labels that must not have been visited (not_both)
-	once  []bool     // per index: at most one visit
+	need  [][]uint64  // per index: labels that must have been visited (precedence)
+	any   [][]anyNeed // per index: sets of labels one of which must have been visited
+	deny  [][]uint64  // per index: labels that must not have been visited (not_both)
+	once  []bool      // per index: at most one visit
 	// The constraint behind each bit of need and deny, for messages.
 	needC, denyC map[[2]int32]int
 	onceC        map[int32]int
@@ -137,10 +171,14 @@ func compileRules(m *Model) *rules {
 		if c.B != "" {
 			idx(c.B)
 		}
+		for _, o := range c.Or {
+			idx(o)
+		}
 	}
 	n := len(r.index)
 	r.words = (n + 63) / 64
 	r.need = make([][]uint64, n)
+	r.any = make([][]anyNeed, n)
 	r.deny = make([][]uint64, n)
 	r.once = make([]bool, n)
 	set := func(sets [][]uint64, at, bit int32) {
@@ -154,8 +192,17 @@ func compileRules(m *Model) *rules {
 		switch c.Kind {
 		case ConstraintPrecedence:
 			b := r.index[c.B]
-			set(r.need, b, a)
-			r.needC[[2]int32{b, a}] = ci
+			if len(c.Or) == 0 {
+				set(r.need, b, a)
+				r.needC[[2]int32{b, a}] = ci
+				break
+			}
+			mask := make([]uint64, r.words)
+			for _, l := range append([]string{c.A}, c.Or...) {
+				i := r.index[l]
+				mask[i/64] |= 1 << (i % 64)
+			}
+			r.any[b] = append(r.any[b], anyNeed{mask, ci})
 		case ConstraintNotBoth:
 			b := r.index[c.B]
 			set(r.deny, b, a)
@@ -190,6 +237,18 @@ func (r *rules) check(seen []uint64, label string) (string, int) {
 			if miss := bits &^ seen[w]; miss != 0 {
 				return KindMissingPrerequisite, r.needC[[2]int32{i, int32(w*64 + trailingZeros(miss))}]
 			}
+		}
+	}
+	for _, an := range r.any[i] {
+		hit := false
+		for w, bits := range an.mask {
+			if bits&seen[w] != 0 {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			return KindMissingPrerequisite, an.c
 		}
 	}
 	if deny := r.deny[i]; deny != nil {

@@ -148,3 +148,35 @@ func TestConstraintsDiff(t *testing.T) {
 		t.Errorf("same constraints: %+v", d)
 	}
 }
+
+// TestConstraintsEither: a precedence with an alternative holds when either
+// label came before, and names both when neither did.
+func TestConstraintsEither(t *testing.T) {
+	m := loadGuardFixture(t)
+	m.Constraints = []Constraint{{Kind: ConstraintPrecedence, A: "find_user_id_by_email", B: "transfer_to_human_agents", Or: []string{"get_order_details"}, Support: 30, Confidence: 1}}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c := NewChecker(m, CheckOptions{})
+	ok := sessionMoves("", "agent_msg", "agent", "find_user_id_by_email", "error", "transfer_to_human_agents", "ok", EndID)
+	if v := c.Check(ok); v.Deviation != nil {
+		t.Errorf("after the first alternative: %+v", v.Deviation)
+	}
+	m.Constraints[0].A = "get_order_details"
+	m.Constraints[0].Or = []string{"return_delivered_order_items"}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c = NewChecker(m, CheckOptions{})
+	v := c.Check(ok)
+	if v.Deviation == nil || v.Deviation.Kind != KindMissingPrerequisite || v.Deviation.Move != 2 {
+		t.Fatalf("neither alternative before: %+v", v.Deviation)
+	}
+	if got, want := v.Deviation.Constraint.String(), "transfer_to_human_agents only after get_order_details or return_delivered_order_items"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	m.Constraints[0].Or = []string{"get_order_details"}
+	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "or must be sorted labels other than a and b") {
+		t.Errorf("an alternative equal to a: %v", err)
+	}
+}

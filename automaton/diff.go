@@ -759,27 +759,28 @@ func chiSquareSurvival(x float64, df int) float64 {
 // constraintChanges returns the constraints of new that old has not and
 // those of old that new has not, matched by kind and labels, sorted.
 func constraintChanges(old, new []Constraint) (added, removed []Constraint) {
-	type key struct{ kind, a, b string }
+	type key struct{ kind, a, b, or string }
+	k := func(c Constraint) key { return key{c.Kind, c.A, c.B, strings.Join(c.Or, "\x00")} }
 	in := func(cs []Constraint) map[key]bool {
 		m := make(map[key]bool, len(cs))
 		for _, c := range cs {
-			m[key{c.Kind, c.A, c.B}] = true
+			m[k(c)] = true
 		}
 		return m
 	}
 	o, n := in(old), in(new)
 	for _, c := range new {
-		if !o[key{c.Kind, c.A, c.B}] {
+		if !o[k(c)] {
 			added = append(added, c)
 		}
 	}
 	for _, c := range old {
-		if !n[key{c.Kind, c.A, c.B}] {
+		if !n[k(c)] {
 			removed = append(removed, c)
 		}
 	}
 	less := func(x, y Constraint) int {
-		return strings.Compare(x.Kind+"\x00"+x.A+"\x00"+x.B, y.Kind+"\x00"+y.A+"\x00"+y.B)
+		return strings.Compare(x.Kind+"\x00"+x.A+"\x00"+x.B+"\x00"+strings.Join(x.Or, "\x00"), y.Kind+"\x00"+y.A+"\x00"+y.B+"\x00"+strings.Join(y.Or, "\x00"))
 	}
 	slices.SortFunc(added, less)
 	slices.SortFunc(removed, less)

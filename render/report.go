@@ -670,7 +670,7 @@ func modelPage(m *automaton.Model, opt ReportOptions) *modelView {
 		v.Loops = append(v.Loops, loopRow{states, edges, l.Count, l.Sessions, l.MaxIterations, l.P95Iterations})
 	}
 	for _, c := range m.Constraints {
-		v.Constraints = append(v.Constraints, constraintRow{Kind: c.Kind, A: c.A, B: c.B, Support: c.Support, Confidence: c.Confidence})
+		v.Constraints = append(v.Constraints, constraintRow{Kind: c.Kind, A: c.A, B: c.B, Or: c.Or, Support: c.Support, Confidence: c.Confidence})
 	}
 	v.HasExamples = hasExamples(m)
 	v.Prov = provenanceOf(m)
@@ -681,6 +681,7 @@ func modelPage(m *automaton.Model, opt ReportOptions) *modelView {
 type constraintRow struct {
 	Kind       string
 	A, B       string
+	Or         []string // a precedence's alternatives to A
 	Support    int
 	Confidence float64
 }

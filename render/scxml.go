@@ -125,7 +125,8 @@ func SCXML(w io.Writer, m *automaton.Model, opt Options) error {
 // scxmlExtras writes the model's constraints and loops as elements of
 // FsmineNamespace, which SCXML processors ignore: one
 // <fsmine:constraint kind a b support confidence/> per constraint (b only
-// when the kind has one), then one <fsmine:loop max_iterations count
+// when the kind has one; a precedence's alternatives as <fsmine:or label/>
+// inside it), then one <fsmine:loop max_iterations count
 // sessions p95_iterations> per loop, holding a <fsmine:loop_state id/> per
 // state of the loop and a <fsmine:back_edge from event to/> per back edge,
 // with the model's ids and events.
@@ -135,7 +136,16 @@ func scxmlExtras(b *bytes.Buffer, m *automaton.Model) {
 		if c.B != "" {
 			fmt.Fprintf(b, " b=%s", xmlAttr(c.B))
 		}
-		fmt.Fprintf(b, " support=\"%d\" confidence=\"%s\"/>\n", c.Support, formatFloat(c.Confidence))
+		fmt.Fprintf(b, " support=\"%d\" confidence=\"%s\"", c.Support, formatFloat(c.Confidence))
+		if len(c.Or) == 0 {
+			b.WriteString("/>\n")
+			continue
+		}
+		b.WriteString(">\n")
+		for _, o := range c.Or {
+			fmt.Fprintf(b, "    <fsmine:or label=%s/>\n", xmlAttr(o))
+		}
+		b.WriteString("  </fsmine:constraint>\n")
 	}
 	for _, l := range m.Loops {
 		fmt.Fprintf(b, "  <fsmine:loop max_iterations=\"%d\" count=\"%d\" sessions=\"%d\" p95_iterations=\"%d\">\n",

@@ -87,6 +87,7 @@ func TestRoundTripConstraints(t *testing.T) {
 	}
 	m.Constraints = []automaton.Constraint{
 		{Kind: automaton.ConstraintPrecedence, A: "say \"hi\"", B: "line\nbreak", Support: 5, Confidence: 1},
+		{Kind: automaton.ConstraintPrecedence, A: "a b", B: "plan", Or: []string{"<&>'", "二"}, Support: 9, Confidence: 1},
 		{Kind: automaton.ConstraintOnce, A: "tool: search|web", Support: 5, Confidence: 0.8333333333333334},
 		{Kind: automaton.ConstraintNotBoth, A: "a\\b", B: "naïve step", Support: 7, Confidence: 0.95},
 		{Kind: automaton.ConstraintOnce, A: "<&>'", Support: 1, Confidence: 0},

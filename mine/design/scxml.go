@@ -71,6 +71,7 @@ type scxmlReader struct {
 	initial string                 // the xml id the document starts in
 	inInit  bool                   // inside an <initial> element
 	loop    *automaton.Loop        // the <fsmine:loop> open, if any
+	cons    int                    // 1 + the index of the <fsmine:constraint> open, 0 for none
 }
 
 // scxmlAttr is the value of the attribute space:name of se.
@@ -116,8 +117,11 @@ func (r *scxmlReader) read(dec *xml.Decoder) error {
 			}
 		case xml.EndElement:
 			if t.Name.Space == fsmineNS {
-				if t.Name.Local == "loop" {
+				switch t.Name.Local {
+				case "loop":
 					r.loop = nil
+				case "constraint":
+					r.cons = 0
 				}
 				continue
 			}
@@ -164,6 +168,13 @@ func (r *scxmlReader) fsmine(t xml.StartElement, line int) error {
 			}
 		}
 		r.f.constraints = append(r.f.constraints, c)
+		r.cons = len(r.f.constraints)
+	case "or":
+		if r.cons == 0 {
+			return r.f.errorf("", "line %d: a <fsmine:or> outside a <fsmine:constraint>", line)
+		}
+		c := &r.f.constraints[r.cons-1]
+		c.Or = append(c.Or, attr("label"))
 	case "loop":
 		if r.loop != nil {
 			return r.f.errorf("", "line %d: a <fsmine:loop> inside another", line)
