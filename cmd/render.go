@@ -25,6 +25,7 @@ type renderOptions struct {
 	title      string
 	engine     string
 	detail     string
+	failures   bool
 }
 
 func newRenderCmd(streams IO) *cobra.Command {
@@ -76,6 +77,7 @@ output).`,
 	f.StringVar(&opts.format, "format", "dot", "output format: "+strings.Join(render.FormatNames(), ", "))
 	f.StringVarP(&opts.output, "output", "o", "-", "write to `FILE` (atomically) instead of standard output")
 	f.BoolVar(&opts.hideRare, "hide-rare", false, "leave rare transitions out of the picture")
+	f.BoolVar(&opts.failures, "failures", false, "colour each transition by the share of its sessions that failed (a model mined with build --outcome; --detail full; dot, svg, png)")
 	f.StringVar(&opts.clusterSep, "cluster", "", "group states by the part of their label before `SEP`")
 	f.StringVar(&opts.title, "title", "", "title of the picture")
 	f.StringVar(&opts.engine, "engine", string(render.EngineBuiltin), "layout for svg and png: builtin (Graphviz inside fsmine) or dot (Graphviz's dot on PATH)")
@@ -116,6 +118,12 @@ func runRender(_ context.Context, opts *renderOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	if opts.failures && format != "dot" && format != "svg" && format != "png" {
+		return usagef("--failures colours pictures: want --format dot, svg or png, not %s", format)
+	}
+	if opts.failures && detail != render.DetailFull {
+		return usagef("--failures colours every transition: add --detail full")
+	}
 	if format == "png" && opts.output == "-" && streams.IsTTY {
 		return usagef("not writing PNG to a terminal: use -o FILE or redirect standard output")
 	}
@@ -135,8 +143,11 @@ func runRender(_ context.Context, opts *renderOptions, streams IO) error {
 	if err != nil {
 		return fmt.Errorf("reading model: %w", err)
 	}
+	if opts.failures && (m.Source.Outcome == nil || m.Source.Outcome.Sessions == 0) {
+		return fmt.Errorf("%s: --failures: %w", opts.model, render.ErrNoOutcomes)
+	}
 
-	ropt := render.Options{HideRare: opts.hideRare, ClusterSep: opts.clusterSep, Title: opts.title, Engine: engine, Detail: detail}
+	ropt := render.Options{HideRare: opts.hideRare, ClusterSep: opts.clusterSep, Title: opts.title, Engine: engine, Detail: detail, Failures: opts.failures}
 	if opts.output == "-" {
 		return write(streams.Out, m, ropt)
 	}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -29,5 +30,37 @@ func TestReportConstraints(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+}
+
+// TestDOTFailures: --failures colours each transition by its sessions'
+// failure share against the log's and says the share in its caption.
+func TestDOTFailures(t *testing.T) {
+	m := loadFixture(t, "support")
+	if _, err := dotBytes(m, Options{Failures: true}); !errors.Is(err, ErrNoOutcomes) {
+		t.Fatalf("a model without outcomes: %v, want ErrNoOutcomes", err)
+	}
+	m.Source.Outcome = &automaton.Outcome{Sessions: 10, Succeeded: 5}
+	for i := range m.Transitions {
+		tr := &m.Transitions[i]
+		switch i % 3 {
+		case 0:
+			tr.Outcome = &automaton.Outcome{Sessions: 4, Succeeded: 0} // all failed
+		case 1:
+			tr.Outcome = &automaton.Outcome{Sessions: 4, Succeeded: 4} // none failed
+		}
+	}
+	out, err := dotBytes(m, Options{Failures: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(out)
+	for _, want := range []string{"100.0% failed", "0.0% failed", `color="#d62728"`, `color="#2ca02c"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("DOT lacks %q", want)
+		}
+	}
+	if _, err := dotBytes(m, Options{Failures: true, Detail: DetailSummary}); err == nil {
+		t.Error("failure colours on a summary: no error")
 	}
 }

@@ -2,6 +2,8 @@ package render
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"sort"
 	"strconv"
@@ -65,6 +67,17 @@ func dotGraph(m *automaton.Model, opt Options) (*dot.Graph, error) {
 	m, err := sorted(m)
 	if err != nil {
 		return nil, err
+	}
+	logFailed := 0.0
+	if opt.Failures {
+		o := m.Source.Outcome
+		if o == nil || o.Sessions == 0 {
+			return nil, ErrNoOutcomes
+		}
+		if opt.Detail == DetailSummary {
+			return nil, errors.New("failure colours draw every transition: use the full detail")
+		}
+		logFailed = float64(o.Failed()) / float64(o.Sessions)
 	}
 	// A design has no counts to rank its moves by: it is drawn in full,
 	// as the designers drew it.
@@ -153,6 +166,12 @@ func dotGraph(m *automaton.Model, opt Options) (*dot.Graph, error) {
 		if uncounted(m) {
 			caption = t.Event // a design has no counts
 		}
+		fcolor := ""
+		if opt.Failures && t.Outcome != nil && t.Outcome.Sessions > 0 {
+			share := float64(t.Outcome.Failed()) / float64(t.Outcome.Sessions)
+			caption += " · " + text.Percent(share) + " failed"
+			fcolor = failureColor(share, logFailed)
+		}
 		e.Attr("label", dotString(caption))
 		e.Attr("fontname", fontName)
 		width := 1.0
@@ -178,6 +197,10 @@ func dotGraph(m *automaton.Model, opt Options) (*dot.Graph, error) {
 			e.Attr("color", rareColor)
 			e.Attr("fontcolor", rareColor)
 		}
+		if fcolor != "" {
+			e.Attr("color", fcolor)
+			e.Attr("fontcolor", fcolor)
+		}
 		if t.Rare {
 			style = append(style, "dashed")
 		}
@@ -186,6 +209,23 @@ func dotGraph(m *automaton.Model, opt Options) (*dot.Graph, error) {
 		}
 	}
 	return g, nil
+}
+
+// failureColor is an edge's colour for a failure share against the log's:
+// grey at the log's share, shading to red as the share rises to 1 and to
+// green as it falls to 0.
+func failureColor(share, logShare float64) string {
+	const grey = 0x88
+	var r, gr, b float64
+	switch {
+	case share > logShare:
+		f := (share - logShare) / max(1-logShare, 1e-9)
+		r, gr, b = grey+f*(0xd6-grey), grey-f*(grey-0x27), grey-f*(grey-0x28)
+	default:
+		f := (logShare - share) / max(logShare, 1e-9)
+		r, gr, b = grey-f*(grey-0x2c), grey+f*(0xa0-grey), grey-f*(grey-0x2c)
+	}
+	return fmt.Sprintf("#%02x%02x%02x", int(r+0.5), int(gr+0.5), int(b+0.5))
 }
 
 // stateLines are the lines of a state's node label: its id, its label when

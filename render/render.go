@@ -40,7 +40,18 @@ type Options struct {
 	// groups states into stages (see Stages); HideRare and ClusterSep do
 	// not apply to a summary, which never draws rare transitions.
 	Detail Detail
+
+	// Failures colours each transition of a model mined with an outcome
+	// (build --outcome) by the share of the sessions that took it and
+	// failed, and adds that share to its caption: red above the log's
+	// share, green below, grey at it. DetailFull DOT, SVG and PNG only;
+	// ErrNoOutcomes without outcome counts.
+	Failures bool
 }
+
+// ErrNoOutcomes is returned for Options.Failures on a model mined without
+// an outcome.
+var ErrNoOutcomes = errors.New("the model has no outcome counts: mine it with build --outcome")
 
 // Engine names the Graphviz that lays out SVG and PNG.
 type Engine string
