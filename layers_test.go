@@ -9,8 +9,8 @@ import (
 // TestLayers holds the direction of imports (docs/design.md), read from go
 // list: automaton imports the standard library, go-json, gonum and the
 // wording leaf internal/text only; nothing under mine or automaton imports
-// render or cmd; internal/text imports the standard library only; nothing
-// but main imports cmd.
+// render or cmd; render imports nothing under mine; internal/text imports
+// the standard library only; nothing but main imports cmd.
 func TestLayers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("go list: skipped in -short mode")
@@ -31,6 +31,8 @@ func TestLayers(t *testing.T) {
 				bad = "mine and automaton import nothing under render or cmd"
 			case under(pkg, "automaton") && under(imp, "mine"):
 				bad = "automaton imports nothing under mine"
+			case under(pkg, "render") && (under(imp, "mine") || under(imp, "cmd")):
+				bad = "render imports nothing under mine or cmd: measures are computed in mine, drawn in render"
 			case under(pkg, "automaton") && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") &&
 				!strings.HasPrefix(imp, mod+"/") && !strings.HasPrefix(imp, "github.com/goccy/go-json") && !strings.HasPrefix(imp, "gonum.org/v1/gonum/"):
 				bad = "automaton imports the standard library, go-json and gonum only"

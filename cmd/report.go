@@ -163,7 +163,7 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 		if err != nil {
 			return err
 		}
-		measures = render.MeasureLogs(m, lg, ms)
+		measures = stats.MeasureLogs(m, lg, ms)
 	} else if opts.model == "-" {
 		file = ""
 		m, err = automaton.Read(streams.In)

@@ -16,11 +16,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fsmine/fsmine/automaton/measure"
+
 	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/internal/text"
-	"github.com/fsmine/fsmine/mine/stats"
 )
 
 // DiagramMode says which transitions the picture of a report draws.
@@ -82,7 +83,7 @@ type ReportOptions struct {
 	// Failures, when not nil, adds the Where sessions fail section: the
 	// states and moves whose sessions fail more often than the log's (see
 	// stats.Failures).
-	Failures *stats.FailureReport
+	Failures *measure.FailureReport
 	// Design, when not nil, adds the Design vs reality section: the
 	// designed model (fsmine import) drawn beside the map, and its moves
 	// held against the ones the model's sessions took
@@ -545,7 +546,7 @@ type modelView struct {
 	// Measures is the Cost and latency section, when logs were given.
 	Measures *measuresView
 	// Failures is the Where sessions fail section, when asked for.
-	Failures *stats.FailureReport
+	Failures *measure.FailureReport
 	// Design is the Design vs reality section, when a design was given.
 	Design *designView
 

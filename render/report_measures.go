@@ -7,49 +7,18 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/mine"
-	"github.com/fsmine/fsmine/mine/stats"
+	"github.com/fsmine/fsmine/automaton/measure"
 )
 
 // Measures are what logs say of a model's states and transitions, for the
-// report's Cost and latency section (fsmine report M.json LOG...): per
-// state, the visits the logs make to it; per transition, the visits that
-// leave along it (the step whose outcome took the transition). Dwell is the
-// time of those visits; Values sums numeric record fields (tokens, cost,
-// duration_ms) per visit.
-type Measures struct {
-	// Sessions is how many sessions the logs hold, Fit how many of them fit
-	// the model.
-	Sessions, Fit int
-	// Paths are the record fields measured, in column order.
-	Paths  []string
-	States []MeasuredState
-	Edges  []MeasuredEdge
-}
-
-// MeasuredState is what the logs say of one state.
-type MeasuredState struct {
-	ID     string
-	Visits int
-	Dwell  *automaton.Dwell
-	// Values holds, for each of Measures.Paths, the field summed per visit,
-	// over the visits that carry it; nil when none does.
-	Values []*Quantiles
-}
-
-// MeasuredEdge is what the logs say of one transition.
-type MeasuredEdge struct {
-	From, Event, To string
-	Count           int
-	Dwell           *automaton.Dwell
-	Values          []*Quantiles
-}
-
-// Quantiles summarise a field over N visits.
-type Quantiles struct {
-	N                     int
-	Total, Mean, P50, P95 float64
-}
+// report's Cost and latency section (see package automaton/measure, and
+// stats.MeasureLogs, which measures them).
+type (
+	Measures      = measure.Measures
+	MeasuredState = measure.MeasuredState
+	MeasuredEdge  = measure.MeasuredEdge
+	Quantiles     = measure.Quantiles
+)
 
 type measuresView struct {
 	Sessions, Fit int
@@ -113,92 +82,4 @@ func measureText(x float64) string {
 		s = strconv.FormatFloat(x, 'f', -1, 64)
 	}
 	return s
-}
-
-// MeasureLogs replays every session of lg through m and sums what the
-// report's Cost and latency section shows: per state, its visits; per
-// transition, the visits that left along it (a transition out of __start__
-// is counted, but no visit leaves along it).
-func MeasureLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *Measures {
-	type acc struct {
-		n int
-		stats.Visits
-	}
-	states := map[string]*acc{}
-	edges := map[*automaton.Transition]*acc{}
-	out := &Measures{Sessions: len(lg.Sessions)}
-	c := automaton.NewChecker(m, automaton.CheckOptions{})
-	var buf []automaton.Move
-	for si := range lg.Sessions {
-		s := &lg.Sessions[si]
-		buf = lg.AppendMoves(buf[:0], s)
-		if c.Fits(buf) {
-			out.Fit++
-		}
-		for _, st := range c.Replay(buf) {
-			if st.Move < len(s.Visits) && st.To != "" {
-				a := states[st.To]
-				if a == nil {
-					a = &acc{}
-					states[st.To] = a
-				}
-				a.n++
-				a.Add(ms, si, st.Move, &s.Visits[st.Move])
-			}
-			if st.Transition != nil {
-				a := edges[st.Transition]
-				if a == nil {
-					a = &acc{}
-					edges[st.Transition] = a
-				}
-				a.n++
-				if st.Move > 0 {
-					a.Add(ms, si, st.Move-1, &s.Visits[st.Move-1])
-				}
-			}
-		}
-	}
-	var found []int // indexes of the paths some record carries
-	for p, path := range ms.Paths {
-		if ms.Found[p] > 0 {
-			found = append(found, p)
-			out.Paths = append(out.Paths, path)
-		}
-	}
-	values := func(a *acc) []*Quantiles {
-		q := make([]*Quantiles, len(found))
-		for i, p := range found {
-			if a.Values != nil {
-				q[i] = quantilesOf(a.Values[p])
-			}
-		}
-		return q
-	}
-	for _, s := range m.States {
-		if s.ID == automaton.StartID || s.ID == automaton.EndID {
-			continue
-		}
-		a := states[s.ID]
-		if a == nil {
-			a = &acc{}
-		}
-		out.States = append(out.States, MeasuredState{ID: s.ID, Visits: a.n, Dwell: a.Dwell.Summary(), Values: values(a)})
-	}
-	for i := range m.Transitions {
-		t := &m.Transitions[i]
-		if a := edges[t]; a != nil {
-			out.Edges = append(out.Edges, MeasuredEdge{From: t.From, Event: t.Event, To: t.To, Count: a.n, Dwell: a.Dwell.Summary(), Values: values(a)})
-		}
-	}
-	return out
-}
-
-// quantilesOf summarises xs as stats does (rounded to 3 decimals), or nil
-// for none.
-func quantilesOf(xs []float64) *Quantiles {
-	s := stats.Summarize(xs)
-	if s == nil {
-		return nil
-	}
-	return &Quantiles{N: s.Visits, Total: s.Total, Mean: s.Mean, P50: s.P50, P95: s.P95}
 }

@@ -20,6 +20,8 @@ import (
 	"math"
 	"sort"
 
+	"github.com/fsmine/fsmine/automaton/measure"
+
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
 )
@@ -27,52 +29,12 @@ import (
 // DefaultFailureAlpha is the false discovery rate Failures reports at.
 const DefaultFailureAlpha = 0.05
 
-// FailureReport is where sessions fail, under an outcome expression.
-type FailureReport struct {
-	Expr string `json:"expr"`
-	// Sessions have an outcome, Failed of them failed, Unknown have none
-	// (counted apart); LogRate is Failed / Sessions.
-	Sessions int     `json:"sessions"`
-	Failed   int     `json:"failed"`
-	Unknown  int     `json:"unknown"`
-	LogRate  float64 `json:"log_rate"`
-	// Note says plainly why there are no places: every session succeeded,
-	// or every one failed. Empty otherwise.
-	Note string `json:"note,omitempty"`
-	// Tested is the number of places tested; Alpha the false discovery
-	// rate.
-	Tested int     `json:"tested"`
-	Alpha  float64 `json:"alpha"`
-	// Places are the places whose failure rate is above the log's, by p
-	// (least first), then by failures (most first), kind, state, event
-	// and target; at most the number asked. Significant ones have Q at
-	// most Alpha.
-	Places []FailurePlace `json:"places"`
-}
-
-// FailurePlace is a state or a move (a transition) and how its sessions
-// came out. For a state, State is its id and Label its label; for a move,
-// State, Event and To name the transition and Label is its target's label.
-// Rate is Failed / Sessions; Lift is Rate / the log's rate (the relative
-// risk) and Diff Rate less the log's rate; P is the one-sided Fisher exact
-// test's p-value and Q the Benjamini-Hochberg adjusted one. Examples are
-// failed sessions through the place, when known.
-type FailurePlace struct {
-	Kind        string   `json:"kind"` // "state" or "move"
-	State       string   `json:"state"`
-	Event       string   `json:"event,omitempty"`
-	To          string   `json:"to,omitempty"`
-	Label       string   `json:"label"`
-	Sessions    int      `json:"sessions"`
-	Failed      int      `json:"failed"`
-	Rate        float64  `json:"rate"`
-	Lift        float64  `json:"lift"`
-	Diff        float64  `json:"diff"`
-	P           float64  `json:"p"`
-	Q           float64  `json:"q"`
-	Significant bool     `json:"significant"`
-	Examples    []string `json:"examples"`
-}
+// FailureReport is where sessions fail, under an outcome expression, and
+// FailurePlace one state or move of it (see package automaton/measure).
+type (
+	FailureReport = measure.FailureReport
+	FailurePlace  = measure.FailurePlace
+)
 
 // Failures finds where the sessions of a tally fail (see the comment at the
 // top of failures.go), listing at most top places (0: all) at false

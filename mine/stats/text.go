@@ -128,14 +128,14 @@ func (r *Report) WriteText(w io.Writer) error {
 		p("\n")
 	}
 	if r.Failures != nil {
-		r.Failures.writeText(&b)
+		writeFailures(&b, r.Failures)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// writeText writes where sessions fail, as fsmine stats prints it.
-func (f *FailureReport) writeText(b *strings.Builder) {
+// writeFailures writes where sessions fail, as fsmine stats prints it.
+func writeFailures(b *strings.Builder, f *FailureReport) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("\nwhere sessions fail (outcome %s)\n", f.Expr)
 	p("  %d of %d sessions failed (%s)", f.Failed, f.Sessions, text.Percent(f.LogRate))
