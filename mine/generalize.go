@@ -249,12 +249,58 @@ func plausible(p float64, n int) bool {
 
 // generalize adds the generalised transitions to b.gen; it runs after walk.
 func (b *builder) generalize() {
+	g := b.newGeneralizer()
+	if b.opt.Generalize == GeneralizeConstraints {
+		return
+	}
+	for vi, v := range b.vars {
+		w := &editWalk{v: v, path: b.paths[vi], lab: b.labels(v.moves)}
+		g.skips(w)
+		g.swaps(w)
+		g.events(w)
+	}
+	b.follow(g)
+}
+
+// generalizer holds what the edits of generalize share: the log's counts,
+// its constraints, the automaton's moves (observed and added so far) and
+// the scratch of the walks.
+type generalizer struct {
+	b    *builder
+	st   *genStats
+	cset *constraintSet
+	scc  []int     // the components of the observed moves
+	adj  [][]int32 // per state: the states its moves (observed and added) reach
+
+	seen  []int32 // reaches' marks, valid where equal to stamp
+	stamp int32
+	// The scratch of one edit: the labels of the edited path (keeps), its
+	// moves and the states the original path gives them (thread), and the
+	// moves thread would add.
+	edited  []uint32
+	mvs     []move
+	targets []int32
+	add     []dkey
+	addTo   []int32
+}
+
+// editWalk is one variant as generalize edits it: its moves, the states it
+// passes (path[0] the start, path[i+1] after move i) and its labels.
+type editWalk struct {
+	v    variant
+	path []int32
+	lab  []uint32
+}
+
+// newGeneralizer prepares the edits: detour events, run caps, the log's
+// counts and, first of all, its constraints.
+func (b *builder) newGeneralizer() *generalizer {
 	d := b.d
 	keys := b.transKeys()
-	scc, _ := b.components(keys, false)
-	adj := make([][]int32, len(d.label))
+	g := &generalizer{b: b, adj: make([][]int32, len(d.label)), seen: make([]int32, len(d.label))}
+	g.scc, _ = b.components(keys, false)
 	for _, k := range keys {
-		adj[k.from] = append(adj[k.from], b.trans[k].to)
+		g.adj[k.from] = append(g.adj[k.from], b.trans[k].to)
 	}
 	// A detour's event marks a self-loop taken out of the flow; moves
 	// that carry it elsewhere are no behaviour to generalise.
@@ -277,220 +323,230 @@ func (b *builder) generalize() {
 			b.maxRun[mv.label()] = max(b.maxRun[mv.label()], run)
 		}
 	}
-	st := b.genStats()
+	g.st = b.genStats()
 	// An edit that breaks a constraint of the log would add a move no
 	// session may take: the constraints come first.
 	b.cons = b.constraints()
-	cset := b.constraintSet(b.cons)
-	var edited []uint32
-	keeps := func(prefix []uint32, mvs []move) bool {
-		edited = append(edited[:0], prefix...)
-		for _, mv := range mvs {
-			edited = append(edited, mv.label())
-		}
-		return cset.keeps(edited)
-	}
+	g.cset = b.constraintSet(b.cons)
+	return g
+}
 
-	next := func(from int32, mv move) (int32, bool) {
-		if to, ok := d.next[dkey{from, mv}]; ok {
-			return to, true
-		}
-		if g, ok := b.gen[dkey{from, mv}]; ok {
-			return g.to, true
-		}
-		return 0, false
+// keeps says whether the path through the labels prefix, then the moves'
+// labels, keeps every constraint.
+func (g *generalizer) keeps(prefix []uint32, mvs []move) bool {
+	g.edited = append(g.edited[:0], prefix...)
+	for _, mv := range mvs {
+		g.edited = append(g.edited, mv.label())
 	}
-	seen := make([]int32, len(d.label))
-	stamp := int32(0)
-	reaches := func(from, to int32, extra []dkey, extraTo []int32) bool {
-		stamp++
-		stack := []int32{from}
-		seen[from] = stamp
-		for len(stack) > 0 {
-			u := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if u == to {
-				return true
-			}
-			visit := func(v int32) {
-				if seen[v] != stamp {
-					seen[v] = stamp
-					stack = append(stack, v)
-				}
-			}
-			for _, v := range adj[u] {
-				visit(v)
-			}
-			for i, k := range extra {
-				if k.from == u {
-					visit(extraTo[i])
-				}
+	return g.cset.keeps(g.edited)
+}
+
+// next is the state the move leads to from state from, observed or added.
+func (g *generalizer) next(from int32, mv move) (int32, bool) {
+	if to, ok := g.b.d.next[dkey{from, mv}]; ok {
+		return to, true
+	}
+	if e, ok := g.b.gen[dkey{from, mv}]; ok {
+		return e.to, true
+	}
+	return 0, false
+}
+
+// reaches says whether state to can be reached from state from along the
+// moves so far and the extra ones (extra[i] leading to extraTo[i]).
+func (g *generalizer) reaches(from, to int32, extra []dkey, extraTo []int32) bool {
+	g.stamp++
+	stack := []int32{from}
+	g.seen[from] = g.stamp
+	for len(stack) > 0 {
+		u := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if u == to {
+			return true
+		}
+		visit := func(v int32) {
+			if g.seen[v] != g.stamp {
+				g.seen[v] = g.stamp
+				stack = append(stack, v)
 			}
 		}
-		return false
+		for _, v := range g.adj[u] {
+			visit(v)
+		}
+		for i, k := range extra {
+			if k.from == u {
+				visit(extraTo[i])
+			}
+		}
 	}
-	// thread walks an edited path from state from, where the path leaves
-	// the original: mvs[:edited] are the edited moves, mvs[edited:] the
-	// original's rest, and targets[i] the state the original path gives
-	// move i. It adds the missing moves as generalised transitions of
-	// kind, unless one would close a new cycle. Once the walk is back on
-	// the original path within its rest, the rest is the original's own.
-	var add []dkey
-	var addTo []int32
-	thread := func(from int32, mvs []move, targets []int32, edited int, kind string) {
-		add, addTo = add[:0], addTo[:0]
-		cur := from
-		rejoined := false
-		for i, mv := range mvs {
-			if i >= edited && cur == targets[i-1] {
-				rejoined = true
+	return false
+}
+
+// thread walks an edited path from state from, where the path leaves the
+// original: g.mvs[:edited] are the edited moves, g.mvs[edited:] the
+// original's rest, and g.targets[i] the state the original path gives move
+// i. It adds the missing moves as generalised transitions of kind, unless
+// one would close a new cycle. Once the walk is back on the original path
+// within its rest, the rest is the original's own.
+func (g *generalizer) thread(from int32, edited int, kind string) {
+	b, d := g.b, g.b.d
+	g.add, g.addTo = g.add[:0], g.addTo[:0]
+	cur := from
+	rejoined := false
+	for i, mv := range g.mvs {
+		if i >= edited && cur == g.targets[i-1] {
+			rejoined = true
+			break
+		}
+		if to, ok := g.next(cur, mv); ok {
+			cur = to
+			continue
+		}
+		found := false
+		for j, k := range g.add {
+			if k == (dkey{cur, mv}) {
+				cur, found = g.addTo[j], true
 				break
 			}
-			if to, ok := next(cur, mv); ok {
-				cur = to
-				continue
-			}
-			found := false
-			for j, k := range add {
-				if k == (dkey{cur, mv}) {
-					cur, found = addTo[j], true
-					break
-				}
-			}
-			if found {
-				continue
-			}
-			to := targets[i]
-			if d.label[to] != mv.label() || b.detour[mv.event()] {
-				return
-			}
-			if scc[cur] != scc[to] && reaches(to, cur, add, addTo) {
-				return
-			}
-			add = append(add, dkey{cur, mv})
-			addTo = append(addTo, to)
-			cur = to
 		}
-		if !rejoined && cur != b.end {
+		if found {
+			continue
+		}
+		to := g.targets[i]
+		if d.label[to] != mv.label() || b.detour[mv.event()] {
 			return
 		}
-		for i, k := range add {
-			b.gen[k] = genEdge{to: addTo[i], kind: kind}
-			adj[k.from] = append(adj[k.from], addTo[i])
+		if g.scc[cur] != g.scc[to] && g.reaches(to, cur, g.add, g.addTo) {
+			return
 		}
+		g.add = append(g.add, dkey{cur, mv})
+		g.addTo = append(g.addTo, to)
+		cur = to
 	}
-
-	var mvs []move
-	var targets []int32
-	if b.opt.Generalize == GeneralizeConstraints {
+	if !rejoined && cur != b.end {
 		return
 	}
-	for vi, v := range b.vars {
-		path := b.paths[vi] // states: path[0] start, path[i+1] after move i
-		lab := b.labels(v.moves)
-		n := len(v.moves) // moves; visits are moves 0..n-2, move n-1 enters the end
-		// Skip visit i (move i, label lab[i+1]) for i in 0..n-2.
-		for i := 0; i+1 < n; i++ {
-			a, bl, c := lab[i], lab[i+1], lab[i+2]
-			if a == c || bl == c {
-				continue // a repeat, which generalisation never invents
-			}
-			ea := v.moves[i].event() // the event ending the visit before B
-			if !st.outcomeFits(a, ea, c) {
+	for i, k := range g.add {
+		b.gen[k] = genEdge{to: g.addTo[i], kind: kind}
+		g.adj[k.from] = append(g.adj[k.from], g.addTo[i])
+	}
+}
+
+// skips leaves out each middle visit of the walk where the log supports it.
+// Visit i is move i, label lab[i+1], for i in 0..n-2 (move n-1 enters the
+// end).
+func (g *generalizer) skips(w *editWalk) {
+	st, v, path, lab := g.st, w.v, w.path, w.lab
+	n := len(v.moves)
+	for i := 0; i+1 < n; i++ {
+		a, bl, c := lab[i], lab[i+1], lab[i+2]
+		if a == c || bl == c {
+			continue // a repeat, which generalisation never invents
+		}
+		ea := v.moves[i].event() // the event ending the visit before B
+		if !st.outcomeFits(a, ea, c) {
+			continue
+		}
+		if st.pairEv[lpairEv{a, ea, c}] == 0 {
+			// B must be left out near here: after A with the same
+			// outcome, and before C, each at a rate the absence of a skip
+			// from this context, seen n times, does not refute.
+			l := lpairEv{a, ea, bl}
+			r := lpair{bl, c}
+			if st.leftSkip[l] == 0 || st.rightSkip[r] == 0 {
 				continue
 			}
-			if st.pairEv[lpairEv{a, ea, c}] == 0 {
-				// B must be left out near here: after A with the same
-				// outcome, and before C, each at a rate the absence of a
-				// skip from this context, seen n times, does not refute.
-				l := lpairEv{a, ea, bl}
-				r := lpair{bl, c}
-				if st.leftSkip[l] == 0 || st.rightSkip[r] == 0 {
-					continue
-				}
-				pl := float64(st.leftSkip[l]) / float64(st.leftSkip[l]+st.leftTake[l])
-				pr := float64(st.rightSkip[r]) / float64(st.rightSkip[r]+st.rightTake[r])
-				if !plausible(min(pl, pr), st.tri[ltri{a, bl, c}]) {
-					continue
-				}
-			}
-			mvs, targets = mvs[:0], targets[:0]
-			// The move into C carries the event that ended the visit before B.
-			mvs = append(mvs, mkMove(ea, c))
-			targets = append(targets, path[i+2])
-			mvs = append(mvs, v.moves[i+2:]...)
-			targets = append(targets, path[i+3:]...)
-			if keeps(lab[1:i+1], mvs) {
-				thread(path[i], mvs, targets, 1, GenSkip)
+			pl := float64(st.leftSkip[l]) / float64(st.leftSkip[l]+st.leftTake[l])
+			pr := float64(st.rightSkip[r]) / float64(st.rightSkip[r]+st.rightTake[r])
+			if !plausible(min(pl, pr), st.tri[ltri{a, bl, c}]) {
+				continue
 			}
 		}
-		// Swap visits i and i+1 (moves i and i+1) for i in 0..n-3.
-		for i := 0; i+2 < n; i++ {
-			x, y := lab[i+1], lab[i+2]
-			if x == y {
-				continue
-			}
-			pp, q := lab[i], lab[i+3]
-			if pp == y || x == q {
-				continue // a repeat, which generalisation never invents
-			}
-			ep, ex, ey := v.moves[i].event(), v.moves[i+1].event(), v.moves[i+2].event() // the events ending P, X and Y
-			if !st.outcomeFits(pp, ep, y) || !st.outcomeFits(y, ey, x) || !st.outcomeFits(x, ex, q) {
-				continue
-			}
-			rev, fwd := st.pair[lpair{y, x}], st.pair[lpair{x, y}]
-			pSwap := float64(rev) / float64(rev+fwd)
-			if st.quad[lquad{pp, y, x, q}] == 0 && !plausible(pSwap, st.quad[lquad{pp, x, y, q}]) {
-				continue
-			}
-			mvs, targets = mvs[:0], targets[:0]
-			mvs = append(mvs, mkMove(ep, y), mkMove(ey, x), mkMove(ex, q))
-			targets = append(targets, path[i+2], path[i+1], path[i+3])
-			mvs = append(mvs, v.moves[i+3:]...)
-			targets = append(targets, path[i+4:]...)
-			if keeps(lab[1:i+1], mvs) {
-				thread(path[i], mvs, targets, 3, GenSwap)
-			}
-		}
-		// Another event ending visit i (label lab[i+1]) before move i+1:
-		// towards a label the log shows after that very outcome of the
-		// label (generalising across the states of one label), or where the
-		// log shows that the two events do not decide what follows the
-		// label (see neutral) and the absence of the move after the other
-		// event is not significant.
-		for i := 0; i+1 < n; i++ {
-			a, c, e := lab[i+1], lab[i+2], v.moves[i+1].event()
-			if st.visits[a] == st.events[levent{a, e}] {
-				continue // a single event ends A's visits
-			}
-			for _, alt := range b.eventsOf(st, a) {
-				if alt == e {
-					continue
-				}
-				if st.pairEv[lpairEv{a, alt, c}] == 0 {
-					if !st.neutral(a, e, alt) {
-						continue
-					}
-					p := float64(st.pairEv[lpairEv{a, e, c}]) / float64(st.events[levent{a, e}])
-					if !plausible(p, st.events[levent{a, alt}]) {
-						continue
-					}
-				}
-				mvs, targets = mvs[:0], targets[:0]
-				mvs = append(mvs, mkMove(alt, c))
-				mvs = append(mvs, v.moves[i+2:]...)
-				targets = append(targets, path[i+2:]...)
-				thread(path[i+1], mvs, targets, 1, GenEvent)
-			}
+		g.mvs, g.targets = g.mvs[:0], g.targets[:0]
+		// The move into C carries the event that ended the visit before B.
+		g.mvs = append(g.mvs, mkMove(ea, c))
+		g.targets = append(g.targets, path[i+2])
+		g.mvs = append(g.mvs, v.moves[i+2:]...)
+		g.targets = append(g.targets, path[i+3:]...)
+		if g.keeps(lab[1:i+1], g.mvs) {
+			g.thread(path[i], 1, GenSkip)
 		}
 	}
-	b.follow(st, scc, adj, reaches)
+}
+
+// swaps changes the places of visits i and i+1 (moves i and i+1), for i in
+// 0..n-3, where the log supports it.
+func (g *generalizer) swaps(w *editWalk) {
+	st, v, path, lab := g.st, w.v, w.path, w.lab
+	n := len(v.moves)
+	for i := 0; i+2 < n; i++ {
+		x, y := lab[i+1], lab[i+2]
+		if x == y {
+			continue
+		}
+		pp, q := lab[i], lab[i+3]
+		if pp == y || x == q {
+			continue // a repeat, which generalisation never invents
+		}
+		ep, ex, ey := v.moves[i].event(), v.moves[i+1].event(), v.moves[i+2].event() // the events ending P, X and Y
+		if !st.outcomeFits(pp, ep, y) || !st.outcomeFits(y, ey, x) || !st.outcomeFits(x, ex, q) {
+			continue
+		}
+		rev, fwd := st.pair[lpair{y, x}], st.pair[lpair{x, y}]
+		pSwap := float64(rev) / float64(rev+fwd)
+		if st.quad[lquad{pp, y, x, q}] == 0 && !plausible(pSwap, st.quad[lquad{pp, x, y, q}]) {
+			continue
+		}
+		g.mvs, g.targets = g.mvs[:0], g.targets[:0]
+		g.mvs = append(g.mvs, mkMove(ep, y), mkMove(ey, x), mkMove(ex, q))
+		g.targets = append(g.targets, path[i+2], path[i+1], path[i+3])
+		g.mvs = append(g.mvs, v.moves[i+3:]...)
+		g.targets = append(g.targets, path[i+4:]...)
+		if g.keeps(lab[1:i+1], g.mvs) {
+			g.thread(path[i], 3, GenSwap)
+		}
+	}
+}
+
+// events ends visit i (label lab[i+1]) with another event before move i+1:
+// towards a label the log shows after that very outcome of the label
+// (generalising across the states of one label), or where the log shows
+// that the two events do not decide what follows the label (see neutral)
+// and the absence of the move after the other event is not significant.
+func (g *generalizer) events(w *editWalk) {
+	b, st, v, path, lab := g.b, g.st, w.v, w.path, w.lab
+	n := len(v.moves)
+	for i := 0; i+1 < n; i++ {
+		a, c, e := lab[i+1], lab[i+2], v.moves[i+1].event()
+		if st.visits[a] == st.events[levent{a, e}] {
+			continue // a single event ends A's visits
+		}
+		for _, alt := range b.eventsOf(st, a) {
+			if alt == e {
+				continue
+			}
+			if st.pairEv[lpairEv{a, alt, c}] == 0 {
+				if !st.neutral(a, e, alt) {
+					continue
+				}
+				p := float64(st.pairEv[lpairEv{a, e, c}]) / float64(st.events[levent{a, e}])
+				if !plausible(p, st.events[levent{a, alt}]) {
+					continue
+				}
+			}
+			g.mvs, g.targets = g.mvs[:0], g.targets[:0]
+			g.mvs = append(g.mvs, mkMove(alt, c))
+			g.mvs = append(g.mvs, v.moves[i+2:]...)
+			g.targets = append(g.targets, path[i+2:]...)
+			g.thread(path[i+1], 1, GenEvent)
+		}
+	}
 }
 
 // follow adds, for labels X and Y whose next labels and previous labels are
 // much the same, the moves from X to what followed Y but never X.
-func (b *builder) follow(st *genStats, scc []int, adj [][]int32, reaches func(from, to int32, extra []dkey, extraTo []int32) bool) {
-	d := b.d
+func (b *builder) follow(g *generalizer) {
+	d, st, scc := b.d, g.st, g.scc
 	succ := map[uint32]map[uint32]int{}
 	for k, n := range st.pair {
 		if succ[k.a] == nil {
@@ -605,11 +661,11 @@ func (b *builder) follow(st *genStats, scc []int, adj [][]int32, reaches func(fr
 					if _, ok := b.gen[k]; ok {
 						continue
 					}
-					if scc[u] != scc[to] && reaches(to, int32(u), nil, nil) && !(loop[scc[to]] && before) {
+					if scc[u] != scc[to] && g.reaches(to, int32(u), nil, nil) && !(loop[scc[to]] && before) {
 						continue
 					}
 					b.gen[k] = genEdge{to: to, kind: GenFollow}
-					adj[u] = append(adj[u], to)
+					g.adj[u] = append(g.adj[u], to)
 				}
 			}
 		}
