@@ -94,7 +94,7 @@ flags).`,
 	f.StringVar(&opts.format, "format", "text", "output format: text, json, markdown or html")
 	f.StringVar(&opts.dot, "dot", "", "also write a Graphviz DOT overlay of both models to `FILE`")
 	f.Float64Var(&opts.alpha, "alpha", automaton.DefaultAlpha, "family-wise significance level of the share and outflow tests, in (0, 1)")
-	f.StringVar(&opts.by, "by", "", "mine one model per value of the record field `PATH` (e.g. attrs.prompt_version) from the LOGs and diff them in value order")
+	f.StringVar(&opts.by, "by", "", "mine one model per value of the record field `PATH` (e.g. attrs.prompt_version) from the LOGs and diff them in value order; an outcome (attrs.reward>=1) diffs the map of the sessions that succeeded with the map of those that failed")
 	f.StringVar(&opts.labels, "labels", "", "with --by: label rules `FILE`")
 	f.StringArrayVar(&opts.fields, "field", nil, "with --by: read a record field from another path, `NAME=PATH` (repeatable)")
 	f.StringVar(&opts.from, "from", mine.FormatAuto, "with --by: input format: "+strings.Join(mine.Formats(), ", "))
@@ -242,8 +242,27 @@ func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
 	if lg.NumSessions() == 0 {
 		return noSessionsError(what, lg)
 	}
-	vals, err := mine.SessionValues(inputs, ropt, opts.by)
-	if err != nil {
+	var vals map[string]string
+	outcome := strings.ContainsAny(opts.by, "=<>!")
+	if outcome {
+		// An outcome: the map of the sessions that succeeded against the
+		// map of those that failed.
+		o, err := mine.ParseOutcome(opts.by)
+		if err != nil {
+			return err
+		}
+		outs, err := mine.SessionOutcomes(inputs, ropt, o)
+		if err != nil {
+			return err
+		}
+		vals = map[string]string{}
+		for id, ok := range outs.Succeeded {
+			vals[id] = "failed"
+			if ok {
+				vals[id] = "succeeded"
+			}
+		}
+	} else if vals, err = mine.SessionValues(inputs, ropt, opts.by); err != nil {
 		return err
 	}
 	seen := map[string]bool{}
@@ -261,6 +280,9 @@ func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
 		}
 	}
 	slices.Sort(values)
+	if outcome {
+		slices.Reverse(values) // succeeded, then failed
+	}
 	if len(values) < 2 {
 		return fmt.Errorf("%s: --by %s: %d value(s) among the sessions (%d without the field); a diff needs two", what, opts.by, len(values), missing)
 	}
@@ -283,6 +305,9 @@ func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
 	for i := 0; i+1 < len(values); i++ {
 		o := *opts
 		o.oldPath, o.newPath = opts.by+"="+values[i], opts.by+"="+values[i+1]
+		if outcome {
+			o.oldPath, o.newPath = values[i]+" ("+opts.by+")", values[i+1]+" ("+opts.by+")"
+		}
 		if len(values) > 2 && opts.format == "text" {
 			fmt.Fprintf(streams.Out, "== %s -> %s (%d -> %d sessions)\n", text.Cell(o.oldPath), text.Cell(o.newPath), models[i].Source.Sessions, models[i+1].Source.Sessions)
 		}
