@@ -200,6 +200,9 @@ func checkDecisionLog(t *testing.T, path string, answers map[string]map[int]step
 // concurrently, shuts it down gracefully and checks that no request failed
 // and that the decision log holds exactly one line per request.
 func TestServeLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50 sessions of 40 steps over HTTP: skipped in -short mode")
+	}
 	const sessions, steps = 50, 40
 	ls := startServe(t, serveOptions{})
 	answers, errs := driveSessions(ls.url, "load", sessions, steps, nil)()

@@ -692,6 +692,9 @@ func blankness(img image.Image) (stddev, inked float64) {
 // and a screenshot is a PNG with something drawn on it. It is skipped where
 // Chromium is not installed.
 func TestReportInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a browser per page: skipped in -short mode")
+	}
 	bin := chromium(t)
 	dir := t.TempDir()
 
