@@ -3,6 +3,7 @@ package automaton
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -153,8 +154,10 @@ type rules struct {
 	onceC        map[int32]int
 }
 
-func compileRules(m *Model) *rules {
-	if len(m.Constraints) == 0 {
+func compileRules(m *Model) *rules { return compileConstraints(m.Constraints) }
+
+func compileConstraints(cs []Constraint) *rules {
+	if len(cs) == 0 {
 		return nil
 	}
 	r := &rules{index: map[string]int32{}, needC: map[[2]int32]int{}, denyC: map[[2]int32]int{}, onceC: map[int32]int{}}
@@ -166,7 +169,7 @@ func compileRules(m *Model) *rules {
 		r.index[l] = i
 		return i
 	}
-	for _, c := range m.Constraints {
+	for _, c := range cs {
 		idx(c.A)
 		if c.B != "" {
 			idx(c.B)
@@ -187,7 +190,7 @@ func compileRules(m *Model) *rules {
 		}
 		sets[at][bit/64] |= 1 << (bit % 64)
 	}
-	for ci, c := range m.Constraints {
+	for ci, c := range cs {
 		a := r.index[c.A]
 		switch c.Kind {
 		case ConstraintPrecedence:
@@ -280,3 +283,47 @@ func (r *rules) labels() map[string]int32 {
 }
 
 func trailingZeros(x uint64) int { return bits.TrailingZeros64(x) }
+
+// PathChecker checks whole paths against constraints, one visit at a time,
+// without allocating: the miner tests its edits with it, so that what a
+// constraint means is written once, here. It is not safe for concurrent
+// use.
+type PathChecker struct {
+	r    *rules
+	seen []uint64
+}
+
+// NewPathChecker compiles cs; they need not belong to a model yet.
+func NewPathChecker(cs []Constraint) *PathChecker {
+	pc := &PathChecker{r: compileConstraints(cs)}
+	if pc.r != nil {
+		pc.seen = make([]uint64, pc.r.words)
+	}
+	return pc
+}
+
+// Start begins a new path.
+func (pc *PathChecker) Start() { clear(pc.seen) }
+
+// Visit enters label and reports whether that keeps every constraint,
+// given the visits since Start.
+func (pc *PathChecker) Visit(label string) bool {
+	kind, _ := pc.r.check(pc.seen, label)
+	pc.r.visit(pc.seen, label)
+	return kind == ""
+}
+
+// CompareConstraints orders constraints by kind, then labels (A, B, then
+// the alternatives), as models list them.
+func CompareConstraints(x, y Constraint) int {
+	if c := strings.Compare(x.Kind, y.Kind); c != 0 {
+		return c
+	}
+	if c := strings.Compare(x.A, y.A); c != 0 {
+		return c
+	}
+	if c := strings.Compare(x.B, y.B); c != 0 {
+		return c
+	}
+	return slices.Compare(x.Or, y.Or)
+}

@@ -779,10 +779,7 @@ func constraintChanges(old, new []Constraint) (added, removed []Constraint) {
 			removed = append(removed, c)
 		}
 	}
-	less := func(x, y Constraint) int {
-		return strings.Compare(x.Kind+"\x00"+x.A+"\x00"+x.B+"\x00"+strings.Join(x.Or, "\x00"), y.Kind+"\x00"+y.A+"\x00"+y.B+"\x00"+strings.Join(y.Or, "\x00"))
-	}
-	slices.SortFunc(added, less)
-	slices.SortFunc(removed, less)
+	slices.SortFunc(added, CompareConstraints)
+	slices.SortFunc(removed, CompareConstraints)
 	return added, removed
 }

@@ -1,6 +1,7 @@
 package mine
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/fsmine/fsmine/automaton"
@@ -42,77 +43,6 @@ const MinConstraintSupport = 12
 const MinOnceSupport = 50
 
 const maxConstraintLabels = 256
-
-// constraintSet is the constraints by label id, for testing edited paths.
-type constraintSet struct {
-	need map[uint32][]uint32   // B -> the labels each required before it
-	any  map[uint32][][]uint32 // B -> sets of labels one of each required before it
-	once map[uint32]bool
-	deny map[uint32][]uint32 // A -> the labels it excludes
-}
-
-func (b *builder) constraintSet(cs []automaton.Constraint) *constraintSet {
-	id := map[string]uint32{}
-	for i, n := range b.lg.names {
-		id[n] = uint32(i)
-	}
-	s := &constraintSet{need: map[uint32][]uint32{}, any: map[uint32][][]uint32{}, once: map[uint32]bool{}, deny: map[uint32][]uint32{}}
-	for _, c := range cs {
-		a, bl := id[c.A], id[c.B]
-		switch c.Kind {
-		case automaton.ConstraintPrecedence:
-			if len(c.Or) == 0 {
-				s.need[bl] = append(s.need[bl], a)
-				break
-			}
-			set := []uint32{a}
-			for _, o := range c.Or {
-				set = append(set, id[o])
-			}
-			s.any[bl] = append(s.any[bl], set)
-		case automaton.ConstraintOnce:
-			s.once[a] = true
-		case automaton.ConstraintNotBoth:
-			s.deny[a] = append(s.deny[a], bl)
-			s.deny[bl] = append(s.deny[bl], a)
-		}
-	}
-	return s
-}
-
-// keeps says whether a path through these labels keeps every constraint.
-func (s *constraintSet) keeps(labels []uint32) bool {
-	if s == nil {
-		return true
-	}
-	seen := map[uint32]bool{}
-	for _, l := range labels {
-		if s.once[l] && seen[l] {
-			return false
-		}
-		for _, a := range s.need[l] {
-			if !seen[a] {
-				return false
-			}
-		}
-		for _, set := range s.any[l] {
-			hit := false
-			for _, a := range set {
-				hit = hit || seen[a]
-			}
-			if !hit {
-				return false
-			}
-		}
-		for _, a := range s.deny[l] {
-			if seen[a] {
-				return false
-			}
-		}
-		seen[l] = true
-	}
-	return true
-}
 
 // constraints returns the constraints the variants support, sorted.
 func (b *builder) constraints() []automaton.Constraint {
@@ -229,16 +159,7 @@ func (b *builder) constraints() []automaton.Constraint {
 			out = append(out, automaton.Constraint{Kind: automaton.ConstraintNotBoth, A: x, B: y, Support: na + nb, Confidence: 1})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		x, y := out[i], out[j]
-		if x.Kind != y.Kind {
-			return x.Kind < y.Kind
-		}
-		if x.A != y.A {
-			return x.A < y.A
-		}
-		return x.B < y.B
-	})
+	slices.SortFunc(out, automaton.CompareConstraints)
 	return out
 }
 

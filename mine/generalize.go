@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/fsmine/fsmine/automaton"
 )
 
 // Generalisation with evidence.
@@ -268,16 +270,14 @@ func (b *builder) generalize() {
 type generalizer struct {
 	b    *builder
 	st   *genStats
-	cset *constraintSet
-	scc  []int     // the components of the observed moves
-	adj  [][]int32 // per state: the states its moves (observed and added) reach
+	cons *automaton.PathChecker // the constraints, for the edited paths
+	scc  []int                  // the components of the observed moves
+	adj  [][]int32              // per state: the states its moves (observed and added) reach
 
 	seen  []int32 // reaches' marks, valid where equal to stamp
 	stamp int32
-	// The scratch of one edit: the labels of the edited path (keeps), its
-	// moves and the states the original path gives them (thread), and the
-	// moves thread would add.
-	edited  []uint32
+	// The scratch of one edit: its moves and the states the original path
+	// gives them (thread), and the moves thread would add.
 	mvs     []move
 	targets []int32
 	add     []dkey
@@ -327,18 +327,25 @@ func (b *builder) newGeneralizer() *generalizer {
 	// An edit that breaks a constraint of the log would add a move no
 	// session may take: the constraints come first.
 	b.cons = b.constraints()
-	g.cset = b.constraintSet(b.cons)
+	g.cons = automaton.NewPathChecker(b.cons)
 	return g
 }
 
 // keeps says whether the path through the labels prefix, then the moves'
 // labels, keeps every constraint.
 func (g *generalizer) keeps(prefix []uint32, mvs []move) bool {
-	g.edited = append(g.edited[:0], prefix...)
-	for _, mv := range mvs {
-		g.edited = append(g.edited, mv.label())
+	g.cons.Start()
+	for _, l := range prefix {
+		if !g.cons.Visit(g.b.lg.names[l]) {
+			return false
+		}
 	}
-	return g.cset.keeps(g.edited)
+	for _, mv := range mvs {
+		if !g.cons.Visit(g.b.lg.names[mv.label()]) {
+			return false
+		}
+	}
+	return true
 }
 
 // next is the state the move leads to from state from, observed or added.
