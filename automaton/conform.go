@@ -60,6 +60,7 @@ const (
 	// Constraint): the verdicts are the deviation kinds.
 	StepMissingPrerequisite = KindMissingPrerequisite
 	StepOnceOnly            = KindOnceOnly
+	StepRerun               = KindRerun
 	StepNotBoth             = KindNotBoth
 )
 
@@ -100,7 +101,7 @@ type Deviation struct {
 	// the visits of the label in a row and Cap the state's MaxRun.
 	Loop, Iterations, Cap int
 	// Constraint is the constraint the move breaks, for the constraint
-	// kinds (KindMissingPrerequisite, KindOnceOnly, KindNotBoth); nil
+	// kinds (KindMissingPrerequisite, KindOnceOnly, KindNotBoth, KindRerun); nil
 	// otherwise.
 	Constraint *Constraint
 }
@@ -449,7 +450,7 @@ func (c *Checker) Check(moves []Move) Verdict {
 			dev = KindUnknownState
 		case StepIncomplete:
 			dev = KindIncomplete
-		case StepMissingPrerequisite, StepOnceOnly, StepNotBoth:
+		case StepMissingPrerequisite, StepOnceOnly, StepNotBoth, StepRerun:
 			dev = verdict
 		}
 		if dev != "" && v.Deviation == nil {
@@ -462,7 +463,7 @@ func (c *Checker) Check(moves []Move) Verdict {
 				d.Loop, d.Iterations, d.Cap = int(w.loop), w.iters, c.caps[w.loop]
 			case KindRepeatCap:
 				d.Iterations, d.Cap = w.run, c.maxRun[w.at]
-			case KindMissingPrerequisite, KindOnceOnly, KindNotBoth:
+			case KindMissingPrerequisite, KindOnceOnly, KindNotBoth, KindRerun:
 				d.Constraint = &c.m.Constraints[w.broke]
 			}
 			v.Deviation = d

@@ -26,6 +26,12 @@ const (
 	ConstraintOnce = "once"
 	// ConstraintNotBoth: no session visits both A and B.
 	ConstraintNotBoth = "not_both"
+	// ConstraintRun: the visits of label A come in one run: once the
+	// session has left A for another label, it enters A again only after a
+	// visit of label B (B empty: never). An order looked up again and again
+	// in a row, but not after the session moved on to the products, until
+	// the next request's confirmation.
+	ConstraintRun = "run"
 )
 
 // Deviation kinds of constraints, the Kind of a Deviation and the Verdict of
@@ -40,12 +46,16 @@ const (
 	// KindNotBoth: the move enters B, and the session visited A, which a
 	// not_both constraint excludes.
 	KindNotBoth = "not_both"
+	// KindRerun: the move enters A again after the session left it, and a
+	// run constraint keeps A's visits in one run (until B).
+	KindRerun = "rerun"
 )
 
 // Constraint is one rule over whole sessions (see the kinds).
 type Constraint struct {
 	Kind string `json:"kind"`
-	// A and B are labels; B is empty for ConstraintOnce.
+	// A and B are labels; B is empty for ConstraintOnce, and may be for
+	// ConstraintRun.
 	A string `json:"a"`
 	B string `json:"b,omitempty"`
 	// Or are the other labels a precedence takes instead of A, sorted (B
@@ -55,7 +65,8 @@ type Constraint struct {
 	Or []string `json:"or,omitempty"`
 	// Support is the number of sessions the rule applies to in the log the
 	// model was mined from (precedence: those visiting B; once: visiting A;
-	// not_both: visiting A or B), Confidence the share of them that keep it.
+	// not_both: visiting A or B; run: leaving A for another label),
+	// Confidence the share of them that keep it.
 	Support    int     `json:"support"`
 	Confidence float64 `json:"confidence"`
 }
@@ -72,6 +83,11 @@ func (c Constraint) String() string {
 		return fmt.Sprintf("%s at most once", c.A)
 	case ConstraintNotBoth:
 		return fmt.Sprintf("not both %s and %s", c.A, c.B)
+	case ConstraintRun:
+		if c.B != "" {
+			return fmt.Sprintf("%s in one run until %s", c.A, c.B)
+		}
+		return fmt.Sprintf("%s in one run", c.A)
 	}
 	return c.Kind
 }
@@ -106,6 +122,10 @@ func (m *Model) validConstraints(labels map[string]bool) error {
 			if c.B != "" {
 				return bad("once takes no b")
 			}
+		case ConstraintRun:
+			if c.A == c.B {
+				return bad("a and b are both %q", c.A)
+			}
 		}
 		if len(c.Or) > 0 && c.Kind != ConstraintPrecedence {
 			return bad("%s takes no or", c.Kind)
@@ -116,7 +136,7 @@ func (m *Model) validConstraints(labels map[string]bool) error {
 			}
 		}
 		switch c.Kind {
-		case ConstraintPrecedence, ConstraintNotBoth, ConstraintOnce:
+		case ConstraintPrecedence, ConstraintNotBoth, ConstraintOnce, ConstraintRun:
 		default:
 			return bad("unknown kind %q", c.Kind)
 		}
@@ -139,12 +159,22 @@ type anyNeed struct {
 	c    int
 }
 
+// runRule is a run constraint compiled: the indexes of A and B (-1: none),
+// and two bits of the visit set after the labels' own: open (A visited
+// since the last B) and left (the session left A since).
+type runRule struct {
+	a, b, open, left int32
+	c                int
+}
+
 // rules are a model's constraints compiled for stepping: each constrained
-// label has an index, a session's visits are a bit set over the indexes,
-// and each label the sets of labels it needs before it and excludes.
+// label has an index, a session's visits are a bit set over the indexes
+// (and two bits per run constraint), and each label the sets of labels it
+// needs before it and excludes.
 type rules struct {
 	index map[string]int32
 	words int
+	runs  []runRule
 	need  [][]uint64  // per index: labels that must have been visited (precedence)
 	any   [][]anyNeed // per index: sets of labels one of which must have been visited
 	deny  [][]uint64  // per index: labels that must not have been visited (not_both)
@@ -179,12 +209,23 @@ func compileConstraints(cs []Constraint) *rules {
 		}
 	}
 	n := len(r.index)
-	r.words = (n + 63) / 64
+	bit := int32(n)
+	for ci, c := range cs {
+		if c.Kind == ConstraintRun {
+			b := int32(-1)
+			if c.B != "" {
+				b = r.index[c.B]
+			}
+			r.runs = append(r.runs, runRule{a: r.index[c.A], b: b, open: bit, left: bit + 1, c: ci})
+			bit += 2
+		}
+	}
+	r.words = (int(bit) + 63) / 64
 	r.need = make([][]uint64, n)
 	r.any = make([][]anyNeed, n)
 	r.deny = make([][]uint64, n)
 	r.once = make([]bool, n)
-	set := func(sets [][]uint64, at, bit int32) {
+	add := func(sets [][]uint64, at, bit int32) {
 		if sets[at] == nil {
 			sets[at] = make([]uint64, r.words)
 		}
@@ -196,7 +237,7 @@ func compileConstraints(cs []Constraint) *rules {
 		case ConstraintPrecedence:
 			b := r.index[c.B]
 			if len(c.Or) == 0 {
-				set(r.need, b, a)
+				add(r.need, b, a)
 				r.needC[[2]int32{b, a}] = ci
 				break
 			}
@@ -208,8 +249,8 @@ func compileConstraints(cs []Constraint) *rules {
 			r.any[b] = append(r.any[b], anyNeed{mask, ci})
 		case ConstraintNotBoth:
 			b := r.index[c.B]
-			set(r.deny, b, a)
-			set(r.deny, a, b)
+			add(r.deny, b, a)
+			add(r.deny, a, b)
 			r.denyC[[2]int32{b, a}] = ci
 			r.denyC[[2]int32{a, b}] = ci
 		case ConstraintOnce:
@@ -232,8 +273,13 @@ func (r *rules) check(seen []uint64, label string) (string, int) {
 	if !ok {
 		return "", -1
 	}
-	if r.once[i] && seen[i/64]&(1<<(i%64)) != 0 {
+	if r.once[i] && has(seen, i) {
 		return KindOnceOnly, r.onceC[i]
+	}
+	for _, rr := range r.runs {
+		if rr.a == i && has(seen, rr.left) {
+			return KindRerun, rr.c
+		}
 	}
 	if need := r.need[i]; need != nil {
 		for w, bits := range need {
@@ -269,10 +315,69 @@ func (r *rules) visit(seen []uint64, label string) {
 	if r == nil {
 		return
 	}
-	if i, ok := r.index[label]; ok {
-		seen[i/64] |= 1 << (i % 64)
+	i, ok := r.index[label]
+	if ok {
+		set(seen, i)
+	} else {
+		i = -1
+	}
+	for _, rr := range r.runs {
+		switch {
+		case i == rr.a && i >= 0:
+			set(seen, rr.open)
+		case i == rr.b && i >= 0:
+			unset(seen, rr.open)
+			unset(seen, rr.left)
+		case has(seen, rr.open) && label != EndID:
+			set(seen, rr.left)
+		}
 	}
 }
+
+// carry returns the visits seen, made under r, as visits under to: the
+// labels by name, and the state of each run constraint both have.
+func (r *rules) carry(seen []uint64, to *rules) []uint64 {
+	if to == nil {
+		return nil
+	}
+	out := make([]uint64, to.words)
+	for label, i := range r.labels() {
+		if has(seen, i) {
+			if j, ok := to.index[label]; ok {
+				set(out, j)
+			}
+		}
+	}
+	if r == nil {
+		return out
+	}
+	name := func(rs *rules, i int32) string {
+		for l, j := range rs.index {
+			if j == i {
+				return l
+			}
+		}
+		return ""
+	}
+	for _, rr := range to.runs {
+		a, b := name(to, rr.a), name(to, rr.b)
+		for _, old := range r.runs {
+			if name(r, old.a) == a && name(r, old.b) == b {
+				if has(seen, old.open) {
+					set(out, rr.open)
+				}
+				if has(seen, old.left) {
+					set(out, rr.left)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func has(seen []uint64, i int32) bool { return seen[i/64]&(1<<(i%64)) != 0 }
+func set(seen []uint64, i int32)      { seen[i/64] |= 1 << (i % 64) }
+func unset(seen []uint64, i int32)    { seen[i/64] &^= 1 << (i % 64) }
 
 // labels returns the constrained labels and their indexes; none for nil.
 func (r *rules) labels() map[string]int32 {

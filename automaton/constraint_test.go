@@ -180,3 +180,132 @@ func TestConstraintsEither(t *testing.T) {
 		t.Errorf("an alternative equal to a: %v", err)
 	}
 }
+
+// runModel is a lookup (o) that may repeat, a product lookup (p), a
+// confirmation (c) and an action (act) that may start a second request,
+// with the constraint that o's visits come in one run until c.
+func runModel(t testing.TB, until string) *Model {
+	t.Helper()
+	tr := func(from, to string) Transition { return Transition{From: from, Event: "ok", To: to, Count: 1} }
+	m := checkModel(t, Transition{From: StartID, To: "o", Count: 1}, tr("o", "o"), tr("o", "p"), tr("p", "o"), tr("o", "c"),
+		tr("p", "c"), tr("c", "act"), tr("act", "o"), tr("act", EndID))
+	m.Constraints = []Constraint{
+		{Kind: ConstraintOnce, A: "p", Support: 60, Confidence: 1},
+		{Kind: ConstraintRun, A: "o", B: until, Support: 80, Confidence: 1},
+	}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func path(labels ...string) []Move {
+	mvs := []Move{{Label: labels[0]}}
+	for _, l := range labels[1:] {
+		mvs = append(mvs, Move{Event: "ok", Label: l})
+	}
+	return append(mvs, Move{Event: "ok", Label: EndID})
+}
+
+// TestConstraintRun: a run constraint lets a label repeat in a row and
+// denies a return to it after the session moved on, until its reset label.
+func TestConstraintRun(t *testing.T) {
+	tests := []struct {
+		name, until string
+		mvs         []Move
+		move        int // the move that breaks the run; -1 for none
+	}{
+		{"repeats in a row", "c", path("o", "o", "o", "p", "c", "act"), -1},
+		{"back after the product lookup", "c", path("o", "p", "o", "c", "act"), 2},
+		{"a second request after the confirmation", "c", path("o", "c", "act", "o", "o", "c", "act"), -1},
+		{"back within the second request", "c", path("o", "c", "act", "o", "p", "o", "c", "act"), 5},
+		{"no reset label: never back", "", path("o", "c", "act", "o", "c", "act"), 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := runModel(t, tt.until)
+			c := NewChecker(m, CheckOptions{})
+			v := c.Check(tt.mvs)
+			pc := NewPathChecker(m.Constraints)
+			pc.Start()
+			broke := -1
+			for i, mv := range tt.mvs {
+				if !pc.Visit(mv.Label) && broke < 0 {
+					broke = i
+				}
+			}
+			if broke != tt.move {
+				t.Errorf("path checker: broken at move %d, want %d", broke, tt.move)
+			}
+			if tt.move < 0 {
+				if v.Deviation != nil || !c.Fits(tt.mvs) {
+					t.Fatalf("deviation %+v, want none", v.Deviation)
+				}
+				return
+			}
+			d := v.Deviation
+			if d == nil || d.Kind != KindRerun || d.Move != tt.move || d.Constraint == nil || d.Constraint.Kind != ConstraintRun {
+				t.Fatalf("deviation %+v, want %s at move %d", d, KindRerun, tt.move)
+			}
+			want := "o in one run"
+			if tt.until != "" {
+				want += " until " + tt.until
+			}
+			if d.Constraint.String() != want {
+				t.Errorf("String() = %q, want %q", d.Constraint.String(), want)
+			}
+			if s := c.Replay(tt.mvs)[tt.move]; s.Verdict != KindRerun {
+				t.Errorf("replay step %d: verdict %q, want %s", tt.move, s.Verdict, KindRerun)
+			}
+		})
+	}
+}
+
+// TestConstraintRunGuard: the guard denies the return, leaves it out of the
+// next moves, and keeps the run's state across a reload that reorders the
+// constraints.
+func TestConstraintRunGuard(t *testing.T) {
+	m := runModel(t, "c")
+	g, err := NewGuard(m, nil, GuardOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mv := range path("o", "o", "p")[:3] {
+		if d := g.Step("s", mv.Event, mv.Label); !d.Allowed {
+			t.Fatalf("%v: %+v", mv, d)
+		}
+	}
+	m2 := runModel(t, "c")
+	m2.Constraints[0], m2.Constraints[1] = m2.Constraints[1], m2.Constraints[0]
+	if _, err := g.Reload(m2, nil); err != nil {
+		t.Fatal(err)
+	}
+	d := g.Step("s", "ok", "o")
+	if d.Allowed || d.Reason != ReasonRerun || d.Constraint == nil || d.Constraint.A != "o" {
+		t.Fatalf("back to the lookup after a reload: %+v, want denied as %s", d, ReasonRerun)
+	}
+	for _, mv := range d.NextMoves {
+		if mv.Label == "o" {
+			t.Errorf("next moves offer the return the run denies: %+v", d.NextMoves)
+		}
+	}
+	if d := g.Step("s", "ok", "c"); !d.Allowed {
+		t.Fatalf("confirmation: %+v", d)
+	}
+	g.Step("s", "ok", "act")
+	if d := g.Step("s", "ok", "o"); !d.Allowed {
+		t.Fatalf("second request after the confirmation: %+v, want allowed", d)
+	}
+}
+
+func TestConstraintRunValidate(t *testing.T) {
+	m := runModel(t, "c")
+	m.Constraints[1].B = "o"
+	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), `a and b are both "o"`) {
+		t.Errorf("run until itself: %v", err)
+	}
+	m.Constraints[1].B = "nope"
+	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), `label "nope" is no state's`) {
+		t.Errorf("run until an unknown label: %v", err)
+	}
+}

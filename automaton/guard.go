@@ -30,12 +30,14 @@ const (
 	// names it): the reasons are the deviation kinds.
 	ReasonMissingPrerequisite = KindMissingPrerequisite
 	ReasonOnceOnly            = KindOnceOnly
+	ReasonRerun               = KindRerun
 	ReasonNotBoth             = KindNotBoth
 )
 
 // Reasons lists every reason a Decision can carry, ReasonNone first.
 var Reasons = []string{ReasonNone, ReasonIllegal, ReasonUnknownState, ReasonLoopCap, ReasonRare, ReasonWatchdog,
-	ReasonGeneralized, ReasonMissingSlot, ReasonInvalidSlot, ReasonCondition}
+	ReasonGeneralized, ReasonMissingSlot, ReasonInvalidSlot, ReasonCondition,
+	ReasonMissingPrerequisite, ReasonOnceOnly, ReasonNotBoth, ReasonRerun}
 
 // SlotKind is the JSON type of a slot's value.
 type SlotKind uint8
@@ -1200,16 +1202,7 @@ func (g *Guard) carry(s *session, c *compiled) int {
 	s.enterLoop(st.loop, c)
 	if s.cons != c.cons {
 		// The constrained labels visited, by name, in c's indexes.
-		var seen []uint64
-		if c.cons != nil {
-			seen = make([]uint64, c.cons.words)
-			for label, i := range s.cons.labels() {
-				if s.seen[i/64]&(1<<(i%64)) != 0 {
-					c.cons.visit(seen, label)
-				}
-			}
-		}
-		s.seen, s.cons = seen, c.cons
+		s.seen, s.cons = s.cons.carry(s.seen, c.cons), c.cons
 	}
 	return res
 }

@@ -17,6 +17,12 @@ import (
 //     and B before C).
 //   - once A: no session visits A twice, in at least MinOnceSupport
 //     sessions.
+//   - run A (until B): no session enters A again after leaving it for
+//     another label (unless it visited B in between), in at least
+//     MinOnceSupport sessions that left A; A's visits in a row are free. B
+//     is the label every such return to A in the log passed through (of
+//     several, the one visited in most sessions, the rule that denies
+//     least); a label visited at most once needs no run rule.
 //   - not_both A, B: no session visits both, though each is visited in at
 //     least MinConstraintSupport sessions and, were they independent, at
 //     least 10 sessions would visit both (the chance of none, about e^-10,
@@ -87,6 +93,7 @@ func (b *builder) constraints() []automaton.Constraint {
 	twice := make([]int, n)    // sessions visiting the label more than once
 	first := make([]int, n)
 	visits := make([]int, n)
+	runs := newRunStats(n)
 	var order []int
 	for _, v := range b.vars {
 		for i := range first {
@@ -104,6 +111,7 @@ func (b *builder) constraints() []automaton.Constraint {
 			}
 			visits[i]++
 		}
+		runs.add(v, idx)
 		// order lists the labels by first visit: each is after all the
 		// ones listed before it.
 		for x, a := range order {
@@ -144,7 +152,25 @@ func (b *builder) constraints() []automaton.Constraint {
 	for a := 0; a < n; a++ {
 		if twice[a] == 0 && sessions[labels[a]] >= MinOnceSupport {
 			out = append(out, automaton.Constraint{Kind: automaton.ConstraintOnce, A: name(a), Support: sessions[labels[a]], Confidence: 1})
+			continue
 		}
+		if twice[a] == 0 || runs.left[a] < MinOnceSupport {
+			continue
+		}
+		c := automaton.Constraint{Kind: automaton.ConstraintRun, A: name(a), Support: runs.left[a], Confidence: 1}
+		if runs.rerun[a] > 0 {
+			bl := -1
+			for x, in := range runs.gap[a] {
+				if in && (bl < 0 || sessions[labels[x]] > sessions[labels[bl]]) {
+					bl = x
+				}
+			}
+			if bl < 0 {
+				continue // some return to A passed through no common label
+			}
+			c.B = name(bl)
+		}
+		out = append(out, c)
 	}
 	for a := 0; a < n; a++ {
 		for bl := a + 1; bl < n; bl++ {
@@ -313,4 +339,69 @@ func countBits(x uint8) int {
 		n++
 	}
 	return n
+}
+
+// runStats count, per label, the sessions that left it for another label
+// and those that came back to it, and the labels every return passed
+// through (for the run constraints).
+type runStats struct {
+	left, rerun []int
+	gap         [][]bool // per label: labels on every way back to it; nil before the first
+	// Scratch per variant.
+	last    []int  // per label: position of its last visit, -1 for none
+	counted []bool // per label: the variant's left or rerun counted
+	back    []bool
+	in      []bool
+}
+
+func newRunStats(n int) *runStats {
+	return &runStats{left: make([]int, n), rerun: make([]int, n), gap: make([][]bool, n),
+		last: make([]int, n), counted: make([]bool, n), back: make([]bool, n), in: make([]bool, n)}
+}
+
+// add counts the variant v: for each visit of an indexed label A that
+// returns to A after other labels, the indexed labels visited in between
+// narrow A's gap set.
+func (r *runStats) add(v variant, idx map[uint32]int) {
+	for i := range r.last {
+		r.last[i], r.back[i] = -1, false
+	}
+	mvs := v.moves[:len(v.moves)-1]
+	for pos, mv := range mvs {
+		a, ok := idx[mv.label()]
+		if !ok {
+			continue
+		}
+		if q := r.last[a]; q >= 0 && q < pos-1 {
+			r.back[a] = true
+			clear(r.in)
+			for _, g := range mvs[q+1 : pos] {
+				if x, ok := idx[g.label()]; ok {
+					r.in[x] = true
+				}
+			}
+			if r.gap[a] == nil {
+				r.gap[a] = append([]bool(nil), r.in...)
+			} else {
+				for x := range r.gap[a] {
+					r.gap[a][x] = r.gap[a][x] && r.in[x]
+				}
+			}
+		}
+		r.last[a] = pos
+	}
+	// A was left when a visit of A has another label after it.
+	clear(r.counted)
+	for p := 0; p+1 < len(mvs); p++ {
+		a, ok := idx[mvs[p].label()]
+		if ok && !r.counted[a] && mvs[p+1].label() != mvs[p].label() {
+			r.counted[a] = true
+			r.left[a] += v.count
+		}
+	}
+	for a, back := range r.back {
+		if back {
+			r.rerun[a] += v.count
+		}
+	}
 }

@@ -154,7 +154,7 @@ func (s *Summary) SetMinFit(minFit float64) {
 // Kinds lists the deviation kinds in the order reports show them.
 var Kinds = []string{automaton.KindUnknownState, automaton.KindIllegalTransition, automaton.KindLoopCap, automaton.KindIncomplete,
 	automaton.KindRepeatCap, automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth,
-	automaton.KindRare, automaton.KindGeneralized}
+	automaton.KindRerun, automaton.KindRare, automaton.KindGeneralized}
 
 // kindsAlways are the kinds every report lists, with 0 when none; the
 // others only when some session deviates so.

@@ -176,12 +176,13 @@ func explainDeviation(m *automaton.Model, d *automaton.Deviation) string {
 	case automaton.KindRepeatCap:
 		return fmt.Sprintf("%s is visit %d of %q in a row; no session the model was mined from made more than %d (max_run)",
 			mv, d.Iterations, d.Label, d.Cap)
-	case automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth:
+	case automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth, automaton.KindRerun:
 		if c := d.Constraint; c != nil {
 			what := map[string]string{
 				automaton.KindMissingPrerequisite: fmt.Sprintf("the session has not visited %q before", c.A),
 				automaton.KindOnceOnly:            "the session visited it before",
 				automaton.KindNotBoth:             fmt.Sprintf("the session visited %q before", other(c, d.Label)),
+				automaton.KindRerun:               rerunWhy(c),
 			}[d.Kind]
 			return fmt.Sprintf("%s enters %q, but %s; the model's constraint %q held in all %d sessions it applies to when the model was mined",
 				mv, d.Label, what, c.String(), c.Support)
@@ -356,8 +357,16 @@ var cellEscaper = strings.NewReplacer("\n", `\n`, "\t", `\t`)
 func pathKind(kind string) bool {
 	switch kind {
 	case automaton.KindLoopCap, automaton.KindRepeatCap, automaton.KindRare, automaton.KindGeneralized,
-		automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth:
+		automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth, automaton.KindRerun:
 		return true
 	}
 	return false
+}
+
+// rerunWhy says why a run constraint denies a visit.
+func rerunWhy(c *automaton.Constraint) string {
+	if c.B == "" {
+		return "the session left it before"
+	}
+	return fmt.Sprintf("the session left it before and has not visited %q since", c.B)
 }

@@ -131,8 +131,8 @@ func scoreTruth(t testing.TB, truth *automaton.Model, train, held *mine.Log, opt
 // exactly, and holds what the default gives: on the returns truth at 3,000
 // sessions no generalised move outside the truth and every perturbation the
 // truth rejects caught; on the agent truth at 30 and 100 sessions (seeds 3,
-// 5, 8; 2,000 held-out sessions each) at least 0.94 of the perturbations the
-// truth rejects caught, no more than 15% of the generalised moves outside
+// 5, 8; 2,000 held-out sessions each) at least 0.95 and 0.98 of the
+// perturbations the truth rejects caught (the issue's targets), no more than 15% of the generalised moves outside
 // the truth (the issue asks for 10%), and at 100 sessions at least 0.92 of held-out sessions
 // accepted. The issue's targets are higher in places (docs/build.md says
 // which are not reached). Run with -v for the table docs/build.md quotes.
@@ -155,8 +155,8 @@ func TestTruthTable(t *testing.T) {
 					continue
 				}
 				gens, outside = gens+sc.GenTotal, outside+sc.GenOutside
-				if sc.TruthRejected < 0.94 {
-					t.Errorf("agent, %d sessions, seed %d: %.3f of the truth's negatives rejected, want at least 0.94", n, seed, sc.TruthRejected)
+				if want := map[int]float64{30: 0.95, 100: 0.98}[n]; sc.TruthRejected < want {
+					t.Errorf("agent, %d sessions, seed %d: %.3f of the truth's negatives rejected, want at least %.2f", n, seed, sc.TruthRejected, want)
 				}
 				if n == 100 && sc.Accepted < 0.92 {
 					t.Errorf("agent, %d sessions, seed %d: %.3f of held-out sessions accepted, want at least 0.92", n, seed, sc.Accepted)
@@ -182,8 +182,9 @@ func TestTruthTable(t *testing.T) {
 }
 
 // TestConstraintsOfTheAgentTruth: the dependencies adjacency cannot see are
-// learned from 100 sessions: the order lookup before the confirmation, and
-// one of the two identification tools before the order lookup.
+// learned from 100 sessions: the order lookup before the confirmation, one
+// of the two identification tools before the order lookup, and the order
+// lookups in one run until the (next request's) confirmation.
 func TestConstraintsOfTheAgentTruth(t *testing.T) {
 	m, err := mine.Build(sampleTruth(t, gen.AgentTruth(), 100, 3), mine.DefaultOptions())
 	if err != nil {
@@ -192,6 +193,7 @@ func TestConstraintsOfTheAgentTruth(t *testing.T) {
 	for _, want := range []automaton.Constraint{
 		{Kind: automaton.ConstraintPrecedence, A: "get_order_details", B: "confirm_with_user"},
 		{Kind: automaton.ConstraintPrecedence, A: "find_user_id_by_email", B: "get_order_details", Or: []string{"find_user_id_by_name_zip"}},
+		{Kind: automaton.ConstraintRun, A: "get_order_details", B: "confirm_with_user"},
 	} {
 		found := false
 		for _, c := range m.Constraints {

@@ -1,0 +1,25 @@
+package serve
+
+import (
+	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// TestMetricsCountConstraintDenials: a step denied by a constraint is
+// counted under its reason, not folded into the reason-less series (which
+// the exposition leaves out for denials, so such steps went uncounted).
+func TestMetricsCountConstraintDenials(t *testing.T) {
+	m := newMetrics()
+	for _, r := range []string{automaton.ReasonMissingPrerequisite, automaton.ReasonOnceOnly, automaton.ReasonNotBoth, automaton.ReasonRerun} {
+		i := reasonIndex(r)
+		if i == 0 {
+			t.Errorf("reason %q has no series of its own", r)
+			continue
+		}
+		m.decision(&automaton.Decision{Reason: r}, 0)
+		if got := m.decisions[0][i].Load(); got != 1 {
+			t.Errorf("reason %q: %d denials counted, want 1", r, got)
+		}
+	}
+}
