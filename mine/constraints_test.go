@@ -1,6 +1,7 @@
 package mine
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,5 +58,62 @@ func TestRunConstraints(t *testing.T) {
 				t.Errorf("run constraints %q, want %q among them", got, tt.want)
 			}
 		})
+	}
+}
+
+// genMoves returns the model's generalised transitions as "from -event-> to
+// (kind)", by label.
+func genMoves(m *automaton.Model) []string {
+	var out []string
+	for _, t := range m.Transitions {
+		if t.Generalized != "" {
+			out = append(out, m.State(t.From).Label+" -"+t.Event+"-> "+m.State(t.To).Label+" ("+t.Generalized+")")
+		}
+	}
+	return out
+}
+
+// TestRetryAfterError: a label that repeats, never after an error, may be
+// retried after one when the log shows retries after that error for other
+// labels (back-off from the label to the event); not when only one other
+// label shows it, and never for a label that does not repeat.
+func TestRetryAfterError(t *testing.T) {
+	base := []string{
+		"lookup:ok lookup:ok act:ok done:ok",
+		"lookup:ok act:ok done:ok",
+		"search:error search:ok act:ok done:ok",
+		"search:error act:ok done:ok",
+		"search:ok act:ok done:ok",
+		"act:error act:ok done:ok",
+		"act:error done:ok",
+		"act:ok done:ok",
+	}
+	// One lookup ended with an error, too few visits for the events to be
+	// shown neutral (see neutral): only the retries elsewhere speak.
+	const failed = "lookup:error act:ok done:ok"
+	const retry = "lookup -error-> lookup (event)"
+	build := func(sessions []string) []string {
+		var all []string
+		for range 5 {
+			all = append(all, sessions...)
+		}
+		all = append(all, failed)
+		return genMoves(mustBuild(t, DefaultOptions(), ReadOptions{}, strInput("log", sessionsJSONL(all...))))
+	}
+	if got := build(base); !slices.Contains(got, retry) {
+		t.Errorf("generalised %q, want %q among them", got, retry)
+	}
+	// Only one other label retries after an error: no pattern of the event.
+	one := append([]string{}, base[:5]...)
+	one = append(one, "act:ok done:ok", "act:error done:ok")
+	if got := build(one); slices.Contains(got, retry) {
+		t.Errorf("one label's retries: generalised %q, want no %q", got, retry)
+	}
+	// The lookup never repeats: a retry would invent a repeat.
+	norep := append([]string{"lookup:ok act:ok done:ok"}, base[1:]...)
+	for _, g := range build(norep) {
+		if strings.HasPrefix(g, "lookup -error-> lookup") {
+			t.Errorf("generalised %q for a label that never repeats", g)
+		}
 	}
 }

@@ -32,7 +32,10 @@ import (
 //   - event: the visit of A ends with another event e' before C, where the
 //     log shows A -e'-> C at another state of A, or where e and e' do not
 //     decide what follows A (see neutral) and p, the share of C after e, is
-//     tested over the visits of A ending with e'.
+//     tested over the visits of A ending with e'; or where C is A itself (a
+//     retry, where A already repeats) and p is the share of visits of
+//     other labels ending with e' that the same label follows, shown by at
+//     least minRetryLabels labels (back-off from the label to the event).
 //
 // A skip or swap whose new move would carry an event to a label the log never
 // showed after it is taken only when that event is how the label's visits
@@ -118,6 +121,7 @@ type genStats struct {
 	rightSkip, rightTake map[lpair]int
 	succEv               map[levent][]lpairEv // the moves after each label and event; see neutral
 	byLabel              map[uint32][]uint32  // events ending each label's visits; see eventsOf
+	retry                map[uint32][]uint32  // per event: the labels the log retried after it; see retryRate
 }
 
 func (b *builder) genStats() *genStats {
@@ -223,6 +227,40 @@ func (g *genStats) neutral(a, e, alt uint32) bool {
 		common += min(int64(g.pairEv[k])*int64(na), int64(g.pairEv[lpairEv{a, alt, k.c}])*int64(ne))
 	}
 	return float64(common) >= NeutralOverlap*float64(ne)*float64(na)
+}
+
+// minRetryLabels is the fewest other labels that must show a retry after
+// an event for the retry to be a pattern of the event, not of one label.
+const minRetryLabels = 2
+
+// retryRate is the share of visits ending with e, of labels other than a,
+// that the same label follows (a retry after an error), when at least
+// minRetryLabels labels show it; else 0.
+func (g *genStats) retryRate(a, e uint32) float64 {
+	if g.retry == nil {
+		g.retry = map[uint32][]uint32{}
+		for k := range g.pairEv {
+			if k.a == k.c {
+				g.retry[k.e] = append(g.retry[k.e], k.a)
+			}
+		}
+	}
+	retried, labels, ended := 0, 0, 0
+	for _, x := range g.retry[e] {
+		if x != a {
+			retried += g.pairEv[lpairEv{x, e, x}]
+			labels++
+		}
+	}
+	if labels < minRetryLabels {
+		return 0
+	}
+	for k, n := range g.events {
+		if k.e == e && k.a != a {
+			ended += n
+		}
+	}
+	return float64(retried) / float64(ended)
 }
 
 // labels returns the labels a path passes: the start's, each move's.
@@ -533,11 +571,19 @@ func (g *generalizer) events(w *editWalk) {
 				continue
 			}
 			if st.pairEv[lpairEv{a, alt, c}] == 0 {
-				if !st.neutral(a, e, alt) {
-					continue
-				}
-				p := float64(st.pairEv[lpairEv{a, e, c}]) / float64(st.events[levent{a, e}])
-				if !plausible(p, st.events[levent{a, alt}]) {
+				switch {
+				case st.neutral(a, e, alt):
+					p := float64(st.pairEv[lpairEv{a, e, c}]) / float64(st.events[levent{a, e}])
+					if !plausible(p, st.events[levent{a, alt}]) {
+						continue
+					}
+				case c == a:
+					// A repeat of A after another event: a retry, where
+					// the log shows retries after that event elsewhere.
+					if !plausible(st.retryRate(a, alt), st.events[levent{a, alt}]) {
+						continue
+					}
+				default:
 					continue
 				}
 			}
