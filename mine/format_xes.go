@@ -131,117 +131,10 @@ func convertXES(r io.Reader, w io.Writer, opt ImportOptions) error {
 	dec := xml.NewDecoder(r)
 	dec.Strict = true
 	dec.CharsetReader = xesCharsetReader
-	rw := newRecordWriter(w)
-	defer rw.release()
-
-	var (
-		stack     []string // local names of the open elements
-		inTrace   bool
-		caseAttrs []xesAttr
-		caseName  string
-		hasCase   bool
-		events    []*xesEvent
-		free      []*xesEvent
-		ev        *xesEvent
-		rootDone  bool
-		obj       jsonObject
-		arena     []byte // the JSON of the current trace's attribute values
-		classes   []xesClassifier
-		cls       *xesClassifier // the classifier opt.Classifier names
-		clsKey    = map[string]int{}
-		order     []int
-		steps     []int64
-	)
-	// The position where the current token starts, for messages and for
-	// the line of an event's record.
-	var tokLine, tokCol int
-	errAt := func(format string, args ...any) error {
-		return fmt.Errorf("line %d, column %d: %s", tokLine, tokCol, fmt.Sprintf(format, args...))
-	}
-	flushTrace := func() error {
-		// Steps: the kept events' places in the order asked for.
-		order = order[:0]
-		for i, e := range events {
-			if opt.keepLifecycle(e.lifecycle) {
-				order = append(order, i)
-			}
-		}
-		if opt.Sort != SortFile {
-			for _, i := range order {
-				e := events[i]
-				e.time, e.timeOK = 0, false
-				if e.hasTS {
-					e.time, e.timeOK = parseTimeText(e.ts)
-				}
-			}
-			sort.SliceStable(order, func(a, b int) bool {
-				ea, eb := events[order[a]], events[order[b]]
-				if ea.timeOK != eb.timeOK {
-					return ea.timeOK
-				}
-				return ea.timeOK && ea.time < eb.time
-			})
-		}
-		steps = slices.Grow(steps[:0], len(events))[:len(events)]
-		for i := range steps {
-			steps[i] = -1
-		}
-		for k, i := range order {
-			steps[i] = int64(k)
-		}
-		for i, e := range events {
-			if steps[i] < 0 {
-				if err := writeNote(rw, false, e.line, "", "lifecycle:transition "+e.lifecycle); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := rw.alignTo(e.line); err != nil {
-				return err
-			}
-			obj.reset()
-			if hasCase {
-				obj.str(FieldSession, caseName)
-			}
-			obj.int(FieldStep, steps[i])
-			switch {
-			case cls != nil:
-				if node, ok := e.classify(); ok {
-					obj.str(FieldNode, node)
-				}
-			case e.hasName:
-				obj.str(FieldNode, e.name)
-			}
-			switch {
-			case e.lifecycle != "":
-				obj.str(FieldEvent, strings.ToLower(e.lifecycle))
-			case e.hasName:
-				obj.str(FieldEvent, e.name)
-			}
-			if e.hasTS {
-				obj.str(FieldTime, e.ts)
-			}
-			obj.open("attrs")
-			for _, a := range e.attrs {
-				obj.key(a.key)
-				obj.b = append(obj.b, a.json...)
-			}
-			for _, a := range caseAttrs {
-				obj.key("case:" + a.key)
-				obj.b = append(obj.b, a.json...)
-			}
-			if err := rw.write(obj.bytes()); err != nil {
-				return err
-			}
-		}
-		free = append(free, events...)
-		events = events[:0]
-		arena = arena[:0]
-		return nil
-	}
-
+	c := &xesConverter{opt: opt, rw: newRecordWriter(w), clsKey: map[string]int{}}
+	defer c.rw.release()
 	for {
-		tokLine, tokCol = dec.InputPos()
+		c.tokLine, c.tokCol = dec.InputPos()
 		tok, err := dec.RawToken()
 		if err == io.EOF {
 			break
@@ -250,159 +143,312 @@ func convertXES(r io.Reader, w io.Writer, opt ImportOptions) error {
 			if se, ok := err.(*xml.SyntaxError); ok {
 				return fmt.Errorf("line %d: %s", se.Line, se.Msg)
 			}
-			return errAt("%v", err)
+			return c.errAt("%v", err)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			name := t.Name.Local
-			parent := ""
-			if len(stack) > 0 {
-				parent = stack[len(stack)-1]
-			}
-			if len(stack) == 0 {
-				if rootDone {
-					return errAt("a second root element <%s> after </log>", name)
-				}
-				if name != "log" {
-					return errAt("the root element is <%s>, want <log>", name)
-				}
-			}
-			stack = append(stack, name)
-			switch {
-			case name == "classifier" && parent == "log":
-				c := xesClassifier{}
-				for _, a := range t.Attr {
-					switch a.Name.Local {
-					case "name":
-						c.name = a.Value
-					case "keys":
-						c.keys = xesClassifierKeys(a.Value)
-					}
-				}
-				classes = append(classes, c)
-			case name == "trace" && parent == "log":
-				if opt.Classifier != "" && cls == nil {
-					// Classifiers are declared before the traces.
-					for i := range classes {
-						if classes[i].name == opt.Classifier {
-							cls = &classes[i]
-							break
-						}
-					}
-					if cls == nil {
-						var names []string
-						for _, c := range classes {
-							names = append(names, strconv.Quote(c.name))
-						}
-						if len(names) == 0 {
-							return errAt("no classifier %q: the log declares none", opt.Classifier)
-						}
-						return errAt("no classifier %q: the log declares %s", opt.Classifier, strings.Join(names, ", "))
-					}
-					for i, k := range cls.keys {
-						if _, dup := clsKey[k]; !dup {
-							clsKey[k] = i
-						}
-					}
-				}
-				inTrace = true
-				caseAttrs, caseName, hasCase = caseAttrs[:0], "", false
-			case name == "event" && parent == "trace":
-				if n := len(free); n > 0 {
-					ev, free = free[n-1], free[:n-1]
-					*ev = xesEvent{attrs: ev.attrs[:0], cls: ev.cls[:0], clsSet: ev.clsSet[:0]}
-				} else {
-					ev = &xesEvent{}
-				}
-				if cls != nil {
-					for range cls.keys {
-						ev.cls = append(ev.cls, "")
-						ev.clsSet = append(ev.clsSet, false)
-					}
-				}
-				ev.line = tokLine
-				events = append(events, ev)
-			case name == "event" && parent == "log":
-				return errAt("<event> outside a <trace> (events without a case are not supported)")
-			case parent == "event" && ev != nil, parent == "trace" && inTrace:
-				key, val, ok := xesAttrValue(t)
-				if !ok {
-					break
-				}
-				if key == "" {
-					return errAt("<%s> without a key", name)
-				}
-				start := len(arena)
-				arena = appendXESJSON(arena, name, val)
-				js := arena[start:len(arena):len(arena)]
-				if parent == "trace" {
-					if key == "concept:name" {
-						caseName, hasCase = val, true
-					}
-					caseAttrs = append(caseAttrs, xesAttr{key, js})
-					break
-				}
-				switch {
-				case key == "concept:name":
-					ev.name, ev.hasName = val, true
-				case key == "lifecycle:transition":
-					ev.lifecycle = val
-				case key == "time:timestamp" && name == "date":
-					ev.ts, ev.hasTS = val, true
-				}
-				if cls != nil {
-					if i, ok := clsKey[key]; ok {
-						for j, k := range cls.keys[i:] {
-							if k == key {
-								ev.cls[i+j], ev.clsSet[i+j] = val, true
-							}
-						}
-					}
-				}
-				ev.attrs = append(ev.attrs, xesAttr{key, js})
-			}
+			err = c.start(t)
 		case xml.EndElement:
-			if len(stack) == 0 || stack[len(stack)-1] != t.Name.Local {
-				want := "nothing"
-				if len(stack) > 0 {
-					want = "</" + stack[len(stack)-1] + ">"
-				}
-				return errAt("</%s> closes nothing open (want %s)", t.Name.Local, want)
-			}
-			stack = stack[:len(stack)-1]
-			parent := ""
-			if len(stack) > 0 {
-				parent = stack[len(stack)-1]
-			}
-			switch {
-			case t.Name.Local == "event" && parent == "trace":
-				ev = nil
-			case t.Name.Local == "trace" && parent == "log":
-				if err := flushTrace(); err != nil {
-					return err
-				}
-				inTrace = false
-			}
-			if len(stack) == 0 {
-				rootDone = true
-			}
+			err = c.end(t)
 		case xml.CharData:
-			if len(stack) == 0 && len(bytes.TrimSpace(t)) > 0 {
-				if !rootDone {
-					return errAt("text before the <log> element (not XES?)")
+			if len(c.stack) == 0 && len(bytes.TrimSpace(t)) > 0 {
+				if !c.rootDone {
+					return c.errAt("text before the <log> element (not XES?)")
 				}
-				return errAt("text after the <log> element")
+				return c.errAt("text after the <log> element")
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	c.tokLine, c.tokCol = dec.InputPos()
+	if len(c.stack) > 0 {
+		return c.errAt("the input ends inside <%s>", c.stack[len(c.stack)-1])
+	}
+	if !c.rootDone {
+		return c.errAt("no <log> element")
+	}
+	return c.rw.flush()
+}
+
+// xesConverter is the state of convertXES between tokens.
+type xesConverter struct {
+	opt       ImportOptions
+	rw        *recordWriter
+	stack     []string // local names of the open elements
+	inTrace   bool
+	caseAttrs []xesAttr
+	caseName  string
+	hasCase   bool
+	events    []*xesEvent
+	free      []*xesEvent
+	ev        *xesEvent
+	rootDone  bool
+	obj       jsonObject
+	arena     []byte // the JSON of the current trace's attribute values
+	classes   []xesClassifier
+	cls       *xesClassifier // the classifier opt.Classifier names
+	clsKey    map[string]int
+	order     []int
+	steps     []int64
+	// The position where the current token starts, for messages and for
+	// the line of an event's record.
+	tokLine, tokCol int
+}
+
+func (c *xesConverter) errAt(format string, args ...any) error {
+	return fmt.Errorf("line %d, column %d: %s", c.tokLine, c.tokCol, fmt.Sprintf(format, args...))
+}
+
+func (c *xesConverter) parent() string {
+	if len(c.stack) > 0 {
+		return c.stack[len(c.stack)-1]
+	}
+	return ""
+}
+
+// start takes an element's start tag.
+func (c *xesConverter) start(t xml.StartElement) error {
+	name := t.Name.Local
+	parent := c.parent()
+	if len(c.stack) == 0 {
+		if c.rootDone {
+			return c.errAt("a second root element <%s> after </log>", name)
+		}
+		if name != "log" {
+			return c.errAt("the root element is <%s>, want <log>", name)
+		}
+	}
+	c.stack = append(c.stack, name)
+	switch {
+	case name == "classifier" && parent == "log":
+		cl := xesClassifier{}
+		for _, a := range t.Attr {
+			switch a.Name.Local {
+			case "name":
+				cl.name = a.Value
+			case "keys":
+				cl.keys = xesClassifierKeys(a.Value)
+			}
+		}
+		c.classes = append(c.classes, cl)
+	case name == "trace" && parent == "log":
+		return c.openTrace()
+	case name == "event" && parent == "trace":
+		c.openEvent()
+	case name == "event" && parent == "log":
+		return c.errAt("<event> outside a <trace> (events without a case are not supported)")
+	case parent == "event" && c.ev != nil, parent == "trace" && c.inTrace:
+		return c.attr(t, parent)
+	}
+	return nil
+}
+
+// openTrace starts a trace; before the first, it finds the classifier
+// opt.Classifier names (classifiers are declared before the traces).
+func (c *xesConverter) openTrace() error {
+	if c.opt.Classifier != "" && c.cls == nil {
+		for i := range c.classes {
+			if c.classes[i].name == c.opt.Classifier {
+				c.cls = &c.classes[i]
+				break
+			}
+		}
+		if c.cls == nil {
+			var names []string
+			for _, cl := range c.classes {
+				names = append(names, strconv.Quote(cl.name))
+			}
+			if len(names) == 0 {
+				return c.errAt("no classifier %q: the log declares none", c.opt.Classifier)
+			}
+			return c.errAt("no classifier %q: the log declares %s", c.opt.Classifier, strings.Join(names, ", "))
+		}
+		for i, k := range c.cls.keys {
+			if _, dup := c.clsKey[k]; !dup {
+				c.clsKey[k] = i
 			}
 		}
 	}
-	tokLine, tokCol = dec.InputPos()
-	if len(stack) > 0 {
-		return errAt("the input ends inside <%s>", stack[len(stack)-1])
+	c.inTrace = true
+	c.caseAttrs, c.caseName, c.hasCase = c.caseAttrs[:0], "", false
+	return nil
+}
+
+// openEvent starts an event of the trace, reusing a flushed one.
+func (c *xesConverter) openEvent() {
+	if n := len(c.free); n > 0 {
+		c.ev, c.free = c.free[n-1], c.free[:n-1]
+		*c.ev = xesEvent{attrs: c.ev.attrs[:0], cls: c.ev.cls[:0], clsSet: c.ev.clsSet[:0]}
+	} else {
+		c.ev = &xesEvent{}
 	}
-	if !rootDone {
-		return errAt("no <log> element")
+	if c.cls != nil {
+		for range c.cls.keys {
+			c.ev.cls = append(c.ev.cls, "")
+			c.ev.clsSet = append(c.ev.clsSet, false)
+		}
 	}
-	return rw.flush()
+	c.ev.line = c.tokLine
+	c.events = append(c.events, c.ev)
+}
+
+// attr takes a typed attribute of the trace or of the current event.
+func (c *xesConverter) attr(t xml.StartElement, parent string) error {
+	name := t.Name.Local
+	key, val, ok := xesAttrValue(t)
+	if !ok {
+		return nil
+	}
+	if key == "" {
+		return c.errAt("<%s> without a key", name)
+	}
+	start := len(c.arena)
+	c.arena = appendXESJSON(c.arena, name, val)
+	js := c.arena[start:len(c.arena):len(c.arena)]
+	if parent == "trace" {
+		if key == "concept:name" {
+			c.caseName, c.hasCase = val, true
+		}
+		c.caseAttrs = append(c.caseAttrs, xesAttr{key, js})
+		return nil
+	}
+	ev := c.ev
+	switch {
+	case key == "concept:name":
+		ev.name, ev.hasName = val, true
+	case key == "lifecycle:transition":
+		ev.lifecycle = val
+	case key == "time:timestamp" && name == "date":
+		ev.ts, ev.hasTS = val, true
+	}
+	if c.cls != nil {
+		if i, ok := c.clsKey[key]; ok {
+			for j, k := range c.cls.keys[i:] {
+				if k == key {
+					ev.cls[i+j], ev.clsSet[i+j] = val, true
+				}
+			}
+		}
+	}
+	ev.attrs = append(ev.attrs, xesAttr{key, js})
+	return nil
+}
+
+// end takes an element's end tag; a trace's end writes its records.
+func (c *xesConverter) end(t xml.EndElement) error {
+	if len(c.stack) == 0 || c.stack[len(c.stack)-1] != t.Name.Local {
+		want := "nothing"
+		if len(c.stack) > 0 {
+			want = "</" + c.stack[len(c.stack)-1] + ">"
+		}
+		return c.errAt("</%s> closes nothing open (want %s)", t.Name.Local, want)
+	}
+	c.stack = c.stack[:len(c.stack)-1]
+	parent := c.parent()
+	switch {
+	case t.Name.Local == "event" && parent == "trace":
+		c.ev = nil
+	case t.Name.Local == "trace" && parent == "log":
+		if err := c.flushTrace(); err != nil {
+			return err
+		}
+		c.inTrace = false
+	}
+	if len(c.stack) == 0 {
+		c.rootDone = true
+	}
+	return nil
+}
+
+// flushTrace writes the trace's records, each at its event's line, with
+// steps in the order asked for.
+func (c *xesConverter) flushTrace() error {
+	c.order = c.order[:0]
+	for i, e := range c.events {
+		if c.opt.keepLifecycle(e.lifecycle) {
+			c.order = append(c.order, i)
+		}
+	}
+	if c.opt.Sort != SortFile {
+		for _, i := range c.order {
+			e := c.events[i]
+			e.time, e.timeOK = 0, false
+			if e.hasTS {
+				e.time, e.timeOK = parseTimeText(e.ts)
+			}
+		}
+		sort.SliceStable(c.order, func(a, b int) bool {
+			ea, eb := c.events[c.order[a]], c.events[c.order[b]]
+			if ea.timeOK != eb.timeOK {
+				return ea.timeOK
+			}
+			return ea.timeOK && ea.time < eb.time
+		})
+	}
+	c.steps = slices.Grow(c.steps[:0], len(c.events))[:len(c.events)]
+	for i := range c.steps {
+		c.steps[i] = -1
+	}
+	for k, i := range c.order {
+		c.steps[i] = int64(k)
+	}
+	for i, e := range c.events {
+		if c.steps[i] < 0 {
+			if err := writeNote(c.rw, false, e.line, "", "lifecycle:transition "+e.lifecycle); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := c.rw.alignTo(e.line); err != nil {
+			return err
+		}
+		if err := c.rw.write(c.record(e, c.steps[i])); err != nil {
+			return err
+		}
+	}
+	c.free = append(c.free, c.events...)
+	c.events = c.events[:0]
+	c.arena = c.arena[:0]
+	return nil
+}
+
+// record is the JSON record of event e at step.
+func (c *xesConverter) record(e *xesEvent, step int64) []byte {
+	obj := &c.obj
+	obj.reset()
+	if c.hasCase {
+		obj.str(FieldSession, c.caseName)
+	}
+	obj.int(FieldStep, step)
+	switch {
+	case c.cls != nil:
+		if node, ok := e.classify(); ok {
+			obj.str(FieldNode, node)
+		}
+	case e.hasName:
+		obj.str(FieldNode, e.name)
+	}
+	switch {
+	case e.lifecycle != "":
+		obj.str(FieldEvent, strings.ToLower(e.lifecycle))
+	case e.hasName:
+		obj.str(FieldEvent, e.name)
+	}
+	if e.hasTS {
+		obj.str(FieldTime, e.ts)
+	}
+	obj.open("attrs")
+	for _, a := range e.attrs {
+		obj.key(a.key)
+		obj.b = append(obj.b, a.json...)
+	}
+	for _, a := range c.caseAttrs {
+		obj.key("case:" + a.key)
+		obj.b = append(obj.b, a.json...)
+	}
+	return obj.bytes()
 }
 
 // classify returns the event's node under the classifier: the values of
