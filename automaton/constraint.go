@@ -160,11 +160,13 @@ type anyNeed struct {
 }
 
 // runRule is a run constraint compiled: the indexes of A and B (-1: none),
-// and two bits of the visit set after the labels' own: open (A visited
-// since the last B) and left (the session left A since).
+// and its bit of the visit set after the labels' own, open: A visited since
+// the last B. The session left A when A is open and the last visit was to
+// another label; the visit set's last word holds the index of the last
+// label visited, plus one (0: a label no constraint names).
 type runRule struct {
-	a, b, open, left int32
-	c                int
+	a, b, open int32
+	c          int
 }
 
 // rules are a model's constraints compiled for stepping: each constrained
@@ -175,6 +177,8 @@ type rules struct {
 	index map[string]int32
 	words int
 	runs  []runRule
+	runA  [][]int32   // per index: the runs whose A it is
+	runB  [][]int32   // per index: the runs whose B it is
 	need  [][]uint64  // per index: labels that must have been visited (precedence)
 	any   [][]anyNeed // per index: sets of labels one of which must have been visited
 	deny  [][]uint64  // per index: labels that must not have been visited (not_both)
@@ -210,17 +214,23 @@ func compileConstraints(cs []Constraint) *rules {
 	}
 	n := len(r.index)
 	bit := int32(n)
+	r.runA, r.runB = make([][]int32, n), make([][]int32, n)
 	for ci, c := range cs {
 		if c.Kind == ConstraintRun {
-			b := int32(-1)
+			rr := runRule{a: r.index[c.A], b: -1, open: bit, c: ci}
+			r.runA[rr.a] = append(r.runA[rr.a], int32(len(r.runs)))
 			if c.B != "" {
-				b = r.index[c.B]
+				rr.b = r.index[c.B]
+				r.runB[rr.b] = append(r.runB[rr.b], int32(len(r.runs)))
 			}
-			r.runs = append(r.runs, runRule{a: r.index[c.A], b: b, open: bit, left: bit + 1, c: ci})
-			bit += 2
+			r.runs = append(r.runs, rr)
+			bit++
 		}
 	}
 	r.words = (int(bit) + 63) / 64
+	if len(r.runs) > 0 {
+		r.words++ // the last label visited
+	}
 	r.need = make([][]uint64, n)
 	r.any = make([][]anyNeed, n)
 	r.deny = make([][]uint64, n)
@@ -276,8 +286,8 @@ func (r *rules) check(seen []uint64, label string) (string, int) {
 	if r.once[i] && has(seen, i) {
 		return KindOnceOnly, r.onceC[i]
 	}
-	for _, rr := range r.runs {
-		if rr.a == i && has(seen, rr.left) {
+	for _, k := range r.runA[i] {
+		if rr := r.runs[k]; has(seen, rr.open) && seen[r.words-1] != uint64(i)+1 {
 			return KindRerun, rr.c
 		}
 	}
@@ -316,63 +326,77 @@ func (r *rules) visit(seen []uint64, label string) {
 		return
 	}
 	i, ok := r.index[label]
-	if ok {
-		set(seen, i)
-	} else {
-		i = -1
-	}
-	for _, rr := range r.runs {
-		switch {
-		case i == rr.a && i >= 0:
-			set(seen, rr.open)
-		case i == rr.b && i >= 0:
-			unset(seen, rr.open)
-			unset(seen, rr.left)
-		case has(seen, rr.open) && label != EndID:
-			set(seen, rr.left)
+	if !ok {
+		if len(r.runs) > 0 {
+			seen[r.words-1] = 0
 		}
+		return
 	}
+	set(seen, i)
+	if len(r.runs) == 0 {
+		return
+	}
+	for _, k := range r.runA[i] {
+		set(seen, r.runs[k].open)
+	}
+	for _, k := range r.runB[i] {
+		unset(seen, r.runs[k].open)
+	}
+	seen[r.words-1] = uint64(i) + 1
 }
 
 // carry returns the visits seen, made under r, as visits under to: the
-// labels by name, and the state of each run constraint both have.
+// labels by name, the state of each run constraint both have, and the last
+// label visited.
 func (r *rules) carry(seen []uint64, to *rules) []uint64 {
 	if to == nil {
 		return nil
 	}
 	out := make([]uint64, to.words)
-	for label, i := range r.labels() {
+	if r == nil {
+		return out
+	}
+	name := make([]string, len(r.index))
+	for label, i := range r.index {
+		name[i] = label
 		if has(seen, i) {
 			if j, ok := to.index[label]; ok {
 				set(out, j)
 			}
 		}
 	}
-	if r == nil {
-		return out
-	}
-	name := func(rs *rules, i int32) string {
-		for l, j := range rs.index {
-			if j == i {
-				return l
-			}
+	label := func(i int32) string {
+		if i < 0 {
+			return ""
 		}
-		return ""
+		return name[i]
 	}
 	for _, rr := range to.runs {
-		a, b := name(to, rr.a), name(to, rr.b)
+		a, b := to.nameOf(rr.a), to.nameOf(rr.b)
 		for _, old := range r.runs {
-			if name(r, old.a) == a && name(r, old.b) == b {
-				if has(seen, old.open) {
-					set(out, rr.open)
-				}
-				if has(seen, old.left) {
-					set(out, rr.left)
-				}
+			if label(old.a) == a && label(old.b) == b && has(seen, old.open) {
+				set(out, rr.open)
+			}
+		}
+	}
+	if len(r.runs) > 0 && len(to.runs) > 0 {
+		if last := seen[r.words-1]; last > 0 {
+			if j, ok := to.index[name[last-1]]; ok {
+				out[to.words-1] = uint64(j) + 1
 			}
 		}
 	}
 	return out
+}
+
+// nameOf returns the label of index i, "" for -1.
+func (r *rules) nameOf(i int32) string {
+	for l, j := range r.index {
+		if j == i {
+			return l
+		}
+	}
+	return ""
 }
 
 func has(seen []uint64, i int32) bool { return seen[i/64]&(1<<(i%64)) != 0 }

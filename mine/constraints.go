@@ -347,24 +347,24 @@ func countBits(x uint8) int {
 type runStats struct {
 	left, rerun []int
 	gap         [][]bool // per label: labels on every way back to it; nil before the first
+	none        []bool   // per label: no label is on every way back
 	// Scratch per variant.
 	last    []int  // per label: position of its last visit, -1 for none
-	counted []bool // per label: the variant's left or rerun counted
-	back    []bool
-	in      []bool
+	counted []bool // per label: the variant's left counted
+	back    []bool // per label: the variant came back to it
 }
 
 func newRunStats(n int) *runStats {
-	return &runStats{left: make([]int, n), rerun: make([]int, n), gap: make([][]bool, n),
-		last: make([]int, n), counted: make([]bool, n), back: make([]bool, n), in: make([]bool, n)}
+	return &runStats{left: make([]int, n), rerun: make([]int, n), gap: make([][]bool, n), none: make([]bool, n),
+		last: make([]int, n), counted: make([]bool, n), back: make([]bool, n)}
 }
 
 // add counts the variant v: for each visit of an indexed label A that
 // returns to A after other labels, the indexed labels visited in between
-// narrow A's gap set.
+// (those whose last visit is after A's) narrow A's gap set.
 func (r *runStats) add(v variant, idx map[uint32]int) {
 	for i := range r.last {
-		r.last[i], r.back[i] = -1, false
+		r.last[i], r.back[i], r.counted[i] = -1, false, false
 	}
 	mvs := v.moves[:len(v.moves)-1]
 	for pos, mv := range mvs {
@@ -374,24 +374,25 @@ func (r *runStats) add(v variant, idx map[uint32]int) {
 		}
 		if q := r.last[a]; q >= 0 && q < pos-1 {
 			r.back[a] = true
-			clear(r.in)
-			for _, g := range mvs[q+1 : pos] {
-				if x, ok := idx[g.label()]; ok {
-					r.in[x] = true
+			switch {
+			case r.none[a]:
+			case r.gap[a] == nil:
+				r.gap[a] = make([]bool, len(r.last))
+				for x, p := range r.last {
+					r.gap[a][x] = p > q
 				}
-			}
-			if r.gap[a] == nil {
-				r.gap[a] = append([]bool(nil), r.in...)
-			} else {
-				for x := range r.gap[a] {
-					r.gap[a][x] = r.gap[a][x] && r.in[x]
+			default:
+				any := false
+				for x, p := range r.last {
+					r.gap[a][x] = r.gap[a][x] && p > q
+					any = any || r.gap[a][x]
 				}
+				r.none[a] = !any
 			}
 		}
 		r.last[a] = pos
 	}
 	// A was left when a visit of A has another label after it.
-	clear(r.counted)
 	for p := 0; p+1 < len(mvs); p++ {
 		a, ok := idx[mvs[p].label()]
 		if ok && !r.counted[a] && mvs[p+1].label() != mvs[p].label() {

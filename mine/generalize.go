@@ -122,13 +122,14 @@ type genStats struct {
 	succEv               map[levent][]lpairEv // the moves after each label and event; see neutral
 	byLabel              map[uint32][]uint32  // events ending each label's visits; see eventsOf
 	retry                map[uint32][]uint32  // per event: the labels the log retried after it; see retryRate
+	retryP               map[levent]float64   // retryRate's answers
 }
 
 func (b *builder) genStats() *genStats {
 	g := &genStats{
 		pair: map[lpair]int{}, tri: map[ltri]int{}, quad: map[lquad]int{},
 		visits: map[uint32]int{}, events: map[levent]int{}, pairEv: map[lpairEv]int{},
-		triEv: map[ltriEv]int{},
+		triEv: map[ltriEv]int{}, retryP: map[levent]float64{},
 	}
 	for _, v := range b.vars {
 		lab := b.labels(v.moves)
@@ -237,6 +238,15 @@ const minRetryLabels = 2
 // that the same label follows (a retry after an error), when at least
 // minRetryLabels labels show it; else 0.
 func (g *genStats) retryRate(a, e uint32) float64 {
+	if p, ok := g.retryP[levent{a, e}]; ok {
+		return p
+	}
+	p := g.retryRateOf(a, e)
+	g.retryP[levent{a, e}] = p
+	return p
+}
+
+func (g *genStats) retryRateOf(a, e uint32) float64 {
 	if g.retry == nil {
 		g.retry = map[uint32][]uint32{}
 		for k := range g.pairEv {
