@@ -645,6 +645,12 @@ type alignScratch struct {
 	buckets [][]alignEntry
 	syms    []int32
 	unknown []int32
+	// The search at hand: nodes are move position * nq + state, in arrays
+	// (dense) or a map.
+	dense bool
+	nq    int64
+	n     int
+	dist  []int32
 }
 
 type alignNode struct {
@@ -659,22 +665,13 @@ type alignEntry struct {
 	g    int32
 }
 
-// maxDenseAlign is the largest node space searched with arrays.
-const maxDenseAlign = 1 << 20
-
-func (c *Checker) align(moves []Move, withOps bool) Alignment {
+// prepare readies the scratch for aligning moves with c's model: the
+// moves' symbols, how many moves from each position on have no transition
+// anywhere in the model (those can only be log moves), and an empty node
+// store and queue.
+func (a *alignScratch) prepare(c *Checker, moves []Move) {
 	n := len(moves)
-	nq := int64(len(c.ids))
-	al := Alignment{MaxCost: n + c.ShortestPath()}
-	if c.start < 0 || c.end < 0 || c.dist[c.start] < 0 {
-		// No path of the model ends: nothing to align with.
-		al.Cost, al.MaxCost = n, n
-		al.Fitness = fitness(al.Cost, al.MaxCost)
-		return al
-	}
-	a := &c.a
-	// Symbols of the moves, and how many moves from each position on have
-	// no transition anywhere in the model: those can only be log moves.
+	a.n, a.nq, a.dist = n, int64(len(c.ids)), c.dist
 	a.syms = a.syms[:0]
 	a.unknown = append(a.unknown[:0], make([]int32, n+1)...)
 	for _, mv := range moves {
@@ -690,10 +687,9 @@ func (c *Checker) align(moves []Move, withOps bool) Alignment {
 			a.unknown[i]++
 		}
 	}
-
-	size := int64(n+1) * nq
-	dense := size <= maxDenseAlign
-	if dense {
+	size := int64(n+1) * a.nq
+	a.dense = size <= maxDenseAlign
+	if a.dense {
 		if int64(len(a.stamp)) < size {
 			a.stamp = make([]uint32, size)
 			a.closed = make([]uint32, size)
@@ -714,76 +710,98 @@ func (c *Checker) align(moves []Move, withOps bool) Alignment {
 	for i := range a.buckets {
 		a.buckets[i] = a.buckets[i][:0]
 	}
-	gen := a.gen
+}
 
-	getG := func(k int64) (int32, bool) {
-		if dense {
-			if a.stamp[k] == gen {
-				return a.g[k], true
-			}
-			return 0, false
-		}
-		if nd, ok := a.sparse[k]; ok {
-			return nd.g, true
+// cost returns node k's cost so far, if it has been reached.
+func (a *alignScratch) cost(k int64) (int32, bool) {
+	if a.dense {
+		if a.stamp[k] == a.gen {
+			return a.g[k], true
 		}
 		return 0, false
 	}
-	isClosed := func(k int64) bool {
-		if dense {
-			return a.closed[k] == gen
-		}
-		nd, ok := a.sparse[k]
-		return ok && nd.closed
+	if nd, ok := a.sparse[k]; ok {
+		return nd.g, true
 	}
-	setClosed := func(k int64) {
-		if dense {
-			a.closed[k] = gen
-			return
-		}
-		a.sparse[k].closed = true
-	}
-	parent := func(k int64) (int64, int32) {
-		if dense {
-			return a.par[k], a.via[k]
-		}
-		nd := a.sparse[k]
-		return nd.par, nd.via
-	}
-	h := func(i int, q int32) int32 {
-		return alignHeuristic(int32(n-i), a.unknown[i], c.dist[q])
-	}
-	push := func(k int64, g int32, par int64, via int32) {
-		i, q := int(k/nq), int32(k%nq)
-		if c.dist[q] < 0 {
-			return // EndID is out of reach from q
-		}
-		if old, ok := getG(k); ok && old <= g {
-			return
-		}
-		if dense {
-			a.stamp[k], a.g[k], a.par[k], a.via[k] = gen, g, par, via
-		} else {
-			a.sparse[k] = &alignNode{g: g, par: par, via: via}
-		}
-		f := int(g + h(i, q))
-		for len(a.buckets) <= f {
-			a.buckets = append(a.buckets, nil)
-		}
-		a.buckets[f] = append(a.buckets[f], alignEntry{k, g})
-	}
+	return 0, false
+}
 
+func (a *alignScratch) isClosed(k int64) bool {
+	if a.dense {
+		return a.closed[k] == a.gen
+	}
+	nd, ok := a.sparse[k]
+	return ok && nd.closed
+}
+
+func (a *alignScratch) close(k int64) {
+	if a.dense {
+		a.closed[k] = a.gen
+		return
+	}
+	a.sparse[k].closed = true
+}
+
+// parent returns the node k was reached from and the transition taken (-1
+// for a log move).
+func (a *alignScratch) parent(k int64) (int64, int32) {
+	if a.dense {
+		return a.par[k], a.via[k]
+	}
+	nd := a.sparse[k]
+	return nd.par, nd.via
+}
+
+// push reaches node k at cost g from par through via, unless it was reached
+// as cheaply before or the end is out of reach from its state, and queues
+// it by cost plus the heuristic.
+func (a *alignScratch) push(k int64, g int32, par int64, via int32) {
+	i, q := int(k/a.nq), int32(k%a.nq)
+	if a.dist[q] < 0 {
+		return // EndID is out of reach from q
+	}
+	if old, ok := a.cost(k); ok && old <= g {
+		return
+	}
+	if a.dense {
+		a.stamp[k], a.g[k], a.par[k], a.via[k] = a.gen, g, par, via
+	} else {
+		a.sparse[k] = &alignNode{g: g, par: par, via: via}
+	}
+	f := int(g + alignHeuristic(int32(a.n-i), a.unknown[i], a.dist[q]))
+	for len(a.buckets) <= f {
+		a.buckets = append(a.buckets, nil)
+	}
+	a.buckets[f] = append(a.buckets[f], alignEntry{k, g})
+}
+
+// maxDenseAlign is the largest node space searched with arrays.
+const maxDenseAlign = 1 << 20
+
+func (c *Checker) align(moves []Move, withOps bool) Alignment {
+	n := len(moves)
+	al := Alignment{MaxCost: n + c.ShortestPath()}
+	if c.start < 0 || c.end < 0 || c.dist[c.start] < 0 {
+		// No path of the model ends: nothing to align with.
+		al.Cost, al.MaxCost = n, n
+		al.Fitness = fitness(al.Cost, al.MaxCost)
+		return al
+	}
+	a := &c.a
+	a.prepare(c, moves)
+	nq := a.nq
 	goal := int64(n)*nq + int64(c.end)
-	push(int64(c.start), 0, -1, -1)
+	a.push(int64(c.start), 0, -1, -1)
 	found := false
-	for f := 0; f < len(a.buckets) && !found; f++ {
+	for f := 0; f < len(a.buckets) && !found && al.Explored <= c.opt.MaxAlignStates; f++ {
 		for len(a.buckets[f]) > 0 {
 			b := a.buckets[f]
 			e := b[len(b)-1]
 			a.buckets[f] = b[:len(b)-1]
-			if g, _ := getG(e.node); g != e.g || isClosed(e.node) {
+			if g, _ := a.cost(e.node); g != e.g || a.isClosed(e.node) {
 				continue // superseded by a cheaper entry
 			}
-			setClosed(e.node)
+			a.close(e.node)
 			if e.node == goal {
 				al.Cost = int(e.g)
 				found = true
@@ -798,19 +816,16 @@ func (c *Checker) align(moves []Move, withOps bool) Alignment {
 			// move: the bucket is a stack, so the synchronous move, when
 			// there is one, is expanded next.
 			for _, ti := range c.out[q] {
-				push(int64(i)*nq+int64(c.trans[ti].to), e.g+1, e.node, ti)
+				a.push(int64(i)*nq+int64(c.trans[ti].to), e.g+1, e.node, ti)
 			}
 			if i < n {
-				push(e.node+nq, e.g+1, e.node, -1)
+				a.push(e.node+nq, e.g+1, e.node, -1)
 				if s := a.syms[i]; s >= 0 {
 					if ti, ok := c.next[uint64(q)<<32|uint64(s)]; ok {
-						push(int64(i+1)*nq+int64(c.trans[ti].to), e.g, e.node, ti)
+						a.push(int64(i+1)*nq+int64(c.trans[ti].to), e.g, e.node, ti)
 					}
 				}
 			}
-		}
-		if al.Explored > c.opt.MaxAlignStates {
-			break
 		}
 	}
 	if !found {
@@ -818,12 +833,20 @@ func (c *Checker) align(moves []Move, withOps bool) Alignment {
 		return c.greedy(moves, al, withOps)
 	}
 	al.Fitness = fitness(al.Cost, al.MaxCost)
-	if !withOps {
-		return al
+	if withOps {
+		al.Ops = c.alignOps(moves, goal, al.Ops)
 	}
-	// Walk the parents back from the goal.
+	return al
+}
+
+// alignOps walks the parents of the search back from goal and returns the
+// alignment's operations in order, appended to ops.
+func (c *Checker) alignOps(moves []Move, goal int64, ops []AlignOp) []AlignOp {
+	a := &c.a
+	nq := a.nq
+	start := len(ops)
 	for k := goal; ; {
-		par, via := parent(k)
+		par, via := a.parent(k)
 		if par < 0 {
 			break
 		}
@@ -839,13 +862,13 @@ func (c *Checker) align(moves []Move, withOps bool) Alignment {
 		default:
 			op.Op, op.Move, op.Event, op.Label = OpSync, pi, moves[pi].Event, moves[pi].Label
 		}
-		al.Ops = append(al.Ops, op)
+		ops = append(ops, op)
 		k = par
 	}
-	for i, j := 0, len(al.Ops)-1; i < j; i, j = i+1, j-1 {
-		al.Ops[i], al.Ops[j] = al.Ops[j], al.Ops[i]
+	for i, j := start, len(ops)-1; i < j; i, j = i+1, j-1 {
+		ops[i], ops[j] = ops[j], ops[i]
 	}
-	return al
+	return ops
 }
 
 // alignHeuristic is a lower bound of the cost of aligning the rest of a
