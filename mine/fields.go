@@ -77,25 +77,83 @@ func RecordFields(lg *Log, m *automaton.Model, inputs []Input, opt ReadOptions, 
 	if lg.Streamed {
 		return nil, nil, errStreamed
 	}
-	rep := &FieldReport{}
+	r := &fieldRun{lg: lg, m: m, rep: &FieldReport{}, old: fo.Evidence, oldSets: map[string][]int{}, interned: map[string]int32{}}
+	if r.old != nil {
+		for _, s := range r.old.Sessions {
+			r.oldSets[s.ID] = s.Visits
+		}
+	}
+	if err := r.place(fo.Keep); err != nil {
+		return nil, nil, err
+	}
+	core := map[string]bool{}
+	for _, f := range coreFields {
+		core[f] = true
+		if p, ok := opt.Fields[f]; ok {
+			core[p] = true
+		}
+	}
+	r.fw = newFieldWalker(core, r.forget)
+	if r.old != nil {
+		// The old paths compete for the bound as if read again; the
+		// smallest path the old read could not track is past it.
+		for _, p := range r.old.Paths {
+			r.fw.admit(p)
+		}
+		if r.old.FirstUntracked != "" {
+			r.fw.reject(r.old.FirstUntracked)
+		}
+	}
+	if err := r.reread(inputs, opt); err != nil {
+		return nil, nil, err
+	}
+	if r.old != nil {
+		r.mergeOld()
+	}
+	r.assign()
+	m.Params.Slots = true
+	m.Digest = m.ComputeDigest()
+	if !fo.Keep {
+		return r.rep, nil, nil
+	}
+	return r.rep, fieldEvidence(lg, r.rep, r.fw.names, r.counts, r.table, r.visitSet), nil
+}
+
+// fieldRun is the work of one RecordFields.
+type fieldRun struct {
+	lg      *Log
+	m       *automaton.Model
+	rep     *FieldReport
+	old     *FieldEvidence
+	oldSets map[string][]int // the old evidence's visits' sets, by session id
+	// Per session and visit: the state the visit leaves (-1: it does not
+	// leave, or the session is not placed), and its field set, an index
+	// into table (-1 until known).
+	leaves, visitSet [][]int32
+	need             map[uint64]visitRef // the records to look at, by input and line
+	// The distinct field sets, as sorted path ids.
+	table    [][]uint32
+	interned map[string]int32
+	counts   []int    // per path id: records carrying it
+	ids      []uint32 // of the record being walked
+	fw       *fieldWalker
+}
+
+type visitRef struct{ s, v int32 }
+
+// place walks every session through the model, as check does, to find the
+// state each visit leaves, and notes the records to read: those of visits
+// that leave their state (all, with keep), but for sessions the old
+// evidence holds.
+func (r *fieldRun) place(keep bool) error {
+	lg, m := r.lg, r.m
 	stateIx := make(map[string]int32, len(m.States))
 	for i, s := range m.States {
 		stateIx[s.ID] = int32(i)
 	}
-	old := fo.Evidence
-	oldSets := map[string][]int{}
-	if old != nil {
-		for _, s := range old.Sessions {
-			oldSets[s.ID] = s.Visits
-		}
-	}
-	// Per session and visit: the state the visit leaves (-1: it does not
-	// leave, or the session is not placed), and its field set, an index
-	// into table (-1 until known).
-	leaves := make([][]int32, len(lg.Sessions))
-	visitSet := make([][]int32, len(lg.Sessions))
-	type visitRef struct{ s, v int32 }
-	need := map[uint64]visitRef{} // the records to look at, by input and line
+	r.leaves = make([][]int32, len(lg.Sessions))
+	r.visitSet = make([][]int32, len(lg.Sessions))
+	r.need = map[uint64]visitRef{}
 	ck := automaton.NewChecker(m, automaton.CheckOptions{})
 	var moves []automaton.Move
 	for si := range lg.Sessions {
@@ -107,151 +165,147 @@ func RecordFields(lg *Log, m *automaton.Model, inputs []Input, opt ReadOptions, 
 			placed = placed && st.Transition != nil
 		}
 		if !placed {
-			rep.Unplaced++
+			r.rep.Unplaced++
 		}
-		leaves[si] = make([]int32, len(s.Visits))
-		visitSet[si] = make([]int32, len(s.Visits))
-		_, fromEvidence := oldSets[s.ID]
-		if fromEvidence && len(oldSets[s.ID]) != len(s.Visits) {
-			return nil, nil, fmt.Errorf("the fields evidence has %d visits of session %q, the log %d", len(oldSets[s.ID]), s.ID, len(s.Visits))
+		r.leaves[si] = make([]int32, len(s.Visits))
+		r.visitSet[si] = make([]int32, len(s.Visits))
+		_, fromEvidence := r.oldSets[s.ID]
+		if fromEvidence && len(r.oldSets[s.ID]) != len(s.Visits) {
+			return fmt.Errorf("the fields evidence has %d visits of session %q, the log %d", len(r.oldSets[s.ID]), s.ID, len(s.Visits))
 		}
 		for i, v := range s.Visits {
-			leaves[si][i], visitSet[si][i] = -1, -1
+			r.leaves[si][i], r.visitSet[si][i] = -1, -1
 			if placed && steps[i].To != steps[i+1].To {
-				leaves[si][i] = stateIx[steps[i].To]
-				rep.Leaving++
+				r.leaves[si][i] = stateIx[steps[i].To]
+				r.rep.Leaving++
 			}
-			if !fromEvidence && (fo.Keep || leaves[si][i] >= 0) {
-				need[uint64(v.File)<<32|uint64(v.Line)] = visitRef{int32(si), int32(i)}
+			if !fromEvidence && (keep || r.leaves[si][i] >= 0) {
+				r.need[uint64(v.File)<<32|uint64(v.Line)] = visitRef{int32(si), int32(i)}
 			}
 		}
 	}
+	return nil
+}
 
-	core := map[string]bool{}
-	for _, f := range coreFields {
-		core[f] = true
-		if p, ok := opt.Fields[f]; ok {
-			core[p] = true
-		}
+func setKey(ids []uint32) string {
+	b := make([]byte, 0, 4*len(ids))
+	for _, id := range ids {
+		b = append(b, byte(id>>24), byte(id>>16), byte(id>>8), byte(id))
 	}
-	// The distinct field sets, as sorted path ids.
-	var table [][]uint32
-	interned := map[string]int32{}
-	setKey := func(ids []uint32) string {
-		b := make([]byte, 0, 4*len(ids))
-		for _, id := range ids {
-			b = append(b, byte(id>>24), byte(id>>16), byte(id>>8), byte(id))
-		}
-		return string(b)
-	}
-	intern := func(ids []uint32) int32 {
-		k := setKey(ids)
-		if i, ok := interned[k]; ok {
-			return i
-		}
-		i := int32(len(table))
-		table = append(table, append([]uint32(nil), ids...))
-		interned[k] = i
+	return string(b)
+}
+
+// intern returns the index of the field set ids in the table.
+func (r *fieldRun) intern(ids []uint32) int32 {
+	k := setKey(ids)
+	if i, ok := r.interned[k]; ok {
 		return i
 	}
-	var counts []int // per path id: records carrying it
-	found := 0
-	var ids []uint32 // of the record being walked
-	fw := newFieldWalker(core, func(id uint32) {
-		// The id is about to name another path: nothing may hold it.
-		if int(id) < len(counts) {
-			counts[id] = 0
+	i := int32(len(r.table))
+	r.table = append(r.table, append([]uint32(nil), ids...))
+	r.interned[k] = i
+	return i
+}
+
+// forget drops path id from every set and count: the id is about to name
+// another path.
+func (r *fieldRun) forget(id uint32) {
+	if int(id) < len(r.counts) {
+		r.counts[id] = 0
+	}
+	clear(r.interned)
+	for i, set := range r.table {
+		if j, ok := slices.BinarySearch(set, id); ok {
+			r.table[i] = slices.Delete(set, j, j+1)
 		}
-		clear(interned)
-		for i, set := range table {
-			if j, ok := slices.BinarySearch(set, id); ok {
-				table[i] = slices.Delete(set, j, j+1)
-			}
-			if _, dup := interned[setKey(table[i])]; !dup {
-				interned[setKey(table[i])] = int32(i)
-			}
-		}
-		ids = slices.DeleteFunc(ids, func(x uint32) bool { return x == id })
-	})
-	if old != nil {
-		// The old paths compete for the bound as if read again; the
-		// smallest path the old read could not track is past it.
-		for _, p := range old.Paths {
-			fw.admit(p)
-		}
-		if old.FirstUntracked != "" {
-			fw.reject(old.FirstUntracked)
+		if _, dup := r.interned[setKey(r.table[i])]; !dup {
+			r.interned[setKey(r.table[i])] = int32(i)
 		}
 	}
+	r.ids = slices.DeleteFunc(r.ids, func(x uint32) bool { return x == id })
+}
+
+// reread reads the inputs again: every record's fields are counted, and
+// the field sets of the records noted are kept.
+func (r *fieldRun) reread(inputs []Input, opt ReadOptions) error {
+	found := 0
 	err := rereadRecords(inputs, opt, func(fi, line int, l []byte, _ *rec) bool {
-		rep.Records++
-		ids = ids[:0]
-		if err := fw.walk(l, func(id uint32) { ids = append(ids, id) }); err != nil {
-			rep.Unreadable++
-			ids = ids[:0]
+		r.rep.Records++
+		r.ids = r.ids[:0]
+		if err := r.fw.walk(l, func(id uint32) { r.ids = append(r.ids, id) }); err != nil {
+			r.rep.Unreadable++
+			r.ids = r.ids[:0]
 		}
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
-		for _, id := range ids {
-			for int(id) >= len(counts) {
-				counts = append(counts, 0)
+		slices.Sort(r.ids)
+		r.ids = slices.Compact(r.ids)
+		for _, id := range r.ids {
+			for int(id) >= len(r.counts) {
+				r.counts = append(r.counts, 0)
 			}
-			counts[id]++
+			r.counts[id]++
 		}
-		if ref, ok := need[uint64(fi)<<32|uint64(line)]; ok {
+		if ref, ok := r.need[uint64(fi)<<32|uint64(line)]; ok {
 			found++
-			visitSet[ref.s][ref.v] = intern(ids)
+			r.visitSet[ref.s][ref.v] = r.intern(r.ids)
 		}
 		return true
 	})
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	if found != len(need) {
-		return nil, nil, fmt.Errorf("reading the logs again for their fields: %d of the %d records of visits were not found (did a log change?)", len(need)-found, len(need))
+	if found != len(r.need) {
+		return fmt.Errorf("reading the logs again for their fields: %d of the %d records of visits were not found (did a log change?)", len(r.need)-found, len(r.need))
 	}
-	for len(counts) < len(fw.names) {
-		counts = append(counts, 0)
+	for len(r.counts) < len(r.fw.names) {
+		r.counts = append(r.counts, 0)
 	}
-	if old != nil {
-		// The old sessions' sets and counts, in the ids of the paths
-		// still tracked.
-		oldID := make([]int64, len(old.Paths))
-		for j, p := range old.Paths {
-			oldID[j] = -1
-			if id, ok := fw.ids[p]; ok {
-				oldID[j] = int64(id)
-				counts[id] += old.Counts[j]
-			}
-		}
-		setOf := make([]int32, len(old.Sets))
-		for k, set := range old.Sets {
-			ids = ids[:0]
-			for _, j := range set {
-				if oldID[j] >= 0 {
-					ids = append(ids, uint32(oldID[j]))
-				}
-			}
-			slices.Sort(ids)
-			setOf[k] = intern(ids)
-		}
-		for si := range lg.Sessions {
-			if vs, ok := oldSets[lg.Sessions[si].ID]; ok {
-				for i, k := range vs {
-					visitSet[si][i] = setOf[k]
-				}
-			}
-		}
-		rep.Records += old.Records
-		rep.Unreadable += old.Unreadable
-		fw.tooLong += old.TooLong
-		fw.unnamed += old.Unnamed
-	}
+	return nil
+}
 
+// mergeOld adds the old evidence: its sessions' sets and its counts, in the
+// ids of the paths still tracked.
+func (r *fieldRun) mergeOld() {
+	old, fw := r.old, r.fw
+	oldID := make([]int64, len(old.Paths))
+	for j, p := range old.Paths {
+		oldID[j] = -1
+		if id, ok := fw.ids[p]; ok {
+			oldID[j] = int64(id)
+			r.counts[id] += old.Counts[j]
+		}
+	}
+	setOf := make([]int32, len(old.Sets))
+	for k, set := range old.Sets {
+		r.ids = r.ids[:0]
+		for _, j := range set {
+			if oldID[j] >= 0 {
+				r.ids = append(r.ids, uint32(oldID[j]))
+			}
+		}
+		slices.Sort(r.ids)
+		setOf[k] = r.intern(r.ids)
+	}
+	for si := range r.lg.Sessions {
+		if vs, ok := r.oldSets[r.lg.Sessions[si].ID]; ok {
+			for i, k := range vs {
+				r.visitSet[si][i] = setOf[k]
+			}
+		}
+	}
+	r.rep.Records += old.Records
+	r.rep.Unreadable += old.Unreadable
+	fw.tooLong += old.TooLong
+	fw.unnamed += old.Unnamed
+}
+
+// assign gives each state the fields on every visit that leaves it, less
+// those on every record, and completes the report.
+func (r *fieldRun) assign() {
+	rep, fw, m := r.rep, r.fw, r.m
 	rep.Paths = len(fw.names)
 	everywhere := make([]bool, len(fw.names))
 	for id := range fw.names {
-		if counts[id] == rep.Records {
+		if r.counts[id] == rep.Records {
 			everywhere[id] = true
 			rep.Everywhere++
 		}
@@ -261,18 +315,18 @@ func RecordFields(lg *Log, m *automaton.Model, inputs []Input, opt ReadOptions, 
 		ids  []uint32 // sorted path ids, the intersection so far
 	}
 	sets := make([]stateSet, len(m.States))
-	for si := range lg.Sessions {
-		for i, st := range leaves[si] {
+	for si := range r.lg.Sessions {
+		for i, st := range r.leaves[si] {
 			if st < 0 {
 				continue
 			}
 			set := &sets[st]
 			if !set.seen {
 				set.seen = true
-				set.ids = append([]uint32(nil), table[visitSet[si][i]]...)
+				set.ids = append([]uint32(nil), r.table[r.visitSet[si][i]]...)
 				continue
 			}
-			set.ids = intersectSorted(set.ids, table[visitSet[si][i]])
+			set.ids = intersectSorted(set.ids, r.table[r.visitSet[si][i]])
 		}
 	}
 	for i := range m.States {
@@ -290,12 +344,6 @@ func RecordFields(lg *Log, m *automaton.Model, inputs []Input, opt ReadOptions, 
 		rep.FirstUntracked = fw.minRejected
 		rep.LastTracked = fw.names[fw.largest()]
 	}
-	m.Params.Slots = true
-	m.Digest = m.ComputeDigest()
-	if !fo.Keep {
-		return rep, nil, nil
-	}
-	return rep, fieldEvidence(lg, rep, fw.names, counts, table, visitSet), nil
 }
 
 // intersectSorted keeps the ids of a that are in b; both sorted.
