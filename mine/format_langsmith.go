@@ -148,179 +148,190 @@ func (r *lsRun) merge(p *lsRun) {
 func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
 	defer jr.release()
-	type posted struct {
-		run lsRun
-		at  int64
-	}
-	var runs []*posted
-	byID := map[string]*posted{}
-	type orphan struct {
-		line   int
-		reason string
-	}
-	var orphans []orphan
-	type pendingPatch struct {
-		p    *posted
-		id   string
-		line int
-	}
-	var patches []pendingPatch
-	var one func(raw json.RawMessage, at int64) error
-	var item func(raw json.RawMessage, at int64, patch bool) error
-	item = func(raw json.RawMessage, at int64, patch bool) error {
-		if jsonKind(raw) != '{' {
-			return jr.errorAt(at, "want a LangSmith run object")
-		}
-		p := &posted{at: at}
-		if err := jr.unmarshal(raw, at, &p.run); err != nil {
-			return err
-		}
-		run := &p.run
-		if !patch && run.ID == "" {
-			switch {
-			case run.Runs != nil:
-				return jr.elements(run.Runs, at+int64(indexRaw(raw, run.Runs)), one)
-			case run.Post != nil || run.Patch != nil:
-				for _, part := range []struct {
-					raw   json.RawMessage
-					patch bool
-				}{{run.Post, false}, {run.Patch, true}} {
-					if part.raw == nil || jsonKind(part.raw) == 'n' {
-						continue
-					}
-					err := jr.elements(part.raw, at+int64(indexRaw(raw, part.raw)), func(raw json.RawMessage, at int64) error {
-						return item(raw, at, part.patch)
-					})
-					if err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-		}
-		id := run.ID
-		if id == "" {
-			id = lsDottedID(run.DottedOrder)
-		}
-		if id == "" && run.TraceID == "" {
-			return jr.errorAt(at, "a run without an id or trace_id")
-		}
-		if patch {
-			// Applied once every post is read: a file may hold the
-			// bodies in another order than the SDK sent them.
-			line, _ := jr.pr.pos(at)
-			patches = append(patches, pendingPatch{p, id, line})
-			return nil
-		}
-		if prev := byID[id]; id != "" && prev != nil {
-			prev.run.merge(run)
-			return nil
-		}
-		if run.RunType == "" {
-			// Spans of another tracer (Phoenix's have id, name and
-			// start_time too) must not pass for runs, one trace each.
-			return jr.errorAt(at, "not a LangSmith run: no \"run_type\"")
-		}
-		run.ID = id
-		runs = append(runs, p)
-		if id != "" {
-			byID[id] = p
-		}
-		return nil
-	}
-	one = func(raw json.RawMessage, at int64) error { return item(raw, at, false) }
-	if err := jr.items(one); err != nil {
+	lr := &lsReader{jr: jr, byID: map[string]*lsPosted{}}
+	if err := jr.items(lr.one); err != nil {
 		return err
-	}
-	for _, pp := range patches {
-		if prev := byID[pp.id]; pp.id != "" && prev != nil {
-			prev.run.merge(&pp.p.run)
-			continue
-		}
-		orphans = append(orphans, orphan{pp.line, fmt.Sprintf("a patch of run %s, which no post creates", pp.id)})
 	}
 	rw := newRecordWriter(w)
 	defer rw.release()
-	for _, o := range orphans {
-		if err := writeNote(rw, true, o.line, "", o.reason); err != nil {
+	// Patches are applied once every post is read: a file may hold the
+	// bodies in another order than the SDK sent them.
+	for _, pp := range lr.patches {
+		if prev := lr.byID[pp.id]; pp.id != "" && prev != nil {
+			prev.run.merge(&pp.p.run)
+			continue
+		}
+		if err := writeNote(rw, true, pp.line, "", fmt.Sprintf("a patch of run %s, which no post creates", pp.id)); err != nil {
 			return err
 		}
 	}
-
 	var spans []*treeSpan
-	type pending struct {
-		it     *treeSpan
-		thread string
-	}
-	var threads []pending
+	var threads []string // per span: its run's thread, if its metadata names one
 	traceThread := map[string]string{}
 	var obj jsonObject
-	for _, p := range runs {
-		run, at := &p.run, p.at
-		if run.Name == "" {
-			return jr.errorAt(at, "run %s has no name", run.ID)
+	for _, p := range lr.runs {
+		it, thread, err := lr.span(p, len(spans), &obj)
+		if err != nil {
+			return err
 		}
-		meta := run.Extra.Metadata
-		thread := ""
-		for _, k := range lsThreadKeys {
-			if thread = jsonText(meta[k]); thread != "" {
-				break
-			}
-		}
-		trace := run.TraceID
-		if trace == "" {
-			trace = run.ID
-		}
-		if thread != "" && traceThread[trace] == "" {
-			traceThread[trace] = thread
-		}
-		start, hasStart := lsTime(run.StartTime)
-		if !hasStart && jsonKind(run.StartTime) != 0 && jsonKind(run.StartTime) != 'n' {
-			return jr.errorAt(at, "run %s: start_time %s is not a time", run.ID, run.StartTime)
-		}
-		end, hasEnd := lsTime(run.EndTime)
-		failed := run.Status == "error" || (jsonKind(run.Error) != 0 && jsonKind(run.Error) != 'n' && jsonText(run.Error) != "")
-		obj.reset()
-		if failed {
-			obj.str(FieldEvent, "error")
-		} else {
-			obj.str(FieldEvent, "ok")
-		}
-		obj.open("attrs")
-		obj.strNonEmpty("run_id", run.ID)
-		obj.strNonEmpty("name", run.Name)
-		obj.strNonEmpty("run_type", run.RunType)
-		obj.strNonEmpty("trace_id", trace)
-		obj.strNonEmpty("parent_run_id", run.ParentRunID)
-		obj.strNonEmpty("project_id", run.SessionID)
-		obj.strNonEmpty("status", run.Status)
-		if failed {
-			obj.strNonEmpty("error", jsonText(run.Error))
-		}
-		for _, k := range []string{"langgraph_node", "langgraph_step"} {
-			obj.raw(k, meta[k])
-		}
-		obj.close()
-		line, _ := jr.pr.pos(at)
-		it := &treeSpan{
-			spanItem: spanItem{trace: trace, id: run.ID, parent: run.ParentRunID,
-				start: start, hasTime: hasStart, order: run.DottedOrder, seq: len(spans),
-				body: append([]byte(nil), obj.bytes()...)},
-			name: run.Name, end: end, hasEnd: hasEnd, line: line,
-			graphNode: jsonText(meta["langgraph_node"]), graphStep: jsonText(meta["langgraph_step"]),
-			where: "line " + itoa(line) + ": run " + run.ID + " of trace " + trace,
-		}
-		it.classify(run.RunType, func(k string) string { return jsonText(meta[k]) })
-		if it.kind == kindAgent || it.kind == kindTool {
-			// A run is named by its name; agent and tool names in its
-			// metadata describe the model's setup, not the run.
-			it.agent, it.tool = "", ""
+		if thread != "" && traceThread[it.trace] == "" {
+			traceThread[it.trace] = thread
 		}
 		spans = append(spans, it)
-		threads = append(threads, pending{it, thread})
+		threads = append(threads, thread)
 	}
-	for _, p := range threads {
-		p.it.session = firstOf(p.thread, traceThread[p.it.trace], p.it.trace)
+	for i, it := range spans {
+		it.session = firstOf(threads[i], traceThread[it.trace], it.trace)
 	}
 	return writeTreeSpansTo(rw, spans, opt, nil)
+}
+
+// lsPosted is a run as posted, and where its body starts.
+type lsPosted struct {
+	run lsRun
+	at  int64
+}
+
+// lsReader gathers the runs of a LangSmith export: posts by id (a second
+// post of an id merges into the first), patches to apply after.
+type lsReader struct {
+	jr      *jsonReader
+	runs    []*lsPosted
+	byID    map[string]*lsPosted
+	patches []lsPatch
+}
+
+type lsPatch struct {
+	p    *lsPosted
+	id   string
+	line int
+}
+
+func (lr *lsReader) one(raw json.RawMessage, at int64) error { return lr.item(raw, at, false) }
+
+// item reads one run object, or a batch of them: {"runs": [...]} or
+// {"post": [...], "patch": [...]}, as the SDK's batch endpoint takes.
+func (lr *lsReader) item(raw json.RawMessage, at int64, patch bool) error {
+	jr := lr.jr
+	if jsonKind(raw) != '{' {
+		return jr.errorAt(at, "want a LangSmith run object")
+	}
+	p := &lsPosted{at: at}
+	if err := jr.unmarshal(raw, at, &p.run); err != nil {
+		return err
+	}
+	run := &p.run
+	if !patch && run.ID == "" {
+		switch {
+		case run.Runs != nil:
+			return jr.elements(run.Runs, at+int64(indexRaw(raw, run.Runs)), lr.one)
+		case run.Post != nil || run.Patch != nil:
+			for _, part := range []struct {
+				raw   json.RawMessage
+				patch bool
+			}{{run.Post, false}, {run.Patch, true}} {
+				if part.raw == nil || jsonKind(part.raw) == 'n' {
+					continue
+				}
+				err := jr.elements(part.raw, at+int64(indexRaw(raw, part.raw)), func(raw json.RawMessage, at int64) error {
+					return lr.item(raw, at, part.patch)
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	id := run.ID
+	if id == "" {
+		id = lsDottedID(run.DottedOrder)
+	}
+	if id == "" && run.TraceID == "" {
+		return jr.errorAt(at, "a run without an id or trace_id")
+	}
+	if patch {
+		line, _ := jr.pr.pos(at)
+		lr.patches = append(lr.patches, lsPatch{p, id, line})
+		return nil
+	}
+	if prev := lr.byID[id]; id != "" && prev != nil {
+		prev.run.merge(run)
+		return nil
+	}
+	if run.RunType == "" {
+		// Spans of another tracer (Phoenix's have id, name and
+		// start_time too) must not pass for runs, one trace each.
+		return jr.errorAt(at, "not a LangSmith run: no \"run_type\"")
+	}
+	run.ID = id
+	lr.runs = append(lr.runs, p)
+	if id != "" {
+		lr.byID[id] = p
+	}
+	return nil
+}
+
+// span makes the tree span of run p, the seq-th, with its record's body
+// built in obj, and returns the thread its metadata names ("" for none).
+func (lr *lsReader) span(p *lsPosted, seq int, obj *jsonObject) (*treeSpan, string, error) {
+	jr := lr.jr
+	run, at := &p.run, p.at
+	if run.Name == "" {
+		return nil, "", jr.errorAt(at, "run %s has no name", run.ID)
+	}
+	meta := run.Extra.Metadata
+	thread := ""
+	for _, k := range lsThreadKeys {
+		if thread = jsonText(meta[k]); thread != "" {
+			break
+		}
+	}
+	trace := run.TraceID
+	if trace == "" {
+		trace = run.ID
+	}
+	start, hasStart := lsTime(run.StartTime)
+	if !hasStart && jsonKind(run.StartTime) != 0 && jsonKind(run.StartTime) != 'n' {
+		return nil, "", jr.errorAt(at, "run %s: start_time %s is not a time", run.ID, run.StartTime)
+	}
+	end, hasEnd := lsTime(run.EndTime)
+	failed := run.Status == "error" || (jsonKind(run.Error) != 0 && jsonKind(run.Error) != 'n' && jsonText(run.Error) != "")
+	obj.reset()
+	if failed {
+		obj.str(FieldEvent, "error")
+	} else {
+		obj.str(FieldEvent, "ok")
+	}
+	obj.open("attrs")
+	obj.strNonEmpty("run_id", run.ID)
+	obj.strNonEmpty("name", run.Name)
+	obj.strNonEmpty("run_type", run.RunType)
+	obj.strNonEmpty("trace_id", trace)
+	obj.strNonEmpty("parent_run_id", run.ParentRunID)
+	obj.strNonEmpty("project_id", run.SessionID)
+	obj.strNonEmpty("status", run.Status)
+	if failed {
+		obj.strNonEmpty("error", jsonText(run.Error))
+	}
+	for _, k := range []string{"langgraph_node", "langgraph_step"} {
+		obj.raw(k, meta[k])
+	}
+	obj.close()
+	line, _ := jr.pr.pos(at)
+	it := &treeSpan{
+		spanItem: spanItem{trace: trace, id: run.ID, parent: run.ParentRunID,
+			start: start, hasTime: hasStart, order: run.DottedOrder, seq: seq,
+			body: append([]byte(nil), obj.bytes()...)},
+		name: run.Name, end: end, hasEnd: hasEnd, line: line,
+		graphNode: jsonText(meta["langgraph_node"]), graphStep: jsonText(meta["langgraph_step"]),
+		where: "line " + itoa(line) + ": run " + run.ID + " of trace " + trace,
+	}
+	it.classify(run.RunType, func(k string) string { return jsonText(meta[k]) })
+	if it.kind == kindAgent || it.kind == kindTool {
+		// A run is named by its name; agent and tool names in its
+		// metadata describe the model's setup, not the run.
+		it.agent, it.tool = "", ""
+	}
+	return it, thread, nil
 }
