@@ -348,7 +348,7 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 // about 3n, of n steps each).
 type test struct {
 	sessions [][]automaton.Move
-	ids      []string // parallel to sessions
+	ids      []string            // parallel to sessions
 	real     map[string]bool     // the log's sessions, by key
 	maxRun   map[string]int      // the longest run of each label in the log
 	events   map[string][]string // the events ending each label's visits in the log
