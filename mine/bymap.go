@@ -85,5 +85,9 @@ func BuildBy(lg *Log, opt Options, field string, minSessions int, values map[str
 		by.Maps = append(by.Maps, automaton.NewSubMap(v, sub))
 	}
 	m.By = by
+	m.Digest = m.ComputeDigest()
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("by %s: %w", field, err)
+	}
 	return m, nil
 }
