@@ -198,3 +198,67 @@ func (m *Model) digestBy(d *digester) {
 		s.model(m).digestBody(d)
 	}
 }
+
+// byCompiled is what a compiled conditioned model adds: the compiled
+// sub-maps, by value, and the name of the map that answers (see
+// Decision.Map).
+type byCompiled struct {
+	subs    map[string]*compiled
+	mapName string
+}
+
+// compileBy compiles the sub-maps of a conditioned model m under policy p,
+// which must fit each of them as it fits the shared map.
+func (c *compiled) compileBy(m *Model, p *Policy) error {
+	if m.By == nil {
+		return nil
+	}
+	c.mapName = SharedMap
+	c.subs = make(map[string]*compiled, len(m.By.Maps))
+	for i := range m.By.Maps {
+		v := m.By.Maps[i].Value
+		sc, err := compile(m.For(v), p)
+		if err != nil {
+			return fmt.Errorf("by %s: the map of value %q: %w", m.By.Field, v, err)
+		}
+		sc.mapName = "by:" + v
+		c.subs[v] = sc
+	}
+	return nil
+}
+
+// setGen sets the generation of c and its sub-maps.
+func (c *compiled) setGen(gen uint64) {
+	c.gen = gen
+	for _, sc := range c.subs {
+		sc.gen = gen
+	}
+}
+
+// forValue returns the compiled map that judges a session of value.
+func (c *compiled) forValue(value string) *compiled {
+	if sc, ok := c.subs[value]; ok {
+		return sc
+	}
+	return c
+}
+
+// keep returns the value a session keeps: value when it has a sub-map, ""
+// (the shared map) when not, so that an unconditioned model's sessions
+// hold no value.
+func (c *compiled) keep(value string) string {
+	if _, ok := c.subs[value]; ok {
+		return value
+	}
+	return ""
+}
+
+// of returns the compiled map of c that judges session s: the sub-map of
+// its value, or c itself. A sub-map the model no longer has (after a
+// Reload) gives the shared map.
+func (c *compiled) of(s *session) *compiled {
+	if s.value == "" {
+		return c
+	}
+	return c.forValue(s.value)
+}

@@ -134,6 +134,10 @@ type Decision struct {
 	// runtime can escalate a session whose Risk climbs early.
 	Surprise float64 `json:"surprise"`
 	Risk     float64 `json:"risk"`
+	// Map names the map of a conditioned model (see By) that judged the
+	// session: "by:" and its value, or SharedMap; empty for a model that
+	// is not conditioned.
+	Map string `json:"map,omitempty"`
 	// Time is when the guard decided, by GuardOptions.Now.
 	Time time.Time `json:"-"`
 }
@@ -265,6 +269,7 @@ type session struct {
 	seen   []uint64       // the constrained labels visited, indexed by cons
 	cons   *rules
 	risk   float64 // the running surprisal, in bits
+	value  string  // in a conditioned model, the value whose sub-map judges it ("": the shared map)
 
 	prev, next *session
 }
@@ -272,24 +277,25 @@ type session struct {
 // compiled is a model and a policy prepared for fast lookups. It is never
 // modified once built.
 type compiled struct {
-	m         *Model
-	policy    *Policy
-	gen       uint64
-	monitor   bool
-	rareDev   bool
-	states    map[string]*gstate
-	labels    map[string]*gstate // label -> the most visited state carrying it
-	caps      map[EdgeRef]capRef
-	loopSlots []int // per loop: how many capped transitions
-	watchMax  int
-	fallback  *Fallback
-	fbState   *gstate
-	start     *gstate
-	genDeny   bool
-	slotRes   map[string][]*regexp.Regexp // declared slots: their patterns (nil: none)
-	rules     map[*Transition]*rule       // nil without rules
-	cons      *rules                      // the model's constraints, nil for none
-	risk      *riskTables
+	m          *Model
+	policy     *Policy
+	gen        uint64
+	monitor    bool
+	rareDev    bool
+	states     map[string]*gstate
+	labels     map[string]*gstate // label -> the most visited state carrying it
+	caps       map[EdgeRef]capRef
+	loopSlots  []int // per loop: how many capped transitions
+	watchMax   int
+	fallback   *Fallback
+	fbState    *gstate
+	start      *gstate
+	genDeny    bool
+	slotRes    map[string][]*regexp.Regexp // declared slots: their patterns (nil: none)
+	rules      map[*Transition]*rule       // nil without rules
+	cons       *rules                      // the model's constraints, nil for none
+	risk       *riskTables
+	byCompiled // a conditioned model's sub-maps (see bymap.go)
 }
 
 type gstate struct {
@@ -344,7 +350,7 @@ func NewGuard(m *Model, p *Policy, opt GuardOptions) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.gen = 1
+	c.setGen(1)
 	n := opt.Shards
 	if n <= 0 {
 		n = 64
@@ -519,7 +525,7 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 			c.fbState = c.states[s.ID]
 		}
 	}
-	return c, nil
+	return c, c.compileBy(m, p)
 }
 
 // compileSlots prepares the policy's slots, states and transitions, whose
@@ -783,6 +789,16 @@ func (g *Guard) Step(id, event, next string) Decision {
 // (ErrUndeclaredSlot for the first), and then nothing happens: no session
 // is created or changed and no decision is made.
 func (g *Guard) StepSlots(id, event, next string, slots []Slot) (Decision, error) {
+	return g.StepBy(id, "", event, next, slots)
+}
+
+// StepBy is StepSlots for a conditioned model (see By): a session that
+// starts with this step is judged from then on by the sub-map of value,
+// its value of By.Field, or by the shared map when value has none (""
+// for no value); the value of a later step of the session is not read.
+// Decision.Map names the map that answered. For a model that is not
+// conditioned it is StepSlots.
+func (g *Guard) StepBy(id, value, event, next string, slots []Slot) (Decision, error) {
 	now := g.now()
 	// The slots' patterns run before the session's shard is locked, so that
 	// steps of other sessions of the shard do not wait for them; should a
@@ -802,9 +818,12 @@ func (g *Guard) StepSlots(id, event, next string, slots []Slot) (Decision, error
 	}
 	s := g.lookup(sh, id, now, c)
 	if s == nil {
-		s = g.create(sh, id, c)
+		s = g.create(sh, id, c.forValue(value))
+		s.value = c.keep(value)
 	}
+	c = c.of(s)
 	d := c.decide(s, event, next, slots)
+	d.Map = c.mapName
 	d.Session = id
 	d.Time = now
 	s.last = now
@@ -1144,7 +1163,7 @@ func (g *Guard) lookup(sh *shard, id string, now time.Time, c *compiled) *sessio
 		return nil
 	}
 	if s.gen != c.gen {
-		switch g.carry(s, c) {
+		switch g.carry(s, c.of(s)) {
 		case carryDropped:
 			sh.remove(s)
 			g.live.Add(-1)
@@ -1238,7 +1257,7 @@ func (g *Guard) Reload(m *Model, p *Policy) (ReloadStats, error) {
 	if err != nil {
 		return st, err
 	}
-	c.gen = old.gen + 1
+	c.setGen(old.gen + 1)
 	g.cur.Store(c)
 	for i := range g.shards {
 		sh := &g.shards[i]
@@ -1248,7 +1267,7 @@ func (g *Guard) Reload(m *Model, p *Policy) (ReloadStats, error) {
 				st.Kept++ // a step already carried it over
 				continue
 			}
-			switch g.carry(s, c) {
+			switch g.carry(s, c.of(s)) {
 			case carryKept:
 				st.Kept++
 			case carryRemapped:
