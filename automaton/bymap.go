@@ -60,6 +60,7 @@ type By struct {
 type SubMap struct {
 	Value       string       `json:"value"`
 	Sessions    int          `json:"sessions"`
+	Events      int          `json:"events"`
 	Initial     string       `json:"initial"`
 	States      []State      `json:"states"`
 	Transitions []Transition `json:"transitions"`
@@ -73,7 +74,7 @@ type SubMap struct {
 // mined from the value's sessions.
 func NewSubMap(value string, sub *Model) SubMap {
 	return SubMap{
-		Value: value, Sessions: sub.Source.Sessions, Initial: sub.Initial,
+		Value: value, Sessions: sub.Source.Sessions, Events: sub.Source.Events, Initial: sub.Initial,
 		States: sub.States, Transitions: sub.Transitions, Loops: sub.Loops,
 		Trunk: sub.Trunk, Variants: sub.Variants, Constraints: sub.Constraints,
 	}
@@ -122,7 +123,7 @@ func (s *SubMap) model(parent *Model) *Model {
 		Initial: s.Initial, States: s.States, Transitions: s.Transitions, Loops: s.Loops,
 		Trunk: s.Trunk, Variants: s.Variants, Constraints: s.Constraints,
 	}
-	sub.Source.Sessions = s.Sessions
+	sub.Source.Sessions, sub.Source.Events = s.Sessions, s.Events
 	sub.Source.Outcome = nil
 	sub.Reindex()
 	return sub
@@ -163,6 +164,9 @@ func (m *Model) validateBy() error {
 	}
 	if b.Values < 0 || b.Shared < 0 || b.Unvalued < 0 {
 		return fmt.Errorf("invalid model: a count of by is negative")
+	}
+	if b.Values < len(b.Maps) {
+		return fmt.Errorf("invalid model: by.values is %d, fewer than its %d maps", b.Values, len(b.Maps))
 	}
 	for i := range b.Maps {
 		s := &b.Maps[i]
