@@ -77,4 +77,9 @@ func TestServeBy(t *testing.T) {
 			t.Errorf("session %s: allowed %v (%s), map %q; want %v, %q", tt.id, d.Allowed, d.Reason, d.Map, tt.allowed, tt.mapName)
 		}
 	}
+	// The decision log names the map on a session's first line.
+	ts.srv.Close()
+	if log := ts.log.String(); !strings.Contains(log, `"session_id":"a","step":0,`) || !strings.Contains(log, `"state":"greet","map":"by:strict"}`) || strings.Count(log, `"map"`) != 3 {
+		t.Errorf("decision log without the map:\n%s", log)
+	}
 }
