@@ -271,3 +271,16 @@ func BenchmarkGuardStepBy(b *testing.B) {
 		})
 	}
 }
+
+// TestGuardByPolicy holds that a policy must fit every sub-map: one whose
+// fallback names a state a sub-map lacks is refused, naming the value.
+func TestGuardByPolicy(t *testing.T) {
+	p := guardPolicy(t, `{"watchdog":{"max_turns":3,"fallback":{"event":"x","to":"b"}}}`)
+	if _, err := NewGuard(branch(t, 3, 3), p, GuardOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewGuard(byModel(t), p, GuardOptions{})
+	if err == nil || !strings.Contains(err.Error(), `by attrs.task: the map of value "A": policy: watchdog: fallback`) {
+		t.Errorf("NewGuard = %v, want the map of A named", err)
+	}
+}
