@@ -228,12 +228,19 @@ per state and per transition the sessions through it and how many of them
 succeeded; sessions without the field are counted apart. stats and report
 then show where sessions fail. A model built without it is unchanged.
 
+--by FIELD, such as attrs.task_id, also mines a sub-map for each value of
+the field that --by-min sessions carry, from those sessions alone; check,
+replay and the guard judge a session by its value's map, and by the shared
+map of every session when its value has none (see docs/build.md).
+
 Exit status: 0 ok; 2 trouble (bad flags, unreadable input, an outcome
 expression that does not parse, names a field no record has or compares a
-string with a number, or with --strict any bad line).`,
+string with a number, a --by field no session has or a value with a control
+character, or with --strict any bad line).`,
 		Example: `  fsmine build logs/*.jsonl -o v4.json --dot v4.dot
   fsmine build --labels rules.json --parent v3.json logs/today.jsonl.gz -o v4.json
-  fsmine build --field session_id=conversation_id --field node=tool.name - < log.jsonl`,
+  fsmine build --field session_id=conversation_id --field node=tool.name - < log.jsonl
+  fsmine build --by attrs.task_id logs/*.jsonl -o v4.json`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("build needs at least one LOG (a file, a glob, or - for standard input)")
