@@ -259,10 +259,14 @@ func (c *compiled) keep(value string) string {
 
 // of returns the compiled map of c that judges session s: the sub-map of
 // its value, or c itself. A sub-map the model no longer has (after a
-// Reload) gives the shared map.
+// Reload) gives the shared map. The session keeps the map it found until
+// the generation changes, so that a step looks no value up.
 func (c *compiled) of(s *session) *compiled {
 	if s.value == "" {
 		return c
 	}
-	return c.forValue(s.value)
+	if s.sub == nil || s.sub.gen != c.gen {
+		s.sub = c.forValue(s.value)
+	}
+	return s.sub
 }

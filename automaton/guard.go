@@ -268,8 +268,9 @@ type session struct {
 	slots  []Slot         // at most one per name; Valid is not kept
 	seen   []uint64       // the constrained labels visited, indexed by cons
 	cons   *rules
-	risk   float64 // the running surprisal, in bits
-	value  string  // in a conditioned model, the value whose sub-map judges it ("": the shared map)
+	risk   float64   // the running surprisal, in bits
+	value  string    // in a conditioned model, the value whose sub-map judges it ("": the shared map)
+	sub    *compiled // the compiled map of value, as of sub.gen (see compiled.of)
 
 	prev, next *session
 }
