@@ -174,6 +174,9 @@ func TestGuardBy(t *testing.T) {
 			}
 		}
 	}
+	if info, _ := g.Session("s1"); info.Map != "by:A" {
+		t.Errorf("Session(s1).Map = %q, want by:A", info.Map)
+	}
 	// A reload whose model lacks the value's sub-map judges the session
 	// by the shared map.
 	if _, err := g.Reload(branch(t, 3, 3), nil); err != nil {
@@ -283,4 +286,44 @@ func TestGuardByPolicy(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `by attrs.task: the map of value "A": policy: watchdog: fallback`) {
 		t.Errorf("NewGuard = %v, want the map of A named", err)
 	}
+}
+
+// FuzzDecodeBy decodes mutations of a conditioned model: Decode either
+// refuses the bytes or returns a model whose every sub-map is a valid
+// model, which writes and decodes back to the same digest.
+func FuzzDecodeBy(f *testing.F) {
+	var buf bytes.Buffer
+	if err := byModel(f).Write(&buf); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add(bytes.Replace(buf.Bytes(), []byte(`"value":"B"`), []byte(`"value":"A"`), 1))
+	f.Add(bytes.Replace(buf.Bytes(), []byte(`"min_sessions":2`), []byte(`"min_sessions":0`), 1))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Decode(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		if m.By != nil {
+			for _, sm := range m.By.Maps {
+				if err := m.For(sm.Value).Validate(); err != nil {
+					t.Fatalf("sub-map %q of a decoded model: %v", sm.Value, err)
+				}
+				if m.MapName(sm.Value) != "by:"+sm.Value {
+					t.Fatalf("MapName(%q) = %q", sm.Value, m.MapName(sm.Value))
+				}
+			}
+		}
+		var out bytes.Buffer
+		if err := m.Write(&out); err != nil {
+			t.Fatal(err)
+		}
+		back, err := Decode(&out)
+		if err != nil {
+			t.Fatalf("a decoded model does not decode back: %v", err)
+		}
+		if back.ComputeDigest() != m.ComputeDigest() {
+			t.Fatal("the digest changed through Write and Decode")
+		}
+	})
 }

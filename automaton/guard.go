@@ -227,6 +227,9 @@ type SessionInfo struct {
 	Slots        map[string]interface{} `json:"slots"`
 	Instructions string                 `json:"instructions,omitempty"`
 	History      []HistoryEntry         `json:"history"`
+	// Map names the map of a conditioned model that judges the session,
+	// as Decision.Map does.
+	Map string `json:"map,omitempty"`
 }
 
 // Guard enforces a model and a policy over many concurrent agent sessions.
@@ -1291,11 +1294,13 @@ func (g *Guard) Session(id string) (SessionInfo, bool) {
 	sh := g.shard(id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s := g.lookup(sh, id, now, g.cur.Load())
+	c := g.cur.Load()
+	s := g.lookup(sh, id, now, c)
 	if s == nil {
 		return SessionInfo{}, false
 	}
 	info := SessionInfo{
+		Map:          c.of(s).mapName,
 		ID:           s.id,
 		State:        s.state.id,
 		Label:        s.state.label,
