@@ -205,10 +205,11 @@ func (m *Model) digestBy(d *digester) {
 
 // byCompiled is what a compiled conditioned model adds: the compiled
 // sub-maps, by value, and the name of the map that answers (see
-// Decision.Map).
+// Decision.Map); a sub-map's value.
 type byCompiled struct {
 	subs    map[string]*compiled
 	mapName string
+	value   string
 }
 
 // compileBy compiles the sub-maps of a conditioned model m under policy p,
@@ -225,7 +226,7 @@ func (c *compiled) compileBy(m *Model, p *Policy) error {
 		if err != nil {
 			return fmt.Errorf("by %s: the map of value %q: %w", m.By.Field, v, err)
 		}
-		sc.mapName = "by:" + v
+		sc.mapName, sc.value = "by:"+v, v
 		c.subs[v] = sc
 	}
 	return nil
@@ -247,26 +248,19 @@ func (c *compiled) forValue(value string) *compiled {
 	return c
 }
 
-// keep returns the value a session keeps: value when it has a sub-map, ""
-// (the shared map) when not, so that an unconditioned model's sessions
-// hold no value.
-func (c *compiled) keep(value string) string {
-	if _, ok := c.subs[value]; ok {
-		return value
-	}
-	return ""
-}
-
-// of returns the compiled map of c that judges session s: the sub-map of
-// its value, or c itself. A sub-map the model no longer has (after a
-// Reload) gives the shared map. The session keeps the map it found until
-// the generation changes, so that a step looks no value up.
+// of returns the compiled map of c, the shared map in force, that judges
+// session s: its sub-map, or c itself. After a Reload (a new generation)
+// the session takes the sub-map of its value in c, or the shared map for
+// good when c has none.
 func (c *compiled) of(s *session) *compiled {
-	if s.value == "" {
+	if s.sub == nil {
 		return c
 	}
-	if s.sub == nil || s.sub.gen != c.gen {
-		s.sub = c.forValue(s.value)
+	if s.sub.gen != c.gen {
+		s.sub = c.subs[s.sub.value]
+		if s.sub == nil {
+			return c
+		}
 	}
 	return s.sub
 }

@@ -177,6 +177,14 @@ func TestGuardBy(t *testing.T) {
 	if info, _ := g.Session("s1"); info.Map != "by:A" {
 		t.Errorf("Session(s1).Map = %q, want by:A", info.Map)
 	}
+	// A reload that keeps the value's sub-map keeps the session on it.
+	g.StepBy("s6", "A", "", "plan", nil)
+	if _, err := g.Reload(byModel(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := g.Step("s6", "ok", "b"); d.Allowed || d.Map != "by:A" {
+		t.Errorf("after a reload with the sub-maps: allowed %v, map %q; want denied by by:A", d.Allowed, d.Map)
+	}
 	// A reload whose model lacks the value's sub-map judges the session
 	// by the shared map.
 	if _, err := g.Reload(branch(t, 3, 3), nil); err != nil {

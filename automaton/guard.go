@@ -272,8 +272,7 @@ type session struct {
 	seen   []uint64       // the constrained labels visited, indexed by cons
 	cons   *rules
 	risk   float64   // the running surprisal, in bits
-	value  string    // in a conditioned model, the value whose sub-map judges it ("": the shared map)
-	sub    *compiled // the compiled map of value, as of sub.gen (see compiled.of)
+	sub    *compiled // in a conditioned model, the sub-map that judges it (nil: the shared map; see compiled.of)
 
 	prev, next *session
 }
@@ -823,7 +822,9 @@ func (g *Guard) StepBy(id, value, event, next string, slots []Slot) (Decision, e
 	s := g.lookup(sh, id, now, c)
 	if s == nil {
 		s = g.create(sh, id, c.forValue(value))
-		s.value = c.keep(value)
+		if c.subs != nil {
+			s.sub = c.subs[value]
+		}
 	}
 	c = c.of(s)
 	d := c.decide(s, event, next, slots)
