@@ -218,16 +218,16 @@ func (c *compiled) compileBy(m *Model, p *Policy) error {
 	if m.By == nil {
 		return nil
 	}
-	c.mapName = SharedMap
-	c.subs = make(map[string]*compiled, len(m.By.Maps))
+	c.by.mapName = SharedMap
+	c.by.subs = make(map[string]*compiled, len(m.By.Maps))
 	for i := range m.By.Maps {
 		v := m.By.Maps[i].Value
 		sc, err := compile(m.For(v), p)
 		if err != nil {
 			return fmt.Errorf("by %s: the map of value %q: %w", m.By.Field, v, err)
 		}
-		sc.mapName, sc.value = "by:"+v, v
-		c.subs[v] = sc
+		sc.by.mapName, sc.by.value = "by:"+v, v
+		c.by.subs[v] = sc
 	}
 	return nil
 }
@@ -235,14 +235,14 @@ func (c *compiled) compileBy(m *Model, p *Policy) error {
 // setGen sets the generation of c and its sub-maps.
 func (c *compiled) setGen(gen uint64) {
 	c.gen = gen
-	for _, sc := range c.subs {
+	for _, sc := range c.by.subs {
 		sc.gen = gen
 	}
 }
 
 // forValue returns the compiled map that judges a session of value.
 func (c *compiled) forValue(value string) *compiled {
-	if sc, ok := c.subs[value]; ok {
+	if sc, ok := c.by.subs[value]; ok {
 		return sc
 	}
 	return c
@@ -257,7 +257,7 @@ func (c *compiled) of(s *session) *compiled {
 		return c
 	}
 	if s.sub.gen != c.gen {
-		s.sub = c.subs[s.sub.value]
+		s.sub = c.by.subs[s.sub.by.value]
 		if s.sub == nil {
 			return c
 		}

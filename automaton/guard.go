@@ -271,8 +271,11 @@ type session struct {
 	slots  []Slot         // at most one per name; Valid is not kept
 	seen   []uint64       // the constrained labels visited, indexed by cons
 	cons   *rules
-	risk   float64   // the running surprisal, in bits
-	sub    *compiled // in a conditioned model, the sub-map that judges it (nil: the shared map; see compiled.of)
+	risk   float64 // the running surprisal, in bits
+
+	// sub, in a conditioned model, is the sub-map that judges the session
+	// (nil: the shared map; see compiled.of).
+	sub *compiled
 
 	prev, next *session
 }
@@ -280,25 +283,25 @@ type session struct {
 // compiled is a model and a policy prepared for fast lookups. It is never
 // modified once built.
 type compiled struct {
-	m          *Model
-	policy     *Policy
-	gen        uint64
-	monitor    bool
-	rareDev    bool
-	states     map[string]*gstate
-	labels     map[string]*gstate // label -> the most visited state carrying it
-	caps       map[EdgeRef]capRef
-	loopSlots  []int // per loop: how many capped transitions
-	watchMax   int
-	fallback   *Fallback
-	fbState    *gstate
-	start      *gstate
-	genDeny    bool
-	slotRes    map[string][]*regexp.Regexp // declared slots: their patterns (nil: none)
-	rules      map[*Transition]*rule       // nil without rules
-	cons       *rules                      // the model's constraints, nil for none
-	risk       *riskTables
-	byCompiled // a conditioned model's sub-maps (see bymap.go)
+	m         *Model
+	policy    *Policy
+	gen       uint64
+	monitor   bool
+	rareDev   bool
+	states    map[string]*gstate
+	labels    map[string]*gstate // label -> the most visited state carrying it
+	caps      map[EdgeRef]capRef
+	loopSlots []int // per loop: how many capped transitions
+	watchMax  int
+	fallback  *Fallback
+	fbState   *gstate
+	start     *gstate
+	genDeny   bool
+	slotRes   map[string][]*regexp.Regexp // declared slots: their patterns (nil: none)
+	rules     map[*Transition]*rule       // nil without rules
+	cons      *rules                      // the model's constraints, nil for none
+	risk      *riskTables
+	by        byCompiled // a conditioned model's sub-maps (see bymap.go)
 }
 
 type gstate struct {
@@ -822,13 +825,13 @@ func (g *Guard) StepBy(id, value, event, next string, slots []Slot) (Decision, e
 	s := g.lookup(sh, id, now, c)
 	if s == nil {
 		s = g.create(sh, id, c.forValue(value))
-		if c.subs != nil {
-			s.sub = c.subs[value]
+		if c.by.subs != nil {
+			s.sub = c.by.subs[value]
 		}
 	}
 	c = c.of(s)
 	d := c.decide(s, event, next, slots)
-	d.Map = c.mapName
+	d.Map = c.by.mapName
 	d.Session = id
 	d.Time = now
 	s.last = now
@@ -1301,7 +1304,7 @@ func (g *Guard) Session(id string) (SessionInfo, bool) {
 		return SessionInfo{}, false
 	}
 	info := SessionInfo{
-		Map:          c.of(s).mapName,
+		Map:          c.of(s).by.mapName,
 		ID:           s.id,
 		State:        s.state.id,
 		Label:        s.state.label,
