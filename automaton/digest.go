@@ -25,7 +25,9 @@ import (
 //   - each loop: its states, max_iterations (the default loop caps) and its
 //     back edges (the transitions those caps count);
 //   - each constraint over whole sessions: kind, labels, support and
-//     confidence (the guard denies a step that breaks one).
+//     confidence (the guard denies a step that breaks one);
+//   - for a conditioned model (see By): the field, the sessions a value
+//     needs, and each sub-map's value and the lines above of its map.
 //
 // What the guard does not read is provenance and is left out, so that the
 // same data and options give the same digest: version, parent, created,
@@ -36,6 +38,13 @@ import (
 func (m *Model) ComputeDigest() string {
 	d := newDigester()
 	d.line("fsmine.digest/2")
+	m.digestBody(d)
+	m.digestBy(d)
+	return d.sum()
+}
+
+// digestBody hashes the lines of the model's own map.
+func (m *Model) digestBody(d *digester) {
 	d.line("initial", m.Initial)
 	for _, s := range m.States {
 		d.line(append([]string{"state", s.ID, s.Label, strconv.Itoa(s.Visits), strconv.Itoa(s.MaxRun), "fields"}, s.Fields...)...)
@@ -53,7 +62,6 @@ func (m *Model) ComputeDigest() string {
 	for _, c := range m.Constraints {
 		d.line(c.digestFields()...)
 	}
-	return d.sum()
 }
 
 // digester hashes lines of quoted, tab-separated fields: unambiguous

@@ -246,7 +246,7 @@ func (m *Model) Validate() error {
 			}
 		}
 	}
-	return nil
+	return m.validateBy()
 }
 
 // validFields checks a state's Fields: not on StartID or EndID (no record
@@ -436,6 +436,12 @@ func (m *Model) Write(w io.Writer) error {
 				return nil
 			}
 			return list("constraints", len(m.Constraints), func(i int) any { return m.Constraints[i] })
+		},
+		func() error {
+			if m.By == nil {
+				return nil
+			}
+			return field("by", m.By)
 		},
 	}
 	for _, step := range steps {

@@ -136,6 +136,10 @@ type Decision struct {
 	// runtime can escalate a session whose Risk climbs early.
 	Surprise float64 `json:"surprise"`
 	Risk     float64 `json:"risk"`
+	// Map names the map of a conditioned model (see By) that judged the
+	// session: "by:" and its value, or SharedMap; empty for a model that
+	// is not conditioned.
+	Map string `json:"map,omitempty"`
 	// Time is when the guard decided, by GuardOptions.Now.
 	Time time.Time `json:"-"`
 }
@@ -225,6 +229,9 @@ type SessionInfo struct {
 	Slots        map[string]interface{} `json:"slots"`
 	Instructions string                 `json:"instructions,omitempty"`
 	History      []HistoryEntry         `json:"history"`
+	// Map names the map of a conditioned model that judges the session,
+	// as Decision.Map does.
+	Map string `json:"map,omitempty"`
 }
 
 // Guard enforces a model and a policy over many concurrent agent sessions.
@@ -268,6 +275,10 @@ type session struct {
 	cons   *rules
 	risk   float64 // the running surprisal, in bits
 
+	// sub, in a conditioned model, is the sub-map that judges the session
+	// (nil: the shared map; see compiled.of).
+	sub *compiled
+
 	prev, next *session
 }
 
@@ -292,6 +303,7 @@ type compiled struct {
 	rules     map[*Transition]*rule       // nil without rules
 	cons      *rules                      // the model's constraints, nil for none
 	risk      *riskTables
+	by        byCompiled // a conditioned model's sub-maps (see bymap.go)
 }
 
 type gstate struct {
@@ -346,7 +358,7 @@ func NewGuard(m *Model, p *Policy, opt GuardOptions) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.gen = 1
+	c.setGen(1)
 	n := opt.Shards
 	if n <= 0 {
 		n = 64
@@ -521,7 +533,7 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 			c.fbState = c.states[s.ID]
 		}
 	}
-	return c, nil
+	return c, c.compileBy(m, p)
 }
 
 // compileSlots prepares the policy's slots, states and transitions, whose
@@ -785,6 +797,16 @@ func (g *Guard) Step(id, event, next string) Decision {
 // (ErrUndeclaredSlot for the first), and then nothing happens: no session
 // is created or changed and no decision is made.
 func (g *Guard) StepSlots(id, event, next string, slots []Slot) (Decision, error) {
+	return g.StepBy(id, "", event, next, slots)
+}
+
+// StepBy is StepSlots for a conditioned model (see By): a session that
+// starts with this step is judged from then on by the sub-map of value,
+// its value of By.Field, or by the shared map when value has none (""
+// for no value); the value of a later step of the session is not read.
+// Decision.Map names the map that answered. For a model that is not
+// conditioned it is StepSlots.
+func (g *Guard) StepBy(id, value, event, next string, slots []Slot) (Decision, error) {
 	now := g.now()
 	// The slots' patterns run before the session's shard is locked, so that
 	// steps of other sessions of the shard do not wait for them; should a
@@ -804,9 +826,14 @@ func (g *Guard) StepSlots(id, event, next string, slots []Slot) (Decision, error
 	}
 	s := g.lookup(sh, id, now, c)
 	if s == nil {
-		s = g.create(sh, id, c)
+		s = g.create(sh, id, c.forValue(value))
+		if c.by.subs != nil {
+			s.sub = c.by.subs[value]
+		}
 	}
+	c = c.of(s)
 	d := c.decide(s, event, next, slots)
+	d.Map = c.by.mapName
 	d.Session = id
 	d.Time = now
 	s.last = now
@@ -1146,7 +1173,7 @@ func (g *Guard) lookup(sh *shard, id string, now time.Time, c *compiled) *sessio
 		return nil
 	}
 	if s.gen != c.gen {
-		switch g.carry(s, c) {
+		switch g.carry(s, c.of(s)) {
 		case carryDropped:
 			sh.remove(s)
 			g.live.Add(-1)
@@ -1231,7 +1258,7 @@ func (g *Guard) Reload(m *Model, p *Policy) (ReloadStats, error) {
 	if err != nil {
 		return st, err
 	}
-	c.gen = old.gen + 1
+	c.setGen(old.gen + 1)
 	g.cur.Store(c)
 	for i := range g.shards {
 		sh := &g.shards[i]
@@ -1241,7 +1268,7 @@ func (g *Guard) Reload(m *Model, p *Policy) (ReloadStats, error) {
 				st.Kept++ // a step already carried it over
 				continue
 			}
-			switch g.carry(s, c) {
+			switch g.carry(s, c.of(s)) {
 			case carryKept:
 				st.Kept++
 			case carryRemapped:
@@ -1264,11 +1291,13 @@ func (g *Guard) Session(id string) (SessionInfo, bool) {
 	sh := g.shard(id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s := g.lookup(sh, id, now, g.cur.Load())
+	c := g.cur.Load()
+	s := g.lookup(sh, id, now, c)
 	if s == nil {
 		return SessionInfo{}, false
 	}
 	info := SessionInfo{
+		Map:          c.of(s).by.mapName,
 		ID:           s.id,
 		State:        s.state.id,
 		Label:        s.state.label,

@@ -54,6 +54,10 @@ type Model struct {
 	// Constraints are rules over whole sessions (see Constraint); models
 	// mined without generalisation have none.
 	Constraints []Constraint `json:"constraints,omitempty"`
+	// By, when not nil, makes the model conditioned (fsmine build --by):
+	// the map above is the shared one and By holds a sub-map per value of
+	// a record field.
+	By *By `json:"by,omitempty"`
 
 	index *index
 	// legacy says the model's digest is of the old kind (see

@@ -148,6 +148,11 @@ type modelOptions struct {
 	// beforeWrite, when not nil, is called with the finished model just
 	// before it is written (build --evidence writes the evidence there).
 	beforeWrite func(*automaton.Model) error
+	// by is build --by's field and byMin --by-min; byValues reads each
+	// session's value of the field.
+	by       string
+	byMin    int
+	byValues func() (map[string]string, error)
 
 	parentModel *automaton.Model // loaded by prepare
 }
@@ -223,12 +228,19 @@ per state and per transition the sessions through it and how many of them
 succeeded; sessions without the field are counted apart. stats and report
 then show where sessions fail. A model built without it is unchanged.
 
+--by FIELD, such as attrs.task_id, also mines a sub-map for each value of
+the field that --by-min sessions carry, from those sessions alone; check,
+replay and the guard judge a session by its value's map, and by the shared
+map of every session when its value has none (see docs/build.md).
+
 Exit status: 0 ok; 2 trouble (bad flags, unreadable input, an outcome
 expression that does not parse, names a field no record has or compares a
-string with a number, or with --strict any bad line).`,
+string with a number, a --by field no session has or a value with a control
+character, or with --strict any bad line).`,
 		Example: `  fsmine build logs/*.jsonl -o v4.json --dot v4.dot
   fsmine build --labels rules.json --parent v3.json logs/today.jsonl.gz -o v4.json
-  fsmine build --field session_id=conversation_id --field node=tool.name - < log.jsonl`,
+  fsmine build --field session_id=conversation_id --field node=tool.name - < log.jsonl
+  fsmine build --by attrs.task_id logs/*.jsonl -o v4.json`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("build needs at least one LOG (a file, a glob, or - for standard input)")
@@ -253,6 +265,8 @@ string with a number, or with --strict any bad line).`,
 	f.StringVar(&opts.partial, "partial", "", "write this shard's partial result to `FILE` instead of a model (see fsmine merge)")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before its path is tallied and its records let go; 0 holds every session to the end")
 	f.BoolVar(&opts.model.slots, "slots", false, "record per state the record fields present on every visit that leaves it (reads the logs twice; see serve --check --suggest)")
+	f.StringVar(&opts.model.by, "by", "", "also mine a sub-map per value of the record `FIELD` (such as attrs.task_id) that --by-min sessions carry; other values use the shared map of every session (reads the logs twice)")
+	f.IntVar(&opts.model.byMin, "by-min", mine.DefaultByMin, "sessions a --by value needs for a sub-map of its own")
 	f.StringVar(&opts.model.outcome, "outcome", "", "count per state and transition the sessions through it and how many succeeded, by `EXPR`, a test of a record field such as attrs.reward>=1 or attrs.status!=error (reads the logs twice; see stats)")
 	return c
 }
@@ -320,10 +334,21 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 			return err
 		}
 	}
+	if opts.model.by != "" {
+		if opts.partial != "" || opts.update != "" || opts.model.slots || outcome != nil || !twiceReadable(inputs) {
+			return usagef("--by reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial, --update, --slots or --outcome")
+		}
+		if opts.model.byMin < 1 {
+			return usagef("--by-min %d: want 1 or more", opts.model.byMin)
+		}
+		opts.model.byValues = func() (map[string]string, error) {
+			return mine.SessionValues(inputs, ropt, opts.model.by)
+		}
+	}
 	// A model needs only the distinct paths; a partial result holds every
-	// session, and --slots walks each through the model.
+	// session, --slots walks each through the model and --by splits them.
 	window := opts.window
-	if opts.partial != "" || opts.evidence || opts.model.slots || outcome != nil {
+	if opts.partial != "" || opts.evidence || opts.model.slots || outcome != nil || opts.model.by != "" {
 		window = 0
 	}
 	if err := streamReads(&ropt, inputs, window, nil); err != nil {
@@ -465,7 +490,17 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 	bopt.Merge, bopt.Alpha, bopt.RareCount, bopt.RareRatio = opts.merge, opts.alpha, opts.rareCount, opts.rareRatio
 	bopt.Generalize, bopt.Examples = opts.general, opts.examples
 	parent := opts.parentModel
-	m, err := mine.Build(lg, bopt)
+	var m *automaton.Model
+	var err error
+	if opts.byValues != nil {
+		var vals map[string]string
+		if vals, err = opts.byValues(); err != nil {
+			return err
+		}
+		m, err = mine.BuildBy(lg, bopt, opts.by, opts.byMin, vals)
+	} else {
+		m, err = mine.Build(lg, bopt)
+	}
 	if err != nil {
 		if errors.Is(err, mine.ErrNoSessions) {
 			return noSessionsError(what, lg)
@@ -514,6 +549,7 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 	}
 	if !opts.quiet {
 		printBuildSummary(streams.Err, lg, m)
+		printBySummary(streams.Err, m)
 		if fields != nil {
 			printFieldsSummary(streams.Err, m, fields)
 		}
@@ -804,4 +840,19 @@ func inheritModelFlags(o *modelOptions, p automaton.Params, changed func(string)
 	if !given("slots") {
 		o.slots = p.Slots
 	}
+}
+
+// printBySummary says how build --by split the sessions; nothing for a
+// model that is not conditioned.
+func printBySummary(w io.Writer, m *automaton.Model) {
+	b := m.By
+	if b == nil {
+		return
+	}
+	fmt.Fprintf(w, "by %s: %s, %s of their own (%d+ sessions each); %s on the shared map",
+		b.Field, text.Count(b.Values, "value"), text.Count(len(b.Maps), "sub-map"), b.MinSessions, text.Count(b.Shared, "session"))
+	if b.Unvalued > 0 {
+		fmt.Fprintf(w, " (%d without a value)", b.Unvalued)
+	}
+	fmt.Fprintln(w)
 }

@@ -137,8 +137,18 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	copt := automaton.CheckOptions{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxAlignStates: opts.maxAlign}
+	window := opts.window
+	if m.By != nil {
+		// Each session is judged by its value's map: the values are read
+		// first, so every session is held to the end of the read.
+		if slices.Contains(opts.inputs, "-") {
+			return usagef("%s is conditioned on %s: check reads the logs twice for the values; give files, not standard input", opts.model, m.By.Field)
+		}
+		window = 0
+	}
 	run := check.NewCollector(
-		automaton.NewChecker(m, automaton.CheckOptions{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxAlignStates: opts.maxAlign}),
+		automaton.NewChecker(m, copt),
 		check.Options{Deviations: opts.format == "json" || opts.format == "text", Verdicts: opts.format == "jsonl", Rank: opts.rank})
 	// Sessions are checked as the read finishes them; a read that starts
 	// over holding every session gives them all again.
@@ -152,12 +162,19 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 		}
 	}
 	lg, inputs, ropt, err := readLogs(m, opts.model, opts.inputs, &opts.logs, streams.In, streams, &sessionSink{
-		window:  opts.window,
+		window:  window,
 		each:    run.Add,
 		restart: run.Reset,
 	})
 	if err != nil {
 		return err
+	}
+	if m.By != nil {
+		vals, err := mine.SessionValues(inputs, ropt, m.By.Field)
+		if err != nil {
+			return err
+		}
+		run.ConditionOn(m, vals, copt)
 	}
 	for si := range lg.Sessions {
 		run.Add(lg, &lg.Sessions[si])

@@ -22,6 +22,7 @@ func init() { register(newDiffCmd) }
 
 type diffOptions struct {
 	oldPath, newPath string
+	mapValue         string // --map
 	format           string
 	dot              string
 	alpha            float64
@@ -91,6 +92,7 @@ flags).`,
 		},
 	}
 	f := c.Flags()
+	bindMapFlag(f, &opts.mapValue)
 	f.StringVar(&opts.format, "format", "text", "output format: text, json, markdown or html")
 	f.StringVar(&opts.dot, "dot", "", "also write a Graphviz DOT overlay of both models to `FILE`")
 	f.Float64Var(&opts.alpha, "alpha", automaton.DefaultAlpha, "family-wise significance level of the share and outflow tests, in (0, 1)")
@@ -119,6 +121,12 @@ func runDiff(_ context.Context, opts *diffOptions, streams IO) error {
 	}
 	new, err := loadDiffModel(opts.newPath)
 	if err != nil {
+		return err
+	}
+	if old, err = pickMap(old, opts.oldPath, opts.mapValue, streams.Err); err != nil {
+		return err
+	}
+	if new, err = pickMap(new, opts.newPath, opts.mapValue, streams.Err); err != nil {
 		return err
 	}
 	if old.Params.Design != "" && new.Params.Design == "" && (opts.format == "text" || opts.format == "json") {

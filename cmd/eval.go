@@ -31,6 +31,8 @@ type evalOptions struct {
 	outcome     string
 	quiet       bool
 	truth       string
+	by          string
+	byMin       int
 }
 
 func newEvalCmd(streams IO) *cobra.Command {
@@ -105,6 +107,8 @@ label in common with the log).`,
 	f.StringVar(&opts.format, "format", "text", "output: text or json")
 	f.StringVar(&opts.truth, "truth", "", "a model `FILE` that is right about the log (gen --truth-out, or a designed flow): also score truth-rejected perturbations rejected and generalisation precision")
 	f.StringVar(&opts.outcome, "outcome", "", "score each held-out session's risk (surprisal) against its outcome, `EXPR`, a test of a record field such as attrs.reward>=1: ROC AUC for failure beside the session-length baseline, failures flagged and successes passed")
+	f.StringVar(&opts.by, "by", "", "also score every setting conditioned on the record `FIELD` (build --by), each held-out session judged by its value's map, beside the setting unconditioned (reads the logs twice)")
+	f.IntVar(&opts.byMin, "by-min", mine.DefaultByMin, "sessions of the training folds a --by value needs for a sub-map of its own")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress on standard error")
 	return c
 }
@@ -190,6 +194,21 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	base := mine.DefaultOptions()
 	base.RareCount, base.RareRatio = opts.rareCount, opts.rareRatio
 	eopt := eval.Options{Folds: opts.folds, Settings: settings, Base: base, MinRejected: opts.minRejected, Truth: truth}
+	if opts.by != "" {
+		if !twiceReadable(inputs) {
+			return usagef("--by reads the logs twice: give log files or folders (not standard input or a pipe)")
+		}
+		if opts.byMin < 1 {
+			return usagef("--by-min %d: want 1 or more", opts.byMin)
+		}
+		if eopt.By, err = mine.SessionValues(inputs, ropt, opts.by); err != nil {
+			return err
+		}
+		for _, s := range settings {
+			s.By, s.ByMin = opts.by, opts.byMin
+			eopt.Settings = append(eopt.Settings, s)
+		}
+	}
 	if opts.outcome != "" {
 		o, err := mine.ParseOutcome(opts.outcome)
 		if err != nil {

@@ -17,6 +17,7 @@ func init() { register(newRenderCmd) }
 
 type renderOptions struct {
 	model      string
+	mapValue   string // --map
 	format     string
 	formatSet  bool
 	output     string
@@ -74,6 +75,7 @@ output).`,
 		},
 	}
 	f := cmd.Flags()
+	bindMapFlag(f, &opts.mapValue)
 	f.StringVar(&opts.format, "format", "dot", "output format: "+strings.Join(render.FormatNames(), ", "))
 	f.StringVarP(&opts.output, "output", "o", "-", "write to `FILE` (atomically) instead of standard output")
 	f.BoolVar(&opts.hideRare, "hide-rare", false, "leave rare transitions out of the picture")
@@ -142,6 +144,9 @@ func runRender(_ context.Context, opts *renderOptions, streams IO) error {
 	}
 	if err != nil {
 		return fmt.Errorf("reading model: %w", err)
+	}
+	if m, err = pickMap(m, opts.model, opts.mapValue, streams.Err); err != nil {
+		return err
 	}
 	if opts.failures && (m.Source.Outcome == nil || m.Source.Outcome.Sessions == 0) {
 		return fmt.Errorf("%s: --failures: %w", opts.model, render.ErrNoOutcomes)

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/mine/check"
 )
 
@@ -96,7 +98,14 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	if opts.maxAlign <= 0 {
 		return usagef("--max-align-states must be at least 1, got %d", opts.maxAlign)
 	}
-	m, lg, _, _, err := readModelLogs(opts.model, opts.inputs, &opts.logs, streams.In, streams)
+	if slices.Contains(opts.inputs, "-") {
+		// A conditioned model's sessions are judged by the map of their
+		// value, read again from the logs.
+		if m, err := automaton.Load(opts.model); err == nil && m.By != nil {
+			return usagef("%s is conditioned on %s: replay reads the logs twice for the value; give files, not standard input", opts.model, m.By.Field)
+		}
+	}
+	m, lg, inputs, ropt, err := readModelLogs(opts.model, opts.inputs, &opts.logs, streams.In, streams)
 	if err != nil {
 		return err
 	}
@@ -104,9 +113,23 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	if s == nil {
 		return fmt.Errorf("session %q not found in %s (%d sessions; %s)", opts.session, strings.Join(opts.inputs, ", "), len(lg.Sessions), check.SimilarIDs(lg, opts.session))
 	}
+	mapName := ""
+	if m.By != nil {
+		vals, err := mine.SessionValues(inputs, ropt, m.By.Field)
+		if err != nil {
+			return err
+		}
+		v, ok := vals[s.ID]
+		if ok {
+			m, mapName = m.For(v), m.MapName(v)
+		} else {
+			mapName = automaton.SharedMap
+		}
+	}
 	c := automaton.NewChecker(m, automaton.CheckOptions{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxAlignStates: opts.maxAlign})
 	r := check.Replay(lg, s, c)
 	r.Model = check.ModelRef{Path: opts.model, Version: m.Version, Digest: m.Digest}
+	r.Map = mapName
 	out := bufio.NewWriter(streams.Out)
 	if opts.format == "json" {
 		err = writeJSON(out, r)

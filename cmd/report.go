@@ -19,6 +19,7 @@ func init() { register(newReportCmd) }
 
 type reportOptions struct {
 	model      string
+	mapValue   string // --map
 	inputs     []string
 	measures   []string
 	logs       logFlags
@@ -100,6 +101,7 @@ output).`,
 		},
 	}
 	f := cmd.Flags()
+	bindMapFlag(f, &opts.mapValue)
 	f.StringVarP(&opts.output, "output", "o", "-", "write the page to `FILE` (atomically) instead of standard output")
 	f.StringVar(&opts.title, "title", "", "heading of the page (default \"fsmine model vN\")")
 	f.StringVar(&opts.diagram, "diagram", string(render.DiagramAuto), "transitions the picture draws: "+diagramModeNames())
@@ -159,7 +161,7 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 		}
 		var lg *mine.Log
 		var ms *mine.Measures
-		m, lg, ms, _, _, err = measuredLogs(opts.model, opts.inputs, &opts.logs, opts.measures, streams)
+		m, lg, ms, _, _, err = measuredLogs(opts.model, opts.inputs, &opts.logs, opts.measures, opts.mapValue, streams)
 		if err != nil {
 			return err
 		}
@@ -175,6 +177,11 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 	}
 	if err != nil {
 		return fmt.Errorf("reading model: %w", err)
+	}
+	if len(opts.inputs) == 0 {
+		if m, err = pickMap(m, opts.model, opts.mapValue, streams.Err); err != nil {
+			return err
+		}
 	}
 
 	ropt := render.ReportOptions{Title: opts.title, File: file, Diagram: mode, ClusterSep: opts.clusterSep, Engine: engine, Detail: detail, Measures: measures}

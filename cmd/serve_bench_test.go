@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/automaton/serve"
 )
 
@@ -31,6 +33,9 @@ var benchFlow = [][2]string{
 type serveFixture struct {
 	model, policy string
 	bodies        [][]byte
+	// byValues, for a conditioned model, are the values the sessions'
+	// first steps name in the X-Fsmine-By header, round-robin.
+	byValues []string
 }
 
 // returnsFixture is the guard fixture: states, loop caps and a watchdog.
@@ -94,6 +99,37 @@ func BenchmarkServe(b *testing.B) {
 	}
 }
 
+// BenchmarkServeBy is BenchmarkServe over the returns fixture conditioned
+// on 100 values (each sub-map a copy of the fixture's map), every session
+// naming one of them in the X-Fsmine-By header of its first step: the cost
+// of picking a session's sub-map, against BenchmarkServe's.
+func BenchmarkServeBy(b *testing.B) {
+	m, err := automaton.Load(fixtureModel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fx := returnsFixture()
+	m.By = &automaton.By{Field: "attrs.task", MinSessions: 1, Values: 100}
+	for i := 0; i < 100; i++ {
+		sm := automaton.NewSubMap(fmt.Sprintf("task-%03d", i), m)
+		sm.Sessions = 1
+		m.By.Maps = append(m.By.Maps, sm)
+		fx.byValues = append(fx.byValues, sm.Value)
+	}
+	m.Digest = m.ComputeDigest()
+	fx.model = filepath.Join(b.TempDir(), "by.json")
+	if err := automaton.WriteFileAtomic(fx.model, m.Write); err != nil {
+		b.Fatal(err)
+	}
+	for _, rate := range []int{5000, 0} {
+		name := fmt.Sprintf("rate=%d", rate)
+		if rate == 0 {
+			name = "rate=max"
+		}
+		b.Run(name, func(b *testing.B) { benchServe(b, rate, fx) })
+	}
+}
+
 // BenchmarkServeSlots is BenchmarkServe over the slots fixture
 // (automaton/testdata/guard/slots*.json): every state has instructions,
 // one requires two slots with a pattern, one transition has three
@@ -131,6 +167,11 @@ func benchServe(b *testing.B, rate int, fx serveFixture) {
 	for i := range reqs {
 		id := fmt.Sprintf("bench-%d-%d-%d", run, i%sessions, i/(sessions*len(bodies)))
 		reqs[i] = stepRequestBytes(u.Host, id, bodies[i/sessions%len(bodies)])
+		if fx.byValues != nil && i/sessions%len(bodies) == 0 {
+			// a session's first step names its value
+			v := fx.byValues[i%sessions%len(fx.byValues)]
+			reqs[i] = bytes.Replace(reqs[i], []byte("\r\nContent-Type:"), []byte("\r\n"+serve.ByHeader+": "+v+"\r\nContent-Type:"), 1)
+		}
 	}
 	lcs := make([]*loadConn, conns)
 	for w := range lcs {

@@ -20,6 +20,7 @@ func init() { register(newStatsCmd) }
 
 type statsOptions struct {
 	model    string
+	mapValue string // --map
 	inputs   []string
 	format   string
 	top      int
@@ -84,6 +85,7 @@ Exit status: 0 ok; 2 trouble (bad flags, unreadable model or logs).`,
 	f.IntVar(&opts.top, "top", 10, "hottest back edges to list (0: all)")
 	f.StringArrayVar(&opts.measures, "measure", stats.DefaultMeasures, "numeric record field `PATH` to sum per state (repeatable; dotted path)")
 	f.StringVar(&opts.outcome, "outcome", "", "show where sessions fail by `EXPR`, a test of a record field such as attrs.reward>=1 (with logs; without, a model built with --outcome shows its own)")
+	bindMapFlag(f, &opts.mapValue)
 	opts.logs.bind(f)
 	return c
 }
@@ -106,6 +108,9 @@ func runStats(_ context.Context, opts *statsOptions, streams IO) error {
 		if err != nil {
 			return err
 		}
+		if m, err = pickMap(m, opts.model, opts.mapValue, streams.Err); err != nil {
+			return err
+		}
 		r = stats.FromModel(m, opts.top)
 		if opts.outcome != "" {
 			return usagef("--outcome reads the sessions' outcomes from logs: give LOG files (a model built with --outcome shows its own without)")
@@ -121,7 +126,7 @@ func runStats(_ context.Context, opts *statsOptions, streams IO) error {
 				return err
 			}
 		}
-		m, lg, ms, inputs, ropt, err := measuredLogs(opts.model, opts.inputs, &opts.logs, opts.measures, streams)
+		m, lg, ms, inputs, ropt, err := measuredLogs(opts.model, opts.inputs, &opts.logs, opts.measures, opts.mapValue, streams)
 		if err != nil {
 			return err
 		}
@@ -159,8 +164,10 @@ func checkMeasurePaths(paths []string) error {
 }
 
 // measuredLogs loads the model, reads the logs for it holding every
-// session, and measures the record fields at paths per visit.
-func measuredLogs(model string, args []string, lf *logFlags, paths []string, streams IO) (*automaton.Model, *mine.Log, *mine.Measures, []mine.Input, mine.ReadOptions, error) {
+// session, and measures the record fields at paths per visit. With
+// mapValue (--map), the model is the sub-map of that value and the log its
+// sessions alone (see pickMap).
+func measuredLogs(model string, args []string, lf *logFlags, paths []string, mapValue string, streams IO) (*automaton.Model, *mine.Log, *mine.Measures, []mine.Input, mine.ReadOptions, error) {
 	// Measure reads the logs a second time: hold standard input.
 	stdin := streams.In
 	var data []byte
@@ -179,6 +186,16 @@ func measuredLogs(model string, args []string, lf *logFlags, paths []string, str
 		if inputs[i].Name == "-" {
 			inputs[i].Open = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
 		}
+	}
+	if shown, err := pickMap(m, model, mapValue, streams.Err); err != nil {
+		return nil, nil, nil, nil, ropt, err
+	} else if shown != m {
+		vals, err := mine.SessionValues(inputs, ropt, m.By.Field)
+		if err != nil {
+			return nil, nil, nil, nil, ropt, err
+		}
+		lg = lg.Subset(func(s *mine.Session) bool { v, ok := vals[s.ID]; return ok && v == mapValue })
+		m = shown
 	}
 	ms, err := mine.Measure(inputs, ropt, lg, paths)
 	if err != nil {

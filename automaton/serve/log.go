@@ -127,7 +127,10 @@ type logExtra struct {
 // nil when nothing.
 func newLogExtra(d *automaton.Decision, slots []automaton.Slot, values bool) *logExtra {
 	v := verdictExtra{generalized: d.Generalized, missing: d.MissingSlots, invalid: d.InvalidSlots, condition: d.Condition}
-	if !v.generalized && v.missing == nil && v.invalid == nil && v.condition == "" && len(slots) == 0 {
+	if d.Step == 0 {
+		v.mapName = d.Map
+	}
+	if !v.generalized && v.missing == nil && v.invalid == nil && v.condition == "" && v.mapName == "" && len(slots) == 0 {
 		return nil
 	}
 	return &logExtra{verdict: v, slots: logSlots(slots, values)}
@@ -411,6 +414,10 @@ type verdictExtra struct {
 	generalized      bool
 	missing, invalid []string
 	condition        string
+	// mapName is the map of a conditioned model that judges the session,
+	// on its first line only: a session keeps its map, and later lines
+	// stay plain.
+	mapName string
 }
 
 func (v *verdictExtra) append(b []byte) []byte {
@@ -438,6 +445,10 @@ func (v *verdictExtra) append(b []byte) []byte {
 	if v.condition != "" {
 		b = append(b, `,"condition":`...)
 		b = appendLogString(b, v.condition)
+	}
+	if v.mapName != "" {
+		b = append(b, `,"map":`...)
+		b = appendLogString(b, v.mapName)
 	}
 	return b
 }

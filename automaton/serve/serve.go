@@ -448,6 +448,13 @@ func (s *Server) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare([]byte(h[len(prefix):]), s.token) == 1
 }
 
+// ByHeader is the request header that gives, at a session's first step,
+// the session's value of a conditioned model's field (see automaton.By):
+// the session is judged by the sub-map of the value, or by the shared map
+// when the value has none or the header is absent. Later steps' headers
+// are not read.
+const ByHeader = "X-Fsmine-By"
+
 // maxSessionID bounds a session id's length.
 const maxSessionID = 256
 
@@ -491,7 +498,9 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 		// the decoder's strings may share body's memory: do not recycle it
 		body = nil
 	}
-	d, err := s.guard.StepSlots(id, event, next, slots)
+	// A conditioned model's session is judged by the map of the value the
+	// header gives at its first step.
+	d, err := s.guard.StepBy(id, r.Header.Get(ByHeader), event, next, slots)
 	if err != nil {
 		s.error(w, http.StatusBadRequest, stepSlotError(err))
 		return

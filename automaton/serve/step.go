@@ -514,6 +514,10 @@ func appendDecision(b []byte, d *automaton.Decision) []byte {
 	b = appendJSONFloat(b, d.Surprise)
 	b = append(b, `,"risk":`...)
 	b = appendJSONFloat(b, d.Risk)
+	if d.Map != "" {
+		b = append(b, `,"map":`...)
+		b = appendAnswerString(b, d.Map)
+	}
 	return append(b, '}')
 }
 

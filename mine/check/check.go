@@ -39,6 +39,9 @@ type Verdict struct {
 	Bounded   bool       `json:"bounded,omitempty"`
 	Deviation *Deviation `json:"deviation"`
 	Risk      Risk       `json:"risk"`
+	// Map names the map of a conditioned model that judged the session
+	// (see Collector.ConditionOn); empty for a model that is not.
+	Map string `json:"map,omitempty"`
 }
 
 // Risk is a session's surprisal under the model (see automaton.Risk), in
@@ -85,6 +88,9 @@ type Deviation struct {
 	// Constraint is the model's constraint the session breaks, for the
 	// constraint kinds (missing_prerequisite, once_only, not_both).
 	Constraint *automaton.Constraint `json:"constraint,omitempty"`
+	// Map names the map of a conditioned model that judged the session,
+	// as Verdict.Map does.
+	Map string `json:"map,omitempty"`
 }
 
 // Place groups deviations of one kind at one place: the state, the event
@@ -128,6 +134,10 @@ type Summary struct {
 	// Deviations are the deviating sessions' first deviations in session
 	// id order; empty unless the check kept them (Options.Deviations).
 	Deviations []*Deviation `json:"deviations"`
+	// Maps counts, for a conditioned model (see Collector.ConditionOn),
+	// the sessions each map judged and how many fit, the shared map first;
+	// nil, and left out, otherwise.
+	Maps []MapCount `json:"maps,omitempty"`
 	// MeanRisk is the sessions' mean surprisal in bits (see Risk).
 	MeanRisk float64 `json:"mean_risk"`
 	// Riskiest are the verdicts of the Options.Rank sessions with the
@@ -198,7 +208,8 @@ type Collector struct {
 	blocks  [][]result
 	results []result
 	buf     []automaton.Move
-	top     topK // the riskiest sessions, with Options.Rank
+	top     topK    // the riskiest sessions, with Options.Rank
+	by      *byMaps // nil for a model that is not conditioned
 }
 
 // resultBlock is how many results a block of Collector holds.
@@ -219,6 +230,7 @@ type result struct {
 	bounded bool
 	outside bool
 	risk    float64 // bits
+	mapName string  // the map that judged it, in a conditioned model
 }
 
 // risk is the report's form of a session's risk: v's, the session's moves
@@ -265,10 +277,14 @@ func (r *Collector) all() []result {
 // Add checks session s of lg.
 func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
 	r.buf = lg.AppendMoves(r.buf[:0], s)
-	v := r.c.Check(r.buf)
+	c, mapName := r.c, ""
+	if r.by != nil {
+		c, mapName = r.by.checker(s.ID)
+	}
+	v := c.Check(r.buf)
 	res := result{id: s.ID, fitness: v.Fitness, events: int32(len(s.Visits)), cost: int32(v.Cost), maxCost: int32(v.MaxCost),
 		rare: int32(v.Rare), general: int32(v.Generalized), bounded: v.Bounded, outside: v.Outside()}
-	res.risk = v.Risk.Bits
+	res.risk, res.mapName = v.Risk.Bits, mapName
 	ranked := r.opt.Rank > 0 && r.top.admits(res.risk, s.ID)
 	var dev *Deviation
 	if !v.Fits() {
@@ -281,10 +297,13 @@ func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
 	if !v.Fits() && ranked && dev == nil {
 		dev = deviation(lg, s, &v)
 	}
+	if dev != nil {
+		dev.Map = mapName
+	}
 	if r.opt.Verdicts || dev != nil || ranked {
 		vd := &Verdict{SessionID: s.ID, Fits: v.Fits(), Moves: v.Moves, Cost: v.Cost,
 			Fitness: mine.Round6(v.Fitness), Rare: v.Rare, General: v.Generalized, Bounded: v.Bounded, Deviation: dev,
-			Risk: risk(s, &v, r.buf)}
+			Risk: risk(s, &v, r.buf), Map: mapName}
 		if r.opt.Verdicts || r.opt.Deviations && dev != nil {
 			res.verdict = vd
 		}
@@ -434,6 +453,7 @@ func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, 
 	if sum.Deviations == nil {
 		sum.Deviations = []*Deviation{}
 	}
+	sum.Maps = mapCounts(r.results)
 	return sum, nil
 }
 

@@ -18,8 +18,11 @@ import (
 type ReplayReport struct {
 	m *automaton.Model
 
-	SessionID string     `json:"session_id"`
-	Model     ModelRef   `json:"model"`
+	SessionID string   `json:"session_id"`
+	Model     ModelRef `json:"model"`
+	// Map names the map of a conditioned model that judged the session
+	// (see automaton.Model.MapName); empty for a model that is not.
+	Map       string     `json:"map,omitempty"`
 	Fits      bool       `json:"fits"`
 	Deviation *Deviation `json:"deviation"`
 	// Explanation says in words what went wrong at the deviation.
@@ -222,6 +225,9 @@ func (r *ReplayReport) WriteText(w io.Writer) error {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("session  %s  (%d records)\n", r.SessionID, r.Records)
 	p("model    %s  v%d %s\n", r.Model.Path, r.Model.Version, text.ShortDigest(r.Model.Digest))
+	if r.Map != "" {
+		p("map      %s\n", r.Map)
+	}
 	if d := r.Deviation; d != nil {
 		p("verdict  deviates at step %d (%s:%d): %s %s\n", d.Step, d.File, d.Line, d.Kind, placeText(d.Kind, d.State, d.Event, d.Label))
 	} else {

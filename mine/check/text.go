@@ -34,6 +34,9 @@ func (s *Summary) WriteText(w io.Writer, m *automaton.Model, list int) error {
 		p("  min %s: %s", text.Percent(*s.MinFit), verdict)
 	}
 	p("\n")
+	if len(s.Maps) > 0 && m.By != nil {
+		p("maps        %s\n", mapsText(m.By.Field, s.Maps))
+	}
 	p("outside     %s (%s) off every path of the model; re-mine when this grows\n", text.Count(s.Outside, "session"), text.Percent(s.OutsideShare))
 	p("fitness     log %.4f (1 - sum cost / sum max cost, as pm4py), mean per session %.4f\n", s.LogFitness, s.MeanFitness)
 	rareNote := "pass"
@@ -104,8 +107,12 @@ func (s *Summary) WriteText(w io.Writer, m *automaton.Model, list int) error {
 		locw = max(locw, len(fmt.Sprintf("%s:%d", d.File, d.Line)))
 	}
 	for _, d := range s.Deviations[:shown] {
-		p("  %-*s  step %-4d  %-*s  %-20s %s  fitness %.3f\n", idw, d.SessionID, d.Step, locw, fmt.Sprintf("%s:%d", d.File, d.Line),
+		p("  %-*s  step %-4d  %-*s  %-20s %s  fitness %.3f", idw, d.SessionID, d.Step, locw, fmt.Sprintf("%s:%d", d.File, d.Line),
 			d.Kind, placeText(d.Kind, d.State, d.Event, d.Label), d.Fitness)
+		if d.Map != "" {
+			p("  map %s", d.Map)
+		}
+		p("\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -126,4 +133,22 @@ func filesText(files []automaton.SourceFile) string {
 		return files[0].Path
 	}
 	return fmt.Sprintf("%d files", len(files))
+}
+
+// mapsText says how many sessions the sub-maps and the shared map of a
+// conditioned model judged and how many fit.
+func mapsText(field string, maps []MapCount) string {
+	var shared, sub MapCount
+	subs := 0
+	for _, c := range maps {
+		if c.Map == automaton.SharedMap {
+			shared = c
+			continue
+		}
+		subs++
+		sub.Sessions += c.Sessions
+		sub.Fit += c.Fit
+	}
+	return fmt.Sprintf("by %s: %s judged by %s of their value (%d fit), %s by the shared map (%d fit)",
+		field, text.Count(sub.Sessions, "session"), text.Count(subs, "sub-map"), sub.Fit, text.Count(shared.Sessions, "session"), shared.Fit)
 }

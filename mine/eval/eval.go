@@ -69,6 +69,12 @@ type Setting struct {
 	Merge      string  `json:"merge"`
 	Alpha      float64 `json:"alpha,omitempty"`
 	Generalize string  `json:"generalize"`
+	// By, when not empty, scores a conditioned model (mine.BuildBy) on
+	// the record field By, its values Options.By, a value needing ByMin
+	// sessions of the training folds for a sub-map: each held-out session,
+	// and each of its perturbations, is judged by its value's map.
+	By    string `json:"by,omitempty"`
+	ByMin int    `json:"by_min,omitempty"`
 }
 
 // String names the setting as the text report prints it.
@@ -83,6 +89,9 @@ func (s Setting) String() string {
 		g = mine.GeneralizeNone
 	}
 	b.WriteString(" generalize=" + g)
+	if s.By != "" {
+		fmt.Fprintf(&b, " by=%s min=%d", s.By, s.ByMin)
+	}
 	return b.String()
 }
 
@@ -108,6 +117,9 @@ type Options struct {
 	// scored, with the number done and the total. It may be called from
 	// several goroutines, one at a time.
 	Progress func(done, total int)
+	// By holds each session's value of the field that settings with By
+	// condition on (see mine.SessionValues), by session id.
+	By map[string]string
 	// Truth, when not nil, is the model that is right about the log (see
 	// Scores.TruthRejected and Scores.GenPrecision). Run returns an error
 	// when it has no label in common with the log.
@@ -291,7 +303,7 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				sc, err := score(trains[j.fold], &tests[j.fold], opt.Settings[j.setting], opt.Base)
+				sc, err := score(trains[j.fold], &tests[j.fold], opt.Settings[j.setting], opt.Base, opt.By)
 				if err != nil {
 					errs[j.setting*opt.Folds+j.fold] = fmt.Errorf("%s, fold %d: %w", opt.Settings[j.setting], j.fold+1, err)
 				} else {
@@ -336,6 +348,7 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 // about 3n, of n steps each).
 type test struct {
 	sessions [][]automaton.Move
+	ids      []string            // parallel to sessions
 	real     map[string]bool     // the log's sessions, by key
 	maxRun   map[string]int      // the longest run of each label in the log
 	events   map[string][]string // the events ending each label's visits in the log
@@ -389,6 +402,7 @@ func heldOut(lg *mine.Log, fold []int, folds int, truth *automaton.Model) []test
 	for i := range lg.Sessions {
 		t := &tests[fold[i]]
 		t.sessions = append(t.sessions, moves[i])
+		t.ids = append(t.ids, lg.Sessions[i].ID)
 	}
 	return tests
 }
@@ -507,11 +521,17 @@ func key(mvs []automaton.Move) string {
 	return b.String()
 }
 
-func score(train *mine.Log, t *test, s Setting, base mine.Options) (Scores, error) {
+func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[string]string) (Scores, error) {
 	opt := base
 	opt.Merge, opt.Alpha, opt.Generalize = s.Merge, s.Alpha, s.Generalize
 	start := time.Now()
-	m, err := mine.Build(train, opt)
+	var m *automaton.Model
+	var err error
+	if s.By != "" {
+		m, err = mine.BuildBy(train, opt, s.By, s.ByMin, values)
+	} else {
+		m, err = mine.Build(train, opt)
+	}
 	if err != nil {
 		return Scores{}, err
 	}
@@ -546,15 +566,28 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options) (Scores, erro
 			}
 		}
 	}
-	c := automaton.NewChecker(m, automaton.CheckOptions{})
-	for _, mvs := range t.sessions {
-		v := c.Check(mvs)
+	checkers := map[*automaton.Model]*automaton.Checker{}
+	checkerOf := func(i int) *automaton.Checker {
+		sm := m
+		if s.By != "" {
+			sm = m.For(values[t.ids[i]])
+		}
+		c := checkers[sm]
+		if c == nil {
+			c = automaton.NewChecker(sm, automaton.CheckOptions{})
+			checkers[sm] = c
+		}
+		return c
+	}
+	for i, mvs := range t.sessions {
+		v := checkerOf(i).Check(mvs)
 		if v.Fits() {
 			sc.accepted++
 		}
 		sc.fitSum += v.Fitness
 	}
-	for _, mvs := range t.sessions {
+	for i, mvs := range t.sessions {
+		c := checkerOf(i)
 		for kind, ps := range perturb(mvs, t.maxRun, t.events) {
 			for _, p := range ps {
 				if t.real[key(p)] {

@@ -14,7 +14,11 @@ func (rep *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d sessions, %d folds (mine on %d, replay the held-out one)\n\n", rep.Sessions, rep.Folds, rep.Folds-1)
 	truth := len(rep.Results) > 0 && rep.Results[0].Overall.TruthRejected != nil
-	fmt.Fprintf(&b, "  %-42s %8s %7s %8s %7s %6s %6s %6s", "setting", "accepted", "fitness", "rejected", "remove", "swap", "repeat", "event")
+	width := 42
+	for _, r := range rep.Results {
+		width = max(width, len(r.Name))
+	}
+	fmt.Fprintf(&b, "  %-*s %8s %7s %8s %7s %6s %6s %6s", width, "setting", "accepted", "fitness", "rejected", "remove", "swap", "repeat", "event")
 	if truth {
 		fmt.Fprintf(&b, " %7s %8s", "t-rej", "gen-prec")
 	}
@@ -25,8 +29,8 @@ func (rep *Report) WriteText(w io.Writer) error {
 			mark = "*"
 		}
 		o := r.Overall
-		fmt.Fprintf(&b, "%s %-42s %8.3f %7.3f %8.3f %7.3f %6.3f %6.3f %6.3f",
-			mark, r.Name, o.Accepted, o.Fitness, o.Rejected,
+		fmt.Fprintf(&b, "%s %-*s %8.3f %7.3f %8.3f %7.3f %6.3f %6.3f %6.3f",
+			mark, width, r.Name, o.Accepted, o.Fitness, o.Rejected,
 			o.RejectedBy[KindRemove], o.RejectedBy[KindSwap], o.RejectedBy[KindRepeat], o.RejectedBy[KindEvent])
 		if truth {
 			fmt.Fprintf(&b, " %7.3f %8.3f", deref(o.TruthRejected), deref(o.GenPrecision))
@@ -47,7 +51,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\nper fold (accepted / rejected):\n")
 	for _, r := range rep.Results {
-		fmt.Fprintf(&b, "  %-42s", r.Name)
+		fmt.Fprintf(&b, "  %-*s", width, r.Name)
 		for _, f := range r.Folds {
 			fmt.Fprintf(&b, " %.2f/%.2f", f.Accepted, f.Rejected)
 		}

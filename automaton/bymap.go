@@ -1,0 +1,266 @@
+package automaton
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"unicode"
+)
+
+// SharedMap is the name, in a Decision or a report, of the map that
+// answered for a session of a conditioned model whose value has no sub-map
+// of its own (seen too rarely when the model was mined, never seen, or
+// absent): the model's own map, mined from every session. It is not a
+// value: a sub-map's name is "by:" and its value (see MapName).
+const SharedMap = "shared"
+
+// MapName returns the name of the map that answers for value in a
+// conditioned model: "by:" and the value when it has a sub-map, SharedMap
+// when not. It is "" for a model that is not conditioned.
+func (m *Model) MapName(value string) string {
+	if m.By == nil {
+		return ""
+	}
+	if m.By.Map(value) != nil {
+		return "by:" + value
+	}
+	return SharedMap
+}
+
+// By makes a model conditioned (fsmine build --by): the model's own states,
+// transitions, loops and constraints are the shared map, mined from every
+// session, and Maps hold a sub-map for each value of the record field Field
+// that at least MinSessions sessions carried, mined from those sessions
+// alone with the same options. A session is judged by the sub-map of its
+// value (the value of Field on the first of its records that carries it)
+// and by the shared map when its value has no sub-map: a value seen in
+// fewer than MinSessions sessions, never seen, or no value at all. The
+// sub-maps are part of the digest.
+type By struct {
+	// Field is the record field, a dotted path such as attrs.task_id.
+	Field string `json:"field"`
+	// MinSessions is how many sessions a value needs for a sub-map of its
+	// own; at least 1.
+	MinSessions int `json:"min_sessions"`
+	// Values counts the distinct values the log showed, Shared the
+	// sessions judged by the shared map (their value had too few sessions,
+	// or they had none) and Unvalued the sessions without a value.
+	// Provenance: not part of the digest.
+	Values   int `json:"values"`
+	Shared   int `json:"shared_sessions"`
+	Unvalued int `json:"unvalued_sessions"`
+	// Maps are the sub-maps, sorted by value, values unique.
+	Maps []SubMap `json:"maps"`
+
+	subs map[string]*Model // by value: the sub-maps as models (see Model.For)
+}
+
+// SubMap is the map of one value of a conditioned model (see By): what a
+// model's behaviour is made of, mined from the value's sessions.
+type SubMap struct {
+	Value       string       `json:"value"`
+	Sessions    int          `json:"sessions"`
+	Events      int          `json:"events"`
+	Initial     string       `json:"initial"`
+	States      []State      `json:"states"`
+	Transitions []Transition `json:"transitions"`
+	Loops       []Loop       `json:"loops"`
+	Trunk       []string     `json:"trunk"`
+	Variants    int          `json:"variants"`
+	Constraints []Constraint `json:"constraints,omitempty"`
+}
+
+// NewSubMap returns the sub-map of value made of model sub's behaviour, as
+// mined from the value's sessions.
+func NewSubMap(value string, sub *Model) SubMap {
+	return SubMap{
+		Value: value, Sessions: sub.Source.Sessions, Events: sub.Source.Events, Initial: sub.Initial,
+		States: sub.States, Transitions: sub.Transitions, Loops: sub.Loops,
+		Trunk: sub.Trunk, Variants: sub.Variants, Constraints: sub.Constraints,
+	}
+}
+
+// Map returns the sub-map of value, or nil when it has none.
+func (b *By) Map(value string) *SubMap {
+	i := sort.Search(len(b.Maps), func(i int) bool { return b.Maps[i].Value >= value })
+	if i < len(b.Maps) && b.Maps[i].Value == value {
+		return &b.Maps[i]
+	}
+	return nil
+}
+
+// For returns the model that judges a session whose value of By.Field is
+// value: the sub-map of value as a model of its own (the parent's schema,
+// digest, params and source, its sessions the sub-map's, and no By), or m
+// itself, the shared map, when m is not conditioned or value has no
+// sub-map. The sub-models are made once, by Validate; they must not be
+// modified.
+func (m *Model) For(value string) *Model {
+	if m.By == nil {
+		return m
+	}
+	if m.By.subs == nil {
+		m.By.models(m)
+	}
+	if s, ok := m.By.subs[value]; ok {
+		return s
+	}
+	return m
+}
+
+// models makes the sub-models of b (see For).
+func (b *By) models(m *Model) {
+	b.subs = make(map[string]*Model, len(b.Maps))
+	for i := range b.Maps {
+		b.subs[b.Maps[i].Value] = b.Maps[i].model(m)
+	}
+}
+
+func (s *SubMap) model(parent *Model) *Model {
+	sub := &Model{
+		Schema: parent.Schema, Version: parent.Version, Parent: parent.Parent, Digest: parent.Digest,
+		Created: parent.Created, Generator: parent.Generator, Source: parent.Source, Params: parent.Params,
+		Initial: s.Initial, States: s.States, Transitions: s.Transitions, Loops: s.Loops,
+		Trunk: s.Trunk, Variants: s.Variants, Constraints: s.Constraints,
+	}
+	sub.Source.Sessions, sub.Source.Events = s.Sessions, s.Events
+	sub.Source.Outcome = nil
+	sub.Reindex()
+	return sub
+}
+
+// ValidByValue reports why value cannot name a sub-map: it is empty, not
+// valid UTF-8, or holds a control character (which would forge lines of
+// the text reports that name maps). nil when it can.
+func ValidByValue(value string) error {
+	if value == "" {
+		return fmt.Errorf("an empty value")
+	}
+	for i, r := range value {
+		if r == unicode.ReplacementChar {
+			return fmt.Errorf("value %s is not valid UTF-8 at byte %d", strconv.Quote(value), i)
+		}
+		if unicode.IsControl(r) {
+			return fmt.Errorf("value %s has a control character at byte %d", strconv.Quote(value), i)
+		}
+	}
+	return nil
+}
+
+// validateBy checks a conditioned model's By: a field, MinSessions at
+// least 1, values valid, unique and sorted, each sub-map with at least
+// MinSessions sessions and valid as a model of its own. It makes the
+// sub-models.
+func (m *Model) validateBy() error {
+	b := m.By
+	if b == nil {
+		return nil
+	}
+	if b.Field == "" {
+		return fmt.Errorf("invalid model: by has no field")
+	}
+	if b.MinSessions < 1 {
+		return fmt.Errorf("invalid model: by.min_sessions is %d, want 1 or more", b.MinSessions)
+	}
+	if b.Values < 0 || b.Shared < 0 || b.Unvalued < 0 {
+		return fmt.Errorf("invalid model: a count of by is negative")
+	}
+	if b.Values < len(b.Maps) {
+		return fmt.Errorf("invalid model: by.values is %d, fewer than its %d maps", b.Values, len(b.Maps))
+	}
+	for i := range b.Maps {
+		s := &b.Maps[i]
+		if err := ValidByValue(s.Value); err != nil {
+			return fmt.Errorf("invalid model: by.maps[%d]: %w", i, err)
+		}
+		if i > 0 && b.Maps[i-1].Value >= s.Value {
+			return fmt.Errorf("invalid model: by.maps[%d]: value %q is not after %q (want sorted, unique values)", i, s.Value, b.Maps[i-1].Value)
+		}
+		if s.Sessions < b.MinSessions {
+			return fmt.Errorf("invalid model: by.maps[%d] (value %q) has %d sessions, fewer than by.min_sessions %d", i, s.Value, s.Sessions, b.MinSessions)
+		}
+		sub := s.model(m)
+		if err := sub.Validate(); err != nil {
+			return fmt.Errorf("by.maps[%d] (value %q): %w", i, s.Value, err)
+		}
+	}
+	b.models(m)
+	return nil
+}
+
+// digestBy adds a conditioned model's field, threshold and sub-maps to the
+// digest: they decide which map judges a session.
+func (m *Model) digestBy(d *digester) {
+	b := m.By
+	if b == nil {
+		return
+	}
+	d.line("by", b.Field, strconv.Itoa(b.MinSessions))
+	for i := range b.Maps {
+		s := &b.Maps[i]
+		d.line("map", s.Value)
+		s.model(m).digestBody(d)
+	}
+}
+
+// byCompiled is what a compiled conditioned model adds: the compiled
+// sub-maps, by value, and the name of the map that answers (see
+// Decision.Map); a sub-map's value.
+type byCompiled struct {
+	subs    map[string]*compiled
+	mapName string
+	value   string
+}
+
+// compileBy compiles the sub-maps of a conditioned model m under policy p,
+// which must fit each of them as it fits the shared map.
+func (c *compiled) compileBy(m *Model, p *Policy) error {
+	if m.By == nil {
+		return nil
+	}
+	c.by.mapName = SharedMap
+	c.by.subs = make(map[string]*compiled, len(m.By.Maps))
+	for i := range m.By.Maps {
+		v := m.By.Maps[i].Value
+		sc, err := compile(m.For(v), p)
+		if err != nil {
+			return fmt.Errorf("by %s: the map of value %q: %w", m.By.Field, v, err)
+		}
+		sc.by.mapName, sc.by.value = "by:"+v, v
+		c.by.subs[v] = sc
+	}
+	return nil
+}
+
+// setGen sets the generation of c and its sub-maps.
+func (c *compiled) setGen(gen uint64) {
+	c.gen = gen
+	for _, sc := range c.by.subs {
+		sc.gen = gen
+	}
+}
+
+// forValue returns the compiled map that judges a session of value.
+func (c *compiled) forValue(value string) *compiled {
+	if sc, ok := c.by.subs[value]; ok {
+		return sc
+	}
+	return c
+}
+
+// of returns the compiled map of c, the shared map in force, that judges
+// session s: its sub-map, or c itself. After a Reload (a new generation)
+// the session takes the sub-map of its value in c, or the shared map for
+// good when c has none.
+func (c *compiled) of(s *session) *compiled {
+	if s.sub == nil {
+		return c
+	}
+	if s.sub.gen != c.gen {
+		s.sub = c.by.subs[s.sub.by.value]
+		if s.sub == nil {
+			return c
+		}
+	}
+	return s.sub
+}

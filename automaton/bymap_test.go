@@ -1,0 +1,337 @@
+package automaton
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// byModel is a conditioned model over branch's shape: the shared map takes
+// a or b after plan; the sub-map of value "A" knows only a, that of "B"
+// only b.
+func byModel(t testing.TB) *Model {
+	t.Helper()
+	m := branch(t, 3, 3)
+	m.By = &By{Field: "attrs.task", MinSessions: 2, Values: 3, Shared: 1, Maps: []SubMap{
+		NewSubMap("A", only(t, "a")),
+		NewSubMap("B", only(t, "b")),
+	}}
+	m.Digest = m.ComputeDigest()
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// only is branch with every session through x.
+func only(t testing.TB, x string) *Model {
+	return buildModel(t, 1, []edge{
+		{StartID, "", "plan", 3, false},
+		{"plan", "ok", x, 3, false},
+		{x, "done", EndID, 3, false},
+	})
+}
+
+func TestByFor(t *testing.T) {
+	m := byModel(t)
+	tests := []struct {
+		value, mapName string
+		b              bool // the map takes b
+	}{
+		{"A", "by:A", false},
+		{"B", "by:B", true},
+		{"C", SharedMap, true},
+		{"", SharedMap, true},
+	}
+	for _, tt := range tests {
+		sm := m.For(tt.value)
+		if got := m.MapName(tt.value); got != tt.mapName {
+			t.Errorf("MapName(%q) = %q, want %q", tt.value, got, tt.mapName)
+		}
+		if got := sm.Next("plan", Move{Event: "ok", Label: "b"}) != nil; got != tt.b {
+			t.Errorf("For(%q) takes plan -ok-> b: %v, want %v", tt.value, got, tt.b)
+		}
+		if sm.By != nil && sm != m {
+			t.Errorf("For(%q) has a By", tt.value)
+		}
+	}
+	if got := branch(t, 1, 1).MapName("A"); got != "" {
+		t.Errorf("MapName of a model that is not conditioned = %q, want empty", got)
+	}
+}
+
+func TestByDigestAndRoundTrip(t *testing.T) {
+	plain := branch(t, 3, 3)
+	m := byModel(t)
+	if m.Digest == plain.Digest {
+		t.Fatal("the sub-maps do not change the digest")
+	}
+	if plain.ComputeDigest() != plain.Digest {
+		t.Error("a model without By changed digest")
+	}
+	var buf bytes.Buffer
+	if err := m.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.By == nil || len(back.By.Maps) != 2 || back.Digest != m.Digest {
+		t.Fatalf("read back: by %+v, digest %s, want 2 maps and %s", back.By, back.Digest, m.Digest)
+	}
+	if back.For("A").Next("plan", Move{Event: "ok", Label: "b"}) != nil {
+		t.Error("read back: the sub-map of A takes b")
+	}
+	// An edit of a sub-map is an edit of the model.
+	edited := strings.Replace(buf.String(), `"value":"A","sessions":3`, `"value":"A","sessions":4`, 1)
+	if _, err := Read(strings.NewReader(edited)); err != nil {
+		t.Errorf("sessions of a sub-map are provenance, yet: %v", err)
+	}
+	edited = strings.Replace(buf.String(), `"value":"B"`, `"value":"C"`, 1)
+	if _, err := Read(strings.NewReader(edited)); err == nil {
+		t.Error("renaming a sub-map's value kept the digest")
+	}
+}
+
+func TestByValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(b *By)
+		want string
+	}{
+		{"no field", func(b *By) { b.Field = "" }, "by has no field"},
+		{"min 0", func(b *By) { b.MinSessions = 0 }, "by.min_sessions is 0"},
+		{"unsorted", func(b *By) { b.Maps[0], b.Maps[1] = b.Maps[1], b.Maps[0] }, `value "A" is not after "B"`},
+		{"duplicate", func(b *By) { b.Maps[1].Value = "A" }, `value "A" is not after "A"`},
+		{"control", func(b *By) { b.Maps[1].Value = "B\n" }, `by.maps[1]: value "B\n" has a control character at byte 1`},
+		{"empty value", func(b *By) { b.Maps[0].Value = "" }, "by.maps[0]: an empty value"},
+		{"too few", func(b *By) { b.MinSessions = 4 }, `by.maps[0] (value "A") has 3 sessions, fewer than by.min_sessions 4`},
+		{"bad sub-map", func(b *By) { b.Maps[1].Transitions[0].To = "nowhere" }, `by.maps[1] (value "B"): invalid model: transition`},
+		{"negative", func(b *By) { b.Shared = -1 }, "a count of by is negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := byModel(t)
+			tt.edit(m.By)
+			err := m.Validate()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidByValue(t *testing.T) {
+	tests := []struct {
+		v  string
+		ok bool
+	}{
+		{"task-7", true}, {"café ☕", true}, {"", false}, {"a\x00b", false}, {"a\x1b[31m", false},
+		{"a\u0085", false}, {"\xff", false},
+	}
+	for _, tt := range tests {
+		if err := ValidByValue(tt.v); (err == nil) != tt.ok {
+			t.Errorf("ValidByValue(%q) = %v, want ok %v", tt.v, err, tt.ok)
+		}
+	}
+}
+
+func TestGuardBy(t *testing.T) {
+	m := byModel(t)
+	g, err := NewGuard(m, nil, GuardOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		session, value string
+		allowed        bool
+		mapName        string
+	}{
+		{"s1", "A", false, "by:A"},
+		{"s2", "B", true, "by:B"},
+		{"s3", "unseen", true, SharedMap},
+		{"s4", "", true, SharedMap},
+		{"s5", "A\x00", true, SharedMap},
+	}
+	for _, tt := range tests {
+		for i, st := range [][2]string{{"", "plan"}, {"ok", "b"}} {
+			value := tt.value
+			if i > 0 {
+				value = "B" // a later step's value is not read
+			}
+			d, err := g.StepBy(tt.session, value, st[0], st[1], nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Map != tt.mapName {
+				t.Errorf("%s step %d: map %q, want %q", tt.session, i, d.Map, tt.mapName)
+			}
+			want := i == 0 || tt.allowed
+			if d.Allowed != want {
+				t.Errorf("%s step %d: allowed %v (%s), want %v", tt.session, i, d.Allowed, d.Reason, want)
+			}
+		}
+	}
+	if info, _ := g.Session("s1"); info.Map != "by:A" {
+		t.Errorf("Session(s1).Map = %q, want by:A", info.Map)
+	}
+	// A reload that keeps the value's sub-map keeps the session on it.
+	g.StepBy("s6", "A", "", "plan", nil)
+	if _, err := g.Reload(byModel(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := g.Step("s6", "ok", "b"); d.Allowed || d.Map != "by:A" {
+		t.Errorf("after a reload with the sub-maps: allowed %v, map %q; want denied by by:A", d.Allowed, d.Map)
+	}
+	// A reload whose model lacks the value's sub-map judges the session
+	// by the shared map.
+	if _, err := g.Reload(branch(t, 3, 3), nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := g.Step("s1", "ok", "b"); !d.Allowed || d.Map != "" {
+		t.Errorf("after a reload without sub-maps: allowed %v, map %q; want allowed by the unconditioned map", d.Allowed, d.Map)
+	}
+	plain, err := NewGuard(branch(t, 3, 3), nil, GuardOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := plain.StepBy("s", "A", "", "plan", nil); d.Map != "" {
+		t.Errorf("unconditioned model: map %q, want empty", d.Map)
+	}
+}
+
+// TestGuardByAllocs holds a conditioned model's steps to an unconditioned
+// one's allocations: none, once the session exists.
+func TestGuardByAllocs(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		m     *Model
+		value string
+	}{{"plain", branch(t, 3, 3), ""}, {"by", byModel(t), "B"}} {
+		g, err := NewGuard(tt.m, nil, GuardOptions{History: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.StepBy("s", tt.value, "", "plan", nil)
+		n := testing.AllocsPerRun(100, func() {
+			g.StepBy("s", tt.value, "ok", "b", nil) // denied or taken, then the same again
+		})
+		if n != 0 {
+			t.Errorf("%s: %v allocations a step, want 0", tt.name, n)
+		}
+	}
+}
+
+// benchByModel is the guard fixture conditioned on n values, each sub-map
+// a copy of the fixture's own map.
+func benchByModel(b *testing.B, n int) *Model {
+	m := loadGuardFixture(b)
+	m.By = &By{Field: "attrs.task", MinSessions: 1, Values: n}
+	for i := 0; i < n; i++ {
+		sm := NewSubMap(fmt.Sprintf("task-%04d", i), m)
+		sm.Sessions = 1
+		m.By.Maps = append(m.By.Maps, sm)
+	}
+	m.Digest = m.ComputeDigest()
+	if err := m.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// BenchmarkGuardStepBy is BenchmarkGuardStep's serial walk with the
+// sessions spread over the sub-maps of a conditioned model (maps=0: the
+// fixture unconditioned, through StepBy).
+func BenchmarkGuardStepBy(b *testing.B) {
+	p := guardPolicy(b, `{"watchdog":{"max_turns":5,"fallback":{"event":"escalate","to":"human"}}}`)
+	const sessions = 1000
+	ids := make([]string, sessions)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("session-%06d", i)
+	}
+	for _, maps := range []int{0, 100} {
+		b.Run(fmt.Sprintf("maps=%d", maps), func(b *testing.B) {
+			m := loadGuardFixture(b)
+			values := make([]string, sessions)
+			if maps > 0 {
+				m = benchByModel(b, maps)
+				for i := range values {
+					values[i] = m.By.Maps[i%maps].Value
+				}
+			}
+			g, err := NewGuard(m, p, GuardOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				s := i % sessions
+				st := benchPath[(i/sessions)%len(benchPath)]
+				if d, _ := g.StepBy(ids[s], values[s], st[0], st[1], nil); !d.Allowed {
+					b.Fatalf("step %d of %s denied: %s", i, ids[s], d.Reason)
+				}
+				if st[1] == EndID {
+					g.End(ids[s])
+				}
+				i++
+			}
+			b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "decisions/s")
+		})
+	}
+}
+
+// TestGuardByPolicy holds that a policy must fit every sub-map: one whose
+// fallback names a state a sub-map lacks is refused, naming the value.
+func TestGuardByPolicy(t *testing.T) {
+	p := guardPolicy(t, `{"watchdog":{"max_turns":3,"fallback":{"event":"x","to":"b"}}}`)
+	if _, err := NewGuard(branch(t, 3, 3), p, GuardOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewGuard(byModel(t), p, GuardOptions{})
+	if err == nil || !strings.Contains(err.Error(), `by attrs.task: the map of value "A": policy: watchdog: fallback`) {
+		t.Errorf("NewGuard = %v, want the map of A named", err)
+	}
+}
+
+// FuzzDecodeBy decodes mutations of a conditioned model: Decode either
+// refuses the bytes or returns a model whose every sub-map is a valid
+// model, which writes and decodes back to the same digest.
+func FuzzDecodeBy(f *testing.F) {
+	var buf bytes.Buffer
+	if err := byModel(f).Write(&buf); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add(bytes.Replace(buf.Bytes(), []byte(`"value":"B"`), []byte(`"value":"A"`), 1))
+	f.Add(bytes.Replace(buf.Bytes(), []byte(`"min_sessions":2`), []byte(`"min_sessions":0`), 1))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Decode(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		if m.By != nil {
+			for _, sm := range m.By.Maps {
+				if err := m.For(sm.Value).Validate(); err != nil {
+					t.Fatalf("sub-map %q of a decoded model: %v", sm.Value, err)
+				}
+				if m.MapName(sm.Value) != "by:"+sm.Value {
+					t.Fatalf("MapName(%q) = %q", sm.Value, m.MapName(sm.Value))
+				}
+			}
+		}
+		var out bytes.Buffer
+		if err := m.Write(&out); err != nil {
+			t.Fatal(err)
+		}
+		back, err := Decode(&out)
+		if err != nil {
+			t.Fatalf("a decoded model does not decode back: %v", err)
+		}
+		if back.ComputeDigest() != m.ComputeDigest() {
+			t.Fatal("the digest changed through Write and Decode")
+		}
+	})
+}

@@ -1,0 +1,93 @@
+package mine
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// DefaultByMin is how many sessions a value needs, by default, for a
+// sub-map of its own in a conditioned model (BuildBy). A map mined from n
+// sessions accepts a new session only when the session's path, or a
+// generalisation the log supports, is among theirs; by Good–Turing the
+// chance that the next session takes a path none of the n took is
+// estimated by the share of paths seen once, which a handful of sessions
+// cannot bring low: below about ten sessions a value's own map denies
+// legitimate sessions that the shared map, mined from all, lets through.
+// eval --by measures the trade on a log (see docs/build.md).
+const DefaultByMin = 10
+
+// ErrByField is wrapped by the error BuildBy returns when no session
+// carries the field.
+var ErrByField = errors.New("no session carries the field")
+
+// BuildBy mines a conditioned model (see automaton.By): the shared map,
+// mined from every session of lg with opt as Build mines it, and a sub-map,
+// mined with the same options, for each value of field that at least
+// minSessions sessions carry. values holds each session's value (see
+// SessionValues), by session id; sessions not in it have none and are
+// judged by the shared map. Memory beyond Build's is one map per value with
+// a sub-map, at most len(lg.Sessions)/minSessions of them, and a count per
+// distinct value.
+//
+// It returns an error wrapping ErrByField when no session of lg has a
+// value, and one naming the session for a value that cannot name a map (see
+// automaton.ValidByValue). lg must have been read whole (not streamed).
+func BuildBy(lg *Log, opt Options, field string, minSessions int, values map[string]string) (*automaton.Model, error) {
+	if minSessions < 1 {
+		return nil, fmt.Errorf("by %s: %d sessions a value: want 1 or more", field, minSessions)
+	}
+	if lg.Streamed {
+		return nil, fmt.Errorf("by %s: the log was read streaming; read it whole", field)
+	}
+	count := map[string]int{}
+	unvalued := 0
+	for i := range lg.Sessions {
+		id := lg.Sessions[i].ID
+		v, ok := values[id]
+		if !ok {
+			unvalued++
+			continue
+		}
+		if err := automaton.ValidByValue(v); err != nil {
+			return nil, fmt.Errorf("by %s: session %q: %w", field, id, err)
+		}
+		count[v]++
+	}
+	if len(lg.Sessions) > 0 && len(count) == 0 {
+		return nil, fmt.Errorf("by %s: %w: none of the %d sessions' records has it", field, ErrByField, len(lg.Sessions))
+	}
+	m, err := Build(lg, opt)
+	if err != nil {
+		return nil, err
+	}
+	by := &automaton.By{Field: field, MinSessions: minSessions, Values: len(count), Unvalued: unvalued, Shared: unvalued}
+	var kept []string
+	for v, n := range count {
+		if n >= minSessions {
+			kept = append(kept, v)
+		} else {
+			by.Shared += n
+		}
+	}
+	sort.Strings(kept)
+	by.Maps = make([]automaton.SubMap, 0, len(kept))
+	for _, v := range kept {
+		sub, err := Build(lg.Subset(func(s *Session) bool {
+			sv, ok := values[s.ID]
+			return ok && sv == v
+		}), opt)
+		if err != nil {
+			return nil, fmt.Errorf("by %s: value %q: %w", field, v, err)
+		}
+		by.Maps = append(by.Maps, automaton.NewSubMap(v, sub))
+	}
+	m.By = by
+	m.Digest = m.ComputeDigest()
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("by %s: %w", field, err)
+	}
+	return m, nil
+}

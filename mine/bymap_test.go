@@ -1,0 +1,103 @@
+package mine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// byLog is a log of sessions "s<i>" whose value of attrs.task is given,
+// each through plan then its own path.
+func byLog(t *testing.T, sessions map[string][]string) *Log {
+	t.Helper()
+	var b strings.Builder
+	for id, path := range sessions {
+		for i, n := range path {
+			fmt.Fprintf(&b, `{"session_id":%q,"step":%d,"node":%q,"event":"ok"}`+"\n", id, i, n)
+		}
+	}
+	lg, err := Read([]Input{strInput("by.jsonl", b.String())}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lg
+}
+
+func TestBuildBy(t *testing.T) {
+	lg := byLog(t, map[string][]string{
+		"a1": {"plan", "a"}, "a2": {"plan", "a"}, "a3": {"plan", "a", "a"},
+		"b1": {"plan", "b"}, "b2": {"plan", "b"},
+		"c1": {"plan", "c"},
+		"n1": {"plan", "d"},
+	})
+	values := map[string]string{"a1": "A", "a2": "A", "a3": "A", "b1": "B", "b2": "B", "c1": "C"}
+	tests := []struct {
+		min          int
+		maps         []string
+		shared       int
+		sharedTakesC bool
+	}{
+		{1, []string{"A", "B", "C"}, 1, true},
+		{2, []string{"A", "B"}, 2, true},
+		{3, []string{"A"}, 4, true},
+		{4, nil, 7, true},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("min=%d", tt.min), func(t *testing.T) {
+			m, err := BuildBy(lg, DefaultOptions(), "attrs.task", tt.min, values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, sm := range m.By.Maps {
+				got = append(got, sm.Value)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.maps) || m.By.Shared != tt.shared || m.By.Values != 3 || m.By.Unvalued != 1 {
+				t.Errorf("maps %v, shared %d, values %d, unvalued %d; want %v, %d, 3, 1", got, m.By.Shared, m.By.Values, m.By.Unvalued, tt.maps, tt.shared)
+			}
+			if m.Digest != m.ComputeDigest() {
+				t.Error("the model is not sealed with its sub-maps")
+			}
+			for i := range lg.Sessions {
+				s := &lg.Sessions[i]
+				if !m.For(values[s.ID]).Accepts(lg.Moves(s)) {
+					t.Errorf("session %s is not a path of its map", s.ID)
+				}
+			}
+			if sub := m.For("A"); len(tt.maps) > 0 && sub.Source.Sessions != 3 {
+				t.Errorf("the map of A has %d sessions, want 3", sub.Source.Sessions)
+			}
+			if len(tt.maps) > 0 && m.For("A").HasLabel("b") {
+				t.Error("the map of A has B's label")
+			}
+		})
+	}
+}
+
+func TestBuildByErrors(t *testing.T) {
+	lg := byLog(t, map[string][]string{"a1": {"plan", "a"}, "b1": {"plan", "b"}})
+	tests := []struct {
+		name   string
+		values map[string]string
+		min    int
+		want   string
+	}{
+		{"no value", map[string]string{}, 1, "by attrs.task: no session carries the field: none of the 2 sessions' records has it"},
+		{"control", map[string]string{"a1": "x\ty"}, 1, `by attrs.task: session "a1": value "x\ty" has a control character at byte 1`},
+		{"not utf-8", map[string]string{"b1": "\xff"}, 1, `by attrs.task: session "b1": value "\xff" is not valid UTF-8 at byte 0`},
+		{"min 0", map[string]string{"a1": "A"}, 0, "by attrs.task: 0 sessions a value: want 1 or more"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := BuildBy(lg, DefaultOptions(), "attrs.task", tt.min, tt.values)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("BuildBy = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	_, err := BuildBy(lg, DefaultOptions(), "attrs.task", 1, nil)
+	if !errors.Is(err, ErrByField) {
+		t.Errorf("no values: %v, want ErrByField", err)
+	}
+}

@@ -1,0 +1,83 @@
+package check
+
+import (
+	"sort"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// MapCount is how many sessions one map of a conditioned model judged, and
+// how many of them fit: Map is automaton.SharedMap or "by:" and a value
+// (see automaton.Model.MapName).
+type MapCount struct {
+	Map      string `json:"map"`
+	Sessions int    `json:"sessions"`
+	Fit      int    `json:"fit"`
+}
+
+// byMaps picks each session's checker in a conditioned model.
+type byMaps struct {
+	m        *automaton.Model
+	values   map[string]string
+	opt      automaton.CheckOptions
+	checkers map[*automaton.Model]*automaton.Checker
+}
+
+// ConditionOn has the collector judge each session of a conditioned model
+// m (see automaton.By) by the map of its value, values[session id] (see
+// mine.SessionValues), with checkers made with opt; a session without a
+// value, or whose value has no sub-map, is judged by the shared map, the
+// collector's own checker, which must be m's. Each verdict then names its
+// map and the summary counts the sessions of each (Summary.Maps). A model
+// that is not conditioned leaves the collector as it is.
+func (r *Collector) ConditionOn(m *automaton.Model, values map[string]string, opt automaton.CheckOptions) {
+	if m.By == nil {
+		return
+	}
+	r.by = &byMaps{m: m, values: values, opt: opt, checkers: map[*automaton.Model]*automaton.Checker{m: r.c}}
+}
+
+// checker returns the checker of session id and the name of its map.
+func (b *byMaps) checker(id string) (*automaton.Checker, string) {
+	v, ok := b.values[id]
+	if !ok {
+		return b.checkers[b.m], automaton.SharedMap
+	}
+	sm := b.m.For(v)
+	c := b.checkers[sm]
+	if c == nil {
+		c = automaton.NewChecker(sm, b.opt)
+		b.checkers[sm] = c
+	}
+	return c, b.m.MapName(v)
+}
+
+// mapCounts sums results by map, the shared map first, then by name.
+func mapCounts(results []result) []MapCount {
+	idx := map[string]int{}
+	var out []MapCount
+	for i := range results {
+		res := &results[i]
+		if res.mapName == "" {
+			return nil
+		}
+		k, ok := idx[res.mapName]
+		if !ok {
+			k = len(out)
+			idx[res.mapName] = k
+			out = append(out, MapCount{Map: res.mapName})
+		}
+		out[k].Sessions++
+		if res.place == nil {
+			out[k].Fit++
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Map == automaton.SharedMap, out[j].Map == automaton.SharedMap
+		if a != b {
+			return a
+		}
+		return out[i].Map < out[j].Map
+	})
+	return out
+}
