@@ -117,3 +117,30 @@ func TestRetryAfterError(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCaps: a label's cap is its longest run, raised to where its runs,
+// fitted as geometric, make a longer one rarer than RunTail; a label never
+// repeated keeps 1.
+func TestRunCaps(t *testing.T) {
+	mk := func(labels ...uint32) variant {
+		var mvs []move
+		for _, l := range labels {
+			mvs = append(mvs, mkMove(0, l))
+		}
+		return variant{moves: mvs, count: 1}
+	}
+	// Label 1: runs of 1, 2 and 3 (q = 3/6): 0.5^c <= 0.001 needs c = 10.
+	// Label 2: single visits only. Label 3: ten runs of 1 and one of 2
+	// (q = 1/12): the fit gives 3, one more than the longest run.
+	vars := []variant{mk(1, 2, 1, 1, 2, 1, 1, 1)}
+	for range 10 {
+		vars = append(vars, mk(3, 2))
+	}
+	vars = append(vars, mk(3, 3))
+	caps := runCaps(vars)
+	for l, want := range map[uint32]int{1: 10, 2: 1, 3: 3} {
+		if caps[l] != want {
+			t.Errorf("label %d: cap %d, want %d", l, caps[l], want)
+		}
+	}
+}

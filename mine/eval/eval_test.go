@@ -169,7 +169,7 @@ func TestRealLogs(t *testing.T) {
 	}{
 		{"tau2_retail.jsonl", filepath.Join("..", "..", "testdata", "tau2_retail.labels.json"), 0.82, 0.82},
 		{"tau2_retail.jsonl", chat, 0.80, 0.61},
-		{"taubench_airline.jsonl", chat, 0.84, 0.44},
+		{"taubench_airline.jsonl", chat, 0.85, 0.43},
 		{"helpdesk.jsonl.gz", "", 0.99, 0.95},
 	}
 	for _, tt := range tests {

@@ -133,8 +133,9 @@ func scoreTruth(t testing.TB, truth *automaton.Model, train, held *mine.Log, opt
 // truth rejects caught; on the agent truth at 30 and 100 sessions (seeds 3,
 // 5, 8; 2,000 held-out sessions each) at least 0.95 and 0.98 of the
 // perturbations the truth rejects caught (the issue's targets), no more than 15% of the generalised moves outside
-// the truth (the issue asks for 10%), and at 100 sessions at least 0.92 of held-out sessions
-// accepted. The issue's targets are higher in places (docs/build.md says
+// the truth (the issue asks for 10%), and at least 0.90 (30 sessions, the
+// issue's target) and 0.92 (100; the issue asks for 0.98) of held-out
+// sessions accepted. The issue's targets are higher in places (docs/build.md says
 // which are not reached). Run with -v for the table docs/build.md quotes.
 func TestTruthTable(t *testing.T) {
 	if testing.Short() {
@@ -158,8 +159,8 @@ func TestTruthTable(t *testing.T) {
 				if want := map[int]float64{30: 0.95, 100: 0.98}[n]; sc.TruthRejected < want {
 					t.Errorf("agent, %d sessions, seed %d: %.3f of the truth's negatives rejected, want at least %.2f", n, seed, sc.TruthRejected, want)
 				}
-				if n == 100 && sc.Accepted < 0.92 {
-					t.Errorf("agent, %d sessions, seed %d: %.3f of held-out sessions accepted, want at least 0.92", n, seed, sc.Accepted)
+				if want := map[int]float64{30: 0.90, 100: 0.92}[n]; sc.Accepted < want {
+					t.Errorf("agent, %d sessions, seed %d: %.3f of held-out sessions accepted, want at least %.2f", n, seed, sc.Accepted, want)
 				}
 			}
 		}
