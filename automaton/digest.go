@@ -25,7 +25,8 @@ import (
 //   - each loop: its states, max_iterations (the default loop caps) and its
 //     back edges (the transitions those caps count);
 //   - each constraint over whole sessions: kind, labels, support and
-//     confidence (the guard denies a step that breaks one).
+//     confidence (the guard denies a step that breaks one);
+//   - each argument rule: tool, argument, kind, support and value hashes.
 //
 // What the guard does not read is provenance and is left out, so that the
 // same data and options give the same digest: version, parent, created,
@@ -53,6 +54,7 @@ func (m *Model) ComputeDigest() string {
 	for _, c := range m.Constraints {
 		d.line(c.digestFields()...)
 	}
+	argDigestLines(d, m.Args)
 	return d.sum()
 }
 

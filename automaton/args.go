@@ -1,0 +1,291 @@
+package automaton
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Deviation kinds of a tool call's arguments (see ArgRule).
+const (
+	// KindUnseenValue: an argument that took one of a few stable values in
+	// every session the model was mined from took another.
+	KindUnseenValue = "unseen_value"
+	// KindValueWithoutSource: an argument whose value always appeared
+	// earlier in the session (the user's words, a tool's answer) took a
+	// value that did not.
+	KindValueWithoutSource = "value_without_source"
+)
+
+// ArgRule is evidence about one argument of one tool, learned from the
+// sessions a model was mined from: Kind KindUnseenValue says the argument
+// took only the values Values hashes (each in at least two sessions);
+// KindValueWithoutSource says every value it took had appeared earlier in
+// its session. Tool is the label of the step that made the call; Arg the
+// argument's name, dotted for nested objects and ending in "[]" for the
+// elements of an array. Steps and Sessions are the calls and sessions the
+// rule was learned from (its support).
+//
+// Values are never kept: Values holds ArgHash of each value, sorted, so
+// that a model file can be shared without the accounts or addresses it
+// was mined from. A hash of a value from a small set can be found by trying
+// candidates; treat the model as you would the logs where that matters.
+type ArgRule struct {
+	Tool     string   `json:"tool"`
+	Arg      string   `json:"arg"`
+	Kind     string   `json:"kind"`
+	Steps    int      `json:"steps"`
+	Sessions int      `json:"sessions"`
+	Values   []string `json:"values,omitempty"`
+}
+
+// ArgHash is the hash a model keeps of an argument's value: the first 16
+// hex digits of the SHA-256 of tool, argument and value, so that the same
+// value of two arguments hashes differently.
+func ArgHash(tool, arg, value string) string {
+	h := sha256.New()
+	h.Write([]byte(tool))
+	h.Write([]byte{0})
+	h.Write([]byte(arg))
+	h.Write([]byte{0})
+	h.Write([]byte(value))
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// Arg is one argument value of a tool call: Name as ArgRule.Arg names it,
+// Value the text of a string or the JSON text of a number or bool.
+type Arg struct {
+	Name  string
+	Value string
+}
+
+// Limits that keep what a session holds for its arguments bounded whatever
+// a hostile log or caller sends.
+const (
+	// MaxArgValue is the longest value, in bytes, the rules look at; a
+	// longer value is judged by its first MaxArgValue bytes.
+	MaxArgValue = 1 << 10
+	// MaxSeenTokens is the most distinct tokens a session remembers as
+	// sources; later ones are not remembered (a value from them is then
+	// without source).
+	MaxSeenTokens = 1 << 14
+	// maxTokenLen bounds one token.
+	maxTokenLen = 256
+)
+
+// SortArgRules orders rules by tool, argument and kind.
+func SortArgRules(rs []ArgRule) {
+	sort.Slice(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if a.Tool != b.Tool {
+			return a.Tool < b.Tool
+		}
+		if a.Arg != b.Arg {
+			return a.Arg < b.Arg
+		}
+		return a.Kind < b.Kind
+	})
+}
+
+// argDigestLines gives the digest's lines of the model's argument rules.
+func argDigestLines(d *digester, rs []ArgRule) {
+	for _, r := range rs {
+		d.line(append([]string{"arg", r.Tool, r.Arg, r.Kind, strconv.Itoa(r.Steps), strconv.Itoa(r.Sessions)}, r.Values...)...)
+	}
+}
+
+// Tokens calls fn with each token of text, lower-cased: a run of letters,
+// digits and the characters _-@.#+/: without the punctuation (.:/-) at its
+// ends, at most 256 bytes (longer runs are cut). The tokens of a value and
+// of the text it was copied from match however the text wraps it: a
+// sentence, a JSON document, a list.
+func Tokens(text string, fn func(tok string)) {
+	start := -1
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		tok := strings.Trim(text[start:end], ".:/-")
+		start = -1
+		if tok == "" {
+			return
+		}
+		if len(tok) > maxTokenLen {
+			tok = tok[:maxTokenLen]
+		}
+		fn(strings.ToLower(tok))
+	}
+	for i, r := range text {
+		if tokenRune(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		flush(i)
+	}
+	flush(len(text))
+}
+
+func tokenRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.IndexByte("_-@.#+/:", byte(r)) >= 0
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// ArgWatch judges the arguments of one session's calls against a model's
+// argument rules: See records text that entered the session, Call judges a
+// call. It keeps hashes of at most MaxSeenTokens tokens, never the text.
+// The zero ArgWatch is not usable; get one from ArgRules.Watch. It is not
+// safe for concurrent use.
+type ArgWatch struct {
+	r    *ArgRules
+	seen map[uint64]struct{}
+}
+
+// ArgRules are a model's argument rules prepared for lookups.
+type ArgRules struct {
+	byKey map[argKey]*argRule
+	tools map[string]bool
+}
+
+type argKey struct{ tool, arg string }
+
+type argRule struct {
+	values  map[string]bool // hashes; nil without a value rule
+	sourced bool            // a KindValueWithoutSource rule
+	rules   [2]*ArgRule     // the value rule, the source rule
+}
+
+// NewArgRules prepares rules; nil when there are none.
+func NewArgRules(rs []ArgRule) *ArgRules {
+	if len(rs) == 0 {
+		return nil
+	}
+	a := &ArgRules{byKey: map[argKey]*argRule{}, tools: map[string]bool{}}
+	for i := range rs {
+		r := &rs[i]
+		k := argKey{r.Tool, r.Arg}
+		ar := a.byKey[k]
+		if ar == nil {
+			ar = &argRule{}
+			a.byKey[k] = ar
+		}
+		a.tools[r.Tool] = true
+		switch r.Kind {
+		case KindUnseenValue:
+			ar.values = make(map[string]bool, len(r.Values))
+			for _, v := range r.Values {
+				ar.values[v] = true
+			}
+			ar.rules[0] = r
+		case KindValueWithoutSource:
+			ar.sourced = true
+			ar.rules[1] = r
+		}
+	}
+	return a
+}
+
+// Watch starts the watch of one session.
+func (a *ArgRules) Watch() *ArgWatch { return &ArgWatch{r: a, seen: map[uint64]struct{}{}} }
+
+// See records the tokens of text as sources for the session's later calls.
+func (w *ArgWatch) See(text string) {
+	Tokens(text, func(tok string) {
+		if len(w.seen) < MaxSeenTokens {
+			w.seen[tokenHash(tok)] = struct{}{}
+		}
+	})
+}
+
+// Sourced reports whether every token of value was seen before; a value
+// without tokens counts as sourced.
+func (w *ArgWatch) Sourced(value string) bool {
+	if len(value) > MaxArgValue {
+		value = value[:MaxArgValue]
+	}
+	ok := true
+	Tokens(value, func(tok string) {
+		if _, seen := w.seen[tokenHash(tok)]; !seen {
+			ok = false
+		}
+	})
+	return ok
+}
+
+// ArgDeviation is an argument of a call that breaks a rule. It names the
+// argument and the rule, never the value.
+type ArgDeviation struct {
+	Kind string   `json:"kind"`
+	Tool string   `json:"tool"`
+	Arg  string   `json:"arg"`
+	Rule *ArgRule `json:"-"`
+}
+
+// Call judges the arguments of a call of tool and returns the first
+// argument, in the order given, that breaks a rule (a value rule before a
+// source rule), or nil. The call's own arguments are no source for it.
+func (w *ArgWatch) Call(tool string, args []Arg) *ArgDeviation {
+	if w == nil || !w.r.tools[tool] {
+		return nil
+	}
+	for _, a := range args {
+		ar := w.r.byKey[argKey{tool, a.Name}]
+		if ar == nil {
+			continue
+		}
+		v := a.Value
+		if len(v) > MaxArgValue {
+			v = v[:MaxArgValue]
+		}
+		if ar.values != nil && !ar.values[ArgHash(tool, a.Name, v)] {
+			return &ArgDeviation{Kind: KindUnseenValue, Tool: tool, Arg: a.Name, Rule: ar.rules[0]}
+		}
+		if ar.sourced && !w.Sourced(v) {
+			return &ArgDeviation{Kind: KindValueWithoutSource, Tool: tool, Arg: a.Name, Rule: ar.rules[1]}
+		}
+	}
+	return nil
+}
+
+// tokenHash is FNV-1a, 64 bits: the session keeps 8 bytes a token.
+func tokenHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// validArgRules checks a model's argument rules: a known kind, support at
+// least one session, value hashes only on value rules, each 16 hex digits.
+func validArgRules(rs []ArgRule) error {
+	for i, r := range rs {
+		switch {
+		case r.Tool == "" || r.Arg == "":
+			return fmt.Errorf("invalid model: args[%d] has no tool or no arg", i)
+		case r.Kind != KindUnseenValue && r.Kind != KindValueWithoutSource:
+			return fmt.Errorf("invalid model: args[%d] has kind %q, want %s or %s", i, r.Kind, KindUnseenValue, KindValueWithoutSource)
+		case r.Sessions < 1 || r.Steps < r.Sessions:
+			return fmt.Errorf("invalid model: args[%d] has %d steps of %d sessions, want at least one session and a step each", i, r.Steps, r.Sessions)
+		case r.Kind == KindUnseenValue && len(r.Values) == 0:
+			return fmt.Errorf("invalid model: args[%d] is an %s rule without values", i, r.Kind)
+		case r.Kind == KindValueWithoutSource && len(r.Values) > 0:
+			return fmt.Errorf("invalid model: args[%d] is a %s rule with values", i, r.Kind)
+		}
+		for _, v := range r.Values {
+			if _, err := hex.DecodeString(v); err != nil || len(v) != 16 {
+				return fmt.Errorf("invalid model: args[%d] has value %q, want 16 hex digits (fsmine keeps hashes, not values)", i, v)
+			}
+		}
+	}
+	return nil
+}
