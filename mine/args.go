@@ -224,11 +224,14 @@ const (
 // automaton.SortArgRules. For each tool (a step's label) and argument
 // called in at least MinSessions sessions:
 //
-//   - unseen_value when it took at most MaxValues distinct values and each
-//     in at least two sessions: by the Good-Turing estimate (the share of
-//     sessions whose value no other session had) the chance that a new
-//     session brings a value never seen is then 0 at this sample size; a
-//     value seen once would say new values keep coming;
+//   - unseen_value when it took at most MaxValues distinct values, no more
+//     than a value for every four sessions, and each in at least two
+//     sessions: by the Good-Turing estimate (the share of sessions whose
+//     value no other session had) the chance that a new session brings a
+//     value never seen is then 0 at this sample size; a value seen once
+//     would say new values keep coming. The four sessions a value keep
+//     logs that run each task twice (two models, two trials) from making a
+//     rule of values that belong to the tasks (a customer's email);
 //   - value_without_source when every value it took, in every call, had
 //     appeared earlier in its session (every token of it: see
 //     automaton.Tokens) in the text of an earlier step (attrs.seen).
@@ -292,7 +295,7 @@ func LearnArgs(sessions []ArgSession, opt ArgOptions) []automaton.ArgRule {
 		if t.sessions < opt.MinSessions {
 			continue
 		}
-		if !t.many {
+		if !t.many && len(t.values)*4 <= t.sessions {
 			recur := true
 			hashes := make([]string, 0, len(t.values))
 			for h, ss := range t.values {
