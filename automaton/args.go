@@ -26,7 +26,9 @@ const (
 // sessions a model was mined from: Kind KindUnseenValue says the argument
 // took only the values Values hashes (each in at least two sessions);
 // KindValueWithoutSource says every value it took had appeared earlier in
-// its session. Tool is the label of the step that made the call; Arg the
+// its session, in the text of a step labelled one of From (any step when
+// From is empty): a recipient always copied from the user's words, and
+// never from a web page a tool read, has From [user_msg]. Tool is the label of the step that made the call; Arg the
 // argument's name, dotted for nested objects and ending in "[]" for the
 // elements of an array. Steps and Sessions are the calls and sessions the
 // rule was learned from (its support).
@@ -42,6 +44,7 @@ type ArgRule struct {
 	Steps    int      `json:"steps"`
 	Sessions int      `json:"sessions"`
 	Values   []string `json:"values,omitempty"`
+	From     []string `json:"from,omitempty"`
 }
 
 // ArgHash is the hash a model keeps of an argument's value: the first 16
@@ -96,6 +99,9 @@ func SortArgRules(rs []ArgRule) {
 func argDigestLines(d *digester, rs []ArgRule) {
 	for _, r := range rs {
 		d.line(append([]string{"arg", r.Tool, r.Arg, r.Kind, strconv.Itoa(r.Steps), strconv.Itoa(r.Sessions)}, r.Values...)...)
+		if len(r.From) > 0 {
+			d.line(append([]string{"arg_from"}, r.From...)...)
+		}
 	}
 }
 
@@ -146,20 +152,29 @@ func tokenRune(r rune) bool {
 // safe for concurrent use.
 type ArgWatch struct {
 	r    *ArgRules
-	seen map[uint64]struct{}
+	seen map[uint64]uint64 // token hash -> the bits of the labels whose text had it
 }
 
 // ArgRules are a model's argument rules prepared for lookups.
 type ArgRules struct {
 	byKey map[argKey]*argRule
 	tools map[string]bool
+	// bits gives each label some rule's From names a bit of its own (the
+	// first 63); other labels share otherBit.
+	bits map[string]uint64
 }
+
+const (
+	otherBit = uint64(1) << 63
+	anyBits  = ^uint64(0)
+)
 
 type argKey struct{ tool, arg string }
 
 type argRule struct {
 	values  map[string]bool // hashes; nil without a value rule
 	sourced bool            // a KindValueWithoutSource rule
+	from    uint64          // the label bits a source must have
 	rules   [2]*ArgRule     // the value rule, the source rule
 }
 
@@ -168,7 +183,7 @@ func NewArgRules(rs []ArgRule) *ArgRules {
 	if len(rs) == 0 {
 		return nil
 	}
-	a := &ArgRules{byKey: map[argKey]*argRule{}, tools: map[string]bool{}}
+	a := &ArgRules{byKey: map[argKey]*argRule{}, tools: map[string]bool{}, bits: map[string]uint64{}}
 	for i := range rs {
 		r := &rs[i]
 		k := argKey{r.Tool, r.Arg}
@@ -188,32 +203,55 @@ func NewArgRules(rs []ArgRule) *ArgRules {
 		case KindValueWithoutSource:
 			ar.sourced = true
 			ar.rules[1] = r
+			ar.from = 0
+			for _, l := range r.From {
+				b, ok := a.bits[l]
+				if !ok && len(a.bits) < 63 {
+					b = uint64(1) << len(a.bits)
+					a.bits[l] = b
+				}
+				if b == 0 {
+					ar.from = anyBits // too many labels: any source
+					break
+				}
+				ar.from |= b
+			}
+			if ar.from == 0 {
+				ar.from = anyBits
+			}
 		}
 	}
 	return a
 }
 
 // Watch starts the watch of one session.
-func (a *ArgRules) Watch() *ArgWatch { return &ArgWatch{r: a, seen: map[uint64]struct{}{}} }
+func (a *ArgRules) Watch() *ArgWatch { return &ArgWatch{r: a, seen: map[uint64]uint64{}} }
 
-// See records the tokens of text as sources for the session's later calls.
-func (w *ArgWatch) See(text string) {
+// See records the tokens of text, brought in by a step labelled label, as
+// sources for the session's later calls.
+func (w *ArgWatch) See(label, text string) {
+	bit, ok := w.r.bits[label]
+	if !ok {
+		bit = otherBit
+	}
 	Tokens(text, func(tok string) {
-		if len(w.seen) < MaxSeenTokens {
-			w.seen[tokenHash(tok)] = struct{}{}
+		h := tokenHash(tok)
+		if old, ok := w.seen[h]; ok || len(w.seen) < MaxSeenTokens {
+			w.seen[h] = old | bit
 		}
 	})
 }
 
-// Sourced reports whether every token of value was seen before; a value
-// without tokens counts as sourced.
-func (w *ArgWatch) Sourced(value string) bool {
+// sourced reports whether every token of value was seen before in the text
+// of a step whose label has one of the bits from; a value without tokens
+// counts as sourced.
+func (w *ArgWatch) sourced(value string, from uint64) bool {
 	if len(value) > MaxArgValue {
 		value = value[:MaxArgValue]
 	}
 	ok := true
 	Tokens(value, func(tok string) {
-		if _, seen := w.seen[tokenHash(tok)]; !seen {
+		if w.seen[tokenHash(tok)]&from == 0 {
 			ok = false
 		}
 	})
@@ -248,7 +286,7 @@ func (w *ArgWatch) Call(tool string, args []Arg) *ArgDeviation {
 		if ar.values != nil && !ar.values[ArgHash(tool, a.Name, v)] {
 			return &ArgDeviation{Kind: KindUnseenValue, Tool: tool, Arg: a.Name, Rule: ar.rules[0]}
 		}
-		if ar.sourced && !w.Sourced(v) {
+		if ar.sourced && !w.sourced(v, ar.from) {
 			return &ArgDeviation{Kind: KindValueWithoutSource, Tool: tool, Arg: a.Name, Rule: ar.rules[1]}
 		}
 	}

@@ -12,6 +12,7 @@ package mine
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -251,16 +252,20 @@ func LearnArgs(sessions []ArgSession, opt ArgOptions) []automaton.ArgRule {
 		values          map[string]map[int]bool
 		many            bool // more than MaxValues distinct values
 		unsourced       bool
+		// from counts the calls by the labels whose text alone held
+		// their value ("" for a value that needed two labels' texts,
+		// or had no tokens)
+		from map[string]int
 	}
 	tallies := map[[2]string]*tally{}
 	for si, s := range sessions {
-		w := watchAll.Watch()
+		seen := map[string][]string{} // token -> labels whose text had it
 		for _, st := range s.Steps {
 			for _, a := range st.Args {
 				k := [2]string{st.Label, a.Name}
 				t := tallies[k]
 				if t == nil {
-					t = &tally{last: -1, values: map[string]map[int]bool{}}
+					t = &tally{last: -1, values: map[string]map[int]bool{}, from: map[string]int{}}
 					tallies[k] = t
 				}
 				t.steps++
@@ -281,12 +286,29 @@ func LearnArgs(sessions []ArgSession, opt ArgOptions) []automaton.ArgRule {
 						t.values[h][si] = true
 					}
 				}
-				if !t.unsourced && !w.Sourced(a.Value) {
-					t.unsourced = true
+				if !t.unsourced {
+					labels, ok := sourceLabels(seen, a.Value)
+					if !ok {
+						t.unsourced = true
+					}
+					if len(labels) == 0 {
+						t.from[""]++
+					}
+					for _, l := range labels {
+						t.from[l]++
+					}
 				}
 			}
 			for _, text := range st.Seen {
-				w.See(text)
+				automaton.Tokens(text, func(tok string) {
+					ls, ok := seen[tok]
+					if !ok && len(seen) >= automaton.MaxSeenTokens {
+						return
+					}
+					if len(ls) == 0 || ls[len(ls)-1] != st.Label && !slices.Contains(ls, st.Label) {
+						seen[tok] = append(ls, st.Label)
+					}
+				})
 			}
 		}
 	}
@@ -308,15 +330,64 @@ func LearnArgs(sessions []ArgSession, opt ArgOptions) []automaton.ArgRule {
 			}
 		}
 		if !t.unsourced {
-			out = append(out, automaton.ArgRule{Tool: k[0], Arg: k[1], Kind: automaton.KindValueWithoutSource, Steps: t.steps, Sessions: t.sessions})
+			out = append(out, automaton.ArgRule{Tool: k[0], Arg: k[1], Kind: automaton.KindValueWithoutSource, Steps: t.steps, Sessions: t.sessions, From: fromLabels(t.from, t.steps, t.sessions >= 2*opt.MinSessions)})
 		}
 	}
 	automaton.SortArgRules(out)
 	return out
 }
 
-// watchAll is an ArgRules with no rules, whose watches only remember text.
-var watchAll = automaton.NewArgRules([]automaton.ArgRule{{Tool: "\x00", Arg: "\x00", Kind: automaton.KindValueWithoutSource, Steps: 1, Sessions: 1}})
+// sourceLabels gives the labels whose text alone held every token of
+// value, sorted, and whether the texts of the session so far held them
+// all. A value without tokens is sourced, by no label in particular.
+func sourceLabels(seen map[string][]string, value string) ([]string, bool) {
+	var labels []string
+	ok, first := true, true
+	automaton.Tokens(clip(value, automaton.MaxArgValue), func(tok string) {
+		ls, in := seen[tok]
+		if !in {
+			ok = false
+			return
+		}
+		if first {
+			labels, first = slices.Clone(ls), false
+			return
+		}
+		labels = slices.DeleteFunc(labels, func(l string) bool { return !slices.Contains(ls, l) })
+	})
+	if !ok {
+		return nil, false
+	}
+	sort.Strings(labels)
+	return labels, true
+}
+
+// fromLabels picks the label a source rule's values come from: the one
+// label whose text alone held the value of every call (the most frequent
+// such label when several did; the first by name on a tie), else nil (any
+// step's text): when a value needed two labels' texts, had no tokens, or
+// the calls took their values from different kinds of step; and unless
+// enough (LearnArgs asks twice MinSessions sessions: a rule that narrows
+// where values come from needs more evidence than one that does not).
+func fromLabels(from map[string]int, calls int, enough bool) []string {
+	if from[""] > 0 || !enough {
+		return nil
+	}
+	var labels []string
+	for l := range from {
+		labels = append(labels, l)
+	}
+	sort.Slice(labels, func(i, j int) bool {
+		if from[labels[i]] != from[labels[j]] {
+			return from[labels[i]] > from[labels[j]]
+		}
+		return labels[i] < labels[j]
+	})
+	if len(labels) > 0 && from[labels[0]] == calls {
+		return labels[:1]
+	}
+	return nil
+}
 
 // ArgFinding is a call whose argument breaks a rule: the session, the
 // record's step (its index among the session's records when records have
@@ -347,7 +418,7 @@ func CheckArgs(sessions []ArgSession, rules []automaton.ArgRule) []ArgFinding {
 				break
 			}
 			for _, text := range st.Seen {
-				w.See(text)
+				w.See(st.Label, text)
 			}
 		}
 	}

@@ -37,7 +37,7 @@ func TestArgsReal(t *testing.T) {
 				t.Fatalf("%d sessions give no argument rule", len(sessions))
 			}
 			for _, r := range rules {
-				t.Logf("rule %s(%s) %s: %d calls in %d sessions, %d values", r.Tool, r.Arg, r.Kind, r.Steps, r.Sessions, len(r.Values))
+				t.Logf("rule %s(%s) %s: %d calls in %d sessions, %d values, from %v", r.Tool, r.Arg, r.Kind, r.Steps, r.Sessions, len(r.Values), r.From)
 			}
 			const folds = 5
 			flagged, byKind := 0, map[string]int{}

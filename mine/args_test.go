@@ -34,23 +34,27 @@ func argInput(data []byte) []Input {
 }
 
 func TestLearnArgs(t *testing.T) {
-	sessions, err := ReadArgSessions(argInput(argLog(12, -1)), ReadOptions{})
+	sessions, err := ReadArgSessions(argInput(argLog(24, -1)), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sessions) != 12 || len(sessions[0].Steps) != 3 {
-		t.Fatalf("read %d sessions, the first of %d steps; want 12 of 3", len(sessions), len(sessions[0].Steps))
+	if len(sessions) != 24 || len(sessions[0].Steps) != 3 {
+		t.Fatalf("read %d sessions, the first of %d steps; want 24 of 3", len(sessions), len(sessions[0].Steps))
 	}
 	rules := LearnArgs(sessions, ArgOptions{})
 	var got []string
 	for _, r := range rules {
-		got = append(got, fmt.Sprintf("%s.%s %s %d/%d %d", r.Tool, r.Arg, r.Kind, r.Steps, r.Sessions, len(r.Values)))
+		line := fmt.Sprintf("%s.%s %s %d/%d %d", r.Tool, r.Arg, r.Kind, r.Steps, r.Sessions, len(r.Values))
+		if r.From != nil {
+			line += fmt.Sprint(" ", r.From)
+		}
+		got = append(got, line)
 	}
 	want := []string{
-		"read_inbox.folder unseen_value 12/12 1",
-		"send.account value_without_source 12/12 0",
-		"send.from unseen_value 12/12 2",
-		"send.to value_without_source 12/12 0",
+		"read_inbox.folder unseen_value 24/24 1",
+		"send.account value_without_source 24/24 0 [user_msg]",
+		"send.from unseen_value 24/24 2",
+		"send.to value_without_source 24/24 0 [read_inbox]",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rules:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -60,6 +64,12 @@ func TestLearnArgs(t *testing.T) {
 			if strings.Contains(v, "desk") || strings.Contains(v, "inbox") {
 				t.Errorf("rule %s.%s keeps a value, %q", r.Tool, r.Arg, v)
 			}
+		}
+	}
+	// Fewer than twice MinSessions: no From.
+	for _, r := range LearnArgs(sessions[:19], ArgOptions{}) {
+		if r.From != nil {
+			t.Errorf("19 sessions give %s.%s from %v", r.Tool, r.Arg, r.From)
 		}
 	}
 	// Too few sessions: no rule.
