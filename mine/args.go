@@ -362,9 +362,8 @@ func sourceLabels(seen map[string][]string, value string) ([]string, bool) {
 	return labels, true
 }
 
-// fromLabels picks the label a source rule's values come from: the one
-// label whose text alone held the value of every call (the most frequent
-// such label when several did; the first by name on a tie), else nil (any
+// fromLabels picks the labels a source rule's values come from: those
+// whose text alone held the value of every call, sorted; else nil (any
 // step's text): when a value needed two labels' texts, had no tokens, or
 // the calls took their values from different kinds of step; and unless
 // enough (LearnArgs asks twice MinSessions sessions: a rule that narrows
@@ -374,19 +373,13 @@ func fromLabels(from map[string]int, calls int, enough bool) []string {
 		return nil
 	}
 	var labels []string
-	for l := range from {
-		labels = append(labels, l)
-	}
-	sort.Slice(labels, func(i, j int) bool {
-		if from[labels[i]] != from[labels[j]] {
-			return from[labels[i]] > from[labels[j]]
+	for l, n := range from {
+		if n == calls {
+			labels = append(labels, l)
 		}
-		return labels[i] < labels[j]
-	})
-	if len(labels) > 0 && from[labels[0]] == calls {
-		return labels[:1]
 	}
-	return nil
+	sort.Strings(labels)
+	return labels
 }
 
 // ArgFinding is a call whose argument breaks a rule: the session, the
