@@ -145,36 +145,31 @@ func tokenRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
-// ArgWatch judges the arguments of one session's calls against a model's
-// argument rules: See records text that entered the session, Call judges a
-// call. It keeps hashes of at most MaxSeenTokens tokens, never the text.
-// The zero ArgWatch is not usable; get one from ArgRules.Watch. It is not
-// safe for concurrent use.
+// ArgWatch remembers the text that entered one session, for judging its
+// calls against argument rules (ArgWatch.Call): it keeps hashes of at most
+// MaxSeenTokens tokens, each with the labels of the steps whose text had
+// it (the first 63 labels of the session a bit each, later ones one bit
+// together), never the text. It is not safe for concurrent use.
 type ArgWatch struct {
-	r    *ArgRules
-	seen map[uint64]uint64 // token hash -> the bits of the labels whose text had it
+	labels   map[string]uint64
+	seen     map[uint64]uint64 // token hash -> the bits of the labels whose text had it
+	overflow bool              // a label past the first 63 has text
 }
 
 // ArgRules are a model's argument rules prepared for lookups.
 type ArgRules struct {
 	byKey map[argKey]*argRule
 	tools map[string]bool
-	// bits gives each label some rule's From names a bit of its own (the
-	// first 63); other labels share otherBit.
-	bits map[string]uint64
 }
 
-const (
-	otherBit = uint64(1) << 63
-	anyBits  = ^uint64(0)
-)
+const otherBit = uint64(1) << 63
 
 type argKey struct{ tool, arg string }
 
 type argRule struct {
 	values  map[string]bool // hashes; nil without a value rule
 	sourced bool            // a KindValueWithoutSource rule
-	from    uint64          // the label bits a source must have
+	from    []string        // the labels a source must have; nil for any
 	rules   [2]*ArgRule     // the value rule, the source rule
 }
 
@@ -183,7 +178,7 @@ func NewArgRules(rs []ArgRule) *ArgRules {
 	if len(rs) == 0 {
 		return nil
 	}
-	a := &ArgRules{byKey: map[argKey]*argRule{}, tools: map[string]bool{}, bits: map[string]uint64{}}
+	a := &ArgRules{byKey: map[argKey]*argRule{}, tools: map[string]bool{}}
 	for i := range rs {
 		r := &rs[i]
 		k := argKey{r.Tool, r.Arg}
@@ -201,38 +196,29 @@ func NewArgRules(rs []ArgRule) *ArgRules {
 			}
 			ar.rules[0] = r
 		case KindValueWithoutSource:
-			ar.sourced = true
+			ar.sourced, ar.from = true, r.From
 			ar.rules[1] = r
-			ar.from = 0
-			for _, l := range r.From {
-				b, ok := a.bits[l]
-				if !ok && len(a.bits) < 63 {
-					b = uint64(1) << len(a.bits)
-					a.bits[l] = b
-				}
-				if b == 0 {
-					ar.from = anyBits // too many labels: any source
-					break
-				}
-				ar.from |= b
-			}
-			if ar.from == 0 {
-				ar.from = anyBits
-			}
 		}
 	}
 	return a
 }
 
-// Watch starts the watch of one session.
-func (a *ArgRules) Watch() *ArgWatch { return &ArgWatch{r: a, seen: map[uint64]uint64{}} }
+// NewArgWatch starts the watch of one session.
+func NewArgWatch() *ArgWatch {
+	return &ArgWatch{labels: map[string]uint64{}, seen: map[uint64]uint64{}}
+}
 
 // See records the tokens of text, brought in by a step labelled label, as
 // sources for the session's later calls.
 func (w *ArgWatch) See(label, text string) {
-	bit, ok := w.r.bits[label]
+	bit, ok := w.labels[label]
 	if !ok {
-		bit = otherBit
+		if len(w.labels) < 63 {
+			bit = uint64(1) << len(w.labels)
+			w.labels[label] = bit
+		} else {
+			bit, w.overflow = otherBit, true
+		}
 	}
 	Tokens(text, func(tok string) {
 		h := tokenHash(tok)
@@ -242,13 +228,26 @@ func (w *ArgWatch) See(label, text string) {
 	})
 }
 
+// mask gives the bits of labels; nil labels are every bit.
+func (w *ArgWatch) mask(labels []string) uint64 {
+	if labels == nil {
+		return ^uint64(0)
+	}
+	var m uint64
+	for _, l := range labels {
+		if b, ok := w.labels[l]; ok {
+			m |= b
+		} else if w.overflow {
+			m |= otherBit
+		}
+	}
+	return m
+}
+
 // sourced reports whether every token of value was seen before in the text
 // of a step whose label has one of the bits from; a value without tokens
 // counts as sourced.
 func (w *ArgWatch) sourced(value string, from uint64) bool {
-	if len(value) > MaxArgValue {
-		value = value[:MaxArgValue]
-	}
 	ok := true
 	Tokens(value, func(tok string) {
 		if w.seen[tokenHash(tok)]&from == 0 {
@@ -267,15 +266,16 @@ type ArgDeviation struct {
 	Rule *ArgRule `json:"-"`
 }
 
-// Call judges the arguments of a call of tool and returns the first
-// argument, in the order given, that breaks a rule (a value rule before a
-// source rule), or nil. The call's own arguments are no source for it.
-func (w *ArgWatch) Call(tool string, args []Arg) *ArgDeviation {
-	if w == nil || !w.r.tools[tool] {
+// Call judges the arguments of a call of tool by rules r and returns the
+// first argument, in the order given, that breaks one (a value rule before
+// a source rule), or nil; nil rules break none. The call's own arguments
+// are no source for it.
+func (w *ArgWatch) Call(r *ArgRules, tool string, args []Arg) *ArgDeviation {
+	if r == nil || !r.tools[tool] {
 		return nil
 	}
 	for _, a := range args {
-		ar := w.r.byKey[argKey{tool, a.Name}]
+		ar := r.byKey[argKey{tool, a.Name}]
 		if ar == nil {
 			continue
 		}
@@ -286,7 +286,7 @@ func (w *ArgWatch) Call(tool string, args []Arg) *ArgDeviation {
 		if ar.values != nil && !ar.values[ArgHash(tool, a.Name, v)] {
 			return &ArgDeviation{Kind: KindUnseenValue, Tool: tool, Arg: a.Name, Rule: ar.rules[0]}
 		}
-		if ar.sourced && !w.sourced(v, ar.from) {
+		if ar.sourced && !w.sourced(v, w.mask(ar.from)) {
 			return &ArgDeviation{Kind: KindValueWithoutSource, Tool: tool, Arg: a.Name, Rule: ar.rules[1]}
 		}
 	}
@@ -324,6 +324,37 @@ func validArgRules(rs []ArgRule) error {
 				return fmt.Errorf("invalid model: args[%d] has value %q, want 16 hex digits (fsmine keeps hashes, not values)", i, v)
 			}
 		}
+	}
+	return nil
+}
+
+// Call is what a step that proposes a tool call reports for the model's
+// argument rules (Guard.StepCall): the call's arguments, and the text that
+// entered the session since the session's last step, each with the label
+// of the step that brought it (the user's words as user_msg, the last
+// tool's answer as that tool).
+type Call struct {
+	Args []Arg
+	Seen []SeenText
+}
+
+// SeenText is text that entered a session, and the label of the step that
+// brought it.
+type SeenText struct {
+	Label, Text string
+}
+
+// callArgs remembers call's text and, when judge, judges its arguments as
+// a call of the tool target labels (none for an unknown state).
+func (s *session) callArgs(r *ArgRules, target *gstate, call *Call, judge bool) *ArgDeviation {
+	if s.args == nil {
+		s.args = NewArgWatch()
+	}
+	for _, st := range call.Seen {
+		s.args.See(st.Label, st.Text)
+	}
+	if judge && target != nil {
+		return s.args.Call(r, target.label, call.Args)
 	}
 	return nil
 }

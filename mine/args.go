@@ -400,9 +400,9 @@ func CheckArgs(sessions []ArgSession, rules []automaton.ArgRule) []ArgFinding {
 	}
 	var out []ArgFinding
 	for _, s := range sessions {
-		w := ar.Watch()
+		w := automaton.NewArgWatch()
 		for i, st := range s.Steps {
-			if d := w.Call(st.Label, st.Args); d != nil {
+			if d := w.Call(ar, st.Label, st.Args); d != nil {
 				at := int64(i)
 				if st.hasStep {
 					at = st.step
