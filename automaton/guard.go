@@ -267,7 +267,7 @@ type session struct {
 	slots  []Slot         // at most one per name; Valid is not kept
 	seen   []uint64       // the constrained labels visited, indexed by cons
 	cons   *rules
-	risk   float64 // the running surprisal, in bits
+	risk   float64   // the running surprisal, in bits
 	args   *ArgWatch // the text that entered the session, for Model.Args; nil until a Call
 
 	prev, next *session
