@@ -1,6 +1,7 @@
 package automaton
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	json "github.com/goccy/go-json"
 )
 
 // Deviation kinds of a tool call's arguments (see ArgRule).
@@ -77,6 +80,10 @@ const (
 	// sources; later ones are not remembered (a value from them is then
 	// without source).
 	MaxSeenTokens = 1 << 14
+	// MaxArgLeaves and MaxArgDepth bound the values FlattenArgs gives
+	// for one call, and their nesting.
+	MaxArgLeaves = 64
+	MaxArgDepth  = 4
 	// maxTokenLen bounds one token.
 	maxTokenLen = 256
 )
@@ -357,4 +364,65 @@ func (s *session) callArgs(r *ArgRules, target *gstate, call *Call, judge bool) 
 		return s.args.Call(r, target.label, call.Args)
 	}
 	return nil
+}
+
+// FlattenArgs turns a call's arguments into named values: an object's
+// members by name, nested objects as name.member, the elements of an array
+// as name[]; strings as their text, numbers as their JSON text. Bools and
+// nulls are left out (they are no value a rule could hold to a source),
+// and so is anything past MaxArgDepth levels or MaxArgLeaves values;
+// values are cut to MaxArgValue bytes. Its error is the JSON decoder's.
+// Arguments that are not an object (a bare string) are one value named "".
+func FlattenArgs(raw []byte) ([]Arg, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	var out []Arg
+	var walk func(name string, v any, depth int)
+	walk = func(name string, v any, depth int) {
+		if len(out) >= MaxArgLeaves || depth > MaxArgDepth {
+			return
+		}
+		switch x := v.(type) {
+		case string:
+			out = append(out, Arg{Name: name, Value: clipString(x, MaxArgValue)})
+		case json.Number:
+			out = append(out, Arg{Name: name, Value: clipString(string(x), MaxArgValue)})
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				n := k
+				if name != "" {
+					n = name + "." + k
+				}
+				walk(n, x[k], depth+1)
+			}
+		case []any:
+			for _, e := range x {
+				walk(name+"[]", e, depth+1)
+			}
+		}
+	}
+	walk("", v, 0)
+	return out, nil
+}
+
+
+// clipString cuts s to at most n bytes.
+func clipString(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }

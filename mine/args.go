@@ -43,11 +43,7 @@ type ArgStep struct {
 }
 
 // Bounds on what one record gives the argument rules.
-const (
-	maxArgLeaves = 64       // arguments of a call, counted as leaves
-	maxArgDepth  = 4        // nesting of objects and arrays
-	maxSeenText  = 64 << 10 // bytes of attrs.seen a record
-)
+const maxSeenText = 64 << 10 // bytes of attrs.seen a record
 
 // ReadArgSessions reads the inputs again, as Read read them (opt must be the
 // options Read was given), and gives every session's calls and text, in
@@ -82,7 +78,7 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 				return false
 			}
 			var err error
-			if st.Args, err = flattenArgs(probe.Attrs.Args); err != nil {
+			if st.Args, err = automaton.FlattenArgs(probe.Attrs.Args); err != nil {
 				bad = fmt.Errorf("%s:%d: attrs.args: %v", inputs[fi].Name, line, err)
 				return false
 			}
@@ -113,57 +109,6 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 			return x.fileLine < y.fileLine
 		})
 	}
-	return out, nil
-}
-
-// flattenArgs turns a call's arguments into named values: an object's
-// members by name, nested objects as name.member, the elements of an array
-// as name[]; strings as their text, numbers as their JSON text. Bools and
-// nulls are left out (they are no value a rule could hold to a source),
-// and so is anything past maxArgDepth levels or maxArgLeaves values.
-// Arguments that are not an object (a bare string) are one value named "".
-func flattenArgs(raw json.RawMessage) ([]automaton.Arg, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return nil, nil
-	}
-	var v any
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	var out []automaton.Arg
-	var walk func(name string, v any, depth int)
-	walk = func(name string, v any, depth int) {
-		if len(out) >= maxArgLeaves || depth > maxArgDepth {
-			return
-		}
-		switch x := v.(type) {
-		case string:
-			out = append(out, automaton.Arg{Name: name, Value: clip(x, automaton.MaxArgValue)})
-		case json.Number:
-			out = append(out, automaton.Arg{Name: name, Value: clip(string(x), automaton.MaxArgValue)})
-		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				n := k
-				if name != "" {
-					n = name + "." + k
-				}
-				walk(n, x[k], depth+1)
-			}
-		case []any:
-			for _, e := range x {
-				walk(name+"[]", e, depth+1)
-			}
-		}
-	}
-	walk("", v, 0)
 	return out, nil
 }
 

@@ -145,19 +145,19 @@ func TestFlattenArgsBounded(t *testing.T) {
 		fmt.Fprintf(&b, "%d", i)
 	}
 	b.WriteString(`]}`)
-	args, err := flattenArgs([]byte(b.String()))
+	args, err := automaton.FlattenArgs([]byte(b.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(args) != maxArgLeaves {
-		t.Errorf("%d values, want %d", len(args), maxArgLeaves)
+	if len(args) != automaton.MaxArgLeaves {
+		t.Errorf("%d values, want %d", len(args), automaton.MaxArgLeaves)
 	}
 	for _, a := range args {
 		if len(a.Value) > automaton.MaxArgValue {
 			t.Errorf("%s: %d bytes, want at most %d", a.Name, len(a.Value), automaton.MaxArgValue)
 		}
 		if strings.HasPrefix(a.Name, "deep") {
-			t.Errorf("%s: a value past depth %d", a.Name, maxArgDepth)
+			t.Errorf("%s: a value past depth %d", a.Name, automaton.MaxArgDepth)
 		}
 	}
 	if args[0].Name != "ctl" || args[0].Value != "a\x00\x1b[31m" {

@@ -482,7 +482,7 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 	}
 	sbuf := slotBuffers.Get().(*[]automaton.Slot)
 	defer putSlots(sbuf)
-	event, next, slots, fast, err := readStep(body, *s.names.Load(), (*sbuf)[:0])
+	event, next, slots, call, fast, err := readStep(body, *s.names.Load(), (*sbuf)[:0])
 	if err != nil {
 		s.error(w, http.StatusBadRequest, err.Error())
 		return
@@ -491,7 +491,7 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 		// the decoder's strings may share body's memory: do not recycle it
 		body = nil
 	}
-	d, err := s.guard.StepSlots(id, event, next, slots)
+	d, err := s.guard.StepCall(id, event, next, slots, call)
 	if err != nil {
 		s.error(w, http.StatusBadRequest, stepSlotError(err))
 		return
