@@ -418,7 +418,6 @@ func FlattenArgs(raw []byte) ([]Arg, error) {
 	return out, nil
 }
 
-
 // clipString cuts s to at most n bytes.
 func clipString(s string, n int) string {
 	if len(s) > n {
