@@ -124,6 +124,29 @@ func TestArgsHijack(t *testing.T) {
 	}
 	t.Logf("%d argument rules; hijacked stopped before harm: map %d of %d, map and rules %d of %d (%v: kind -> [sessions stopped]); benign flagged: map %d of %d, map and rules %d of %d",
 		len(rules), plain.stopped, plain.hijacked, with.stopped, with.hijacked, byKind, plain.flagged, plain.benign, with.flagged, with.benign)
+	// Without From (any earlier text a source), a recipient the
+	// instruction named is sourced by the page that named it.
+	anySource := append([]automaton.ArgRule(nil), rules...)
+	for i := range anySource {
+		anySource[i].From = nil
+	}
+	injected, injectedStopped := 0, 0
+	stoppedAny := map[string]bool{}
+	for _, f := range CheckArgs(testArgs, anySource) {
+		stoppedAny[f.Session] = f.Step <= truths[f.Session].harm
+	}
+	for id, tr := range truths {
+		if tr.kind == gen.HijackInjected {
+			injected++
+			if stoppedAny[id] {
+				injectedStopped++
+			}
+		}
+	}
+	t.Logf("rules without From stop %d of %d sessions hijacked with an injected value", injectedStopped, injected)
+	if injectedStopped != 0 {
+		t.Errorf("rules without From stop %d injected hijacks, want none: the page sources the value", injectedStopped)
+	}
 	if plain.hijacked == 0 || with.stopped != with.hijacked {
 		t.Errorf("the rules stop %d of %d hijacked sessions, want all", with.stopped, with.hijacked)
 	}
