@@ -181,3 +181,25 @@ func TestArgWatchManyLabels(t *testing.T) {
 		t.Error("a value only from other labels passes")
 	}
 }
+
+// FuzzFlattenArgs: any input gives an error or a bounded list of values,
+// never a panic.
+func FuzzFlattenArgs(f *testing.F) {
+	for _, seed := range []string{`{"to":"a@b.c","n":3,"list":[1,"x",{"k":true}],"o":{"p":{"q":"r"}}}`, `"bare"`, `null`, `[1,2]`, `{"a":`, `{"\u0000":"\u001b"}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		args, err := FlattenArgs(b)
+		if err != nil {
+			return
+		}
+		if len(args) > MaxArgLeaves {
+			t.Fatalf("%d values, want at most %d", len(args), MaxArgLeaves)
+		}
+		for _, a := range args {
+			if len(a.Value) > MaxArgValue {
+				t.Fatalf("%s: %d bytes", a.Name, len(a.Value))
+			}
+		}
+	})
+}

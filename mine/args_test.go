@@ -89,6 +89,30 @@ func TestLearnArgs(t *testing.T) {
 	}
 }
 
+// TestLearnArgsTaskValues: logs that run each task twice (tau2 retail's
+// two models) give each customer's email in two sessions; that is no few,
+// stable values, and gives no unseen_value rule (it did before a value had
+// to stand for four sessions: 7 emails in 14 sessions).
+func TestLearnArgsTaskValues(t *testing.T) {
+	var sessions []ArgSession
+	for i := 0; i < 14; i++ {
+		sessions = append(sessions, ArgSession{ID: fmt.Sprint(i), Steps: []ArgStep{
+			{Label: "find_user", Args: []automaton.Arg{{Name: "email", Value: fmt.Sprintf("user%d@example.com", i/2)}}}}})
+	}
+	for _, r := range LearnArgs(sessions, ArgOptions{}) {
+		if r.Kind == automaton.KindUnseenValue {
+			t.Errorf("7 emails of 14 sessions give %+v", r)
+		}
+	}
+	// Two values in 14 sessions are few and stable.
+	for i := range sessions {
+		sessions[i].Steps[0].Args[0].Value = fmt.Sprint(i % 2)
+	}
+	if rs := LearnArgs(sessions, ArgOptions{}); len(rs) == 0 || rs[0].Kind != automaton.KindUnseenValue {
+		t.Errorf("2 values of 14 sessions give %+v, want an unseen_value rule", rs)
+	}
+}
+
 func TestCheckArgs(t *testing.T) {
 	train, err := ReadArgSessions(argInput(argLog(12, -1)), ReadOptions{})
 	if err != nil {
