@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/mine/check"
 )
 
@@ -56,10 +58,15 @@ optimal alignment (as fsmine check computes it) closes the report: which
 records the model has no place for and which of its moves the session
 skipped.
 
+A model built with --args has rules for the arguments of tool calls: replay
+reads the logs again and names the session's first call whose argument
+breaks one (an "argument" line; "arg" in json), without its value.
+
 --format text (default) or json.
 
-Exit status: 0 the session fits; 1 it deviates; 2 trouble (bad flags,
-unreadable model or logs, the session is not in the logs).`,
+Exit status: 0 the session fits; 1 it deviates, or a call breaks an argument
+rule; 2 trouble (bad flags, unreadable model or logs, the session is not in
+the logs).`,
 		Example: `  fsmine replay --model v4.json --session s-000017 logs/today.jsonl
   fsmine replay --model v4.json --session s-000017 --format json logs/*.jsonl.gz`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -96,7 +103,12 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	if opts.maxAlign <= 0 {
 		return usagef("--max-align-states must be at least 1, got %d", opts.maxAlign)
 	}
-	m, lg, _, _, err := readModelLogs(opts.model, opts.inputs, &opts.logs, streams.In, streams)
+	if slices.Contains(opts.inputs, "-") {
+		if m, err := loadDiffModel(opts.model); err == nil && len(m.Args) > 0 {
+			return usagef("the model has argument rules, which read the logs again: give files, not standard input")
+		}
+	}
+	m, lg, inputs, ropt, err := readModelLogs(opts.model, opts.inputs, &opts.logs, streams.In, streams)
 	if err != nil {
 		return err
 	}
@@ -107,6 +119,20 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	c := automaton.NewChecker(m, automaton.CheckOptions{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxAlignStates: opts.maxAlign})
 	r := check.Replay(lg, s, c)
 	r.Model = check.ModelRef{Path: opts.model, Version: m.Version, Digest: m.Digest}
+	if len(m.Args) > 0 {
+		ropt.Import.Seen = true
+		sessions, err := mine.ReadArgSessions(inputs, ropt)
+		if err != nil {
+			return err
+		}
+		for _, as := range sessions {
+			if as.ID == s.ID {
+				if f := mine.CheckArgs([]mine.ArgSession{as}, m.Args); len(f) > 0 {
+					r.Arg = &f[0]
+				}
+			}
+		}
+	}
 	out := bufio.NewWriter(streams.Out)
 	if opts.format == "json" {
 		err = writeJSON(out, r)
@@ -119,7 +145,7 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	if err := out.Flush(); err != nil {
 		return err
 	}
-	if !r.Fits {
+	if !r.Fits || r.Arg != nil {
 		return errFound
 	}
 	return nil
