@@ -124,6 +124,64 @@ func TestArgsHijack(t *testing.T) {
 	}
 	t.Logf("%d argument rules; hijacked stopped before harm: map %d of %d, map and rules %d of %d (%v: kind -> [sessions stopped]); benign flagged: map %d of %d, map and rules %d of %d",
 		len(rules), plain.stopped, plain.hijacked, with.stopped, with.hijacked, byKind, plain.flagged, plain.benign, with.flagged, with.benign)
+	// The guard, step by step, each call with the text of the record before
+	// it: the same sessions are denied, at the same steps.
+	for _, withArgs := range []bool{false, true} {
+		gm := *m
+		if withArgs {
+			gm.Args = rules
+			gm.Digest = gm.ComputeDigest()
+		}
+		g, err := automaton.NewGuard(&gm, nil, automaton.GuardOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID := map[string]ArgSession{}
+		for _, as := range testArgs {
+			byID[as.ID] = as
+		}
+		stopped, flagged := 0, 0
+		for si := range tlg.Sessions {
+			s := &tlg.Sessions[si]
+			as := byID[s.ID]
+			denied := int64(-1)
+			for i, mv := range tlg.Moves(s) {
+				call := &automaton.Call{}
+				if i < len(as.Steps) {
+					call.Args = as.Steps[i].Args
+				}
+				if i > 0 {
+					for _, text := range as.Steps[i-1].Seen {
+						call.Seen = append(call.Seen, automaton.SeenText{Label: as.Steps[i-1].Label, Text: text})
+					}
+				}
+				d, err := g.StepCall(s.ID, mv.Event, mv.Label, nil, call)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !d.Allowed {
+					denied = int64(i)
+					break
+				}
+			}
+			tr := truths[s.ID]
+			switch {
+			case tr.kind == "" && denied >= 0:
+				flagged++
+			case tr.kind != "" && denied >= 0 && denied <= tr.harm:
+				stopped++
+			}
+		}
+		t.Logf("guard, argument rules %v: %d of %d hijacked sessions denied at or before the harmful call, %d of %d benign sessions denied", withArgs, stopped, plain.hijacked, flagged, plain.benign)
+		want := 0
+		if withArgs {
+			want = with.stopped
+		}
+		if stopped != want || flagged != with.flagged {
+			t.Errorf("guard, argument rules %v: %d stopped, %d benign denied; want %d and %d, as check", withArgs, stopped, flagged, want, with.flagged)
+		}
+	}
+
 	// Without From (any earlier text a source), a recipient the
 	// instruction named is sourced by the page that named it.
 	anySource := append([]automaton.ArgRule(nil), rules...)
