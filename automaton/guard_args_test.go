@@ -1,11 +1,14 @@
 package automaton
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // argsModel is user_msg -ok-> read -ok-> send -ok-> __end__, with a rule
 // that send's "to" comes from the user's words and one that its "from" is
 // one mail box.
-func argsModel(t *testing.T) *Model {
+func argsModel(t testing.TB) *Model {
 	t.Helper()
 	m := &Model{
 		Schema:  Schema,
@@ -71,6 +74,50 @@ func TestGuardArgs(t *testing.T) {
 			} else if d.Arg != nil {
 				t.Errorf("send allowed with arg %+v", d.Arg)
 			}
+		})
+	}
+}
+
+// BenchmarkGuardStepCall measures Guard.StepCall over sessions that walk
+// argsModel's user_msg, read, send: the user's words and the page as
+// sources, the send's recipient and mail box judged.
+func BenchmarkGuardStepCall(b *testing.B) {
+	m := argsModel(b)
+	for _, n := range []int{1, 1000} {
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("session-%06d", i)
+		}
+		steps := []struct {
+			event, next string
+			call        *Call
+		}{
+			{"start", "user_msg", nil},
+			{"ok", "read", &Call{Seen: []SeenText{{"user_msg", "please mail the quarterly report to bob@corp.example today"}}}},
+			{"ok", "send", &Call{Args: []Arg{{"from", "desk@corp.example"}, {"to", "bob@corp.example"}},
+				Seen: []SeenText{{"read", `[{"from": "ana@partner.example", "subject": "Quarterly report", "body": "attached"}]`}}}},
+			{"ok", EndID, nil},
+		}
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			g, err := NewGuard(m, nil, GuardOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				s := i % n
+				st := steps[(i/n)%len(steps)]
+				d, err := g.StepCall(ids[s], st.event, st.next, nil, st.call)
+				if err != nil || !d.Allowed {
+					b.Fatalf("step %d of %s: %v %s", i, ids[s], err, d.Reason)
+				}
+				if st.next == EndID {
+					g.End(ids[s])
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 		})
 	}
 }
