@@ -54,13 +54,21 @@ type ArgRule struct {
 // hex digits of the SHA-256 of tool, argument and value, so that the same
 // value of two arguments hashes differently.
 func ArgHash(tool, arg, value string) string {
-	h := sha256.New()
-	h.Write([]byte(tool))
-	h.Write([]byte{0})
-	h.Write([]byte(arg))
-	h.Write([]byte{0})
-	h.Write([]byte(value))
-	return hex.EncodeToString(h.Sum(nil)[:8])
+	k := argHashKey(tool, arg, value)
+	return hex.EncodeToString(k[:])
+}
+
+// argHashKey is ArgHash's bytes, without allocating for a call of the
+// usual size.
+func argHashKey(tool, arg, value string) [8]byte {
+	var buf [2048]byte
+	b := append(buf[:0], tool...)
+	b = append(b, 0)
+	b = append(b, arg...)
+	b = append(b, 0)
+	b = append(b, value...)
+	sum := sha256.Sum256(b)
+	return [8]byte(sum[:8])
 }
 
 // Arg is one argument value of a tool call: Name as ArgRule.Arg names it,
@@ -174,10 +182,10 @@ const otherBit = uint64(1) << 63
 type argKey struct{ tool, arg string }
 
 type argRule struct {
-	values  map[string]bool // hashes; nil without a value rule
-	sourced bool            // a KindValueWithoutSource rule
-	from    []string        // the labels a source must have; nil for any
-	rules   [2]*ArgRule     // the value rule, the source rule
+	values  map[[8]byte]bool // hashes; nil without a value rule
+	sourced bool             // a KindValueWithoutSource rule
+	from    []string         // the labels a source must have; nil for any
+	rules   [2]*ArgRule      // the value rule, the source rule
 }
 
 // NewArgRules prepares rules; nil when there are none.
@@ -197,9 +205,11 @@ func NewArgRules(rs []ArgRule) *ArgRules {
 		a.tools[r.Tool] = true
 		switch r.Kind {
 		case KindUnseenValue:
-			ar.values = make(map[string]bool, len(r.Values))
+			ar.values = make(map[[8]byte]bool, len(r.Values))
 			for _, v := range r.Values {
-				ar.values[v] = true
+				var k [8]byte
+				hex.Decode(k[:], []byte(v)) // 16 hex digits: validArgRules checks them
+				ar.values[k] = true
 			}
 			ar.rules[0] = r
 		case KindValueWithoutSource:
@@ -290,7 +300,7 @@ func (w *ArgWatch) Call(r *ArgRules, tool string, args []Arg) *ArgDeviation {
 		if len(v) > MaxArgValue {
 			v = v[:MaxArgValue]
 		}
-		if ar.values != nil && !ar.values[ArgHash(tool, a.Name, v)] {
+		if ar.values != nil && !ar.values[argHashKey(tool, a.Name, v)] {
 			return &ArgDeviation{Kind: KindUnseenValue, Tool: tool, Arg: a.Name, Rule: ar.rules[0]}
 		}
 		if ar.sourced && !w.sourced(v, w.mask(ar.from)) {
