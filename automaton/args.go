@@ -435,3 +435,47 @@ func clipString(s string, n int) string {
 	}
 	return s
 }
+
+// argChanges returns the argument rules of new that old has not and those
+// of old that new has not, in SortArgRules order.
+func argChanges(old, new []ArgRule) (added, removed []ArgRule) {
+	k := func(r ArgRule) string {
+		return strings.Join([]string{r.Tool, r.Arg, r.Kind, strings.Join(r.Values, ","), strings.Join(r.From, "\x00")}, "\x01")
+	}
+	in := func(rs []ArgRule) map[string]bool {
+		m := make(map[string]bool, len(rs))
+		for _, r := range rs {
+			m[k(r)] = true
+		}
+		return m
+	}
+	o, n := in(old), in(new)
+	for _, r := range new {
+		if !o[k(r)] {
+			added = append(added, r)
+		}
+	}
+	for _, r := range old {
+		if !n[k(r)] {
+			removed = append(removed, r)
+		}
+	}
+	SortArgRules(added)
+	SortArgRules(removed)
+	return added, removed
+}
+
+// String describes a rule for people, without its value hashes:
+// send_email(to) value_without_source from user_msg.
+func (r ArgRule) String() string {
+	s := r.Tool + "(" + r.Arg + ") " + r.Kind
+	switch {
+	case len(r.Values) == 1:
+		s += " of 1 value"
+	case len(r.Values) > 1:
+		s += " of " + strconv.Itoa(len(r.Values)) + " values"
+	case len(r.From) > 0:
+		s += " from " + strings.Join(r.From, " or ")
+	}
+	return s
+}

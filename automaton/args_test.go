@@ -203,3 +203,26 @@ func FuzzFlattenArgs(f *testing.F) {
 		}
 	})
 }
+
+// TestDiffArgs: diff reports argument rules one model has and the other
+// has not; a rule whose values changed is one removed and one added.
+func TestDiffArgs(t *testing.T) {
+	old := &Model{Initial: StartID, Args: []ArgRule{
+		{Tool: "send", Arg: "from", Kind: KindUnseenValue, Steps: 9, Sessions: 9, Values: []string{ArgHash("send", "from", "a")}},
+		{Tool: "send", Arg: "to", Kind: KindValueWithoutSource, Steps: 9, Sessions: 9, From: []string{"user_msg"}},
+	}}
+	new := &Model{Initial: StartID, Args: []ArgRule{
+		{Tool: "send", Arg: "from", Kind: KindUnseenValue, Steps: 12, Sessions: 12, Values: []string{ArgHash("send", "from", "a"), ArgHash("send", "from", "b")}},
+		{Tool: "send", Arg: "to", Kind: KindValueWithoutSource, Steps: 12, Sessions: 12, From: []string{"user_msg"}},
+	}}
+	added, removed := argChanges(old.Args, new.Args)
+	if len(added) != 1 || len(removed) != 1 || added[0].String() != "send(from) unseen_value of 2 values" || removed[0].String() != "send(from) unseen_value of 1 value" {
+		t.Errorf("added %v, removed %v; want send(from)'s rule of 2 values added and of 1 removed", added, removed)
+	}
+	if got := new.Args[1].String(); got != "send(to) value_without_source from user_msg" {
+		t.Errorf("String = %q", got)
+	}
+	if a, r := argChanges(new.Args, new.Args); a != nil || r != nil {
+		t.Errorf("a model against itself: added %v, removed %v", a, r)
+	}
+}
