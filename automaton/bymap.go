@@ -122,6 +122,8 @@ func (s *SubMap) model(parent *Model) *Model {
 		Created: parent.Created, Generator: parent.Generator, Source: parent.Source, Params: parent.Params,
 		Initial: s.Initial, States: s.States, Transitions: s.Transitions, Loops: s.Loops,
 		Trunk: s.Trunk, Variants: s.Variants, Constraints: s.Constraints,
+		// Argument rules are about tools, whichever map a session is on.
+		Args: parent.Args,
 	}
 	sub.Source.Sessions, sub.Source.Events = s.Sessions, s.Events
 	sub.Source.Outcome = nil

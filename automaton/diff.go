@@ -65,6 +65,12 @@ type Diff struct {
 	// labels; left out of the JSON when there are none.
 	ConstraintsAdded   []Constraint `json:"constraints_added,omitempty"`
 	ConstraintsRemoved []Constraint `json:"constraints_removed,omitempty"`
+	// ArgsAdded and ArgsRemoved are the argument rules (see ArgRule) one
+	// model has and the other has not, matched by tool, argument, kind,
+	// value hashes and From (a rule whose values changed is one removed
+	// and one added); left out of the JSON when there are none.
+	ArgsAdded   []ArgRule `json:"args_added,omitempty"`
+	ArgsRemoved []ArgRule `json:"args_removed,omitempty"`
 }
 
 // Side identifies one of the two models of a Diff. Digest is the model's
@@ -214,7 +220,8 @@ func (d *Diff) Empty() bool {
 		len(d.TransitionsAdded) == 0 && len(d.TransitionsRemoved) == 0 &&
 		len(d.ShareChanges) == 0 && len(d.OutflowShifts) == 0 &&
 		len(d.RareFlips) == 0 && len(d.GeneralizedFlips) == 0 && len(d.Loops) == 0 && d.Trunk == nil &&
-		len(d.ConstraintsAdded) == 0 && len(d.ConstraintsRemoved) == 0
+		len(d.ConstraintsAdded) == 0 && len(d.ConstraintsRemoved) == 0 &&
+		len(d.ArgsAdded) == 0 && len(d.ArgsRemoved) == 0
 }
 
 // Differences counts what d reports: every item of its lists, and a changed
@@ -223,7 +230,7 @@ func (d *Diff) Differences() int {
 	n := len(d.StatesAdded) + len(d.StatesRemoved) + len(d.StatesRelabeled) +
 		len(d.TransitionsAdded) + len(d.TransitionsRemoved) + len(d.ShareChanges) +
 		len(d.OutflowShifts) + len(d.RareFlips) + len(d.GeneralizedFlips) + len(d.Loops) +
-		len(d.ConstraintsAdded) + len(d.ConstraintsRemoved)
+		len(d.ConstraintsAdded) + len(d.ConstraintsRemoved) + len(d.ArgsAdded) + len(d.ArgsRemoved)
 	if d.Trunk != nil {
 		n++
 	}
@@ -254,6 +261,8 @@ func (d *Diff) Summary() string {
 	add(len(d.Loops), "loop changed", "loops changed")
 	add(len(d.ConstraintsAdded), "constraint added", "constraints added")
 	add(len(d.ConstraintsRemoved), "constraint removed", "constraints removed")
+	add(len(d.ArgsAdded), "argument rule added", "argument rules added")
+	add(len(d.ArgsRemoved), "argument rule removed", "argument rules removed")
 	if d.Trunk != nil {
 		parts = append(parts, "trunk changed")
 	}
@@ -301,6 +310,7 @@ func Compare(old, new *Model, opt DiffOptions) *Diff {
 	}
 	d.SameDigest = d.Old.Digest == d.New.Digest
 	d.ConstraintsAdded, d.ConstraintsRemoved = constraintChanges(old.Constraints, new.Constraints)
+	d.ArgsAdded, d.ArgsRemoved = argChanges(old.Args, new.Args)
 
 	// States.
 	oldStates := make(map[string]State, len(old.States))

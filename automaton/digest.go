@@ -26,6 +26,7 @@ import (
 //     back edges (the transitions those caps count);
 //   - each constraint over whole sessions: kind, labels, support and
 //     confidence (the guard denies a step that breaks one);
+//   - each argument rule: tool, argument, kind, support and value hashes;
 //   - for a conditioned model (see By): the field, the sessions a value
 //     needs, and each sub-map's value and the lines above of its map.
 //
@@ -39,6 +40,7 @@ func (m *Model) ComputeDigest() string {
 	d := newDigester()
 	d.line("fsmine.digest/2")
 	m.digestBody(d)
+	argDigestLines(d, m.Args)
 	m.digestBy(d)
 	return d.sum()
 }

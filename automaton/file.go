@@ -223,6 +223,9 @@ func (m *Model) Validate() error {
 	if err := m.validConstraints(labels); err != nil {
 		return err
 	}
+	if err := validArgRules(m.Args); err != nil {
+		return err
+	}
 	loopOf := make(map[string]int)
 	for li, l := range m.Loops {
 		for _, id := range l.States {
@@ -436,6 +439,12 @@ func (m *Model) Write(w io.Writer) error {
 				return nil
 			}
 			return list("constraints", len(m.Constraints), func(i int) any { return m.Constraints[i] })
+		},
+		func() error {
+			if len(m.Args) == 0 {
+				return nil
+			}
+			return list("args", len(m.Args), func(i int) any { return m.Args[i] })
 		},
 		func() error {
 			if m.By == nil {

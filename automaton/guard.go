@@ -126,6 +126,9 @@ type Decision struct {
 	// Constraint is the model's constraint the step breaks when Reason is
 	// one of the constraint reasons.
 	Constraint *Constraint `json:"constraint,omitempty"`
+	// Arg names the call's tool and argument when Reason is
+	// KindUnseenValue or KindValueWithoutSource (see Guard.StepCall).
+	Arg *ArgDeviation `json:"arg,omitempty"`
 	// Instructions are the policy's instructions for State.
 	Instructions string `json:"instructions,omitempty"`
 	// Surprise is the proposed step's surprisal under the model in bits,
@@ -273,7 +276,8 @@ type session struct {
 	slots  []Slot         // at most one per name; Valid is not kept
 	seen   []uint64       // the constrained labels visited, indexed by cons
 	cons   *rules
-	risk   float64 // the running surprisal, in bits
+	risk   float64   // the running surprisal, in bits
+	args   *ArgWatch // the text that entered the session, for Model.Args; nil until a Call
 
 	// sub, in a conditioned model, is the sub-map that judges the session
 	// (nil: the shared map; see compiled.of).
@@ -303,6 +307,7 @@ type compiled struct {
 	rules     map[*Transition]*rule       // nil without rules
 	cons      *rules                      // the model's constraints, nil for none
 	risk      *riskTables
+	args      *ArgRules  // the model's argument rules, nil for none
 	by        byCompiled // a conditioned model's sub-maps (see bymap.go)
 }
 
@@ -409,6 +414,7 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 	c := &compiled{
 		m:       m,
 		cons:    compileRules(m),
+		args:    NewArgRules(m.Args),
 		policy:  p,
 		monitor: p.Monitor(),
 		rareDev: p.RareIsDeviation,
@@ -797,7 +803,7 @@ func (g *Guard) Step(id, event, next string) Decision {
 // (ErrUndeclaredSlot for the first), and then nothing happens: no session
 // is created or changed and no decision is made.
 func (g *Guard) StepSlots(id, event, next string, slots []Slot) (Decision, error) {
-	return g.StepBy(id, "", event, next, slots)
+	return g.StepByCall(id, "", event, next, slots, nil)
 }
 
 // StepBy is StepSlots for a conditioned model (see By): a session that
@@ -807,6 +813,24 @@ func (g *Guard) StepSlots(id, event, next string, slots []Slot) (Decision, error
 // Decision.Map names the map that answered. For a model that is not
 // conditioned it is StepSlots.
 func (g *Guard) StepBy(id, value, event, next string, slots []Slot) (Decision, error) {
+	return g.StepByCall(id, value, event, next, slots, nil)
+}
+
+// StepCall is StepSlots for a step that proposes a tool call: call's Seen
+// (the text that entered the session since the last step) is remembered,
+// whatever the decision, and call's Args are judged by the model's argument
+// rules (Model.Args) after every other test: a step whose argument breaks
+// one gets the rule's kind as its reason (KindUnseenValue,
+// KindValueWithoutSource) and Decision.Arg names the tool and argument. A
+// nil call, or a model without argument rules, judges no argument. A
+// session holds at most MaxSeenTokens token hashes of its text.
+func (g *Guard) StepCall(id, event, next string, slots []Slot, call *Call) (Decision, error) {
+	return g.StepByCall(id, "", event, next, slots, call)
+}
+
+// StepByCall is StepBy and StepCall at once: the session's value of a
+// conditioned model's field (read at its first step) and a proposed call.
+func (g *Guard) StepByCall(id, value, event, next string, slots []Slot, call *Call) (Decision, error) {
 	now := g.now()
 	// The slots' patterns run before the session's shard is locked, so that
 	// steps of other sessions of the shard do not wait for them; should a
@@ -832,7 +856,7 @@ func (g *Guard) StepBy(id, value, event, next string, slots []Slot) (Decision, e
 		}
 	}
 	c = c.of(s)
-	d := c.decide(s, event, next, slots)
+	d := c.decide(s, event, next, slots, call)
 	d.Map = c.by.mapName
 	d.Session = id
 	d.Time = now
@@ -989,7 +1013,7 @@ outer:
 }
 
 // decide judges one step and advances s.
-func (c *compiled) decide(s *session, event, next string, slots []Slot) Decision {
+func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Call) Decision {
 	cur := s.state
 	var (
 		t      *Transition
@@ -1056,6 +1080,13 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot) Decision
 			}
 		}
 	}
+	var argDev *ArgDeviation
+	if call != nil && c.args != nil {
+		argDev = s.callArgs(c.args, target, call, reason == ReasonNone)
+		if argDev != nil {
+			reason = argDev.Kind
+		}
+	}
 	d := Decision{Step: s.steps, Allowed: reason == ReasonNone || c.monitor, Surprise: round6(bits), Risk: round6(s.risk)}
 	if t != nil {
 		d.Rare, d.Prob, d.Generalized = t.Rare, t.Prob, t.Generalized != ""
@@ -1080,7 +1111,7 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot) Decision
 	}
 	d.Reason = reason
 	if reason != ReasonWatchdog {
-		d.MissingSlots, d.InvalidSlots, d.Condition, d.Constraint = missing, invalid, failed, broke
+		d.MissingSlots, d.InvalidSlots, d.Condition, d.Constraint, d.Arg = missing, invalid, failed, broke, argDev
 	}
 	s.steps++
 	switch {

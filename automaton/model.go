@@ -54,6 +54,9 @@ type Model struct {
 	// Constraints are rules over whole sessions (see Constraint); models
 	// mined without generalisation have none.
 	Constraints []Constraint `json:"constraints,omitempty"`
+	// Args is evidence about the arguments of tool calls (see ArgRule),
+	// sorted by SortArgRules; models mined without --args have none.
+	Args []ArgRule `json:"args,omitempty"`
 	// By, when not nil, makes the model conditioned (fsmine build --by):
 	// the map above is the shared one and By holds a sub-map per value of
 	// a record field.

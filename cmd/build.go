@@ -49,12 +49,14 @@ type importFlags struct {
 	lifecycle  string
 	classifier string
 	keepSpans  bool
+	seen       bool
 }
 
 func (f *importFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.sort, "sort", mine.SortTime, "order of a case's XES and CSV events: time (as pm4py orders them: by time, events without one last, ties in file order) or file")
 	fs.StringVar(&f.lifecycle, "lifecycle", mine.LifecycleAll, "keep the XES and CSV events of one lifecycle:transition: complete, start, or all (events without one are always kept)")
 	fs.StringVar(&f.classifier, "classifier", "", "make an XES event's node from the keys of the log's classifier `NAME` (default: the activity, concept:name)")
+	fs.BoolVar(&f.seen, "seen", false, "tau: write the text each message brings into the session (the user's words, a tool's answer) as attrs.seen, the sources of argument rules (see build --args)")
 	fs.BoolVar(&f.keepSpans, "keep-spans", false, "make every span of a trace (Langfuse, LangSmith, Phoenix, OTLP, OpenAI Agents) a step: by default the LLM calls inside an agent, tool or graph node and the wrapper spans around steps are left out")
 }
 
@@ -114,7 +116,7 @@ func newReadOptions(from string, fields []string, labels string, strict bool, im
 
 // options checks the flags and returns them as mine's import options.
 func (f *importFlags) options() (mine.ImportOptions, error) {
-	o := mine.ImportOptions{Sort: f.sort, Lifecycle: f.lifecycle, Classifier: f.classifier, KeepSpans: f.keepSpans}
+	o := mine.ImportOptions{Sort: f.sort, Lifecycle: f.lifecycle, Classifier: f.classifier, KeepSpans: f.keepSpans, Seen: f.seen}
 	if err := o.Check(); err != nil {
 		return o, usageError{err}
 	}
@@ -145,6 +147,10 @@ type modelOptions struct {
 	// sessions by it in the model mined from a log.
 	outcome       string
 	tallyOutcomes func(*mine.Log, *automaton.Model) (*mine.OutcomeTally, error)
+	// args learns argument rules (build --args): learnArgs finds them in
+	// the logs again.
+	args      bool
+	learnArgs func() ([]automaton.ArgRule, error)
 	// beforeWrite, when not nil, is called with the finished model just
 	// before it is written (build --evidence writes the evidence there).
 	beforeWrite func(*automaton.Model) error
@@ -264,6 +270,7 @@ character, or with --strict any bad line).`,
 	f.StringVar(&opts.update, "update", "", "mine from the evidence of model `FILE` (FILE"+evidenceExt+") and the new logs, without the old logs; the model is FILE's next version")
 	f.StringVar(&opts.partial, "partial", "", "write this shard's partial result to `FILE` instead of a model (see fsmine merge)")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before its path is tallied and its records let go; 0 holds every session to the end")
+	f.BoolVar(&opts.model.args, "args", false, "learn rules for the arguments of tool calls (attrs.args): few stable values, or values that appeared earlier in the session (attrs.seen); reads the logs twice; see docs/model-file.md")
 	f.BoolVar(&opts.model.slots, "slots", false, "record per state the record fields present on every visit that leaves it (reads the logs twice; see serve --check --suggest)")
 	f.StringVar(&opts.model.by, "by", "", "also mine a sub-map per value of the record `FIELD` (such as attrs.task_id) that --by-min sessions carry; other values use the shared map of every session (reads the logs twice)")
 	f.IntVar(&opts.model.byMin, "by-min", mine.DefaultByMin, "sessions a --by value needs for a sub-map of its own")
@@ -321,6 +328,19 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	}
 	if err := checkOutputs(read, outputs); err != nil {
 		return err
+	}
+	if opts.model.args {
+		if opts.partial != "" || opts.update != "" || !twiceReadable(inputs) {
+			return usagef("--args reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial or --update")
+		}
+		ropt.Import.Seen = true
+		opts.model.learnArgs = func() ([]automaton.ArgRule, error) {
+			sessions, err := mine.ReadArgSessions(inputs, ropt)
+			if err != nil {
+				return nil, err
+			}
+			return mine.LearnArgs(sessions, mine.ArgOptions{}), nil
+		}
 	}
 	if opts.model.slots && (opts.partial != "" || !twiceReadable(inputs)) {
 		return usagef("--slots reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial")
@@ -529,6 +549,12 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 	}
 	if opts.version > 0 {
 		m.Version = opts.version
+	}
+	if opts.learnArgs != nil {
+		if m.Args, err = opts.learnArgs(); err != nil {
+			return err
+		}
+		m.Digest = m.ComputeDigest()
 	}
 	if err := m.Validate(); err != nil {
 		return err

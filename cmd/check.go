@@ -83,8 +83,20 @@ the most surprising move. --rank N lists the N riskiest sessions for review.
 --format text (default), json (one object with the summary and every
 deviation) or jsonl (one verdict per session, as they are checked).
 
-Exit status: 0 ok (the share of fitting sessions is at least --min-fit);
-1 below --min-fit; 2 trouble (bad flags, unreadable model or logs, no
+A model built with --args has rules for the arguments of tool calls
+(attrs.args): check reads the logs again and flags a session at its first
+call whose argument breaks one, of one kind:
+  unseen_value          the argument took few, stable values in the logs the
+                        model was mined from, and this is none of them
+  value_without_source  the argument's value always appeared earlier in its
+                        session (attrs.seen: the user's words, a tool's
+                        answer), and this one did not
+They are reported apart (names of sessions, tools and arguments, never
+values) and do not change fit.
+
+Exit status: 0 ok (the share of fitting sessions is at least --min-fit, and
+no session breaks an argument rule); 1 below --min-fit, or a session breaks
+an argument rule; 2 trouble (bad flags, unreadable model or logs, no
 sessions).`,
 		Example: `  fsmine check --model v4.json logs/today.jsonl.gz
   fsmine check --model v4.json --min-fit 0.95 --format json logs/*.jsonl > report.json
@@ -161,6 +173,9 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 			return err
 		}
 	}
+	if len(m.Args) > 0 && slices.Contains(opts.inputs, "-") {
+		return usagef("the model has argument rules, which read the logs again: give files, not standard input")
+	}
 	lg, inputs, ropt, err := readLogs(m, opts.model, opts.inputs, &opts.logs, streams.In, streams, &sessionSink{
 		window:  window,
 		each:    run.Add,
@@ -196,6 +211,14 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 			return err
 		}
 	}
+	if len(m.Args) > 0 {
+		ropt.Import.Seen = true
+		sessions, err := mine.ReadArgSessions(inputs, ropt)
+		if err != nil {
+			return err
+		}
+		sum.Args = check.Args(m, sessions)
+	}
 	sum.Model = check.ModelRef{Path: opts.model, Version: m.Version, Digest: m.Digest}
 	sum.RareIsDeviation = opts.rareIsDev
 	sum.GeneralizedIsDeviation = opts.genIsDev
@@ -205,12 +228,21 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 		err = writeJSON(out, sum)
 	case "text":
 		err = sum.WriteText(termSafe(out), m, opts.list)
+		if err == nil && sum.Args != nil {
+			err = sum.Args.WriteText(termSafe(out), opts.list)
+		}
 	}
 	if err != nil {
 		return err
 	}
 	if err := out.Flush(); err != nil {
 		return err
+	}
+	if sum.Args != nil && sum.Args.Flagged > 0 {
+		if opts.format == "jsonl" {
+			fmt.Fprintf(streams.Err, "%d of %d sessions break an argument rule\n", sum.Args.Flagged, sum.Args.Sessions)
+		}
+		return errFound
 	}
 	if !sum.Pass {
 		if opts.format == "jsonl" {

@@ -33,6 +33,8 @@ type genOptions struct {
 	truth     string
 	truthSet  bool // --truth was given
 	truthOut  string
+	scenario  string
+	share     float64
 }
 
 func init() { register(newGenCmd) }
@@ -87,6 +89,8 @@ Exit status: 0 ok; 2 trouble (bad flags, unreadable model).`,
 	f.StringVarP(&opts.output, "output", "o", "-", "file to write, atomically (- for stdout)")
 	f.BoolVar(&opts.truthAttr, "truth-attr", false, "add attrs.truth_state, the id of the true state, to each record")
 	f.StringVar(&opts.truthOut, "truth-out", "", "also write the model sampled from to `FILE`, a model file (for eval --truth)")
+	f.StringVar(&opts.scenario, "scenario", "", "write a scenario instead of sampling a model: hijack (a mail and payments assistant with arguments and sources, some sessions hijacked by an instruction a tool read; see docs/gen.md)")
+	f.Float64Var(&opts.share, "hijack-share", 0.25, "with --scenario hijack: the probability that a session is hijacked, in [0, 1]")
 	return c
 }
 
@@ -103,6 +107,9 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 	}
 	if y := start.UTC().Year(); y < 1 || y > 9000 {
 		return usagef("--start: year %d is out of range", y)
+	}
+	if opts.scenario != "" {
+		return runScenario(ctx, opts, streams)
 	}
 	if opts.truth != "returns" && opts.truth != "agent" {
 		return usagef("--truth %q: want returns or agent", opts.truth)
@@ -165,6 +172,36 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 	}
 	if err := automaton.WriteFileAtomic(output, write); err != nil {
 		return fmt.Errorf("writing %s: %w", output, err)
+	}
+	return nil
+}
+
+// runScenario writes gen --scenario's sessions.
+func runScenario(ctx context.Context, opts genOptions, streams IO) error {
+	if opts.scenario != "hijack" {
+		return usagef("--scenario %q: want hijack", opts.scenario)
+	}
+	if opts.model != "" || opts.truthSet || opts.truthAttr || opts.truthOut != "" || opts.drift != 0 {
+		return usagef("--scenario hijack samples no model: no --model, --truth, --truth-attr, --truth-out or --drift")
+	}
+	if !(opts.share >= 0 && opts.share <= 1) {
+		return usagef("--hijack-share must be a probability in [0, 1], not %v", opts.share)
+	}
+	if err := checkOutputs(nil, [][2]string{{"--output", opts.output}}); err != nil {
+		return err
+	}
+	write := func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		if err := gen.WriteHijack(ctx, bw, opts.sessions, gen.HijackOptions{Seed: opts.seed, Share: opts.share}); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	if opts.output == "-" || opts.output == "" {
+		return write(streams.Out)
+	}
+	if err := automaton.WriteFileAtomic(opts.output, write); err != nil {
+		return fmt.Errorf("writing %s: %w", opts.output, err)
 	}
 	return nil
 }

@@ -58,10 +58,15 @@ optimal alignment (as fsmine check computes it) closes the report: which
 records the model has no place for and which of its moves the session
 skipped.
 
+A model built with --args has rules for the arguments of tool calls: replay
+reads the logs again and names the session's first call whose argument
+breaks one (an "argument" line; "arg" in json), without its value.
+
 --format text (default) or json.
 
-Exit status: 0 the session fits; 1 it deviates; 2 trouble (bad flags,
-unreadable model or logs, the session is not in the logs).`,
+Exit status: 0 the session fits; 1 it deviates, or a call breaks an argument
+rule; 2 trouble (bad flags, unreadable model or logs, the session is not in
+the logs).`,
 		Example: `  fsmine replay --model v4.json --session s-000017 logs/today.jsonl
   fsmine replay --model v4.json --session s-000017 --format json logs/*.jsonl.gz`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -100,9 +105,12 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	}
 	if slices.Contains(opts.inputs, "-") {
 		// A conditioned model's sessions are judged by the map of their
-		// value, read again from the logs.
+		// value, and argument rules by the calls' arguments: both are read
+		// again from the logs.
 		if m, err := automaton.Load(opts.model); err == nil && m.By != nil {
 			return usagef("%s is conditioned on %s: replay reads the logs twice for the value; give files, not standard input", opts.model, m.By.Field)
+		} else if err == nil && len(m.Args) > 0 {
+			return usagef("the model has argument rules, which read the logs again: give files, not standard input")
 		}
 	}
 	m, lg, inputs, ropt, err := readModelLogs(opts.model, opts.inputs, &opts.logs, streams.In, streams)
@@ -130,6 +138,20 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	r := check.Replay(lg, s, c)
 	r.Model = check.ModelRef{Path: opts.model, Version: m.Version, Digest: m.Digest}
 	r.Map = mapName
+	if len(m.Args) > 0 {
+		ropt.Import.Seen = true
+		sessions, err := mine.ReadArgSessions(inputs, ropt)
+		if err != nil {
+			return err
+		}
+		for _, as := range sessions {
+			if as.ID == s.ID {
+				if f := mine.CheckArgs([]mine.ArgSession{as}, m.Args); len(f) > 0 {
+					r.Arg = &f[0]
+				}
+			}
+		}
+	}
 	out := bufio.NewWriter(streams.Out)
 	if opts.format == "json" {
 		err = writeJSON(out, r)
@@ -142,7 +164,7 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	if err := out.Flush(); err != nil {
 		return err
 	}
-	if !r.Fits {
+	if !r.Fits || r.Arg != nil {
 		return errFound
 	}
 	return nil

@@ -145,6 +145,10 @@ type ImportOptions struct {
 	// calls inside a step are folded (see foldSpans) and counted in
 	// Log.LeftOut.
 	KeepSpans bool
+	// Seen makes the tau importer write the text each message brings into
+	// the session (the user's words, a tool's answer) as attrs.seen, the
+	// sources of the argument rules (see LearnArgs).
+	Seen bool
 
 	// fields is ReadOptions.Fields: an importer does not ask for a column
 	// that --field reads from elsewhere.

@@ -81,6 +81,8 @@ type tau2Info struct {
 	EnvironmentInfo struct {
 		DomainName string `json:"domain_name"`
 	} `json:"environment_info"`
+
+	seen bool // write attrs.seen (ImportOptions.Seen)
 }
 
 type tau2Sim struct {
@@ -98,6 +100,7 @@ type tau2Sim struct {
 type tau2Msg struct {
 	Role      string          `json:"role"`
 	ID        string          `json:"id"`
+	Content   json.RawMessage `json:"content"`
 	Error     *bool           `json:"error"`
 	ToolCalls []tau2ToolCall  `json:"tool_calls"`
 	TurnIdx   json.RawMessage `json:"turn_idx"`
@@ -238,14 +241,14 @@ func convertTau(r io.Reader, w io.Writer, opt ImportOptions) error {
 		}
 		switch {
 		case probe.Simulations != nil:
-			return convertTau2(jr, raw, at, rw, &obj)
+			return convertTau2(jr, raw, at, rw, &obj, opt.Seen)
 		case probe.Traj != nil:
 			sawArray = true
 			v1 = append(v1, raw)
 			v1At = append(v1At, at)
 			return nil
 		case probe.TaskID != nil && probe.TerminationReason != nil:
-			return convertTau2Sim(jr, raw, at, &tau2Info{}, rw, &obj)
+			return convertTau2Sim(jr, raw, at, &tau2Info{seen: opt.Seen}, rw, &obj)
 		case probe.Info != nil && probe.Tasks != nil:
 			return jr.errorAt(at, "tau2 results without \"simulations\": the results.json of an experiment folder (name the folder, which holds simulations/)")
 		}
@@ -260,7 +263,7 @@ func convertTau(r io.Reader, w io.Writer, opt ImportOptions) error {
 		// so that runs of different files stay different sessions.
 		prefix := hex.EncodeToString(h.Sum(nil))[:8]
 		for i, raw := range v1 {
-			if err := convertTau1(jr, raw, v1At[i], prefix, rw, &obj); err != nil {
+			if err := convertTau1(jr, raw, v1At[i], prefix, rw, &obj, opt.Seen); err != nil {
 				return err
 			}
 		}
@@ -268,11 +271,12 @@ func convertTau(r io.Reader, w io.Writer, opt ImportOptions) error {
 	return rw.flush()
 }
 
-func convertTau2(jr *jsonReader, raw json.RawMessage, at int64, rw *recordWriter, obj *jsonObject) error {
+func convertTau2(jr *jsonReader, raw json.RawMessage, at int64, rw *recordWriter, obj *jsonObject, seen bool) error {
 	var f tau2File
 	if err := jr.unmarshal(raw, at, &f); err != nil {
 		return err
 	}
+	f.Info.seen = seen
 	for _, simRaw := range f.Simulations {
 		simAt := at + int64(indexRaw(raw, simRaw))
 		if err := convertTau2Sim(jr, simRaw, simAt, &f.Info, rw, obj); err != nil {
@@ -302,6 +306,7 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, info *t
 	}
 	step := int64(0)
 	var args json.RawMessage // of the tool call being written
+	var seen string          // the text the step brings in (ImportOptions.Seen)
 	for mi, m := range sim.Messages {
 		var ts int64
 		hasTS := false
@@ -334,7 +339,8 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, info *t
 			obj.raw("turn_idx", m.TurnIdx)
 			obj.raw("tick", m.tick)
 			writeToolArgs(obj, args)
-			args = nil
+			writeSeen(obj, seen)
+			args, seen = nil, ""
 			step++
 			return rw.write(obj.bytes())
 		}
@@ -346,6 +352,11 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, info *t
 					return jr.errorAt(simAt, "simulation %s, message %d: a tool call without a name", sim.ID, mi)
 				}
 				args = c.Arguments
+				if info.seen {
+					if ai := answers.answer(c.ID, mi); ai >= 0 {
+						seen = jsonText(sim.Messages[ai].Content)
+					}
+				}
 				if err := emit(c.Name, answers.event(c.ID, mi)); err != nil {
 					return err
 				}
@@ -355,6 +366,9 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, info *t
 				return err
 			}
 		case m.Role == "user":
+			if info.seen {
+				seen = jsonText(m.Content)
+			}
 			if err := emit("user_msg", "user"); err != nil {
 				return err
 			}
@@ -363,7 +377,7 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, info *t
 	return nil
 }
 
-func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, rw *recordWriter, obj *jsonObject) error {
+func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, rw *recordWriter, obj *jsonObject, withSeen bool) error {
 	var run tau1Run
 	if err := jr.unmarshal(raw, at, &run); err != nil {
 		return err
@@ -384,6 +398,7 @@ func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, r
 	}
 	step := int64(0)
 	var args json.RawMessage // of the tool call being written
+	var seen string          // the text the step brings in (withSeen)
 	emit := func(node, event, actor string) error {
 		obj.reset()
 		obj.str(FieldSession, session)
@@ -396,7 +411,8 @@ func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, r
 		obj.raw("reward", run.Reward)
 		obj.str("actor", actor)
 		writeToolArgs(obj, args)
-		args = nil
+		writeSeen(obj, seen)
+		args, seen = nil, ""
 		step++
 		return rw.write(obj.bytes())
 	}
@@ -409,6 +425,9 @@ func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, r
 					return jr.errorAt(at, "task %s trial %s, message %d: a tool call without a name", task, trial, mi)
 				}
 				args = c.Function.Arguments
+				if ai := answers.answer(c.ID, mi); withSeen && ai >= 0 && run.Traj[ai].Content != nil {
+					seen = *run.Traj[ai].Content
+				}
 				if err := emit(c.Function.Name, answers.event(c.ID, mi), m.Role); err != nil {
 					return err
 				}
@@ -418,6 +437,9 @@ func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, r
 				return err
 			}
 		case m.Role == "user":
+			if withSeen && m.Content != nil {
+				seen = *m.Content
+			}
 			if err := emit("user_msg", "user", m.Role); err != nil {
 				return err
 			}
@@ -479,6 +501,27 @@ type toolAnswer struct {
 
 func (a toolAnswers) add(id string, msg int, failed bool) {
 	a[id] = append(a[id], toolAnswer{msg, failed})
+}
+
+// answer is the index of the message that answers the call with id in
+// message msg, or -1.
+func (a toolAnswers) answer(id string, msg int) int {
+	for _, ans := range a[id] {
+		if ans.msg > msg {
+			return ans.msg
+		}
+	}
+	return -1
+}
+
+// writeSeen writes text a step brings into the session (the user's words,
+// a tool's answer) into the record's attrs as seen, for the argument rules
+// (see LearnArgs), cut to maxSeenText bytes; no text writes nothing.
+func writeSeen(obj *jsonObject, text string) {
+	if text == "" {
+		return
+	}
+	obj.str("seen", strings.ToValidUTF8(clip(text, maxSeenText), "\uFFFD"))
 }
 
 // event is the outcome of the call with id in message msg: error when its
@@ -612,11 +655,11 @@ func (r *tau2DirReader) Close() error {
 // then each simulation file. A simulation the index names whose file is
 // missing is skipped (a note at its index entry); errors name the file
 // within the folder.
-func (d *tau2Dir) convert(r io.Reader, w io.Writer, _ ImportOptions) error {
+func (d *tau2Dir) convert(r io.Reader, w io.Writer, opt ImportOptions) error {
 	rw := newRecordWriter(w)
 	defer rw.release()
 	var obj jsonObject
-	var info tau2Info
+	info := tau2Info{seen: opt.Seen}
 	indexed := map[string]int{} // simulation id -> line of its index entry
 	var order []string
 	for pi := 0; ; pi++ {
@@ -652,6 +695,7 @@ func (d *tau2Dir) convert(r io.Reader, w io.Writer, _ ImportOptions) error {
 					return err
 				}
 				info = meta.Info
+				info.seen = opt.Seen
 				for _, simRaw := range meta.Simulations {
 					if err := convertTau2Sim(jr, simRaw, at+int64(indexRaw(raw, simRaw)), &info, rw, &obj); err != nil {
 						return err

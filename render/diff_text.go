@@ -112,6 +112,15 @@ func DiffText(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 			line(diffRed, "  - %s  (support %d)", text.Terminal(c.String()), c.Support)
 		}
 	}
+	if len(d.ArgsAdded)+len(d.ArgsRemoved) > 0 {
+		section("argument rules")
+		for _, r := range d.ArgsAdded {
+			line(diffGreen, "  + %s  (%d sessions)", text.Terminal(r.String()), r.Sessions)
+		}
+		for _, r := range d.ArgsRemoved {
+			line(diffRed, "  - %s  (%d sessions)", text.Terminal(r.String()), r.Sessions)
+		}
+	}
 	if len(d.GeneralizedFlips) > 0 {
 		section("generalised flips")
 		for _, f := range d.GeneralizedFlips {
@@ -293,6 +302,15 @@ func DiffMarkdown(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 		}
 		for _, c := range d.ConstraintsRemoved {
 			p("| removed | %s | %d |\n", text.Cell(c.String()), c.Support)
+		}
+	}
+	if len(d.ArgsAdded)+len(d.ArgsRemoved) > 0 {
+		p("\n#### Argument rules\n\n| change | rule | sessions |\n|---|---|---:|\n")
+		for _, r := range d.ArgsAdded {
+			p("| added | %s | %d |\n", text.Cell(r.String()), r.Sessions)
+		}
+		for _, r := range d.ArgsRemoved {
+			p("| removed | %s | %d |\n", text.Cell(r.String()), r.Sessions)
 		}
 	}
 	if len(d.GeneralizedFlips) > 0 {

@@ -489,7 +489,7 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 	}
 	sbuf := slotBuffers.Get().(*[]automaton.Slot)
 	defer putSlots(sbuf)
-	event, next, slots, fast, err := readStep(body, *s.names.Load(), (*sbuf)[:0])
+	event, next, slots, call, fast, err := readStep(body, *s.names.Load(), (*sbuf)[:0])
 	if err != nil {
 		s.error(w, http.StatusBadRequest, err.Error())
 		return
@@ -500,7 +500,7 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 	}
 	// A conditioned model's session is judged by the map of the value the
 	// header gives at its first step.
-	d, err := s.guard.StepBy(id, r.Header.Get(ByHeader), event, next, slots)
+	d, err := s.guard.StepByCall(id, r.Header.Get(ByHeader), event, next, slots, call)
 	if err != nil {
 		s.error(w, http.StatusBadRequest, stepSlotError(err))
 		return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,26 +94,64 @@ func putSlots(b *[]automaton.Slot) {
 }
 
 // readStep reads a step body: by parseStep when it can (fast is true: the
-// strings returned do not share body's memory), else by decodeStep and
-// decodeSlots. slots, appended to buf, are sorted by name.
-func readStep(body []byte, n names, buf []automaton.Slot) (event, next string, slots []automaton.Slot, fast bool, err error) {
+// strings returned do not share body's memory), else by decodeStep,
+// decodeSlots and decodeCall. slots, appended to buf, are sorted by name;
+// call is nil unless the body has "args" or "seen".
+func readStep(body []byte, n names, buf []automaton.Slot) (event, next string, slots []automaton.Slot, call *automaton.Call, fast bool, err error) {
 	if event, next, slots, ok := parseStep(body, n, buf); ok {
-		return event, next, slots, true, nil
+		return event, next, slots, nil, true, nil
 	}
 	req, err := decodeStep(body)
 	if err != nil {
-		return "", "", buf, false, err
+		return "", "", buf, nil, false, err
 	}
 	if slots, err = decodeSlots(req.Slots, buf); err != nil {
-		return "", "", buf, false, err
+		return "", "", buf, nil, false, err
 	}
-	return *req.Event, *req.Next, slots, false, nil
+	if call, err = decodeCall(req.Args, req.Seen); err != nil {
+		return "", "", buf, nil, false, err
+	}
+	return *req.Event, *req.Next, slots, call, false, nil
 }
 
 type stepRequest struct {
 	Event *string         `json:"event"`
 	Next  *string         `json:"next"`
 	Slots json.RawMessage `json:"slots"` // read by decodeSlots
+	Args  json.RawMessage `json:"args"`  // read by decodeCall
+	Seen  json.RawMessage `json:"seen"`  // read by decodeCall
+}
+
+// decodeCall reads a step's "args" (the proposed call's arguments: an
+// object, read by automaton.FlattenArgs) and "seen" (the text that entered
+// the session since the last step: an object from the label of the step
+// that brought it to a string), for the model's argument rules; nil when
+// the body has neither.
+func decodeCall(args, seen json.RawMessage) (*automaton.Call, error) {
+	if args == nil && seen == nil {
+		return nil, nil
+	}
+	call := &automaton.Call{}
+	if args != nil {
+		if k := bytes.TrimSpace(args); len(k) > 0 && k[0] != '{' && string(k) != "null" {
+			return nil, errors.New(`bad step body: "args" is not an object: want the call's arguments, {"name": value, ...}`)
+		}
+		var err error
+		if call.Args, err = automaton.FlattenArgs(args); err != nil {
+			return nil, fmt.Errorf("bad step body: args: %v", err)
+		}
+	}
+	if seen != nil {
+		var texts map[string]string
+		if err := json.Unmarshal(seen, &texts); err != nil {
+			return nil, errors.New(`bad step body: "seen" is not an object of strings: want {"label of the step that brought it": "text", ...}`)
+		}
+		for label, text := range texts {
+			call.Seen = append(call.Seen, automaton.SeenText{Label: label, Text: text})
+		}
+		sort.Slice(call.Seen, func(i, j int) bool { return call.Seen[i].Label < call.Seen[j].Label })
+	}
+	return call, nil
 }
 
 // decodeStep reads a step request: one JSON object with a string "next"
@@ -505,6 +544,15 @@ func appendDecision(b []byte, d *automaton.Decision) []byte {
 	}
 	if d.Generalized {
 		b = append(b, `,"generalized":true`...)
+	}
+	if a := d.Arg; a != nil {
+		b = append(b, `,"arg":{"kind":`...)
+		b = appendAnswerString(b, a.Kind)
+		b = append(b, `,"tool":`...)
+		b = appendAnswerString(b, a.Tool)
+		b = append(b, `,"arg":`...)
+		b = appendAnswerString(b, a.Arg)
+		b = append(b, '}')
 	}
 	if d.Instructions != "" {
 		b = append(b, `,"instructions":`...)

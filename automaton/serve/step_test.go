@@ -33,6 +33,8 @@ func TestAppendDecision(t *testing.T) {
 			Condition: `transitions[0].when[1]: slot "x" matches "^a&b$"`, Generalized: true, Instructions: "Confirm the return.\n<b>now</b>",
 			NextMoves: []automaton.MoveOption{{Event: "ok", To: "s4", Generalized: true}}}},
 		{"conditioned", automaton.Decision{Session: "s4", Map: "by:task <1>&\u00e9", NextMoves: []automaton.MoveOption{}}},
+		{"an argument", automaton.Decision{Session: "s4", Reason: automaton.KindValueWithoutSource, Generalized: true, Instructions: "x",
+			Arg: &automaton.ArgDeviation{Kind: automaton.KindValueWithoutSource, Tool: "send<", Arg: "to\n"}}},
 		{"floats", automaton.Decision{Prob: 1e-7, NextMoves: []automaton.MoveOption{
 			{Prob: 0.1}, {Prob: 1.0 / 3}, {Prob: 1e21}, {Prob: 123456789.125}, {Prob: -0.000001}, {Prob: math.SmallestNonzeroFloat64}}}},
 	}

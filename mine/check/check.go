@@ -143,6 +143,9 @@ type Summary struct {
 	// Riskiest are the verdicts of the Options.Rank sessions with the
 	// highest risk, highest first (ties by id); left out without Rank.
 	Riskiest []*Verdict `json:"riskiest,omitempty"`
+	// Args is what the arguments of tool calls broke, for a model with
+	// argument rules; left out otherwise.
+	Args *ArgReport `json:"args,omitempty"`
 
 	costSum, maxSum int
 	fitnessSum      float64

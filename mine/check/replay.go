@@ -37,6 +37,10 @@ type ReplayReport struct {
 	Rare      int                 `json:"rare"`
 	Steps     []ReplayStep        `json:"steps"`
 	Alignment []automaton.AlignOp `json:"alignment"`
+	// Arg is the session's first call whose argument breaks one of the
+	// model's argument rules (see Args); nil for none, or a model without
+	// rules.
+	Arg *mine.ArgFinding `json:"arg,omitempty"`
 
 	deviationRow int
 }
@@ -232,6 +236,9 @@ func (r *ReplayReport) WriteText(w io.Writer) error {
 		p("verdict  deviates at step %d (%s:%d): %s %s\n", d.Step, d.File, d.Line, d.Kind, placeText(d.Kind, d.State, d.Event, d.Label))
 	} else {
 		p("verdict  fits\n")
+	}
+	if a := r.Arg; a != nil {
+		p("argument step %d: %s %q argument %q\n", a.Step, a.Kind, a.Tool, a.Arg)
 	}
 	bounded := ""
 	if r.Bounded {

@@ -1,0 +1,369 @@
+package mine
+
+// Evidence for the arguments of tool calls. A record of a call carries its
+// arguments in attrs.args (an object: name -> value, as the tau importer
+// writes them), and a record that brings text into the session carries it
+// in attrs.seen (a string or a list of strings: the user's words, the
+// tool's answer; the tau importer writes them with ImportOptions.Seen). An
+// argument earns a rule from the sessions of a log when its values are few
+// and each recurs (unseen_value), or when every value it took had appeared
+// earlier in its session (value_without_source); see LearnArgs.
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// ArgSession is the calls of one session and the text that entered it, in
+// step order.
+type ArgSession struct {
+	ID    string
+	Steps []ArgStep
+}
+
+// ArgStep is one record of an ArgSession: the label of its step, the
+// arguments of its call (none for a step that is no call) and the text it
+// brought into the session, a source for later steps.
+type ArgStep struct {
+	Label string
+	Args  []automaton.Arg
+	Seen  []string
+
+	step     int64
+	hasStep  bool
+	fileLine int
+	file     int
+}
+
+// Bounds on what one record gives the argument rules.
+const maxSeenText = 64 << 10 // bytes of attrs.seen a record
+
+// ReadArgSessions reads the inputs again, as Read read them (opt must be the
+// options Read was given), and gives every session's calls and text, in
+// the order of the first record of each session. Records the label rules
+// drop or fold are left out. A record whose attrs.args or attrs.seen is
+// not of the documented shape is an error naming the input and line.
+func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
+	index := map[string]int{}
+	var out []ArgSession
+	var bad error
+	var probe struct {
+		Attrs struct {
+			Args json.RawMessage `json:"args"`
+			Seen json.RawMessage `json:"seen"`
+		} `json:"attrs"`
+	}
+	err := rereadRecords(inputs, opt, func(fi, line int, l []byte, r *rec) bool {
+		if r.drop || r.fold {
+			return true
+		}
+		si, ok := index[r.session]
+		if !ok {
+			si = len(out)
+			index[r.session] = si
+			out = append(out, ArgSession{ID: r.session})
+		}
+		st := ArgStep{Label: r.label, step: r.step, hasStep: r.hasStep, fileLine: line, file: fi}
+		if bytes.Contains(l, []byte(`"args"`)) || bytes.Contains(l, []byte(`"seen"`)) {
+			probe.Attrs.Args, probe.Attrs.Seen = nil, nil
+			if err := json.Unmarshal(l, &probe); err != nil {
+				bad = fmt.Errorf("%s:%d: %v", inputs[fi].Name, line, err)
+				return false
+			}
+			var err error
+			if st.Args, err = automaton.FlattenArgs(probe.Attrs.Args); err != nil {
+				bad = fmt.Errorf("%s:%d: attrs.args: %v", inputs[fi].Name, line, err)
+				return false
+			}
+			if st.Seen, err = seenTexts(probe.Attrs.Seen); err != nil {
+				bad = fmt.Errorf("%s:%d: attrs.seen: %v", inputs[fi].Name, line, err)
+				return false
+			}
+		}
+		out[si].Steps = append(out[si].Steps, st)
+		return true
+	})
+	if err == nil {
+		err = bad
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		steps := out[i].Steps
+		sort.SliceStable(steps, func(a, b int) bool {
+			x, y := &steps[a], &steps[b]
+			if x.hasStep && y.hasStep && x.step != y.step {
+				return x.step < y.step
+			}
+			if x.file != y.file {
+				return x.file < y.file
+			}
+			return x.fileLine < y.fileLine
+		})
+	}
+	return out, nil
+}
+
+// seenTexts reads attrs.seen: a string or a list of strings, at most
+// maxSeenText bytes in all (the rest is cut).
+func seenTexts(raw json.RawMessage) ([]string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var list []string
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		list = []string{s}
+	} else if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("want a string or a list of strings")
+	}
+	left := maxSeenText
+	out := list[:0]
+	for _, s := range list {
+		if left <= 0 {
+			break
+		}
+		s = clip(s, left)
+		left -= len(s)
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// clip cuts s to at most n bytes.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// ArgOptions say how much evidence an argument rule needs.
+type ArgOptions struct {
+	// MinSessions is the fewest sessions that must have called the tool
+	// with the argument; 0 means DefaultArgMinSessions.
+	MinSessions int
+	// MaxValues is the most distinct values an unseen_value rule holds;
+	// 0 means DefaultArgMaxValues.
+	MaxValues int
+}
+
+// Defaults of ArgOptions.
+const (
+	DefaultArgMinSessions = 10
+	DefaultArgMaxValues   = 8
+)
+
+// LearnArgs learns argument rules from sessions, sorted by
+// automaton.SortArgRules. For each tool (a step's label) and argument
+// called in at least MinSessions sessions:
+//
+//   - unseen_value when it took at most MaxValues distinct values, no more
+//     than a value for every four sessions, and each in at least two
+//     sessions: by the Good-Turing estimate (the share of sessions whose
+//     value no other session had) the chance that a new session brings a
+//     value never seen is then 0 at this sample size; a value seen once
+//     would say new values keep coming. The four sessions a value keep
+//     logs that run each task twice (two models, two trials) from making a
+//     rule of values that belong to the tasks (a customer's email);
+//   - value_without_source when every value it took, in every call, had
+//     appeared earlier in its session (every token of it: see
+//     automaton.Tokens) in the text of an earlier step (attrs.seen).
+//
+// Memory per argument is bounded: beyond MaxValues distinct values only
+// that there are more is kept.
+func LearnArgs(sessions []ArgSession, opt ArgOptions) []automaton.ArgRule {
+	if opt.MinSessions <= 0 {
+		opt.MinSessions = DefaultArgMinSessions
+	}
+	if opt.MaxValues <= 0 {
+		opt.MaxValues = DefaultArgMaxValues
+	}
+	type tally struct {
+		steps, sessions int
+		last            int // the session last counted
+		values          map[string]map[int]bool
+		many            bool // more than MaxValues distinct values
+		unsourced       bool
+		// from counts the calls by the labels whose text alone held
+		// their value ("" for a value that needed two labels' texts,
+		// or had no tokens)
+		from map[string]int
+	}
+	tallies := map[[2]string]*tally{}
+	for si, s := range sessions {
+		seen := map[string][]string{} // token -> labels whose text had it
+		for _, st := range s.Steps {
+			for _, a := range st.Args {
+				k := [2]string{st.Label, a.Name}
+				t := tallies[k]
+				if t == nil {
+					t = &tally{last: -1, values: map[string]map[int]bool{}, from: map[string]int{}}
+					tallies[k] = t
+				}
+				t.steps++
+				if t.last != si {
+					t.sessions++
+					t.last = si
+				}
+				if !t.many {
+					h := automaton.ArgHash(st.Label, a.Name, a.Value)
+					if t.values[h] == nil {
+						if len(t.values) == opt.MaxValues {
+							t.many, t.values = true, nil
+						} else {
+							t.values[h] = map[int]bool{}
+						}
+					}
+					if !t.many {
+						t.values[h][si] = true
+					}
+				}
+				if !t.unsourced {
+					labels, ok := sourceLabels(seen, a.Value)
+					if !ok {
+						t.unsourced = true
+					}
+					if len(labels) == 0 {
+						t.from[""]++
+					}
+					for _, l := range labels {
+						t.from[l]++
+					}
+				}
+			}
+			for _, text := range st.Seen {
+				automaton.Tokens(text, func(tok string) {
+					ls, ok := seen[tok]
+					if !ok && len(seen) >= automaton.MaxSeenTokens {
+						return
+					}
+					if len(ls) == 0 || ls[len(ls)-1] != st.Label && !slices.Contains(ls, st.Label) {
+						seen[tok] = append(ls, st.Label)
+					}
+				})
+			}
+		}
+	}
+	var out []automaton.ArgRule
+	for k, t := range tallies {
+		if t.sessions < opt.MinSessions {
+			continue
+		}
+		if !t.many && len(t.values)*4 <= t.sessions {
+			recur := true
+			hashes := make([]string, 0, len(t.values))
+			for h, ss := range t.values {
+				recur = recur && len(ss) >= 2
+				hashes = append(hashes, h)
+			}
+			if recur {
+				sort.Strings(hashes)
+				out = append(out, automaton.ArgRule{Tool: k[0], Arg: k[1], Kind: automaton.KindUnseenValue, Steps: t.steps, Sessions: t.sessions, Values: hashes})
+			}
+		}
+		if !t.unsourced {
+			out = append(out, automaton.ArgRule{Tool: k[0], Arg: k[1], Kind: automaton.KindValueWithoutSource, Steps: t.steps, Sessions: t.sessions, From: fromLabels(t.from, t.steps, t.sessions >= 2*opt.MinSessions)})
+		}
+	}
+	automaton.SortArgRules(out)
+	return out
+}
+
+// sourceLabels gives the labels whose text alone held every token of
+// value, sorted, and whether the texts of the session so far held them
+// all. A value without tokens is sourced, by no label in particular.
+func sourceLabels(seen map[string][]string, value string) ([]string, bool) {
+	var labels []string
+	ok, first := true, true
+	automaton.Tokens(clip(value, automaton.MaxArgValue), func(tok string) {
+		ls, in := seen[tok]
+		if !in {
+			ok = false
+			return
+		}
+		if first {
+			labels, first = slices.Clone(ls), false
+			return
+		}
+		labels = slices.DeleteFunc(labels, func(l string) bool { return !slices.Contains(ls, l) })
+	})
+	if !ok {
+		return nil, false
+	}
+	sort.Strings(labels)
+	return labels, true
+}
+
+// fromLabels picks the labels a source rule's values come from: those
+// whose text alone held the value of every call, sorted; else nil (any
+// step's text): when a value needed two labels' texts, had no tokens, or
+// the calls took their values from different kinds of step; and unless
+// enough (LearnArgs asks twice MinSessions sessions: a rule that narrows
+// where values come from needs more evidence than one that does not).
+func fromLabels(from map[string]int, calls int, enough bool) []string {
+	if from[""] > 0 || !enough {
+		return nil
+	}
+	var labels []string
+	for l, n := range from {
+		if n == calls {
+			labels = append(labels, l)
+		}
+	}
+	sort.Strings(labels)
+	return labels
+}
+
+// ArgFinding is a call whose argument breaks a rule: the session, the
+// record's step (its index among the session's records when records have
+// no step), and the deviation.
+type ArgFinding struct {
+	Session string `json:"session_id"`
+	Step    int64  `json:"step"`
+	automaton.ArgDeviation
+}
+
+// CheckArgs judges every call of sessions by rules and gives the first
+// finding of each session that has one, in the order of sessions.
+func CheckArgs(sessions []ArgSession, rules []automaton.ArgRule) []ArgFinding {
+	ar := automaton.NewArgRules(rules)
+	if ar == nil {
+		return nil
+	}
+	var out []ArgFinding
+	for _, s := range sessions {
+		w := automaton.NewArgWatch()
+		for i, st := range s.Steps {
+			if d := w.Call(ar, st.Label, st.Args); d != nil {
+				at := int64(i)
+				if st.hasStep {
+					at = st.step
+				}
+				out = append(out, ArgFinding{Session: s.ID, Step: at, ArgDeviation: *d})
+				break
+			}
+			for _, text := range st.Seen {
+				w.See(st.Label, text)
+			}
+		}
+	}
+	return out
+}
+
+// String names a finding for a human: session, step, kind, tool and arg.
+func (f ArgFinding) String() string {
+	return strconv.Quote(f.Session) + " step " + strconv.FormatInt(f.Step, 10) + ": " + f.Kind + " " + f.Tool + "(" + f.Arg + ")"
+}

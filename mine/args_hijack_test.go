@@ -1,0 +1,217 @@
+package mine
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine/gen"
+)
+
+// TestArgsHijack measures, on gen's hijack scenario, the share of hijacked
+// sessions stopped at or before their harmful call, and the share of
+// benign sessions flagged, by a map of tool names mined from benign
+// sessions, without and with argument rules learned from the same
+// sessions. The hijacked sessions call the tools benign ones call, in the
+// same order, so the map alone stops none of them.
+func TestArgsHijack(t *testing.T) {
+	var train, test bytes.Buffer
+	if err := gen.WriteHijack(context.Background(), &train, 400, gen.HijackOptions{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gen.WriteHijack(context.Background(), &test, 400, gen.HijackOptions{Seed: 2, Share: 0.25}); err != nil {
+		t.Fatal(err)
+	}
+	trainIn, testIn := argInput(train.Bytes()), argInput(test.Bytes())
+	lg, err := Read(trainIn, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(lg, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	trainArgs, err := ReadArgSessions(trainIn, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := LearnArgs(trainArgs, ArgOptions{})
+
+	// The truth: each test session's kind of hijack and harmful step.
+	type truth struct {
+		kind string
+		harm int64
+	}
+	truths := map[string]truth{}
+	for _, line := range bytes.Split(bytes.TrimSpace(test.Bytes()), []byte("\n")) {
+		var rec struct {
+			Session string `json:"session_id"`
+			Step    int64  `json:"step"`
+			Attrs   struct {
+				Hijack string `json:"hijack"`
+				Harm   bool   `json:"harm"`
+			} `json:"attrs"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatal(err)
+		}
+		tr := truths[rec.Session]
+		tr.kind = rec.Attrs.Hijack
+		if rec.Attrs.Harm {
+			tr.harm = rec.Step
+		}
+		truths[rec.Session] = tr
+	}
+
+	// The first step each session is stopped at: the map's first deviation,
+	// then, with rules, the first call that breaks one.
+	tlg, err := Read(testIn, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := automaton.NewChecker(m, automaton.CheckOptions{})
+	mapStop := map[string]int64{}
+	for si := range tlg.Sessions {
+		s := &tlg.Sessions[si]
+		if v := c.Check(tlg.Moves(s)); v.Deviation != nil {
+			mapStop[s.ID] = int64(v.Deviation.Move)
+		}
+	}
+	testArgs, err := ReadArgSessions(testIn, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	argStop := map[string]int64{}
+	for _, f := range CheckArgs(testArgs, rules) {
+		argStop[f.Session] = f.Step
+	}
+	type score struct{ hijacked, stopped, benign, flagged int }
+	var plain, with score
+	byKind := map[string][2]int{}
+	for id, tr := range truths {
+		ms, inMap := mapStop[id]
+		as, inArgs := argStop[id]
+		first, flagged := ms, inMap
+		if inArgs && (!inMap || as < ms) {
+			first, flagged = as, true
+		}
+		if tr.kind == "" {
+			plain.benign++
+			with.benign++
+			if inMap {
+				plain.flagged++
+			}
+			if flagged {
+				with.flagged++
+			}
+			continue
+		}
+		plain.hijacked++
+		with.hijacked++
+		k := byKind[tr.kind]
+		k[0]++
+		if inMap && ms <= tr.harm {
+			plain.stopped++
+		}
+		if flagged && first <= tr.harm {
+			with.stopped++
+			k[1]++
+		}
+		byKind[tr.kind] = k
+	}
+	t.Logf("%d argument rules; hijacked stopped before harm: map %d of %d, map and rules %d of %d (%v: kind -> [sessions stopped]); benign flagged: map %d of %d, map and rules %d of %d",
+		len(rules), plain.stopped, plain.hijacked, with.stopped, with.hijacked, byKind, plain.flagged, plain.benign, with.flagged, with.benign)
+	// The guard, step by step, each call with the text of the record before
+	// it: the same sessions are denied, at the same steps.
+	for _, withArgs := range []bool{false, true} {
+		gm := *m
+		if withArgs {
+			gm.Args = rules
+			gm.Digest = gm.ComputeDigest()
+		}
+		g, err := automaton.NewGuard(&gm, nil, automaton.GuardOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID := map[string]ArgSession{}
+		for _, as := range testArgs {
+			byID[as.ID] = as
+		}
+		stopped, flagged := 0, 0
+		for si := range tlg.Sessions {
+			s := &tlg.Sessions[si]
+			as := byID[s.ID]
+			denied := int64(-1)
+			for i, mv := range tlg.Moves(s) {
+				call := &automaton.Call{}
+				if i < len(as.Steps) {
+					call.Args = as.Steps[i].Args
+				}
+				if i > 0 {
+					for _, text := range as.Steps[i-1].Seen {
+						call.Seen = append(call.Seen, automaton.SeenText{Label: as.Steps[i-1].Label, Text: text})
+					}
+				}
+				d, err := g.StepCall(s.ID, mv.Event, mv.Label, nil, call)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !d.Allowed {
+					denied = int64(i)
+					break
+				}
+			}
+			tr := truths[s.ID]
+			switch {
+			case tr.kind == "" && denied >= 0:
+				flagged++
+			case tr.kind != "" && denied >= 0 && denied <= tr.harm:
+				stopped++
+			}
+		}
+		t.Logf("guard, argument rules %v: %d of %d hijacked sessions denied at or before the harmful call, %d of %d benign sessions denied", withArgs, stopped, plain.hijacked, flagged, plain.benign)
+		want := 0
+		if withArgs {
+			want = with.stopped
+		}
+		if stopped != want || flagged != with.flagged {
+			t.Errorf("guard, argument rules %v: %d stopped, %d benign denied; want %d and %d, as check", withArgs, stopped, flagged, want, with.flagged)
+		}
+	}
+
+	// Without From (any earlier text a source), a recipient the
+	// instruction named is sourced by the page that named it.
+	anySource := append([]automaton.ArgRule(nil), rules...)
+	for i := range anySource {
+		anySource[i].From = nil
+	}
+	injected, injectedStopped := 0, 0
+	stoppedAny := map[string]bool{}
+	for _, f := range CheckArgs(testArgs, anySource) {
+		stoppedAny[f.Session] = f.Step <= truths[f.Session].harm
+	}
+	for id, tr := range truths {
+		if tr.kind == gen.HijackInjected {
+			injected++
+			if stoppedAny[id] {
+				injectedStopped++
+			}
+		}
+	}
+	t.Logf("rules without From stop %d of %d sessions hijacked with an injected value", injectedStopped, injected)
+	if injectedStopped != 0 {
+		t.Errorf("rules without From stop %d injected hijacks, want none: the page sources the value", injectedStopped)
+	}
+	if plain.hijacked == 0 || with.stopped != with.hijacked {
+		t.Errorf("the rules stop %d of %d hijacked sessions, want all", with.stopped, with.hijacked)
+	}
+	if plain.stopped != 0 {
+		t.Errorf("the map alone stops %d hijacked sessions, want none: the scenario's hijacks call the benign tools", plain.stopped)
+	}
+	if with.flagged != plain.flagged {
+		t.Errorf("the rules flag %d benign sessions the map does not", with.flagged-plain.flagged)
+	}
+}

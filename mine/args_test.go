@@ -1,0 +1,190 @@
+package mine
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// argLog writes records of n sessions: a user message naming an account,
+// a read whose answer names a recipient, then a send to that recipient from
+// one of two stable senders; session hijack (when >= 0) sends to a
+// recipient from nowhere instead.
+func argLog(n, hijack int) []byte {
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		s := fmt.Sprintf("s%02d", i)
+		to := fmt.Sprintf("friend%d@example.com", i)
+		if i == hijack {
+			to = "eve@evil.example"
+		}
+		fmt.Fprintf(&b, `{"session_id":%q,"step":0,"node":"user_msg","event":"user","attrs":{"seen":"please pay account AC-%d"}}`+"\n", s, i)
+		fmt.Fprintf(&b, `{"session_id":%q,"step":1,"node":"read_inbox","event":"ok","attrs":{"args":{"folder":"inbox"},"seen":["{\"from\": \"friend%d@example.com\"}"]}}`+"\n", s, i)
+		fmt.Fprintf(&b, `{"session_id":%q,"step":2,"node":"send","event":"ok","attrs":{"args":{"to":%q,"from":"desk%d","account":"AC-%d","n":%d,"urgent":true}}}`+"\n", s, to, i%2, i, i)
+	}
+	return b.Bytes()
+}
+
+func argInput(data []byte) []Input {
+	return []Input{{Name: "args.jsonl", Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}}
+}
+
+func TestLearnArgs(t *testing.T) {
+	sessions, err := ReadArgSessions(argInput(argLog(24, -1)), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sessions) != 24 || len(sessions[0].Steps) != 3 {
+		t.Fatalf("read %d sessions, the first of %d steps; want 24 of 3", len(sessions), len(sessions[0].Steps))
+	}
+	rules := LearnArgs(sessions, ArgOptions{})
+	var got []string
+	for _, r := range rules {
+		line := fmt.Sprintf("%s.%s %s %d/%d %d", r.Tool, r.Arg, r.Kind, r.Steps, r.Sessions, len(r.Values))
+		if r.From != nil {
+			line += fmt.Sprint(" ", r.From)
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"read_inbox.folder unseen_value 24/24 1",
+		"send.account value_without_source 24/24 0 [user_msg]",
+		"send.from unseen_value 24/24 2",
+		"send.to value_without_source 24/24 0 [read_inbox]",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rules:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, r := range rules {
+		for _, v := range r.Values {
+			if strings.Contains(v, "desk") || strings.Contains(v, "inbox") {
+				t.Errorf("rule %s.%s keeps a value, %q", r.Tool, r.Arg, v)
+			}
+		}
+	}
+	// Fewer than twice MinSessions: no From.
+	for _, r := range LearnArgs(sessions[:19], ArgOptions{}) {
+		if r.From != nil {
+			t.Errorf("19 sessions give %s.%s from %v", r.Tool, r.Arg, r.From)
+		}
+	}
+	// Too few sessions: no rule.
+	if rs := LearnArgs(sessions[:9], ArgOptions{}); len(rs) != 0 {
+		t.Errorf("9 sessions give %d rules, want none under %d", len(rs), DefaultArgMinSessions)
+	}
+	// A value seen in one session only says new values keep coming.
+	for i, a := range sessions[0].Steps[2].Args {
+		if a.Name == "from" {
+			sessions[0].Steps[2].Args[i].Value = "desk7"
+		}
+	}
+	for _, r := range LearnArgs(sessions, ArgOptions{}) {
+		if r.Arg == "from" {
+			t.Errorf("a value seen once still gives %+v", r)
+		}
+	}
+}
+
+// TestLearnArgsTaskValues: logs that run each task twice (tau2 retail's
+// two models) give each customer's email in two sessions; that is no few,
+// stable values, and gives no unseen_value rule (it did before a value had
+// to stand for four sessions: 7 emails in 14 sessions).
+func TestLearnArgsTaskValues(t *testing.T) {
+	var sessions []ArgSession
+	for i := 0; i < 14; i++ {
+		sessions = append(sessions, ArgSession{ID: fmt.Sprint(i), Steps: []ArgStep{
+			{Label: "find_user", Args: []automaton.Arg{{Name: "email", Value: fmt.Sprintf("user%d@example.com", i/2)}}}}})
+	}
+	for _, r := range LearnArgs(sessions, ArgOptions{}) {
+		if r.Kind == automaton.KindUnseenValue {
+			t.Errorf("7 emails of 14 sessions give %+v", r)
+		}
+	}
+	// Two values in 14 sessions are few and stable.
+	for i := range sessions {
+		sessions[i].Steps[0].Args[0].Value = fmt.Sprint(i % 2)
+	}
+	if rs := LearnArgs(sessions, ArgOptions{}); len(rs) == 0 || rs[0].Kind != automaton.KindUnseenValue {
+		t.Errorf("2 values of 14 sessions give %+v, want an unseen_value rule", rs)
+	}
+}
+
+func TestCheckArgs(t *testing.T) {
+	train, err := ReadArgSessions(argInput(argLog(12, -1)), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := LearnArgs(train, ArgOptions{})
+	test, err := ReadArgSessions(argInput(argLog(5, 3)), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := CheckArgs(test, rules)
+	if len(got) != 1 || got[0].Session != "s03" || got[0].Step != 2 || got[0].Kind != automaton.KindValueWithoutSource || got[0].Arg != "to" {
+		t.Errorf("CheckArgs = %v, want s03 step 2: value_without_source send(to)", got)
+	}
+	if s := got[0].String(); strings.Contains(s, "evil") {
+		t.Errorf("a finding names the value: %s", s)
+	}
+}
+
+func TestReadArgSessionsBad(t *testing.T) {
+	tests := []struct {
+		name, line, want string
+	}{
+		{"seen a number", `{"session_id":"a","node":"x","attrs":{"seen":3}}`, "args.jsonl:1: attrs.seen: want a string or a list of strings"},
+		{"seen a list of numbers", `{"session_id":"a","node":"x","attrs":{"seen":[1]}}`, "args.jsonl:1: attrs.seen: want a string or a list of strings"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadArgSessions(argInput([]byte(tt.line+"\n")), ReadOptions{})
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestFlattenArgsBounded: hostile arguments (deep, wide, huge, control
+// characters) give a bounded list of values, cut to MaxArgValue.
+func TestFlattenArgsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"deep":`)
+	for i := 0; i < 100; i++ {
+		b.WriteString(`{"a":`)
+	}
+	b.WriteString(`"x"`)
+	for i := 0; i < 100; i++ {
+		b.WriteString(`}`)
+	}
+	b.WriteString(`,"huge":"` + strings.Repeat("y", 1<<20) + `","ctl":"a\u0000\u001b[31m","wide":[`)
+	for i := 0; i < 1000; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%d", i)
+	}
+	b.WriteString(`]}`)
+	args, err := automaton.FlattenArgs([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(args) != automaton.MaxArgLeaves {
+		t.Errorf("%d values, want %d", len(args), automaton.MaxArgLeaves)
+	}
+	for _, a := range args {
+		if len(a.Value) > automaton.MaxArgValue {
+			t.Errorf("%s: %d bytes, want at most %d", a.Name, len(a.Value), automaton.MaxArgValue)
+		}
+		if strings.HasPrefix(a.Name, "deep") {
+			t.Errorf("%s: a value past depth %d", a.Name, automaton.MaxArgDepth)
+		}
+	}
+	if args[0].Name != "ctl" || args[0].Value != "a\x00\x1b[31m" {
+		t.Errorf("first value %+v, want ctl as given", args[0])
+	}
+}
