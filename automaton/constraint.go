@@ -403,14 +403,6 @@ func has(seen []uint64, i int32) bool { return seen[i/64]&(1<<(i%64)) != 0 }
 func set(seen []uint64, i int32)      { seen[i/64] |= 1 << (i % 64) }
 func unset(seen []uint64, i int32)    { seen[i/64] &^= 1 << (i % 64) }
 
-// labels returns the constrained labels and their indexes; none for nil.
-func (r *rules) labels() map[string]int32 {
-	if r == nil {
-		return nil
-	}
-	return r.index
-}
-
 func trailingZeros(x uint64) int { return bits.TrailingZeros64(x) }
 
 // PathChecker checks whole paths against constraints, one visit at a time,
