@@ -295,149 +295,27 @@ func (n names) get(b []byte) string {
 // "next", anything after the object, a slot value of another type. For
 // every body it accepts, it returns what readStep's slow path does.
 func parseStep(body []byte, n names, buf []automaton.Slot) (event, next string, slots []automaton.Slot, ok bool) {
+	sc := stepScanner{body: body}
 	slots = buf
-	i := 0
-	space := func() {
-		for i < len(body) && (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r') {
-			i++
-		}
-	}
-	str := func() ([]byte, bool) {
-		if i >= len(body) || body[i] != '"' {
-			return nil, false
-		}
-		i++
-		start := i
-		for ; i < len(body); i++ {
-			c := body[i]
-			if c == '"' {
-				i++
-				return body[start : i-1], true
-			}
-			if c < 0x20 || c == '\\' || c >= 0x80 {
-				return nil, false
-			}
-		}
-		return nil, false
-	}
-	expect := func(c byte) bool {
-		space()
-		if i < len(body) && body[i] == c {
-			i++
-			return true
-		}
-		return false
-	}
-	// number reads a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-	number := func() ([]byte, bool) {
-		start := i
-		digits := func() bool {
-			s := i
-			for i < len(body) && body[i] >= '0' && body[i] <= '9' {
-				i++
-			}
-			return i > s
-		}
-		if i < len(body) && body[i] == '-' {
-			i++
-		}
-		if i < len(body) && body[i] == '0' {
-			i++
-		} else if !digits() {
-			return nil, false
-		}
-		if i < len(body) && body[i] == '.' {
-			i++
-			if !digits() {
-				return nil, false
-			}
-		}
-		if i < len(body) && (body[i] == 'e' || body[i] == 'E') {
-			i++
-			if i < len(body) && (body[i] == '+' || body[i] == '-') {
-				i++
-			}
-			if !digits() {
-				return nil, false
-			}
-		}
-		return body[start:i], true
-	}
-	word := func(w string) bool {
-		if len(body)-i >= len(w) && string(body[i:i+len(w)]) == w {
-			i += len(w)
-			return true
-		}
-		return false
-	}
-	// slotObject reads the "slots" object.
-	slotObject := func() bool {
-		if !expect('{') {
-			return false
-		}
-		if expect('}') {
-			return true
-		}
-		for {
-			space()
-			key, good := str()
-			if !good || !expect(':') {
-				return false
-			}
-			name := n.get(key)
-			for _, prev := range slots {
-				if prev.Name == name {
-					return false
-				}
-			}
-			sl := automaton.Slot{Name: name}
-			space()
-			switch {
-			case i < len(body) && body[i] == '"':
-				val, good := str()
-				if !good {
-					return false
-				}
-				sl.Value = string(val)
-			case word("true"):
-				sl.Value, sl.Kind = "true", automaton.SlotBool
-			case word("false"):
-				sl.Value, sl.Kind = "false", automaton.SlotBool
-			default:
-				val, good := number()
-				if !good {
-					return false
-				}
-				sl.Value, sl.Kind = string(val), automaton.SlotNumber
-			}
-			slots = append(slots, sl)
-			if expect('}') {
-				return true
-			}
-			if !expect(',') {
-				return false
-			}
-		}
-	}
 	fail := func() (string, string, []automaton.Slot, bool) { return "", "", buf[:0], false }
-	if !expect('{') {
+	if !sc.expect('{') {
 		return fail()
 	}
 	var seenEvent, seenNext, seenSlots bool
 	for {
-		space()
-		key, good := str()
-		if !good || !expect(':') {
+		sc.space()
+		key, good := sc.str()
+		if !good || !sc.expect(':') {
 			return fail()
 		}
-		space()
+		sc.space()
 		if string(key) == "slots" && !seenSlots {
 			seenSlots = true
-			if !slotObject() {
+			if slots, good = sc.slotObject(n, slots); !good {
 				return fail()
 			}
 		} else {
-			val, good := str()
+			val, good := sc.str()
 			if !good {
 				return fail()
 			}
@@ -450,19 +328,159 @@ func parseStep(body []byte, n names, buf []automaton.Slot) (event, next string, 
 				return fail()
 			}
 		}
-		if expect('}') {
+		if sc.expect('}') {
 			break
 		}
-		if !expect(',') {
+		if !sc.expect(',') {
 			return fail()
 		}
 	}
-	space()
-	if i != len(body) || !seenNext {
+	sc.space()
+	if sc.i != len(body) || !seenNext {
 		return fail()
 	}
 	sortSlots(slots)
 	return event, next, slots, true
+}
+
+// stepScanner reads the fast path's JSON: body from position i on.
+type stepScanner struct {
+	body []byte
+	i    int
+}
+
+func (sc *stepScanner) space() {
+	for sc.i < len(sc.body) && (sc.body[sc.i] == ' ' || sc.body[sc.i] == '\t' || sc.body[sc.i] == '\n' || sc.body[sc.i] == '\r') {
+		sc.i++
+	}
+}
+
+// str reads a string without escapes, control characters or non-ASCII
+// bytes (the fast path leaves those to the decoder).
+func (sc *stepScanner) str() ([]byte, bool) {
+	body := sc.body
+	if sc.i >= len(body) || body[sc.i] != '"' {
+		return nil, false
+	}
+	sc.i++
+	start := sc.i
+	for ; sc.i < len(body); sc.i++ {
+		c := body[sc.i]
+		if c == '"' {
+			sc.i++
+			return body[start : sc.i-1], true
+		}
+		if c < 0x20 || c == '\\' || c >= 0x80 {
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// expect skips white space and reads c, if it comes next.
+func (sc *stepScanner) expect(c byte) bool {
+	sc.space()
+	if sc.i < len(sc.body) && sc.body[sc.i] == c {
+		sc.i++
+		return true
+	}
+	return false
+}
+
+func (sc *stepScanner) digits() bool {
+	s := sc.i
+	for sc.i < len(sc.body) && sc.body[sc.i] >= '0' && sc.body[sc.i] <= '9' {
+		sc.i++
+	}
+	return sc.i > s
+}
+
+// number reads a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (sc *stepScanner) number() ([]byte, bool) {
+	body, start := sc.body, sc.i
+	if sc.i < len(body) && body[sc.i] == '-' {
+		sc.i++
+	}
+	if sc.i < len(body) && body[sc.i] == '0' {
+		sc.i++
+	} else if !sc.digits() {
+		return nil, false
+	}
+	if sc.i < len(body) && body[sc.i] == '.' {
+		sc.i++
+		if !sc.digits() {
+			return nil, false
+		}
+	}
+	if sc.i < len(body) && (body[sc.i] == 'e' || body[sc.i] == 'E') {
+		sc.i++
+		if sc.i < len(body) && (body[sc.i] == '+' || body[sc.i] == '-') {
+			sc.i++
+		}
+		if !sc.digits() {
+			return nil, false
+		}
+	}
+	return body[start:sc.i], true
+}
+
+func (sc *stepScanner) word(w string) bool {
+	if len(sc.body)-sc.i >= len(w) && string(sc.body[sc.i:sc.i+len(w)]) == w {
+		sc.i += len(w)
+		return true
+	}
+	return false
+}
+
+// slotObject reads the "slots" object, appending to slots; a slot named
+// twice fails.
+func (sc *stepScanner) slotObject(n names, slots []automaton.Slot) ([]automaton.Slot, bool) {
+	if !sc.expect('{') {
+		return slots, false
+	}
+	if sc.expect('}') {
+		return slots, true
+	}
+	for {
+		sc.space()
+		key, good := sc.str()
+		if !good || !sc.expect(':') {
+			return slots, false
+		}
+		name := n.get(key)
+		for _, prev := range slots {
+			if prev.Name == name {
+				return slots, false
+			}
+		}
+		sl := automaton.Slot{Name: name}
+		sc.space()
+		switch {
+		case sc.i < len(sc.body) && sc.body[sc.i] == '"':
+			val, good := sc.str()
+			if !good {
+				return slots, false
+			}
+			sl.Value = string(val)
+		case sc.word("true"):
+			sl.Value, sl.Kind = "true", automaton.SlotBool
+		case sc.word("false"):
+			sl.Value, sl.Kind = "false", automaton.SlotBool
+		default:
+			val, good := sc.number()
+			if !good {
+				return slots, false
+			}
+			sl.Value, sl.Kind = string(val), automaton.SlotNumber
+		}
+		slots = append(slots, sl)
+		if sc.expect('}') {
+			return slots, true
+		}
+		if !sc.expect(',') {
+			return slots, false
+		}
+	}
 }
 
 // appendDecision appends d as JSON, byte for byte as json.Marshal writes it
