@@ -329,41 +329,9 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if err := checkOutputs(read, outputs); err != nil {
 		return err
 	}
-	if opts.model.args {
-		if opts.partial != "" || opts.update != "" || !twiceReadable(inputs) {
-			return usagef("--args reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial or --update")
-		}
-		ropt.Import.Seen = true
-		opts.model.learnArgs = func() ([]automaton.ArgRule, error) {
-			sessions, err := mine.ReadArgSessions(inputs, ropt)
-			if err != nil {
-				return nil, err
-			}
-			return mine.LearnArgs(sessions, mine.ArgOptions{}), nil
-		}
-	}
-	if opts.model.slots && (opts.partial != "" || !twiceReadable(inputs)) {
-		return usagef("--slots reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial")
-	}
-	var outcome *mine.Outcome
-	if opts.model.outcome != "" {
-		if opts.partial != "" || opts.update != "" || !twiceReadable(inputs) {
-			return usagef("--outcome reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial or --update")
-		}
-		if outcome, err = mine.ParseOutcome(opts.model.outcome); err != nil {
-			return err
-		}
-	}
-	if opts.model.by != "" {
-		if opts.partial != "" || opts.update != "" || opts.model.slots || outcome != nil || !twiceReadable(inputs) {
-			return usagef("--by reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial, --update, --slots or --outcome")
-		}
-		if opts.model.byMin < 1 {
-			return usagef("--by-min %d: want 1 or more", opts.model.byMin)
-		}
-		opts.model.byValues = func() (map[string]string, error) {
-			return mine.SessionValues(inputs, ropt, opts.model.by)
-		}
+	outcome, err := opts.secondReads(inputs, &ropt)
+	if err != nil {
+		return err
 	}
 	// A model needs only the distinct paths; a partial result holds every
 	// session, --slots walks each through the model and --by splits them.
@@ -399,6 +367,58 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 			return fmt.Errorf("--update: %w", err)
 		}
 	}
+	opts.afterRead(lg, inputs, ropt, oldFields, outcome, streams)
+	return buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams)
+}
+
+// secondReads checks the options that read the logs a second time (--args,
+// --slots, --outcome, --by) and sets up those that mine calls back: each
+// needs files it can read again, and no partial result.
+func (opts *buildOptions) secondReads(inputs []mine.Input, ropt *mine.ReadOptions) (*mine.Outcome, error) {
+	if opts.model.args {
+		if opts.partial != "" || opts.update != "" || !twiceReadable(inputs) {
+			return nil, usagef("--args reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial or --update")
+		}
+		ropt.Import.Seen = true
+		opts.model.learnArgs = func() ([]automaton.ArgRule, error) {
+			sessions, err := mine.ReadArgSessions(inputs, *ropt)
+			if err != nil {
+				return nil, err
+			}
+			return mine.LearnArgs(sessions, mine.ArgOptions{}), nil
+		}
+	}
+	if opts.model.slots && (opts.partial != "" || !twiceReadable(inputs)) {
+		return nil, usagef("--slots reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial")
+	}
+	var outcome *mine.Outcome
+	if opts.model.outcome != "" {
+		if opts.partial != "" || opts.update != "" || !twiceReadable(inputs) {
+			return nil, usagef("--outcome reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial or --update")
+		}
+		var err error
+		if outcome, err = mine.ParseOutcome(opts.model.outcome); err != nil {
+			return nil, err
+		}
+	}
+	if opts.model.by != "" {
+		if opts.partial != "" || opts.update != "" || opts.model.slots || outcome != nil || !twiceReadable(inputs) {
+			return nil, usagef("--by reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial, --update, --slots or --outcome")
+		}
+		if opts.model.byMin < 1 {
+			return nil, usagef("--by-min %d: want 1 or more", opts.model.byMin)
+		}
+		opts.model.byValues = func() (map[string]string, error) {
+			return mine.SessionValues(inputs, *ropt, opts.model.by)
+		}
+	}
+	return outcome, nil
+}
+
+// afterRead sets up what mine calls back once lg is read: the record
+// fields of --slots, the outcomes of --outcome, and the evidence files,
+// written before the model (see mine.WriteEvidence).
+func (opts *buildOptions) afterRead(lg *mine.Log, inputs []mine.Input, ropt mine.ReadOptions, oldFields *mine.FieldEvidence, outcome *mine.Outcome, streams IO) {
 	var fields *mine.FieldEvidence
 	if opts.model.slots {
 		opts.model.recordFields = func(lg *mine.Log, m *automaton.Model) (rep *mine.FieldReport, err error) {
@@ -441,7 +461,6 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 			return nil
 		}
 	}
-	return buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams)
 }
 
 // evidenceExt ends the name of the file that build --evidence writes beside
