@@ -82,3 +82,29 @@ func loopModel() *automaton.Model {
 	m.Sort()
 	return m
 }
+
+func TestFitMap(t *testing.T) {
+	mined := loopModel()
+	design := &automaton.Model{Schema: automaton.Schema, Version: 1, Initial: automaton.StartID}
+	for _, id := range []string{automaton.StartID, "plan", "act", "check", "fail", automaton.EndID} {
+		design.States = append(design.States, automaton.State{ID: id, Label: id})
+	}
+	for _, tr := range []automaton.Transition{
+		{From: automaton.StartID, To: "plan"},
+		{From: "plan", Event: "ok", To: "act"},
+		{From: "act", Event: "ok", To: "check"},
+		{From: "act", Event: "empty", To: "fail"}, // shorter, but a failure
+		{From: "fail", Event: "ok", To: automaton.EndID},
+		{From: "check", Event: "ok", To: automaton.EndID},
+		{From: "check", Event: "retry", To: "act"}, // never taken
+	} {
+		design.Transitions = append(design.Transitions, tr)
+	}
+	fit := FitMap(design, mined)
+	if got, want := strings.Join(fit.HappyPath, " "), "plan act check"; got != want {
+		t.Errorf("happy path %q, want %q", got, want)
+	}
+	if fit.OnTrunk != 3 || len(fit.Moves) != 7 || fit.Drawn != 4 {
+		t.Errorf("on trunk %d, moves %d, drawn %d; want 3, 7, 4 (missing %v)", fit.OnTrunk, len(fit.Moves), fit.Drawn, fit.Missing)
+	}
+}
