@@ -47,7 +47,7 @@ program from PATH instead. PNG is not written to a terminal.
 
 --detail summary (the default) draws a map a reviewer can read: states
 grouped into at most ten stages (Graphviz clusters, Mermaid composite
-states), the trunk as a straight left-to-right spine, at most 30 edges;
+states), top down with the trunk as a straight spine, at most 30 edges;
 rare, generalized and minor edges are counted on their box, not drawn.
 SCXML and XState then nest each stage's states in a compound state. --detail
 full draws every state and transition; with it, --hide-rare leaves rare

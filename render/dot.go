@@ -24,7 +24,9 @@ const (
 	fontName         = "Helvetica"
 )
 
-// DOT writes m as a Graphviz digraph laid out left to right.
+// DOT writes m as a Graphviz digraph: with opt.Detail DetailFull laid out
+// left to right as below, with DetailSummary the review map, top down (see
+// DetailSummary).
 //
 // Conventions: a state is a rounded box labelled with its id, its label when
 // that differs from the id ("label: plan") and its visits; __start__ is a

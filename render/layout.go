@@ -59,8 +59,17 @@ func layout(w io.Writer, m *automaton.Model, opt Options, format string) error {
 }
 
 // builtinMu serialises the builtin engine: go-graphviz runs one WebAssembly
-// instance of Graphviz for the whole process.
-var builtinMu sync.Mutex
+// instance of Graphviz for the whole process. builtinSpoilt, under it,
+// says that the instance rendered json since it was made: Graphviz 12.1.2's
+// json renderer damages the instance's memory when a label holds a
+// character outside ASCII ("·" in every caption), and the fifth or so
+// picture after it read no graph or trapped. Such an instance is made
+// anew before the next picture (about 0.1 s), so that a single PNG costs
+// nothing more.
+var (
+	builtinMu     sync.Mutex
+	builtinSpoilt bool
+)
 
 // layoutBuiltin lays src out with Graphviz compiled to WebAssembly. SVG is
 // Graphviz's own; PNG is drawn by drawPNG from Graphviz's json output.
@@ -82,6 +91,10 @@ func layoutBuiltin(src []byte, format string) ([]byte, error) {
 func runBuiltin(src []byte, format string) ([]byte, error) {
 	builtinMu.Lock()
 	defer builtinMu.Unlock()
+	if builtinSpoilt {
+		graphviz.Restart()
+		builtinSpoilt = false
+	}
 	ctx := context.Background()
 	gv, err := graphviz.New(ctx)
 	if err != nil {
@@ -92,7 +105,13 @@ func runBuiltin(src []byte, format string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("builtin graphviz: reading the DOT: %w", err)
 	}
+	if g == nil { // go-graphviz's answer when Graphviz reads nothing and says nothing
+		return nil, errors.New("builtin graphviz: reading the DOT: graphviz read no graph")
+	}
 	defer g.Close()
+	if strings.HasPrefix(format, "json") || strings.HasSuffix(format, "_json") {
+		builtinSpoilt = true
+	}
 	var buf bytes.Buffer
 	if err := gv.Render(ctx, g, graphviz.Format(format), &buf); err != nil {
 		return nil, fmt.Errorf("builtin graphviz: rendering %s: %w", format, err)

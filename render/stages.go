@@ -3,6 +3,7 @@ package render
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +24,7 @@ const (
 	DetailFull Detail = "full"
 	// DetailSummary draws a map a reviewer can read: at most MaxStages
 	// stages (see Stages) besides __start__ and __end__, at most MaxEdges
-	// edges, and the trunk as a straight left-to-right spine; the rest is
+	// edges, and the trunk as a straight top-down spine; the rest is
 	// counted on the boxes. Machine exports (SCXML, XState) nest the states
 	// of each stage in a compound state and keep every transition.
 	DetailSummary Detail = "summary"
@@ -480,13 +481,20 @@ func (e *sumEdge) caption() string {
 	return fmt.Sprintf("%d transitions · %d", len(e.ts), e.count)
 }
 
-// summaryGraph is the DOT graph of DetailSummary. Stages drawn as clusters
-// are named s1, s2, ... in the order of Stages; boxes are created in the
-// summary's order, so node names are stable too.
+// summaryGraph is the DOT graph of DetailSummary, drawn top down with
+// straight segments, every label at Graphviz's default 14 points so that a
+// map fitted to a screen stays legible (MeasureLayout). An edge that goes
+// back up the spine (spinePositions) is written from its head to its tail
+// with dir=back. Stages drawn as clusters are named s1, s2, ... in the
+// order of Stages; boxes are created in the summary's order, so node names
+// are stable too.
 func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
 	sm := summarize(m)
 	g := dot.NewGraph(dot.Directed)
-	g.Attr("rankdir", "LR")
+	// Top down, as process-mining tools draw, with straight segments: on
+	// the real logs this crosses fewer edges than curves do (docs).
+	g.Attr("rankdir", "TB")
+	g.Attr("splines", "polyline")
 	g.Attr("fontname", fontName)
 	if opt.Title != "" {
 		g.Attr("label", dotString(opt.Title))
@@ -529,7 +537,6 @@ func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
 			n.Attr("label", dotString(""))
 		case sn.key == automaton.EndID:
 			n.Attr("shape", "doublecircle")
-			n.Attr("fontsize", "9")
 			n.Attr("label", dotString(automaton.EndID))
 		case sn.kind == kindState || sn.kind == kindRun:
 			n.Attr("shape", "box")
@@ -546,9 +553,20 @@ func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
 	for _, e := range sm.edges {
 		maxCount = max(maxCount, e.count)
 	}
+	// An edge that goes back up the spine is drawn from its head to its
+	// tail with the arrow reversed, so that Graphviz ranks an acyclic
+	// graph and routes loops beside the spine rather than across it.
+	pos := sm.spinePositions()
+	before := func(a, b int) bool { return pos[a] < pos[b] || pos[a] == pos[b] && a < b }
 	for i := range sm.edges {
 		se := &sm.edges[i]
-		e := g.Edge(nodes[se.from], nodes[se.to])
+		var e dot.Edge
+		if before(se.to, se.from) {
+			e = g.Edge(nodes[se.to], nodes[se.from])
+			e.Attr("dir", "back")
+		} else {
+			e = g.Edge(nodes[se.from], nodes[se.to])
+		}
 		e.Attr("label", dotString(se.caption()))
 		e.Attr("fontname", fontName)
 		width := 1.0
@@ -565,13 +583,62 @@ func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
 		if se.back && !se.trunk {
 			e.Attr("color", backEdgeColor)
 			e.Attr("fontcolor", backEdgeColor)
-			e.Attr("constraint", "false") // a loop does not bend the spine
+			// e.Attr("constraint", "false") // a loop does not bend the spine
 		}
 		if len(style) > 0 {
 			e.Attr("style", strings.Join(style, ","))
 		}
 	}
 	return g
+}
+
+// spinePositions places each box of sm along the spine, for drawing edges
+// that go back up it: the trunk's boxes at 0, 1, 2, ... in the trunk's
+// order (__start__ first, __end__ last), and a box off the trunk half a
+// step below the box whose drawn edge into it is busiest (of the boxes
+// already placed; then half a step above the one its busiest drawn edge
+// leads to). A box that no drawn edge ties to the spine is at -1.
+func (sm *summary) spinePositions() []float64 {
+	pos := make([]float64, len(sm.nodes))
+	placed := make([]bool, len(sm.nodes))
+	k := 0
+	for i := range sm.nodes {
+		if sm.nodes[i].trunk {
+			pos[i], placed[i] = float64(k), true
+			k++
+		}
+	}
+	byCount := make([]*sumEdge, len(sm.edges))
+	for i := range sm.edges {
+		byCount[i] = &sm.edges[i]
+	}
+	slices.SortStableFunc(byCount, func(a, b *sumEdge) int { return cmp.Compare(b.count, a.count) })
+	for changed := true; changed; {
+		changed = false
+		for _, e := range byCount {
+			if placed[e.from] && !placed[e.to] {
+				pos[e.to], placed[e.to] = math.Floor(pos[e.from])+0.5, true
+				changed = true
+				break // the busiest edge first, whatever placed its tail
+			}
+		}
+		if changed {
+			continue
+		}
+		for _, e := range byCount {
+			if placed[e.to] && !placed[e.from] {
+				pos[e.from], placed[e.from] = math.Ceil(pos[e.to])-0.5, true
+				changed = true
+				break
+			}
+		}
+	}
+	for i := range pos {
+		if !placed[i] {
+			pos[i] = -1
+		}
+	}
+	return pos
 }
 
 // mermaidSummary is the Mermaid text of DetailSummary: the boxes of the

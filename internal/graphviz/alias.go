@@ -324,6 +324,7 @@ const (
 var (
 	ParseFile  = cgraph.ParseFile
 	ParseBytes = cgraph.ParseBytes
+	Restart    = cgraph.Restart // fsmine patch
 )
 
 // functions from gvc package.

@@ -29,6 +29,19 @@ func Init() {
 
 var initOnce sync.Once
 
+// Restart makes Graphviz's instance anew (wasm.Restart) and sets the
+// descriptors above in it. Graphs read or made before it must not be used
+// after it.
+//
+// fsmine patch.
+func Restart() {
+	Init()
+	wasm.Restart()
+	if err := setGlobalVars(context.Background()); err != nil {
+		panic(err)
+	}
+}
+
 func setGlobalVars(ctx context.Context) error {
 	// Set MAX to prevent outputting internally generated errors or warnings with agerr to the stderr.
 	wasm.SetError(ctx, wasm.MAX)

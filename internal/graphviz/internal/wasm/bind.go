@@ -477,6 +477,24 @@ func Init() { instanceOnce.Do(func() { instantiateCached(instantiate) }) }
 
 var instanceOnce sync.Once
 
+// Restart closes Graphviz's instance, if there is one, and makes a new one
+// whose memory is as the module starts. Nothing made in the old instance
+// (graphs, contexts, strings) may be used after it.
+//
+// fsmine patch: Graphviz 12.1.2's json renderers (json, dot_json,
+// xdot_json) damage the instance's memory when a label holds a character
+// outside ASCII, so that later calls fail (agmemread reads no graph, or
+// the instance traps on an out-of-bounds access); a caller that used them
+// restarts before the next picture.
+func Restart() {
+	Init()
+	if wasmRuntime != nil {
+		_ = wasmRuntime.Close(context.Background())
+		wasmRuntime = nil
+	}
+	instantiateCached(instantiate)
+}
+
 // checkEnum panics if an enum's declared value is not Graphviz's.
 //
 // fsmine patch: upstream declares ordinal placeholders and sets the real

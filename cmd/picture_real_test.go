@@ -1,0 +1,169 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/render"
+)
+
+// TestDefaultPictureRealLogs builds the default picture (render -o
+// map.svg|png, report's map) of every log in ../shared/data (skipped when
+// absent) as a new user would: the four logs as the docs build them, and
+// each STAR task after labels suggest and build. Fitted to a 1,920 × 1,200
+// screen its smallest label must be at least 9 px, and at most 5 of its
+// edges may cross (issue #25). For the STAR tasks it also holds the
+// designers' flowchart (fsmine import, names mapped to the suggested
+// stages) against the map: the share of the designers' happy path on the
+// trunk and of their moves among the map's edges. go test -v prints the
+// table docs/diff-stats-report-render.md quotes.
+func TestDefaultPictureRealLogs(t *testing.T) {
+	data := filepath.Join("..", "..", "shared", "data")
+	if _, err := os.Stat(data); err != nil {
+		t.Skip("no ../shared/data")
+	}
+	if testing.Short() {
+		t.Skip("real logs: skipped in -short mode")
+	}
+	tmp := t.TempDir()
+	run := func(t *testing.T, args ...string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := Run(context.Background(), args, IO{In: strings.NewReader(""), Out: &out, Err: &errb}); code != exitOK {
+			t.Fatalf("fsmine %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
+		}
+	}
+	tests := []struct {
+		name, log, labels string
+		star              bool
+	}{
+		{"tau2_retail", "jsonl/tau2_retail.jsonl", "../testdata/tau2_retail.labels.json", false},
+		{"taubench_airline", "jsonl/taubench_airline.jsonl", "", false},
+		{"helpdesk", "jsonl/helpdesk.jsonl.gz", "", false},
+		{"bpic2012", "jsonl/bpic2012.jsonl.gz", "", false},
+		{"ride_book", "star/ride_book.jsonl", "", true},
+		{"trip_directions", "star/trip_directions.jsonl", "", true},
+		{"apartment_schedule", "star/apartment_schedule.jsonl", "", true},
+		{"plane_book", "star/plane_book.jsonl", "", true},
+		{"doctor_followup", "star/doctor_followup.jsonl", "", true},
+	}
+	var table, fits []string
+	var happy, edges float64
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := filepath.Join(data, tt.log)
+			model := filepath.Join(tmp, tt.name+".json")
+			labels := tt.labels
+			if tt.star {
+				labels = filepath.Join(tmp, tt.name+".rules.json")
+				run(t, "labels", "suggest", "-o", labels, logs)
+			}
+			args := []string{"build", "-q", "-o", model}
+			if labels != "" {
+				args = append(args, "--labels", labels)
+			}
+			run(t, append(args, logs)...)
+			m, err := automaton.Load(model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := render.MeasureLayout(m, render.Options{Detail: render.DetailSummary}) // the command line's default
+			if err != nil {
+				t.Fatal(err)
+			}
+			onScreen := l.MinFont * l.Scale
+			table = append(table, fmtRow(tt.name, "%d × %d | %.1f | %d", l.Width, l.Height, onScreen, l.Crossings))
+			if onScreen < 9 || l.Crossings > 5 {
+				t.Errorf("%d × %d px, smallest label %.1f px at 1,920 px, %d crossings; want >= 9 px and <= 5 crossings", l.Width, l.Height, onScreen, l.Crossings)
+			}
+			if !tt.star {
+				return
+			}
+			fit := starFit(t, run, tmp, filepath.Join(data, "star", tt.name+".flow.json"), labels, m)
+			h := float64(fit.OnTrunk) / float64(len(distinct(fit.HappyPath)))
+			e := float64(fit.Drawn) / float64(len(fit.Moves))
+			happy += h / 5
+			edges += e / 5
+			fits = append(fits, fmtRow(tt.name, "%d/%d = %.2f | %d/%d = %.2f", fit.OnTrunk, len(distinct(fit.HappyPath)), h, fit.Drawn, len(fit.Moves), e))
+			t.Logf("happy path %v", fit.HappyPath)
+			t.Logf("trunk %v", m.Trunk)
+			for _, mv := range fit.Missing {
+				t.Logf("designed move not on the map: %s -> %s", mv[0], mv[1])
+			}
+		})
+	}
+	t.Logf("\n| log | picture (px) | smallest label at 1,920 px | crossings |\n|---|---:|---:|---:|\n%s", strings.Join(table, "\n"))
+	t.Logf("\n| STAR task | happy path on the trunk | designed moves on the map |\n|---|---:|---:|\n%s\n| mean | %.2f | %.2f |", strings.Join(fits, "\n"), happy, edges)
+}
+
+func fmtRow(name, format string, args ...any) string {
+	return "| " + name + " | " + fmt.Sprintf(format, args...) + " |"
+}
+
+func distinct(s []string) map[string]bool {
+	out := map[string]bool{}
+	for _, x := range s {
+		out[x] = true
+	}
+	return out
+}
+
+// starFit imports the task's flowchart, names each designed node as the
+// suggested rules name its log label, and fits it to m's map.
+func starFit(t *testing.T, run func(*testing.T, ...string), tmp, flow, rulesPath string, m *automaton.Model) render.MapFit {
+	t.Helper()
+	plain := filepath.Join(tmp, "plain.design.json")
+	run(t, "import", "-q", "-o", plain, flow)
+	d, err := automaton.Load(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(rulesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules struct {
+		Rules []struct {
+			Match struct {
+				Node string `json:"node"`
+			} `json:"match"`
+			State string `json:"state"`
+			Drop  bool   `json:"drop"`
+		} `json:"rules"`
+	}
+	if err := json.Unmarshal(raw, &rules); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{}
+	for _, s := range d.States {
+		if s.ID == automaton.StartID || s.ID == automaton.EndID {
+			continue
+		}
+		for _, r := range rules.Rules {
+			if !regexp.MustCompile(r.Match.Node).MatchString(s.Label) {
+				continue
+			}
+			if !r.Drop && r.State != "" {
+				names[s.ID] = r.State
+			}
+			break
+		}
+	}
+	// Relabelled here rather than by import --labels, which refuses a
+	// design whose relabelled moves are not deterministic (plane_book's
+	// suggested stages put a query's two outcomes in one stage).
+	for i := range d.States {
+		if name, ok := names[d.States[i].ID]; ok {
+			d.States[i].Label = name
+		}
+	}
+	return render.FitMap(d, m)
+}
