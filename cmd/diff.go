@@ -263,51 +263,29 @@ func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
 		if err != nil {
 			return err
 		}
-		vals = map[string]string{}
-		for id, ok := range outs.Succeeded {
-			vals[id] = "failed"
-			if ok {
-				vals[id] = "succeeded"
-			}
-		}
+		vals = mine.OutcomeValues(outs)
 	} else if vals, err = mine.SessionValues(inputs, ropt, opts.by); err != nil {
 		return err
 	}
-	seen := map[string]bool{}
-	var values []string
-	missing := 0
-	for i := range lg.Sessions {
-		v, ok := vals[lg.Sessions[i].ID]
-		if !ok {
-			missing++
-			continue
-		}
-		if !seen[v] {
-			seen[v] = true
-			values = append(values, v)
-		}
+	bopt := mine.DefaultOptions()
+	bopt.Generalize = opts.generalize
+	g, err := mine.BuildEach(lg, bopt, vals)
+	if err != nil {
+		return fmt.Errorf("--by %s: %w", opts.by, err)
 	}
-	slices.Sort(values)
+	values, models := g.Values, g.Models
 	if outcome {
 		slices.Reverse(values) // succeeded, then failed
+		slices.Reverse(models)
 	}
 	if len(values) < 2 {
-		return fmt.Errorf("%s: --by %s: %d value(s) among the sessions (%d without the field); a diff needs two", what, opts.by, len(values), missing)
+		return fmt.Errorf("%s: --by %s: %d value(s) among the sessions (%d without the field); a diff needs two", what, opts.by, len(values), g.Missing)
 	}
 	if len(values) > 2 && (opts.format == "html" || opts.dot != "") {
 		return usagef("--by %s has %d values: --format html and --dot draw one pair; choose the sessions of two", opts.by, len(values))
 	}
-	bopt := mine.DefaultOptions()
-	bopt.Generalize = opts.generalize
-	models := make([]*automaton.Model, len(values))
-	for i, v := range values {
-		sub := lg.Subset(func(s *mine.Session) bool { x, ok := vals[s.ID]; return ok && x == v })
-		if models[i], err = mine.Build(sub, bopt); err != nil {
-			return fmt.Errorf("%s=%s: %w", opts.by, v, err)
-		}
-	}
-	if missing > 0 {
-		fmt.Fprintf(streams.Err, "%d of %d sessions have no %s and are left out\n", missing, lg.NumSessions(), opts.by)
+	if g.Missing > 0 {
+		fmt.Fprintf(streams.Err, "%d of %d sessions have no %s and are left out\n", g.Missing, lg.NumSessions(), opts.by)
 	}
 	found := false
 	for i := 0; i+1 < len(values); i++ {

@@ -91,3 +91,57 @@ func BuildBy(lg *Log, opt Options, field string, minSessions int, values map[str
 	}
 	return m, nil
 }
+
+// Grouped is a log split by a value per session: each value's model,
+// mined from the sessions with that value.
+type Grouped struct {
+	Values  []string           // sorted
+	Models  []*automaton.Model // Models[i] mined from the sessions of Values[i]
+	Missing int                // sessions without a value, left out
+}
+
+// BuildEach mines one model per distinct value of values (each session's
+// value by id, see SessionValues and OutcomeValues) from the sessions that
+// carry it, with opt; sessions without a value are left out and counted.
+// The values come sorted. lg must have been read whole (not streamed).
+func BuildEach(lg *Log, opt Options, values map[string]string) (*Grouped, error) {
+	if lg.Streamed {
+		return nil, errStreamed
+	}
+	g := &Grouped{}
+	seen := map[string]bool{}
+	for i := range lg.Sessions {
+		v, ok := values[lg.Sessions[i].ID]
+		if !ok {
+			g.Missing++
+			continue
+		}
+		if !seen[v] {
+			seen[v] = true
+			g.Values = append(g.Values, v)
+		}
+	}
+	sort.Strings(g.Values)
+	g.Models = make([]*automaton.Model, len(g.Values))
+	for i, v := range g.Values {
+		m, err := Build(lg.Subset(func(s *Session) bool { x, ok := values[s.ID]; return ok && x == v }), opt)
+		if err != nil {
+			return nil, fmt.Errorf("value %q: %w", v, err)
+		}
+		g.Models[i] = m
+	}
+	return g, nil
+}
+
+// OutcomeValues turns sessions' outcomes into values for BuildEach:
+// "succeeded" or "failed" by session id.
+func OutcomeValues(outs *Outcomes) map[string]string {
+	vals := make(map[string]string, len(outs.Succeeded))
+	for id, ok := range outs.Succeeded {
+		vals[id] = "failed"
+		if ok {
+			vals[id] = "succeeded"
+		}
+	}
+	return vals
+}

@@ -3,6 +3,7 @@ package mine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -99,5 +100,32 @@ func TestBuildByErrors(t *testing.T) {
 	_, err := BuildBy(lg, DefaultOptions(), "attrs.task", 1, nil)
 	if !errors.Is(err, ErrByField) {
 		t.Errorf("no values: %v, want ErrByField", err)
+	}
+}
+
+// TestBuildEach: one model per value, the values sorted, each from its own
+// sessions; sessions without a value counted and left out.
+func TestBuildEach(t *testing.T) {
+	lg, err := Read([]Input{strInput("log", sessionsJSONL(
+		"a:ok b:ok", "a:ok b:ok", "a:ok c:ok", "a:ok c:ok", "a:ok d:ok"))}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := map[string]string{"s0": "x", "s1": "x", "s2": "w", "s3": "w"}
+	g, err := BuildEach(lg, DefaultOptions(), vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(g.Values, []string{"w", "x"}) || g.Missing != 1 || len(g.Models) != 2 {
+		t.Fatalf("values %v, missing %d, %d models", g.Values, g.Missing, len(g.Models))
+	}
+	for i, want := range []string{"c", "b"} {
+		if m := g.Models[i]; m.Source.Sessions != 2 || !m.HasLabel(want) || m.HasLabel("d") {
+			t.Errorf("value %s: %d sessions, labels %v; want 2 sessions with %s and no d", g.Values[i], m.Source.Sessions, m.States, want)
+		}
+	}
+	got := OutcomeValues(&Outcomes{Succeeded: map[string]bool{"s0": true, "s1": false}})
+	if got["s0"] != "succeeded" || got["s1"] != "failed" || len(got) != 2 {
+		t.Errorf("OutcomeValues = %v", got)
 	}
 }
