@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -509,15 +508,11 @@ func readEvidence(path string, m *automaton.Model, ropt mine.ReadOptions) (*mine
 	if err != nil {
 		return nil, fmt.Errorf("--update %s: %w", path, err)
 	}
-	var rules []byte
-	if ropt.Rules != nil {
-		rules = ropt.Rules.Raw()
-	}
-	if !bytes.Equal(bytes.TrimSpace(m.Params.Labels), bytes.TrimSpace(rules)) {
-		return nil, fmt.Errorf("--update %s: the model was mined with other label rules (--labels)", path)
-	}
-	if fmt.Sprint(m.Params.Fields) != fmt.Sprint(ropt.Fields) && len(m.Params.Fields)+len(ropt.Fields) > 0 {
-		return nil, fmt.Errorf("--update %s: the model was mined with another field map (--field)", path)
+	switch err := mine.UpdateCompatible(m, ropt); {
+	case errors.Is(err, mine.ErrOtherLabels):
+		return nil, fmt.Errorf("--update %s: %w (--labels)", path, err)
+	case errors.Is(err, mine.ErrOtherFields):
+		return nil, fmt.Errorf("--update %s: %w (--field)", path, err)
 	}
 	return old, nil
 }

@@ -1,6 +1,7 @@
 package mine
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -112,3 +113,27 @@ func checkEvidence(name, of, got, want string, m *automaton.Model) error {
 }
 
 func sum(h hash.Hash) string { return "sha256:" + hex.EncodeToString(h.Sum(nil)) }
+
+// Errors of UpdateCompatible.
+var (
+	ErrOtherLabels = errors.New("the model was mined with other label rules")
+	ErrOtherFields = errors.New("the model was mined with another field map")
+)
+
+// UpdateCompatible says whether logs read with opt may update model m
+// (build --update): the sessions of its evidence were labelled and mapped
+// as m records, so new ones must be read with the same label rules and
+// field map, or the merged log would mix two readings.
+func UpdateCompatible(m *automaton.Model, opt ReadOptions) error {
+	var rules []byte
+	if opt.Rules != nil {
+		rules = opt.Rules.Raw()
+	}
+	if !bytes.Equal(bytes.TrimSpace(m.Params.Labels), bytes.TrimSpace(rules)) {
+		return ErrOtherLabels
+	}
+	if fmt.Sprint(m.Params.Fields) != fmt.Sprint(opt.Fields) && len(m.Params.Fields)+len(opt.Fields) > 0 {
+		return ErrOtherFields
+	}
+	return nil
+}
