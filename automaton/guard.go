@@ -37,7 +37,8 @@ const (
 // Reasons lists every reason a Decision can carry, ReasonNone first.
 var Reasons = []string{ReasonNone, ReasonIllegal, ReasonUnknownState, ReasonLoopCap, ReasonRare, ReasonWatchdog,
 	ReasonGeneralized, ReasonMissingSlot, ReasonInvalidSlot, ReasonCondition,
-	ReasonMissingPrerequisite, ReasonOnceOnly, ReasonNotBoth, ReasonRerun}
+	ReasonMissingPrerequisite, ReasonOnceOnly, ReasonNotBoth, ReasonRerun,
+	KindUnseenValue, KindValueWithoutSource}
 
 // SlotKind is the JSON type of a slot's value.
 type SlotKind uint8

@@ -6,12 +6,13 @@ import (
 	"github.com/fsmine/fsmine/automaton"
 )
 
-// TestMetricsCountConstraintDenials: a step denied by a constraint is
-// counted under its reason, not folded into the reason-less series (which
+// TestMetricsCountConstraintDenials: a step denied by a constraint or an
+// argument rule is counted under its reason, not folded into the reason-less series (which
 // the exposition leaves out for denials, so such steps went uncounted).
 func TestMetricsCountConstraintDenials(t *testing.T) {
 	m := newMetrics()
-	for _, r := range []string{automaton.ReasonMissingPrerequisite, automaton.ReasonOnceOnly, automaton.ReasonNotBoth, automaton.ReasonRerun} {
+	for _, r := range []string{automaton.ReasonMissingPrerequisite, automaton.ReasonOnceOnly, automaton.ReasonNotBoth, automaton.ReasonRerun,
+		automaton.KindUnseenValue, automaton.KindValueWithoutSource} {
 		i := reasonIndex(r)
 		if i == 0 {
 			t.Errorf("reason %q has no series of its own", r)
