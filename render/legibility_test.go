@@ -89,7 +89,7 @@ func TestFitMap(t *testing.T) {
 	for _, id := range []string{automaton.StartID, "plan", "act", "check", "fail", automaton.EndID} {
 		design.States = append(design.States, automaton.State{ID: id, Label: id})
 	}
-	for _, tr := range []automaton.Transition{
+	design.Transitions = append(design.Transitions, []automaton.Transition{
 		{From: automaton.StartID, To: "plan"},
 		{From: "plan", Event: "ok", To: "act"},
 		{From: "act", Event: "ok", To: "check"},
@@ -97,9 +97,7 @@ func TestFitMap(t *testing.T) {
 		{From: "fail", Event: "ok", To: automaton.EndID},
 		{From: "check", Event: "ok", To: automaton.EndID},
 		{From: "check", Event: "retry", To: "act"}, // never taken
-	} {
-		design.Transitions = append(design.Transitions, tr)
-	}
+	}...)
 	fit := FitMap(design, mined)
 	if got, want := strings.Join(fit.HappyPath, " "), "plan act check"; got != want {
 		t.Errorf("happy path %q, want %q", got, want)
