@@ -1,6 +1,7 @@
 package automaton
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -308,4 +309,67 @@ func TestConstraintRunValidate(t *testing.T) {
 	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), `label "nope" is no state's`) {
 		t.Errorf("run until an unknown label: %v", err)
 	}
+}
+
+// FuzzConstrainedModel decodes hostile model files that carry constraints
+// (run constraints among them) and argument rules, and walks sessions over
+// their labels through the checker, a path checker and the guard: none may
+// panic, and the checker and the path checker agree on whether a path keeps
+// the constraints.
+func FuzzConstrainedModel(f *testing.F) {
+	for _, until := range []string{"c", ""} {
+		var buf bytes.Buffer
+		if err := runModel(f, until).Write(&buf); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes(), []byte{0, 1, 0, 2, 3})
+		f.Add(bytes.Replace(buf.Bytes(), []byte(`"kind":"once"`), []byte(`"kind":"run"`), 1), []byte{0, 0, 1, 1, 0})
+	}
+	var buf bytes.Buffer
+	if err := argsModel(f).Write(&buf); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes(), []byte{4, 2, 1, 0})
+	f.Fuzz(func(t *testing.T, data, walk []byte) {
+		m, err := Decode(bytes.NewReader(data))
+		if err != nil || len(m.States) == 0 || len(walk) > 64 {
+			return
+		}
+		labels := make([]string, 0, len(m.States))
+		for _, s := range m.States {
+			labels = append(labels, s.Label)
+		}
+		mvs := make([]Move, 0, len(walk)+1)
+		for i, b := range walk {
+			ev := "ok"
+			if i == 0 {
+				ev = ""
+			}
+			mvs = append(mvs, Move{Event: ev, Label: labels[int(b)%len(labels)]})
+		}
+		mvs = append(mvs, Move{Event: "ok", Label: EndID})
+		c := NewChecker(m, CheckOptions{MaxAlignStates: 1000})
+		v := c.Check(mvs)
+		c.Replay(mvs)
+		pc := NewPathChecker(m.Constraints)
+		pc.Start()
+		keeps := true
+		for _, mv := range mvs {
+			keeps = pc.Visit(mv.Label) && keeps
+		}
+		if v.Deviation != nil && v.Deviation.Constraint != nil && keeps {
+			t.Fatalf("the checker says %s breaks %s, the path checker that the path keeps every constraint", v.Deviation.Kind, v.Deviation.Constraint)
+		}
+		g, err := NewGuard(m, nil, GuardOptions{})
+		if err != nil {
+			return
+		}
+		for _, mv := range mvs {
+			g.StepCall("s", mv.Event, mv.Label, nil, &Call{Args: []Arg{{"to", mv.Label}}, Seen: []SeenText{{mv.Label, string(walk)}}})
+		}
+		if _, err := g.Reload(m, nil); err != nil {
+			t.Fatalf("reloading the same model: %v", err)
+		}
+		g.Step("s", "ok", labels[0])
+	})
 }
