@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/atomicfile"
 	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/render"
@@ -691,7 +692,7 @@ func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) err
 	if path == "-" || path == "" {
 		return write(stdout)
 	}
-	if err := automaton.WriteFileAtomic(path, write); err != nil {
+	if err := atomicfile.Write(path, write); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/atomicfile"
 	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/mine/check"
@@ -257,7 +258,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 // that do not fit) to path, read again from the inputs as check read them.
 func writeOutside(path string, inputs []mine.Input, ropt mine.ReadOptions, out map[string]bool, streams IO, quiet bool) error {
 	lines := 0
-	err := automaton.WriteFileAtomic(path, func(w io.Writer) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
 		var err error
 		lines, err = mine.Extract(inputs, ropt, func(id string) bool { return out[id] }, w)
 		return err

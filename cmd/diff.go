@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/atomicfile"
 	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/render"
@@ -165,7 +166,7 @@ func writeDiff(old, new *automaton.Model, opts *diffOptions, streams IO) error {
 	d := automaton.Compare(old, new, automaton.DiffOptions{Alpha: opts.alpha})
 	var err error
 	if opts.dot != "" {
-		err := automaton.WriteFileAtomic(opts.dot, func(w io.Writer) error { return render.DiffDOT(w, old, new, d) })
+		err := atomicfile.Write(opts.dot, func(w io.Writer) error { return render.DiffDOT(w, old, new, d) })
 		if err != nil {
 			return fmt.Errorf("writing %s: %w", opts.dot, err)
 		}

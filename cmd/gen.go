@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/atomicfile"
 	"github.com/fsmine/fsmine/mine/gen"
 	"github.com/spf13/cobra"
 )
@@ -156,7 +157,7 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 	if truthOut != "" {
 		t := *m
 		t.Digest = t.ComputeDigest()
-		if err := automaton.WriteFileAtomic(truthOut, t.Write); err != nil {
+		if err := atomicfile.Write(truthOut, t.Write); err != nil {
 			return fmt.Errorf("writing %s: %w", truthOut, err)
 		}
 	}
@@ -170,7 +171,7 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 	if output == "-" || output == "" {
 		return write(streams.Out)
 	}
-	if err := automaton.WriteFileAtomic(output, write); err != nil {
+	if err := atomicfile.Write(output, write); err != nil {
 		return fmt.Errorf("writing %s: %w", output, err)
 	}
 	return nil
@@ -200,7 +201,7 @@ func runScenario(ctx context.Context, opts genOptions, streams IO) error {
 	if opts.output == "-" || opts.output == "" {
 		return write(streams.Out)
 	}
-	if err := automaton.WriteFileAtomic(opts.output, write); err != nil {
+	if err := atomicfile.Write(opts.output, write); err != nil {
 		return fmt.Errorf("writing %s: %w", opts.output, err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/atomicfile"
 	"github.com/fsmine/fsmine/render"
 )
 
@@ -156,7 +157,7 @@ func runRender(_ context.Context, opts *renderOptions, streams IO) error {
 	if opts.output == "-" {
 		return write(streams.Out, m, ropt)
 	}
-	if err := automaton.WriteFileAtomic(opts.output, func(w io.Writer) error { return write(w, m, ropt) }); err != nil {
+	if err := atomicfile.Write(opts.output, func(w io.Writer) error { return write(w, m, ropt) }); err != nil {
 		return fmt.Errorf("writing %s: %w", opts.output, err)
 	}
 	return nil

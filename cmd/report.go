@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/atomicfile"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/mine/stats"
 	"github.com/fsmine/fsmine/render"
@@ -206,7 +207,7 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 		_, err := streams.Out.Write(page.Bytes())
 		return err
 	}
-	err = automaton.WriteFileAtomic(opts.output, func(w io.Writer) error {
+	err = atomicfile.Write(opts.output, func(w io.Writer) error {
 		_, err := w.Write(page.Bytes())
 		return err
 	})

@@ -17,7 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/atomicfile"
 )
 
 // Exit codes, as diff(1): 0 ok, 1 something found (differences, deviations
@@ -65,7 +65,7 @@ func Main() int {
 			if signalsHandled.Load() {
 				continue
 			}
-			automaton.RemoveTempFiles()
+			atomicfile.RemoveTemps()
 			code := 130 // 128 + SIGINT, as a shell reports it
 			if s == syscall.SIGTERM {
 				code = 143

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/automaton/serve"
+	"github.com/fsmine/fsmine/internal/atomicfile"
 )
 
 // benchFlow is a legal returns session through the fixture model.
@@ -118,7 +119,7 @@ func BenchmarkServeBy(b *testing.B) {
 	}
 	m.Digest = m.ComputeDigest()
 	fx.model = filepath.Join(b.TempDir(), "by.json")
-	if err := automaton.WriteFileAtomic(fx.model, m.Write); err != nil {
+	if err := atomicfile.Write(fx.model, m.Write); err != nil {
 		b.Fatal(err)
 	}
 	for _, rate := range []int{5000, 0} {

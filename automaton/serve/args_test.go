@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/atomicfile"
 )
 
 // argsModelFile writes user_msg -ok-> read -ok-> send -ok-> __end__ with a
@@ -30,7 +31,7 @@ func argsModelFile(t *testing.T) string {
 	m.Sort()
 	m.Digest = m.ComputeDigest()
 	path := filepath.Join(t.TempDir(), "args.json")
-	if err := automaton.WriteFileAtomic(path, m.Write); err != nil {
+	if err := atomicfile.Write(path, m.Write); err != nil {
 		t.Fatal(err)
 	}
 	return path

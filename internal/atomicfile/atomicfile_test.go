@@ -1,4 +1,4 @@
-package automaton
+package atomicfile
 
 import (
 	"io"
@@ -7,13 +7,13 @@ import (
 	"testing"
 )
 
-func TestWriteFileAtomic(t *testing.T) {
+func TestWrite(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.json")
-	if err := WriteFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "one"); return err }); err != nil {
+	if err := Write(path, func(w io.Writer) error { _, err := io.WriteString(w, "one"); return err }); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "two"); return err }); err != nil {
+	if err := Write(path, func(w io.Writer) error { _, err := io.WriteString(w, "two"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "two" {
@@ -24,13 +24,13 @@ func TestWriteFileAtomic(t *testing.T) {
 		t.Errorf("%d entries left in the folder, want 1 (no temporary files)", len(entries))
 	}
 	// A device is written in place, never renamed over.
-	if err := WriteFileAtomic(os.DevNull, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }); err != nil {
+	if err := Write(os.DevNull, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode().IsRegular() {
 		t.Fatalf("%s became a regular file", os.DevNull)
 	}
-	if err := WriteFileAtomic(dir, func(io.Writer) error { return nil }); err == nil {
+	if err := Write(dir, func(io.Writer) error { return nil }); err == nil {
 		t.Error("writing over a directory succeeded")
 	}
 }

@@ -1,4 +1,4 @@
-package automaton
+package atomicfile
 
 import (
 	"errors"
@@ -23,17 +23,17 @@ func dirNames(t *testing.T, dir string) []string {
 	return names
 }
 
-// TestRemoveTempFiles: what a process stopped by a signal calls before it
+// TestRemoveTemps: what a process stopped by a signal calls before it
 // exits removes the temporary file being written.
-func TestRemoveTempFiles(t *testing.T) {
+func TestRemoveTemps(t *testing.T) {
 	dir := t.TempDir()
 	var during []string
-	err := WriteFileAtomic(filepath.Join(dir, "big.jsonl"), func(w io.Writer) error {
+	err := Write(filepath.Join(dir, "big.jsonl"), func(w io.Writer) error {
 		if _, err := io.WriteString(w, "partial\n"); err != nil {
 			return err
 		}
 		during = dirNames(t, dir)
-		RemoveTempFiles()
+		RemoveTemps()
 		return errors.New("stopped")
 	})
 	if err == nil {

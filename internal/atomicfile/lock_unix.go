@@ -1,6 +1,6 @@
 //go:build unix
 
-package automaton
+package atomicfile
 
 import (
 	"os"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package automaton
+package atomicfile
 
 import (
 	"io"
@@ -12,11 +12,11 @@ import (
 	"time"
 )
 
-// TestWriteFileAtomicSweepsStaleTemps: the temporary files of the same
+// TestWriteSweepsStaleTemps: the temporary files of the same
 // output that a killed process left (1.9 GB after six kills of gen -o) are
 // removed by the next write; those of a live writer, other outputs' and
 // files that merely look alike stay.
-func TestWriteFileAtomicSweepsStaleTemps(t *testing.T) {
+func TestWriteSweepsStaleTemps(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{".out.json.tmp-123", ".out.json.tmp-456", ".out.json.tmp-abc", ".other.json.tmp-1", "out.json.tmp-2"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("partial"), 0o644); err != nil {
@@ -35,7 +35,7 @@ func TestWriteFileAtomicSweepsStaleTemps(t *testing.T) {
 	if err := syscall.Flock(int(live.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, "out.json"), func(w io.Writer) error {
+	if err := Write(filepath.Join(dir, "out.json"), func(w io.Writer) error {
 		_, err := io.WriteString(w, "{}\n")
 		return err
 	}); err != nil {
@@ -47,15 +47,15 @@ func TestWriteFileAtomicSweepsStaleTemps(t *testing.T) {
 	}
 }
 
-// TestWriteFileAtomicKeepsFreshTemps: an unlocked temporary file written
+// TestWriteKeepsFreshTemps: an unlocked temporary file written
 // less than freshTemp ago may be another writer's between creating and
 // locking it; the sweep leaves it.
-func TestWriteFileAtomicKeepsFreshTemps(t *testing.T) {
+func TestWriteKeepsFreshTemps(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, ".out.json.tmp-7"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, "out.json"), func(w io.Writer) error {
+	if err := Write(filepath.Join(dir, "out.json"), func(w io.Writer) error {
 		_, err := io.WriteString(w, "{}\n")
 		return err
 	}); err != nil {
