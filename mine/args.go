@@ -12,6 +12,7 @@ package mine
 import (
 	"bytes"
 	"fmt"
+	"github.com/fsmine/fsmine/mine/formats"
 	"slices"
 	"sort"
 	"strconv"
@@ -43,7 +44,7 @@ type ArgStep struct {
 }
 
 // Bounds on what one record gives the argument rules.
-const maxSeenText = 64 << 10 // bytes of attrs.seen a record
+const maxSeenText = formats.MaxSeenText // bytes of attrs.seen a record
 
 // ReadArgSessions reads the inputs again, as Read read them (opt must be the
 // options Read was given), and gives every session's calls and text, in

@@ -33,7 +33,7 @@ func rereadRecords(inputs []Input, opt ReadOptions, fn func(fi, line int, l []by
 			format = in.Format
 		}
 		stopped := false
-		_, err = splitLines(rc, io.Discard, format, in.convert, opt.importOptions(), maxLine, func(first int, data []byte, _ bool) bool {
+		_, err = splitLines(rc, io.Discard, format, in.Convert, opt.importOptions(), maxLine, func(first int, data []byte, _ bool) bool {
 			// fn keeps nothing of a line: the buffer goes back for the
 			// next chunk.
 			defer putChunkBuf(data)

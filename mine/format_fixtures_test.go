@@ -8,6 +8,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/fsmine/fsmine/mine/formats"
 	"io"
 	"os"
 	"path/filepath"
@@ -57,7 +58,7 @@ func TestFormatDetectFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f, err := pickFormat(FormatAuto, data[:min(len(data), 64<<10)])
+			f, err := formats.Pick(FormatAuto, data[:min(len(data), 64<<10)])
 			if err != nil {
 				t.Fatalf("pickFormat: %v", err)
 			}
@@ -97,7 +98,7 @@ func TestFormatDetectInline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := pickFormat(FormatAuto, []byte(tt.head))
+			f, err := formats.Pick(FormatAuto, []byte(tt.head))
 			if err != nil {
 				t.Fatalf("pickFormat: %v", err)
 			}
@@ -109,8 +110,8 @@ func TestFormatDetectInline(t *testing.T) {
 	// Not recognised at all: plain text, an XML document that is not XES,
 	// one CSV column.
 	for _, head := range []string{"hello world\n", "<html><body>", "just one column\nanother line\n"} {
-		if f, err := pickFormat(FormatAuto, []byte(head)); err == nil {
-			t.Errorf("pickFormat(%q) = %s, want an error", head, f.Name)
+		if f, err := formats.Pick(FormatAuto, []byte(head)); err == nil {
+			t.Errorf("formats.Pick(%q) = %s, want an error", head, f.Name)
 		}
 	}
 }
@@ -126,7 +127,7 @@ func TestFormatGolden(t *testing.T) {
 			}
 			var got bytes.Buffer
 			ropt := fixtureReadOptions(t, tt.fields)
-			if err := formats[tt.format].Convert(bytes.NewReader(data), &got, ropt.importOptions()); err != nil {
+			if err := formatNamed(tt.format).Convert(bytes.NewReader(data), &got, ropt.importOptions()); err != nil {
 				t.Fatalf("Convert: %v", err)
 			}
 			golden := fixturePath(tt.file + ".golden")
@@ -423,6 +424,45 @@ func TestFormatGzip(t *testing.T) {
 			}
 			if a, b := strings.Join(sessionLines(plain), "\n"), strings.Join(sessionLines(zipped), "\n"); a != b {
 				t.Errorf("gzipped sessions:\n%s\nplain:\n%s", b, a)
+			}
+		})
+	}
+}
+
+// formatNamed is the registered format of name.
+func formatNamed(name string) *formats.Format {
+	f, err := formats.Pick(name, nil)
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+// TestSpanParentInOtherFile checks the documented fallback for a span
+// whose parent is in another input: each file is folded alone, so the span
+// is a root there, and a model call under an agent of the other file is a
+// step of its own.
+func TestSpanParentInOtherFile(t *testing.T) {
+	span := func(id, parent, op, name string) string {
+		return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t1","spanId":"` + id + `","parentSpanId":"` + parent + `","name":"` + name + `","startTimeUnixNano":"17000000000000000` + id[1:] + `","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"` + op + `"}},{"key":"gen_ai.agent.name","value":{"stringValue":"Returns"}},{"key":"gen_ai.conversation.id","value":{"stringValue":"c1"}}]}]}]}]}` + "\n"
+	}
+	agent := span("s1", "", "invoke_agent", "invoke_agent Returns")
+	chat := span("s2", "s1", "chat", "chat gpt-5")
+	for _, tt := range []struct {
+		name   string
+		inputs []Input
+		want   string
+	}{
+		{"one file", []Input{strInput("a.jsonl", agent+chat)}, "c1: invoke_agent:Returns/ok"},
+		{"two files", []Input{strInput("a.jsonl", agent), strInput("b.jsonl", chat)}, "c1: invoke_agent:Returns/ok chat:Returns/ok"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			lg, err := Read(tt.inputs, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(sessionLines(lg), "\n"); got != tt.want {
+				t.Errorf("sessions:\n%s\nwant:\n%s", got, tt.want)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package mine
 import (
 	"bytes"
 	"encoding/json" // an independent reference for valid JSON
+	"github.com/fsmine/fsmine/mine/formats"
 	"io"
 	"os"
 	"runtime"
@@ -41,7 +42,8 @@ func FuzzFormats(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	var names []string
-	for n, fm := range formats {
+	for _, fm := range formats.All() {
+		n := fm.Name
 		if fm.Convert != nil {
 			names = append(names, n)
 		}
@@ -49,11 +51,11 @@ func FuzzFormats(f *testing.F) {
 	sort.Strings(names)
 	opts := []ImportOptions{{}, {Sort: SortFile, Lifecycle: LifecycleComplete, Classifier: "C"}}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		pickFormat(FormatAuto, data)
+		formats.Pick(FormatAuto, data)
 		for _, n := range names {
 			for _, opt := range opts {
 				var out bytes.Buffer
-				if err := formats[n].Convert(bytes.NewReader(data), &out, opt); err != nil {
+				if err := formatNamed(n).Convert(bytes.NewReader(data), &out, opt); err != nil {
 					continue
 				}
 				for i, line := range bytes.Split(out.Bytes(), []byte{'\n'}) {
@@ -85,7 +87,8 @@ func TestConvertSmallInputCheap(t *testing.T) {
 		t.Skip("the race detector makes sync.Pool drop buffers at random")
 	}
 	var names []string
-	for n, fm := range formats {
+	for _, fm := range formats.All() {
+		n := fm.Name
 		if fm.Convert != nil {
 			names = append(names, n)
 		}
@@ -98,7 +101,7 @@ func TestConvertSmallInputCheap(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			for range runs {
-				formats[n].Convert(bytes.NewReader(data), io.Discard, ImportOptions{})
+				formatNamed(n).Convert(bytes.NewReader(data), io.Discard, ImportOptions{})
 			}
 			runtime.ReadMemStats(&after)
 			if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 64<<10 {

@@ -7,6 +7,7 @@ package mine
 import (
 	"bytes"
 	"compress/gzip"
+	"github.com/fsmine/fsmine/mine/formats"
 	"io"
 	"os"
 	"path/filepath"
@@ -66,7 +67,7 @@ func TestFormatDetectReal(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			f, err := pickFormat(FormatAuto, realHead(t, tt.file))
+			f, err := formats.Pick(FormatAuto, realHead(t, tt.file))
 			if err != nil {
 				t.Fatalf("pickFormat: %v", err)
 			}
@@ -219,7 +220,7 @@ func BenchmarkXESImport(b *testing.B) {
 	b.ReportAllocs()
 	cpu0, cpuOK := processCPU()
 	for b.Loop() {
-		if err := convertXES(bytes.NewReader(data), io.Discard, ImportOptions{}); err != nil {
+		if err := formatNamed("xes").Convert(bytes.NewReader(data), io.Discard, ImportOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -265,7 +266,7 @@ func BenchmarkJSONImport(b *testing.B) {
 			if err != nil {
 				b.Skipf("real data absent: %v", err)
 			}
-			benchConvert(b, convertTau, data)
+			benchConvert(b, formatNamed("tau").Convert, data)
 		})
 	}
 	// The fixtures are JSON lines or (LangSmith) one array: repeat the
@@ -274,10 +275,10 @@ func BenchmarkJSONImport(b *testing.B) {
 		name, file string
 		convert    func(io.Reader, io.Writer, ImportOptions) error
 	}{
-		{"langfuse", "langfuse.jsonl", convertLangfuse},
-		{"openai-agents", "openai_agents.jsonl", convertOpenAIAgents},
-		{"otlp", "otlp.jsonl", convertOTLP},
-		{"langsmith", "langsmith.json", convertLangSmith},
+		{"langfuse", "langfuse.jsonl", formatNamed("langfuse").Convert},
+		{"openai-agents", "openai_agents.jsonl", formatNamed("openai-agents").Convert},
+		{"otlp", "otlp.jsonl", formatNamed("otlp").Convert},
+		{"langsmith", "langsmith.json", formatNamed("langsmith").Convert},
 	}
 	for _, f := range fixtures {
 		b.Run(f.name, func(b *testing.B) {

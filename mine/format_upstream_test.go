@@ -184,7 +184,7 @@ func TestUpstreamGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got bytes.Buffer
-			if err := formats[tt.format].Convert(bytes.NewReader(data), &got, ImportOptions{}); err != nil {
+			if err := formatNamed(tt.format).Convert(bytes.NewReader(data), &got, ImportOptions{}); err != nil {
 				t.Fatalf("Convert: %v", err)
 			}
 			golden := upstreamPath(tt.file + ".golden")
@@ -417,7 +417,7 @@ func TestLangSmithPatchBeforePost(t *testing.T) {
 {"post": [{"id": "r1", "name": "agent", "run_type": "chain", "trace_id": "r1", "start_time": "2024-01-01T00:00:00Z"}]}
 `
 	var out bytes.Buffer
-	if err := convertLangSmith(strings.NewReader(in), &out, ImportOptions{}); err != nil {
+	if err := formatNamed("langsmith").Convert(strings.NewReader(in), &out, ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"session_id":"r1","node":"agent","ts":"2024-01-01T00:00:00Z","duration_ms":1000,"event":"error","attrs":{"run_id":"r1","name":"agent","run_type":"chain","trace_id":"r1","error":"boom"}}` + "\n"

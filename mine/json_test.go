@@ -42,24 +42,24 @@ func TestFormatJSONStrict(t *testing.T) {
 	}{
 		// go-json takes a raw control character inside a string as
 		// part of the string.
-		{"control character in a string", convertOTLP, strings.NewReader(strings.Replace(otlpLine, "plan", "pl\tan", 1)),
+		{"control character in a string", formatNamed("otlp").Convert, strings.NewReader(strings.Replace(otlpLine, "plan", "pl\tan", 1)),
 			`line 1, column 165: invalid character '\t' in string literal`},
 		// go-json's stream decoder copies a value into a RawMessage by
 		// counting brackets, without checking what is between them; the
 		// missing comma is found later, by another message.
-		{"missing comma", convertOTLP, strings.NewReader(strings.Replace(otlpLine, `"spanId":"s1",`, `"spanId":"s1" `, 1)),
+		{"missing comma", formatNamed("otlp").Convert, strings.NewReader(strings.Replace(otlpLine, `"spanId":"s1",`, `"spanId":"s1" `, 1)),
 			`line 1, column 155: invalid character '"' after object key:value pair`},
 		// go-json's stream decoder ends its buffer with a NUL byte and
 		// reads one in the input as that end.
-		{"NUL byte between values", convertOTLP, strings.NewReader(otlpLine + "\x00" + otlpLine),
+		{"NUL byte between values", formatNamed("otlp").Convert, strings.NewReader(otlpLine + "\x00" + otlpLine),
 			`line 2, column 1: invalid character '\x00' looking for beginning of value`},
 		// go-json's stream decoder drops the error of its reader and
 		// takes the input as complete: a broken read must not pass as
 		// the end of the input.
-		{"read error", convertOTLP, &failingReader{strings.NewReader(otlpLine + otlpLine), errBroken}, "broken pipe"},
-		{"read error inside a value", convertOTLP, &failingReader{strings.NewReader(otlpLine + otlpLine[:40]), errBroken}, "broken pipe"},
+		{"read error", formatNamed("otlp").Convert, &failingReader{strings.NewReader(otlpLine + otlpLine), errBroken}, "broken pipe"},
+		{"read error inside a value", formatNamed("otlp").Convert, &failingReader{strings.NewReader(otlpLine + otlpLine[:40]), errBroken}, "broken pipe"},
 		// go-json names the Go field, not the JSON path.
-		{"type error names the JSON path", convertOTLP, strings.NewReader(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":5}]}]}]}`),
+		{"type error names the JSON path", formatNamed("otlp").Convert, strings.NewReader(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":5}]}]}]}`),
 			"line 1, column 55: resourceSpans.0.scopeSpans.0.spans.0.traceId is a JSON number, want a string"},
 	}
 	for _, tt := range tests {
@@ -85,10 +85,10 @@ func TestFormatJSONValues(t *testing.T) {
 		}
 		return out.String()
 	}
-	if got, want := convert(convertOTLP, strings.Replace(otlpLine, "plan", "pl\xffan", 1)), convert(convertOTLP, strings.Replace(otlpLine, "plan", "pl\uFFFDan", 1)); got != want {
+	if got, want := convert(formatNamed("otlp").Convert, strings.Replace(otlpLine, "plan", "pl\xffan", 1)), convert(formatNamed("otlp").Convert, strings.Replace(otlpLine, "plan", "pl\uFFFDan", 1)); got != want {
 		t.Errorf("invalid UTF-8 in a name:\n%s\nwant the same as U+FFFD:\n%s", got, want)
 	}
-	got := convert(convertLangSmith, `{"id":"a","name":"x","run_type":"chain","extra":{"metadata":{"langgraph_node":"x","langgraph_step":1e400}}}`)
+	got := convert(formatNamed("langsmith").Convert, `{"id":"a","name":"x","run_type":"chain","extra":{"metadata":{"langgraph_node":"x","langgraph_step":1e400}}}`)
 	if !strings.Contains(got, `"langgraph_step":1e400`) {
 		t.Errorf("a number past float64's range:\n%s\nwant it as written, 1e400", got)
 	}

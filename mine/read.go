@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/fsmine/fsmine/mine/formats"
 	"hash"
 	"hash/maphash"
 	"io"
@@ -17,19 +18,8 @@ import (
 )
 
 // Input is one log to read: a name for messages and the model's source list,
-// and a function that opens it. Gzip-compressed input is recognised by its
-// magic bytes and read transparently.
-type Input struct {
-	Name string
-	Open func() (io.ReadCloser, error)
-	// Format, when set, is this input's format whatever ReadOptions.Format
-	// says (a folder, see DirInput, has the format of its files).
-	Format string
-
-	// convert, when set, converts what Open gives instead of the format's
-	// Convert (a folder, whose files the converter tells apart).
-	convert func(r io.Reader, w io.Writer, opt ImportOptions) error
-}
+// and a function that opens it (see formats.Input).
+type Input = formats.Input
 
 // ReadOptions say how records are read and labelled.
 type ReadOptions struct {
@@ -414,7 +404,7 @@ func readInputs(inputs []Input, lg *Log, opt ReadOptions, maxLine int, todo chan
 		// file's size whatever the decompression and conversion make of it.
 		cr := &countReader{r: rc}
 		var f *Format
-		f, err = splitLines(cr, h, format, in.convert, opt.importOptions(), maxLine, func(first int, data []byte, converted bool) bool {
+		f, err = splitLines(cr, h, format, in.Convert, opt.importOptions(), maxLine, func(first int, data []byte, converted bool) bool {
 			c := &chunk{seq: seq, file: i, firstLine: first, data: data, converted: converted}
 			c.dataRefs.Store(1)
 			if ah != nil && !converted {
@@ -514,7 +504,7 @@ func splitLines(r io.Reader, h io.Writer, format string, convert func(io.Reader,
 		hr.Discard(3) // a UTF-8 byte-order mark is no part of the first record
 	}
 	head, _ := hr.Peek(64 << 10)
-	f, err := pickFormat(format, head)
+	f, err := formats.Pick(format, head)
 	if err != nil {
 		return nil, err
 	}
@@ -663,9 +653,9 @@ func parseChunk(p *parser, c *chunk, name string) {
 		if c.converted && l[0] == 0 {
 			// An importer's note (see writeNote): an item it skipped, or
 			// one it left out on purpose.
-			n := parseNote(l, name, line)
-			if n.skip {
-				c.bad = append(c.bad, n.BadLine)
+			n := formats.ParseNote(l, name, line)
+			if n.Skip {
+				c.bad = append(c.bad, BadLine{n.File, n.Line, n.Reason})
 				c.recs = append(c.recs, rec{fileLine: -max(n.Line, 1)})
 			} else {
 				c.leftOut++

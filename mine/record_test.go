@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsmine/fsmine/internal/timeparse"
 )
 
 func TestParseTime(t *testing.T) {
@@ -30,18 +32,18 @@ func TestParseTime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			ns, err := parseTime(tt.in)
+			ns, err := timeparse.Parse(tt.in)
 			if tt.want == "" {
 				if err == nil {
-					t.Errorf("parseTime(%q) = %d, want an error", tt.in, ns)
+					t.Errorf("timeparse.Parse(%q) = %d, want an error", tt.in, ns)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("parseTime(%q): %v", tt.in, err)
+				t.Fatalf("timeparse.Parse(%q): %v", tt.in, err)
 			}
 			if got := time.Unix(0, ns).UTC().Format(time.RFC3339Nano); got != tt.want {
-				t.Errorf("parseTime(%q) = %s, want %s", tt.in, got, tt.want)
+				t.Errorf("timeparse.Parse(%q) = %s, want %s", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -54,7 +56,7 @@ func FuzzParseRFC3339Fast(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ns, ok := parseRFC3339Fast(s)
+		ns, ok := timeparse.RFC3339Fast(s)
 		if !ok {
 			return
 		}
@@ -119,7 +121,7 @@ func TestParseRFC3339FastDates(t *testing.T) {
 		}
 		s := fmt.Sprintf("%04d-%02d-%02dT%02d:%02d:%02d", y, 1+r.IntN(12), 1+r.IntN(31), r.IntN(24), r.IntN(60), r.IntN(60))
 		s += [...]string{"Z", ".123Z", "+05:30", ".5-11:45", ".123456789123Z"}[r.IntN(5)]
-		ns, ok := parseRFC3339Fast(s)
+		ns, ok := timeparse.RFC3339Fast(s)
 		tm, err := time.Parse(time.RFC3339Nano, s)
 		if ok != (err == nil) {
 			t.Fatalf("%q: fast path ok %v, time.Parse: %v", s, ok, err)

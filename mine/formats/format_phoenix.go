@@ -1,4 +1,4 @@
-package mine
+package formats
 
 // Arize Phoenix spans: the spans Phoenix's REST API returns (GET
 // /v1/projects/{project}/spans: {"data": [...], "next_cursor"}) and its
@@ -29,7 +29,7 @@ import (
 const FormatPhoenix = "phoenix"
 
 func init() {
-	registerFormat(&Format{
+	Register(&Format{
 		Name:     FormatPhoenix,
 		Detect:   detectPhoenix,
 		Priority: 10,

@@ -1,4 +1,4 @@
-package mine
+package formats
 
 // Langfuse trace exports: traces as the Langfuse public API returns them
 // from GET /api/public/traces/{traceId} (TraceWithFullDetails: "id",
@@ -30,7 +30,7 @@ import (
 const FormatLangfuse = "langfuse"
 
 func init() {
-	registerFormat(&Format{
+	Register(&Format{
 		Name:     FormatLangfuse,
 		Detect:   detectLangfuse,
 		Priority: 10,

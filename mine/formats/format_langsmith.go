@@ -1,4 +1,4 @@
-package mine
+package formats
 
 // LangSmith run exports: runs as the LangSmith API and SDK return them
 // (Client.list_runs, the /runs/query endpoint), written as a JSON array, as
@@ -27,7 +27,7 @@ import (
 const FormatLangSmith = "langsmith"
 
 func init() {
-	registerFormat(&Format{
+	Register(&Format{
 		Name:     FormatLangSmith,
 		Detect:   detectLangSmith,
 		Priority: 10,

@@ -1,4 +1,4 @@
-package mine
+package formats
 
 import (
 	"fmt"
@@ -168,35 +168,5 @@ func TestFoldSpansDeepChain(t *testing.T) {
 	// The agent, and the leaf at the bottom; every span between holds one.
 	if len(steps) != 2 || len(out) != n-2 {
 		t.Errorf("%d steps, %d left out; want 2 and %d", len(steps), len(out), n-2)
-	}
-}
-
-// TestSpanParentInOtherFile checks the documented fallback for a span
-// whose parent is in another input: each file is folded alone, so the span
-// is a root there, and a model call under an agent of the other file is a
-// step of its own.
-func TestSpanParentInOtherFile(t *testing.T) {
-	span := func(id, parent, op, name string) string {
-		return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t1","spanId":"` + id + `","parentSpanId":"` + parent + `","name":"` + name + `","startTimeUnixNano":"17000000000000000` + id[1:] + `","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"` + op + `"}},{"key":"gen_ai.agent.name","value":{"stringValue":"Returns"}},{"key":"gen_ai.conversation.id","value":{"stringValue":"c1"}}]}]}]}]}` + "\n"
-	}
-	agent := span("s1", "", "invoke_agent", "invoke_agent Returns")
-	chat := span("s2", "s1", "chat", "chat gpt-5")
-	for _, tt := range []struct {
-		name   string
-		inputs []Input
-		want   string
-	}{
-		{"one file", []Input{strInput("a.jsonl", agent+chat)}, "c1: invoke_agent:Returns/ok"},
-		{"two files", []Input{strInput("a.jsonl", agent), strInput("b.jsonl", chat)}, "c1: invoke_agent:Returns/ok chat:Returns/ok"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			lg, err := Read(tt.inputs, ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := strings.Join(sessionLines(lg), "\n"); got != tt.want {
-				t.Errorf("sessions:\n%s\nwant:\n%s", got, tt.want)
-			}
-		})
 	}
 }

@@ -1,4 +1,4 @@
-package mine
+package formats
 
 // Shared machinery of the importers (format_*.go): recognising a JSON input
 // by the shape of its head, reading JSON values with line and column
@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/fsmine/fsmine/internal/timeparse"
 	"io"
 	"math"
 	"slices"
@@ -434,7 +435,7 @@ func jsonText(raw []byte) string {
 // parseTimeText reads a time as mine reads the ts field; ok is false for
 // text that is not a time.
 func parseTimeText(s string) (int64, bool) {
-	t, err := parseTime(s)
+	t, err := timeparse.Parse(s)
 	return t, err == nil
 }
 

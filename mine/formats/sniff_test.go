@@ -1,4 +1,4 @@
-package mine
+package formats
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ func TestSniffLinear(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			pickFormat(FormatAuto, tt.head)
+			Pick(FormatAuto, tt.head)
 			runtime.ReadMemStats(&after)
 			// Five formats sniff the head, each keeping a frame for every
 			// open array or object: some 450 bytes of garbage per byte

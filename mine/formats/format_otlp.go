@@ -1,4 +1,4 @@
-package mine
+package formats
 
 // OTLP/JSON traces as the OpenTelemetry Collector's file exporter writes
 // them: one ExportTraceServiceRequest a line, {"resourceSpans": [{"resource":
@@ -29,7 +29,7 @@ import (
 const FormatOTLP = "otlp"
 
 func init() {
-	registerFormat(&Format{
+	Register(&Format{
 		Name:     FormatOTLP,
 		Detect:   detectOTLP,
 		Priority: 10,

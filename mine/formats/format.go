@@ -1,4 +1,4 @@
-package mine
+package formats
 
 import (
 	"bytes"
@@ -35,9 +35,22 @@ type Format struct {
 
 var formats = map[string]*Format{}
 
-func registerFormat(f *Format) {
+// All returns the registered formats, by name.
+func All() []*Format {
+	out := make([]*Format, 0, len(formats))
+	for _, f := range formats {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Register adds a format to the registry, from an init function: a new
+// importer is a file of this package (or of another that imports it) that
+// registers its Format. A name registered twice is a programming error.
+func Register(f *Format) {
 	if _, dup := formats[f.Name]; dup {
-		panic("mine: format registered twice: " + f.Name)
+		panic("formats: format registered twice: " + f.Name)
 	}
 	formats[f.Name] = f
 }
@@ -49,7 +62,7 @@ const FormatAuto = "auto"
 const FormatJSONL = "jsonl"
 
 func init() {
-	registerFormat(&Format{
+	Register(&Format{
 		Name: FormatJSONL,
 		// JSONL is the fallback: an empty input, or one with a line that
 		// starts with an object, so that a bad first line is reported as
@@ -79,9 +92,9 @@ func Formats() []string {
 	return append(names, rest...)
 }
 
-// pickFormat returns the format named, or for FormatAuto (or "") the
+// Pick returns the format named, or for FormatAuto (or "") the
 // highest-priority format whose Detect accepts head.
-func pickFormat(name string, head []byte) (*Format, error) {
+func Pick(name string, head []byte) (*Format, error) {
 	if name != "" && name != FormatAuto {
 		f, ok := formats[name]
 		if !ok {
@@ -155,12 +168,12 @@ type ImportOptions struct {
 	fields map[string]string
 }
 
-// importOptions are the options the importers get: Import, and the fields
-// that --field reads from elsewhere.
-func (o *ReadOptions) importOptions() ImportOptions {
-	io := o.Import
-	io.fields = o.Fields
-	return io
+// WithFields returns o with the field map of the read (see
+// mine.ReadOptions.Fields): an importer does not ask for a column that
+// --field reads from elsewhere.
+func (o ImportOptions) WithFields(fields map[string]string) ImportOptions {
+	o.fields = fields
+	return o
 }
 
 // Check reports the first option that is not one of its values.
@@ -184,16 +197,18 @@ func (o ImportOptions) keepLifecycle(t string) bool {
 	return o.Lifecycle == "" || o.Lifecycle == LifecycleAll || t == "" || strings.EqualFold(t, o.Lifecycle)
 }
 
-// A note is a line an importer writes among its records for an item it
+// A Note is a line an importer writes among its records for an item it
 // did not turn into a record: one it skipped as bad (read counts it as a
 // skipped line, and --strict stops there), or one it left out as asked
 // (counted in Log.LeftOut). It starts with a NUL byte, which no record
 // starts with; read honours notes only in what an importer wrote, never
 // in a JSONL input. Layout: NUL, 's' or 'l', the input line, NUL, the
 // file (empty: the input's name), NUL, the reason.
-type note struct {
-	BadLine
-	skip bool
+type Note struct {
+	File   string // the input, or a file within a folder input
+	Line   int
+	Reason string
+	Skip   bool // a bad item, not one left out as asked
 }
 
 // writeNote writes a note of an item at line line of the input: a skip
@@ -224,9 +239,9 @@ func noteText(s string) string {
 	}, s)
 }
 
-// parseNote reads a note written by writeNote, found on line of input.
-func parseNote(l []byte, input string, line int) note {
-	n := note{skip: len(l) > 1 && l[1] == 's'}
+// ParseNote reads a note written by writeNote, found on line of input.
+func ParseNote(l []byte, input string, line int) Note {
+	n := Note{Skip: len(l) > 1 && l[1] == 's'}
 	n.File, n.Line = input, line
 	parts := bytes.SplitN(l[min(len(l), 2):], []byte{0}, 3)
 	if len(parts) == 3 {

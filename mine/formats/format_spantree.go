@@ -1,4 +1,4 @@
-package mine
+package formats
 
 // The rule every span-tree format (Langfuse, LangSmith, Phoenix, OTLP,
 // OpenAI Agents) follows to turn a tree of spans into steps: a step is

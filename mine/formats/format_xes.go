@@ -1,4 +1,4 @@
-package mine
+package formats
 
 // XES (IEEE 1849-2016, eXtensible Event Stream), the event-log format of
 // process mining: <log> holds <trace>s, a trace holds <event>s, and both
@@ -24,7 +24,7 @@ import (
 const FormatXES = "xes"
 
 func init() {
-	registerFormat(&Format{
+	Register(&Format{
 		Name:     FormatXES,
 		Detect:   detectXES,
 		Priority: 10,

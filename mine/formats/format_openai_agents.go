@@ -1,4 +1,4 @@
-package mine
+package formats
 
 // OpenAI Agents SDK traces: the items its tracing processors export
 // (Trace.export() and Span.export() in openai-agents-python's
@@ -26,7 +26,7 @@ import (
 const FormatOpenAIAgents = "openai-agents"
 
 func init() {
-	registerFormat(&Format{
+	Register(&Format{
 		Name:     FormatOpenAIAgents,
 		Detect:   detectOpenAIAgents,
 		Priority: 10,

@@ -1,4 +1,4 @@
-package mine
+package formats
 
 // CSV event logs with a header row, as process-mining tools write them.
 // The columns read are pm4py's (pm4py.format_dataframe and
@@ -70,7 +70,7 @@ func csvColumn(header []string, field string) int {
 }
 
 func init() {
-	registerFormat(&Format{
+	Register(&Format{
 		Name:     FormatCSV,
 		Detect:   detectCSV,
 		Priority: 1,

@@ -1,4 +1,4 @@
-package mine
+package formats
 
 // tau-bench trajectories (github.com/sierra-research/tau-bench, v1) and
 // tau2-bench simulation results (github.com/sierra-research/tau2-bench).
@@ -41,7 +41,7 @@ import (
 const FormatTau = "tau"
 
 func init() {
-	registerFormat(&Format{
+	Register(&Format{
 		Name:     FormatTau,
 		Detect:   detectTau,
 		Priority: 10,
@@ -516,12 +516,12 @@ func (a toolAnswers) answer(id string, msg int) int {
 
 // writeSeen writes text a step brings into the session (the user's words,
 // a tool's answer) into the record's attrs as seen, for the argument rules
-// (see LearnArgs), cut to maxSeenText bytes; no text writes nothing.
+// (see LearnArgs), cut to MaxSeenText bytes; no text writes nothing.
 func writeSeen(obj *jsonObject, text string) {
 	if text == "" {
 		return
 	}
-	obj.str("seen", strings.ToValidUTF8(clip(text, maxSeenText), "\uFFFD"))
+	obj.str("seen", strings.ToValidUTF8(text[:min(len(text), MaxSeenText)], "\uFFFD"))
 }
 
 // event is the outcome of the call with id in message msg: error when its
@@ -548,7 +548,7 @@ func tauDir(dir string) (Input, bool, error) {
 		return Input{}, false, nil
 	}
 	d := &tau2Dir{dir: dir}
-	return Input{Name: dir, Format: FormatTau, Open: d.open, convert: d.convert}, true, nil
+	return Input{Name: dir, Format: FormatTau, Open: d.open, Convert: d.convert}, true, nil
 }
 
 // tau2SimDir is the folder of an experiment's simulation files.
