@@ -171,8 +171,9 @@ type runRule struct {
 
 // rules are a model's constraints compiled for stepping: each constrained
 // label has an index, a session's visits are a bit set over the indexes
-// (and two bits per run constraint), and each label the sets of labels it
-// needs before it and excludes.
+// (then a bit per run constraint and, with runs, a word for the last label
+// visited), and each label the sets of labels it needs before it and
+// excludes.
 type rules struct {
 	index map[string]int32
 	words int
@@ -356,47 +357,45 @@ func (r *rules) carry(seen []uint64, to *rules) []uint64 {
 	if r == nil {
 		return out
 	}
-	name := make([]string, len(r.index))
-	for label, i := range r.index {
-		name[i] = label
-		if has(seen, i) {
-			if j, ok := to.index[label]; ok {
-				set(out, j)
-			}
+	from := r.names()
+	for i, label := range from {
+		if j, ok := to.index[label]; ok && has(seen, int32(i)) {
+			set(out, j)
 		}
 	}
-	label := func(i int32) string {
+	if len(r.runs) == 0 || len(to.runs) == 0 {
+		return out
+	}
+	// A run is the same rule when its labels are: "" for no B.
+	label := func(names []string, i int32) string {
 		if i < 0 {
 			return ""
 		}
-		return name[i]
+		return names[i]
 	}
+	into := to.names()
 	for _, rr := range to.runs {
-		a, b := to.nameOf(rr.a), to.nameOf(rr.b)
 		for _, old := range r.runs {
-			if label(old.a) == a && label(old.b) == b && has(seen, old.open) {
+			if label(from, old.a) == into[rr.a] && label(from, old.b) == label(into, rr.b) && has(seen, old.open) {
 				set(out, rr.open)
 			}
 		}
 	}
-	if len(r.runs) > 0 && len(to.runs) > 0 {
-		if last := seen[r.words-1]; last > 0 {
-			if j, ok := to.index[name[last-1]]; ok {
-				out[to.words-1] = uint64(j) + 1
-			}
+	if last := seen[r.words-1]; last > 0 {
+		if j, ok := to.index[from[last-1]]; ok {
+			out[to.words-1] = uint64(j) + 1
 		}
 	}
 	return out
 }
 
-// nameOf returns the label of index i, "" for -1.
-func (r *rules) nameOf(i int32) string {
-	for l, j := range r.index {
-		if j == i {
-			return l
-		}
+// names returns the constrained labels by index.
+func (r *rules) names() []string {
+	out := make([]string, len(r.index))
+	for label, i := range r.index {
+		out[i] = label
 	}
-	return ""
+	return out
 }
 
 func has(seen []uint64, i int32) bool { return seen[i/64]&(1<<(i%64)) != 0 }
