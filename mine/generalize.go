@@ -119,17 +119,16 @@ type genStats struct {
 	// both were seen (see skipEvidence).
 	leftSkip, leftTake   map[lpairEv]int
 	rightSkip, rightTake map[lpair]int
-	succEv               map[levent][]lpairEv // the moves after each label and event; see neutral
-	byLabel              map[uint32][]uint32  // events ending each label's visits; see eventsOf
-	retry                map[uint32][]uint32  // per event: the labels the log retried after it; see retryRate
-	retryP               map[levent]float64   // retryRate's answers
+	succEv               map[levent][]lpairEv  // the moves after each label and event; see neutral
+	byLabel              map[uint32][]uint32   // events ending each label's visits; see eventsOf
+	retry                map[uint32]retryCount // per event: the retries after it; see retryRate
 }
 
 func (b *builder) genStats() *genStats {
 	g := &genStats{
 		pair: map[lpair]int{}, tri: map[ltri]int{}, quad: map[lquad]int{},
 		visits: map[uint32]int{}, events: map[levent]int{}, pairEv: map[lpairEv]int{},
-		triEv: map[ltriEv]int{}, retryP: map[levent]float64{},
+		triEv: map[ltriEv]int{}, retry: map[uint32]retryCount{},
 	}
 	for _, v := range b.vars {
 		lab := b.labels(v.moves)
@@ -154,8 +153,21 @@ func (b *builder) genStats() *genStats {
 		}
 	}
 	g.skipEvidence()
+	for k, n := range g.events {
+		rc := g.retry[k.e]
+		rc.ended += n
+		if r := g.pairEv[lpairEv{k.a, k.e, k.a}]; r > 0 {
+			rc.retried += r
+			rc.labels++
+		}
+		g.retry[k.e] = rc
+	}
 	return g
 }
+
+// retryCount is, for one event, the visits it ended, how many of them the
+// same label followed (retries), and the labels that show a retry.
+type retryCount struct{ ended, retried, labels int }
 
 // skipEvidence counts the local evidence for leaving B out. On the left,
 // after A ending with e: the paths A -e-> B -> C' whose shortcut A -e-> C'
@@ -238,39 +250,16 @@ const minRetryLabels = 2
 // that the same label follows (a retry after an error), when at least
 // minRetryLabels labels show it; else 0.
 func (g *genStats) retryRate(a, e uint32) float64 {
-	if p, ok := g.retryP[levent{a, e}]; ok {
-		return p
+	rc := g.retry[e]
+	if own := g.pairEv[lpairEv{a, e, a}]; own > 0 {
+		rc.retried -= own
+		rc.labels--
 	}
-	p := g.retryRateOf(a, e)
-	g.retryP[levent{a, e}] = p
-	return p
-}
-
-func (g *genStats) retryRateOf(a, e uint32) float64 {
-	if g.retry == nil {
-		g.retry = map[uint32][]uint32{}
-		for k := range g.pairEv {
-			if k.a == k.c {
-				g.retry[k.e] = append(g.retry[k.e], k.a)
-			}
-		}
-	}
-	retried, labels, ended := 0, 0, 0
-	for _, x := range g.retry[e] {
-		if x != a {
-			retried += g.pairEv[lpairEv{x, e, x}]
-			labels++
-		}
-	}
-	if labels < minRetryLabels {
+	rc.ended -= g.events[levent{a, e}]
+	if rc.labels < minRetryLabels {
 		return 0
 	}
-	for k, n := range g.events {
-		if k.e == e && k.a != a {
-			ended += n
-		}
-	}
-	return float64(retried) / float64(ended)
+	return float64(rc.retried) / float64(rc.ended)
 }
 
 // labels returns the labels a path passes: the start's, each move's.
