@@ -75,10 +75,7 @@ func BuildBy(lg *Log, opt Options, field string, minSessions int, values map[str
 	sort.Strings(kept)
 	by.Maps = make([]automaton.SubMap, 0, len(kept))
 	for _, v := range kept {
-		sub, err := Build(lg.Subset(func(s *Session) bool {
-			sv, ok := values[s.ID]
-			return ok && sv == v
-		}), opt)
+		sub, err := buildValue(lg, opt, values, v)
 		if err != nil {
 			return nil, fmt.Errorf("by %s: value %q: %w", field, v, err)
 		}
@@ -124,7 +121,7 @@ func BuildEach(lg *Log, opt Options, values map[string]string) (*Grouped, error)
 	sort.Strings(g.Values)
 	g.Models = make([]*automaton.Model, len(g.Values))
 	for i, v := range g.Values {
-		m, err := Build(lg.Subset(func(s *Session) bool { x, ok := values[s.ID]; return ok && x == v }), opt)
+		m, err := buildValue(lg, opt, values, v)
 		if err != nil {
 			return nil, fmt.Errorf("value %q: %w", v, err)
 		}
@@ -144,4 +141,9 @@ func OutcomeValues(outs *Outcomes) map[string]string {
 		}
 	}
 	return vals
+}
+
+// buildValue mines the sessions of lg whose value is v.
+func buildValue(lg *Log, opt Options, values map[string]string, v string) (*automaton.Model, error) {
+	return Build(lg.Subset(func(s *Session) bool { x, ok := values[s.ID]; return ok && x == v }), opt)
 }
