@@ -583,7 +583,6 @@ func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
 		if se.back && !se.trunk {
 			e.Attr("color", backEdgeColor)
 			e.Attr("fontcolor", backEdgeColor)
-			// e.Attr("constraint", "false") // a loop does not bend the spine
 		}
 		if len(style) > 0 {
 			e.Attr("style", strings.Join(style, ","))
