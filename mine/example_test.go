@@ -55,6 +55,6 @@ func ExampleBuild() {
 	// lookup -[found]-> refund  2
 	// lookup -[not_found]-> lookup  1
 	// refund -[ok]-> __end__  2
-	// generalised: 1
+	// generalised: 0
 	// accepts greet, lookup, refund: true
 }

@@ -165,8 +165,8 @@ func TestTruthTable(t *testing.T) {
 			}
 		}
 	}
-	if 100*outside > 15*gens {
-		t.Errorf("agent: %d of %d generalised moves outside the truth, want at most 15%%", outside, gens)
+	if 10*outside > gens {
+		t.Errorf("agent: %d of %d generalised moves outside the truth, want at most 10%% (precision 0.90)", outside, gens)
 	}
 	ret := gen.ReturnsTruth()
 	train := sampleTruth(t, ret, 3000, 3)
@@ -179,6 +179,34 @@ func TestTruthTable(t *testing.T) {
 		if sc.GenOutside > 0 || sc.TruthRejected < 1 {
 			t.Errorf("returns, %s: %d generalised moves outside the truth, %.3f of its negatives rejected; want none and all", g, sc.GenOutside, sc.TruthRejected)
 		}
+	}
+}
+
+// TestTruthEvalPrecision: eval --truth's generalisation precision, pooled
+// over 5 folds of 30 and of 100 sessions of the agent truth (seeds 3, 5, 8),
+// is at least 0.90, the generalisation issue's target. The folds' models are
+// mined from 24 and 80 sessions, where a rule the log shows is thinner than
+// in the table above.
+func TestTruthEvalPrecision(t *testing.T) {
+	if testing.Short() {
+		t.Skip("eval on truths: skipped in -short mode")
+	}
+	agent := gen.AgentTruth()
+	total, in := 0, 0
+	for _, n := range []int{30, 100} {
+		for _, seed := range []uint64{3, 5, 8} {
+			rep, err := Run(sampleTruth(t, agent, n, seed), Options{Folds: 5, Base: mine.DefaultOptions(), Truth: agent,
+				Settings: []Setting{{Merge: mine.MergeAlergia, Alpha: 0.01, Generalize: mine.GeneralizeAuto}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := rep.Results[0].Overall
+			t.Logf("agent n=%3d seed=%d accepted %.3f t-rej %.3f generalised %d, %d in the truth", n, seed, o.Accepted, *o.TruthRejected, o.GenTotal, o.GenInTruth)
+			total, in = total+o.GenTotal, in+o.GenInTruth
+		}
+	}
+	if total == 0 || 10*(total-in) > total {
+		t.Errorf("%d of %d generalised moves in the truth, want at least 0.90", in, total)
 	}
 }
 
