@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -157,6 +158,11 @@ type Scores struct {
 	GenTotal        int                `json:"gen_total,omitempty"`
 	GenInTruth      int                `json:"gen_in_truth,omitempty"`
 	GenPrecision    *float64           `json:"gen_precision,omitempty"`
+	// GenOutside lists the generalised transitions the truth lacks, as
+	// "from -event-> to (kind)" by label, each with the number of the
+	// models' generalised transitions it stands for (over folds); sorted by
+	// count, then text.
+	GenOutside []GenMove `json:"gen_outside,omitempty"`
 	// States, Transitions, Common (transitions not rare) and Generalized
 	// (transitions no session took) measure the model; over folds they are
 	// means.
@@ -173,6 +179,32 @@ type Scores struct {
 	byKind, ofKind     map[string]int
 	truth              bool
 	tByKind, tOfKind   map[string]int
+}
+
+// GenMove is a generalised transition outside the truth, by label, and how
+// many of the models' generalised transitions it stands for.
+type GenMove struct {
+	Move  string `json:"move"`
+	Count int    `json:"count"`
+}
+
+// addGenOutside adds moves to a list of GenMove, keeping it sorted.
+func addGenOutside(list []GenMove, moves ...GenMove) []GenMove {
+	for _, mv := range moves {
+		i := slices.IndexFunc(list, func(g GenMove) bool { return g.Move == mv.Move })
+		if i < 0 {
+			list = append(list, mv)
+		} else {
+			list[i].Count += mv.Count
+		}
+	}
+	slices.SortFunc(list, func(a, b GenMove) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		return strings.Compare(a.Move, b.Move)
+	})
+	return list
 }
 
 // Result is one setting's scores, per fold and overall.
@@ -563,6 +595,8 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 			sc.GenTotal++
 			if t.truthLbl[triple{label[tr.From], tr.Event, label[tr.To]}] {
 				sc.GenInTruth++
+			} else {
+				sc.GenOutside = addGenOutside(sc.GenOutside, GenMove{label[tr.From] + " -" + tr.Event + "-> " + label[tr.To] + " (" + tr.Generalized + ")", 1})
 			}
 		}
 	}
@@ -680,6 +714,7 @@ func overall(folds []Scores) Scores {
 			}
 			o.GenTotal += f.GenTotal
 			o.GenInTruth += f.GenInTruth
+			o.GenOutside = addGenOutside(o.GenOutside, f.GenOutside...)
 		}
 		o.States += f.States
 		o.Transitions += f.Transitions

@@ -41,6 +41,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "\n* on the Pareto front of accepted and rejected (rejected: removal and swap; repeat and event apart)\n")
 	if truth {
 		fmt.Fprintf(&b, "t-rej: share of the perturbations the truth rejects (removal and swap) that the model rejects; gen-prec: share of generalised transitions the truth has\n")
+		writeGenOutside(&b, rep.Results)
 	}
 	if best.Overall.Rejected >= rep.MinRejected {
 		fmt.Fprintf(&b, "recommended: %s (accepts %.3f of held-out sessions, rejects %.3f of perturbed ones, at least %.2f)\n",
@@ -62,6 +63,28 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	io.WriteString(w, "\n")
 	return rep.Outcome.WriteText(w)
+}
+
+// maxGenOutside is how many generalised moves outside the truth the text
+// lists per setting; the JSON has them all.
+const maxGenOutside = 10
+
+// writeGenOutside lists, per setting, the generalised moves the truth does
+// not have, with how many of the folds' transitions each stands for.
+func writeGenOutside(b *strings.Builder, results []Result) {
+	for _, r := range results {
+		out := r.Overall.GenOutside
+		if len(out) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "generalised outside the truth, %s:\n", r.Name)
+		for _, g := range out[:min(len(out), maxGenOutside)] {
+			fmt.Fprintf(b, "  %3d  %s\n", g.Count, g.Move)
+		}
+		if len(out) > maxGenOutside {
+			fmt.Fprintf(b, "  and %d more (in --format json)\n", len(out)-maxGenOutside)
+		}
+	}
 }
 
 func deref(x *float64) float64 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -236,5 +237,36 @@ func TestConstraintsOfTheAgentTruth(t *testing.T) {
 		if !found {
 			t.Errorf("no constraint %q among %v", want, m.Constraints)
 		}
+	}
+}
+
+// TestGenOutside: a generalised move the truth lacks is listed, by label
+// and kind, in the report and its text.
+func TestGenOutside(t *testing.T) {
+	agent := gen.AgentTruth()
+	cut := *agent
+	cut.Transitions = nil
+	for _, tr := range agent.Transitions {
+		if agent.State(tr.From).Label == "find_user_id_by_email" && agent.State(tr.To).Label == "get_product_details" {
+			continue
+		}
+		cut.Transitions = append(cut.Transitions, tr)
+	}
+	rep, err := Run(sampleTruth(t, agent, 30, 5), Options{Folds: 5, Base: mine.DefaultOptions(), Truth: &cut,
+		Settings: []Setting{{Merge: mine.MergeAlergia, Alpha: 0.01, Generalize: mine.GeneralizeAuto}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := rep.Results[0].Overall
+	const want = "find_user_id_by_email -ok-> get_product_details (swap)"
+	if len(o.GenOutside) != 1 || o.GenOutside[0].Move != want || o.GenOutside[0].Count != o.GenTotal-o.GenInTruth {
+		t.Fatalf("outside the truth %+v (%d of %d in it), want only %q", o.GenOutside, o.GenInTruth, o.GenTotal, want)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "generalised outside the truth, ") || !strings.Contains(b.String(), want) {
+		t.Errorf("text does not list the move:\n%s", b.String())
 	}
 }
