@@ -24,7 +24,8 @@ import (
 // designers' flowchart (fsmine import, names mapped to the suggested
 // stages) against the map: the share of the designers' happy path on the
 // trunk and of their moves among the map's edges. go test -v prints the
-// table docs/diff-stats-report-render.md quotes.
+// table docs/diff-stats-report-render.md quotes. The ride_book map must be
+// docs/ride_book-map.svg, byte for byte: the README shows it.
 func TestDefaultPictureRealLogs(t *testing.T) {
 	data := filepath.Join("..", "..", "shared", "data")
 	if _, err := os.Stat(data); err != nil {
@@ -86,6 +87,18 @@ func TestDefaultPictureRealLogs(t *testing.T) {
 			}
 			if !tt.star {
 				return
+			}
+			if tt.name == "ride_book" {
+				// The README shows this map: it must be what render draws.
+				svg := filepath.Join(tmp, "map.svg")
+				run(t, "render", "-o", svg, model)
+				got, err := os.ReadFile(svg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want, err := os.ReadFile(filepath.Join("..", "docs", "ride_book-map.svg")); err != nil || !bytes.Equal(got, want) {
+					t.Errorf("docs/ride_book-map.svg is not what render draws today (%v): cp the map of fsmine labels suggest, build --labels, render -o map.svg over it", err)
+				}
 			}
 			fit := starFit(t, run, tmp, filepath.Join(data, "star", tt.name+".flow.json"), labels, m)
 			h := float64(fit.OnTrunk) / float64(len(distinct(fit.HappyPath)))
