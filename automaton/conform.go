@@ -1,5 +1,7 @@
 package automaton
 
+import "github.com/fsmine/fsmine/automaton/internal/rules"
+
 // Conformance checking: does a session follow the model, where does it first
 // leave it, and how far is it from the nearest path of the model.
 //
@@ -189,7 +191,7 @@ type Checker struct {
 	caps       []int            // per loop: the cap, 0 for none
 	maxRun     []int            // per state: its MaxRun, 0 for none
 	labelOf    []string         // per state: its label
-	rules      *rules           // the model's constraints, nil for none
+	rules      *rules.Set       // the model's constraints, nil for none
 	seen       []uint64         // the constrained labels a walk visited
 	risk       *riskTables
 
@@ -251,9 +253,8 @@ func NewChecker(m *Model, opt CheckOptions) *Checker {
 		c.out[from] = append(c.out[from], int32(i))
 	}
 	c.distances()
-	if c.rules = compileRules(m); c.rules != nil {
-		c.seen = make([]uint64, c.rules.words)
-	}
+	c.rules = compileConstraints(m.Constraints)
+	c.seen = c.rules.Seen()
 	c.risk = newRiskTables(m)
 	c.loopOf = make([]int32, len(m.States))
 	for i := range c.loopOf {
@@ -338,8 +339,8 @@ func (c *Checker) walk() walker {
 // model has, the transition's index (else -1).
 func (c *Checker) step(w *walker, mv Move) (verdict string, ti int32) {
 	w.broke = -1
-	broke, ci := c.rules.check(w.seen, mv.Label)
-	c.rules.visit(w.seen, mv.Label)
+	broke, ci := c.rules.Check(w.seen, mv.Label)
+	c.rules.Visit(w.seen, mv.Label)
 	if w.at < 0 {
 		w.at, w.loop, w.iters, w.run = c.resync(mv.Label), -1, 0, 1
 		return StepLost, -1

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/fsmine/fsmine/automaton/internal/rules"
 )
 
 // constrainedFixture is the guard fixture (see loadGuardFixture) with
@@ -372,4 +374,25 @@ func FuzzConstrainedModel(f *testing.F) {
 		}
 		g.Step("s", "ok", labels[0])
 	})
+}
+
+// TestConstraintKindsSpelt: package rules compiles constraints by kind and
+// names the deviations it finds with its own constants, which must spell
+// automaton's.
+func TestConstraintKindsSpelt(t *testing.T) {
+	tests := []struct{ got, want string }{
+		{rules.Precedence, ConstraintPrecedence},
+		{rules.Once, ConstraintOnce},
+		{rules.NotBoth, ConstraintNotBoth},
+		{rules.Run, ConstraintRun},
+		{rules.KindMissingPrerequisite, KindMissingPrerequisite},
+		{rules.KindOnceOnly, KindOnceOnly},
+		{rules.KindNotBoth, KindNotBoth},
+		{rules.KindRerun, KindRerun},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("package rules spells %q, automaton %q", tt.got, tt.want)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fsmine/fsmine/automaton/internal/rules"
 	"github.com/goccy/go-json"
 )
 
@@ -276,7 +277,7 @@ type session struct {
 	hpos   int            // next write position once the ring is full
 	slots  []Slot         // at most one per name; Valid is not kept
 	seen   []uint64       // the constrained labels visited, indexed by cons
-	cons   *rules
+	cons   *rules.Set
 	risk   float64   // the running surprisal, in bits
 	args   *ArgWatch // the text that entered the session, for Model.Args; nil until a Call
 
@@ -306,7 +307,7 @@ type compiled struct {
 	genDeny   bool
 	slotRes   map[string][]*regexp.Regexp // declared slots: their patterns (nil: none)
 	rules     map[*Transition]*rule       // nil without rules
-	cons      *rules                      // the model's constraints, nil for none
+	cons      *rules.Set                  // the model's constraints, nil for none
 	risk      *riskTables
 	args      *ArgRules  // the model's argument rules, nil for none
 	by        byCompiled // a conditioned model's sub-maps (see bymap.go)
@@ -414,7 +415,7 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 	}
 	c := &compiled{
 		m:       m,
-		cons:    compileRules(m),
+		cons:    compileConstraints(m.Constraints),
 		args:    NewArgRules(m.Args),
 		policy:  p,
 		monitor: p.Monitor(),
@@ -1076,7 +1077,7 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 			}
 		}
 		if reason == ReasonNone && c.cons != nil {
-			if kind, ci := c.cons.check(s.seen, target.label); kind != "" {
+			if kind, ci := c.cons.Check(s.seen, target.label); kind != "" {
 				reason, broke = kind, &c.m.Constraints[ci]
 			}
 		}
@@ -1128,7 +1129,7 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 		s.counts[cr.slot]++
 	}
 	if taken || (dest != cur && c.monitor) {
-		c.cons.visit(s.seen, dest.label)
+		c.cons.Visit(s.seen, dest.label)
 	}
 	if d.Allowed {
 		if taken && r != nil {
@@ -1165,7 +1166,7 @@ func (c *compiled) nextMoves(s *session) []MoveOption {
 		if cr := st.moveCaps[i]; cr.slot >= 0 && s.counts[cr.slot] >= cr.max {
 			return true
 		}
-		if kind, _ := c.cons.check(s.seen, st.moves[i].Label); kind != "" {
+		if kind, _ := c.cons.Check(s.seen, st.moves[i].Label); kind != "" {
 			return true
 		}
 		return c.watchMax > 0 && st.moves[i].To == st.id && s.turns+1 > c.watchMax
@@ -1223,7 +1224,7 @@ func (g *Guard) create(sh *shard, id string, c *compiled) *session {
 	}
 	s := &session{id: id, state: c.start, gen: c.gen, loop: -1}
 	if c.cons != nil {
-		s.seen, s.cons = make([]uint64, c.cons.words), c.cons
+		s.seen, s.cons = c.cons.Seen(), c.cons
 	}
 	if c.start.loop >= 0 {
 		s.enterLoop(c.start.loop, c)
@@ -1261,7 +1262,7 @@ func (g *Guard) carry(s *session, c *compiled) int {
 	s.enterLoop(st.loop, c)
 	if s.cons != c.cons {
 		// The constrained labels visited, by name, in c's indexes.
-		s.seen, s.cons = s.cons.carry(s.seen, c.cons), c.cons
+		s.seen, s.cons = s.cons.Carry(s.seen, c.cons), c.cons
 	}
 	return res
 }
