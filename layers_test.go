@@ -8,8 +8,9 @@ import (
 
 // TestLayers holds the direction of imports (docs/design.md), read from go
 // list: automaton imports the standard library, go-json, gonum and the
-// wording leaf internal/text only; nothing under mine or automaton imports
-// render or cmd; render imports nothing under mine; internal/text imports
+// wording leaf internal/text only; the model (automaton itself) imports
+// neither automaton/conform nor automaton/guard, and those two do not import
+// each other; nothing under mine or automaton imports render or cmd; render imports nothing under mine; internal/text imports
 // the standard library only; nothing but main imports cmd.
 func TestLayers(t *testing.T) {
 	if testing.Short() {
@@ -31,6 +32,10 @@ func TestLayers(t *testing.T) {
 				bad = "mine and automaton import nothing under render or cmd"
 			case under(pkg, "automaton") && under(imp, "mine"):
 				bad = "automaton imports nothing under mine"
+			case pkg == mod+"/automaton" && (under(imp, "automaton/conform") || under(imp, "automaton/guard")):
+				bad = "the model imports neither its checker nor its guard"
+			case under(pkg, "automaton/conform") && under(imp, "automaton/guard") || under(pkg, "automaton/guard") && under(imp, "automaton/conform"):
+				bad = "the checker and the guard do not import each other"
 			case under(pkg, "render") && (under(imp, "mine") || under(imp, "cmd")):
 				bad = "render imports nothing under mine or cmd: measures are computed in mine, drawn in render"
 			case under(pkg, "automaton") && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") &&

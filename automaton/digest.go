@@ -12,8 +12,8 @@ import (
 
 // ComputeDigest returns the digest of the model's behaviour: "sha256:" and
 // the hex SHA-256 of a canonical text, one line per item in file order, of
-// everything that the run-time guard (NewGuard) and the conformance checker
-// (NewChecker) read from a model and so enforce:
+// everything that the run-time guard (guard.New) and the conformance checker
+// (conform.New) read from a model and so enforce:
 //
 //   - Initial;
 //   - each state: id, label, visits (the guard maps a label to its most

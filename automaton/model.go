@@ -1,9 +1,10 @@
 // Package automaton owns fsmine's model: a deterministic, counted state
 // machine mined from agent trajectories, and its versioned JSON file format
-// ("fsmine.automaton/v1"). It also holds what reads a model back: walking a
-// session through it, the structural diff, conformance checking and the
-// run-time guard. It imports the standard library, go-json and gonum only,
-// and never prints.
+// ("fsmine.automaton/v1"), with what the model means: walking a session
+// through it, its constraints and argument rules, and the structural diff.
+// Conformance checking is automaton/conform, the run-time guard and its
+// policy automaton/guard. It imports the standard library, go-json and
+// gonum only, and never prints.
 package automaton
 
 import (
@@ -303,13 +304,13 @@ func (m *Model) Next(from string, mv Move) *Transition {
 	return nil
 }
 
-// nextAt is Next with the transition's index into m.Transitions (-1 and nil
-// for none).
-func (m *Model) nextAt(from string, mv Move) (*Transition, int) {
+// NextIndex is Next with the transition's index into m.Transitions, or -1
+// when the model has none: for tables kept in the transitions' order.
+func (m *Model) NextIndex(from string, mv Move) int {
 	if i, ok := m.idx().next[moveKey{from, mv.Event, mv.Label}]; ok {
-		return &m.Transitions[i], i
+		return i
 	}
-	return nil, -1
+	return -1
 }
 
 // Out returns the transitions out of state from, most frequent first (ties

@@ -10,7 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
-	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/internal/atomicfile"
 	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
@@ -119,7 +119,7 @@ sessions).`,
 	f.Float64Var(&opts.minFit, "min-fit", 0, "exit 1 when the share of fitting sessions is below `X` (0 to 1)")
 	f.BoolVar(&opts.rareIsDev, "rare-is-deviation", false, "count taking a rare transition as a deviation (kind rare)")
 	f.BoolVar(&opts.genIsDev, "generalized-is-deviation", false, "count taking a generalised transition as a deviation (kind generalized): check against the sessions' own paths")
-	f.IntVar(&opts.maxAlign, "max-align-states", automaton.DefaultMaxAlignStates, "alignment search nodes per session before a greedy alignment stands in")
+	f.IntVar(&opts.maxAlign, "max-align-states", conform.DefaultMaxAlignStates, "alignment search nodes per session before a greedy alignment stands in")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before it is checked and its records let go; 0 holds every session to the end")
 	f.IntVar(&opts.list, "list", 20, "deviating sessions listed in the text report (0: all)")
 	f.IntVar(&opts.rank, "rank", 0, "rank sessions by risk (surprisal under the model) and list the `N` riskiest; with --format jsonl, write only their verdicts, riskiest first")
@@ -150,7 +150,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	copt := automaton.CheckOptions{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxAlignStates: opts.maxAlign}
+	copt := conform.Options{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxAlignStates: opts.maxAlign}
 	window := opts.window
 	if m.By != nil {
 		// Each session is judged by its value's map: the values are read
@@ -161,7 +161,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 		window = 0
 	}
 	run := check.NewCollector(
-		automaton.NewChecker(m, copt),
+		conform.New(m, copt),
 		check.Options{Deviations: opts.format == "json" || opts.format == "text", Verdicts: opts.format == "jsonl", Rank: opts.rank})
 	// Sessions are checked as the read finishes them; a read that starts
 	// over holding every session gives them all again.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/mine/check"
 )
@@ -245,7 +246,7 @@ func realLogExperiment(t *testing.T, path, labels string) {
 			}
 			accepted++
 			d := rare[in.s.id].Deviation
-			if d != nil && d.Kind == automaton.KindRare && d.Step == in.step && (kind != "truncated" || d.Label == automaton.EndID) {
+			if d != nil && d.Kind == conform.KindRare && d.Step == in.step && (kind != "truncated" || d.Label == automaton.EndID) {
 				flagged++
 			}
 		}
@@ -351,7 +352,7 @@ func injectUnknown(rs *realSession, first []int, k int) *injection {
 	recs = append(recs, u)
 	recs = append(recs, rs.recs[at:]...)
 	s, _ := withRecs(rs, recs)
-	return &injection{s: s, kinds: []string{automaton.KindUnknownState}, step: int64(at)}
+	return &injection{s: s, kinds: []string{conform.KindUnknownState}, step: int64(at)}
 }
 
 // injectSkip removes visit k. When visits k-1 and k+1 share a label they
@@ -365,12 +366,12 @@ func injectSkip(lg *mine.Log, ls *mine.Session, rs *realSession, first []int, k 
 	recs = append(recs, rs.recs[:from]...)
 	recs = append(recs, rs.recs[to:]...)
 	s, _ := withRecs(rs, recs)
-	return &injection{s: s, kinds: []string{automaton.KindIllegalTransition, automaton.KindUnknownState, automaton.KindIncomplete}, step: int64(from), path: true, later: true}
+	return &injection{s: s, kinds: []string{conform.KindIllegalTransition, conform.KindUnknownState, conform.KindIncomplete}, step: int64(from), path: true, later: true}
 }
 
 func injectTruncate(rs *realSession, first []int, k int) *injection {
 	s, _ := withRecs(rs, rs.recs[:first[k+1]])
-	return &injection{s: s, kinds: []string{automaton.KindIncomplete}, step: int64(first[k]), path: true}
+	return &injection{s: s, kinds: []string{conform.KindIncomplete}, step: int64(first[k]), path: true}
 }
 
 // injectRetries finds a visit j of a state X with a self-loop back edge
@@ -442,7 +443,7 @@ func injectRetries(m *automaton.Model, lg *mine.Log, ls *mine.Session, rs *realS
 		for i := j - 1; i >= 0 && moves[i].Label == moves[j].Label; i-- {
 			r0++
 		}
-		kind, kRun := automaton.KindLoopCap, -1
+		kind, kRun := conform.KindLoopCap, -1
 		if mr := m.State(x).MaxRun; mr > 0 {
 			kRun = mr - r0
 		}
@@ -463,7 +464,7 @@ func injectRetries(m *automaton.Model, lg *mine.Log, ls *mine.Session, rs *realS
 		// is crossed when prior + k = cp + 1.
 		k := cp + 1 - prior
 		if kRun >= 1 && kRun <= k {
-			kind, k = automaton.KindRepeatCap, kRun
+			kind, k = conform.KindRepeatCap, kRun
 		}
 		return &injection{s: s, kinds: []string{kind}, step: int64(first[j] + k)}
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/mine/check"
 	"github.com/fsmine/fsmine/mine/gen"
@@ -157,7 +157,7 @@ func TestCheckReadsLikeTheModel(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatal(err)
 	}
-	if sum.Fit != 0 || sum.ByKind[automaton.KindUnknownState] != 1 {
+	if sum.Fit != 0 || sum.ByKind[conform.KindUnknownState] != 1 {
 		t.Errorf("without rules: fit %d, by kind %v; want an unknown state", sum.Fit, sum.ByKind)
 	}
 }
@@ -213,7 +213,7 @@ func BenchmarkCheck(b *testing.B) {
 	}
 	for _, format := range []string{"json", "jsonl"} {
 		b.Run("format="+format, func(b *testing.B) {
-			c := automaton.NewChecker(m, automaton.CheckOptions{})
+			c := conform.New(m, conform.Options{})
 			var emit func(*check.Verdict) error
 			if format == "jsonl" {
 				enc := json.NewEncoder(io.Discard)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/mine/eval"
 	"github.com/fsmine/fsmine/mine/gen"
@@ -234,7 +235,7 @@ func TestSparseAgentTruth(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := automaton.NewChecker(m, automaton.CheckOptions{})
+			c := conform.New(m, conform.Options{})
 			acc, rej := 0, 0
 			for _, s := range sessions {
 				if c.Fits(s) {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/mine/check"
 )
@@ -89,7 +90,7 @@ the logs).`,
 	f.StringVar(&opts.format, "format", "text", "output format: text or json")
 	f.BoolVar(&opts.rareIsDev, "rare-is-deviation", false, "count taking a rare transition as a deviation")
 	f.BoolVar(&opts.genIsDev, "generalized-is-deviation", false, "count taking a generalised transition as a deviation")
-	f.IntVar(&opts.maxAlign, "max-align-states", automaton.DefaultMaxAlignStates, "alignment search nodes before a greedy alignment stands in")
+	f.IntVar(&opts.maxAlign, "max-align-states", conform.DefaultMaxAlignStates, "alignment search nodes before a greedy alignment stands in")
 	opts.logs.bind(f)
 	return c
 }
@@ -134,7 +135,7 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 			mapName = automaton.SharedMap
 		}
 	}
-	c := automaton.NewChecker(m, automaton.CheckOptions{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxAlignStates: opts.maxAlign})
+	c := conform.New(m, conform.Options{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxAlignStates: opts.maxAlign})
 	r := check.Replay(lg, s, c)
 	r.Model = check.ModelRef{Path: opts.model, Version: m.Version, Digest: m.Digest}
 	r.Map = mapName

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/guard"
 	"github.com/fsmine/fsmine/automaton/serve"
 	"github.com/fsmine/fsmine/internal/text"
 )
@@ -150,10 +151,10 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 		if !m.Params.Slots {
 			fmt.Fprintf(streams.Err, "fsmine: %s was built without --slots: the draft requires no slots (build with --slots to have them suggested)\n", text.Terminal(opts.model))
 		}
-		return automaton.SuggestPolicy(m).Write(streams.Out)
+		return guard.SuggestPolicy(m).Write(streams.Out)
 	}
 	cfg.ModelPath = opts.model
-	cfg.Load = func() (*automaton.Model, *automaton.Policy, error) { return serve.LoadFiles(opts.model, opts.policy) }
+	cfg.Load = func() (*automaton.Model, *guard.Policy, error) { return serve.LoadFiles(opts.model, opts.policy) }
 	errOut := &syncWriter{w: streams.Err}
 	if opts.log != "" && !opts.check {
 		cfg.Log = streams.Out
@@ -190,9 +191,9 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 		fmt.Fprintf(errOut, "fsmine serve: warning: listening on %s without a token: anyone who can reach it can read and steer sessions\n", addr)
 	}
 	info := s.Info()
-	mode := automaton.ModeEnforce
+	mode := guard.ModeEnforce
 	if s.Guard().Policy().Monitor() {
-		mode = automaton.ModeMonitor
+		mode = guard.ModeMonitor
 	}
 	fmt.Fprintf(errOut, "fsmine serve: %s version %d (%s), %s mode, on http://%s\n", opts.model, info.Version, text.ShortDigest(info.Digest), mode, addr)
 

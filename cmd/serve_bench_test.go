@@ -61,8 +61,8 @@ func slotsFixture() serveFixture {
 }
 
 const (
-	slotsFixtureModel  = "../automaton/testdata/guard/slots.json"
-	slotsFixturePolicy = "../automaton/testdata/guard/slots.policy.json"
+	slotsFixtureModel  = "../automaton/guard/testdata/slots.json"
+	slotsFixturePolicy = "../automaton/guard/testdata/slots.policy.json"
 )
 
 // BenchmarkServe measures the real service over loopback HTTP with the
@@ -88,7 +88,7 @@ const (
 //
 // With FSMINE_SERVE_URL set (for example to http://127.0.0.1:8700) it drives
 // that service, started separately with the fixture model and policy
-// (cmd/../automaton/testdata/guard/returns*.json), instead of its own; then
+// (cmd/../automaton/guard/testdata/returns*.json), instead of its own; then
 // cpu-µs/decision counts the clients only.
 func BenchmarkServe(b *testing.B) {
 	for _, rate := range []int{1000, 5000, 0} {
@@ -132,7 +132,7 @@ func BenchmarkServeBy(b *testing.B) {
 }
 
 // BenchmarkServeSlots is BenchmarkServe over the slots fixture
-// (automaton/testdata/guard/slots*.json): every state has instructions,
+// (automaton/guard/testdata/slots*.json): every state has instructions,
 // one requires two slots with a pattern, one transition has three
 // conditions, and two of every five steps carry slots. With
 // FSMINE_SERVE_URL, the service must enforce that fixture.

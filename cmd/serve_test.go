@@ -9,8 +9,8 @@ import (
 )
 
 const (
-	fixtureModel  = "../automaton/testdata/guard/returns.json"
-	fixturePolicy = "../automaton/testdata/guard/returns.policy.json"
+	fixtureModel  = "../automaton/guard/testdata/returns.json"
+	fixturePolicy = "../automaton/guard/testdata/returns.policy.json"
 )
 
 // failAfter is how long a test waits for what must happen before it gives

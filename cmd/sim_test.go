@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/guard"
 	"github.com/fsmine/fsmine/mine"
 )
 
@@ -47,16 +48,16 @@ func TestGuardSimulation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy := &automaton.Policy{Watchdog: &automaton.Watchdog{MaxTurns: 4,
-		Fallback: &automaton.Fallback{Event: "stuck", To: "escalate_to_human"}}}
-	withSlots, err := automaton.ReadPolicy(strings.NewReader(slotsPolicy))
+	policy := &guard.Policy{Watchdog: &guard.Watchdog{MaxTurns: 4,
+		Fallback: &guard.Fallback{Event: "stuck", To: "escalate_to_human"}}}
+	withSlots, err := guard.ReadPolicy(strings.NewReader(slotsPolicy))
 	if err != nil {
 		t.Fatal(err)
 	}
 	const sessions = 5000
 	type outcome struct{ complete, escalated, left, runaway, denied, generalized int }
-	run := func(guarded bool, policy *automaton.Policy, skipsSlots bool) outcome {
-		g, err := automaton.NewGuard(m, policy, automaton.GuardOptions{})
+	run := func(guarded bool, policy *guard.Policy, skipsSlots bool) outcome {
+		g, err := guard.New(m, policy, guard.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +168,7 @@ func (a *slotAgent) value(name string) string {
 
 // carry returns the slots the agent sends with a move, drifting: a slot not
 // yet collected is skipped or (the order id) malformed.
-func (a *slotAgent) carry(cur, ev, label string, rng *rand.Rand) []automaton.Slot {
+func (a *slotAgent) carry(cur, ev, label string, rng *rand.Rand) []guard.Slot {
 	if a == nil {
 		return nil
 	}
@@ -183,13 +184,13 @@ func (a *slotAgent) carry(cur, ev, label string, rng *rand.Rand) []automaton.Slo
 	case x < skip:
 		return nil
 	case x < skip+bad:
-		return []automaton.Slot{{Name: name, Value: "order 4711"}}
+		return []guard.Slot{{Name: name, Value: "order 4711"}}
 	}
-	return []automaton.Slot{{Name: name, Value: a.value(name)}}
+	return []guard.Slot{{Name: name, Value: a.value(name)}}
 }
 
 // took records a move the agent made with slots.
-func (a *slotAgent) took(cur, ev, label string, slots []automaton.Slot) {
+func (a *slotAgent) took(cur, ev, label string, slots []guard.Slot) {
 	if a == nil {
 		return
 	}
@@ -213,7 +214,7 @@ type simResult struct {
 // simulateSession runs one session of the drifting agent. The agent knows
 // where it is in the truth (ts); the mined model's walk (ms) tells whether
 // it is still on the map.
-func simulateSession(truth, m *automaton.Model, g *automaton.Guard, guarded bool, agent *slotAgent, rng *rand.Rand, id string) simResult {
+func simulateSession(truth, m *automaton.Model, g *guard.Guard, guarded bool, agent *slotAgent, rng *rand.Rand, id string) simResult {
 	var r simResult
 	ts := automaton.StartID
 	ms := automaton.StartID // "" once off the map
@@ -323,7 +324,7 @@ func simulateSession(truth, m *automaton.Model, g *automaton.Guard, guarded bool
 // is sent again after the agent asked the customer, who gives the slot right
 // with p 0.9 each time, until the guard allows it or something else (the
 // watchdog) answers.
-func propose(g *automaton.Guard, id string, agent *slotAgent, cur, ev, label string, slots *[]automaton.Slot, rng *rand.Rand, r *simResult) automaton.Decision {
+func propose(g *guard.Guard, id string, agent *slotAgent, cur, ev, label string, slots *[]guard.Slot, rng *rand.Rand, r *simResult) guard.Decision {
 	if agent == nil || !agent.send {
 		return g.Step(id, ev, label)
 	}
@@ -333,14 +334,14 @@ func propose(g *automaton.Guard, id string, agent *slotAgent, cur, ev, label str
 			panic(err) // the simulation's slots are the policy's
 		}
 		switch d.Reason {
-		case automaton.ReasonMissingSlot, automaton.ReasonInvalidSlot, automaton.ReasonCondition:
+		case guard.ReasonMissingSlot, guard.ReasonInvalidSlot, guard.ReasonCondition:
 		default:
 			return d
 		}
 		r.denied++
 		if rng.Float64() < 0.9 {
 			name := agent.need(cur, ev, label)
-			*slots = []automaton.Slot{{Name: name, Value: agent.value(name)}}
+			*slots = []guard.Slot{{Name: name, Value: agent.value(name)}}
 		}
 	}
 }

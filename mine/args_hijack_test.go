@@ -8,6 +8,8 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
+	"github.com/fsmine/fsmine/automaton/guard"
 	"github.com/fsmine/fsmine/mine/gen"
 )
 
@@ -72,7 +74,7 @@ func TestArgsHijack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := automaton.NewChecker(m, automaton.CheckOptions{})
+	c := conform.New(m, conform.Options{})
 	mapStop := map[string]int64{}
 	for si := range tlg.Sessions {
 		s := &tlg.Sessions[si]
@@ -132,7 +134,7 @@ func TestArgsHijack(t *testing.T) {
 			gm.Args = rules
 			gm.Digest = gm.ComputeDigest()
 		}
-		g, err := automaton.NewGuard(&gm, nil, automaton.GuardOptions{})
+		g, err := guard.New(&gm, nil, guard.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,13 +148,13 @@ func TestArgsHijack(t *testing.T) {
 			as := byID[s.ID]
 			denied := int64(-1)
 			for i, mv := range tlg.Moves(s) {
-				call := &automaton.Call{}
+				call := &guard.Call{}
 				if i < len(as.Steps) {
 					call.Args = as.Steps[i].Args
 				}
 				if i > 0 {
 					for _, text := range as.Steps[i-1].Seen {
-						call.Seen = append(call.Seen, automaton.SeenText{Label: as.Steps[i-1].Label, Text: text})
+						call.Seen = append(call.Seen, guard.SeenText{Label: as.Steps[i-1].Label, Text: text})
 					}
 				}
 				d, err := g.StepCall(s.ID, mv.Event, mv.Label, nil, call)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 )
 
 // TestExamplesAreTheSmallest replays every session of a log through the
@@ -98,7 +99,7 @@ func passedBy(t *testing.T, lg *Log, m *automaton.Model) (map[string]map[string]
 		set[id] = true
 		return set
 	}
-	c := automaton.NewChecker(m, automaton.CheckOptions{})
+	c := conform.New(m, conform.Options{})
 	for i := range lg.Sessions {
 		s := &lg.Sessions[i]
 		states[automaton.StartID] = add(states[automaton.StartID], s.ID)

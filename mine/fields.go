@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 )
 
 // Limits of RecordFields: how deep into a record's objects a path goes (an
@@ -154,7 +155,7 @@ func (r *fieldRun) place(keep bool) error {
 	r.leaves = make([][]int32, len(lg.Sessions))
 	r.visitSet = make([][]int32, len(lg.Sessions))
 	r.need = map[uint64]visitRef{}
-	ck := automaton.NewChecker(m, automaton.CheckOptions{})
+	ck := conform.New(m, conform.Options{})
 	var moves []automaton.Move
 	for si := range lg.Sessions {
 		s := &lg.Sessions[si]

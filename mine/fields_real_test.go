@@ -9,7 +9,7 @@ import (
 
 	"github.com/goccy/go-json"
 
-	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/guard"
 )
 
 // TestRecordFieldsReal mines the published tau2 retail runs and tau-bench
@@ -86,16 +86,16 @@ func TestRecordFieldsReal(t *testing.T) {
 				}
 			}
 
-			p := automaton.SuggestPolicy(m)
+			p := guard.SuggestPolicy(m)
 			var buf bytes.Buffer
 			if err := p.Write(&buf); err != nil {
 				t.Fatal(err)
 			}
-			p, err = automaton.ReadPolicy(&buf)
+			p, err = guard.ReadPolicy(&buf)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p.Mode = automaton.ModeEnforce
+			p.Mode = guard.ModeEnforce
 			declared := map[string]bool{}
 			for _, sp := range p.States {
 				for _, r := range sp.RequiredSlots {
@@ -104,7 +104,7 @@ func TestRecordFieldsReal(t *testing.T) {
 			}
 			slots := recordSlots(t, ins, ropt, declared)
 			for _, withSlots := range []bool{true, false} {
-				g, err := automaton.NewGuard(m, p, automaton.GuardOptions{})
+				g, err := guard.New(m, p, guard.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -113,7 +113,7 @@ func TestRecordFieldsReal(t *testing.T) {
 					s := &lg.Sessions[si]
 					mvs := lg.Moves(s)
 					for i, mv := range mvs {
-						var ss []automaton.Slot
+						var ss []guard.Slot
 						if withSlots && i < len(s.Visits) {
 							ss = slots[uint64(s.Visits[i].File)<<32|uint64(s.Visits[i].Line)]
 						}
@@ -145,9 +145,9 @@ func TestRecordFieldsReal(t *testing.T) {
 // line), its tool arguments (attrs.args) named as SuggestPolicy names
 // them, those declared only: strings as they are, other values as their
 // JSON text.
-func recordSlots(t *testing.T, ins []Input, ropt ReadOptions, declared map[string]bool) map[uint64][]automaton.Slot {
+func recordSlots(t *testing.T, ins []Input, ropt ReadOptions, declared map[string]bool) map[uint64][]guard.Slot {
 	t.Helper()
-	out := map[uint64][]automaton.Slot{}
+	out := map[uint64][]guard.Slot{}
 	err := rereadRecords(ins, ropt, func(fi, line int, l []byte, _ *rec) bool {
 		var r struct {
 			Attrs struct {
@@ -157,9 +157,9 @@ func recordSlots(t *testing.T, ins []Input, ropt ReadOptions, declared map[strin
 		if err := json.Unmarshal(l, &r); err != nil {
 			t.Fatalf("%d:%d: %v", fi, line, err)
 		}
-		var ss []automaton.Slot
+		var ss []guard.Slot
 		for k, v := range r.Attrs.Args {
-			name := automaton.SlotName("attrs.args." + k)
+			name := guard.SlotName("attrs.args." + k)
 			if !declared[name] {
 				continue
 			}
@@ -172,7 +172,7 @@ func recordSlots(t *testing.T, ins []Input, ropt ReadOptions, declared map[strin
 					t.Fatal(err)
 				}
 			}
-			ss = append(ss, automaton.Slot{Name: name, Value: text})
+			ss = append(ss, guard.Slot{Name: name, Value: text})
 		}
 		sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
 		out[uint64(fi)<<32|uint64(line)] = ss

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 )
 
 // TestBuildRealLogs mines the real logs in ../shared/data (skipped when they
@@ -51,7 +52,7 @@ func TestBuildRealLogs(t *testing.T) {
 			}
 			// Every training session is a path of the model, within its
 			// caps and keeping every constraint learned from it.
-			c := automaton.NewChecker(m, automaton.CheckOptions{})
+			c := conform.New(m, conform.Options{})
 			for i := range lg.Sessions {
 				mvs := lg.Moves(&lg.Sessions[i])
 				if !m.Accepts(mvs) {

@@ -25,7 +25,7 @@ var benchFixtures = map[string]benchFixture{
 		`{"event":"ok","next":"get_order_details"}`, `{"event":"ok","next":"return_delivered_order_items"}`, `{"event":"ok","next":"agent_msg"}`,
 		`{"event":"agent","next":"__end__"}`,
 	}},
-	"slots": {"../testdata/guard/slots.json", "../testdata/guard/slots.policy.json", []string{
+	"slots": {"../guard/testdata/slots.json", "../guard/testdata/slots.policy.json", []string{
 		`{"event":"","next":"greet"}`,
 		`{"event":"ok","next":"collecting_info"}`,
 		`{"event":"ok","next":"confirming","slots":{"order_id":"AB12345678","reason":"too small"}}`,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/guard"
 )
 
 // TestServeBy serves the fixture conditioned on one value, "strict", whose
@@ -40,7 +41,7 @@ func TestServeBy(t *testing.T) {
 	}
 	f.Close()
 	ts := startTestServer(t, path, "", Config{})
-	step := func(id, value, body string) automaton.Decision {
+	step := func(id, value, body string) guard.Decision {
 		t.Helper()
 		req, err := http.NewRequest("POST", ts.URL+"/v1/sessions/"+id+"/steps", strings.NewReader(body))
 		if err != nil {
@@ -54,7 +55,7 @@ func TestServeBy(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var d automaton.Decision
+		var d guard.Decision
 		if err := json.NewDecoder(resp.Body).Decode(&d); err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("status %d, %v", resp.StatusCode, err)
 		}

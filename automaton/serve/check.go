@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/guard"
 	"github.com/fsmine/fsmine/internal/text"
 )
 
@@ -21,9 +22,9 @@ func (s *Server) WriteCheck(w io.Writer, model, policy string) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "model    %s: version %d, %s, %s, %s, %s\n", model, m.Version, s.Info().Digest,
 		text.Count(len(m.States), "state"), text.Count(len(m.Transitions), "transition"), text.Count(len(m.Loops), "loop"))
-	mode := automaton.ModeEnforce
+	mode := guard.ModeEnforce
 	if p.Monitor() {
-		mode = automaton.ModeMonitor
+		mode = guard.ModeMonitor
 	}
 	fmt.Fprintf(&b, "policy   %s: %s mode", policy, mode)
 	if p.RareIsDeviation {
@@ -53,7 +54,7 @@ func (s *Server) WriteCheck(w io.Writer, model, policy string) error {
 
 // writeSlotPolicy writes, for WriteCheck, how the guard treats
 // generalised transitions and the policy's slots, states and rules.
-func writeSlotPolicy(b *bytes.Buffer, m *automaton.Model, p *automaton.Policy) {
+func writeSlotPolicy(b *bytes.Buffer, m *automaton.Model, p *guard.Policy) {
 	gen := 0
 	for _, t := range m.Transitions {
 		if t.Generalized != "" {
@@ -61,7 +62,7 @@ func writeSlotPolicy(b *bytes.Buffer, m *automaton.Model, p *automaton.Policy) {
 		}
 	}
 	verdict := "allowed and marked"
-	if p.Generalized == automaton.GeneralizedDeny {
+	if p.Generalized == guard.GeneralizedDeny {
 		verdict = "denied"
 	}
 	fmt.Fprintf(b, "generalized %s: %s\n", text.Count(gen, "transition"), verdict)

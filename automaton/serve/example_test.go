@@ -15,7 +15,7 @@ import (
 // session: into the model's first state, then along a transition the model
 // lacks, which is denied with the moves it would allow.
 func Example() {
-	m, err := automaton.Load("../testdata/guard/returns.json")
+	m, err := automaton.Load("../guard/testdata/returns.json")
 	if err != nil {
 		fmt.Println(err)
 		return

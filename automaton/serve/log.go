@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/guard"
 )
 
 // decisionLog appends every decision of the guard to a JSONL file in
@@ -125,7 +125,7 @@ type logExtra struct {
 
 // newLogExtra returns what a decision line carries beyond a plain step's:
 // nil when nothing.
-func newLogExtra(d *automaton.Decision, slots []automaton.Slot, values bool) *logExtra {
+func newLogExtra(d *guard.Decision, slots []guard.Slot, values bool) *logExtra {
 	v := verdictExtra{generalized: d.Generalized, missing: d.MissingSlots, invalid: d.InvalidSlots, condition: d.Condition}
 	if d.Step == 0 {
 		v.mapName = d.Map
@@ -458,13 +458,13 @@ func (v *verdictExtra) append(b []byte) []byte {
 // personal data).
 type logSlot struct {
 	name, value string
-	kind        automaton.SlotKind
+	kind        guard.SlotKind
 	valid       bool
 	withValue   bool
 }
 
 // logSlots copies a step's slots for the log (the step's buffer is reused).
-func logSlots(slots []automaton.Slot, values bool) []logSlot {
+func logSlots(slots []guard.Slot, values bool) []logSlot {
 	if len(slots) == 0 {
 		return nil
 	}
@@ -494,7 +494,7 @@ func appendLogSlots(b []byte, slots []logSlot) []byte {
 		b = strconv.AppendBool(b, sl.valid)
 		if sl.withValue {
 			b = append(b, `,"value":`...)
-			if sl.kind == automaton.SlotString {
+			if sl.kind == guard.SlotString {
 				b = appendLogString(b, sl.value)
 			} else {
 				b = append(b, sl.value...) // a JSON number, true or false

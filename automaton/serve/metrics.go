@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/guard"
 )
 
 // latencyBounds are the upper bounds, in seconds, of the decision latency
@@ -39,13 +39,13 @@ func newMetrics() *metrics {
 		responses: make([]atomic.Int64, len(statusCodes)),
 	}
 	for i := range m.decisions {
-		m.decisions[i] = make([]atomic.Int64, len(automaton.Reasons))
+		m.decisions[i] = make([]atomic.Int64, len(guard.Reasons))
 	}
 	return m
 }
 
 func reasonIndex(r string) int {
-	for i, x := range automaton.Reasons {
+	for i, x := range guard.Reasons {
 		if x == r {
 			return i
 		}
@@ -54,7 +54,7 @@ func reasonIndex(r string) int {
 }
 
 // decision counts one decision and how long the request took.
-func (m *metrics) decision(d *automaton.Decision, took time.Duration) {
+func (m *metrics) decision(d *guard.Decision, took time.Duration) {
 	a := 0
 	if d.Allowed {
 		a = 1
@@ -84,14 +84,14 @@ func (m *metrics) response(code int) {
 
 // write renders the metrics in the Prometheus text exposition format
 // (version 0.0.4), families and series in a fixed order.
-func (m *metrics) write(b *bytes.Buffer, g *automaton.Guard, info *ModelInfo, log *decisionLog) {
+func (m *metrics) write(b *bytes.Buffer, g *guard.Guard, info *ModelInfo, log *decisionLog) {
 	family := func(name, typ, help string) {
 		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
 	}
 	family("fsmine_guard_decisions_total", "counter", "Decisions by verdict and reason (allowed with a reason: a deviation in monitor mode).")
 	for _, allowed := range []int{1, 0} {
-		for ri, reason := range automaton.Reasons {
-			if allowed == 0 && reason == automaton.ReasonNone {
+		for ri, reason := range guard.Reasons {
+			if allowed == 0 && reason == guard.ReasonNone {
 				continue
 			}
 			fmt.Fprintf(b, "fsmine_guard_decisions_total{allowed=%q,reason=%q} %d\n", strconv.FormatBool(allowed == 1), reason, m.decisions[allowed][ri].Load())

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/guard"
 )
 
 // TestMetricsCountConstraintDenials: a step denied by a constraint or an
@@ -11,14 +12,14 @@ import (
 // the exposition leaves out for denials, so such steps went uncounted).
 func TestMetricsCountConstraintDenials(t *testing.T) {
 	m := newMetrics()
-	for _, r := range []string{automaton.ReasonMissingPrerequisite, automaton.ReasonOnceOnly, automaton.ReasonNotBoth, automaton.ReasonRerun,
+	for _, r := range []string{guard.ReasonMissingPrerequisite, guard.ReasonOnceOnly, guard.ReasonNotBoth, guard.ReasonRerun,
 		automaton.KindUnseenValue, automaton.KindValueWithoutSource} {
 		i := reasonIndex(r)
 		if i == 0 {
 			t.Errorf("reason %q has no series of its own", r)
 			continue
 		}
-		m.decision(&automaton.Decision{Reason: r}, 0)
+		m.decision(&guard.Decision{Reason: r}, 0)
 		if got := m.decisions[0][i].Load(); got != 1 {
 			t.Errorf("reason %q: %d denials counted, want 1", r, got)
 		}

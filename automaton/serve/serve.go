@@ -1,5 +1,5 @@
 // Package serve is the run-time guard as an HTTP service: it answers, for
-// each step an agent proposes, whether an automaton.Guard allows it, and
+// each step an agent proposes, whether an guard.Guard allows it, and
 // keeps the sessions, a decision log in fsmine's record form, and
 // Prometheus metrics. `fsmine serve` is this package behind flags; Go
 // programs can mount Server.Handler in their own mux or run Server.Serve.
@@ -38,6 +38,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/guard"
 	"github.com/fsmine/fsmine/internal/text"
 )
 
@@ -50,7 +51,7 @@ type Config struct {
 	ModelPath string
 	// Load reads the model and the policy (nil for the defaults) again, for
 	// Reload and POST /v1/model/reload; nil refuses reloads.
-	Load func() (*automaton.Model, *automaton.Policy, error)
+	Load func() (*automaton.Model, *guard.Policy, error)
 	// Token, when not empty, is the bearer token every route but /healthz
 	// wants ("Authorization: Bearer <token>").
 	Token string
@@ -128,10 +129,10 @@ type ModelVersion struct {
 // ReloadResult is what a reload put in force, what it replaced, and what
 // became of the live sessions; POST /v1/model/reload answers it.
 type ReloadResult struct {
-	Version  int                   `json:"version"`
-	Digest   string                `json:"digest"`
-	Previous ModelVersion          `json:"previous"`
-	Sessions automaton.ReloadStats `json:"sessions"`
+	Version  int               `json:"version"`
+	Digest   string            `json:"digest"`
+	Previous ModelVersion      `json:"previous"`
+	Sessions guard.ReloadStats `json:"sessions"`
 }
 
 // Stats counts what a Server did.
@@ -141,11 +142,11 @@ type Stats struct {
 	LogErrors int64 // lines that could not be written to the decision log (and failed syncs)
 }
 
-// Server is the HTTP face of an automaton.Guard. Its methods may be called
+// Server is the HTTP face of an guard.Guard. Its methods may be called
 // from several goroutines at once.
 type Server struct {
 	cfg      Config
-	guard    *automaton.Guard
+	guard    *guard.Guard
 	token    []byte
 	log      *decisionLog // nil without Config.Log
 	metrics  *metrics
@@ -166,7 +167,7 @@ type Server struct {
 // idle sessions and writes the log lines that waited long enough, and,
 // with Config.Log, the log's writer; Close stops them. It returns an error
 // for a negative bound in cfg, or when p does not fit m.
-func New(m *automaton.Model, p *automaton.Policy, cfg Config) (*Server, error) {
+func New(m *automaton.Model, p *guard.Policy, cfg Config) (*Server, error) {
 	for _, b := range []struct {
 		name     string
 		negative bool
@@ -186,11 +187,11 @@ func New(m *automaton.Model, p *automaton.Policy, cfg Config) (*Server, error) {
 	if history == 0 {
 		history = -1 // the guard's 0 is its default
 	}
-	gopts := automaton.GuardOptions{TTL: cfg.TTL, MaxSessions: cfg.MaxSessions, History: history}
+	gopts := guard.Options{TTL: cfg.TTL, MaxSessions: cfg.MaxSessions, History: history}
 	if cfg.Log != nil {
 		gopts.OnDecision = s.logDecision
 	}
-	g, err := automaton.NewGuard(m, p, gopts)
+	g, err := guard.New(m, p, gopts)
 	if err != nil {
 		return nil, s.modelErr(err)
 	}
@@ -224,7 +225,7 @@ func newModelInfo(path string, m *automaton.Model) *ModelInfo {
 }
 
 // Guard returns the guard the Server answers with.
-func (s *Server) Guard() *automaton.Guard { return s.guard }
+func (s *Server) Guard() *guard.Guard { return s.guard }
 
 // Info describes the model in force.
 func (s *Server) Info() ModelInfo { return *s.info.Load() }
@@ -363,7 +364,7 @@ func sweepEvery(ttl, hold time.Duration) time.Duration {
 	return max(min(d/2, time.Minute), time.Second)
 }
 
-func (s *Server) logDecision(d automaton.Decision, event, next string, slots []automaton.Slot) {
+func (s *Server) logDecision(d guard.Decision, event, next string, slots []guard.Slot) {
 	node := next
 	if m := s.guard.Model(); !m.HasLabel(next) {
 		if st := m.State(next); st != nil {
@@ -487,7 +488,7 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 		s.error(w, http.StatusBadRequest, fmt.Sprintf("reading step body: %v", err))
 		return
 	}
-	sbuf := slotBuffers.Get().(*[]automaton.Slot)
+	sbuf := slotBuffers.Get().(*[]guard.Slot)
 	defer putSlots(sbuf)
 	event, next, slots, call, fast, err := readStep(body, *s.names.Load(), (*sbuf)[:0])
 	if err != nil {
@@ -553,30 +554,30 @@ func (s *Server) handleEnd(w http.ResponseWriter, r *http.Request) {
 
 type modelAnswer struct {
 	*ModelInfo
-	States      int                 `json:"states"`
-	Transitions int                 `json:"transitions"`
-	Loops       int                 `json:"loops"`
-	Mode        string              `json:"mode"`
-	LoopCaps    []automaton.LoopCap `json:"loop_caps"`
-	Watchdog    *automaton.Watchdog `json:"watchdog"`
-	RareIsDev   bool                `json:"rare_is_deviation"`
-	Sessions    int                 `json:"sessions"`
+	States      int             `json:"states"`
+	Transitions int             `json:"transitions"`
+	Loops       int             `json:"loops"`
+	Mode        string          `json:"mode"`
+	LoopCaps    []guard.LoopCap `json:"loop_caps"`
+	Watchdog    *guard.Watchdog `json:"watchdog"`
+	RareIsDev   bool            `json:"rare_is_deviation"`
+	Sessions    int             `json:"sessions"`
 	// the policy's slots, states and rules as given
-	Generalized string                           `json:"generalized"`
-	Slots       []automaton.SlotSpec             `json:"slots,omitempty"`
-	PolicyState map[string]automaton.StatePolicy `json:"policy_states,omitempty"`
-	Rules       []automaton.Rule                 `json:"rules,omitempty"`
+	Generalized string                       `json:"generalized"`
+	Slots       []guard.SlotSpec             `json:"slots,omitempty"`
+	PolicyState map[string]guard.StatePolicy `json:"policy_states,omitempty"`
+	Rules       []guard.Rule                 `json:"rules,omitempty"`
 }
 
 func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	m, p := s.guard.Model(), s.guard.Policy()
-	mode := automaton.ModeEnforce
+	mode := guard.ModeEnforce
 	if p.Monitor() {
-		mode = automaton.ModeMonitor
+		mode = guard.ModeMonitor
 	}
-	var wd *automaton.Watchdog
+	var wd *guard.Watchdog
 	if p.Watchdog != nil {
-		wd = &automaton.Watchdog{MaxTurns: p.Watchdog.MaxTurns, Fallback: s.guard.Fallback()}
+		wd = &guard.Watchdog{MaxTurns: p.Watchdog.MaxTurns, Fallback: s.guard.Fallback()}
 	}
 	s.writeJSON(w, http.StatusOK, modelAnswer{
 		ModelInfo:   s.info.Load(),
@@ -588,7 +589,7 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 		Watchdog:    wd,
 		RareIsDev:   p.RareIsDeviation,
 		Sessions:    s.guard.Len(),
-		Generalized: cmp.Or(p.Generalized, automaton.GeneralizedAllow),
+		Generalized: cmp.Or(p.Generalized, guard.GeneralizedAllow),
 		Slots:       p.Slots,
 		PolicyState: p.States,
 		Rules:       p.Transitions,
@@ -599,7 +600,7 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 var errNoLoad = errors.New("no Config.Load to read the model again")
 
 // Reload reads the model and policy again with Config.Load and puts them
-// in force, keeping the live sessions (see automaton.Guard.Reload). On an
+// in force, keeping the live sessions (see guard.Guard.Reload). On an
 // error the model in force stays, and the error says which it is.
 // Reloads are serialised.
 func (s *Server) Reload() (ReloadResult, error) {
@@ -696,14 +697,14 @@ func (s *Server) error(w http.ResponseWriter, code int, msg string) {
 // policyPath ("": none) and checks that the policy fits the model, as
 // fsmine serve does at start and on reload; errors name the file (and, for
 // the policy, the JSON path of the problem). It suits Config.Load.
-func LoadFiles(modelPath, policyPath string) (*automaton.Model, *automaton.Policy, error) {
+func LoadFiles(modelPath, policyPath string) (*automaton.Model, *guard.Policy, error) {
 	m, err := automaton.Load(modelPath)
 	if err != nil {
 		return nil, nil, err
 	}
-	var p *automaton.Policy
+	var p *guard.Policy
 	if policyPath != "" {
-		if p, err = automaton.LoadPolicy(policyPath); err != nil {
+		if p, err = guard.LoadPolicy(policyPath); err != nil {
 			return nil, nil, err
 		}
 		if err := p.Check(m); err != nil {

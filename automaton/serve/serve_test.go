@@ -13,12 +13,13 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/guard"
 	"github.com/fsmine/fsmine/automaton/serve/servetest"
 )
 
 const (
-	fixtureModel  = "../testdata/guard/returns.json"
-	fixturePolicy = "../testdata/guard/returns.policy.json"
+	fixtureModel  = "../guard/testdata/returns.json"
+	fixturePolicy = "../guard/testdata/returns.policy.json"
 )
 
 type testServer struct {
@@ -56,7 +57,7 @@ func startTestServer(t *testing.T, modelPath, policyPath string, cfg Config) *te
 	}
 	buf := &servetest.Buffer{}
 	cfg.ModelPath = modelPath
-	cfg.Load = func() (*automaton.Model, *automaton.Policy, error) { return LoadFiles(modelPath, policyPath) }
+	cfg.Load = func() (*automaton.Model, *guard.Policy, error) { return LoadFiles(modelPath, policyPath) }
 	cfg.Log = buf
 	s, err := New(m, p, cfg)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"unsafe"
 )
 
-const slotsModel = "../testdata/guard/slots.json"
+const slotsModel = "../guard/testdata/slots.json"
 
 const slotsServePolicy = `{
   "slots": [{"name": "amount", "pattern": "^[0-9]+$"}],

@@ -14,6 +14,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/guard"
 )
 
 // The step route is the service's hot path: an agent waits on it before
@@ -62,7 +63,7 @@ func readStepBody(r io.Reader, b []byte) ([]byte, error) {
 // reading a step allocates no string for them.
 type names map[string]string
 
-func newNames(m *automaton.Model, p *automaton.Policy) names {
+func newNames(m *automaton.Model, p *guard.Policy) names {
 	n := make(names, 2*len(m.States)+len(m.Transitions))
 	for _, s := range m.States {
 		n[s.ID], n[s.Label] = s.ID, s.Label
@@ -84,10 +85,10 @@ func newNames(m *automaton.Model, p *automaton.Policy) names {
 }
 
 // slotBuffers hold a step's slots.
-var slotBuffers = sync.Pool{New: func() any { s := make([]automaton.Slot, 0, 8); return &s }}
+var slotBuffers = sync.Pool{New: func() any { s := make([]guard.Slot, 0, 8); return &s }}
 
 // putSlots returns a slots buffer to its pool, without the strings it held.
-func putSlots(b *[]automaton.Slot) {
+func putSlots(b *[]guard.Slot) {
 	clear(*b)
 	*b = (*b)[:0]
 	slotBuffers.Put(b)
@@ -97,7 +98,7 @@ func putSlots(b *[]automaton.Slot) {
 // strings returned do not share body's memory), else by decodeStep,
 // decodeSlots and decodeCall. slots, appended to buf, are sorted by name;
 // call is nil unless the body has "args" or "seen".
-func readStep(body []byte, n names, buf []automaton.Slot) (event, next string, slots []automaton.Slot, call *automaton.Call, fast bool, err error) {
+func readStep(body []byte, n names, buf []guard.Slot) (event, next string, slots []guard.Slot, call *guard.Call, fast bool, err error) {
 	if event, next, slots, ok := parseStep(body, n, buf); ok {
 		return event, next, slots, nil, true, nil
 	}
@@ -127,11 +128,11 @@ type stepRequest struct {
 // the session since the last step: an object from the label of the step
 // that brought it to a string), for the model's argument rules; nil when
 // the body has neither.
-func decodeCall(args, seen json.RawMessage) (*automaton.Call, error) {
+func decodeCall(args, seen json.RawMessage) (*guard.Call, error) {
 	if args == nil && seen == nil {
 		return nil, nil
 	}
-	call := &automaton.Call{}
+	call := &guard.Call{}
 	if args != nil {
 		if k := bytes.TrimSpace(args); len(k) > 0 && k[0] != '{' && string(k) != "null" {
 			return nil, errors.New(`bad step body: "args" is not an object: want the call's arguments, {"name": value, ...}`)
@@ -147,7 +148,7 @@ func decodeCall(args, seen json.RawMessage) (*automaton.Call, error) {
 			return nil, errors.New(`bad step body: "seen" is not an object of strings: want {"label of the step that brought it": "text", ...}`)
 		}
 		for label, text := range texts {
-			call.Seen = append(call.Seen, automaton.SeenText{Label: label, Text: text})
+			call.Seen = append(call.Seen, guard.SeenText{Label: label, Text: text})
 		}
 		sort.Slice(call.Seen, func(i, j int) bool { return call.Seen[i].Label < call.Seen[j].Label })
 	}
@@ -192,7 +193,7 @@ func decodeStep(body []byte) (stepRequest, error) {
 
 // decodeSlots reads a step's "slots": absent, or an object whose values are
 // strings, numbers or bools, each name once. Errors name the slot.
-func decodeSlots(raw json.RawMessage, buf []automaton.Slot) ([]automaton.Slot, error) {
+func decodeSlots(raw json.RawMessage, buf []guard.Slot) ([]guard.Slot, error) {
 	if raw == nil {
 		return buf, nil
 	}
@@ -213,7 +214,7 @@ func decodeSlots(raw json.RawMessage, buf []automaton.Slot) ([]automaton.Slot, e
 		// the session keeps slots: clone them, lest they pin the body
 		name, _ := tok.(string)
 		name = strings.Clone(name)
-		sl := automaton.Slot{Name: name}
+		sl := guard.Slot{Name: name}
 		path := "slots[" + strconv.Quote(name) + "]"
 		for _, prev := range buf {
 			if prev.Name == name {
@@ -227,9 +228,9 @@ func decodeSlots(raw json.RawMessage, buf []automaton.Slot) ([]automaton.Slot, e
 		case string:
 			sl.Value = strings.Clone(v)
 		case json.Number:
-			sl.Value, sl.Kind = strings.Clone(v.String()), automaton.SlotNumber
+			sl.Value, sl.Kind = strings.Clone(v.String()), guard.SlotNumber
 		case bool:
-			sl.Value, sl.Kind = strconv.FormatBool(v), automaton.SlotBool
+			sl.Value, sl.Kind = strconv.FormatBool(v), guard.SlotBool
 		default:
 			return buf, fmt.Errorf("bad step body: %s is %s; want a string, number or bool", path, tokenType(tok))
 		}
@@ -261,7 +262,7 @@ func tokenType(tok json.Token) string {
 
 // sortSlots sorts a step's few slots by name, in place (insertion sort: no
 // allocation).
-func sortSlots(s []automaton.Slot) {
+func sortSlots(s []guard.Slot) {
 	for i := 1; i < len(s); i++ {
 		for j := i; j > 0 && s[j].Name < s[j-1].Name; j-- {
 			s[j], s[j-1] = s[j-1], s[j]
@@ -271,7 +272,7 @@ func sortSlots(s []automaton.Slot) {
 
 // stepSlotError words the guard's refusal of a step's slots.
 func stepSlotError(err error) string {
-	var se *automaton.SlotError
+	var se *guard.SlotError
 	if errors.As(err, &se) {
 		return fmt.Sprintf("bad step body: slots[%s]: %v", strconv.Quote(se.Name), se.Err)
 	}
@@ -294,10 +295,10 @@ func (n names) get(b []byte) string {
 // another or a repeated key, a key in other case, a missing or empty
 // "next", anything after the object, a slot value of another type. For
 // every body it accepts, it returns what readStep's slow path does.
-func parseStep(body []byte, n names, buf []automaton.Slot) (event, next string, slots []automaton.Slot, ok bool) {
+func parseStep(body []byte, n names, buf []guard.Slot) (event, next string, slots []guard.Slot, ok bool) {
 	sc := stepScanner{body: body}
 	slots = buf
-	fail := func() (string, string, []automaton.Slot, bool) { return "", "", buf[:0], false }
+	fail := func() (string, string, []guard.Slot, bool) { return "", "", buf[:0], false }
 	if !sc.expect('{') {
 		return fail()
 	}
@@ -434,7 +435,7 @@ func (sc *stepScanner) word(w string) bool {
 
 // slotObject reads the "slots" object, appending to slots; a slot named
 // twice fails.
-func (sc *stepScanner) slotObject(n names, slots []automaton.Slot) ([]automaton.Slot, bool) {
+func (sc *stepScanner) slotObject(n names, slots []guard.Slot) ([]guard.Slot, bool) {
 	if !sc.expect('{') {
 		return slots, false
 	}
@@ -453,7 +454,7 @@ func (sc *stepScanner) slotObject(n names, slots []automaton.Slot) ([]automaton.
 				return slots, false
 			}
 		}
-		sl := automaton.Slot{Name: name}
+		sl := guard.Slot{Name: name}
 		sc.space()
 		switch {
 		case sc.i < len(sc.body) && sc.body[sc.i] == '"':
@@ -463,15 +464,15 @@ func (sc *stepScanner) slotObject(n names, slots []automaton.Slot) ([]automaton.
 			}
 			sl.Value = string(val)
 		case sc.word("true"):
-			sl.Value, sl.Kind = "true", automaton.SlotBool
+			sl.Value, sl.Kind = "true", guard.SlotBool
 		case sc.word("false"):
-			sl.Value, sl.Kind = "false", automaton.SlotBool
+			sl.Value, sl.Kind = "false", guard.SlotBool
 		default:
 			val, good := sc.number()
 			if !good {
 				return slots, false
 			}
-			sl.Value, sl.Kind = string(val), automaton.SlotNumber
+			sl.Value, sl.Kind = string(val), guard.SlotNumber
 		}
 		slots = append(slots, sl)
 		if sc.expect('}') {
@@ -485,7 +486,7 @@ func (sc *stepScanner) slotObject(n names, slots []automaton.Slot) ([]automaton.
 
 // appendDecision appends d as JSON, byte for byte as json.Marshal writes it
 // (TestAppendDecision holds the two equal).
-func appendDecision(b []byte, d *automaton.Decision) []byte {
+func appendDecision(b []byte, d *guard.Decision) []byte {
 	b = append(b, `{"session_id":`...)
 	b = appendAnswerString(b, d.Session)
 	b = append(b, `,"step":`...)

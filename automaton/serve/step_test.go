@@ -10,32 +10,33 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/guard"
 )
 
 func TestAppendDecision(t *testing.T) {
-	moves := []automaton.MoveOption{
+	moves := []guard.MoveOption{
 		{Event: "ok", To: "s3", Label: "get_order_details", Prob: 0.75},
 		{Event: "error", To: "s4", Label: "transfer_to_human_agents", Prob: 0.25, Rare: true},
 	}
 	tests := []struct {
 		name string
-		d    automaton.Decision
+		d    guard.Decision
 	}{
-		{"allowed", automaton.Decision{Session: "s1", Step: 3, Allowed: true, State: "s3", Label: "get_order_details", Prob: 0.5, NextMoves: moves}},
-		{"no moves", automaton.Decision{Session: "s1", State: "__end__", Label: "__end__", NextMoves: []automaton.MoveOption{}}},
-		{"nil moves", automaton.Decision{Session: "s1"}},
-		{"denied with fallback", automaton.Decision{Session: "s2", Step: 12, Reason: automaton.ReasonWatchdog, State: "s9", Label: "escalate", Rare: true, Prob: 1,
-			Fallback: &automaton.Fallback{Event: "timeout", To: "s9", Label: "escalate"}}},
-		{"fallback without label", automaton.Decision{Fallback: &automaton.Fallback{To: "s9"}}},
-		{"strings to escape", automaton.Decision{Session: "a\"b\\c\n\t\x01\b\f<x>&y\u2028é\xff", State: "<&>", Label: "Q&A",
-			NextMoves: []automaton.MoveOption{{Event: "a&b", To: "<s>", Label: "\x7f"}}}},
-		{"slots and instructions", automaton.Decision{Session: "s3", Reason: automaton.ReasonMissingSlot, MissingSlots: []string{"order_id", "a<b"}, InvalidSlots: []string{"reason"},
+		{"allowed", guard.Decision{Session: "s1", Step: 3, Allowed: true, State: "s3", Label: "get_order_details", Prob: 0.5, NextMoves: moves}},
+		{"no moves", guard.Decision{Session: "s1", State: "__end__", Label: "__end__", NextMoves: []guard.MoveOption{}}},
+		{"nil moves", guard.Decision{Session: "s1"}},
+		{"denied with fallback", guard.Decision{Session: "s2", Step: 12, Reason: guard.ReasonWatchdog, State: "s9", Label: "escalate", Rare: true, Prob: 1,
+			Fallback: &guard.Fallback{Event: "timeout", To: "s9", Label: "escalate"}}},
+		{"fallback without label", guard.Decision{Fallback: &guard.Fallback{To: "s9"}}},
+		{"strings to escape", guard.Decision{Session: "a\"b\\c\n\t\x01\b\f<x>&y\u2028é\xff", State: "<&>", Label: "Q&A",
+			NextMoves: []guard.MoveOption{{Event: "a&b", To: "<s>", Label: "\x7f"}}}},
+		{"slots and instructions", guard.Decision{Session: "s3", Reason: guard.ReasonMissingSlot, MissingSlots: []string{"order_id", "a<b"}, InvalidSlots: []string{"reason"},
 			Condition: `transitions[0].when[1]: slot "x" matches "^a&b$"`, Generalized: true, Instructions: "Confirm the return.\n<b>now</b>",
-			NextMoves: []automaton.MoveOption{{Event: "ok", To: "s4", Generalized: true}}}},
-		{"conditioned", automaton.Decision{Session: "s4", Map: "by:task <1>&\u00e9", NextMoves: []automaton.MoveOption{}}},
-		{"an argument", automaton.Decision{Session: "s4", Reason: automaton.KindValueWithoutSource, Generalized: true, Instructions: "x",
+			NextMoves: []guard.MoveOption{{Event: "ok", To: "s4", Generalized: true}}}},
+		{"conditioned", guard.Decision{Session: "s4", Map: "by:task <1>&\u00e9", NextMoves: []guard.MoveOption{}}},
+		{"an argument", guard.Decision{Session: "s4", Reason: automaton.KindValueWithoutSource, Generalized: true, Instructions: "x",
 			Arg: &automaton.ArgDeviation{Kind: automaton.KindValueWithoutSource, Tool: "send<", Arg: "to\n"}}},
-		{"floats", automaton.Decision{Prob: 1e-7, NextMoves: []automaton.MoveOption{
+		{"floats", guard.Decision{Prob: 1e-7, NextMoves: []guard.MoveOption{
 			{Prob: 0.1}, {Prob: 1.0 / 3}, {Prob: 1e21}, {Prob: 123456789.125}, {Prob: -0.000001}, {Prob: math.SmallestNonzeroFloat64}}}},
 	}
 	for _, tt := range tests {
@@ -134,7 +135,7 @@ func TestParseStep(t *testing.T) {
 func TestParseStepInterns(t *testing.T) {
 	n := names{"get_order_details": "get_order_details", "ok": "ok", "gift": "gift"}
 	body := []byte(`{"event":"ok","next":"get_order_details","slots":{"gift":true}}`)
-	buf := make([]automaton.Slot, 0, 4)
+	buf := make([]guard.Slot, 0, 4)
 	allocs := testing.AllocsPerRun(100, func() { parseStep(body, n, buf) })
 	if allocs != 0 {
 		t.Errorf("parseStep of known names: %v allocations, want 0", allocs)

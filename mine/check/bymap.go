@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 )
 
 // MapCount is how many sessions one map of a conditioned model judged, and
@@ -19,8 +20,8 @@ type MapCount struct {
 type byMaps struct {
 	m        *automaton.Model
 	values   map[string]string
-	opt      automaton.CheckOptions
-	checkers map[*automaton.Model]*automaton.Checker
+	opt      conform.Options
+	checkers map[*automaton.Model]*conform.Checker
 }
 
 // ConditionOn has the collector judge each session of a conditioned model
@@ -30,15 +31,15 @@ type byMaps struct {
 // collector's own checker, which must be m's. Each verdict then names its
 // map and the summary counts the sessions of each (Summary.Maps). A model
 // that is not conditioned leaves the collector as it is.
-func (r *Collector) ConditionOn(m *automaton.Model, values map[string]string, opt automaton.CheckOptions) {
+func (r *Collector) ConditionOn(m *automaton.Model, values map[string]string, opt conform.Options) {
 	if m.By == nil {
 		return
 	}
-	r.by = &byMaps{m: m, values: values, opt: opt, checkers: map[*automaton.Model]*automaton.Checker{m: r.c}}
+	r.by = &byMaps{m: m, values: values, opt: opt, checkers: map[*automaton.Model]*conform.Checker{m: r.c}}
 }
 
 // checker returns the checker of session id and the name of its map.
-func (b *byMaps) checker(id string) (*automaton.Checker, string) {
+func (b *byMaps) checker(id string) (*conform.Checker, string) {
 	v, ok := b.values[id]
 	if !ok {
 		return b.checkers[b.m], automaton.SharedMap
@@ -46,7 +47,7 @@ func (b *byMaps) checker(id string) (*automaton.Checker, string) {
 	sm := b.m.For(v)
 	c := b.checkers[sm]
 	if c == nil {
-		c = automaton.NewChecker(sm, b.opt)
+		c = conform.New(sm, b.opt)
 		b.checkers[sm] = c
 	}
 	return c, b.m.MapName(v)

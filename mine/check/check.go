@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
 )
@@ -44,7 +45,7 @@ type Verdict struct {
 	Map string `json:"map,omitempty"`
 }
 
-// Risk is a session's surprisal under the model (see automaton.Risk), in
+// Risk is a session's surprisal under the model (see conform.Risk), in
 // bits rounded to 6 decimals: Total over its moves, PerStep the mean per
 // move, and Top the most surprising move (every session has one: the move
 // into __end__ at least).
@@ -165,9 +166,9 @@ func (s *Summary) SetMinFit(minFit float64) {
 }
 
 // Kinds lists the deviation kinds in the order reports show them.
-var Kinds = []string{automaton.KindUnknownState, automaton.KindIllegalTransition, automaton.KindLoopCap, automaton.KindIncomplete,
-	automaton.KindRepeatCap, automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth,
-	automaton.KindRerun, automaton.KindRare, automaton.KindGeneralized}
+var Kinds = []string{conform.KindUnknownState, conform.KindIllegalTransition, conform.KindLoopCap, conform.KindIncomplete,
+	conform.KindRepeatCap, automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth,
+	automaton.KindRerun, conform.KindRare, conform.KindGeneralized}
 
 // kindsAlways are the kinds every report lists, with 0 when none; the
 // others only when some session deviates so.
@@ -190,7 +191,7 @@ type Options struct {
 // Log checks every session of lg with c and sums them up in session id
 // order. It calls emit (when not nil) with every session's verdict, in
 // that order, and stops at its first error.
-func Log(lg *mine.Log, c *automaton.Checker, opt Options, emit func(*Verdict) error) (*Summary, error) {
+func Log(lg *mine.Log, c *conform.Checker, opt Options, emit func(*Verdict) error) (*Summary, error) {
 	opt.Verdicts = opt.Verdicts || emit != nil
 	r := NewCollector(c, opt)
 	for si := range lg.Sessions {
@@ -204,7 +205,7 @@ func Log(lg *mine.Log, c *automaton.Checker, opt Options, emit func(*Verdict) er
 // so that a streaming read and one that holds every session give the same
 // report. It is not safe for concurrent use.
 type Collector struct {
-	c   *automaton.Checker
+	c   *conform.Checker
 	opt Options
 	// results are kept in blocks of resultBlock, so that a long read never
 	// copies them to grow; results joins them for Summary's sort.
@@ -238,7 +239,7 @@ type result struct {
 
 // risk is the report's form of a session's risk: v's, the session's moves
 // mvs.
-func risk(s *mine.Session, v *automaton.Verdict, mvs []automaton.Move) Risk {
+func risk(s *mine.Session, v *conform.Verdict, mvs []automaton.Move) Risk {
 	r := Risk{Total: mine.Round6(v.Risk.Bits)}
 	if v.Moves > 0 {
 		r.PerStep = mine.Round6(v.Risk.Bits / float64(v.Moves))
@@ -253,7 +254,7 @@ func risk(s *mine.Session, v *automaton.Verdict, mvs []automaton.Move) Risk {
 }
 
 // NewCollector returns a collector that checks sessions with c.
-func NewCollector(c *automaton.Checker, opt Options) *Collector {
+func NewCollector(c *conform.Checker, opt Options) *Collector {
 	return &Collector{c: c, opt: opt, top: topK{k: opt.Rank}}
 }
 
@@ -322,7 +323,7 @@ func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
 }
 
 // deviation is the report's form of v's deviation in session s.
-func deviation(lg *mine.Log, s *mine.Session, v *automaton.Verdict) *Deviation {
+func deviation(lg *mine.Log, s *mine.Session, v *conform.Verdict) *Deviation {
 	d := v.Deviation
 	rec := moveRecord(s, d.Move)
 	dev := &Deviation{
@@ -331,7 +332,7 @@ func deviation(lg *mine.Log, s *mine.Session, v *automaton.Verdict) *Deviation {
 		File: lg.Files[rec.File].Path, Line: int(rec.Line),
 		Cost: v.Cost, Fitness: mine.Round6(v.Fitness),
 	}
-	if d.Kind == automaton.KindLoopCap || d.Kind == automaton.KindRepeatCap {
+	if d.Kind == conform.KindLoopCap || d.Kind == conform.KindRepeatCap {
 		dev.Iterations, dev.Cap = d.Iterations, d.Cap
 	}
 	dev.Constraint = d.Constraint

@@ -11,6 +11,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/mine"
 )
 
@@ -52,7 +53,7 @@ func fixture(t testing.TB) (*automaton.Model, *mine.Log) {
 
 func TestLogVerdicts(t *testing.T) {
 	m, lg := fixture(t)
-	sum, err := Log(lg, automaton.NewChecker(m, automaton.CheckOptions{}), Options{Deviations: true}, nil)
+	sum, err := Log(lg, conform.New(m, conform.Options{}), Options{Deviations: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,15 +73,15 @@ func TestLogVerdicts(t *testing.T) {
 		// greet -ok-> refund: the event names the edge, so the alignment
 		// skips the log's move (ok, refund) and takes the model's two
 		// moves greet -ok-> lookup -found-> refund.
-		"b-skip": {automaton.KindIllegalTransition, "greet", "ok", "refund", 1, 5, 3, 3 + 4},
+		"b-skip": {conform.KindIllegalTransition, "greet", "ok", "refund", 1, 5, 3, 3 + 4},
 		// one log move for frobnicate.
-		"c-unknown": {automaton.KindUnknownState, "greet", "ok", "frobnicate", 1, 7, 1, 5 + 4},
+		"c-unknown": {conform.KindUnknownState, "greet", "ok", "frobnicate", 1, 7, 1, 5 + 4},
 		// the fourth lookup (step 4) is the third retry, one beyond the
 		// model's two; still a path of the model.
-		"d-retry": {automaton.KindLoopCap, "lookup", "not_found", "lookup", 4, 14, 0, 7 + 4},
+		"d-retry": {conform.KindLoopCap, "lookup", "not_found", "lookup", 4, 14, 0, 7 + 4},
 		// lookup never ends: skip the log's (found, __end__), take
 		// lookup -found-> refund -done-> __end__.
-		"e-trunc": {automaton.KindIncomplete, "lookup", "found", automaton.EndID, 1, 17, 3, 3 + 4},
+		"e-trunc": {conform.KindIncomplete, "lookup", "found", automaton.EndID, 1, 17, 3, 3 + 4},
 	}
 	if len(sum.Deviations) != len(wants) {
 		t.Fatalf("%d deviations, want %d", len(sum.Deviations), len(wants))
@@ -124,7 +125,7 @@ func TestLogVerdicts(t *testing.T) {
 // session id order.
 func TestCollectorOrder(t *testing.T) {
 	m, lg := fixture(t)
-	c := automaton.NewChecker(m, automaton.CheckOptions{})
+	c := conform.New(m, conform.Options{})
 	report := func(order []int, reset bool) (string, []string) {
 		r := NewCollector(c, Options{Deviations: true, Verdicts: true})
 		if reset {
@@ -162,7 +163,7 @@ func TestCollectorOrder(t *testing.T) {
 
 func TestCollectorDeviating(t *testing.T) {
 	m, lg := fixture(t)
-	r := NewCollector(automaton.NewChecker(m, automaton.CheckOptions{}), Options{})
+	r := NewCollector(conform.New(m, conform.Options{}), Options{})
 	for i := range lg.Sessions {
 		r.Add(lg, &lg.Sessions[i])
 	}
@@ -203,7 +204,7 @@ func TestSetMinFit(t *testing.T) {
 func TestSummaryJSON(t *testing.T) {
 	m, lg := fixture(t)
 	var lines []string
-	sum, err := Log(lg, automaton.NewChecker(m, automaton.CheckOptions{}), Options{Deviations: true}, func(v *Verdict) error {
+	sum, err := Log(lg, conform.New(m, conform.Options{}), Options{Deviations: true}, func(v *Verdict) error {
 		b, err := json.Marshal(v)
 		lines = append(lines, string(b))
 		return err
@@ -242,7 +243,7 @@ func TestSummaryJSON(t *testing.T) {
 // first, and that emit gets those alone, in that order.
 func TestRank(t *testing.T) {
 	m, lg := fixture(t)
-	c := automaton.NewChecker(m, automaton.CheckOptions{})
+	c := conform.New(m, conform.Options{})
 	all, err := Log(lg, c, Options{Verdicts: true}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -339,7 +340,7 @@ func TestEditDistance(t *testing.T) {
 // added after Deviating joined the blocks, are all summed.
 func TestCollectorBlocks(t *testing.T) {
 	m, lg := fixture(t)
-	r := NewCollector(automaton.NewChecker(m, automaton.CheckOptions{}), Options{})
+	r := NewCollector(conform.New(m, conform.Options{}), Options{})
 	n, fit := 2*resultBlock+3, 0
 	for i := range n {
 		s := &lg.Sessions[i%len(lg.Sessions)]

@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/mine/check"
 )
@@ -52,7 +52,7 @@ func ExampleLog() {
 		fmt.Println(err)
 		return
 	}
-	sum, err := check.Log(lg, automaton.NewChecker(m, automaton.CheckOptions{}), check.Options{Deviations: true}, nil)
+	sum, err := check.Log(lg, conform.New(m, conform.Options{}), check.Options{Deviations: true}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -111,7 +111,7 @@ func ExampleReplay() {
 		fmt.Println(err)
 		return
 	}
-	r := check.Replay(lg, check.FindSession(lg, "n2"), automaton.NewChecker(m, automaton.CheckOptions{}))
+	r := check.Replay(lg, check.FindSession(lg, "n2"), conform.New(m, conform.Options{}))
 	r.Model = check.ModelRef{Path: "model.json", Version: 4, Digest: "sha256:0123456789abcdef"}
 	if err := r.WriteText(os.Stdout); err != nil {
 		fmt.Println(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
 )
@@ -28,15 +29,15 @@ type ReplayReport struct {
 	// Explanation says in words what went wrong at the deviation.
 	Explanation string `json:"explanation,omitempty"`
 	// Expected are the model's moves out of the deviation's state.
-	Expected  []ReplayMove        `json:"expected"`
-	Records   int                 `json:"records"`
-	Cost      int                 `json:"cost"`
-	MaxCost   int                 `json:"max_cost"`
-	Fitness   float64             `json:"fitness"`
-	Bounded   bool                `json:"bounded"`
-	Rare      int                 `json:"rare"`
-	Steps     []ReplayStep        `json:"steps"`
-	Alignment []automaton.AlignOp `json:"alignment"`
+	Expected  []ReplayMove      `json:"expected"`
+	Records   int               `json:"records"`
+	Cost      int               `json:"cost"`
+	MaxCost   int               `json:"max_cost"`
+	Fitness   float64           `json:"fitness"`
+	Bounded   bool              `json:"bounded"`
+	Rare      int               `json:"rare"`
+	Steps     []ReplayStep      `json:"steps"`
+	Alignment []conform.AlignOp `json:"alignment"`
 	// Arg is the session's first call whose argument breaks one of the
 	// model's argument rules (see Args); nil for none, or a model without
 	// rules.
@@ -97,7 +98,7 @@ func FindSession(lg *mine.Log, id string) *mine.Session {
 
 // Replay walks session s of lg through c's model step by step, as fsmine
 // replay shows it, and aligns it. Model is left for the caller to name.
-func Replay(lg *mine.Log, s *mine.Session, c *automaton.Checker) *ReplayReport {
+func Replay(lg *mine.Log, s *mine.Session, c *conform.Checker) *ReplayReport {
 	m := c.Model()
 	moves := lg.Moves(s)
 	v := c.Check(moves)
@@ -108,7 +109,7 @@ func Replay(lg *mine.Log, s *mine.Session, c *automaton.Checker) *ReplayReport {
 		Alignment: al.Ops, Expected: []ReplayMove{}, deviationRow: -1, m: m,
 	}
 	if r.Alignment == nil {
-		r.Alignment = []automaton.AlignOp{}
+		r.Alignment = []conform.AlignOp{}
 	}
 	for _, st := range c.Replay(moves) {
 		rec := moveRecord(s, st.Move)
@@ -158,29 +159,29 @@ func (r *ReplayReport) move(t *automaton.Transition) *ReplayMove {
 }
 
 // explainDeviation says in words what the model has against the move.
-func explainDeviation(m *automaton.Model, d *automaton.Deviation) string {
+func explainDeviation(m *automaton.Model, d *conform.Deviation) string {
 	mv := text.Move(d.State, d.Event, d.Label)
 	switch d.Kind {
-	case automaton.KindUnknownState:
+	case conform.KindUnknownState:
 		return fmt.Sprintf("%q is no state of the model (%s)", d.Label, mv)
-	case automaton.KindIllegalTransition:
+	case conform.KindIllegalTransition:
 		return fmt.Sprintf("the model has no move %s; %s", mv, expectedWords(m, d.State))
-	case automaton.KindIncomplete:
+	case conform.KindIncomplete:
 		for _, t := range m.Out(d.State) {
 			if t.To == automaton.EndID {
 				return fmt.Sprintf("the session ends in %s with event %q; the model ends there only with other events; %s", d.State, d.Event, expectedWords(m, d.State))
 			}
 		}
 		return fmt.Sprintf("the session ends in %s; no session of the model ends there; %s", d.State, expectedWords(m, d.State))
-	case automaton.KindLoopCap:
+	case conform.KindLoopCap:
 		l := m.Loops[d.Loop]
 		return fmt.Sprintf("%s is iteration %d of loop {%s} in this stay; the model's cap is %d (max_iterations %d, p95 %d)",
 			mv, d.Iterations, strings.Join(l.States, ", "), d.Cap, l.MaxIterations, l.P95Iterations)
-	case automaton.KindGeneralized:
+	case conform.KindGeneralized:
 		if t := m.Next(d.State, automaton.Move{Event: d.Event, Label: d.Label}); t != nil {
 			return fmt.Sprintf("%s is a generalised transition (%s): no session the model was mined from took it", mv, t.Generalized)
 		}
-	case automaton.KindRepeatCap:
+	case conform.KindRepeatCap:
 		return fmt.Sprintf("%s is visit %d of %q in a row; no session the model was mined from made more than %d (max_run)",
 			mv, d.Iterations, d.Label, d.Cap)
 	case automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth, automaton.KindRerun:
@@ -194,7 +195,7 @@ func explainDeviation(m *automaton.Model, d *automaton.Deviation) string {
 			return fmt.Sprintf("%s enters %q, but %s; the model's constraint %q held in all %d sessions it applies to when the model was mined",
 				mv, d.Label, what, c.String(), c.Support)
 		}
-	case automaton.KindRare:
+	case conform.KindRare:
 		if t := m.Next(d.State, automaton.Move{Event: d.Event, Label: d.Label}); t != nil {
 			return fmt.Sprintf("%s is a rare transition: %d times, %s of %s's outflow", mv, t.Count, text.Percent(t.Prob), d.State)
 		}
@@ -262,7 +263,7 @@ func (r *ReplayReport) WriteText(w io.Writer) error {
 		}
 		next := s.Next
 		switch {
-		case s.Verdict == automaton.StepUnknown:
+		case s.Verdict == conform.StepUnknown:
 			next = s.Label + " (unknown)"
 		case next == "":
 			next = s.Label + "?"
@@ -290,7 +291,7 @@ func (r *ReplayReport) WriteText(w io.Writer) error {
 	shown := false // whether example sessions were listed
 	if d := r.Deviation; d != nil {
 		p("\n> step %d: %s\n", d.Step, r.Explanation)
-		if d.Kind == automaton.KindRare && r.deviationRow >= 0 && r.deviationRow < len(r.Steps) {
+		if d.Kind == conform.KindRare && r.deviationRow >= 0 && r.deviationRow < len(r.Steps) {
 			if t := r.Steps[r.deviationRow].Transition; t != nil && len(t.Examples) > 0 {
 				p("  sessions that took it when the model was mined: %s\n", examplesText(t.Examples))
 				shown = true
@@ -329,9 +330,9 @@ func (r *ReplayReport) WriteText(w io.Writer) error {
 		var parts []string
 		for _, op := range r.Alignment {
 			switch op.Op {
-			case automaton.OpLog:
+			case conform.OpLog:
 				parts = append(parts, fmt.Sprintf("skip the session's %s (%s)", r.stepName(op.Move), text.Arrow(op.Event, op.Label)))
-			case automaton.OpModel:
+			case conform.OpModel:
 				parts = append(parts, fmt.Sprintf("add the model's %s before the session's %s", text.Move(op.From, op.Event, op.To), r.stepName(op.Move)))
 			}
 		}
@@ -369,7 +370,7 @@ var cellEscaper = strings.NewReplacer("\n", `\n`, "\t", `\t`)
 // has: then the replay does not list the model's moves as expected ones.
 func pathKind(kind string) bool {
 	switch kind {
-	case automaton.KindLoopCap, automaton.KindRepeatCap, automaton.KindRare, automaton.KindGeneralized,
+	case conform.KindLoopCap, conform.KindRepeatCap, conform.KindRare, conform.KindGeneralized,
 		automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth, automaton.KindRerun:
 		return true
 	}

@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/mine"
 )
 
 func TestReplaySteps(t *testing.T) {
 	m, lg := fixture(t)
-	c := automaton.NewChecker(m, automaton.CheckOptions{})
+	c := conform.New(m, conform.Options{})
 	tests := []struct {
 		session  string
 		verdicts []string // per step: "state>next verdict"
@@ -82,7 +83,7 @@ func TestReplayDwell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Replay(lg, FindSession(lg, "s"), automaton.NewChecker(m, automaton.CheckOptions{}))
+	r := Replay(lg, FindSession(lg, "s"), conform.New(m, conform.Options{}))
 	var dwell []any
 	for _, s := range r.Steps {
 		if s.DwellMS == nil {
@@ -126,7 +127,7 @@ func TestReplayExamples(t *testing.T) {
 					m.Transitions[i].Examples = []string{"t1", "t\n2"}
 				}
 			}
-			r := Replay(lg, FindSession(lg, "b-skip"), automaton.NewChecker(m, automaton.CheckOptions{}))
+			r := Replay(lg, FindSession(lg, "b-skip"), conform.New(m, conform.Options{}))
 			if len(r.Expected) != 1 || !reflect.DeepEqual(r.Expected[0].Examples, tt.refs) {
 				t.Fatalf("expected %+v, want one move with examples %+v", r.Expected, tt.refs)
 			}

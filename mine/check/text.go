@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/internal/text"
 )
 
@@ -121,7 +122,7 @@ func (s *Summary) WriteText(w io.Writer, m *automaton.Model, list int) error {
 // placeText shows where a deviation happened.
 func placeText(kind, state, event, label string) string {
 	s := text.Move(state, event, label)
-	if kind == automaton.KindUnknownState {
+	if kind == conform.KindUnknownState {
 		s += "  (unknown)"
 	}
 	return s

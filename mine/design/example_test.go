@@ -15,7 +15,7 @@ import (
 // time: the designed moves are allowed, a move the designers did not draw
 // is denied with the moves the design allows. A design has no counts, so
 // every prob is 0 and every step costs the same surprise (3 bits; see
-// automaton.Risk).
+// conform.Risk).
 func Example() {
 	flow := `{"task": "book_ride", "graph": {
 	  "hello": "ask_name",

@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/mine"
 )
 
@@ -384,7 +385,7 @@ type test struct {
 	real     map[string]bool     // the log's sessions, by key
 	maxRun   map[string]int      // the longest run of each label in the log
 	events   map[string][]string // the events ending each label's visits in the log
-	truth    *automaton.Checker  // nil without a truth
+	truth    *conform.Checker    // nil without a truth
 	truthLbl map[triple]bool     // the truth's transitions as (label, event, label)
 }
 
@@ -421,10 +422,10 @@ func heldOut(lg *mine.Log, fold []int, folds int, truth *automaton.Model) []test
 		}
 		sort.Strings(events[l])
 	}
-	var tc *automaton.Checker
+	var tc *conform.Checker
 	var tl map[triple]bool
 	if truth != nil {
-		tc = automaton.NewChecker(truth, automaton.CheckOptions{})
+		tc = conform.New(truth, conform.Options{})
 		tl = labelTriples(truth)
 	}
 	tests := make([]test, folds)
@@ -600,15 +601,15 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 			}
 		}
 	}
-	checkers := map[*automaton.Model]*automaton.Checker{}
-	checkerOf := func(i int) *automaton.Checker {
+	checkers := map[*automaton.Model]*conform.Checker{}
+	checkerOf := func(i int) *conform.Checker {
 		sm := m
 		if s.By != "" {
 			sm = m.For(values[t.ids[i]])
 		}
 		c := checkers[sm]
 		if c == nil {
-			c = automaton.NewChecker(sm, automaton.CheckOptions{})
+			c = conform.New(sm, conform.Options{})
 			checkers[sm] = c
 		}
 		return c

@@ -1,7 +1,7 @@
 package eval
 
 // Outcome evaluation: how well a session's risk (its surprisal under a
-// model, see automaton.Risk) tells the sessions that failed from those that
+// model, see conform.Risk) tells the sessions that failed from those that
 // succeeded, on sessions the model was not mined from.
 //
 // The folds are Run's. For each fold, models are mined from the other
@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
 )
@@ -316,7 +317,7 @@ func scoreSamples(lg *mine.Log, train, test []*sample, bopt mine.Options) ([][]f
 		}
 		return out
 	}
-	build := func(keep map[int]bool) (*automaton.Checker, error) {
+	build := func(keep map[int]bool) (*conform.Checker, error) {
 		if len(keep) == 0 {
 			return nil, nil
 		}
@@ -326,7 +327,7 @@ func scoreSamples(lg *mine.Log, train, test []*sample, bopt mine.Options) ([][]f
 			return nil, err
 		}
 		// Only the risk is wanted: an alignment of one node is enough.
-		return automaton.NewChecker(m, automaton.CheckOptions{MaxAlignStates: 1}), nil
+		return conform.New(m, conform.Options{MaxAlignStates: 1}), nil
 	}
 	ok, err := build(in(func(s *sample) bool { return !s.failed }))
 	if err != nil {
@@ -341,7 +342,7 @@ func scoreSamples(lg *mine.Log, train, test []*sample, bopt mine.Options) ([][]f
 		return nil, err
 	}
 	nan := math.NaN()
-	bits := func(c *automaton.Checker, mvs []automaton.Move) float64 {
+	bits := func(c *conform.Checker, mvs []automaton.Move) float64 {
 		if c == nil {
 			return nan
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/mine/gen"
 )
@@ -68,8 +69,8 @@ func scoreTruth(t testing.TB, truth *automaton.Model, train, held *mine.Log, opt
 			}
 		}
 	}
-	c := automaton.NewChecker(m, automaton.CheckOptions{})
-	tc := automaton.NewChecker(truth, automaton.CheckOptions{})
+	c := conform.New(m, conform.Options{})
+	tc := conform.New(truth, conform.Options{})
 	events := map[string][]string{}
 	for _, s := range truth.States {
 		seen := map[string]bool{}

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/automaton/measure"
 	"github.com/fsmine/fsmine/mine"
 )
@@ -18,7 +19,7 @@ func MeasureLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures) *measure.M
 	states := map[string]*acc{}
 	edges := map[*automaton.Transition]*acc{}
 	out := &measure.Measures{Sessions: len(lg.Sessions)}
-	c := automaton.NewChecker(m, automaton.CheckOptions{})
+	c := conform.New(m, conform.Options{})
 	var buf []automaton.Move
 	for si := range lg.Sessions {
 		s := &lg.Sessions[si]

@@ -3,7 +3,7 @@
 // sessions through it end; the hottest back edges; loop iterations; and,
 // with logs, numeric record fields (tokens, latency, cost) per visit.
 // FromModel reads what the model alone says; FromLogs replays every
-// session of a log through the model, as automaton.Checker does, and
+// session of a log through the model, as conform.Checker does, and
 // counts. A Report is fsmine stats's JSON object, and WriteText its text.
 // The package never prints.
 package stats
@@ -13,6 +13,7 @@ import (
 	"sort"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
 )
@@ -222,7 +223,7 @@ func FromLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures, top int) *Rep
 		ms = &mine.Measures{}
 	}
 	r := &Report{m: m, From: "logs", Sessions: len(lg.Sessions), EndsFrom: "logs", EndsCoverage: 1}
-	c := automaton.NewChecker(m, automaton.CheckOptions{})
+	c := conform.New(m, conform.Options{})
 	idx := map[string]int{}
 	type acc struct {
 		visits, sessions, stamp int

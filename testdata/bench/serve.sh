@@ -26,8 +26,8 @@ cd cmd
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
 for i in $(seq "$runs"); do
-  "$dir/fsmine" serve --model "../automaton/testdata/guard/$model" \
-    --policy "../automaton/testdata/guard/$policy" --addr 127.0.0.1:8711 2>/dev/null &
+  "$dir/fsmine" serve --model "../automaton/guard/testdata/$model" \
+    --policy "../automaton/guard/testdata/$policy" --addr 127.0.0.1:8711 2>/dev/null &
   pid=$!
   sleep 1 # for the service to listen
   FSMINE_SERVE_URL=http://127.0.0.1:8711 GOMAXPROCS=$procs "$dir/cmd.test" -test.run '^$' \

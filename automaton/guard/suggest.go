@@ -1,4 +1,4 @@
-package automaton
+package guard
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/fsmine/fsmine/automaton"
 	"github.com/goccy/go-json"
 )
 
@@ -14,7 +15,7 @@ import (
 //
 //   - mode is monitor: a draft reports what it would deny before it denies
 //     anything.
-//   - states has an entry for every state but StartID and EndID, keyed by
+//   - states has an entry for every state but automaton.StartID and automaton.EndID, keyed by
 //     id, with empty instructions to fill in, and as required_slots the
 //     state's Fields (recorded by fsmine build --slots) named as SlotName
 //     names them, in that order, without patterns.
@@ -32,7 +33,7 @@ import (
 // Enforced with steps that carry their records' fields as slots, the draft
 // allows every session the model was mined from. It returns a new policy;
 // m must be valid.
-func SuggestPolicy(m *Model) *Policy {
+func SuggestPolicy(m *automaton.Model) *Policy {
 	p := &Policy{Mode: ModeMonitor, States: map[string]StatePolicy{}}
 	loopOf := map[string]int{}
 	for li, l := range m.Loops {
@@ -49,7 +50,7 @@ func SuggestPolicy(m *Model) *Policy {
 	sortCaps(p.LoopCaps)
 	maxTurns := 1
 	for _, s := range m.States {
-		if s.ID == StartID || s.ID == EndID {
+		if s.ID == automaton.StartID || s.ID == automaton.EndID {
 			continue
 		}
 		stay := 1

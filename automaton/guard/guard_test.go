@@ -1,4 +1,4 @@
-package automaton
+package guard
 
 import (
 	"bytes"
@@ -7,16 +7,18 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fsmine/fsmine/automaton"
 )
 
-// The fixture testdata/guard/returns.json is a hand-written returns flow:
+// The fixture testdata/returns.json is a hand-written returns flow:
 //
 //	__start__ -> greet(agent_msg) -agent-> find -ok-> order -ok-> return -ok-> confirm(agent_msg) -agent-> __end__
 //	order -ok-> order (back edge), return -error-> order (back edge): loop {order, return}, max_iterations 3
 //	find -error-> human, order -error-> human (both rare); human -ok-> __end__, human -retry-> find
-func loadGuardFixture(t testing.TB) *Model {
+func loadGuardFixture(t testing.TB) *automaton.Model {
 	t.Helper()
-	m, err := Load("testdata/guard/returns.json")
+	m, err := automaton.Load("testdata/returns.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +190,7 @@ func TestGuardStep(t *testing.T) {
 			if tt.policy != "" {
 				p = guardPolicy(t, tt.policy)
 			}
-			g, err := NewGuard(loadGuardFixture(t), p, GuardOptions{})
+			g, err := New(loadGuardFixture(t), p, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +207,7 @@ func TestGuardStep(t *testing.T) {
 
 func TestGuardDecisionDetails(t *testing.T) {
 	p := guardPolicy(t, `{"watchdog":{"max_turns":2,"fallback":{"event":"escalate","to":"human"}}}`)
-	g, err := NewGuard(loadGuardFixture(t), p, GuardOptions{})
+	g, err := New(loadGuardFixture(t), p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +253,7 @@ func fmtMoves(ms []MoveOption) string {
 
 func TestGuardCapsListed(t *testing.T) {
 	p := guardPolicy(t, `{"loop_caps":[{"from":"order","event":"ok","to":"order","max":5},{"from":"order","event":"ok","to":"return","max":2}]}`)
-	g, err := NewGuard(loadGuardFixture(t), p, GuardOptions{})
+	g, err := New(loadGuardFixture(t), p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +289,7 @@ func TestPolicyErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := ReadPolicy(strings.NewReader(tt.policy))
 			if err == nil {
-				_, err = NewGuard(m, p, GuardOptions{})
+				_, err = New(m, p, Options{})
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error = %v, want %q", err, tt.want)
@@ -297,21 +299,21 @@ func TestPolicyErrors(t *testing.T) {
 }
 
 func TestPolicyFixture(t *testing.T) {
-	p, err := LoadPolicy("testdata/guard/returns.policy.json")
+	p, err := LoadPolicy("testdata/returns.policy.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Check(loadGuardFixture(t)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadPolicy("testdata/guard/missing.json"); err == nil {
+	if _, err := LoadPolicy("testdata/missing.json"); err == nil {
 		t.Error("LoadPolicy of a missing file succeeded")
 	}
 }
 
 func TestGuardTTL(t *testing.T) {
 	clk := newGuardClock()
-	g, err := NewGuard(loadGuardFixture(t), nil, GuardOptions{TTL: time.Minute, Now: clk.Now})
+	g, err := New(loadGuardFixture(t), nil, Options{TTL: time.Minute, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +340,7 @@ func TestGuardTTL(t *testing.T) {
 		t.Errorf("Len() = %d after the sweep, want 0", g.Len())
 	}
 	// an expired session starts afresh
-	if d := g.Step("a", "ok", "get_order_details"); d.Allowed || d.Step != 0 || d.State != StartID {
+	if d := g.Step("a", "ok", "get_order_details"); d.Allowed || d.Step != 0 || d.State != automaton.StartID {
 		t.Errorf("step of an expired session = %+v, want a denied first step", d)
 	}
 	if st := g.Stats(); st.Expired != 2 || st.Created != 3 || st.Live != 1 {
@@ -348,7 +350,7 @@ func TestGuardTTL(t *testing.T) {
 
 func TestGuardCapacity(t *testing.T) {
 	t.Run("least recently used goes", func(t *testing.T) {
-		g, err := NewGuard(loadGuardFixture(t), nil, GuardOptions{MaxSessions: 2, Shards: 1})
+		g, err := New(loadGuardFixture(t), nil, Options{MaxSessions: 2, Shards: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -366,7 +368,7 @@ func TestGuardCapacity(t *testing.T) {
 		}
 	})
 	t.Run("bound holds over shards", func(t *testing.T) {
-		g, err := NewGuard(loadGuardFixture(t), nil, GuardOptions{MaxSessions: 10, Shards: 4})
+		g, err := New(loadGuardFixture(t), nil, Options{MaxSessions: 10, Shards: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -383,7 +385,7 @@ func TestGuardCapacity(t *testing.T) {
 }
 
 func TestGuardHistory(t *testing.T) {
-	g, err := NewGuard(loadGuardFixture(t), nil, GuardOptions{History: 3})
+	g, err := New(loadGuardFixture(t), nil, Options{History: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,13 +412,13 @@ func TestGuardHistory(t *testing.T) {
 }
 
 // reshapedModel returns a copy of m changed by edit and re-validated.
-func reshapedModel(t *testing.T, m *Model, edit func(*Model)) *Model {
+func reshapedModel(t *testing.T, m *automaton.Model, edit func(*automaton.Model)) *automaton.Model {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := m.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Read(&buf)
+	c, err := automaton.Read(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +432,7 @@ func reshapedModel(t *testing.T, m *Model, edit func(*Model)) *Model {
 
 func TestGuardReload(t *testing.T) {
 	m1 := loadGuardFixture(t)
-	g, err := NewGuard(m1, nil, GuardOptions{})
+	g, err := New(m1, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,9 +450,9 @@ func TestGuardReload(t *testing.T) {
 	walk("gone", append(toOrder, [2]string{"error", "transfer_to_human_agents"})...)
 
 	// version 2 renames state "return" (same label) and drops "human"
-	m2 := reshapedModel(t, m1, func(m *Model) {
+	m2 := reshapedModel(t, m1, func(m *automaton.Model) {
 		m.Version = 2
-		var states []State
+		var states []automaton.State
 		for _, s := range m.States {
 			switch s.ID {
 			case "human":
@@ -461,7 +463,7 @@ func TestGuardReload(t *testing.T) {
 			states = append(states, s)
 		}
 		m.States = states
-		var ts []Transition
+		var ts []automaton.Transition
 		for _, tr := range m.Transitions {
 			if tr.From == "human" || tr.To == "human" {
 				continue
@@ -533,7 +535,7 @@ func TestGuardReload(t *testing.T) {
 // model is reloaded and idle sessions are swept; run it with -race.
 func TestGuardConcurrent(t *testing.T) {
 	m1 := loadGuardFixture(t)
-	m2 := reshapedModel(t, m1, func(m *Model) { m.Version = 2 })
+	m2 := reshapedModel(t, m1, func(m *automaton.Model) { m.Version = 2 })
 	clk := newGuardClock()
 	// OnDecision must see each session's decisions in step order
 	var (
@@ -553,7 +555,7 @@ func TestGuardConcurrent(t *testing.T) {
 		}
 		lastStep[d.Session] = d.Step
 	}
-	g, err := NewGuard(m1, guardPolicy(t, `{"watchdog":{"max_turns":10,"fallback":{"to":"human"}}}`), GuardOptions{TTL: time.Hour, Now: clk.Now, MaxSessions: 100000, OnDecision: observe})
+	g, err := New(m1, guardPolicy(t, `{"watchdog":{"max_turns":10,"fallback":{"to":"human"}}}`), Options{TTL: time.Hour, Now: clk.Now, MaxSessions: 100000, OnDecision: observe})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -630,10 +632,10 @@ func TestGuardConcurrent(t *testing.T) {
 	}
 }
 
-func TestNewGuardErrors(t *testing.T) {
+func TestNewErrors(t *testing.T) {
 	m := loadGuardFixture(t)
-	if _, err := NewGuard(nil, nil, GuardOptions{}); err == nil {
-		t.Error("NewGuard(nil) succeeded")
+	if _, err := New(nil, nil, Options{}); err == nil {
+		t.Error("New(nil) succeeded")
 	}
 	// Validate refuses the model too (every reader of a model does), so
 	// edit a copy without it.
@@ -641,12 +643,12 @@ func TestNewGuardErrors(t *testing.T) {
 	if err := m.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	bad, err := Read(&buf)
+	bad, err := automaton.Read(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad.Loops[0].BackEdges = append(bad.Loops[0].BackEdges, EdgeRef{From: "find", Event: "ok", To: "order"})
-	if _, err := NewGuard(bad, nil, GuardOptions{}); err == nil || !strings.Contains(err.Error(), "back edge find -[ok]-> order leaves the loop") {
-		t.Errorf("NewGuard with a back edge outside its loop: err = %v", err)
+	bad.Loops[0].BackEdges = append(bad.Loops[0].BackEdges, automaton.EdgeRef{From: "find", Event: "ok", To: "order"})
+	if _, err := New(bad, nil, Options{}); err == nil || !strings.Contains(err.Error(), "back edge find -[ok]-> order leaves the loop") {
+		t.Errorf("New with a back edge outside its loop: err = %v", err)
 	}
 }

@@ -1,4 +1,10 @@
-package automaton
+// Package guard enforces a model (automaton.Model) at run time: a Guard
+// judges each step an agent proposes, over many concurrent sessions, by the
+// model's transitions, loop caps and constraints and by a Policy (slots,
+// rules on moves, a watchdog), and answers with a Decision. Policy files are
+// read, checked against a model and drafted (SuggestPolicy) here too. It
+// never prints; the HTTP service over a Guard is automaton/serve.
+package guard
 
 import (
 	"errors"
@@ -10,6 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/internal/risk"
+	"github.com/fsmine/fsmine/automaton/internal/rules"
 	"github.com/goccy/go-json"
 )
 
@@ -28,17 +37,17 @@ const (
 	ReasonCondition    = "condition_failed"       // a condition of the policy's rule on the transition does not hold
 	// The step breaks one of the model's constraints (Decision.Constraint
 	// names it): the reasons are the deviation kinds.
-	ReasonMissingPrerequisite = KindMissingPrerequisite
-	ReasonOnceOnly            = KindOnceOnly
-	ReasonRerun               = KindRerun
-	ReasonNotBoth             = KindNotBoth
+	ReasonMissingPrerequisite = automaton.KindMissingPrerequisite
+	ReasonOnceOnly            = automaton.KindOnceOnly
+	ReasonRerun               = automaton.KindRerun
+	ReasonNotBoth             = automaton.KindNotBoth
 )
 
 // Reasons lists every reason a Decision can carry, ReasonNone first.
 var Reasons = []string{ReasonNone, ReasonIllegal, ReasonUnknownState, ReasonLoopCap, ReasonRare, ReasonWatchdog,
 	ReasonGeneralized, ReasonMissingSlot, ReasonInvalidSlot, ReasonCondition,
 	ReasonMissingPrerequisite, ReasonOnceOnly, ReasonNotBoth, ReasonRerun,
-	KindUnseenValue, KindValueWithoutSource}
+	automaton.KindUnseenValue, automaton.KindValueWithoutSource}
 
 // SlotKind is the JSON type of a slot's value.
 type SlotKind uint8
@@ -126,25 +135,26 @@ type Decision struct {
 	Generalized bool `json:"generalized,omitempty"`
 	// Constraint is the model's constraint the step breaks when Reason is
 	// one of the constraint reasons.
-	Constraint *Constraint `json:"constraint,omitempty"`
+	Constraint *automaton.Constraint `json:"constraint,omitempty"`
 	// Arg names the call's tool and argument when Reason is
-	// KindUnseenValue or KindValueWithoutSource (see Guard.StepCall).
-	Arg *ArgDeviation `json:"arg,omitempty"`
+	// automaton.KindUnseenValue or automaton.KindValueWithoutSource (see
+	// Guard.StepCall).
+	Arg *automaton.ArgDeviation `json:"arg,omitempty"`
 	// Instructions are the policy's instructions for State.
 	Instructions string `json:"instructions,omitempty"`
 	// Surprise is the proposed step's surprisal under the model in bits,
 	// and Risk the session's running total (both rounded to 6 decimals), this step included: the sum
-	// of the surprisal of every step proposed, allowed or not (see Risk;
+	// of the surprisal of every step proposed, allowed or not (see conform.Risk;
 	// a step out of a state that the session entered by the watchdog's
 	// fallback or stayed in after a denial is costed from that state). A
 	// runtime can escalate a session whose Risk climbs early.
 	Surprise float64 `json:"surprise"`
 	Risk     float64 `json:"risk"`
-	// Map names the map of a conditioned model (see By) that judged the
-	// session: "by:" and its value, or SharedMap; empty for a model that
+	// Map names the map of a conditioned model (see automaton.By) that judged the
+	// session: "by:" and its value, or automaton.SharedMap; empty for a model that
 	// is not conditioned.
 	Map string `json:"map,omitempty"`
-	// Time is when the guard decided, by GuardOptions.Now.
+	// Time is when the guard decided, by Options.Now.
 	Time time.Time `json:"-"`
 }
 
@@ -161,9 +171,9 @@ type MoveOption struct {
 	Generalized bool    `json:"generalized,omitempty"`
 }
 
-// GuardOptions tune a Guard. The zero value is valid: no expiry, no bound on
+// Options tune a Guard. The zero value is valid: no expiry, no bound on
 // sessions, the wall clock.
-type GuardOptions struct {
+type Options struct {
 	// TTL expires a session idle for at least this long; 0 never does.
 	// Expiry happens when the session is next touched and in Sweep.
 	TTL time.Duration
@@ -191,8 +201,8 @@ type GuardOptions struct {
 	OnDecision func(d Decision, event, next string, slots []Slot)
 }
 
-// GuardStats counts a guard's sessions.
-type GuardStats struct {
+// Stats counts a guard's sessions.
+type Stats struct {
 	Live     int   // sessions alive now
 	Created  int64 // sessions ever started
 	Expired  int64 // sessions expired for idleness (TTL)
@@ -239,7 +249,7 @@ type SessionInfo struct {
 }
 
 // Guard enforces a model and a policy over many concurrent agent sessions.
-// Each session has a current state, starting at StartID; Step judges the
+// Each session has a current state, starting at automaton.StartID; Step judges the
 // session's next move. A Guard is safe for concurrent use: sessions live in
 // shards, each behind its own mutex, and the compiled model is swapped
 // atomically by Reload.
@@ -276,9 +286,9 @@ type session struct {
 	hpos   int            // next write position once the ring is full
 	slots  []Slot         // at most one per name; Valid is not kept
 	seen   []uint64       // the constrained labels visited, indexed by cons
-	cons   *rules
-	risk   float64   // the running surprisal, in bits
-	args   *ArgWatch // the text that entered the session, for Model.Args; nil until a Call
+	cons   *rules.Set
+	risk   float64             // the running surprisal, in bits
+	args   *automaton.ArgWatch // the text that entered the session, for automaton.Model.Args; nil until a Call
 
 	// sub, in a conditioned model, is the sub-map that judges the session
 	// (nil: the shared map; see compiled.of).
@@ -290,32 +300,32 @@ type session struct {
 // compiled is a model and a policy prepared for fast lookups. It is never
 // modified once built.
 type compiled struct {
-	m         *Model
+	m         *automaton.Model
 	policy    *Policy
 	gen       uint64
 	monitor   bool
 	rareDev   bool
 	states    map[string]*gstate
 	labels    map[string]*gstate // label -> the most visited state carrying it
-	caps      map[EdgeRef]capRef
+	caps      map[automaton.EdgeRef]capRef
 	loopSlots []int // per loop: how many capped transitions
 	watchMax  int
 	fallback  *Fallback
 	fbState   *gstate
 	start     *gstate
 	genDeny   bool
-	slotRes   map[string][]*regexp.Regexp // declared slots: their patterns (nil: none)
-	rules     map[*Transition]*rule       // nil without rules
-	cons      *rules                      // the model's constraints, nil for none
-	risk      *riskTables
-	args      *ArgRules  // the model's argument rules, nil for none
-	by        byCompiled // a conditioned model's sub-maps (see bymap.go)
+	slotRes   map[string][]*regexp.Regexp     // declared slots: their patterns (nil: none)
+	rules     map[*automaton.Transition]*rule // nil without rules
+	cons      *rules.Set                      // the model's constraints, nil for none
+	risk      *risk.Tables
+	args      *automaton.ArgRules // the model's argument rules, nil for none
+	by        byCompiled          // a conditioned model's sub-maps (see bymap.go)
 }
 
 type gstate struct {
 	id, label    string
-	index        int          // into Model.States
-	loop         int          // index into Model.Loops, -1 outside any loop
+	index        int          // into automaton.Model.States
+	loop         int          // index into automaton.Model.Loops, -1 outside any loop
 	moves        []MoveOption // out of the state, less those the policy always denies
 	moveCaps     []capRef     // parallel to moves
 	required     []reqSlot
@@ -350,10 +360,10 @@ type cond struct {
 
 type capRef struct{ slot, max int } // slot -1: not capped
 
-// NewGuard returns a guard for model m under policy p (nil: enforce, the
+// New returns a guard for model m under policy p (nil: enforce, the
 // default loop caps, no watchdog). It validates m, which must not be modified
 // afterwards, and checks p against it; errors name the offending entry.
-func NewGuard(m *Model, p *Policy, opt GuardOptions) (*Guard, error) {
+func New(m *automaton.Model, p *Policy, opt Options) (*Guard, error) {
 	if m == nil {
 		return nil, errors.New("guard: no model")
 	}
@@ -404,7 +414,7 @@ func NewGuard(m *Model, p *Policy, opt GuardOptions) (*Guard, error) {
 }
 
 // compile prepares m and p; m must be indexed.
-func compile(m *Model, p *Policy) (*compiled, error) {
+func compile(m *automaton.Model, p *Policy) (*compiled, error) {
 	if p == nil {
 		p = &Policy{}
 	}
@@ -414,16 +424,16 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 	}
 	c := &compiled{
 		m:       m,
-		cons:    compileRules(m),
-		args:    NewArgRules(m.Args),
+		cons:    compileConstraints(m.Constraints),
+		args:    automaton.NewArgRules(m.Args),
 		policy:  p,
 		monitor: p.Monitor(),
 		rareDev: p.RareIsDeviation,
 		states:  make(map[string]*gstate, len(m.States)),
 		labels:  make(map[string]*gstate, len(m.States)),
-		caps:    make(map[EdgeRef]capRef),
+		caps:    make(map[automaton.EdgeRef]capRef),
 	}
-	c.risk = newRiskTables(m)
+	c.risk = risk.New(m)
 	loopOf := make(map[string]int)
 	for li, l := range m.Loops {
 		for _, id := range l.States {
@@ -437,7 +447,7 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 		}
 	}
 	c.loopSlots = make([]int, len(m.Loops))
-	find := func(from, event, to string) *Transition {
+	find := func(from, event, to string) *automaton.Transition {
 		for _, t := range m.Out(from) {
 			if t.Event == event && t.To == to {
 				return t
@@ -462,7 +472,7 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 			c.loopSlots[li]++
 		}
 	}
-	explicit := make(map[EdgeRef]int)
+	explicit := make(map[automaton.EdgeRef]int)
 	for i, lc := range p.LoopCaps {
 		name := fmt.Sprintf("policy: loop_caps[%d] (%s -[%s]-> %s)", i, lc.From, lc.Event, lc.To)
 		from, err := resolveState(m, lc.From)
@@ -481,7 +491,7 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 		if !okf || !okt || lf != lt {
 			return nil, fmt.Errorf("%s: the transition is not inside a loop of the model", name)
 		}
-		key := EdgeRef{From: from.ID, Event: lc.Event, To: to.ID}
+		key := automaton.EdgeRef{From: from.ID, Event: lc.Event, To: to.ID}
 		if j, dup := explicit[key]; dup {
 			return nil, fmt.Errorf("%s: the transition is capped by loop_caps[%d] too", name, j)
 		}
@@ -525,7 +535,7 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 	if err := c.compileSlots(m, p, patterns); err != nil {
 		return nil, err
 	}
-	c.start = c.states[StartID]
+	c.start = c.states[automaton.StartID]
 	if w := p.Watchdog; w != nil {
 		c.watchMax = w.MaxTurns
 		if fb := w.Fallback; fb != nil {
@@ -533,8 +543,8 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 			if err != nil {
 				return nil, fmt.Errorf("policy: watchdog: fallback: %w", err)
 			}
-			if s.ID == StartID {
-				return nil, fmt.Errorf("policy: watchdog: fallback: cannot go to %s", StartID)
+			if s.ID == automaton.StartID {
+				return nil, fmt.Errorf("policy: watchdog: fallback: cannot go to %s", automaton.StartID)
 			}
 			c.fallback = &Fallback{Event: fb.Event, To: s.ID, Label: s.Label}
 			c.fbState = c.states[s.ID]
@@ -545,7 +555,7 @@ func compile(m *Model, p *Policy) (*compiled, error) {
 
 // compileSlots prepares the policy's slots, states and transitions, whose
 // patterns checkForm compiled.
-func (c *compiled) compileSlots(m *Model, p *Policy, patterns *policyPatterns) error {
+func (c *compiled) compileSlots(m *automaton.Model, p *Policy, patterns *policyPatterns) error {
 	c.slotRes = patterns.decl
 	c.genDeny = p.Generalized == GeneralizedDeny
 	top := make(map[string]*regexp.Regexp)
@@ -584,8 +594,8 @@ func (c *compiled) compileSlots(m *Model, p *Policy, patterns *policyPatterns) e
 	if len(p.Transitions) == 0 {
 		return nil
 	}
-	c.rules = make(map[*Transition]*rule)
-	owner := make(map[*Transition]int)
+	c.rules = make(map[*automaton.Transition]*rule)
+	owner := make(map[*automaton.Transition]int)
 	for i, r := range p.Transitions {
 		ev := "*"
 		if r.Event != nil {
@@ -688,7 +698,7 @@ func (k *cond) holds(v string, kind SlotKind, ok bool) bool {
 
 // betterCanonical reports whether s should stand for its label rather than
 // the state with id prev: more visits win, then the smaller id.
-func betterCanonical(m *Model, s *State, prev string) bool {
+func betterCanonical(m *automaton.Model, s *automaton.State, prev string) bool {
 	p := m.State(prev)
 	if s.Visits != p.Visits {
 		return s.Visits > p.Visits
@@ -696,15 +706,15 @@ func betterCanonical(m *Model, s *State, prev string) bool {
 	return s.ID < p.ID
 }
 
-func (c *compiled) capOf(t *Transition) capRef {
-	if cr, ok := c.caps[EdgeRef{From: t.From, Event: t.Event, To: t.To}]; ok {
+func (c *compiled) capOf(t *automaton.Transition) capRef {
+	if cr, ok := c.caps[automaton.EdgeRef{From: t.From, Event: t.Event, To: t.To}]; ok {
 		return cr
 	}
 	return capRef{slot: -1}
 }
 
 // Model returns the model in force.
-func (g *Guard) Model() *Model { return g.cur.Load().m }
+func (g *Guard) Model() *automaton.Model { return g.cur.Load().m }
 
 // Policy returns the policy in force; callers must not modify it.
 func (g *Guard) Policy() *Policy { return g.cur.Load().policy }
@@ -749,8 +759,8 @@ func sortCaps(caps []LoopCap) {
 func (g *Guard) Len() int { return int(g.live.Load()) }
 
 // Stats returns the guard's session counters.
-func (g *Guard) Stats() GuardStats {
-	return GuardStats{
+func (g *Guard) Stats() Stats {
+	return Stats{
 		Live:     int(g.live.Load()),
 		Created:  g.created.Load(),
 		Expired:  g.expired.Load(),
@@ -773,7 +783,7 @@ func (g *Guard) shard(id string) *shard {
 
 // Step judges the move of session id by event into next, the label (or id)
 // of the proposed next state, and advances the session as the decision
-// says. A session that does not exist (or has expired) starts at StartID, so
+// says. A session that does not exist (or has expired) starts at automaton.StartID, so
 // its first step proposes its first state with an empty event.
 //
 // The reason is ReasonWatchdog whenever the watchdog fires; otherwise the
@@ -807,9 +817,9 @@ func (g *Guard) StepSlots(id, event, next string, slots []Slot) (Decision, error
 	return g.StepByCall(id, "", event, next, slots, nil)
 }
 
-// StepBy is StepSlots for a conditioned model (see By): a session that
+// StepBy is StepSlots for a conditioned model (see automaton.By): a session that
 // starts with this step is judged from then on by the sub-map of value,
-// its value of By.Field, or by the shared map when value has none (""
+// its value of automaton.By.Field, or by the shared map when value has none (""
 // for no value); the value of a later step of the session is not read.
 // Decision.Map names the map that answered. For a model that is not
 // conditioned it is StepSlots.
@@ -820,11 +830,11 @@ func (g *Guard) StepBy(id, value, event, next string, slots []Slot) (Decision, e
 // StepCall is StepSlots for a step that proposes a tool call: call's Seen
 // (the text that entered the session since the last step) is remembered,
 // whatever the decision, and call's Args are judged by the model's argument
-// rules (Model.Args) after every other test: a step whose argument breaks
-// one gets the rule's kind as its reason (KindUnseenValue,
-// KindValueWithoutSource) and Decision.Arg names the tool and argument. A
+// rules (automaton.Model.Args) after every other test: a step whose argument breaks
+// one gets the rule's kind as its reason (automaton.KindUnseenValue,
+// automaton.KindValueWithoutSource) and Decision.Arg names the tool and argument. A
 // nil call, or a model without argument rules, judges no argument. A
-// session holds at most MaxSeenTokens token hashes of its text.
+// session holds at most automaton.MaxSeenTokens token hashes of its text.
 func (g *Guard) StepCall(id, event, next string, slots []Slot, call *Call) (Decision, error) {
 	return g.StepByCall(id, "", event, next, slots, call)
 }
@@ -1017,29 +1027,32 @@ outer:
 func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Call) Decision {
 	cur := s.state
 	var (
-		t      *Transition
-		ti     int     // t's index into Model.Transitions
+		t      *automaton.Transition
+		ti     = -1    // t's index into automaton.Model.Transitions
 		target *gstate // the state next names
 		reason string
 	)
 	if ts, ok := c.labels[next]; ok {
 		target = ts
-		t, ti = c.m.nextAt(cur.id, Move{Event: event, Label: next})
+		ti = c.m.NextIndex(cur.id, automaton.Move{Event: event, Label: next})
 	} else if ts, ok := c.states[next]; ok {
 		target = ts
-		t, ti = c.m.nextAt(cur.id, Move{Event: event, Label: ts.label})
-		if t != nil && t.To != next {
-			t = nil
+		ti = c.m.NextIndex(cur.id, automaton.Move{Event: event, Label: ts.label})
+		if ti >= 0 && c.m.Transitions[ti].To != next {
+			ti = -1
 		}
+	}
+	if ti >= 0 {
+		t = &c.m.Transitions[ti]
 	}
 	var bits float64
 	switch {
 	case t != nil:
-		bits = c.risk.trans[ti]
+		bits = c.risk.Trans[ti]
 	case target != nil:
-		bits = c.risk.novel[cur.index] + c.risk.labelBits(target.label)
+		bits = c.risk.Novel[cur.index] + c.risk.LabelBits(target.label)
 	default:
-		bits = c.risk.novel[cur.index] + c.risk.unknown
+		bits = c.risk.Novel[cur.index] + c.risk.Unknown
 	}
 	s.risk += bits
 	cr := capRef{slot: -1}
@@ -1047,7 +1060,7 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 		r                *rule
 		missing, invalid []string
 		failed           string
-		broke            *Constraint
+		broke            *automaton.Constraint
 	)
 	switch {
 	case target == nil:
@@ -1076,19 +1089,19 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 			}
 		}
 		if reason == ReasonNone && c.cons != nil {
-			if kind, ci := c.cons.check(s.seen, target.label); kind != "" {
+			if kind, ci := c.cons.Check(s.seen, target.label); kind != "" {
 				reason, broke = kind, &c.m.Constraints[ci]
 			}
 		}
 	}
-	var argDev *ArgDeviation
+	var argDev *automaton.ArgDeviation
 	if call != nil && c.args != nil {
 		argDev = s.callArgs(c.args, target, call, reason == ReasonNone)
 		if argDev != nil {
 			reason = argDev.Kind
 		}
 	}
-	d := Decision{Step: s.steps, Allowed: reason == ReasonNone || c.monitor, Surprise: round6(bits), Risk: round6(s.risk)}
+	d := Decision{Step: s.steps, Allowed: reason == ReasonNone || c.monitor, Surprise: risk.Round6(bits), Risk: risk.Round6(s.risk)}
 	if t != nil {
 		d.Rare, d.Prob, d.Generalized = t.Rare, t.Prob, t.Generalized != ""
 	}
@@ -1128,7 +1141,7 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 		s.counts[cr.slot]++
 	}
 	if taken || (dest != cur && c.monitor) {
-		c.cons.visit(s.seen, dest.label)
+		c.cons.Visit(s.seen, dest.label)
 	}
 	if d.Allowed {
 		if taken && r != nil {
@@ -1165,7 +1178,7 @@ func (c *compiled) nextMoves(s *session) []MoveOption {
 		if cr := st.moveCaps[i]; cr.slot >= 0 && s.counts[cr.slot] >= cr.max {
 			return true
 		}
-		if kind, _ := c.cons.check(s.seen, st.moves[i].Label); kind != "" {
+		if kind, _ := c.cons.Check(s.seen, st.moves[i].Label); kind != "" {
 			return true
 		}
 		return c.watchMax > 0 && st.moves[i].To == st.id && s.turns+1 > c.watchMax
@@ -1223,7 +1236,7 @@ func (g *Guard) create(sh *shard, id string, c *compiled) *session {
 	}
 	s := &session{id: id, state: c.start, gen: c.gen, loop: -1}
 	if c.cons != nil {
-		s.seen, s.cons = make([]uint64, c.cons.words), c.cons
+		s.seen, s.cons = c.cons.Seen(), c.cons
 	}
 	if c.start.loop >= 0 {
 		s.enterLoop(c.start.loop, c)
@@ -1261,7 +1274,7 @@ func (g *Guard) carry(s *session, c *compiled) int {
 	s.enterLoop(st.loop, c)
 	if s.cons != c.cons {
 		// The constrained labels visited, by name, in c's indexes.
-		s.seen, s.cons = s.cons.carry(s.seen, c.cons), c.cons
+		s.seen, s.cons = s.cons.Carry(s.seen, c.cons), c.cons
 	}
 	return res
 }
@@ -1272,7 +1285,7 @@ func (g *Guard) carry(s *session, c *compiled) int {
 // is still in m stays there; one whose state is gone moves to the most
 // visited state of m with the same label, or is dropped (a later step starts
 // it afresh) when m has no such label. Every session's loop counts restart.
-func (g *Guard) Reload(m *Model, p *Policy) (ReloadStats, error) {
+func (g *Guard) Reload(m *automaton.Model, p *Policy) (ReloadStats, error) {
 	var st ReloadStats
 	if m == nil {
 		return st, errors.New("guard: no model")
@@ -1408,4 +1421,13 @@ func (sh *shard) remove(s *session) {
 	s.next.prev = s.prev
 	s.prev, s.next = nil, nil
 	delete(sh.sessions, s.id)
+}
+
+// compileConstraints compiles the model's constraints for stepping.
+func compileConstraints(cs []automaton.Constraint) *rules.Set {
+	rs := make([]rules.Rule, len(cs))
+	for i, c := range cs {
+		rs[i] = rules.Rule{Kind: c.Kind, A: c.A, B: c.B, Or: c.Or}
+	}
+	return rules.Compile(rs)
 }

@@ -1,29 +1,31 @@
-package automaton
+package guard
 
 import (
 	"bytes"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
 )
 
 // returnsWithFields is a returns desk whose states carry the fields
 // build --slots records:
 //
 //	__start__ -> lookup (-retry-> lookup) -ok-> refund -ok-> __end__
-func returnsWithFields(t *testing.T) *Model {
+func returnsWithFields(t *testing.T) *automaton.Model {
 	t.Helper()
 	m := buildModel(t, 1, []edge{
-		{StartID, "", "lookup", 4, false},
+		{automaton.StartID, "", "lookup", 4, false},
 		{"lookup", "retry", "lookup", 3, false},
 		{"lookup", "ok", "refund", 4, false},
-		{"refund", "ok", EndID, 4, false},
+		{"refund", "ok", automaton.EndID, 4, false},
 	})
 	m.Params.Slots = true
 	m.State("lookup").Fields = []string{"attrs.args.order_id"}
 	m.State("refund").Fields = []string{"args.order_id", "attrs.args.order_id", "attrs.args.reason", "attrs.channel"}
 	m.State("refund").MaxRun = 1
-	m.Loops = []Loop{{States: []string{"lookup"}, BackEdges: []EdgeRef{{"lookup", "retry", "lookup"}}, Count: 3, Sessions: 2, MaxIterations: 2, P95Iterations: 2}}
+	m.Loops = []automaton.Loop{{States: []string{"lookup"}, BackEdges: []automaton.EdgeRef{{From: "lookup", Event: "retry", To: "lookup"}}, Count: 3, Sessions: 2, MaxIterations: 2, P95Iterations: 2}}
 	m.Digest = m.ComputeDigest()
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
@@ -78,7 +80,7 @@ func TestSuggestPolicyAllowsTheSessions(t *testing.T) {
 	m := returnsWithFields(t)
 	p := SuggestPolicy(m)
 	p.Mode = ModeEnforce
-	g, err := NewGuard(m, p, GuardOptions{})
+	g, err := New(m, p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,10 +96,10 @@ func TestSuggestPolicyAllowsTheSessions(t *testing.T) {
 		denied int // index of the first denied step; -1: none
 		reason string
 	}{
-		{"straight", []step{{"", "lookup", order}, {"ok", "refund", full}, {"ok", EndID, nil}}, -1, ""},
-		{"two retries", []step{{"", "lookup", order}, {"retry", "lookup", order}, {"retry", "lookup", nil}, {"ok", "refund", full}, {"ok", EndID, nil}}, -1, ""},
+		{"straight", []step{{"", "lookup", order}, {"ok", "refund", full}, {"ok", automaton.EndID, nil}}, -1, ""},
+		{"two retries", []step{{"", "lookup", order}, {"retry", "lookup", order}, {"retry", "lookup", nil}, {"ok", "refund", full}, {"ok", automaton.EndID, nil}}, -1, ""},
 		{"no order id", []step{{"", "lookup", nil}, {"ok", "refund", full[1:]}}, 1, ReasonMissingSlot},
-		{"no reason", []step{{"", "lookup", order}, {"ok", "refund", order}, {"ok", EndID, nil}}, 2, ReasonMissingSlot},
+		{"no reason", []step{{"", "lookup", order}, {"ok", "refund", order}, {"ok", automaton.EndID, nil}}, 2, ReasonMissingSlot},
 		{"a stay longer than any", []step{{"", "lookup", order}, {"retry", "lookup", nil}, {"retry", "lookup", nil}, {"retry", "lookup", nil}}, 3, ReasonWatchdog},
 	}
 	for _, tt := range tests {
@@ -144,13 +146,13 @@ func TestSlotName(t *testing.T) {
 func TestFieldsInModelFile(t *testing.T) {
 	m := returnsWithFields(t)
 	bare := buildModel(t, 1, []edge{
-		{StartID, "", "lookup", 4, false},
+		{automaton.StartID, "", "lookup", 4, false},
 		{"lookup", "retry", "lookup", 3, false},
 		{"lookup", "ok", "refund", 4, false},
-		{"refund", "ok", EndID, 4, false},
+		{"refund", "ok", automaton.EndID, 4, false},
 	})
 	withRun := *bare
-	withRun.States = append([]State(nil), bare.States...)
+	withRun.States = append([]automaton.State(nil), bare.States...)
 	withRun.Reindex()
 	withRun.State("refund").MaxRun = 1
 	if m.Digest == withRun.ComputeDigest() {
@@ -163,7 +165,7 @@ func TestFieldsInModelFile(t *testing.T) {
 	if !strings.Contains(buf.String(), `"fields":["attrs.args.order_id"]`) {
 		t.Errorf("model file without the fields:\n%s", buf.String())
 	}
-	back, err := Read(bytes.NewReader(buf.Bytes()))
+	back, err := automaton.Read(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +198,7 @@ func TestFieldsInModelFile(t *testing.T) {
 			if !strings.Contains(good, tt.old) {
 				t.Fatalf("the model file has no %s:\n%s", tt.old, good)
 			}
-			_, err := Read(strings.NewReader(strings.Replace(good, tt.old, tt.new, 1)))
+			_, err := automaton.Read(strings.NewReader(strings.Replace(good, tt.old, tt.new, 1)))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Read: err = %v, want %q", err, tt.want)
 			}

@@ -1,9 +1,11 @@
-package automaton
+package guard
 
 import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
 )
 
 // benchPath is a full returns session through the fixture, ending in
@@ -24,7 +26,7 @@ func BenchmarkGuardStep(b *testing.B) {
 			ids[i] = fmt.Sprintf("session-%06d", i)
 		}
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
-			g, err := NewGuard(m, p, GuardOptions{})
+			g, err := New(m, p, Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -36,7 +38,7 @@ func BenchmarkGuardStep(b *testing.B) {
 				if d := g.Step(ids[s], st[0], st[1]); !d.Allowed {
 					b.Fatalf("step %d of %s denied: %s", i, ids[s], d.Reason)
 				}
-				if st[1] == EndID {
+				if st[1] == automaton.EndID {
 					g.End(ids[s])
 				}
 			}
@@ -46,7 +48,7 @@ func BenchmarkGuardStep(b *testing.B) {
 			if n == 1 {
 				b.Skip("one session serialises on its shard")
 			}
-			g, err := NewGuard(m, p, GuardOptions{})
+			g, err := New(m, p, Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -67,7 +69,7 @@ func BenchmarkGuardStep(b *testing.B) {
 					st := benchPath[pos[s]%len(benchPath)]
 					pos[s]++
 					g.Step(ids[s], st[0], st[1])
-					if st[1] == EndID {
+					if st[1] == automaton.EndID {
 						g.End(ids[s])
 					}
 				}
@@ -78,7 +80,7 @@ func BenchmarkGuardStep(b *testing.B) {
 }
 
 // slotsPath is a full session through the slots fixture under
-// testdata/guard/slots.policy.json, two of its steps carrying slots.
+// testdata/slots.policy.json, two of its steps carrying slots.
 var slotsPath = []struct {
 	event, next string
 	slots       []Slot
@@ -87,14 +89,14 @@ var slotsPath = []struct {
 	{"ok", "collecting_info", nil},
 	{"ok", "confirming", []Slot{{Name: "order_id", Value: "AB12345678"}, {Name: "reason", Value: "too small"}}},
 	{"confirmed", "refund", []Slot{{Name: "amount", Value: "12", Kind: SlotNumber}}},
-	{"ok", EndID, nil},
+	{"ok", automaton.EndID, nil},
 }
 
 // BenchmarkGuardStepSlots measures Guard.StepSlots with required slots,
 // patterns, rule conditions and instructions, over 1,000 sessions.
 func BenchmarkGuardStepSlots(b *testing.B) {
 	m := loadSlotsFixture(b)
-	p, err := LoadPolicy("testdata/guard/slots.policy.json")
+	p, err := LoadPolicy("testdata/slots.policy.json")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -104,7 +106,7 @@ func BenchmarkGuardStepSlots(b *testing.B) {
 		ids[i] = fmt.Sprintf("session-%06d", i)
 	}
 	b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
-		g, err := NewGuard(m, p, GuardOptions{})
+		g, err := New(m, p, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -119,7 +121,7 @@ func BenchmarkGuardStepSlots(b *testing.B) {
 			if err != nil || !d.Allowed {
 				b.Fatalf("step %d of %s: %v, denied: %s", i, ids[s], err, d.Reason)
 			}
-			if st.next == EndID {
+			if st.next == automaton.EndID {
 				g.End(ids[s])
 			}
 		}

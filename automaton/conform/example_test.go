@@ -1,10 +1,11 @@
-package automaton_test
+package conform_test
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 )
 
 const exampleModel = `{
@@ -31,7 +32,7 @@ func ExampleChecker_Check() {
 		fmt.Println(err)
 		return
 	}
-	c := automaton.NewChecker(m, automaton.CheckOptions{})
+	c := conform.New(m, conform.Options{})
 	v := c.Check([]automaton.Move{
 		{Event: "", Label: "greet"},
 		{Event: "ok", Label: "escalate"},
@@ -41,31 +42,4 @@ func ExampleChecker_Check() {
 		v.Fits(), v.Deviation.Kind, v.Deviation.Move, v.Deviation.State, v.Deviation.Event, v.Deviation.Label, v.Cost, v.Fitness)
 	// Output:
 	// fits false; unknown_state at move 1 (greet -[ok]-> escalate); cost 4, fitness 0.333
-}
-
-// Enforcing a model at run time: each step is allowed or denied with a
-// reason, and the answer says where the session is.
-func ExampleGuard_Step() {
-	m, err := automaton.Decode(strings.NewReader(exampleModel)) // hand-written: no digest to verify
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	g, err := automaton.NewGuard(m, nil, automaton.GuardOptions{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, step := range [][2]string{{"", "greet"}, {"ok", "escalate"}, {"ok", "refund"}} {
-		d := g.Step("session-1", step[0], step[1])
-		if d.Allowed {
-			fmt.Printf("-[%s]-> %s: allowed, now in %s\n", step[0], step[1], d.State)
-		} else {
-			fmt.Printf("-[%s]-> %s: denied (%s), still in %s\n", step[0], step[1], d.Reason, d.State)
-		}
-	}
-	// Output:
-	// -[]-> greet: allowed, now in greet
-	// -[ok]-> escalate: denied (unknown_state), still in greet
-	// -[ok]-> refund: allowed, now in refund
 }

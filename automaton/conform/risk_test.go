@@ -1,8 +1,11 @@
-package automaton
+package conform
 
 import (
 	"math"
 	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/internal/risk"
 )
 
 // TestRisk works the smoothed surprisal out by hand on conformModel: 43
@@ -24,7 +27,7 @@ func TestRisk(t *testing.T) {
 	aboomA := lg(2.0/12) + lg(pa) // a unseen, label a: resync to a
 	tests := []struct {
 		name    string
-		moves   []Move
+		moves   []automaton.Move
 		bits    float64
 		maxMove int
 		maxFrom string
@@ -37,7 +40,7 @@ func TestRisk(t *testing.T) {
 		{"illegal, resync", mvs(">a", "boom>a", "ok>b", "ok>c", "ok>__end__"), start + aboomA + ab + bc + ce, 1, "a"},
 		{"no moves", nil, 0, -1, ""},
 	}
-	c := NewChecker(m, CheckOptions{})
+	c := New(m, Options{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, got := range []Risk{Surprisal(m, tt.moves), c.Check(tt.moves).Risk} {
@@ -59,11 +62,11 @@ func TestRisk(t *testing.T) {
 // from the most visited state carrying the label, not the first by id.
 func TestRiskMostVisited(t *testing.T) {
 	m := checkModel(t,
-		Transition{From: StartID, To: "a", Count: 10},
-		Transition{From: "a", Event: "p", To: "x1", Count: 3},
-		Transition{From: "a", Event: "q", To: "x2", Count: 7},
-		Transition{From: "x1", Event: "ok", To: EndID, Count: 3},
-		Transition{From: "x2", Event: "go", To: EndID, Count: 7},
+		automaton.Transition{From: automaton.StartID, To: "a", Count: 10},
+		automaton.Transition{From: "a", Event: "p", To: "x1", Count: 3},
+		automaton.Transition{From: "a", Event: "q", To: "x2", Count: 7},
+		automaton.Transition{From: "x1", Event: "ok", To: automaton.EndID, Count: 3},
+		automaton.Transition{From: "x2", Event: "go", To: automaton.EndID, Count: 7},
 	)
 	for i := range m.States {
 		switch m.States[i].ID {
@@ -78,46 +81,25 @@ func TestRiskMostVisited(t *testing.T) {
 	// a transition, so the last move costs what it costs through x2.
 	got := Surprisal(m, mvs(">a", "r>x", "go>__end__"))
 	want := Surprisal(m, mvs(">a", "q>x", "go>__end__"))
-	rt := newRiskTables(m)
-	if id := m.States[rt.common["x"]].ID; id != "x2" {
-		t.Errorf("common[x] = %s, want x2 (7 visits to 3)", id)
+	rt := risk.New(m)
+	stateIndex := func(id string) int {
+		for i, s := range m.States {
+			if s.ID == id {
+				return i
+			}
+		}
+		return -1
 	}
-	gox2 := rt.trans[m.idx().next[moveKey{"x2", "go", EndID}]]
-	unseen, _ := rt.unseen(m.idx().state["a"], "x")
-	start := rt.trans[m.idx().next[moveKey{StartID, "", "a"}]]
+	unseen, to := rt.Unseen(stateIndex("a"), "x")
+	if to < 0 || m.States[to].ID != "x2" {
+		t.Errorf("the walk goes on from %d, want x2 (7 visits to 3)", to)
+	}
+	gox2 := rt.Trans[m.NextIndex("x2", automaton.Move{Event: "go", Label: automaton.EndID})]
+	start := rt.Trans[m.NextIndex(automaton.StartID, automaton.Move{Event: "", Label: "a"})]
 	if d := got.Bits - (start + unseen + gox2); math.Abs(d) > 1e-9 {
 		t.Errorf("Bits = %v, want %v (resync to x2)", got.Bits, start+unseen+gox2)
 	}
 	if got.Bits <= want.Bits {
 		t.Errorf("unseen move costs %v in all, the seen one %v: want more", got.Bits, want.Bits)
-	}
-}
-
-// TestGuardRisk checks that the guard's running risk is the surprisal of
-// the steps proposed: along a path of the model, Surprisal's; a step the
-// model has no transition for costs a finite surprise above the others.
-func TestGuardRisk(t *testing.T) {
-	m := conformModel(t)
-	g, err := NewGuard(m, nil, GuardOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	moves := mvs(">a", "ok>b", "retry>b", "ok>c", "ok>__end__")
-	var d Decision
-	for _, mv := range moves {
-		d = g.Step("s", mv.Event, mv.Label)
-	}
-	if want := round6(Surprisal(m, moves).Bits); d.Risk != want {
-		t.Errorf("Risk = %v after the path, want %v", d.Risk, want)
-	}
-	g.Step("t", "", "a")
-	d = g.Step("t", "boom", "c")
-	if d.Allowed || math.IsInf(d.Surprise, 0) || d.Surprise < 4.7 {
-		t.Errorf("unseen step: allowed %v, surprise %v; want denied, finite, 4.71 bits (log2 12/2 + log2 48/11)", d.Allowed, d.Surprise)
-	}
-	before := d.Risk
-	d = g.Step("t", "ok", "b")
-	if !d.Allowed || d.Risk != round6(before+d.Surprise) && math.Abs(d.Risk-before-d.Surprise) > 2e-6 {
-		t.Errorf("after a denial: allowed %v, risk %v; want allowed, %v + %v", d.Allowed, d.Risk, before, d.Surprise)
 	}
 }

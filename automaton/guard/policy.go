@@ -1,4 +1,4 @@
-package automaton
+package guard
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fsmine/fsmine/automaton"
 	"github.com/goccy/go-json"
 )
 
@@ -53,7 +54,7 @@ import (
 // deviation (reason "rare_transition").
 //
 // generalized says what a step along a transition the miner generalised
-// (Transition.Generalized: no session took it) gets: "allow" (the default:
+// (automaton.Transition.Generalized: no session took it) gets: "allow" (the default:
 // allowed, and marked in the Decision) or "deny" (reason
 // "generalized_transition").
 //
@@ -227,7 +228,7 @@ func LoadPolicy(path string) (*Policy, error) {
 	return p, nil
 }
 
-// checkForm checks the policy for form (see Validate) and returns its
+// checkForm checks the policy for form (see ReadPolicy) and returns its
 // compiled patterns.
 func (p *Policy) checkForm() (*policyPatterns, error) {
 	switch p.Mode {
@@ -487,7 +488,7 @@ func (p *Policy) Monitor() bool { return p != nil && p.Mode == ModeMonitor }
 // Check reports whether the policy fits model m: every state it names exists
 // and every loop cap names a transition inside one of m's loops. Errors name
 // the offending entry.
-func (p *Policy) Check(m *Model) error {
+func (p *Policy) Check(m *automaton.Model) error {
 	_, err := compile(m, p)
 	return err
 }
@@ -495,11 +496,11 @@ func (p *Policy) Check(m *Model) error {
 // resolveStates finds the states a policy's states key (or a rule's from or
 // to) names: the state with that id, or else every state carrying it as a
 // label, sorted by id.
-func resolveStates(m *Model, name string) ([]*State, error) {
+func resolveStates(m *automaton.Model, name string) ([]*automaton.State, error) {
 	if s := m.State(name); s != nil {
-		return []*State{s}, nil
+		return []*automaton.State{s}, nil
 	}
-	var out []*State
+	var out []*automaton.State
 	for i := range m.States {
 		if m.States[i].Label == name {
 			out = append(out, &m.States[i])
@@ -513,7 +514,7 @@ func resolveStates(m *Model, name string) ([]*State, error) {
 
 // resolveState finds the state a policy names: by id, or else by a label that
 // exactly one state carries.
-func resolveState(m *Model, name string) (*State, error) {
+func resolveState(m *automaton.Model, name string) (*automaton.State, error) {
 	if s := m.State(name); s != nil {
 		return s, nil
 	}

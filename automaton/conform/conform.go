@@ -1,10 +1,9 @@
-package automaton
-
-// Conformance checking: does a session follow the model, where does it first
-// leave it, and how far is it from the nearest path of the model.
+// Package conform checks sessions against a model (automaton.Model): does a
+// session follow the model, where does it first leave it, and how far is it
+// from the nearest path of the model. It never prints.
 //
-// The first deviation comes from replaying the session's moves with Next.
-// The distance is an optimal alignment (van der Aalst, Adriansyah & van
+// The first deviation comes from replaying the session's moves with
+// automaton.Model.Next. The distance is an optimal alignment (van der Aalst, Adriansyah & van
 // Dongen, "Replaying history on process models for conformance checking and
 // performance analysis", 2012): a shortest path through the product of the
 // session and the automaton, whose nodes are (moves consumed, model state)
@@ -17,6 +16,13 @@ package automaton
 // shortest path of the model from start to end), the second term being the
 // cost of the worst sensible alignment (skip the whole session, walk the
 // model's shortest path).
+package conform
+
+import (
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/internal/risk"
+	"github.com/fsmine/fsmine/automaton/internal/rules"
+)
 
 // Deviation kinds, the Kind of a Deviation.
 const (
@@ -29,16 +35,16 @@ const (
 	// KindLoopCap: the move is a transition of the model, but it takes a
 	// loop's back edges more often in one stay than the loop's cap.
 	KindLoopCap = "loop_cap"
-	// KindIncomplete: the session's last move, into EndID, is not a
+	// KindIncomplete: the session's last move, into automaton.EndID, is not a
 	// transition of the model: the model never ends there, or not with
 	// that event.
 	KindIncomplete = "incomplete"
 	// KindRare: the move takes a transition flagged rare; a deviation only
-	// with CheckOptions.RareIsDeviation.
+	// with Options.RareIsDeviation.
 	KindRare = "rare"
 	// KindGeneralized: the move takes a generalised transition, one no
 	// session the model was mined from took; a deviation only with
-	// CheckOptions.GeneralizedIsDeviation.
+	// Options.GeneralizedIsDeviation.
 	KindGeneralized = "generalized"
 	// KindRepeatCap: the move is a transition of the model, but it makes
 	// more visits of one label in a row than the state's MaxRun.
@@ -49,27 +55,27 @@ const (
 const (
 	StepOK         = "ok"
 	StepRare       = "rare"        // a transition of the model flagged rare
-	StepGeneral    = "generalized" // a generalised transition of the model (see Transition.Generalized)
+	StepGeneral    = "generalized" // a generalised transition of the model (see automaton.Transition.Generalized)
 	StepLoopCap    = "loop_cap"    // a transition of the model, beyond its loop's cap
 	StepRepeatCap  = "repeat_cap"  // a transition of the model, beyond its target's MaxRun
 	StepIllegal    = "illegal"     // no such transition; the label is the model's
 	StepUnknown    = "unknown"     // the label is no state's
-	StepIncomplete = "incomplete"  // no such transition into EndID
+	StepIncomplete = "incomplete"  // no such transition into automaton.EndID
 	StepLost       = "lost"        // not checked: the state before the move is not known
 	// A transition of the model that breaks one of its constraints (see
 	// Constraint): the verdicts are the deviation kinds.
-	StepMissingPrerequisite = KindMissingPrerequisite
-	StepOnceOnly            = KindOnceOnly
-	StepRerun               = KindRerun
-	StepNotBoth             = KindNotBoth
+	StepMissingPrerequisite = automaton.KindMissingPrerequisite
+	StepOnceOnly            = automaton.KindOnceOnly
+	StepRerun               = automaton.KindRerun
+	StepNotBoth             = automaton.KindNotBoth
 )
 
-// DefaultMaxAlignStates is the number of alignment search nodes CheckOptions
+// DefaultMaxAlignStates is the number of alignment search nodes Options
 // allows per session when MaxAlignStates is 0.
 const DefaultMaxAlignStates = 1 << 20
 
-// CheckOptions shape a Checker.
-type CheckOptions struct {
+// Options shape a Checker.
+type Options struct {
 	// RareIsDeviation makes taking a rare transition a deviation (KindRare)
 	// instead of a counted pass.
 	RareIsDeviation bool
@@ -82,7 +88,7 @@ type CheckOptions struct {
 	// cost of a greedy alignment is reported instead, with Bounded set.
 	// 0 means DefaultMaxAlignStates.
 	MaxAlignStates int
-	// LoopCaps overrides the cap of loops, by index into Model.Loops; a
+	// LoopCaps overrides the cap of loops, by index into automaton.Model.Loops; a
 	// loop not in the map is capped at its MaxIterations. A cap <= 0 means
 	// no cap.
 	LoopCaps map[int]int
@@ -92,23 +98,23 @@ type CheckOptions struct {
 type Deviation struct {
 	Kind string
 	// Move is the index of the offending move in the session's moves; it is
-	// len(moves) when the moves stop before EndID.
+	// len(moves) when the moves stop before automaton.EndID.
 	Move int
 	// State is the state the session was in; Event and Label the move.
 	State, Event, Label string
-	// Loop (an index into Model.Loops), Iterations and Cap are set for
+	// Loop (an index into automaton.Model.Loops), Iterations and Cap are set for
 	// KindLoopCap; Loop is -1 otherwise. For KindRepeatCap, Iterations is
 	// the visits of the label in a row and Cap the state's MaxRun.
 	Loop, Iterations, Cap int
 	// Constraint is the constraint the move breaks, for the constraint
-	// kinds (KindMissingPrerequisite, KindOnceOnly, KindNotBoth, KindRerun); nil
+	// kinds (automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth, automaton.KindRerun); nil
 	// otherwise.
-	Constraint *Constraint
+	Constraint *automaton.Constraint
 }
 
 // Verdict is the conformance of one session.
 type Verdict struct {
-	// Moves is the number of moves in the session, the move into EndID
+	// Moves is the number of moves in the session, the move into automaton.EndID
 	// included.
 	Moves int
 	// Deviation is the first deviation, nil when the session fits.
@@ -123,11 +129,11 @@ type Verdict struct {
 	// KindRare or a constraint's kind costs 0).
 	Cost int
 	// MaxCost is Moves plus the length of the model's shortest path from
-	// StartID to EndID: the cost of skipping every move of the session.
+	// automaton.StartID to automaton.EndID: the cost of skipping every move of the session.
 	MaxCost int
 	// Fitness is 1 - Cost/MaxCost.
 	Fitness float64
-	// Bounded says that the alignment search hit CheckOptions.MaxAlignStates:
+	// Bounded says that the alignment search hit Options.MaxAlignStates:
 	// Cost is then that of a greedy alignment, an upper bound, and Fitness a
 	// lower bound.
 	Bounded bool
@@ -154,11 +160,11 @@ type Step struct {
 	From, To string
 	// Transition is the model's transition for the move, nil when none (or
 	// when From is not known).
-	Transition *Transition
+	Transition *automaton.Transition
 	// Verdict is one of the Step* constants.
 	Verdict string
 	Resync  bool
-	// Loop is the index into Model.Loops of the loop the move stays in, or
+	// Loop is the index into automaton.Model.Loops of the loop the move stays in, or
 	// -1; Iteration the back-edge traversals of this stay so far, this move
 	// included, and Cap the loop's cap (0: none).
 	Loop, Iteration, Cap int
@@ -167,31 +173,31 @@ type Step struct {
 	Run, MaxRun int
 	// Constraint is the constraint the move breaks, for the constraint
 	// verdicts; nil otherwise.
-	Constraint *Constraint
+	Constraint *automaton.Constraint
 }
 
 // Checker checks sessions against one model. It keeps scratch space between
 // calls and is not safe for concurrent use; make one per goroutine. It must
 // not outlive changes to the model.
 type Checker struct {
-	m          *Model
-	opt        CheckOptions
+	m          *automaton.Model
+	opt        Options
 	ids        []string
 	state      map[string]int32
 	start, end int32
-	syms       map[Move]int32   // (event, next label) of some transition -> symbol
-	next       map[uint64]int32 // from<<32 | symbol -> index into m.Transitions
-	trans      []ctrans         // parallel to m.Transitions
-	out        [][]int32        // per state: its transitions, in m.Transitions order
-	unique     map[string]int32 // label -> its state when one state has it, else -1
-	dist       []int32          // fewest moves from a state to EndID; -1: unreachable
-	loopOf     []int32          // per state: index into m.Loops, or -1
-	caps       []int            // per loop: the cap, 0 for none
-	maxRun     []int            // per state: its MaxRun, 0 for none
-	labelOf    []string         // per state: its label
-	rules      *rules           // the model's constraints, nil for none
-	seen       []uint64         // the constrained labels a walk visited
-	risk       *riskTables
+	syms       map[automaton.Move]int32 // (event, next label) of some transition -> symbol
+	next       map[uint64]int32         // from<<32 | symbol -> index into m.Transitions
+	trans      []ctrans                 // parallel to m.Transitions
+	out        [][]int32                // per state: its transitions, in m.Transitions order
+	unique     map[string]int32         // label -> its state when one state has it, else -1
+	dist       []int32                  // fewest moves from a state to automaton.EndID; -1: unreachable
+	loopOf     []int32                  // per state: index into m.Loops, or -1
+	caps       []int                    // per loop: the cap, 0 for none
+	maxRun     []int                    // per state: its MaxRun, 0 for none
+	labelOf    []string                 // per state: its label
+	rules      *rules.Set               // the model's constraints, nil for none
+	seen       []uint64                 // the constrained labels a walk visited
+	risk       *risk.Tables
 
 	// Alignment scratch, reused across sessions.
 	a alignScratch
@@ -204,8 +210,8 @@ type ctrans struct {
 	general    bool
 }
 
-// NewChecker prepares m for checking. m must be valid (see Validate).
-func NewChecker(m *Model, opt CheckOptions) *Checker {
+// New prepares m for checking. m must be valid (see automaton.Model.Validate).
+func New(m *automaton.Model, opt Options) *Checker {
 	if opt.MaxAlignStates <= 0 {
 		opt.MaxAlignStates = DefaultMaxAlignStates
 	}
@@ -213,7 +219,7 @@ func NewChecker(m *Model, opt CheckOptions) *Checker {
 		m:      m,
 		opt:    opt,
 		state:  make(map[string]int32, len(m.States)),
-		syms:   map[Move]int32{},
+		syms:   map[automaton.Move]int32{},
 		next:   make(map[uint64]int32, len(m.Transitions)),
 		unique: map[string]int32{},
 		start:  -1,
@@ -230,9 +236,9 @@ func NewChecker(m *Model, opt CheckOptions) *Checker {
 			c.unique[s.Label] = int32(i)
 		}
 		switch s.ID {
-		case StartID:
+		case automaton.StartID:
 			c.start = int32(i)
-		case EndID:
+		case automaton.EndID:
 			c.end = int32(i)
 		}
 	}
@@ -240,7 +246,7 @@ func NewChecker(m *Model, opt CheckOptions) *Checker {
 	c.trans = make([]ctrans, len(m.Transitions))
 	for i, t := range m.Transitions {
 		from, to := c.state[t.From], c.state[t.To]
-		mv := Move{Event: t.Event, Label: m.States[to].Label}
+		mv := automaton.Move{Event: t.Event, Label: m.States[to].Label}
 		sym, ok := c.syms[mv]
 		if !ok {
 			sym = int32(len(c.syms))
@@ -251,10 +257,9 @@ func NewChecker(m *Model, opt CheckOptions) *Checker {
 		c.out[from] = append(c.out[from], int32(i))
 	}
 	c.distances()
-	if c.rules = compileRules(m); c.rules != nil {
-		c.seen = make([]uint64, c.rules.words)
-	}
-	c.risk = newRiskTables(m)
+	c.rules = compileConstraints(m.Constraints)
+	c.seen = c.rules.Seen()
+	c.risk = risk.New(m)
 	c.loopOf = make([]int32, len(m.States))
 	for i := range c.loopOf {
 		c.loopOf[i] = -1
@@ -274,7 +279,7 @@ func NewChecker(m *Model, opt CheckOptions) *Checker {
 	return c
 }
 
-// distances fills dist by a breadth-first search back from EndID.
+// distances fills dist by a breadth-first search back from automaton.EndID.
 func (c *Checker) distances() {
 	n := len(c.ids)
 	c.dist = make([]int32, n)
@@ -303,10 +308,10 @@ func (c *Checker) distances() {
 }
 
 // Model returns the model the checker checks against.
-func (c *Checker) Model() *Model { return c.m }
+func (c *Checker) Model() *automaton.Model { return c.m }
 
 // ShortestPath returns the number of moves of the model's shortest path from
-// StartID to EndID, or -1 when EndID cannot be reached.
+// automaton.StartID to automaton.EndID, or -1 when automaton.EndID cannot be reached.
 func (c *Checker) ShortestPath() int {
 	if c.start < 0 {
 		return -1
@@ -314,7 +319,7 @@ func (c *Checker) ShortestPath() int {
 	return int(c.dist[c.start])
 }
 
-// Cap returns the cap of loop li (an index into Model.Loops), 0 for none.
+// Cap returns the cap of loop li (an index into automaton.Model.Loops), 0 for none.
 func (c *Checker) Cap(li int) int { return c.caps[li] }
 
 // walker is the state of a replay between moves.
@@ -327,7 +332,7 @@ type walker struct {
 	broke int // the constraint the last step broke, -1 for none
 }
 
-// walk starts a walk at StartID, with the checker's scratch for the
+// walk starts a walk at automaton.StartID, with the checker's scratch for the
 // constrained labels visited.
 func (c *Checker) walk() walker {
 	clear(c.seen)
@@ -336,10 +341,10 @@ func (c *Checker) walk() walker {
 
 // step replays one move. It returns the step's verdict and, for a move the
 // model has, the transition's index (else -1).
-func (c *Checker) step(w *walker, mv Move) (verdict string, ti int32) {
+func (c *Checker) step(w *walker, mv automaton.Move) (verdict string, ti int32) {
 	w.broke = -1
-	broke, ci := c.rules.check(w.seen, mv.Label)
-	c.rules.visit(w.seen, mv.Label)
+	broke, ci := c.rules.Check(w.seen, mv.Label)
+	c.rules.Visit(w.seen, mv.Label)
 	if w.at < 0 {
 		w.at, w.loop, w.iters, w.run = c.resync(mv.Label), -1, 0, 1
 		return StepLost, -1
@@ -353,7 +358,7 @@ func (c *Checker) step(w *walker, mv Move) (verdict string, ti int32) {
 	if ti < 0 {
 		verdict = StepIllegal
 		switch {
-		case mv.Label == EndID:
+		case mv.Label == automaton.EndID:
 			verdict = StepIncomplete
 		case !c.m.HasLabel(mv.Label):
 			verdict = StepUnknown
@@ -409,10 +414,10 @@ func (c *Checker) resync(label string) int32 {
 }
 
 // Check checks one session, given as its moves (see mine's Log.Moves: a move
-// out of StartID with an empty event first, a move into EndID last). It
+// out of automaton.StartID with an empty event first, a move into automaton.EndID last). It
 // computes an alignment only for sessions that are not paths of the model,
 // so that checking a fitting session costs one map lookup per move.
-func (c *Checker) Check(moves []Move) Verdict {
+func (c *Checker) Check(moves []automaton.Move) Verdict {
 	v := Verdict{Moves: len(moves), MaxCost: len(moves) + c.ShortestPath(), Risk: Risk{MaxMove: -1}}
 	w := c.walk()
 	path := c.start >= 0
@@ -423,7 +428,7 @@ func (c *Checker) Check(moves []Move) Verdict {
 		switch {
 		case scored:
 		case ti >= 0:
-			v.Risk.add(i, c.risk.trans[ti], c.ids[from])
+			v.Risk.add(i, c.risk.Trans[ti], c.ids[from])
 		default:
 			c.riskRest(&v.Risk, moves[i:], i, from)
 			scored = true
@@ -463,7 +468,7 @@ func (c *Checker) Check(moves []Move) Verdict {
 				d.Loop, d.Iterations, d.Cap = int(w.loop), w.iters, c.caps[w.loop]
 			case KindRepeatCap:
 				d.Iterations, d.Cap = w.run, c.maxRun[w.at]
-			case KindMissingPrerequisite, KindOnceOnly, KindNotBoth, KindRerun:
+			case automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth, automaton.KindRerun:
 				d.Constraint = &c.m.Constraints[w.broke]
 			}
 			v.Deviation = d
@@ -490,7 +495,7 @@ func (c *Checker) Check(moves []Move) Verdict {
 // riskRest adds to r the cost of moves, the rest of a session from move i
 // on, made from state at (-1: not known), the first of which the model has
 // no transition for.
-func (c *Checker) riskRest(r *Risk, moves []Move, i int, at int32) {
+func (c *Checker) riskRest(r *Risk, moves []automaton.Move, i int, at int32) {
 	for k, mv := range moves {
 		from := ""
 		if at >= 0 {
@@ -499,22 +504,22 @@ func (c *Checker) riskRest(r *Risk, moves []Move, i int, at int32) {
 		if k > 0 && at >= 0 {
 			if sym, ok := c.syms[mv]; ok {
 				if ti, ok := c.next[uint64(at)<<32|uint64(sym)]; ok {
-					r.add(i+k, c.risk.trans[ti], from)
+					r.add(i+k, c.risk.Trans[ti], from)
 					at = c.trans[ti].to
 					continue
 				}
 			}
 		}
-		b, to := c.risk.unseen(int(at), mv.Label)
+		b, to := c.risk.Unseen(int(at), mv.Label)
 		r.add(i+k, b, from)
 		at = int32(to)
 	}
 }
 
-// Fits reports whether moves are a path of the model from StartID to EndID
+// Fits reports whether moves are a path of the model from automaton.StartID to automaton.EndID
 // within every loop cap: Check's verdict without its alignment, for callers
 // that only count fitting sessions.
-func (c *Checker) Fits(moves []Move) bool {
+func (c *Checker) Fits(moves []automaton.Move) bool {
 	if c.start < 0 {
 		return false
 	}
@@ -553,7 +558,7 @@ func fitness(cost, maxCost int) float64 {
 // from the one state that carries the move's label, if exactly one does;
 // else it is lost, and the following moves are not checked (StepLost) until
 // one enters a label that exactly one state carries.
-func (c *Checker) Replay(moves []Move) []Step {
+func (c *Checker) Replay(moves []automaton.Move) []Step {
 	steps := make([]Step, 0, len(moves))
 	w := c.walk()
 	for i, mv := range moves {
@@ -613,20 +618,20 @@ type AlignOp struct {
 type Alignment struct {
 	Cost, MaxCost int
 	Fitness       float64
-	// Bounded: the search hit CheckOptions.MaxAlignStates; Ops and Cost are
+	// Bounded: the search hit Options.MaxAlignStates; Ops and Cost are
 	// those of a greedy alignment, Cost an upper bound of the optimum.
 	Bounded bool
 	// Explored is the number of search nodes expanded.
 	Explored int
 	// Ops are the operations in order; empty when the model cannot reach
-	// EndID at all.
+	// automaton.EndID at all.
 	Ops []AlignOp
 }
 
 // Align computes an optimal alignment of moves with the model, with its
 // operations. Among alignments of equal cost the one found first is
 // returned; the result is deterministic.
-func (c *Checker) Align(moves []Move) Alignment {
+func (c *Checker) Align(moves []automaton.Move) Alignment {
 	return c.align(moves, true)
 }
 
@@ -669,7 +674,7 @@ type alignEntry struct {
 // moves' symbols, how many moves from each position on have no transition
 // anywhere in the model (those can only be log moves), and an empty node
 // store and queue.
-func (a *alignScratch) prepare(c *Checker, moves []Move) {
+func (a *alignScratch) prepare(c *Checker, moves []automaton.Move) {
 	n := len(moves)
 	a.n, a.nq, a.dist = n, int64(len(c.ids)), c.dist
 	a.syms = a.syms[:0]
@@ -758,7 +763,7 @@ func (a *alignScratch) parent(k int64) (int64, int32) {
 func (a *alignScratch) push(k int64, g int32, par int64, via int32) {
 	i, q := int(k/a.nq), int32(k%a.nq)
 	if a.dist[q] < 0 {
-		return // EndID is out of reach from q
+		return // automaton.EndID is out of reach from q
 	}
 	if old, ok := a.cost(k); ok && old <= g {
 		return
@@ -778,7 +783,7 @@ func (a *alignScratch) push(k int64, g int32, par int64, via int32) {
 // maxDenseAlign is the largest node space searched with arrays.
 const maxDenseAlign = 1 << 20
 
-func (c *Checker) align(moves []Move, withOps bool) Alignment {
+func (c *Checker) align(moves []automaton.Move, withOps bool) Alignment {
 	n := len(moves)
 	al := Alignment{MaxCost: n + c.ShortestPath()}
 	if c.start < 0 || c.end < 0 || c.dist[c.start] < 0 {
@@ -841,7 +846,7 @@ func (c *Checker) align(moves []Move, withOps bool) Alignment {
 
 // alignOps walks the parents of the search back from goal and returns the
 // alignment's operations in order, appended to ops.
-func (c *Checker) alignOps(moves []Move, goal int64, ops []AlignOp) []AlignOp {
+func (c *Checker) alignOps(moves []automaton.Move, goal int64, ops []AlignOp) []AlignOp {
 	a := &c.a
 	nq := a.nq
 	start := len(ops)
@@ -873,7 +878,7 @@ func (c *Checker) alignOps(moves []Move, goal int64, ops []AlignOp) []AlignOp {
 
 // alignHeuristic is a lower bound of the cost of aligning the rest of a
 // session, rest moves of which unknown have no transition anywhere in the
-// model, from a state dist moves away from EndID. Each unknown move costs a
+// model, from a state dist moves away from automaton.EndID. Each unknown move costs a
 // log move; the model needs at least dist moves, of which at most
 // rest-unknown can be synchronous. It is consistent: a log or model move
 // (cost 1) lowers it by at most 1, and a synchronous move (cost 0) consumes
@@ -889,9 +894,9 @@ const greedyLookahead = 3
 // greedy aligns moves greedily, for sessions whose optimal search hit the
 // bound: take the session's move when the model has it; else the fewest
 // model moves (up to greedyLookahead) after which the model has it; else
-// skip the session's move. At the end, walk the shortest path to EndID. The
+// skip the session's move. At the end, walk the shortest path to automaton.EndID. The
 // result is a real alignment, so its cost bounds the optimum from above.
-func (c *Checker) greedy(moves []Move, al Alignment, withOps bool) Alignment {
+func (c *Checker) greedy(moves []automaton.Move, al Alignment, withOps bool) Alignment {
 	cost := 0
 	q := c.start
 	var ops []AlignOp
@@ -925,7 +930,7 @@ func (c *Checker) greedy(moves []Move, al Alignment, withOps bool) Alignment {
 		cost++
 	}
 	for q != c.end {
-		// Follow a transition that brings EndID one move closer.
+		// Follow a transition that brings automaton.EndID one move closer.
 		var best int32 = -1
 		for _, ti := range c.out[q] {
 			if d := c.dist[c.trans[ti].to]; d >= 0 && d == c.dist[q]-1 {
@@ -941,7 +946,7 @@ func (c *Checker) greedy(moves []Move, al Alignment, withOps bool) Alignment {
 }
 
 // lookup returns the transition mv takes out of state q.
-func (c *Checker) lookup(q int32, mv Move) (int32, bool) {
+func (c *Checker) lookup(q int32, mv automaton.Move) (int32, bool) {
 	s, ok := c.syms[mv]
 	if !ok {
 		return -1, false
@@ -951,8 +956,8 @@ func (c *Checker) lookup(q int32, mv Move) (int32, bool) {
 }
 
 // reach returns the fewest transitions (at most greedyLookahead) from q to a
-// state out of which mv is a transition whose target can reach EndID, or nil.
-func (c *Checker) reach(q int32, mv Move) []int32 {
+// state out of which mv is a transition whose target can reach automaton.EndID, or nil.
+func (c *Checker) reach(q int32, mv automaton.Move) []int32 {
 	type item struct {
 		q    int32
 		path []int32
@@ -978,4 +983,13 @@ func (c *Checker) reach(q int32, mv Move) []int32 {
 		frontier = next
 	}
 	return nil
+}
+
+// compileConstraints compiles the model's constraints for stepping.
+func compileConstraints(cs []automaton.Constraint) *rules.Set {
+	rs := make([]rules.Rule, len(cs))
+	for i, c := range cs {
+		rs[i] = rules.Rule{Kind: c.Kind, A: c.A, B: c.B, Or: c.Or}
+	}
+	return rules.Compile(rs)
 }

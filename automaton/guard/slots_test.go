@@ -1,4 +1,4 @@
-package automaton
+package guard
 
 import (
 	"errors"
@@ -6,17 +6,19 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
 )
 
-// The fixture testdata/guard/slots.json is a hand-written returns desk:
+// The fixture testdata/slots.json is a hand-written returns desk:
 //
 //	__start__ -> greet -ok-> collecting_info -ok-> confirming -confirmed-> refund -ok-> __end__
 //	collecting_info -ask-> collecting_info, confirming -change_order-> collecting_info,
 //	confirming -declined-> __end__, and collecting_info -ok-> refund, a
 //	generalised ("skip") transition no session took.
-func loadSlotsFixture(t testing.TB) *Model {
+func loadSlotsFixture(t testing.TB) *automaton.Model {
 	t.Helper()
-	m, err := Load("testdata/guard/slots.json")
+	m, err := automaton.Load("testdata/slots.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +140,7 @@ func TestGuardSlots(t *testing.T) {
 			if pol == "" {
 				pol = slotsPolicy
 			}
-			g, err := NewGuard(m, guardPolicy(t, pol), GuardOptions{})
+			g, err := New(m, guardPolicy(t, pol), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +170,7 @@ func TestGuardSlots(t *testing.T) {
 }
 
 func TestGuardSlotValidity(t *testing.T) {
-	g, err := NewGuard(loadSlotsFixture(t), guardPolicy(t, slotsPolicy), GuardOptions{})
+	g, err := New(loadSlotsFixture(t), guardPolicy(t, slotsPolicy), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +188,7 @@ func TestGuardSlotValidity(t *testing.T) {
 }
 
 func TestGuardSlotErrors(t *testing.T) {
-	g, err := NewGuard(loadSlotsFixture(t), guardPolicy(t, slotsPolicy), GuardOptions{})
+	g, err := New(loadSlotsFixture(t), guardPolicy(t, slotsPolicy), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +231,7 @@ func TestGuardSlotErrors(t *testing.T) {
 }
 
 func TestGuardInstructions(t *testing.T) {
-	g, err := NewGuard(loadSlotsFixture(t), guardPolicy(t, slotsPolicy), GuardOptions{})
+	g, err := New(loadSlotsFixture(t), guardPolicy(t, slotsPolicy), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +270,7 @@ func TestGuardGeneralized(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.policy, func(t *testing.T) {
-			g, err := NewGuard(m, guardPolicy(t, tt.policy), GuardOptions{})
+			g, err := New(m, guardPolicy(t, tt.policy), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -301,7 +303,7 @@ func TestGuardGeneralized(t *testing.T) {
 
 func TestGuardSlotsSurviveReload(t *testing.T) {
 	m := loadSlotsFixture(t)
-	g, err := NewGuard(m, guardPolicy(t, slotsPolicy), GuardOptions{})
+	g, err := New(m, guardPolicy(t, slotsPolicy), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +384,7 @@ func FuzzPolicy(f *testing.F) {
 		if err != nil {
 			return
 		}
-		g, err := NewGuard(m, p, GuardOptions{})
+		g, err := New(m, p, Options{})
 		if err != nil {
 			return
 		}
@@ -411,7 +413,7 @@ func TestGuardGeneralizedDenyAllocs(t *testing.T) {
 		ids[i] = fmt.Sprint("s", i)
 	}
 	allocs := func(policy string) float64 {
-		g, err := NewGuard(m, guardPolicy(t, policy), GuardOptions{})
+		g, err := New(m, guardPolicy(t, policy), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

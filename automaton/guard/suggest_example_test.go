@@ -1,9 +1,10 @@
-package automaton_test
+package guard_test
 
 import (
 	"os"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/guard"
 )
 
 // A model built with fsmine build --slots knows which fields a session
@@ -35,7 +36,7 @@ func ExampleSuggestPolicy() {
 	if err := m.Validate(); err != nil {
 		panic(err)
 	}
-	if err := automaton.SuggestPolicy(m).Write(os.Stdout); err != nil {
+	if err := guard.SuggestPolicy(m).Write(os.Stdout); err != nil {
 		panic(err)
 	}
 	// Output:

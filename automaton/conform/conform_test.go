@@ -1,10 +1,12 @@
-package automaton
+package conform
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
 )
 
 // conformModel is
@@ -14,26 +16,26 @@ import (
 //	              a -skip-> c            (rare)
 //
 // Its shortest path from start to end has 3 moves (via skip).
-func conformModel(tb testing.TB) *Model {
+func conformModel(tb testing.TB) *automaton.Model {
 	m := checkModel(tb,
-		Transition{From: StartID, Event: "", To: "a", Count: 10},
-		Transition{From: "a", Event: "ok", To: "b", Count: 9},
-		Transition{From: "a", Event: "skip", To: "c", Count: 1, Rare: true},
-		Transition{From: "b", Event: "ok", To: "c", Count: 9},
-		Transition{From: "b", Event: "retry", To: "b", Count: 4, BackEdge: true},
-		Transition{From: "c", Event: "ok", To: EndID, Count: 10},
+		automaton.Transition{From: automaton.StartID, Event: "", To: "a", Count: 10},
+		automaton.Transition{From: "a", Event: "ok", To: "b", Count: 9},
+		automaton.Transition{From: "a", Event: "skip", To: "c", Count: 1, Rare: true},
+		automaton.Transition{From: "b", Event: "ok", To: "c", Count: 9},
+		automaton.Transition{From: "b", Event: "retry", To: "b", Count: 4, BackEdge: true},
+		automaton.Transition{From: "c", Event: "ok", To: automaton.EndID, Count: 10},
 	)
-	m.Loops = []Loop{{States: []string{"b"}, BackEdges: []EdgeRef{{"b", "retry", "b"}}, Count: 4, Sessions: 3, MaxIterations: 2, P95Iterations: 2}}
+	m.Loops = []automaton.Loop{{States: []string{"b"}, BackEdges: []automaton.EdgeRef{{From: "b", Event: "retry", To: "b"}}, Count: 4, Sessions: 3, MaxIterations: 2, P95Iterations: 2}}
 	return m
 }
 
 // mvs builds moves from "event>label" pairs; "" before the first label.
-func mvs(pairs ...string) []Move {
-	out := make([]Move, len(pairs))
+func mvs(pairs ...string) []automaton.Move {
+	out := make([]automaton.Move, len(pairs))
 	for i, p := range pairs {
 		for j := 0; j < len(p); j++ {
 			if p[j] == '>' {
-				out[i] = Move{Event: p[:j], Label: p[j+1:]}
+				out[i] = automaton.Move{Event: p[:j], Label: p[j+1:]}
 			}
 		}
 	}
@@ -43,7 +45,7 @@ func mvs(pairs ...string) []Move {
 func TestCheck(t *testing.T) {
 	tests := []struct {
 		name     string
-		moves    []Move
+		moves    []automaton.Move
 		rareDev  bool
 		kind     string // "" when the session fits
 		move     int
@@ -68,7 +70,7 @@ func TestCheck(t *testing.T) {
 		// c ends only with ok: skip the log's end move, take the model's.
 		{name: "wrong last event", moves: mvs(">a", "ok>b", "ok>c", "fail>__end__"), kind: KindIncomplete, move: 3, state: "c", cost: 2, maxCost: 4 + 3, outside: true},
 		// Nothing matches: three log moves and the shortest model path.
-		{name: "foreign", moves: mvs(">x", "y>z", "w>__end__"), kind: KindUnknownState, move: 0, state: StartID, cost: 6, maxCost: 3 + 3, outside: true},
+		{name: "foreign", moves: mvs(">x", "y>z", "w>__end__"), kind: KindUnknownState, move: 0, state: automaton.StartID, cost: 6, maxCost: 3 + 3, outside: true},
 		{name: "loop cap", moves: mvs(">a", "ok>b", "retry>b", "retry>b", "retry>b", "ok>c", "ok>__end__"), kind: KindLoopCap, move: 4, state: "b", cost: 0, maxCost: 7 + 3, iters: 3, loopCap: 2},
 		{name: "rare passes", moves: mvs(">a", "skip>c", "ok>__end__"), cost: 0, maxCost: 3 + 3, rare: 1},
 		{name: "rare is a deviation", moves: mvs(">a", "skip>c", "ok>__end__"), rareDev: true, kind: KindRare, move: 1, state: "a", cost: 0, maxCost: 3 + 3, rare: 1},
@@ -79,7 +81,7 @@ func TestCheck(t *testing.T) {
 	m := conformModel(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := NewChecker(m, CheckOptions{RareIsDeviation: tt.rareDev})
+			c := New(m, Options{RareIsDeviation: tt.rareDev})
 			v := c.Check(tt.moves)
 			if tt.kind == "" {
 				if !v.Fits() {
@@ -121,10 +123,10 @@ func TestCheck(t *testing.T) {
 
 func TestAlignOps(t *testing.T) {
 	m := conformModel(t)
-	c := NewChecker(m, CheckOptions{})
+	c := New(m, Options{})
 	tests := []struct {
 		name  string
-		moves []Move
+		moves []automaton.Move
 		want  []string
 	}{
 		{"skipped stage", mvs(">a", "ok>c", "ok>__end__"), []string{
@@ -179,13 +181,13 @@ func countCost(ops []AlignOp) int {
 // stands in, says so, and still is a valid alignment.
 func TestAlignBound(t *testing.T) {
 	m := conformModel(t)
-	c := NewChecker(m, CheckOptions{MaxAlignStates: 1})
+	c := New(m, Options{MaxAlignStates: 1})
 	moves := mvs(">a", "ok>c", "ok>x", "ok>__end__")
 	v := c.Check(moves)
 	if !v.Bounded {
 		t.Fatal("not bounded")
 	}
-	exact := NewChecker(m, CheckOptions{}).Check(moves)
+	exact := New(m, Options{}).Check(moves)
 	if exact.Bounded || exact.Cost != 2 {
 		t.Fatalf("exact cost %d (bounded %v), want 2", exact.Cost, exact.Bounded)
 	}
@@ -199,9 +201,9 @@ func TestAlignBound(t *testing.T) {
 // checkAlignment verifies that ops are a real alignment of moves: the sync
 // and log moves consume moves in order, the model's transitions chain from
 // StartID to EndID, and the cost is the number of non-sync operations.
-func checkAlignment(t *testing.T, m *Model, moves []Move, a Alignment) {
+func checkAlignment(t *testing.T, m *automaton.Model, moves []automaton.Move, a Alignment) {
 	t.Helper()
-	at, next := StartID, 0
+	at, next := automaton.StartID, 0
 	for _, op := range a.Ops {
 		if op.From != at {
 			t.Fatalf("op %+v starts at %s, the alignment is at %s", op, op.From, at)
@@ -220,14 +222,14 @@ func checkAlignment(t *testing.T, m *Model, moves []Move, a Alignment) {
 				t.Fatalf("sync %+v is not a transition", op)
 			}
 		case OpModel:
-			tr := m.Next(at, Move{op.Event, op.Label})
+			tr := m.Next(at, automaton.Move{Event: op.Event, Label: op.Label})
 			if tr == nil || tr.To != op.To {
 				t.Fatalf("model move %+v is not a transition", op)
 			}
 		}
 		at = op.To
 	}
-	if at != EndID || next != len(moves) {
+	if at != automaton.EndID || next != len(moves) {
 		t.Fatalf("alignment ends at %s after %d of %d moves", at, next, len(moves))
 	}
 	if cost := countCost(a.Ops); cost != a.Cost {
@@ -237,7 +239,7 @@ func checkAlignment(t *testing.T, m *Model, moves []Move, a Alignment) {
 
 // refAlignCost is the optimal alignment cost by dynamic programming over
 // positions, relaxing model moves within a position until nothing changes.
-func refAlignCost(m *Model, moves []Move) int {
+func refAlignCost(m *automaton.Model, moves []automaton.Move) int {
 	const inf = 1 << 30
 	ids := make([]string, len(m.States))
 	for i, s := range m.States {
@@ -263,7 +265,7 @@ func refAlignCost(m *Model, moves []Move) int {
 	for i := range d {
 		d[i] = inf
 	}
-	d[idx[StartID]] = 0
+	d[idx[automaton.StartID]] = 0
 	relax(d)
 	for _, mv := range moves {
 		nd := make([]int, len(ids))
@@ -281,17 +283,17 @@ func refAlignCost(m *Model, moves []Move) int {
 		relax(nd)
 		d = nd
 	}
-	return d[idx[EndID]]
+	return d[idx[automaton.EndID]]
 }
 
 // TestAlignMatchesReference compares the A* alignment with the dynamic
 // program on random sessions: noisy samples of the model and random moves.
 func TestAlignMatchesReference(t *testing.T) {
-	models := map[string]*Model{"conform": conformModel(t), "retry": retryModel(t, false)}
+	models := map[string]*automaton.Model{"conform": conformModel(t), "retry": retryModel(t, false)}
 	for name, m := range models {
 		t.Run(name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			c := NewChecker(m, CheckOptions{})
+			c := New(m, Options{})
 			var labels []string
 			var events []string
 			for _, s := range m.States {
@@ -307,12 +309,12 @@ func TestAlignMatchesReference(t *testing.T) {
 				// Damage it: drop, insert, replace moves at random.
 				for k := rng.IntN(4); k > 0 && len(moves) > 0; k-- {
 					i := rng.IntN(len(moves))
-					r := Move{Event: events[rng.IntN(len(events))], Label: labels[rng.IntN(len(labels))]}
+					r := automaton.Move{Event: events[rng.IntN(len(events))], Label: labels[rng.IntN(len(labels))]}
 					switch rng.IntN(3) {
 					case 0:
 						moves = append(moves[:i], moves[i+1:]...)
 					case 1:
-						moves = append(moves[:i], append([]Move{r}, moves[i:]...)...)
+						moves = append(moves[:i], append([]automaton.Move{r}, moves[i:]...)...)
 					default:
 						moves[i] = r
 					}
@@ -327,7 +329,7 @@ func TestAlignMatchesReference(t *testing.T) {
 					t.Fatalf("moves %v: Align cost %d, want %d", moves, a.Cost, want)
 				}
 				checkAlignment(t, m, moves, a)
-				g := NewChecker(m, CheckOptions{MaxAlignStates: 1}).Align(moves)
+				g := New(m, Options{MaxAlignStates: 1}).Align(moves)
 				if g.Cost < want {
 					t.Fatalf("moves %v: greedy cost %d below the optimum %d", moves, g.Cost, want)
 				}
@@ -339,10 +341,10 @@ func TestAlignMatchesReference(t *testing.T) {
 
 func TestReplay(t *testing.T) {
 	m := conformModel(t)
-	c := NewChecker(m, CheckOptions{})
+	c := New(m, Options{})
 	tests := []struct {
 		name  string
-		moves []Move
+		moves []automaton.Move
 		want  []string // verdict from->to per move
 	}{
 		{"fits", mvs(">a", "ok>b", "retry>b", "ok>c", "ok>__end__"),
@@ -387,11 +389,11 @@ func TestReplay(t *testing.T) {
 func TestLoopCapOverride(t *testing.T) {
 	m := conformModel(t)
 	moves := mvs(">a", "ok>b", "retry>b", "retry>b", "ok>c", "ok>__end__")
-	if v := NewChecker(m, CheckOptions{LoopCaps: map[int]int{0: 1}}).Check(moves); v.Fits() || v.Deviation.Kind != KindLoopCap || v.Deviation.Move != 3 {
+	if v := New(m, Options{LoopCaps: map[int]int{0: 1}}).Check(moves); v.Fits() || v.Deviation.Kind != KindLoopCap || v.Deviation.Move != 3 {
 		t.Errorf("cap 1: %+v, want loop_cap at move 3", v.Deviation)
 	}
 	moves = mvs(">a", "ok>b", "retry>b", "retry>b", "retry>b", "retry>b", "ok>c", "ok>__end__")
-	if v := NewChecker(m, CheckOptions{LoopCaps: map[int]int{0: 0}}).Check(moves); !v.Fits() {
+	if v := New(m, Options{LoopCaps: map[int]int{0: 0}}).Check(moves); !v.Fits() {
 		t.Errorf("no cap: %+v, want a fit", v.Deviation)
 	}
 }
@@ -400,17 +402,17 @@ func TestLoopCapOverride(t *testing.T) {
 // the loop and coming back starts again from zero.
 func TestCheckLeavingLoopResetsStay(t *testing.T) {
 	m := checkModel(t,
-		Transition{From: StartID, To: "a", Count: 1},
-		Transition{From: "a", Event: "again", To: "a", Count: 1, BackEdge: true},
-		Transition{From: "a", Event: "ok", To: "b", Count: 1},
-		Transition{From: "b", Event: "back", To: "c", Count: 1},
-		Transition{From: "c", Event: "ok", To: "a", Count: 1},
-		Transition{From: "b", Event: "ok", To: EndID, Count: 1},
+		automaton.Transition{From: automaton.StartID, To: "a", Count: 1},
+		automaton.Transition{From: "a", Event: "again", To: "a", Count: 1, BackEdge: true},
+		automaton.Transition{From: "a", Event: "ok", To: "b", Count: 1},
+		automaton.Transition{From: "b", Event: "back", To: "c", Count: 1},
+		automaton.Transition{From: "c", Event: "ok", To: "a", Count: 1},
+		automaton.Transition{From: "b", Event: "ok", To: automaton.EndID, Count: 1},
 	)
 	// a, b, c form one loop in the miner's sense only if b->c->a is a
 	// cycle with a back edge; here only a's self-loop is marked.
-	m.Loops = []Loop{{States: []string{"a"}, MaxIterations: 1}}
-	c := NewChecker(m, CheckOptions{})
+	m.Loops = []automaton.Loop{{States: []string{"a"}, MaxIterations: 1}}
+	c := New(m, Options{})
 	moves := mvs(">a", "again>a", "ok>b", "back>c", "ok>a", "again>a", "ok>b", "ok>__end__")
 	if v := c.Check(moves); !v.Fits() {
 		t.Errorf("deviation %+v, want a fit: each stay in {a} iterates once", *v.Deviation)
@@ -419,9 +421,9 @@ func TestCheckLeavingLoopResetsStay(t *testing.T) {
 
 func BenchmarkCheck(b *testing.B) {
 	m := conformModel(b)
-	c := NewChecker(m, CheckOptions{})
+	c := New(m, Options{})
 	rng := rand.New(rand.NewPCG(7, 7))
-	var sessions [][]Move
+	var sessions [][]automaton.Move
 	events := 0
 	for range 1000 {
 		s := m.Sample(rng, 100)
@@ -432,10 +434,10 @@ func BenchmarkCheck(b *testing.B) {
 		b.Run("sessions="+kind, func(b *testing.B) {
 			in := sessions
 			if kind == "deviating" {
-				in = make([][]Move, len(sessions))
+				in = make([][]automaton.Move, len(sessions))
 				for i, s := range sessions {
-					d := append([]Move(nil), s...)
-					d[len(d)/2] = Move{Event: "ok", Label: "zz"}
+					d := append([]automaton.Move(nil), s...)
+					d[len(d)/2] = automaton.Move{Event: "ok", Label: "zz"}
 					in[i] = d
 				}
 			}
@@ -453,15 +455,15 @@ func BenchmarkCheck(b *testing.B) {
 
 // checkModel builds a validated model from transitions, each state
 // labelled by its id.
-func checkModel(tb testing.TB, ts ...Transition) *Model {
+func checkModel(tb testing.TB, ts ...automaton.Transition) *automaton.Model {
 	tb.Helper()
-	m := &Model{Schema: Schema, Initial: StartID}
-	ids := map[string]bool{StartID: true, EndID: true}
+	m := &automaton.Model{Schema: automaton.Schema, Initial: automaton.StartID}
+	ids := map[string]bool{automaton.StartID: true, automaton.EndID: true}
 	for _, tr := range ts {
 		ids[tr.From], ids[tr.To] = true, true
 	}
 	for id := range ids {
-		m.States = append(m.States, State{ID: id, Label: id})
+		m.States = append(m.States, automaton.State{ID: id, Label: id})
 	}
 	m.Transitions = ts
 	m.Sort()
@@ -480,17 +482,17 @@ func FuzzAlign(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7})
 	m := conformModel(f)
-	alphabet := []Move{
-		{"", "a"}, {"ok", "b"}, {"skip", "c"}, {"ok", "c"}, {"retry", "b"}, {"ok", EndID},
-		{"ok", "zz"}, {"boom", "a"}, {"fail", EndID}, {"", "b"},
+	alphabet := []automaton.Move{
+		{Event: "", Label: "a"}, {Event: "ok", Label: "b"}, {Event: "skip", Label: "c"}, {Event: "ok", Label: "c"}, {Event: "retry", Label: "b"}, {Event: "ok", Label: automaton.EndID},
+		{Event: "ok", Label: "zz"}, {Event: "boom", Label: "a"}, {Event: "fail", Label: automaton.EndID}, {Event: "", Label: "b"},
 	}
-	c := NewChecker(m, CheckOptions{})
-	g := NewChecker(m, CheckOptions{MaxAlignStates: 2})
+	c := New(m, Options{})
+	g := New(m, Options{MaxAlignStates: 2})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 64 {
 			data = data[:64]
 		}
-		moves := make([]Move, len(data))
+		moves := make([]automaton.Move, len(data))
 		for i, b := range data {
 			moves[i] = alphabet[int(b)%len(alphabet)]
 		}
@@ -512,4 +514,34 @@ func FuzzAlign(f *testing.F) {
 		}
 		checkAlignment(t, m, moves, ga)
 	})
+}
+
+// retryModel is a -ok-> b, a -fail-> a (retry), a -quit-> end, b -done-> end,
+// with probabilities or, when byCount, with counts only (automaton's
+// sample_test.go has its twin).
+func retryModel(t *testing.T, byCount bool) *automaton.Model {
+	t.Helper()
+	tr := func(from, event, to string, prob float64) automaton.Transition {
+		if byCount {
+			return automaton.Transition{From: from, Event: event, To: to, Count: int(prob * 100)}
+		}
+		return automaton.Transition{From: from, Event: event, To: to, Prob: prob}
+	}
+	return checkModel(t,
+		tr(automaton.StartID, "", "a", 1),
+		tr("a", "ok", "b", 0.6),
+		tr("a", "fail", "a", 0.3),
+		tr("a", "quit", automaton.EndID, 0.1),
+		tr("b", "done", automaton.EndID, 1),
+	)
+}
+
+// loadGuardFixture is the guard's returns flow (see guard_test.go there).
+func loadGuardFixture(t testing.TB) *automaton.Model {
+	t.Helper()
+	m, err := automaton.Load("../guard/testdata/returns.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
