@@ -65,7 +65,7 @@ func TestByRealLogs(t *testing.T) {
 			}
 
 			// Every training session is a path of its own value's map.
-			m, err := mine.BuildBy(lg, def, "attrs.task_id", 2, vals)
+			m, err := mine.BuildBy(lg, def, mine.ByOptions{Field: "attrs.task_id", MinSessions: 2}, vals)
 			if err != nil {
 				t.Fatal(err)
 			}
