@@ -72,8 +72,8 @@ const (
 	ByStages = "stages"
 )
 
-// ByModes lists the modes, the default first.
-var ByModes = []string{ByStages, ByPaths}
+// ByModes lists the modes, ByPaths (the mode of a By without one) first.
+var ByModes = []string{ByPaths, ByStages}
 
 // SubMap is the map of one value of a conditioned model (see By): what a
 // model's behaviour is made of, mined from the value's sessions.
@@ -182,7 +182,7 @@ func (m *Model) validateBy() error {
 		return fmt.Errorf("invalid model: by has no field")
 	}
 	if b.Mode != "" && b.Mode != ByPaths && b.Mode != ByStages {
-		return fmt.Errorf("invalid model: by.mode is %q, want %q, %q or none", b.Mode, ByStages, ByPaths)
+		return fmt.Errorf("invalid model: by.mode is %q, want %q, %q or none", b.Mode, ByPaths, ByStages)
 	}
 	if b.MinSessions < 1 {
 		return fmt.Errorf("invalid model: by.min_sessions is %d, want 1 or more", b.MinSessions)

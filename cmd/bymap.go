@@ -19,7 +19,7 @@ func bindMapFlag(f *pflag.FlagSet, value *string) {
 }
 
 // byModeUsage is the help of --by-mode, in build and eval.
-const byModeUsage = "`MODE` of a --by value's sub-map: stages (the shared map on the stages its sessions visit: any order the shared map allows) or paths (mined from its sessions alone: only the orders they show)"
+const byModeUsage = "`MODE` of a --by value's sub-map: paths (mined from its sessions alone: only the orders they show) or stages (the shared map on the stages its sessions visit: any order the shared map allows)"
 
 // checkByMode returns a usage error for a --by-mode that is no mode.
 func checkByMode(mode string) error {

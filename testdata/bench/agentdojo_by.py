@@ -111,7 +111,8 @@ def main():
     for kind, c in sorted(res.items(), key=str):
         print(f"{str(kind):24s} benign accepted {c['benign_fit'] / c['benign']:.3f}; "
               f"utility {c['util'] / c['benign']:.3f} -> {c['util_kept'] / c['benign']:.3f}; "
-              f"attack success {c['succ'] / c['attacked']:.3f} -> {c['succ_passed'] / c['attacked']:.3f}; "
+              f"attack success {c['succ'] / c['attacked']:.3f} -> {c['succ_passed'] / c['attacked']:.3f}"
+              f"-{(c['succ'] - c['succ_denied_first_act']) / c['attacked']:.3f}; "
               f"successful attacks denied {c['succ_denied'] / max(c['succ'], 1):.3f}, "
               f"at or before the first acting call {c['succ_denied_first_act'] / max(c['succ'], 1):.3f}")
 
