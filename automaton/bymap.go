@@ -39,6 +39,10 @@ func (m *Model) MapName(value string) string {
 type By struct {
 	// Field is the record field, a dotted path such as attrs.task_id.
 	Field string `json:"field"`
+	// Mode says what the sub-maps are: ByPaths (written as "", the mode
+	// of models that predate the field) or ByStages. Provenance: a
+	// sub-map is digested as it stands, whichever way it was made.
+	Mode string `json:"mode,omitempty"`
 	// MinSessions is how many sessions a value needs for a sub-map of its
 	// own; at least 1.
 	MinSessions int `json:"min_sessions"`
@@ -54,6 +58,22 @@ type By struct {
 
 	subs map[string]*Model // by value: the sub-maps as models (see Model.For)
 }
+
+// The modes of a conditioned model (By.Mode).
+const (
+	// ByPaths: a value's sub-map is mined from the value's sessions alone,
+	// so it accepts the orders of stages they showed (and what the
+	// generalisation their own log supports adds).
+	ByPaths = "paths"
+	// ByStages: a value's sub-map is the shared map restricted to the
+	// labels the value's sessions visited: the value decides which stages
+	// may happen, the shared map, mined from every session, how they
+	// connect.
+	ByStages = "stages"
+)
+
+// ByModes lists the modes, ByPaths (the mode of a By without one) first.
+var ByModes = []string{ByPaths, ByStages}
 
 // SubMap is the map of one value of a conditioned model (see By): what a
 // model's behaviour is made of, mined from the value's sessions.
@@ -161,6 +181,9 @@ func (m *Model) validateBy() error {
 	if b.Field == "" {
 		return fmt.Errorf("invalid model: by has no field")
 	}
+	if b.Mode != "" && b.Mode != ByPaths && b.Mode != ByStages {
+		return fmt.Errorf("invalid model: by.mode is %q, want %q, %q or none", b.Mode, ByPaths, ByStages)
+	}
 	if b.MinSessions < 1 {
 		return fmt.Errorf("invalid model: by.min_sessions is %d, want 1 or more", b.MinSessions)
 	}
@@ -185,8 +208,30 @@ func (m *Model) validateBy() error {
 		if err := sub.Validate(); err != nil {
 			return fmt.Errorf("by.maps[%d] (value %q): %w", i, s.Value, err)
 		}
+		if b.Mode == ByStages {
+			if err := m.restricts(s); err != nil {
+				return fmt.Errorf("invalid model: by.maps[%d] (value %q): %w", i, s.Value, err)
+			}
+		}
 	}
 	b.models(m)
+	return nil
+}
+
+// restricts reports the first state or transition of s, a sub-map in mode
+// ByStages, that the shared map m lacks: such a sub-map may only leave out.
+func (m *Model) restricts(s *SubMap) error {
+	for _, st := range s.States {
+		if ms := m.State(st.ID); ms == nil || ms.Label != st.Label {
+			return fmt.Errorf("state %q (label %q) is not the shared map's", st.ID, st.Label)
+		}
+	}
+	for _, t := range s.Transitions {
+		to := m.State(t.To)
+		if mt := m.Next(t.From, Move{Event: t.Event, Label: to.Label}); mt == nil || mt.To != t.To {
+			return fmt.Errorf("transition %s -[%s]-> %s is not the shared map's", t.From, t.Event, t.To)
+		}
+	}
 	return nil
 }
 

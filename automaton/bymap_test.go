@@ -109,6 +109,22 @@ func TestByValidate(t *testing.T) {
 		{"too few", func(b *By) { b.MinSessions = 4 }, `by.maps[0] (value "A") has 3 sessions, fewer than by.min_sessions 4`},
 		{"bad sub-map", func(b *By) { b.Maps[1].Transitions[0].To = "nowhere" }, `by.maps[1] (value "B"): invalid model: transition`},
 		{"negative", func(b *By) { b.Shared = -1 }, "a count of by is negative"},
+		{"unknown mode", func(b *By) { b.Mode = "words" }, `by.mode is "words", want "paths", "stages" or none`},
+		{"stages: a move the shared map lacks", func(b *By) {
+			b.Mode = ByStages
+			b.Maps[0].Transitions[1].Event = "retry"
+		}, `by.maps[0] (value "A"): transition a -[retry]-> __end__ is not the shared map's`},
+		{"stages: a state the shared map lacks", func(b *By) {
+			b.Mode = ByStages
+			b.Maps[1].States[1].Label = "c"
+		}, `by.maps[1] (value "B"): state "b" (label "c") is not the shared map's`},
+	}
+	for _, mode := range []string{"", ByPaths, ByStages} {
+		m := byModel(t)
+		m.By.Mode = mode
+		if err := m.Validate(); err != nil {
+			t.Errorf("mode %q: Validate = %v, want nil (the sub-maps restrict the shared map)", mode, err)
+		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -154,10 +154,11 @@ type modelOptions struct {
 	// beforeWrite, when not nil, is called with the finished model just
 	// before it is written (build --evidence writes the evidence there).
 	beforeWrite func(*automaton.Model) error
-	// by is build --by's field and byMin --by-min; byValues reads each
-	// session's value of the field.
+	// by is build --by's field, byMin --by-min and byMode --by-mode;
+	// byValues reads each session's value of the field.
 	by       string
 	byMin    int
+	byMode   string
 	byValues func() (map[string]string, error)
 
 	parentModel *automaton.Model // loaded by prepare
@@ -234,15 +235,18 @@ per state and per transition the sessions through it and how many of them
 succeeded; sessions without the field are counted apart. stats and report
 then show where sessions fail. A model built without it is unchanged.
 
---by FIELD, such as attrs.task_id, also mines a sub-map for each value of
-the field that --by-min sessions carry, from those sessions alone; check,
-replay and the guard judge a session by its value's map, and by the shared
-map of every session when its value has none (see docs/build.md).
+--by FIELD, such as attrs.task_id, also makes a sub-map for each value of
+the field that --by-min sessions carry: with --by-mode paths, mined from
+those sessions alone; with --by-mode stages, the shared map of every
+session restricted to the stages those sessions visit (a stage the value
+never needs is denied, any order the shared map takes between its stages is
+not). check, replay and the guard judge a session by its value's map, and
+by the shared map when its value has none (see docs/build.md).
 
 Exit status: 0 ok; 2 trouble (bad flags, unreadable input, an outcome
 expression that does not parse, names a field no record has or compares a
-string with a number, a --by field no session has or a value with a control
-character, or with --strict any bad line).`,
+string with a number, a --by field no session has, a value with a control
+character or an unknown --by-mode, or with --strict any bad line).`,
 		Example: `  fsmine build logs/*.jsonl -o v4.json --dot v4.dot
   fsmine build --labels rules.json --parent v3.json logs/today.jsonl.gz -o v4.json
   fsmine build --field session_id=conversation_id --field node=tool.name - < log.jsonl
@@ -274,6 +278,7 @@ character, or with --strict any bad line).`,
 	f.BoolVar(&opts.model.slots, "slots", false, "record per state the record fields present on every visit that leaves it (reads the logs twice; see serve --check --suggest)")
 	f.StringVar(&opts.model.by, "by", "", "also mine a sub-map per value of the record `FIELD` (such as attrs.task_id) that --by-min sessions carry; other values use the shared map of every session (reads the logs twice)")
 	f.IntVar(&opts.model.byMin, "by-min", mine.DefaultByMin, "sessions a --by value needs for a sub-map of its own")
+	f.StringVar(&opts.model.byMode, "by-mode", mine.DefaultByMode, byModeUsage)
 	f.StringVar(&opts.model.outcome, "outcome", "", "count per state and transition the sessions through it and how many succeeded, by `EXPR`, a test of a record field such as attrs.reward>=1 or attrs.status!=error (reads the logs twice; see stats)")
 	return c
 }
@@ -408,6 +413,9 @@ func (opts *buildOptions) secondReads(inputs []mine.Input, ropt *mine.ReadOption
 		if opts.model.byMin < 1 {
 			return nil, usagef("--by-min %d: want 1 or more", opts.model.byMin)
 		}
+		if err := checkByMode(opts.model.byMode); err != nil {
+			return nil, err
+		}
 		opts.model.byValues = func() (map[string]string, error) {
 			return mine.SessionValues(inputs, *ropt, opts.model.by)
 		}
@@ -532,7 +540,7 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 		if vals, err = opts.byValues(); err != nil {
 			return err
 		}
-		m, err = mine.BuildBy(lg, bopt, opts.by, opts.byMin, vals)
+		m, err = mine.BuildBy(lg, bopt, mine.ByOptions{Field: opts.by, MinSessions: opts.byMin, Mode: opts.byMode}, vals)
 	} else {
 		m, err = mine.Build(lg, bopt)
 	}
@@ -890,8 +898,12 @@ func printBySummary(w io.Writer, m *automaton.Model) {
 	if b == nil {
 		return
 	}
-	fmt.Fprintf(w, "by %s: %s, %s of their own (%d+ sessions each); %s on the shared map",
-		b.Field, text.Count(b.Values, "value"), text.Count(len(b.Maps), "sub-map"), b.MinSessions, text.Count(b.Shared, "session"))
+	own := "of their own"
+	if b.Mode == automaton.ByStages {
+		own = "of their own stages"
+	}
+	fmt.Fprintf(w, "by %s: %s, %s %s (%d+ sessions each); %s on the shared map",
+		b.Field, text.Count(b.Values, "value"), text.Count(len(b.Maps), "sub-map"), own, b.MinSessions, text.Count(b.Shared, "session"))
 	if b.Unvalued > 0 {
 		fmt.Fprintf(w, " (%d without a value)", b.Unvalued)
 	}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -15,6 +16,17 @@ import (
 // (build --by) that a command shows.
 func bindMapFlag(f *pflag.FlagSet, value *string) {
 	f.StringVar(value, "map", "", "of a model built with --by, show the sub-map of `VALUE` (default: the shared map of every session)")
+}
+
+// byModeUsage is the help of --by-mode, in build and eval.
+const byModeUsage = "`MODE` of a --by value's sub-map: paths (mined from its sessions alone: only the orders they show) or stages (the shared map on the stages its sessions visit: any order the shared map allows)"
+
+// checkByMode returns a usage error for a --by-mode that is no mode.
+func checkByMode(mode string) error {
+	if !slices.Contains(automaton.ByModes, mode) {
+		return usagef("--by-mode %q: want %s", mode, strings.Join(automaton.ByModes, " or "))
+	}
+	return nil
 }
 
 // pickMap returns the map of m, read from path, that a command shows: the

@@ -33,6 +33,7 @@ type evalOptions struct {
 	truth       string
 	by          string
 	byMin       int
+	byMode      string
 }
 
 func newEvalCmd(streams IO) *cobra.Command {
@@ -109,6 +110,7 @@ label in common with the log).`,
 	f.StringVar(&opts.outcome, "outcome", "", "score each held-out session's risk (surprisal) against its outcome, `EXPR`, a test of a record field such as attrs.reward>=1: ROC AUC for failure beside the session-length baseline, failures flagged and successes passed")
 	f.StringVar(&opts.by, "by", "", "also score every setting conditioned on the record `FIELD` (build --by), each held-out session judged by its value's map, beside the setting unconditioned (reads the logs twice)")
 	f.IntVar(&opts.byMin, "by-min", mine.DefaultByMin, "sessions of the training folds a --by value needs for a sub-map of its own")
+	f.StringVar(&opts.byMode, "by-mode", mine.DefaultByMode, byModeUsage)
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress on standard error")
 	return c
 }
@@ -201,11 +203,14 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 		if opts.byMin < 1 {
 			return usagef("--by-min %d: want 1 or more", opts.byMin)
 		}
+		if err := checkByMode(opts.byMode); err != nil {
+			return err
+		}
 		if eopt.By, err = mine.SessionValues(inputs, ropt, opts.by); err != nil {
 			return err
 		}
 		for _, s := range settings {
-			s.By, s.ByMin = opts.by, opts.byMin
+			s.By, s.ByMin, s.ByMode = opts.by, opts.byMin, opts.byMode
 			eopt.Settings = append(eopt.Settings, s)
 		}
 	}

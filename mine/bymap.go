@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
 )
@@ -19,25 +20,53 @@ import (
 // eval --by measures the trade on a log (see docs/build.md).
 const DefaultByMin = 10
 
+// DefaultByMode is the mode of a conditioned model's sub-maps, by
+// default: see docs/build.md for the measurements that chose it.
+const DefaultByMode = automaton.ByPaths
+
 // ErrByField is wrapped by the error BuildBy returns when no session
 // carries the field.
 var ErrByField = errors.New("no session carries the field")
 
+// ByOptions say how BuildBy conditions a model.
+type ByOptions struct {
+	// Field is the record field whose value picks a session's map, such
+	// as attrs.task_id.
+	Field string
+	// MinSessions is how many sessions a value needs for a sub-map of its
+	// own; at least 1 (DefaultByMin is the CLI's default).
+	MinSessions int
+	// Mode is what a sub-map is: automaton.ByStages, the shared map on the
+	// labels the value's sessions visit, or automaton.ByPaths (or ""), a
+	// map mined from the value's sessions alone.
+	Mode string
+}
+
 // BuildBy mines a conditioned model (see automaton.By): the shared map,
-// mined from every session of lg with opt as Build mines it, and a sub-map,
-// mined with the same options, for each value of field that at least
-// minSessions sessions carry. values holds each session's value (see
+// mined from every session of lg with opt as Build mines it, and a sub-map
+// for each value of by.Field that at least by.MinSessions sessions carry,
+// made as by.Mode says (mined with the same options, or restricted from the
+// shared map; see stagesMap). values holds each session's value (see
 // SessionValues), by session id; sessions not in it have none and are
 // judged by the shared map. Memory beyond Build's is one map per value with
-// a sub-map, at most len(lg.Sessions)/minSessions of them, and a count per
-// distinct value.
+// a sub-map, at most len(lg.Sessions)/by.MinSessions of them, and a count
+// per distinct value.
 //
 // It returns an error wrapping ErrByField when no session of lg has a
 // value, and one naming the session for a value that cannot name a map (see
 // automaton.ValidByValue). lg must have been read whole (not streamed).
-func BuildBy(lg *Log, opt Options, field string, minSessions int, values map[string]string) (*automaton.Model, error) {
+func BuildBy(lg *Log, opt Options, by ByOptions, values map[string]string) (*automaton.Model, error) {
+	field, minSessions := by.Field, by.MinSessions
 	if minSessions < 1 {
 		return nil, fmt.Errorf("by %s: %d sessions a value: want 1 or more", field, minSessions)
+	}
+	mode := by.Mode
+	switch mode {
+	case automaton.ByPaths:
+		mode = ""
+	case "", automaton.ByStages:
+	default:
+		return nil, fmt.Errorf("by %s: mode %q: want %s", field, by.Mode, strings.Join(automaton.ByModes, " or "))
 	}
 	if lg.Streamed {
 		return nil, fmt.Errorf("by %s: the log was read streaming; read it whole", field)
@@ -63,25 +92,29 @@ func BuildBy(lg *Log, opt Options, field string, minSessions int, values map[str
 	if err != nil {
 		return nil, err
 	}
-	by := &automaton.By{Field: field, MinSessions: minSessions, Values: len(count), Unvalued: unvalued, Shared: unvalued}
+	b := &automaton.By{Field: field, Mode: mode, MinSessions: minSessions, Values: len(count), Unvalued: unvalued, Shared: unvalued}
 	var kept []string
 	for v, n := range count {
 		if n >= minSessions {
 			kept = append(kept, v)
 		} else {
-			by.Shared += n
+			b.Shared += n
 		}
 	}
 	sort.Strings(kept)
-	by.Maps = make([]automaton.SubMap, 0, len(kept))
+	b.Maps = make([]automaton.SubMap, 0, len(kept))
 	for _, v := range kept {
+		if mode == automaton.ByStages {
+			b.Maps = append(b.Maps, stagesMap(m, lg, values, v))
+			continue
+		}
 		sub, err := buildValue(lg, opt, values, v)
 		if err != nil {
 			return nil, fmt.Errorf("by %s: value %q: %w", field, v, err)
 		}
-		by.Maps = append(by.Maps, automaton.NewSubMap(v, sub))
+		b.Maps = append(b.Maps, automaton.NewSubMap(v, sub))
 	}
-	m.By = by
+	m.By = b
 	m.Digest = m.ComputeDigest()
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("by %s: %w", field, err)

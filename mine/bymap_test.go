@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
 )
 
 // byLog is a log of sessions "s<i>" whose value of attrs.task is given,
@@ -46,7 +48,7 @@ func TestBuildBy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("min=%d", tt.min), func(t *testing.T) {
-			m, err := BuildBy(lg, DefaultOptions(), "attrs.task", tt.min, values)
+			m, err := BuildBy(lg, DefaultOptions(), ByOptions{Field: "attrs.task", MinSessions: tt.min}, values)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,13 +93,13 @@ func TestBuildByErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := BuildBy(lg, DefaultOptions(), "attrs.task", tt.min, tt.values)
+			_, err := BuildBy(lg, DefaultOptions(), ByOptions{Field: "attrs.task", MinSessions: tt.min}, tt.values)
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("BuildBy = %v, want %q", err, tt.want)
 			}
 		})
 	}
-	_, err := BuildBy(lg, DefaultOptions(), "attrs.task", 1, nil)
+	_, err := BuildBy(lg, DefaultOptions(), ByOptions{Field: "attrs.task", MinSessions: 1}, nil)
 	if !errors.Is(err, ErrByField) {
 		t.Errorf("no values: %v, want ErrByField", err)
 	}
@@ -127,5 +129,112 @@ func TestBuildEach(t *testing.T) {
 	got := OutcomeValues(&Outcomes{Succeeded: map[string]bool{"s0": true, "s1": false}})
 	if got["s0"] != "succeeded" || got["s1"] != "failed" || len(got) != 2 {
 		t.Errorf("OutcomeValues = %v", got)
+	}
+}
+
+// TestBuildByStages: in mode stages a value's sub-map is the shared map on
+// the labels its sessions visit. Task T always reads a then b, U reads b
+// then a, V sends money: T's map denies send_money, which no session of T
+// called, and accepts b before a, which the shared map takes; T's map
+// mined from its own paths denies that order.
+func TestBuildByStages(t *testing.T) {
+	lg := byLog(t, map[string][]string{
+		"t1": {"plan", "read_a", "read_b", "reply"}, "t2": {"plan", "read_a", "read_b", "reply"},
+		"t3": {"plan", "read_a", "read_b", "reply"},
+		"u1": {"plan", "read_b", "read_a", "reply"}, "u2": {"plan", "read_b", "read_a", "reply"},
+		"u3": {"plan", "read_b", "read_a", "reply"},
+		"v1": {"plan", "read_a", "send_money", "reply"}, "v2": {"plan", "read_a", "send_money", "reply"},
+		"v3": {"plan", "read_a", "send_money", "reply"},
+	})
+	values := map[string]string{}
+	for i := range lg.Sessions {
+		values[lg.Sessions[i].ID] = strings.ToUpper(lg.Sessions[i].ID[:1])
+	}
+	path := func(labels ...string) []automaton.Move {
+		var mvs []automaton.Move
+		for i, l := range labels {
+			mv := automaton.Move{Label: l}
+			if i > 0 {
+				mv.Event = "ok"
+			}
+			mvs = append(mvs, mv)
+		}
+		return append(mvs, automaton.Move{Event: "ok", Label: automaton.EndID})
+	}
+	reordered := path("plan", "read_b", "read_a", "reply")
+	hijacked := path("plan", "read_a", "send_money", "reply")
+	tests := []struct {
+		mode                string
+		reordered, hijacked bool // T's map accepts them
+	}{
+		{automaton.ByStages, true, false},
+		{automaton.ByPaths, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			m, err := BuildBy(lg, DefaultOptions(), ByOptions{Field: "attrs.task", MinSessions: 3, Mode: tt.mode}, values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !m.Accepts(hijacked) || !m.Accepts(reordered) {
+				t.Fatal("the shared map denies a path of its own log")
+			}
+			sub := m.For("T")
+			if got := sub.Accepts(reordered); got != tt.reordered {
+				t.Errorf("T's map accepts b before a: %v, want %v", got, tt.reordered)
+			}
+			if got := sub.Accepts(hijacked); got != tt.hijacked {
+				t.Errorf("T's map accepts send_money: %v, want %v", got, tt.hijacked)
+			}
+			if sub.HasLabel("send_money") || sub.Source.Sessions != 3 {
+				t.Errorf("T's map: send_money %v, %d sessions; want false, 3", sub.HasLabel("send_money"), sub.Source.Sessions)
+			}
+			for i := range lg.Sessions {
+				s := &lg.Sessions[i]
+				if !m.For(values[s.ID]).Accepts(lg.Moves(s)) {
+					t.Errorf("session %s is not a path of its map", s.ID)
+				}
+			}
+			wantMode := tt.mode
+			if wantMode == automaton.ByPaths {
+				wantMode = ""
+			}
+			if m.By.Mode != wantMode {
+				t.Errorf("by.mode = %q, want %q", m.By.Mode, wantMode)
+			}
+		})
+	}
+}
+
+func TestRestrictConstraint(t *testing.T) {
+	labels := map[string]bool{"a": true, "b": true, "c": true}
+	prec := func(a, b string, or ...string) automaton.Constraint {
+		return automaton.Constraint{Kind: automaton.ConstraintPrecedence, A: a, B: b, Or: or}
+	}
+	tests := []struct {
+		name string
+		c    automaton.Constraint
+		want string // the constraint as it reads, or "" when it goes
+	}{
+		{"precedence kept", prec("a", "b"), "b only after a"},
+		{"precedence of a dropped b", prec("a", "x"), ""},
+		{"precedence narrowed to its alternatives left", prec("x", "b", "c", "y"), "b only after c"},
+		{"precedence keeps its alternatives left", prec("a", "b", "c", "y"), "b only after a or c"},
+		{"once of a dropped label", automaton.Constraint{Kind: automaton.ConstraintOnce, A: "x"}, ""},
+		{"not_both with a side dropped", automaton.Constraint{Kind: automaton.ConstraintNotBoth, A: "a", B: "x"}, ""},
+		{"run whose b is dropped", automaton.Constraint{Kind: automaton.ConstraintRun, A: "a", B: "x"},
+			automaton.Constraint{Kind: automaton.ConstraintRun, A: "a"}.String()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := restrictConstraint(tt.c, labels)
+			s := ""
+			if ok {
+				s = got.String()
+			}
+			if s != tt.want {
+				t.Errorf("restrictConstraint(%v) = %q, want %q", tt.c, s, tt.want)
+			}
+		})
 	}
 }

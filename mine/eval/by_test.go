@@ -7,16 +7,18 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine"
 )
 
 // TestByRealLogs holds the target of conditioned maps on the real logs of
 // ../../../shared/data: conditioned on attrs.task_id, whose values are
 // rare (2 sessions each in tau2 retail, 4 in taubench airline), the model
-// accepts held-out sessions within 0.02 of the unconditioned map, as rare
-// values are judged by the shared map; and sub-maps mined from too few
-// sessions (--by-min 2) are logged, to show what the threshold keeps
-// away. It skips when the data is absent.
+// accepts held-out sessions within 0.02 of the unconditioned map in either
+// --by-mode, as rare values are judged by the shared map; and sub-maps of
+// too few sessions (--by-min 1 and 3) are logged, to show what the
+// threshold keeps away, the shared map on a value's stages accepting at
+// least what its own paths do. It skips when the data is absent.
 func TestByRealLogs(t *testing.T) {
 	data := filepath.Join("..", "..", "..", "shared", "data", "jsonl")
 	chat := filepath.Join(t.TempDir(), "chat.json")
@@ -49,23 +51,38 @@ func TestByRealLogs(t *testing.T) {
 			}
 			def := mine.DefaultOptions()
 			plain := Setting{Merge: def.Merge, Alpha: def.Alpha, Generalize: def.Generalize}
-			by, sparse := plain, plain
-			by.By, by.ByMin = "attrs.task_id", mine.DefaultByMin
-			sparse.By, sparse.ByMin = "attrs.task_id", 2
-			rep, err := Run(lg, Options{Folds: 5, Base: def, Settings: []Setting{plain, by, sparse}, By: vals})
+			settings := []Setting{plain}
+			for _, min := range []int{mine.DefaultByMin, 1, 3} {
+				for _, mode := range automaton.ByModes {
+					s := plain
+					s.By, s.ByMin, s.ByMode = "attrs.task_id", min, mode
+					settings = append(settings, s)
+				}
+			}
+			rep, err := Run(lg, Options{Folds: 5, Base: def, Settings: settings, By: vals})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range rep.Results {
-				t.Logf("%-60s accepted %.3f rejected %.3f", r.Name, r.Overall.Accepted, r.Overall.Rejected)
+				t.Logf("%-70s accepted %.3f rejected %.3f", r.Name, r.Overall.Accepted, r.Overall.Rejected)
 			}
-			a, b := rep.Results[0].Overall.Accepted, rep.Results[1].Overall.Accepted
-			if math.Abs(a-b) > 0.02 {
-				t.Errorf("conditioned accepts %.3f, unconditioned %.3f: want within 0.02", b, a)
+			a := rep.Results[0].Overall.Accepted
+			for _, r := range rep.Results[1:3] {
+				if b := r.Overall.Accepted; math.Abs(a-b) > 0.02 {
+					t.Errorf("%s accepts %.3f, unconditioned %.3f: want within 0.02", r.Name, b, a)
+				}
+			}
+			// Sparse values: the shared map on a value's stages accepts at
+			// least what the value's own paths accept.
+			for i := 3; i < len(rep.Results); i += 2 {
+				paths, stages := rep.Results[i].Overall.Accepted, rep.Results[i+1].Overall.Accepted
+				if stages < paths {
+					t.Errorf("%s accepts %.3f, fewer than %s's %.3f", rep.Results[i+1].Name, stages, rep.Results[i].Name, paths)
+				}
 			}
 
 			// Every training session is a path of its own value's map.
-			m, err := mine.BuildBy(lg, def, "attrs.task_id", 2, vals)
+			m, err := mine.BuildBy(lg, def, mine.ByOptions{Field: "attrs.task_id", MinSessions: 2}, vals)
 			if err != nil {
 				t.Fatal(err)
 			}

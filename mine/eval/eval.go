@@ -73,10 +73,12 @@ type Setting struct {
 	Generalize string  `json:"generalize"`
 	// By, when not empty, scores a conditioned model (mine.BuildBy) on
 	// the record field By, its values Options.By, a value needing ByMin
-	// sessions of the training folds for a sub-map: each held-out session,
-	// and each of its perturbations, is judged by its value's map.
-	By    string `json:"by,omitempty"`
-	ByMin int    `json:"by_min,omitempty"`
+	// sessions of the training folds for a sub-map made as ByMode says
+	// (automaton.ByPaths when empty): each held-out session, and each of
+	// its perturbations, is judged by its value's map.
+	By     string `json:"by,omitempty"`
+	ByMin  int    `json:"by_min,omitempty"`
+	ByMode string `json:"by_mode,omitempty"`
 }
 
 // String names the setting as the text report prints it.
@@ -93,6 +95,9 @@ func (s Setting) String() string {
 	b.WriteString(" generalize=" + g)
 	if s.By != "" {
 		fmt.Fprintf(&b, " by=%s min=%d", s.By, s.ByMin)
+		if s.ByMode != "" && s.ByMode != automaton.ByPaths {
+			b.WriteString(" mode=" + s.ByMode)
+		}
 	}
 	return b.String()
 }
@@ -561,7 +566,7 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 	var m *automaton.Model
 	var err error
 	if s.By != "" {
-		m, err = mine.BuildBy(train, opt, s.By, s.ByMin, values)
+		m, err = mine.BuildBy(train, opt, mine.ByOptions{Field: s.By, MinSessions: s.ByMin, Mode: s.ByMode}, values)
 	} else {
 		m, err = mine.Build(train, opt)
 	}

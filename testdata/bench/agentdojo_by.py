@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Guards AgentDojo runs with maps mined from the other models' benign runs,
-unconditioned and conditioned on the user task (fsmine build --by), held
-out by model (issue #24). Exploratory: see the caveats in docs/guard.md's
+unconditioned and conditioned on the user task (fsmine build --by, in each
+--by-mode), held out by model (issue #24). Exploratory: see the caveats in docs/guard.md's
 report of it.
 
 Usage, from the repository (DATA holds AgentDojo's per-run exports, one
@@ -14,7 +14,7 @@ metadata line, then one run a line with "messages" and "metadata"
 A run becomes a session of its tool calls in order, then "answer". For
 each model M and suite S, maps are mined from the benign runs of S of the
 other models and M's runs of S are checked against them (fsmine check).
-Printed per kind (plain, by) and per suite: benign runs accepted; utility
+Printed per kind (plain; paths and stages, the two --by-modes) and per suite: benign runs accepted; utility
 (benign runs that succeeded) before and after the guard; attack success
 (attacked runs whose injection task succeeded, metadata.security) before
 and after (a run passes when it fits); and of the successful attacks the
@@ -83,7 +83,8 @@ def main():
             with open(test_f, 'w') as f:
                 for _, recs in test:
                     f.writelines(json.dumps(r) + '\n' for r in recs)
-            for kind, extra in (('plain', []), ('by', ['--by', 'attrs.user_task', '--by-min', by_min])):
+            by = ['--by', 'attrs.user_task', '--by-min', by_min, '--by-mode']
+            for kind, extra in (('plain', []), ('paths', by + ['paths']), ('stages', by + ['stages'])):
                 subprocess.run([fsmine, 'build', '-q', '-o', model_f, train_f] + extra, check=True)
                 out = subprocess.run([fsmine, 'check', '-q', '--model', model_f, '--format', 'jsonl', test_f],
                                      capture_output=True, text=True)
@@ -110,7 +111,8 @@ def main():
     for kind, c in sorted(res.items(), key=str):
         print(f"{str(kind):24s} benign accepted {c['benign_fit'] / c['benign']:.3f}; "
               f"utility {c['util'] / c['benign']:.3f} -> {c['util_kept'] / c['benign']:.3f}; "
-              f"attack success {c['succ'] / c['attacked']:.3f} -> {c['succ_passed'] / c['attacked']:.3f}; "
+              f"attack success {c['succ'] / c['attacked']:.3f} -> {c['succ_passed'] / c['attacked']:.3f}"
+              f"-{(c['succ'] - c['succ_denied_first_act']) / c['attacked']:.3f}; "
               f"successful attacks denied {c['succ_denied'] / max(c['succ'], 1):.3f}, "
               f"at or before the first acting call {c['succ_denied_first_act'] / max(c['succ'], 1):.3f}")
 
