@@ -164,6 +164,8 @@ func FuzzDecodeBy(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add(bytes.Replace(buf.Bytes(), []byte(`"value":"B"`), []byte(`"value":"A"`), 1))
 	f.Add(bytes.Replace(buf.Bytes(), []byte(`"min_sessions":2`), []byte(`"min_sessions":0`), 1))
+	// A stages sub-map must be a part of the shared map.
+	f.Add(bytes.Replace(buf.Bytes(), []byte(`"min_sessions":2`), []byte(`"mode":"stages","min_sessions":2`), 1))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Decode(bytes.NewReader(data))
 		if err != nil {
