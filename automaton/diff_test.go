@@ -162,89 +162,101 @@ func near(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
 }
 
-func TestCompare(t *testing.T) {
-	withLoop := func(m *Model, max, p95 int, states ...string) *Model {
-		m.Loops = append(m.Loops, Loop{States: states, Count: 10, Sessions: 5, MaxIterations: max, P95Iterations: p95})
-		return m
-	}
-	withTrunk := func(m *Model, trunk ...string) *Model {
-		m.Trunk = trunk
-		return m
-	}
-	relabel := func(m *Model, id, label string) *Model {
-		for i := range m.States {
-			if m.States[i].ID == id {
-				m.States[i].Label = label
-			}
-		}
-		m.Reindex()
-		m.Digest = m.ComputeDigest()
-		return m
-	}
-	extra := func(t *testing.T, a, b, c int) *Model {
-		// branch plus a third way out of plan, through a new state c.
-		return buildModel(t, 2, []edge{
-			{StartID, "", "plan", a + b + c, false},
-			{"plan", "ok", "a", a, false},
-			{"plan", "ok", "b", b, false},
-			{"plan", "retry", "c", c, false},
-			{"a", "done", EndID, a, false},
-			{"b", "done", EndID, b, false},
-			{"c", "done", EndID, c, false},
-		})
-	}
-	rare := func(t *testing.T, a, b int, bRare bool) *Model {
-		return buildModel(t, 1, []edge{
-			{StartID, "", "plan", a + b, false},
-			{"plan", "ok", "a", a, false},
-			{"plan", "ok", "b", b, bRare},
-			{"a", "done", EndID, a, false},
-			{"b", "done", EndID, b, bRare},
-		})
-	}
+// withLoop adds a loop through states to m, seen in 5 sessions.
+func withLoop(m *Model, max, p95 int, states ...string) *Model {
+	m.Loops = append(m.Loops, Loop{States: states, Count: 10, Sessions: 5, MaxIterations: max, P95Iterations: p95})
+	return m
+}
 
-	type want struct {
-		empty                          bool
-		sameDigest                     bool
-		added, removed                 []string // state ids
-		relabeled                      []string
-		edgesAdded, edgesRemoved       []string // "from event to"
-		shares                         []string
-		shifts                         []string
-		flips                          []string
-		loops                          []string // "change states"
-		trunk                          bool
-		transitionTests, stateTests    int
-		transitionThreshold, threshold float64
+// withTrunk sets m's trunk.
+func withTrunk(m *Model, trunk ...string) *Model {
+	m.Trunk = trunk
+	return m
+}
+
+// relabel gives state id of m a new label and refreshes m's index and digest.
+func relabel(m *Model, id, label string) *Model {
+	for i := range m.States {
+		if m.States[i].ID == id {
+			m.States[i].Label = label
+		}
 	}
+	m.Reindex()
+	m.Digest = m.ComputeDigest()
+	return m
+}
+
+// branchPlusRetry is branch plus a third way out of plan, through a new
+// state c (c sessions).
+func branchPlusRetry(t testing.TB, a, b, c int) *Model {
+	return buildModel(t, 2, []edge{
+		{StartID, "", "plan", a + b + c, false},
+		{"plan", "ok", "a", a, false},
+		{"plan", "ok", "b", b, false},
+		{"plan", "retry", "c", c, false},
+		{"a", "done", EndID, a, false},
+		{"b", "done", EndID, b, false},
+		{"c", "done", EndID, c, false},
+	})
+}
+
+// rareBranch is branch with the way through b marked rare when bRare.
+func rareBranch(t testing.TB, a, b int, bRare bool) *Model {
+	return buildModel(t, 1, []edge{
+		{StartID, "", "plan", a + b, false},
+		{"plan", "ok", "a", a, false},
+		{"plan", "ok", "b", b, bRare},
+		{"a", "done", EndID, a, false},
+		{"b", "done", EndID, b, bRare},
+	})
+}
+
+// compareWant is what TestCompare expects of a Diff; checkDiff compares the
+// lists by key, sorted as the Diff sorts them.
+type compareWant struct {
+	empty                          bool
+	sameDigest                     bool
+	added, removed                 []string // state ids
+	relabeled                      []string
+	edgesAdded, edgesRemoved       []string // "from event to"
+	shares                         []string
+	shifts                         []string
+	flips                          []string
+	loops                          []string // "change states"
+	trunk                          bool
+	transitionTests, stateTests    int
+	transitionThreshold, threshold float64
+}
+
+func TestCompare(t *testing.T) {
 	tests := []struct {
 		name     string
 		old, new *Model
 		opt      DiffOptions
-		want     want
+		want     compareWant
 	}{
 		{
 			name: "identical",
 			old:  branch(t, 80, 20), new: branch(t, 80, 20),
-			want: want{empty: true, sameDigest: true, transitionTests: 5, stateTests: 1,
+			want: compareWant{empty: true, sameDigest: true, transitionTests: 5, stateTests: 1,
 				transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
 			name: "same shares, twice the data",
 			old:  branch(t, 80, 20), new: branch(t, 160, 40),
-			want: want{empty: true, transitionTests: 5, stateTests: 1, transitionThreshold: 0.002, threshold: 0.01},
+			want: compareWant{empty: true, transitionTests: 5, stateTests: 1, transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
 			name: "insignificant share change: 8/10 -> 5/10",
 			old:  branch(t, 8, 2), new: branch(t, 5, 5),
 			// z = -1.41, p = .16; b expects 3.5 in each row and is pooled, so
 			// the chi-square test is the 2x2 one, with the same p.
-			want: want{empty: true, transitionTests: 5, stateTests: 1, transitionThreshold: 0.002, threshold: 0.01},
+			want: compareWant{empty: true, transitionTests: 5, stateTests: 1, transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
 			name: "significant share change: 80/100 -> 50/100",
 			old:  branch(t, 80, 20), new: branch(t, 50, 50),
-			want: want{shares: []string{"plan ok a", "plan ok b"}, shifts: []string{"plan"},
+			want: compareWant{shares: []string{"plan ok a", "plan ok b"}, shifts: []string{"plan"},
 				transitionTests: 5, stateTests: 1, transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
@@ -252,144 +264,148 @@ func TestCompare(t *testing.T) {
 			old:  branch(t, 8, 2), new: branch(t, 2, 8),
 			opt: DiffOptions{Alpha: 0.5},
 			// z = -2.683, p = .0073 < .5/5; chi2 = z^2 on plan, p < .5.
-			want: want{shares: []string{"plan ok a", "plan ok b"}, shifts: []string{"plan"},
+			want: compareWant{shares: []string{"plan ok a", "plan ok b"}, shifts: []string{"plan"},
 				transitionTests: 5, stateTests: 1, transitionThreshold: 0.1, threshold: 0.5},
 		},
 		{
 			name: "state and transitions added",
-			old:  branch(t, 80, 20), new: extra(t, 80, 20, 1),
-			want: want{added: []string{"c"}, edgesAdded: []string{"c done __end__", "plan retry c"},
+			old:  branch(t, 80, 20), new: branchPlusRetry(t, 80, 20, 1),
+			want: compareWant{added: []string{"c"}, edgesAdded: []string{"c done __end__", "plan retry c"},
 				transitionTests: 5, stateTests: 1, transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
 			name: "state and transitions removed",
-			old:  extra(t, 80, 20, 1), new: branch(t, 80, 20),
-			want: want{removed: []string{"c"}, edgesRemoved: []string{"c done __end__", "plan retry c"},
+			old:  branchPlusRetry(t, 80, 20, 1), new: branch(t, 80, 20),
+			want: compareWant{removed: []string{"c"}, edgesRemoved: []string{"c done __end__", "plan retry c"},
 				transitionTests: 5, stateTests: 1, transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
 			name: "state relabeled",
 			old:  branch(t, 80, 20), new: relabel(branch(t, 80, 20), "b", "bee"),
-			want: want{relabeled: []string{"b"}, transitionTests: 5, stateTests: 1,
+			want: compareWant{relabeled: []string{"b"}, transitionTests: 5, stateTests: 1,
 				transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
 			name: "rare flip without a significant share change",
-			old:  rare(t, 95, 5, true), new: rare(t, 92, 8, false),
-			want: want{flips: []string{"b done __end__", "plan ok b"}, transitionTests: 5, stateTests: 1,
+			old:  rareBranch(t, 95, 5, true), new: rareBranch(t, 92, 8, false),
+			want: compareWant{flips: []string{"b done __end__", "plan ok b"}, transitionTests: 5, stateTests: 1,
 				transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
 			name: "loop grew",
 			old:  withLoop(branch(t, 80, 20), 3, 2, "a"), new: withLoop(branch(t, 80, 20), 3, 3, "a"),
-			want: want{loops: []string{"grew a"}, sameDigest: true, transitionTests: 5, stateTests: 1,
+			want: compareWant{loops: []string{"grew a"}, sameDigest: true, transitionTests: 5, stateTests: 1,
 				transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
 			name: "loop shrank",
 			old:  withLoop(branch(t, 80, 20), 5, 2, "a"), new: withLoop(branch(t, 80, 20), 4, 2, "a"),
-			want: want{loops: []string{"shrank a"}, sameDigest: true, transitionTests: 5, stateTests: 1,
+			want: compareWant{loops: []string{"shrank a"}, sameDigest: true, transitionTests: 5, stateTests: 1,
 				transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
 			name: "loop unchanged, state order differs",
 			old:  withLoop(branch(t, 80, 20), 5, 2, "a", "b"), new: withLoop(branch(t, 80, 20), 5, 2, "b", "a"),
-			want: want{empty: true, sameDigest: true, transitionTests: 5, stateTests: 1,
+			want: compareWant{empty: true, sameDigest: true, transitionTests: 5, stateTests: 1,
 				transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
 			name: "loops appeared and disappeared",
 			old:  withLoop(branch(t, 80, 20), 2, 1, "a"), new: withLoop(branch(t, 80, 20), 2, 1, "b"),
-			want: want{loops: []string{"disappeared a", "appeared b"}, sameDigest: true, transitionTests: 5,
+			want: compareWant{loops: []string{"disappeared a", "appeared b"}, sameDigest: true, transitionTests: 5,
 				stateTests: 1, transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
 			name: "loop reshaped: a state joined",
 			old:  withLoop(branch(t, 80, 20), 5, 2, "plan", "a"), new: withLoop(branch(t, 80, 20), 5, 2, "b", "a", "plan"),
-			want: want{loops: []string{"reshaped a b plan"}, sameDigest: true, transitionTests: 5, stateTests: 1,
+			want: compareWant{loops: []string{"reshaped a b plan"}, sameDigest: true, transitionTests: 5, stateTests: 1,
 				transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
 			name: "loop split: the larger part is the reshaped loop",
 			old:  withLoop(branch(t, 80, 20), 5, 2, "a", "b", "c", "d"),
 			new:  withLoop(withLoop(branch(t, 80, 20), 5, 2, "c"), 5, 2, "b", "a"),
-			want: want{loops: []string{"reshaped a b", "appeared c"}, sameDigest: true, transitionTests: 5, stateTests: 1,
+			want: compareWant{loops: []string{"reshaped a b", "appeared c"}, sameDigest: true, transitionTests: 5, stateTests: 1,
 				transitionThreshold: 0.002, threshold: 0.01},
 		},
 		{
 			name: "trunk changed",
 			old:  withTrunk(branch(t, 80, 20), "plan", "a"), new: withTrunk(branch(t, 80, 20), "plan", "b"),
-			want: want{trunk: true, sameDigest: true, transitionTests: 5, stateTests: 1,
+			want: compareWant{trunk: true, sameDigest: true, transitionTests: 5, stateTests: 1,
 				transitionThreshold: 0.002, threshold: 0.01},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := Compare(tt.old, tt.new, tt.opt)
-			w := tt.want
-			if got := d.Empty(); got != w.empty {
-				t.Errorf("Empty() = %v, want %v", got, w.empty)
-			}
-			if d.SameDigest != w.sameDigest {
-				t.Errorf("SameDigest = %v, want %v", d.SameDigest, w.sameDigest)
-			}
-			check := func(what string, got, want []string) {
-				t.Helper()
-				if len(got) == 0 && len(want) == 0 {
-					return
-				}
-				if !reflect.DeepEqual(got, want) {
-					t.Errorf("%s = %q, want %q", what, got, want)
-				}
-			}
-			stateIDs := func(rs []StateRef) (ids []string) {
-				for _, r := range rs {
-					ids = append(ids, r.ID)
-				}
-				return ids
-			}
-			edgeKeys := func(rs []TransitionRef) (ks []string) {
-				for _, r := range rs {
-					ks = append(ks, r.From+" "+r.Event+" "+r.To)
-				}
-				return ks
-			}
-			check("StatesAdded", stateIDs(d.StatesAdded), w.added)
-			check("StatesRemoved", stateIDs(d.StatesRemoved), w.removed)
-			var rel []string
-			for _, r := range d.StatesRelabeled {
-				rel = append(rel, r.ID)
-			}
-			check("StatesRelabeled", rel, w.relabeled)
-			check("TransitionsAdded", edgeKeys(d.TransitionsAdded), w.edgesAdded)
-			check("TransitionsRemoved", edgeKeys(d.TransitionsRemoved), w.edgesRemoved)
-			var shares, shifts, flips, loops []string
-			for _, c := range d.ShareChanges {
-				shares = append(shares, c.From+" "+c.Event+" "+c.To)
-			}
-			for _, s := range d.OutflowShifts {
-				shifts = append(shifts, s.State)
-			}
-			for _, f := range d.RareFlips {
-				flips = append(flips, f.From+" "+f.Event+" "+f.To)
-			}
-			for _, l := range d.Loops {
-				loops = append(loops, l.Change+" "+strings.Join(l.States, " "))
-			}
-			check("ShareChanges", shares, w.shares)
-			check("OutflowShifts", shifts, w.shifts)
-			check("RareFlips", flips, w.flips)
-			check("Loops", loops, w.loops)
-			if (d.Trunk != nil) != w.trunk {
-				t.Errorf("Trunk = %v, want a change: %v", d.Trunk, w.trunk)
-			}
-			if d.TransitionTests != w.transitionTests || d.StateTests != w.stateTests {
-				t.Errorf("tests = %d transitions, %d states, want %d, %d", d.TransitionTests, d.StateTests, w.transitionTests, w.stateTests)
-			}
-			if !near(d.TransitionThreshold, w.transitionThreshold) || !near(d.StateThreshold, w.threshold) {
-				t.Errorf("thresholds = %v, %v, want %v, %v", d.TransitionThreshold, d.StateThreshold, w.transitionThreshold, w.threshold)
-			}
+			checkDiff(t, Compare(tt.old, tt.new, tt.opt), tt.want)
 		})
+	}
+}
+
+// checkDiff reports where d differs from w.
+func checkDiff(t *testing.T, d *Diff, w compareWant) {
+	t.Helper()
+	if got := d.Empty(); got != w.empty {
+		t.Errorf("Empty() = %v, want %v", got, w.empty)
+	}
+	if d.SameDigest != w.sameDigest {
+		t.Errorf("SameDigest = %v, want %v", d.SameDigest, w.sameDigest)
+	}
+	check := func(what string, got, want []string) {
+		t.Helper()
+		if len(got) == 0 && len(want) == 0 {
+			return
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s = %q, want %q", what, got, want)
+		}
+	}
+	stateIDs := func(rs []StateRef) (ids []string) {
+		for _, r := range rs {
+			ids = append(ids, r.ID)
+		}
+		return ids
+	}
+	edgeKeys := func(rs []TransitionRef) (ks []string) {
+		for _, r := range rs {
+			ks = append(ks, r.From+" "+r.Event+" "+r.To)
+		}
+		return ks
+	}
+	check("StatesAdded", stateIDs(d.StatesAdded), w.added)
+	check("StatesRemoved", stateIDs(d.StatesRemoved), w.removed)
+	var rel []string
+	for _, r := range d.StatesRelabeled {
+		rel = append(rel, r.ID)
+	}
+	check("StatesRelabeled", rel, w.relabeled)
+	check("TransitionsAdded", edgeKeys(d.TransitionsAdded), w.edgesAdded)
+	check("TransitionsRemoved", edgeKeys(d.TransitionsRemoved), w.edgesRemoved)
+	var shares, shifts, flips, loops []string
+	for _, c := range d.ShareChanges {
+		shares = append(shares, c.From+" "+c.Event+" "+c.To)
+	}
+	for _, s := range d.OutflowShifts {
+		shifts = append(shifts, s.State)
+	}
+	for _, f := range d.RareFlips {
+		flips = append(flips, f.From+" "+f.Event+" "+f.To)
+	}
+	for _, l := range d.Loops {
+		loops = append(loops, l.Change+" "+strings.Join(l.States, " "))
+	}
+	check("ShareChanges", shares, w.shares)
+	check("OutflowShifts", shifts, w.shifts)
+	check("RareFlips", flips, w.flips)
+	check("Loops", loops, w.loops)
+	if (d.Trunk != nil) != w.trunk {
+		t.Errorf("Trunk = %v, want a change: %v", d.Trunk, w.trunk)
+	}
+	if d.TransitionTests != w.transitionTests || d.StateTests != w.stateTests {
+		t.Errorf("tests = %d transitions, %d states, want %d, %d", d.TransitionTests, d.StateTests, w.transitionTests, w.stateTests)
+	}
+	if !near(d.TransitionThreshold, w.transitionThreshold) || !near(d.StateThreshold, w.threshold) {
+		t.Errorf("thresholds = %v, %v, want %v, %v", d.TransitionThreshold, d.StateThreshold, w.transitionThreshold, w.threshold)
 	}
 }
 

@@ -158,120 +158,26 @@ func benchServe(b *testing.B, rate int, fx serveFixture) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// request i is step i/sessions%7 of session i%sessions in round
-	// i/(sessions*7): a session's steps are sessions requests apart, so
-	// they never overtake one another; sessions are named per run so that
-	// runs against one external service do not meet each other's sessions
-	run := time.Now().UnixNano()
-	bodies := fx.bodies
-	reqs := make([][]byte, b.N)
-	for i := range reqs {
-		id := fmt.Sprintf("bench-%d-%d-%d", run, i%sessions, i/(sessions*len(bodies)))
-		reqs[i] = stepRequestBytes(u.Host, id, bodies[i/sessions%len(bodies)])
-		if fx.byValues != nil && i/sessions%len(bodies) == 0 {
-			// a session's first step names its value
-			v := fx.byValues[i%sessions%len(fx.byValues)]
-			reqs[i] = bytes.Replace(reqs[i], []byte("\r\nContent-Type:"), []byte("\r\n"+serve.ByHeader+": "+v+"\r\nContent-Type:"), 1)
-		}
-	}
+	ld := newServeLoad(serveRequests(u.Host, fx, b.N, sessions), rate, conns)
 	lcs := make([]*loadConn, conns)
 	for w := range lcs {
 		if lcs[w], err = dialLoad(base); err != nil {
 			b.Fatal(err)
 		}
 	}
-	lat := make([]time.Duration, b.N) // intended send -> answer read
-	lag := make([]time.Duration, b.N) // intended send -> sent
-	var (
-		denied atomic.Int64
-		mu     sync.Mutex
-		failed error
-	)
-	// rate=N: a pacer sends each request when it is due on a free
-	// connection, whose reader then waits for the answer; rate=max: each
-	// connection sends the next request as soon as it has its answer
-	var (
-		t0       time.Time
-		interval time.Duration
-		next     atomic.Int64
-		answered sync.WaitGroup
-	)
-	if rate > 0 {
-		interval = time.Second / time.Duration(rate)
-	}
-	answered.Add(b.N)
-	check := func(i int, status int, body []byte) error {
-		if status != 200 {
-			return fmt.Errorf("request %d: status %d: %s", i, status, body)
-		}
-		if !bytes.Contains(body, []byte(`"allowed":true`)) {
-			denied.Add(1)
-		}
-		return nil
-	}
-	abort := make(chan struct{}) // closed on the first failure, and at the end
-	var stopOnce sync.Once
-	stop := func() { stopOnce.Do(func() { close(abort) }) }
-	fail := func(err error) {
-		mu.Lock()
-		if failed == nil {
-			failed = err
-		}
-		mu.Unlock()
-		stop()
-	}
-	free := make(chan *loadConn, conns)
-	pending := make(map[*loadConn]chan int, conns)
 	start := make(chan struct{})
 	var readers sync.WaitGroup
 	for _, lc := range lcs {
-		free <- lc
-		pending[lc] = make(chan int, 1)
+		ld.free <- lc
+		ld.pending[lc] = make(chan int, 1)
 		readers.Add(1)
 		go func() {
 			defer readers.Done()
 			<-start
 			if rate <= 0 {
-				for i := int(next.Add(1)) - 1; i < b.N; i = int(next.Add(1)) - 1 {
-					sent := time.Now()
-					status, body, err := lc.roundTrip(reqs[i])
-					lat[i] = time.Since(sent)
-					if err == nil {
-						err = check(i, status, body)
-					}
-					if err != nil {
-						fail(err)
-						return
-					}
-					answered.Done()
-				}
-				return
-			}
-			// the request is pending before it is sent, so the reader
-			// can wait for its answer already
-			for {
-				status, body, err := lc.read()
-				if err != nil {
-					select {
-					case <-abort: // the benchmark is over
-					default:
-						fail(err)
-					}
-					return
-				}
-				var i int
-				select {
-				case i = <-pending[lc]:
-				case <-abort:
-					return
-				}
-				lat[i] = time.Since(t0.Add(time.Duration(i) * interval))
-				if err := check(i, status, body); err != nil {
-					fail(err)
-					return
-				}
-				free <- lc
-				answered.Done()
+				ld.sendOnAnswer(lc)
+			} else {
+				ld.readAnswers(lc)
 			}
 		}()
 	}
@@ -280,53 +186,32 @@ func benchServe(b *testing.B, rate int, fx serveFixture) {
 		b.Fatal(err)
 	}
 	defer pc.Close()
-	pace := func() {
-		for i := range b.N {
-			due := t0.Add(time.Duration(i) * interval)
-			if err := pc.sleepUntil(due); err != nil {
-				fail(err)
-				return
-			}
-			var lc *loadConn
-			select {
-			case lc = <-free:
-			case <-abort:
-				return
-			}
-			lag[i] = time.Since(due)
-			pending[lc] <- i
-			if err := lc.send(reqs[i]); err != nil {
-				fail(err)
-				return
-			}
-		}
-	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
-	t0 = time.Now()
+	ld.t0 = time.Now()
 	close(start)
 	if rate > 0 {
-		pace()
+		ld.pace(pc)
 	}
 	done := make(chan struct{})
-	go func() { answered.Wait(); close(done) }()
+	go func() { ld.answered.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-abort:
+	case <-ld.abort:
 	}
-	elapsed := time.Since(t0)
+	elapsed := time.Since(ld.t0)
 	cpu := cpuTime() - cpu0
 	b.StopTimer()
-	stop() // what the readers still wait for is no answer
+	ld.stop() // what the readers still wait for is no answer
 	for _, lc := range lcs {
 		lc.Close()
 	}
 	readers.Wait()
-	if failed != nil {
-		b.Fatal(failed)
+	if ld.failed != nil {
+		b.Fatal(ld.failed)
 	}
-	if n := denied.Load(); n > 0 {
+	if n := ld.denied.Load(); n > 0 {
 		b.Fatalf("%d of %d legal steps denied", n, b.N)
 	}
 	serverP99 := serverP99(b, base)
@@ -336,12 +221,178 @@ func benchServe(b *testing.B, rate int, fx serveFixture) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "decisions/s")
-	b.ReportMetric(percentileµs(lat, 0.50), "p50-µs")
-	b.ReportMetric(percentileµs(lat, 0.99), "p99-µs")
-	b.ReportMetric(percentileµs(lat, 0.999), "p999-µs")
-	b.ReportMetric(percentileµs(lag, 0.99), "send-lag-p99-µs")
+	b.ReportMetric(percentileµs(ld.lat, 0.50), "p50-µs")
+	b.ReportMetric(percentileµs(ld.lat, 0.99), "p99-µs")
+	b.ReportMetric(percentileµs(ld.lat, 0.999), "p999-µs")
+	b.ReportMetric(percentileµs(ld.lag, 0.99), "send-lag-p99-µs")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/decision")
 	b.ReportMetric(serverP99, "server-p99-µs")
+}
+
+// serveRequests builds benchServe's n requests to host, round-robin over
+// sessions sessions of fx. Request i is step i/sessions%len(fx.bodies) of
+// session i%sessions in round i/(sessions*len(fx.bodies)): a session's steps
+// are sessions requests apart, so they never overtake one another; sessions
+// are named per run so that runs against one external service do not meet
+// each other's sessions.
+func serveRequests(host string, fx serveFixture, n, sessions int) [][]byte {
+	run := time.Now().UnixNano()
+	bodies := fx.bodies
+	reqs := make([][]byte, n)
+	for i := range reqs {
+		id := fmt.Sprintf("bench-%d-%d-%d", run, i%sessions, i/(sessions*len(bodies)))
+		reqs[i] = stepRequestBytes(host, id, bodies[i/sessions%len(bodies)])
+		if fx.byValues != nil && i/sessions%len(bodies) == 0 {
+			// a session's first step names its value
+			v := fx.byValues[i%sessions%len(fx.byValues)]
+			reqs[i] = bytes.Replace(reqs[i], []byte("\r\nContent-Type:"), []byte("\r\n"+serve.ByHeader+": "+v+"\r\nContent-Type:"), 1)
+		}
+	}
+	return reqs
+}
+
+// serveLoad is one run of benchServe's load generator: the requests, what
+// each one measured, and the state its goroutines share.
+//
+// rate=N: a pacer (pace) sends each request when it is due on a free
+// connection, whose reader (readAnswers) then waits for the answer;
+// rate=max: each connection (sendOnAnswer) sends the next request as soon
+// as it has its answer.
+type serveLoad struct {
+	reqs   [][]byte
+	lat    []time.Duration // intended send -> answer read
+	lag    []time.Duration // intended send -> sent
+	denied atomic.Int64
+
+	t0       time.Time     // when request 0 is due; set before the goroutines start
+	interval time.Duration // between due times; 0 for rate=max
+	next     atomic.Int64  // rate=max: the next request to send
+	answered sync.WaitGroup
+	free     chan *loadConn         // rate=N: connections with nothing in flight
+	pending  map[*loadConn]chan int // rate=N: the request in flight on each connection
+
+	abort    chan struct{} // closed on the first failure, and at the end
+	stopOnce sync.Once
+	mu       sync.Mutex
+	failed   error
+}
+
+// newServeLoad prepares to send reqs at rate a second (0 for as fast as
+// conns connections allow); the caller puts the connections in free and
+// pending.
+func newServeLoad(reqs [][]byte, rate, conns int) *serveLoad {
+	ld := &serveLoad{
+		reqs:    reqs,
+		lat:     make([]time.Duration, len(reqs)),
+		lag:     make([]time.Duration, len(reqs)),
+		free:    make(chan *loadConn, conns),
+		pending: make(map[*loadConn]chan int, conns),
+		abort:   make(chan struct{}),
+	}
+	if rate > 0 {
+		ld.interval = time.Second / time.Duration(rate)
+	}
+	ld.answered.Add(len(reqs))
+	return ld
+}
+
+// check counts request i's answer as denied unless it allows the step; an
+// answer other than 200 is an error.
+func (ld *serveLoad) check(i int, status int, body []byte) error {
+	if status != 200 {
+		return fmt.Errorf("request %d: status %d: %s", i, status, body)
+	}
+	if !bytes.Contains(body, []byte(`"allowed":true`)) {
+		ld.denied.Add(1)
+	}
+	return nil
+}
+
+// stop closes abort, once.
+func (ld *serveLoad) stop() { ld.stopOnce.Do(func() { close(ld.abort) }) }
+
+// fail records err if it is the first failure and stops the run.
+func (ld *serveLoad) fail(err error) {
+	ld.mu.Lock()
+	if ld.failed == nil {
+		ld.failed = err
+	}
+	ld.mu.Unlock()
+	ld.stop()
+}
+
+// sendOnAnswer is a rate=max connection: it takes the next request, sends
+// it on lc and times it from its send to its answer, until none are left.
+func (ld *serveLoad) sendOnAnswer(lc *loadConn) {
+	n := len(ld.reqs)
+	for i := int(ld.next.Add(1)) - 1; i < n; i = int(ld.next.Add(1)) - 1 {
+		sent := time.Now()
+		status, body, err := lc.roundTrip(ld.reqs[i])
+		ld.lat[i] = time.Since(sent)
+		if err == nil {
+			err = ld.check(i, status, body)
+		}
+		if err != nil {
+			ld.fail(err)
+			return
+		}
+		ld.answered.Done()
+	}
+}
+
+// readAnswers is a rate=N connection's reader: it reads each answer on lc,
+// times it from its request's due time and frees lc for the pacer.
+func (ld *serveLoad) readAnswers(lc *loadConn) {
+	// the request is pending before it is sent, so the reader can wait
+	// for its answer already
+	for {
+		status, body, err := lc.read()
+		if err != nil {
+			select {
+			case <-ld.abort: // the benchmark is over
+			default:
+				ld.fail(err)
+			}
+			return
+		}
+		var i int
+		select {
+		case i = <-ld.pending[lc]:
+		case <-ld.abort:
+			return
+		}
+		ld.lat[i] = time.Since(ld.t0.Add(time.Duration(i) * ld.interval))
+		if err := ld.check(i, status, body); err != nil {
+			ld.fail(err)
+			return
+		}
+		ld.free <- lc
+		ld.answered.Done()
+	}
+}
+
+// pace sends each request when it is due, on a free connection, and
+// records how late it went out.
+func (ld *serveLoad) pace(pc *pacer) {
+	for i := range ld.reqs {
+		due := ld.t0.Add(time.Duration(i) * ld.interval)
+		if err := pc.sleepUntil(due); err != nil {
+			ld.fail(err)
+			return
+		}
+		var lc *loadConn
+		select {
+		case lc = <-ld.free:
+		case <-ld.abort:
+			return
+		}
+		ld.lag[i] = time.Since(due)
+		ld.pending[lc] <- i
+		if err := lc.send(ld.reqs[i]); err != nil {
+			ld.fail(err)
+			return
+		}
+	}
 }
 
 // percentileµs sorts d and returns its p-th quantile (0 < p < 1) in µs.

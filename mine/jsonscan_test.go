@@ -34,151 +34,167 @@ func mustExtractor(t testing.TB, paths ...string) *extractor {
 	return x
 }
 
+// extractTest is a line, the paths to extract from it and what each one
+// should hold, as show formats it.
+type extractTest struct {
+	name  string
+	line  string
+	paths []string
+	want  []string
+}
+
+// extractPathTests walk paths through objects and arrays.
+var extractPathTests = []extractTest{
+	{
+		name:  "top-level kinds",
+		line:  `{"s":"abc","n":-12.5e+3,"t":true,"f":false,"z":null,"o":{"k":[1,2]},"a":[{"x":1}, 2]}`,
+		paths: []string{"s", "n", "t", "f", "z", "o", "a", "gone"},
+		want: []string{"string:abc", "number:-12.5e+3", "bool:true", "bool:false", "null:null",
+			`object:{"k":[1,2]}`, `array:[{"x":1}, 2]`, "missing"},
+	},
+	{
+		name: "record line",
+		line: `{"session_id": "s1", "step": 3, "node": "get_order_details", "event": "ok", ` +
+			`"ts": "2025-08-01T15:57:40Z", "attrs": {"task_id": "17", "reward": 1.0}}`,
+		paths: []string{"session_id", "step", "node", "event", "ts", "attrs.task_id", "attrs.reward", "attrs.run"},
+		want: []string{"string:s1", "number:3", "string:get_order_details", "string:ok",
+			"string:2025-08-01T15:57:40Z", "string:17", "number:1.0", "missing"},
+	},
+	{
+		name:  "nested objects",
+		line:  `{"span_data":{"type":"function","tool":{"name":"search"}},"tool":{"name":"calc"}}`,
+		paths: []string{"span_data.type", "span_data.tool.name", "tool.name", "tool.name.x", "span_data.missing.deeper"},
+		want:  []string{"string:function", "string:search", "string:calc", "missing", "missing"},
+	},
+	{
+		name:  "array indexes",
+		line:  `{"tool_calls":[{"name":"a","args":{}},{"name":"b"},[7,8]],"e":[]}`,
+		paths: []string{"tool_calls.0.name", "tool_calls.1.name", "tool_calls.2.1", "tool_calls.3.name", "tool_calls.x", "e.0"},
+		want:  []string{"string:a", "string:b", "number:8", "missing", "missing", "missing"},
+	},
+	{
+		name:  "numeric segment names an object key too",
+		line:  `{"a":{"0":"zero","01":"one"},"b":["x","y"]}`,
+		paths: []string{"a.0", "a.01", "b.01", "b.1"},
+		want:  []string{"string:zero", "string:one", "missing", "string:y"},
+	},
+	{
+		name:  "a path and its parent",
+		line:  `{"attrs":{"task_id":"7","extra":[1]}}`,
+		paths: []string{"attrs", "attrs.task_id"},
+		want:  []string{`object:{"task_id":"7","extra":[1]}`, "string:7"},
+	},
+	{
+		name:  "descend into a scalar",
+		line:  `{"a":"text","b":5,"c":null}`,
+		paths: []string{"a.b", "b.0", "c.d"},
+		want:  []string{"missing", "missing", "missing"},
+	},
+	{
+		name:  "repeated path",
+		line:  `{"a":"x"}`,
+		paths: []string{"a", "a"},
+		want:  []string{"string:x", "string:x"},
+	},
+}
+
+// extractStringTests decode escapes and pass other bytes through.
+var extractStringTests = []extractTest{
+	{
+		name:  "simple escapes",
+		line:  `{"s":"q\" b\\ s\/ \b\f\n\r\t end"}`,
+		paths: []string{"s"},
+		want:  []string{"string:q\" b\\ s/ \b\f\n\r\t end"},
+	},
+	{
+		name:  "unicode escapes",
+		line:  `{"bmp":"caf\u00e9","pair":"\ud83d\ude00!","upper":"\u00C9"}`,
+		paths: []string{"bmp", "pair", "upper"},
+		want:  []string{"string:café", "string:😀!", "string:É"},
+	},
+	{
+		name:  "lone surrogates become U+FFFD",
+		line:  `{"hi":"\ud800x","lo":"\udc00","hihi":"\ud800\ud800","hiA":"\ud800\u0041","end":"\ud83d"}`,
+		paths: []string{"hi", "lo", "hihi", "hiA", "end"},
+		want:  []string{"string:\ufffdx", "string:\ufffd", "string:\ufffd\ufffd", "string:\ufffdA", "string:\ufffd"},
+	},
+	{
+		name:  "escaped key",
+		line:  `{"se\u0073sion_id":"s","a\"b":1,"c\\d":2}`,
+		paths: []string{"session_id", `a"b`, `c\d`},
+		want:  []string{"string:s", "number:1", "number:2"},
+	},
+	{
+		name:  "invalid UTF-8 passes through",
+		line:  "{\"s\":\"a\xffb\xc3\",\"k\xfe\":1}",
+		paths: []string{"s", "k\xfe"},
+		want:  []string{"string:a\xffb\xc3", "number:1"},
+	},
+}
+
+// extractShapeTests are lines and path sets of unusual shape: duplicate
+// keys, odd whitespace, nothing to find, deep or long values to skip or
+// read, many paths under one object.
+var extractShapeTests = []extractTest{
+	{
+		name:  "duplicate keys: last wins",
+		line:  `{"a":1,"b":"x","a":2,"b":"y\n"}`,
+		paths: []string{"a", "b"},
+		want:  []string{"number:2", "string:y\n"},
+	},
+	{
+		name:  "duplicate key replaces a whole subtree",
+		line:  `{"a":{"b":1,"c":2},"a":{"c":3}}`,
+		paths: []string{"a.b", "a.c", "a"},
+		want:  []string{"missing", "number:3", `object:{"c":3}`},
+	},
+	{
+		name:  "duplicate key with a scalar",
+		line:  `{"a":{"b":1},"a":null}`,
+		paths: []string{"a.b", "a"},
+		want:  []string{"missing", "null:null"},
+	},
+	{
+		name:  "whitespace everywhere",
+		line:  " \t{ \"a\" :\n[ 1 , { \"b\" : true } ] ,\r\"c\":{ } }\r\n",
+		paths: []string{"a.1.b", "a.0", "c"},
+		want:  []string{"bool:true", "number:1", "object:{ }"},
+	},
+	{
+		name:  "empty object",
+		line:  `{}`,
+		paths: []string{"a"},
+		want:  []string{"missing"},
+	},
+	{
+		name:  "no paths",
+		line:  `{"a":[1,{"b":"c"}]}`,
+		paths: nil,
+		want:  nil,
+	},
+	{
+		name:  "wanted key after a deep skipped subtree",
+		line:  `{"x":[[[{"y":[{}]}]],"\"]"],"a":"after"}`,
+		paths: []string{"a"},
+		want:  []string{"string:after"},
+	},
+	{
+		name:  "long strings cross SWAR words",
+		line:  `{"a":"` + strings.Repeat("0123456789", 5) + `\n` + strings.Repeat("é", 9) + `"}`,
+		paths: []string{"a"},
+		want:  []string{"string:" + strings.Repeat("0123456789", 5) + "\n" + strings.Repeat("é", 9)},
+	},
+	{
+		name:  "many paths under one node",
+		line:  `{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10}`,
+		paths: []string{"k10", "k9", "k8", "k7", "k6", "k5", "k4", "k3", "k2", "k1", "k0"},
+		want: []string{"number:10", "number:9", "number:8", "number:7", "number:6", "number:5",
+			"number:4", "number:3", "number:2", "number:1", "missing"},
+	},
+}
+
 func TestExtract(t *testing.T) {
-	tests := []struct {
-		name  string
-		line  string
-		paths []string
-		want  []string
-	}{
-		{
-			name:  "top-level kinds",
-			line:  `{"s":"abc","n":-12.5e+3,"t":true,"f":false,"z":null,"o":{"k":[1,2]},"a":[{"x":1}, 2]}`,
-			paths: []string{"s", "n", "t", "f", "z", "o", "a", "gone"},
-			want: []string{"string:abc", "number:-12.5e+3", "bool:true", "bool:false", "null:null",
-				`object:{"k":[1,2]}`, `array:[{"x":1}, 2]`, "missing"},
-		},
-		{
-			name: "record line",
-			line: `{"session_id": "s1", "step": 3, "node": "get_order_details", "event": "ok", ` +
-				`"ts": "2025-08-01T15:57:40Z", "attrs": {"task_id": "17", "reward": 1.0}}`,
-			paths: []string{"session_id", "step", "node", "event", "ts", "attrs.task_id", "attrs.reward", "attrs.run"},
-			want: []string{"string:s1", "number:3", "string:get_order_details", "string:ok",
-				"string:2025-08-01T15:57:40Z", "string:17", "number:1.0", "missing"},
-		},
-		{
-			name:  "nested objects",
-			line:  `{"span_data":{"type":"function","tool":{"name":"search"}},"tool":{"name":"calc"}}`,
-			paths: []string{"span_data.type", "span_data.tool.name", "tool.name", "tool.name.x", "span_data.missing.deeper"},
-			want:  []string{"string:function", "string:search", "string:calc", "missing", "missing"},
-		},
-		{
-			name:  "array indexes",
-			line:  `{"tool_calls":[{"name":"a","args":{}},{"name":"b"},[7,8]],"e":[]}`,
-			paths: []string{"tool_calls.0.name", "tool_calls.1.name", "tool_calls.2.1", "tool_calls.3.name", "tool_calls.x", "e.0"},
-			want:  []string{"string:a", "string:b", "number:8", "missing", "missing", "missing"},
-		},
-		{
-			name:  "numeric segment names an object key too",
-			line:  `{"a":{"0":"zero","01":"one"},"b":["x","y"]}`,
-			paths: []string{"a.0", "a.01", "b.01", "b.1"},
-			want:  []string{"string:zero", "string:one", "missing", "string:y"},
-		},
-		{
-			name:  "a path and its parent",
-			line:  `{"attrs":{"task_id":"7","extra":[1]}}`,
-			paths: []string{"attrs", "attrs.task_id"},
-			want:  []string{`object:{"task_id":"7","extra":[1]}`, "string:7"},
-		},
-		{
-			name:  "descend into a scalar",
-			line:  `{"a":"text","b":5,"c":null}`,
-			paths: []string{"a.b", "b.0", "c.d"},
-			want:  []string{"missing", "missing", "missing"},
-		},
-		{
-			name:  "repeated path",
-			line:  `{"a":"x"}`,
-			paths: []string{"a", "a"},
-			want:  []string{"string:x", "string:x"},
-		},
-		{
-			name:  "simple escapes",
-			line:  `{"s":"q\" b\\ s\/ \b\f\n\r\t end"}`,
-			paths: []string{"s"},
-			want:  []string{"string:q\" b\\ s/ \b\f\n\r\t end"},
-		},
-		{
-			name:  "unicode escapes",
-			line:  `{"bmp":"caf\u00e9","pair":"\ud83d\ude00!","upper":"\u00C9"}`,
-			paths: []string{"bmp", "pair", "upper"},
-			want:  []string{"string:café", "string:😀!", "string:É"},
-		},
-		{
-			name:  "lone surrogates become U+FFFD",
-			line:  `{"hi":"\ud800x","lo":"\udc00","hihi":"\ud800\ud800","hiA":"\ud800\u0041","end":"\ud83d"}`,
-			paths: []string{"hi", "lo", "hihi", "hiA", "end"},
-			want:  []string{"string:\ufffdx", "string:\ufffd", "string:\ufffd\ufffd", "string:\ufffdA", "string:\ufffd"},
-		},
-		{
-			name:  "escaped key",
-			line:  `{"se\u0073sion_id":"s","a\"b":1,"c\\d":2}`,
-			paths: []string{"session_id", `a"b`, `c\d`},
-			want:  []string{"string:s", "number:1", "number:2"},
-		},
-		{
-			name:  "invalid UTF-8 passes through",
-			line:  "{\"s\":\"a\xffb\xc3\",\"k\xfe\":1}",
-			paths: []string{"s", "k\xfe"},
-			want:  []string{"string:a\xffb\xc3", "number:1"},
-		},
-		{
-			name:  "duplicate keys: last wins",
-			line:  `{"a":1,"b":"x","a":2,"b":"y\n"}`,
-			paths: []string{"a", "b"},
-			want:  []string{"number:2", "string:y\n"},
-		},
-		{
-			name:  "duplicate key replaces a whole subtree",
-			line:  `{"a":{"b":1,"c":2},"a":{"c":3}}`,
-			paths: []string{"a.b", "a.c", "a"},
-			want:  []string{"missing", "number:3", `object:{"c":3}`},
-		},
-		{
-			name:  "duplicate key with a scalar",
-			line:  `{"a":{"b":1},"a":null}`,
-			paths: []string{"a.b", "a"},
-			want:  []string{"missing", "null:null"},
-		},
-		{
-			name:  "whitespace everywhere",
-			line:  " \t{ \"a\" :\n[ 1 , { \"b\" : true } ] ,\r\"c\":{ } }\r\n",
-			paths: []string{"a.1.b", "a.0", "c"},
-			want:  []string{"bool:true", "number:1", "object:{ }"},
-		},
-		{
-			name:  "empty object",
-			line:  `{}`,
-			paths: []string{"a"},
-			want:  []string{"missing"},
-		},
-		{
-			name:  "no paths",
-			line:  `{"a":[1,{"b":"c"}]}`,
-			paths: nil,
-			want:  nil,
-		},
-		{
-			name:  "wanted key after a deep skipped subtree",
-			line:  `{"x":[[[{"y":[{}]}]],"\"]"],"a":"after"}`,
-			paths: []string{"a"},
-			want:  []string{"string:after"},
-		},
-		{
-			name:  "long strings cross SWAR words",
-			line:  `{"a":"` + strings.Repeat("0123456789", 5) + `\n` + strings.Repeat("é", 9) + `"}`,
-			paths: []string{"a"},
-			want:  []string{"string:" + strings.Repeat("0123456789", 5) + "\n" + strings.Repeat("é", 9)},
-		},
-		{
-			name:  "many paths under one node",
-			line:  `{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10}`,
-			paths: []string{"k10", "k9", "k8", "k7", "k6", "k5", "k4", "k3", "k2", "k1", "k0"},
-			want: []string{"number:10", "number:9", "number:8", "number:7", "number:6", "number:5",
-				"number:4", "number:3", "number:2", "number:1", "missing"},
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range slices.Concat(extractPathTests, extractStringTests, extractShapeTests) {
 		t.Run(tt.name, func(t *testing.T) {
 			x := mustExtractor(t, tt.paths...)
 			out := make([]value, len(tt.paths))

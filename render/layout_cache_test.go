@@ -40,29 +40,47 @@ func TestBuiltinEngineCache(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a child process per cache case, each compiling Graphviz: skipped in -short mode")
 	}
-	// draw runs a child with cache as XDG_CACHE_HOME and returns its SVG.
-	// A child that hangs (on a FIFO, say) is killed: the deadline only
-	// stops a hang from stalling the run, no timing is asserted.
-	draw := func(t *testing.T, cache string) []byte {
-		t.Helper()
-		out := filepath.Join(t.TempDir(), "out.svg")
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestBuiltinEngineCache$")
-		cmd.Env = append(os.Environ(), "FSMINE_TEST_CACHE_CHILD="+out, "XDG_CACHE_HOME="+cache)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("child drawing with cache %s: %v (context: %v)\n%s", cache, err, ctx.Err(), b)
-		}
-		svg, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return svg
-	}
+	fc := newFreshCache(t)
+	t.Run("entry", func(t *testing.T) { testSpoiltEntries(t, fc) })
+	t.Run("dir", func(t *testing.T) { testPlantedDirs(t, fc) })
+}
 
-	// A fresh cache gives the SVG to compare with, and the entry to spoil.
+// drawWithCache runs a child with cache as XDG_CACHE_HOME and returns its
+// SVG. A child that hangs (on a FIFO, say) is killed: the deadline only
+// stops a hang from stalling the run, no timing is asserted.
+func drawWithCache(t *testing.T, cache string) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.svg")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestBuiltinEngineCache$")
+	cmd.Env = append(os.Environ(), "FSMINE_TEST_CACHE_CHILD="+out, "XDG_CACHE_HOME="+cache)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child drawing with cache %s: %v (context: %v)\n%s", cache, err, ctx.Err(), b)
+	}
+	svg, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svg
+}
+
+// freshCache is what drawing with a fresh cache gives: the SVG to compare
+// with, and the one entry it made (its bytes, its version directory's name
+// and its own) to spoil.
+type freshCache struct {
+	want       []byte
+	good       []byte
+	versionDir string
+	name       string
+}
+
+// newFreshCache draws with a fresh cache, which must hold one entry, in
+// directories of mode 700.
+func newFreshCache(t *testing.T) freshCache {
+	t.Helper()
 	fresh := t.TempDir()
-	want := draw(t, fresh)
+	want := drawWithCache(t, fresh)
 	entries, _ := filepath.Glob(filepath.Join(fresh, "go-graphviz", "wazero-*", "*"))
 	if len(entries) != 1 {
 		t.Fatalf("a fresh cache holds %d entries %q, want 1", len(entries), entries)
@@ -72,7 +90,6 @@ func TestBuiltinEngineCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	versionDir, name := filepath.Base(filepath.Dir(entry)), filepath.Base(entry)
 	for _, dir := range []string{filepath.Join(fresh, "go-graphviz"), filepath.Dir(entry)} {
 		fi, err := os.Lstat(dir)
 		if err != nil {
@@ -82,15 +99,25 @@ func TestBuiltinEngineCache(t *testing.T) {
 			t.Errorf("%s: mode %v, want a directory with mode 700", dir, fi.Mode())
 		}
 	}
+	return freshCache{want: want, good: good, versionDir: filepath.Base(filepath.Dir(entry)), name: filepath.Base(entry)}
+}
 
-	// hugeCount is the start of an entry that claims 2^32-1 functions.
-	hugeCount := []byte("WAZEVO")
+// hugeCount is the start of an entry that claims 2^32-1 functions, for the
+// wazero version that versionDir names.
+func hugeCount(versionDir string) []byte {
+	b := []byte("WAZEVO")
 	v := versionDir[len("wazero-"):]
 	v = v[:len(v)-len("-"+runtime.GOARCH+"-"+runtime.GOOS)]
-	hugeCount = append(hugeCount, byte(len(v)))
-	hugeCount = append(hugeCount, v...)
-	hugeCount = binary.LittleEndian.AppendUint32(hugeCount, 0xffffffff)
+	b = append(b, byte(len(v)))
+	b = append(b, v...)
+	return binary.LittleEndian.AppendUint32(b, 0xffffffff)
+}
 
+// testSpoiltEntries draws with a cache whose one entry is bad in each of
+// several ways: the SVG must be fc's, and a good entry must replace the bad.
+func testSpoiltEntries(t *testing.T, fc freshCache) {
+	good := fc.good
+	huge := hugeCount(fc.versionDir)
 	flipped := bytes.Clone(good)
 	flipped[len(flipped)/2] ^= 0xff
 
@@ -102,7 +129,7 @@ func TestBuiltinEngineCache(t *testing.T) {
 		{"truncated", func(t *testing.T, path string) { write(t, path, good[:len(good)/2]) }},
 		{"flipped byte", func(t *testing.T, path string) { write(t, path, flipped) }},
 		{"garbage", func(t *testing.T, path string) { write(t, path, bytes.Repeat([]byte("garbage!"), 1000)) }},
-		{"2^32-1 functions", func(t *testing.T, path string) { write(t, path, hugeCount) }},
+		{"2^32-1 functions", func(t *testing.T, path string) { write(t, path, huge) }},
 		{"FIFO", func(t *testing.T, path string) {
 			if err := syscall.Mkfifo(path, 0o600); err != nil {
 				t.Skipf("mkfifo: %v", err)
@@ -122,15 +149,15 @@ func TestBuiltinEngineCache(t *testing.T) {
 		}},
 	}
 	for _, tt := range bad {
-		t.Run("entry/"+tt.name, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			cache := t.TempDir()
-			dir := filepath.Join(cache, "go-graphviz", versionDir)
+			dir := filepath.Join(cache, "go-graphviz", fc.versionDir)
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(dir, name)
+			path := filepath.Join(dir, fc.name)
 			tt.spoil(t, path)
-			if got := draw(t, cache); !bytes.Equal(got, want) {
+			if got := drawWithCache(t, cache); !bytes.Equal(got, fc.want) {
 				t.Errorf("SVG drawn with a bad cache entry differs from the one drawn with a fresh cache")
 			}
 			// The bad entry is gone and a good one made in its place.
@@ -143,10 +170,13 @@ func TestBuiltinEngineCache(t *testing.T) {
 			}
 		})
 	}
+}
 
-	// Directories that are not the user's own are not used: the entry
-	// planted in them is garbage, which would fail the draw if it were read,
-	// and it is left as it was.
+// testPlantedDirs draws beside cache directories that are not the user's
+// own, which must not be used: the entry planted in them is garbage, which
+// would fail the draw if it were read, and it is left as it was.
+func testPlantedDirs(t *testing.T, fc freshCache) {
+	versionDir, name := fc.versionDir, fc.name
 	planted := []struct {
 		name string
 		make func(t *testing.T, cache string) (entry string)
@@ -194,10 +224,10 @@ func TestBuiltinEngineCache(t *testing.T) {
 		}},
 	}
 	for _, tt := range planted {
-		t.Run("dir/"+tt.name, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			cache := t.TempDir()
 			entry := tt.make(t, cache)
-			if got := draw(t, cache); !bytes.Equal(got, want) {
+			if got := drawWithCache(t, cache); !bytes.Equal(got, fc.want) {
 				t.Errorf("SVG drawn beside a planted cache differs from the one drawn with a fresh cache")
 			}
 			got, err := os.ReadFile(entry)
