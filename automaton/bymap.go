@@ -2,6 +2,7 @@ package automaton
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"unicode"
@@ -40,8 +41,9 @@ type By struct {
 	// Field is the record field, a dotted path such as attrs.task_id.
 	Field string `json:"field"`
 	// Mode says what the sub-maps are: ByPaths (written as "", the mode
-	// of models that predate the field) or ByStages. Provenance: a
-	// sub-map is digested as it stands, whichever way it was made.
+	// of models that predate the field), ByMoves or ByStages.
+	// Provenance: a sub-map is digested as it stands, whichever way it
+	// was made.
 	Mode string `json:"mode,omitempty"`
 	// MinSessions is how many sessions a value needs for a sub-map of its
 	// own; at least 1.
@@ -70,10 +72,17 @@ const (
 	// may happen, the shared map, mined from every session, how they
 	// connect.
 	ByStages = "stages"
+	// ByMoves: a value's sub-map is the shared map restricted to the
+	// labels the value's sessions visited and to the moves between them
+	// (one label after another, whatever the event) that they made, in
+	// whatever context the shared map makes them: between ByPaths, which
+	// knows the contexts too, and ByStages, which knows no order.
+	ByMoves = "moves"
 )
 
-// ByModes lists the modes, ByPaths (the mode of a By without one) first.
-var ByModes = []string{ByPaths, ByStages}
+// ByModes lists the modes, ByPaths (the mode of a By without one) first,
+// then from the narrowest sub-maps to the widest.
+var ByModes = []string{ByPaths, ByMoves, ByStages}
 
 // SubMap is the map of one value of a conditioned model (see By): what a
 // model's behaviour is made of, mined from the value's sessions.
@@ -181,8 +190,8 @@ func (m *Model) validateBy() error {
 	if b.Field == "" {
 		return fmt.Errorf("invalid model: by has no field")
 	}
-	if b.Mode != "" && b.Mode != ByPaths && b.Mode != ByStages {
-		return fmt.Errorf("invalid model: by.mode is %q, want %q, %q or none", b.Mode, ByPaths, ByStages)
+	if b.Mode != "" && !slices.Contains(ByModes, b.Mode) {
+		return fmt.Errorf("invalid model: by.mode is %q, want %q, %q, %q or none", b.Mode, ByPaths, ByMoves, ByStages)
 	}
 	if b.MinSessions < 1 {
 		return fmt.Errorf("invalid model: by.min_sessions is %d, want 1 or more", b.MinSessions)
@@ -208,7 +217,7 @@ func (m *Model) validateBy() error {
 		if err := sub.Validate(); err != nil {
 			return fmt.Errorf("by.maps[%d] (value %q): %w", i, s.Value, err)
 		}
-		if b.Mode == ByStages {
+		if b.Mode == ByStages || b.Mode == ByMoves {
 			if err := m.restricts(s); err != nil {
 				return fmt.Errorf("invalid model: by.maps[%d] (value %q): %w", i, s.Value, err)
 			}
@@ -219,7 +228,8 @@ func (m *Model) validateBy() error {
 }
 
 // restricts reports the first state or transition of s, a sub-map in mode
-// ByStages, that the shared map m lacks: such a sub-map may only leave out.
+// ByStages or ByMoves, that the shared map m lacks: such a sub-map may only
+// leave out.
 func (m *Model) restricts(s *SubMap) error {
 	for _, st := range s.States {
 		if ms := m.State(st.ID); ms == nil || ms.Label != st.Label {

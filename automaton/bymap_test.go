@@ -109,7 +109,7 @@ func TestByValidate(t *testing.T) {
 		{"too few", func(b *By) { b.MinSessions = 4 }, `by.maps[0] (value "A") has 3 sessions, fewer than by.min_sessions 4`},
 		{"bad sub-map", func(b *By) { b.Maps[1].Transitions[0].To = "nowhere" }, `by.maps[1] (value "B"): invalid model: transition`},
 		{"negative", func(b *By) { b.Shared = -1 }, "a count of by is negative"},
-		{"unknown mode", func(b *By) { b.Mode = "words" }, `by.mode is "words", want "paths", "stages" or none`},
+		{"unknown mode", func(b *By) { b.Mode = "words" }, `by.mode is "words", want "paths", "moves", "stages" or none`},
 		{"stages: a move the shared map lacks", func(b *By) {
 			b.Mode = ByStages
 			b.Maps[0].Transitions[1].Event = "retry"
@@ -118,8 +118,12 @@ func TestByValidate(t *testing.T) {
 			b.Mode = ByStages
 			b.Maps[1].States[1].Label = "c"
 		}, `by.maps[1] (value "B"): state "b" (label "c") is not the shared map's`},
+		{"moves: a move the shared map lacks", func(b *By) {
+			b.Mode = ByMoves
+			b.Maps[0].Transitions[1].Event = "retry"
+		}, `by.maps[0] (value "A"): transition a -[retry]-> __end__ is not the shared map's`},
 	}
-	for _, mode := range []string{"", ByPaths, ByStages} {
+	for _, mode := range []string{"", ByPaths, ByMoves, ByStages} {
 		m := byModel(t)
 		m.By.Mode = mode
 		if err := m.Validate(); err != nil {

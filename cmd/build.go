@@ -899,8 +899,11 @@ func printBySummary(w io.Writer, m *automaton.Model) {
 		return
 	}
 	own := "of their own"
-	if b.Mode == automaton.ByStages {
+	switch b.Mode {
+	case automaton.ByStages:
 		own = "of their own stages"
+	case automaton.ByMoves:
+		own = "of their own moves"
 	}
 	fmt.Fprintf(w, "by %s: %s, %s %s (%d+ sessions each); %s on the shared map",
 		b.Field, text.Count(b.Values, "value"), text.Count(len(b.Maps), "sub-map"), own, b.MinSessions, text.Count(b.Shared, "session"))

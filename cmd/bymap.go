@@ -19,12 +19,12 @@ func bindMapFlag(f *pflag.FlagSet, value *string) {
 }
 
 // byModeUsage is the help of --by-mode, in build and eval.
-const byModeUsage = "`MODE` of a --by value's sub-map: paths (mined from its sessions alone: only the orders they show) or stages (the shared map on the stages its sessions visit: any order the shared map allows)"
+const byModeUsage = "`MODE` of a --by value's sub-map: paths (mined from its sessions alone: only the orders they show), moves (the shared map on the stages its sessions visit and the moves between them they made, in any context) or stages (the shared map on the stages its sessions visit: any order the shared map allows)"
 
 // checkByMode returns a usage error for a --by-mode that is no mode.
 func checkByMode(mode string) error {
 	if !slices.Contains(automaton.ByModes, mode) {
-		return usagef("--by-mode %q: want %s", mode, strings.Join(automaton.ByModes, " or "))
+		return usagef("--by-mode %q: want %s", mode, text.Or(automaton.ByModes))
 	}
 	return nil
 }

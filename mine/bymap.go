@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // DefaultByMin is how many sessions a value needs, by default, for a
@@ -37,8 +37,10 @@ type ByOptions struct {
 	// own; at least 1 (DefaultByMin is the CLI's default).
 	MinSessions int
 	// Mode is what a sub-map is: automaton.ByStages, the shared map on the
-	// labels the value's sessions visit, or automaton.ByPaths (or ""), a
-	// map mined from the value's sessions alone.
+	// labels the value's sessions visit, automaton.ByMoves, that map on
+	// the moves between labels the value's sessions made, or
+	// automaton.ByPaths (or ""), a map mined from the value's sessions
+	// alone.
 	Mode string
 }
 
@@ -46,7 +48,7 @@ type ByOptions struct {
 // mined from every session of lg with opt as Build mines it, and a sub-map
 // for each value of by.Field that at least by.MinSessions sessions carry,
 // made as by.Mode says (mined with the same options, or restricted from the
-// shared map; see stagesMap). values holds each session's value (see
+// shared map; see restrictedMap). values holds each session's value (see
 // SessionValues), by session id; sessions not in it have none and are
 // judged by the shared map. Memory beyond Build's is one map per value with
 // a sub-map, at most len(lg.Sessions)/by.MinSessions of them, and a count
@@ -64,9 +66,9 @@ func BuildBy(lg *Log, opt Options, by ByOptions, values map[string]string) (*aut
 	switch mode {
 	case automaton.ByPaths:
 		mode = ""
-	case "", automaton.ByStages:
+	case "", automaton.ByStages, automaton.ByMoves:
 	default:
-		return nil, fmt.Errorf("by %s: mode %q: want %s", field, by.Mode, strings.Join(automaton.ByModes, " or "))
+		return nil, fmt.Errorf("by %s: mode %q: want %s", field, by.Mode, text.Or(automaton.ByModes))
 	}
 	if lg.Streamed {
 		return nil, fmt.Errorf("by %s: the log was read streaming; read it whole", field)
@@ -104,8 +106,8 @@ func BuildBy(lg *Log, opt Options, by ByOptions, values map[string]string) (*aut
 	sort.Strings(kept)
 	b.Maps = make([]automaton.SubMap, 0, len(kept))
 	for _, v := range kept {
-		if mode == automaton.ByStages {
-			b.Maps = append(b.Maps, stagesMap(m, lg, values, v))
+		if mode != "" {
+			b.Maps = append(b.Maps, restrictedMap(m, lg, values, v, mode))
 			continue
 		}
 		sub, err := buildValue(lg, opt, values, v)

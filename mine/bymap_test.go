@@ -206,6 +206,74 @@ func TestBuildByStages(t *testing.T) {
 	}
 }
 
+// TestBuildByMoves: in mode moves a value's sub-map is the shared map on
+// the labels its sessions visit and the moves between them they made, in
+// any context. Task T reads a and b in either order; U reads a alone and
+// X replies at once. T's moves map accepts a then reply, a move T made
+// after b only, and denies plan then reply, between two of T's stages but
+// never made by T, which the stages map accepts.
+func TestBuildByMoves(t *testing.T) {
+	lg := byLog(t, map[string][]string{
+		"t1": {"plan", "read_a", "read_b", "reply"}, "t2": {"plan", "read_b", "read_a", "reply"},
+		"t3": {"plan", "read_a", "read_b", "reply"},
+		"u1": {"plan", "read_a", "reply"}, "u2": {"plan", "read_a", "reply"}, "u3": {"plan", "read_a", "reply"},
+		"x1": {"plan", "reply"}, "x2": {"plan", "reply"}, "x3": {"plan", "reply"},
+		"v1": {"plan", "read_a", "send_money", "reply"}, "v2": {"plan", "read_a", "send_money", "reply"},
+		"v3": {"plan", "read_a", "send_money", "reply"},
+	})
+	values := map[string]string{}
+	for i := range lg.Sessions {
+		values[lg.Sessions[i].ID] = strings.ToUpper(lg.Sessions[i].ID[:1])
+	}
+	path := func(labels ...string) []automaton.Move {
+		mvs := []automaton.Move{{Label: labels[0]}}
+		for _, l := range labels[1:] {
+			mvs = append(mvs, automaton.Move{Event: "ok", Label: l})
+		}
+		return append(mvs, automaton.Move{Event: "ok", Label: automaton.EndID})
+	}
+	elsewhere := path("plan", "read_a", "reply")
+	unmade := path("plan", "reply")
+	hijacked := path("plan", "read_a", "send_money", "reply")
+	tests := []struct {
+		mode              string
+		elsewhere, unmade bool // T's map accepts them
+	}{
+		{automaton.ByMoves, true, false},
+		{automaton.ByStages, true, true},
+		{automaton.ByPaths, true, false}, // mined from T alone, generalised
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			m, err := BuildBy(lg, DefaultOptions(), ByOptions{Field: "attrs.task", MinSessions: 3, Mode: tt.mode}, values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range [][]automaton.Move{elsewhere, unmade, hijacked} {
+				if !m.Accepts(p) {
+					t.Fatalf("the shared map denies %v, a path of its own log", p)
+				}
+			}
+			sub := m.For("T")
+			if got := sub.Accepts(elsewhere); got != tt.elsewhere {
+				t.Errorf("T's map accepts read_a then reply after plan: %v, want %v", got, tt.elsewhere)
+			}
+			if got := sub.Accepts(unmade); got != tt.unmade {
+				t.Errorf("T's map accepts plan then reply: %v, want %v", got, tt.unmade)
+			}
+			if sub.Accepts(hijacked) {
+				t.Error("T's map accepts send_money")
+			}
+			for i := range lg.Sessions {
+				s := &lg.Sessions[i]
+				if !m.For(values[s.ID]).Accepts(lg.Moves(s)) {
+					t.Errorf("session %s is not a path of its map", s.ID)
+				}
+			}
+		})
+	}
+}
+
 func TestRestrictConstraint(t *testing.T) {
 	labels := map[string]bool{"a": true, "b": true, "c": true}
 	prec := func(a, b string, or ...string) automaton.Constraint {

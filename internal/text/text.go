@@ -9,6 +9,7 @@ package text
 import (
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Count is n with its noun, adding an "s" unless n is 1: "1 state",
@@ -27,6 +28,14 @@ func CountForm(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// Or lists words as alternatives: "a", "a or b", "a, b or c".
+func Or(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // ShortDigest cuts a digest such as "sha256:66025c98d2…" to its algorithm

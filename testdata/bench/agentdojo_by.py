@@ -14,7 +14,7 @@ metadata line, then one run a line with "messages" and "metadata"
 A run becomes a session of its tool calls in order, then "answer". For
 each model M and suite S, maps are mined from the benign runs of S of the
 other models and M's runs of S are checked against them (fsmine check).
-Printed per kind (plain; paths and stages, the two --by-modes) and per suite: benign runs accepted; utility
+Printed per kind (plain; paths, moves and stages, the --by-modes) and per suite: benign runs accepted; utility
 (benign runs that succeeded) before and after the guard; attack success
 (attacked runs whose injection task succeeded, metadata.security) before
 and after (a run passes when it fits); and of the successful attacks the
@@ -84,7 +84,7 @@ def main():
                 for _, recs in test:
                     f.writelines(json.dumps(r) + '\n' for r in recs)
             by = ['--by', 'attrs.user_task', '--by-min', by_min, '--by-mode']
-            for kind, extra in (('plain', []), ('paths', by + ['paths']), ('stages', by + ['stages'])):
+            for kind, extra in (('plain', []), ('paths', by + ['paths']), ('moves', by + ['moves']), ('stages', by + ['stages'])):
                 subprocess.run([fsmine, 'build', '-q', '-o', model_f, train_f] + extra, check=True)
                 out = subprocess.run([fsmine, 'check', '-q', '--model', model_f, '--format', 'jsonl', test_f],
                                      capture_output=True, text=True)

@@ -7,18 +7,26 @@ import (
 	"github.com/fsmine/fsmine/automaton"
 )
 
-// stagesMap returns the sub-map of value v in mode automaton.ByStages: the
-// shared map m restricted to the labels that the sessions of lg with value
-// v visit. A value's few sessions rarely show every order of its stages,
-// but they do show which stages it needs; the shared map, mined from every
-// session, knows how those stages connect. The restriction keeps:
+// restrictedMap returns the sub-map of value v in mode automaton.ByStages
+// or automaton.ByMoves: the shared map m restricted to the labels that the
+// sessions of lg with value v visit and, in ByMoves, to the moves between
+// labels (one label after another, whatever the event; __start__ to the
+// first, the last to __end__) that those sessions made. A value's few
+// sessions rarely show every order of its stages, but they do show which
+// stages it needs, and which stage each may follow; the shared map, mined
+// from every session, knows how those stages connect. A move the value
+// made is kept wherever the shared map makes it, in any context; a move
+// between two of its stages that none of its sessions made is not. The
+// restriction keeps:
 //
 //   - the states of those labels, __start__ and __end__, less those that no
-//     path from __start__ to __end__ through kept states reaches (the
+//     path from __start__ to __end__ through kept transitions reaches (the
 //     value's own sessions fit m, so none of their states goes);
-//   - the transitions between kept states, with m's counts and flags and
-//     prob renormalised over the kept outflow of their source (rare again
-//     by m's rare-count and rare-ratio);
+//   - the transitions between kept states (of kept moves, in ByMoves), with
+//     m's counts and flags and prob renormalised over the kept outflow of
+//     their source (rare again by m's rare-count and rare-ratio); a
+//     self-loop is a move like any other, kept where the value's sessions
+//     repeat the label;
 //   - each loop of m on its kept states and back edges, with its cap, when
 //     a back edge is left (every cycle of the restriction is one of m and
 //     holds one of m's back edges);
@@ -26,8 +34,9 @@ import (
 //     occur (see restrictConstraint).
 //
 // Sessions, Events and Variants are the value's, Trunk the restriction's.
-func stagesMap(m *automaton.Model, lg *Log, values map[string]string, v string) automaton.SubMap {
+func restrictedMap(m *automaton.Model, lg *Log, values map[string]string, v, mode string) automaton.SubMap {
 	labels := map[string]bool{automaton.StartID: true, automaton.EndID: true}
+	moves := map[[2]string]bool{}
 	sub := automaton.SubMap{Value: v, Initial: m.Initial}
 	paths := map[string]bool{}
 	var path strings.Builder
@@ -39,22 +48,38 @@ func stagesMap(m *automaton.Model, lg *Log, values map[string]string, v string) 
 		sub.Sessions++
 		sub.Events += len(s.Visits)
 		path.Reset()
+		prev := automaton.StartID
 		for _, vis := range s.Visits {
-			labels[lg.Name(vis.Label)] = true
-			path.WriteString(lg.Name(vis.Label))
+			l := lg.Name(vis.Label)
+			labels[l] = true
+			moves[[2]string{prev, l}] = true
+			prev = l
+			path.WriteString(l)
 			path.WriteByte(0)
 			path.WriteString(lg.Name(vis.Event))
 			path.WriteByte(1)
 		}
+		moves[[2]string{prev, automaton.EndID}] = true
 		paths[path.String()] = true
 	}
 	sub.Variants = len(paths)
 
-	keep := trimmed(m, labels)
+	label := make(map[string]string, len(m.States))
+	for _, s := range m.States {
+		label[s.ID] = s.Label
+	}
+	allowed := func(t *automaton.Transition) bool {
+		from, to := label[t.From], label[t.To]
+		return labels[from] && labels[to] && (mode != automaton.ByMoves || moves[[2]string{from, to}])
+	}
+	keep := trimmed(m, allowed)
+	kept := func(t *automaton.Transition) bool { return keep[t.From] && keep[t.To] && allowed(t) }
 	outflow := map[string]int{}
-	for _, t := range m.Transitions {
-		if keep[t.From] && keep[t.To] {
+	edges := map[automaton.EdgeRef]bool{}
+	for i := range m.Transitions {
+		if t := &m.Transitions[i]; kept(t) {
 			outflow[t.From] += t.Count
+			edges[automaton.EdgeRef{From: t.From, Event: t.Event, To: t.To}] = true
 		}
 	}
 	for _, s := range m.States {
@@ -63,7 +88,7 @@ func stagesMap(m *automaton.Model, lg *Log, values map[string]string, v string) 
 		}
 	}
 	for _, t := range m.Transitions {
-		if !keep[t.From] || !keep[t.To] {
+		if !kept(&t) {
 			continue
 		}
 		if t.Generalized == "" {
@@ -76,7 +101,7 @@ func stagesMap(m *automaton.Model, lg *Log, values map[string]string, v string) 
 		}
 		sub.Transitions = append(sub.Transitions, t)
 	}
-	sub.Loops = restrictLoops(m.Loops, keep)
+	sub.Loops = restrictLoops(m.Loops, keep, edges)
 	for _, c := range m.Constraints {
 		if rc, ok := restrictConstraint(c, labels); ok {
 			sub.Constraints = append(sub.Constraints, rc)
@@ -86,19 +111,13 @@ func stagesMap(m *automaton.Model, lg *Log, values map[string]string, v string) 
 	return sub
 }
 
-// trimmed returns the states of m whose label is in labels and that lie on
-// a path from __start__ to __end__ through such states.
-func trimmed(m *automaton.Model, labels map[string]bool) map[string]bool {
-	in := map[string]bool{}
-	for _, s := range m.States {
-		if labels[s.Label] {
-			in[s.ID] = true
-		}
-	}
+// trimmed returns the states of m that lie on a path from __start__ to
+// __end__ through transitions that allowed keeps.
+func trimmed(m *automaton.Model, allowed func(*automaton.Transition) bool) map[string]bool {
 	fwd := map[string][]string{}
 	back := map[string][]string{}
-	for _, t := range m.Transitions {
-		if in[t.From] && in[t.To] {
+	for i := range m.Transitions {
+		if t := &m.Transitions[i]; allowed(t) {
 			fwd[t.From] = append(fwd[t.From], t.To)
 			back[t.To] = append(back[t.To], t.From)
 		}
@@ -130,21 +149,21 @@ func reach(start string, next map[string][]string) map[string]bool {
 	return seen
 }
 
-// restrictLoops returns loops on their states in keep and the back edges
-// between them, leaving out a loop with no back edge left.
-func restrictLoops(loops []automaton.Loop, keep map[string]bool) []automaton.Loop {
+// restrictLoops returns loops on their states in keep and their back edges
+// in edges, leaving out a loop with no back edge left.
+func restrictLoops(loops []automaton.Loop, keep map[string]bool, edges map[automaton.EdgeRef]bool) []automaton.Loop {
 	var out []automaton.Loop
 	for _, l := range loops {
-		var edges []automaton.EdgeRef
+		var back []automaton.EdgeRef
 		for _, e := range l.BackEdges {
-			if keep[e.From] && keep[e.To] {
-				edges = append(edges, e)
+			if edges[e] {
+				back = append(back, e)
 			}
 		}
-		if len(edges) == 0 {
+		if len(back) == 0 {
 			continue
 		}
-		l.BackEdges = edges
+		l.BackEdges = back
 		l.States = slices.DeleteFunc(slices.Clone(l.States), func(id string) bool { return !keep[id] })
 		out = append(out, l)
 	}
