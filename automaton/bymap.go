@@ -31,8 +31,9 @@ func (m *Model) MapName(value string) string {
 // By makes a model conditioned (fsmine build --by): the model's own states,
 // transitions, loops and constraints are the shared map, mined from every
 // session, and Maps hold a sub-map for each value of the record field Field
-// that at least MinSessions sessions carried, mined from those sessions
-// alone with the same options. A session is judged by the sub-map of its
+// that at least MinSessions sessions carried: mined from those sessions
+// alone with the same options (Mode ByPaths), or the shared map restricted
+// to what those sessions did (ByStages, ByMoves). A session is judged by the sub-map of its
 // value (the value of Field on the first of its records that carries it)
 // and by the shared map when its value has no sub-map: a value seen in
 // fewer than MinSessions sessions, never seen, or no value at all. The
@@ -229,7 +230,8 @@ func (m *Model) validateBy() error {
 
 // restricts reports the first state or transition of s, a sub-map in mode
 // ByStages or ByMoves, that the shared map m lacks: such a sub-map may only
-// leave out.
+// leave out. A back edge of s must lie in a loop of s, whose cap counts its
+// turns.
 func (m *Model) restricts(s *SubMap) error {
 	for _, st := range s.States {
 		if ms := m.State(st.ID); ms == nil || ms.Label != st.Label {
@@ -240,6 +242,11 @@ func (m *Model) restricts(s *SubMap) error {
 		to := m.State(t.To)
 		if mt := m.Next(t.From, Move{Event: t.Event, Label: to.Label}); mt == nil || mt.To != t.To {
 			return fmt.Errorf("transition %s -[%s]-> %s is not the shared map's", t.From, t.Event, t.To)
+		}
+		if t.BackEdge && !slices.ContainsFunc(s.Loops, func(l Loop) bool {
+			return slices.Contains(l.States, t.From) && slices.Contains(l.States, t.To)
+		}) {
+			return fmt.Errorf("back edge %s -[%s]-> %s closes no loop: its cycle would have no cap", t.From, t.Event, t.To)
 		}
 	}
 	return nil

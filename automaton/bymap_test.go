@@ -118,6 +118,10 @@ func TestByValidate(t *testing.T) {
 			b.Mode = ByStages
 			b.Maps[1].States[1].Label = "c"
 		}, `by.maps[1] (value "B"): state "b" (label "c") is not the shared map's`},
+		{"stages: a back edge outside every loop", func(b *By) {
+			b.Mode = ByStages
+			b.Maps[0].Transitions[1].BackEdge = true
+		}, `by.maps[0] (value "A"): back edge a -[done]-> __end__ closes no loop`},
 		{"moves: a move the shared map lacks", func(b *By) {
 			b.Mode = ByMoves
 			b.Maps[0].Transitions[1].Event = "retry"

@@ -1,8 +1,8 @@
 package mine
 
 import (
+	"encoding/binary"
 	"slices"
-	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
 )
@@ -27,9 +27,9 @@ import (
 //     their source (rare again by m's rare-count and rare-ratio); a
 //     self-loop is a move like any other, kept where the value's sessions
 //     repeat the label;
-//   - each loop of m on its kept states and back edges, with its cap, when
-//     a back edge is left (every cycle of the restriction is one of m and
-//     holds one of m's back edges);
+//   - each loop of m on its kept states and back edges, with its cap, while
+//     a kept back edge (observed or generalised) closes it (every cycle of
+//     the restriction is one of m and holds one of m's back edges);
 //   - each constraint of m as it reads when the dropped labels cannot
 //     occur (see restrictConstraint).
 //
@@ -39,7 +39,7 @@ func restrictedMap(m *automaton.Model, lg *Log, values map[string]string, v, mod
 	moves := map[[2]string]bool{}
 	sub := automaton.SubMap{Value: v, Initial: m.Initial}
 	paths := map[string]bool{}
-	var path strings.Builder
+	var path []byte
 	for i := range lg.Sessions {
 		s := &lg.Sessions[i]
 		if x, ok := values[s.ID]; !ok || x != v {
@@ -47,20 +47,18 @@ func restrictedMap(m *automaton.Model, lg *Log, values map[string]string, v, mod
 		}
 		sub.Sessions++
 		sub.Events += len(s.Visits)
-		path.Reset()
+		path = path[:0]
 		prev := automaton.StartID
 		for _, vis := range s.Visits {
 			l := lg.Name(vis.Label)
 			labels[l] = true
 			moves[[2]string{prev, l}] = true
 			prev = l
-			path.WriteString(l)
-			path.WriteByte(0)
-			path.WriteString(lg.Name(vis.Event))
-			path.WriteByte(1)
+			path = binary.LittleEndian.AppendUint32(path, vis.Label)
+			path = binary.LittleEndian.AppendUint32(path, vis.Event)
 		}
 		moves[[2]string{prev, automaton.EndID}] = true
-		paths[path.String()] = true
+		paths[string(path)] = true
 	}
 	sub.Variants = len(paths)
 
@@ -101,7 +99,7 @@ func restrictedMap(m *automaton.Model, lg *Log, values map[string]string, v, mod
 		}
 		sub.Transitions = append(sub.Transitions, t)
 	}
-	sub.Loops = restrictLoops(m.Loops, keep, edges)
+	sub.Loops = restrictLoops(m.Loops, keep, edges, sub.Transitions)
 	for _, c := range m.Constraints {
 		if rc, ok := restrictConstraint(c, labels); ok {
 			sub.Constraints = append(sub.Constraints, rc)
@@ -150,8 +148,12 @@ func reach(start string, next map[string][]string) map[string]bool {
 }
 
 // restrictLoops returns loops on their states in keep and their back edges
-// in edges, leaving out a loop with no back edge left.
-func restrictLoops(loops []automaton.Loop, keep map[string]bool, edges map[automaton.EdgeRef]bool) []automaton.Loop {
+// in edges, leaving out a loop that no kept back edge closes any more. A
+// loop's list of back edges holds observed transitions only; a generalised
+// transition flagged as a back edge between two of its kept states closes
+// it too, and the loop stays (with its cap) while one does: else the
+// restriction would keep a cycle without the cap the shared map puts on it.
+func restrictLoops(loops []automaton.Loop, keep map[string]bool, edges map[automaton.EdgeRef]bool, kept []automaton.Transition) []automaton.Loop {
 	var out []automaton.Loop
 	for _, l := range loops {
 		var back []automaton.EdgeRef
@@ -160,14 +162,25 @@ func restrictLoops(loops []automaton.Loop, keep map[string]bool, edges map[autom
 				back = append(back, e)
 			}
 		}
-		if len(back) == 0 {
+		l.States = slices.DeleteFunc(slices.Clone(l.States), func(id string) bool { return !keep[id] })
+		if len(back) == 0 && !closedBy(l.States, kept) {
 			continue
 		}
 		l.BackEdges = back
-		l.States = slices.DeleteFunc(slices.Clone(l.States), func(id string) bool { return !keep[id] })
 		out = append(out, l)
 	}
 	return out
+}
+
+// closedBy says whether a transition flagged as a back edge leads between
+// two of states.
+func closedBy(states []string, ts []automaton.Transition) bool {
+	for _, t := range ts {
+		if t.BackEdge && slices.Contains(states, t.From) && slices.Contains(states, t.To) {
+			return true
+		}
+	}
+	return false
 }
 
 // restrictConstraint returns c as it reads on a map whose labels are

@@ -768,6 +768,8 @@ func (b *builder) follow(g *generalizer) {
 				// Z must follow Y's usual ending, as the move carries X's:
 				// a successor of an outcome (not found, an error) stays
 				// that outcome's.
+				// n is every visit of X with a successor, not only those
+				// ending with its usual event: the stricter test.
 				ey := levent{y, topEvent[y]}
 				p := float64(st.pairEv[lpairEv{y, ey.e, z}]) / float64(st.events[ey])
 				if !plausible(p, tot[x]) {

@@ -30,6 +30,7 @@
 package eval
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -187,30 +188,42 @@ type Scores struct {
 	tByKind, tOfKind   map[string]int
 }
 
-// GenMove is a generalised transition outside the truth, by label, and how
-// many of the models' generalised transitions it stands for.
+// GenMove is a generalised transition outside the truth, by label, with
+// its kind (mine.GenSkip, ...), and how many of the models' generalised
+// transitions it stands for.
 type GenMove struct {
-	Move  string `json:"move"`
+	From  string `json:"from"`
+	Event string `json:"event"`
+	To    string `json:"to"`
+	Kind  string `json:"kind"`
 	Count int    `json:"count"`
 }
 
-// addGenOutside adds moves to a list of GenMove, keeping it sorted.
+// genMoveKey is a GenMove without its count.
+type genMoveKey struct{ from, event, to, kind string }
+
+// addGenOutside returns list with moves added to it (their counts summed by
+// move), sorted by count, then move.
 func addGenOutside(list []GenMove, moves ...GenMove) []GenMove {
-	for _, mv := range moves {
-		i := slices.IndexFunc(list, func(g GenMove) bool { return g.Move == mv.Move })
-		if i < 0 {
-			list = append(list, mv)
-		} else {
-			list[i].Count += mv.Count
-		}
+	if len(moves) == 0 {
+		return list
 	}
-	slices.SortFunc(list, func(a, b GenMove) int {
+	count := make(map[genMoveKey]int, len(list)+len(moves))
+	for _, g := range append(list, moves...) {
+		count[genMoveKey{g.From, g.Event, g.To, g.Kind}] += g.Count
+	}
+	out := make([]GenMove, 0, len(count))
+	for k, n := range count {
+		out = append(out, GenMove{k.from, k.event, k.to, k.kind, n})
+	}
+	slices.SortFunc(out, func(a, b GenMove) int {
 		if a.Count != b.Count {
 			return b.Count - a.Count
 		}
-		return strings.Compare(a.Move, b.Move)
+		return cmp.Or(strings.Compare(a.From, b.From), strings.Compare(a.Event, b.Event),
+			strings.Compare(a.To, b.To), strings.Compare(a.Kind, b.Kind))
 	})
-	return list
+	return out
 }
 
 // Result is one setting's scores, per fold and overall.
@@ -594,6 +607,7 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 		for _, s := range m.States {
 			label[s.ID] = s.Label
 		}
+		var outside []GenMove
 		for _, tr := range m.Transitions {
 			if tr.Generalized == "" {
 				continue
@@ -602,9 +616,10 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 			if t.truthLbl[triple{label[tr.From], tr.Event, label[tr.To]}] {
 				sc.GenInTruth++
 			} else {
-				sc.GenOutside = addGenOutside(sc.GenOutside, GenMove{label[tr.From] + " -" + tr.Event + "-> " + label[tr.To] + " (" + tr.Generalized + ")", 1})
+				outside = append(outside, GenMove{label[tr.From], tr.Event, label[tr.To], tr.Generalized, 1})
 			}
 		}
+		sc.GenOutside = addGenOutside(nil, outside...)
 	}
 	checkers := map[*automaton.Model]*conform.Checker{}
 	checkerOf := func(i int) *conform.Checker {

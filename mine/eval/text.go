@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // WriteText writes the report as fsmine eval prints it: one row per
@@ -79,7 +81,7 @@ func writeGenOutside(b *strings.Builder, results []Result) {
 		}
 		fmt.Fprintf(b, "generalised outside the truth, %s:\n", r.Name)
 		for _, g := range out[:min(len(out), maxGenOutside)] {
-			fmt.Fprintf(b, "  %3d  %s\n", g.Count, g.Move)
+			fmt.Fprintf(b, "  %3d  %s (%s)\n", g.Count, text.Move(g.From, g.Event, g.To), text.Cell(g.Kind))
 		}
 		if len(out) > maxGenOutside {
 			fmt.Fprintf(b, "  and %d more (in --format json)\n", len(out)-maxGenOutside)
