@@ -230,12 +230,23 @@ func (m *Model) validateBy() error {
 
 // restricts reports the first state or transition of s, a sub-map in mode
 // ByStages or ByMoves, that the shared map m lacks: such a sub-map may only
-// leave out. A back edge of s must lie in a loop of s, whose cap counts its
-// turns.
+// leave out: its run caps and loop caps are the shared map's or lower, and
+// a back edge of s must lie in a loop of s, whose cap counts its turns.
 func (m *Model) restricts(s *SubMap) error {
 	for _, st := range s.States {
-		if ms := m.State(st.ID); ms == nil || ms.Label != st.Label {
+		ms := m.State(st.ID)
+		if ms == nil || ms.Label != st.Label {
 			return fmt.Errorf("state %q (label %q) is not the shared map's", st.ID, st.Label)
+		}
+		if ms.MaxRun > 0 && (st.MaxRun == 0 || st.MaxRun > ms.MaxRun) {
+			return fmt.Errorf("state %q: max_run %d, the shared map's is %d", st.ID, st.MaxRun, ms.MaxRun)
+		}
+	}
+	for _, l := range s.Loops {
+		if !slices.ContainsFunc(m.Loops, func(ml Loop) bool {
+			return ml.MaxIterations >= l.MaxIterations && !slices.ContainsFunc(l.States, func(id string) bool { return !slices.Contains(ml.States, id) })
+		}) {
+			return fmt.Errorf("loop %v (max_iterations %d) is in no loop of the shared map with that cap or a higher one", l.States, l.MaxIterations)
 		}
 	}
 	for _, t := range s.Transitions {

@@ -2,6 +2,7 @@ package automaton
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -122,6 +123,10 @@ func TestByValidate(t *testing.T) {
 			b.Mode = ByStages
 			b.Maps[0].Transitions[1].BackEdge = true
 		}, `by.maps[0] (value "A"): back edge a -[done]-> __end__ closes no loop`},
+		{"stages: a loop the shared map lacks", func(b *By) {
+			b.Mode = ByStages
+			b.Maps[0].Loops = append(b.Maps[0].Loops, Loop{States: []string{"plan"}, MaxIterations: 9})
+		}, `by.maps[0] (value "A"): loop [plan] (max_iterations 9) is in no loop of the shared map`},
 		{"moves: a move the shared map lacks", func(b *By) {
 			b.Mode = ByMoves
 			b.Maps[0].Transitions[1].Event = "retry"
@@ -143,6 +148,25 @@ func TestByValidate(t *testing.T) {
 				t.Errorf("Validate = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestByRestrictedRunCaps: a restricted sub-map may not cap a label's runs
+// above the shared map's cap, nor leave a capped label uncapped.
+func TestByRestrictedRunCaps(t *testing.T) {
+	for _, sub := range []int{0, 3} {
+		m := byModel(t)
+		m.By.Mode = ByStages
+		m.State("plan").MaxRun = 2
+		for i := range m.By.Maps[0].States {
+			if st := &m.By.Maps[0].States[i]; st.ID == "plan" {
+				st.MaxRun = sub
+			}
+		}
+		want := fmt.Sprintf(`state "plan": max_run %d, the shared map's is 2`, sub)
+		if err := m.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("sub-map max_run %d: Validate = %v, want %q", sub, err, want)
+		}
 	}
 }
 
