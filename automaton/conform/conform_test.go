@@ -7,40 +7,8 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/internal/modeltest"
 )
-
-// conformModel is
-//
-//	__start__ --> a -ok-> b -ok-> c -ok-> __end__
-//	                      b -retry-> b   (back edge; loop {b}, max 2 iterations)
-//	              a -skip-> c            (rare)
-//
-// Its shortest path from start to end has 3 moves (via skip).
-func conformModel(tb testing.TB) *automaton.Model {
-	m := checkModel(tb,
-		automaton.Transition{From: automaton.StartID, Event: "", To: "a", Count: 10},
-		automaton.Transition{From: "a", Event: "ok", To: "b", Count: 9},
-		automaton.Transition{From: "a", Event: "skip", To: "c", Count: 1, Rare: true},
-		automaton.Transition{From: "b", Event: "ok", To: "c", Count: 9},
-		automaton.Transition{From: "b", Event: "retry", To: "b", Count: 4, BackEdge: true},
-		automaton.Transition{From: "c", Event: "ok", To: automaton.EndID, Count: 10},
-	)
-	m.Loops = []automaton.Loop{{States: []string{"b"}, BackEdges: []automaton.EdgeRef{{From: "b", Event: "retry", To: "b"}}, Count: 4, Sessions: 3, MaxIterations: 2, P95Iterations: 2}}
-	return m
-}
-
-// mvs builds moves from "event>label" pairs; "" before the first label.
-func mvs(pairs ...string) []automaton.Move {
-	out := make([]automaton.Move, len(pairs))
-	for i, p := range pairs {
-		for j := 0; j < len(p); j++ {
-			if p[j] == '>' {
-				out[i] = automaton.Move{Event: p[:j], Label: p[j+1:]}
-			}
-		}
-	}
-	return out
-}
 
 func TestCheck(t *testing.T) {
 	tests := []struct {
@@ -58,27 +26,27 @@ func TestCheck(t *testing.T) {
 		loopCap  int
 		wantNote string
 	}{
-		{name: "fits", moves: mvs(">a", "ok>b", "ok>c", "ok>__end__"), cost: 0, maxCost: 4 + 3},
-		{name: "fits through the loop", moves: mvs(">a", "ok>b", "retry>b", "retry>b", "ok>c", "ok>__end__"), cost: 0, maxCost: 6 + 3},
+		{name: "fits", moves: modeltest.Moves(">a", "ok>b", "ok>c", "ok>__end__"), cost: 0, maxCost: 4 + 3},
+		{name: "fits through the loop", moves: modeltest.Moves(">a", "ok>b", "retry>b", "retry>b", "ok>c", "ok>__end__"), cost: 0, maxCost: 6 + 3},
 		// a -ok-> c is not a move of the model: one model move a -ok-> b
 		// puts it back on track.
-		{name: "skipped stage", moves: mvs(">a", "ok>c", "ok>__end__"), kind: KindIllegalTransition, move: 1, state: "a", cost: 1, maxCost: 3 + 3, outside: true},
+		{name: "skipped stage", moves: modeltest.Moves(">a", "ok>c", "ok>__end__"), kind: KindIllegalTransition, move: 1, state: "a", cost: 1, maxCost: 3 + 3, outside: true},
 		// x is no state's label: one log move.
-		{name: "unknown state", moves: mvs(">a", "ok>x", "ok>b", "ok>c", "ok>__end__"), kind: KindUnknownState, move: 1, state: "a", cost: 1, maxCost: 5 + 3, outside: true},
+		{name: "unknown state", moves: modeltest.Moves(">a", "ok>x", "ok>b", "ok>c", "ok>__end__"), kind: KindUnknownState, move: 1, state: "a", cost: 1, maxCost: 5 + 3, outside: true},
 		// b never ends: one model move b -ok-> c, then the end move syncs.
-		{name: "truncated", moves: mvs(">a", "ok>b", "ok>__end__"), kind: KindIncomplete, move: 2, state: "b", cost: 1, maxCost: 3 + 3, outside: true},
+		{name: "truncated", moves: modeltest.Moves(">a", "ok>b", "ok>__end__"), kind: KindIncomplete, move: 2, state: "b", cost: 1, maxCost: 3 + 3, outside: true},
 		// c ends only with ok: skip the log's end move, take the model's.
-		{name: "wrong last event", moves: mvs(">a", "ok>b", "ok>c", "fail>__end__"), kind: KindIncomplete, move: 3, state: "c", cost: 2, maxCost: 4 + 3, outside: true},
+		{name: "wrong last event", moves: modeltest.Moves(">a", "ok>b", "ok>c", "fail>__end__"), kind: KindIncomplete, move: 3, state: "c", cost: 2, maxCost: 4 + 3, outside: true},
 		// Nothing matches: three log moves and the shortest model path.
-		{name: "foreign", moves: mvs(">x", "y>z", "w>__end__"), kind: KindUnknownState, move: 0, state: automaton.StartID, cost: 6, maxCost: 3 + 3, outside: true},
-		{name: "loop cap", moves: mvs(">a", "ok>b", "retry>b", "retry>b", "retry>b", "ok>c", "ok>__end__"), kind: KindLoopCap, move: 4, state: "b", cost: 0, maxCost: 7 + 3, iters: 3, loopCap: 2},
-		{name: "rare passes", moves: mvs(">a", "skip>c", "ok>__end__"), cost: 0, maxCost: 3 + 3, rare: 1},
-		{name: "rare is a deviation", moves: mvs(">a", "skip>c", "ok>__end__"), rareDev: true, kind: KindRare, move: 1, state: "a", cost: 0, maxCost: 3 + 3, rare: 1},
+		{name: "foreign", moves: modeltest.Moves(">x", "y>z", "w>__end__"), kind: KindUnknownState, move: 0, state: automaton.StartID, cost: 6, maxCost: 3 + 3, outside: true},
+		{name: "loop cap", moves: modeltest.Moves(">a", "ok>b", "retry>b", "retry>b", "retry>b", "ok>c", "ok>__end__"), kind: KindLoopCap, move: 4, state: "b", cost: 0, maxCost: 7 + 3, iters: 3, loopCap: 2},
+		{name: "rare passes", moves: modeltest.Moves(">a", "skip>c", "ok>__end__"), cost: 0, maxCost: 3 + 3, rare: 1},
+		{name: "rare is a deviation", moves: modeltest.Moves(">a", "skip>c", "ok>__end__"), rareDev: true, kind: KindRare, move: 1, state: "a", cost: 0, maxCost: 3 + 3, rare: 1},
 		// Two deviations: the first is reported, the cost counts both.
-		{name: "two deviations", moves: mvs(">a", "ok>x", "ok>b", "ok>y", "ok>c", "ok>__end__"), kind: KindUnknownState, move: 1, state: "a", cost: 2, maxCost: 6 + 3, outside: true},
-		{name: "stops before the end", moves: mvs(">a", "ok>b"), kind: KindIncomplete, move: 2, state: "b", cost: 2, maxCost: 2 + 3, outside: true},
+		{name: "two deviations", moves: modeltest.Moves(">a", "ok>x", "ok>b", "ok>y", "ok>c", "ok>__end__"), kind: KindUnknownState, move: 1, state: "a", cost: 2, maxCost: 6 + 3, outside: true},
+		{name: "stops before the end", moves: modeltest.Moves(">a", "ok>b"), kind: KindIncomplete, move: 2, state: "b", cost: 2, maxCost: 2 + 3, outside: true},
 	}
-	m := conformModel(t)
+	m := modeltest.Retry(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := New(m, Options{RareIsDeviation: tt.rareDev})
@@ -122,27 +90,27 @@ func TestCheck(t *testing.T) {
 }
 
 func TestAlignOps(t *testing.T) {
-	m := conformModel(t)
+	m := modeltest.Retry(t)
 	c := New(m, Options{})
 	tests := []struct {
 		name  string
 		moves []automaton.Move
 		want  []string
 	}{
-		{"skipped stage", mvs(">a", "ok>c", "ok>__end__"), []string{
+		{"skipped stage", modeltest.Moves(">a", "ok>c", "ok>__end__"), []string{
 			"sync 0 __start__->a",
 			"model 1 a->b",
 			"sync 1 b->c",
 			"sync 2 c->__end__",
 		}},
-		{"unknown state", mvs(">a", "ok>x", "ok>b", "ok>c", "ok>__end__"), []string{
+		{"unknown state", modeltest.Moves(">a", "ok>x", "ok>b", "ok>c", "ok>__end__"), []string{
 			"sync 0 __start__->a",
 			"log 1 a->a",
 			"sync 2 a->b",
 			"sync 3 b->c",
 			"sync 4 c->__end__",
 		}},
-		{"wrong last event", mvs(">a", "ok>b", "ok>c", "fail>__end__"), []string{
+		{"wrong last event", modeltest.Moves(">a", "ok>b", "ok>c", "fail>__end__"), []string{
 			"sync 0 __start__->a",
 			"sync 1 a->b",
 			"sync 2 b->c",
@@ -180,9 +148,9 @@ func countCost(ops []AlignOp) int {
 // TestAlignBound: with the search bounded to one node, the greedy alignment
 // stands in, says so, and still is a valid alignment.
 func TestAlignBound(t *testing.T) {
-	m := conformModel(t)
+	m := modeltest.Retry(t)
 	c := New(m, Options{MaxAlignStates: 1})
-	moves := mvs(">a", "ok>c", "ok>x", "ok>__end__")
+	moves := modeltest.Moves(">a", "ok>c", "ok>x", "ok>__end__")
 	v := c.Check(moves)
 	if !v.Bounded {
 		t.Fatal("not bounded")
@@ -289,7 +257,7 @@ func refAlignCost(m *automaton.Model, moves []automaton.Move) int {
 // TestAlignMatchesReference compares the A* alignment with the dynamic
 // program on random sessions: noisy samples of the model and random moves.
 func TestAlignMatchesReference(t *testing.T) {
-	models := map[string]*automaton.Model{"conform": conformModel(t), "retry": retryModel(t, false)}
+	models := map[string]*automaton.Model{"conform": modeltest.Retry(t), "retry": retryModel(t, false)}
 	for name, m := range models {
 		t.Run(name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
@@ -340,25 +308,25 @@ func TestAlignMatchesReference(t *testing.T) {
 }
 
 func TestReplay(t *testing.T) {
-	m := conformModel(t)
+	m := modeltest.Retry(t)
 	c := New(m, Options{})
 	tests := []struct {
 		name  string
 		moves []automaton.Move
 		want  []string // verdict from->to per move
 	}{
-		{"fits", mvs(">a", "ok>b", "retry>b", "ok>c", "ok>__end__"),
+		{"fits", modeltest.Moves(">a", "ok>b", "retry>b", "ok>c", "ok>__end__"),
 			[]string{"ok __start__->a", "ok a->b", "ok b->b", "ok b->c", "ok c->__end__"}},
 		// After the illegal a -ok-> c the replay resyncs on c, the one
 		// state labelled c.
-		{"resync", mvs(">a", "ok>c", "ok>__end__"),
+		{"resync", modeltest.Moves(">a", "ok>c", "ok>__end__"),
 			[]string{"ok __start__->a", "illegal a->c", "ok c->__end__"}},
 		// x is unknown: lost until b, whose label is unique.
-		{"lost then resync", mvs(">a", "ok>x", "ok>y", "ok>b", "ok>c", "ok>__end__"),
+		{"lost then resync", modeltest.Moves(">a", "ok>x", "ok>y", "ok>b", "ok>c", "ok>__end__"),
 			[]string{"ok __start__->a", "unknown a->", "lost ->", "lost ->b", "ok b->c", "ok c->__end__"}},
-		{"loop cap and rare", mvs(">a", "ok>b", "retry>b", "retry>b", "retry>b", "ok>c", "fail>__end__"),
+		{"loop cap and rare", modeltest.Moves(">a", "ok>b", "retry>b", "retry>b", "retry>b", "ok>c", "fail>__end__"),
 			[]string{"ok __start__->a", "ok a->b", "ok b->b", "ok b->b", "loop_cap b->b", "ok b->c", "incomplete c->__end__"}},
-		{"rare", mvs(">a", "skip>c", "ok>__end__"),
+		{"rare", modeltest.Moves(">a", "skip>c", "ok>__end__"),
 			[]string{"ok __start__->a", "rare a->c", "ok c->__end__"}},
 	}
 	for _, tt := range tests {
@@ -372,7 +340,7 @@ func TestReplay(t *testing.T) {
 			}
 		})
 	}
-	steps := c.Replay(mvs(">a", "ok>b", "retry>b", "retry>b", "retry>b"))
+	steps := c.Replay(modeltest.Moves(">a", "ok>b", "retry>b", "retry>b", "retry>b"))
 	if s := steps[4]; s.Loop != 0 || s.Iteration != 3 || s.Cap != 2 {
 		t.Errorf("step 4: loop %d iteration %d cap %d, want 0, 3, 2", s.Loop, s.Iteration, s.Cap)
 	}
@@ -387,12 +355,12 @@ func TestReplay(t *testing.T) {
 
 // TestLoopCapOverride: LoopCaps replaces the model's cap; a cap of 0 lifts it.
 func TestLoopCapOverride(t *testing.T) {
-	m := conformModel(t)
-	moves := mvs(">a", "ok>b", "retry>b", "retry>b", "ok>c", "ok>__end__")
+	m := modeltest.Retry(t)
+	moves := modeltest.Moves(">a", "ok>b", "retry>b", "retry>b", "ok>c", "ok>__end__")
 	if v := New(m, Options{LoopCaps: map[int]int{0: 1}}).Check(moves); v.Fits() || v.Deviation.Kind != KindLoopCap || v.Deviation.Move != 3 {
 		t.Errorf("cap 1: %+v, want loop_cap at move 3", v.Deviation)
 	}
-	moves = mvs(">a", "ok>b", "retry>b", "retry>b", "retry>b", "retry>b", "ok>c", "ok>__end__")
+	moves = modeltest.Moves(">a", "ok>b", "retry>b", "retry>b", "retry>b", "retry>b", "ok>c", "ok>__end__")
 	if v := New(m, Options{LoopCaps: map[int]int{0: 0}}).Check(moves); !v.Fits() {
 		t.Errorf("no cap: %+v, want a fit", v.Deviation)
 	}
@@ -401,7 +369,7 @@ func TestLoopCapOverride(t *testing.T) {
 // TestCheckLeavingLoopResetsStay: iterations count per stay, so leaving
 // the loop and coming back starts again from zero.
 func TestCheckLeavingLoopResetsStay(t *testing.T) {
-	m := checkModel(t,
+	m := modeltest.Check(t,
 		automaton.Transition{From: automaton.StartID, To: "a", Count: 1},
 		automaton.Transition{From: "a", Event: "again", To: "a", Count: 1, BackEdge: true},
 		automaton.Transition{From: "a", Event: "ok", To: "b", Count: 1},
@@ -413,14 +381,14 @@ func TestCheckLeavingLoopResetsStay(t *testing.T) {
 	// cycle with a back edge; here only a's self-loop is marked.
 	m.Loops = []automaton.Loop{{States: []string{"a"}, MaxIterations: 1}}
 	c := New(m, Options{})
-	moves := mvs(">a", "again>a", "ok>b", "back>c", "ok>a", "again>a", "ok>b", "ok>__end__")
+	moves := modeltest.Moves(">a", "again>a", "ok>b", "back>c", "ok>a", "again>a", "ok>b", "ok>__end__")
 	if v := c.Check(moves); !v.Fits() {
 		t.Errorf("deviation %+v, want a fit: each stay in {a} iterates once", *v.Deviation)
 	}
 }
 
 func BenchmarkCheck(b *testing.B) {
-	m := conformModel(b)
+	m := modeltest.Retry(b)
 	c := New(m, Options{})
 	rng := rand.New(rand.NewPCG(7, 7))
 	var sessions [][]automaton.Move
@@ -453,26 +421,6 @@ func BenchmarkCheck(b *testing.B) {
 	}
 }
 
-// checkModel builds a validated model from transitions, each state
-// labelled by its id.
-func checkModel(tb testing.TB, ts ...automaton.Transition) *automaton.Model {
-	tb.Helper()
-	m := &automaton.Model{Schema: automaton.Schema, Initial: automaton.StartID}
-	ids := map[string]bool{automaton.StartID: true, automaton.EndID: true}
-	for _, tr := range ts {
-		ids[tr.From], ids[tr.To] = true, true
-	}
-	for id := range ids {
-		m.States = append(m.States, automaton.State{ID: id, Label: id})
-	}
-	m.Transitions = ts
-	m.Sort()
-	if err := m.Validate(); err != nil {
-		tb.Fatal(err)
-	}
-	return m
-}
-
 // FuzzAlign reads the input as a session over a small alphabet (the
 // model's moves and a few it does not know) and checks Check and Align
 // against the dynamic program, and the greedy alignment's validity.
@@ -481,7 +429,7 @@ func FuzzAlign(f *testing.F) {
 	f.Add([]byte{0, 2, 9, 9, 9, 5})
 	f.Add([]byte{})
 	f.Add([]byte{7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7})
-	m := conformModel(f)
+	m := modeltest.Retry(f)
 	alphabet := []automaton.Move{
 		{Event: "", Label: "a"}, {Event: "ok", Label: "b"}, {Event: "skip", Label: "c"}, {Event: "ok", Label: "c"}, {Event: "retry", Label: "b"}, {Event: "ok", Label: automaton.EndID},
 		{Event: "ok", Label: "zz"}, {Event: "boom", Label: "a"}, {Event: "fail", Label: automaton.EndID}, {Event: "", Label: "b"},
@@ -527,21 +475,11 @@ func retryModel(t *testing.T, byCount bool) *automaton.Model {
 		}
 		return automaton.Transition{From: from, Event: event, To: to, Prob: prob}
 	}
-	return checkModel(t,
+	return modeltest.Check(t,
 		tr(automaton.StartID, "", "a", 1),
 		tr("a", "ok", "b", 0.6),
 		tr("a", "fail", "a", 0.3),
 		tr("a", "quit", automaton.EndID, 0.1),
 		tr("b", "done", automaton.EndID, 1),
 	)
-}
-
-// loadGuardFixture is the guard's returns flow (see guard_test.go there).
-func loadGuardFixture(t testing.TB) *automaton.Model {
-	t.Helper()
-	m, err := automaton.Load("../guard/testdata/returns.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }

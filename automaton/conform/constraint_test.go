@@ -5,24 +5,8 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/internal/modeltest"
 )
-
-// constrainedFixture is the guard fixture (see loadGuardFixture) with
-// constraints: a hand-off only after the order lookup, the identification
-// at most once, and never both a hand-off and a return.
-func constrainedFixture(t testing.TB) *automaton.Model {
-	t.Helper()
-	m := loadGuardFixture(t)
-	m.Constraints = []automaton.Constraint{
-		{Kind: automaton.ConstraintNotBoth, A: "return_delivered_order_items", B: "transfer_to_human_agents", Support: 40, Confidence: 1},
-		{Kind: automaton.ConstraintOnce, A: "find_user_id_by_email", Support: 50, Confidence: 1},
-		{Kind: automaton.ConstraintPrecedence, A: "get_order_details", B: "transfer_to_human_agents", Support: 20, Confidence: 1},
-	}
-	if err := m.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 func sessionMoves(path ...string) []automaton.Move {
 	var out []automaton.Move
@@ -33,7 +17,7 @@ func sessionMoves(path ...string) []automaton.Move {
 }
 
 func TestConstraintsCheck(t *testing.T) {
-	m := constrainedFixture(t)
+	m := modeltest.Constrained(t)
 	c := New(m, Options{})
 	tests := []struct {
 		name  string
@@ -79,7 +63,7 @@ func TestConstraintsCheck(t *testing.T) {
 // TestConstraintsEither: a precedence with an alternative holds when either
 // label came before, and names both when neither did.
 func TestConstraintsEither(t *testing.T) {
-	m := loadGuardFixture(t)
+	m := modeltest.Returns(t)
 	m.Constraints = []automaton.Constraint{{Kind: automaton.ConstraintPrecedence, A: "find_user_id_by_email", B: "transfer_to_human_agents", Or: []string{"get_order_details"}, Support: 30, Confidence: 1}}
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
@@ -108,34 +92,6 @@ func TestConstraintsEither(t *testing.T) {
 	}
 }
 
-// runModel is a lookup (o) that may repeat, a product lookup (p), a
-// confirmation (c) and an action (act) that may start a second request,
-// with the constraint that o's visits come in one run until c.
-func runModel(t testing.TB, until string) *automaton.Model {
-	t.Helper()
-	tr := func(from, to string) automaton.Transition {
-		return automaton.Transition{From: from, Event: "ok", To: to, Count: 1}
-	}
-	m := checkModel(t, automaton.Transition{From: automaton.StartID, To: "o", Count: 1}, tr("o", "o"), tr("o", "p"), tr("p", "o"), tr("o", "c"),
-		tr("p", "c"), tr("c", "act"), tr("act", "o"), tr("act", automaton.EndID))
-	m.Constraints = []automaton.Constraint{
-		{Kind: automaton.ConstraintOnce, A: "p", Support: 60, Confidence: 1},
-		{Kind: automaton.ConstraintRun, A: "o", B: until, Support: 80, Confidence: 1},
-	}
-	if err := m.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func path(labels ...string) []automaton.Move {
-	mvs := []automaton.Move{{Label: labels[0]}}
-	for _, l := range labels[1:] {
-		mvs = append(mvs, automaton.Move{Event: "ok", Label: l})
-	}
-	return append(mvs, automaton.Move{Event: "ok", Label: automaton.EndID})
-}
-
 // TestConstraintRun: a run constraint lets a label repeat in a row and
 // denies a return to it after the session moved on, until its reset label.
 func TestConstraintRun(t *testing.T) {
@@ -144,15 +100,15 @@ func TestConstraintRun(t *testing.T) {
 		mvs         []automaton.Move
 		move        int // the move that breaks the run; -1 for none
 	}{
-		{"repeats in a row", "c", path("o", "o", "o", "p", "c", "act"), -1},
-		{"back after the product lookup", "c", path("o", "p", "o", "c", "act"), 2},
-		{"a second request after the confirmation", "c", path("o", "c", "act", "o", "o", "c", "act"), -1},
-		{"back within the second request", "c", path("o", "c", "act", "o", "p", "o", "c", "act"), 5},
-		{"no reset label: never back", "", path("o", "c", "act", "o", "c", "act"), 3},
+		{"repeats in a row", "c", modeltest.Path("o", "o", "o", "p", "c", "act"), -1},
+		{"back after the product lookup", "c", modeltest.Path("o", "p", "o", "c", "act"), 2},
+		{"a second request after the confirmation", "c", modeltest.Path("o", "c", "act", "o", "o", "c", "act"), -1},
+		{"back within the second request", "c", modeltest.Path("o", "c", "act", "o", "p", "o", "c", "act"), 5},
+		{"no reset label: never back", "", modeltest.Path("o", "c", "act", "o", "c", "act"), 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := runModel(t, tt.until)
+			m := modeltest.Run(t, tt.until)
 			c := New(m, Options{})
 			v := c.Check(tt.mvs)
 			pc := automaton.NewPathChecker(m.Constraints)

@@ -5,14 +5,15 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/internal/modeltest"
 	"github.com/fsmine/fsmine/automaton/internal/risk"
 )
 
-// TestRisk works the smoothed surprisal out by hand on conformModel: 43
+// TestRisk works the smoothed surprisal out by hand on modeltest.Retry: 43
 // moves, into a 10, b 13, c 10 and __end__ 10 (4 labels), so that
 // P(label) = (N(label)+1)/48.
 func TestRisk(t *testing.T) {
-	m := conformModel(t)
+	m := modeltest.Retry(t)
 	lg := func(x float64) float64 { return -math.Log2(x) }
 	pa, pb, pc, pe, pz := 11.0/48, 14.0/48, 11.0/48, 11.0/48, 1.0/48
 	start := lg((10 + 1*pa) / 11) // __start__: n 10, d 1
@@ -32,12 +33,12 @@ func TestRisk(t *testing.T) {
 		maxMove int
 		maxFrom string
 	}{
-		{"fits", mvs(">a", "ok>b", "ok>c", "ok>__end__"), start + ab + bc + ce, 2, "b"},
-		{"loop", mvs(">a", "ok>b", "retry>b", "ok>c", "ok>__end__"), start + ab + bb + bc + ce, 2, "b"},
-		{"rare", mvs(">a", "skip>c", "ok>__end__"), start + ac + ce, 1, "a"},
-		{"unknown label, then lost", mvs(">a", "ok>zz", "ok>c", "ok>__end__"), start + azz + lostC + ce, 1, "a"},
-		{"ends early", mvs(">a", "ok>b", "ok>__end__"), start + ab + bEnd, 2, "b"},
-		{"illegal, resync", mvs(">a", "boom>a", "ok>b", "ok>c", "ok>__end__"), start + aboomA + ab + bc + ce, 1, "a"},
+		{"fits", modeltest.Moves(">a", "ok>b", "ok>c", "ok>__end__"), start + ab + bc + ce, 2, "b"},
+		{"loop", modeltest.Moves(">a", "ok>b", "retry>b", "ok>c", "ok>__end__"), start + ab + bb + bc + ce, 2, "b"},
+		{"rare", modeltest.Moves(">a", "skip>c", "ok>__end__"), start + ac + ce, 1, "a"},
+		{"unknown label, then lost", modeltest.Moves(">a", "ok>zz", "ok>c", "ok>__end__"), start + azz + lostC + ce, 1, "a"},
+		{"ends early", modeltest.Moves(">a", "ok>b", "ok>__end__"), start + ab + bEnd, 2, "b"},
+		{"illegal, resync", modeltest.Moves(">a", "boom>a", "ok>b", "ok>c", "ok>__end__"), start + aboomA + ab + bc + ce, 1, "a"},
 		{"no moves", nil, 0, -1, ""},
 	}
 	c := New(m, Options{})
@@ -61,7 +62,7 @@ func TestRisk(t *testing.T) {
 // TestRiskMostVisited checks that after an unseen move the walk goes on
 // from the most visited state carrying the label, not the first by id.
 func TestRiskMostVisited(t *testing.T) {
-	m := checkModel(t,
+	m := modeltest.Check(t,
 		automaton.Transition{From: automaton.StartID, To: "a", Count: 10},
 		automaton.Transition{From: "a", Event: "p", To: "x1", Count: 3},
 		automaton.Transition{From: "a", Event: "q", To: "x2", Count: 7},
@@ -79,8 +80,8 @@ func TestRiskMostVisited(t *testing.T) {
 	m.Reindex()
 	// a -r-> x is unseen: the walk goes on from x2, where go>__end__ is
 	// a transition, so the last move costs what it costs through x2.
-	got := Surprisal(m, mvs(">a", "r>x", "go>__end__"))
-	want := Surprisal(m, mvs(">a", "q>x", "go>__end__"))
+	got := Surprisal(m, modeltest.Moves(">a", "r>x", "go>__end__"))
+	want := Surprisal(m, modeltest.Moves(">a", "q>x", "go>__end__"))
 	rt := risk.New(m)
 	stateIndex := func(id string) int {
 		for i, s := range m.States {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/internal/modeltest"
 )
 
 // benchPath is a full returns session through the fixture, ending in
@@ -18,7 +19,7 @@ var benchPath = [][2]string{
 // BenchmarkGuardStep measures Guard.Step over a pool of sessions that walk
 // the fixture's returns flow: serially, and from GOMAXPROCS goroutines.
 func BenchmarkGuardStep(b *testing.B) {
-	m := loadGuardFixture(b)
+	m := modeltest.Returns(b)
 	p := guardPolicy(b, `{"watchdog":{"max_turns":5,"fallback":{"event":"escalate","to":"human"}}}`)
 	for _, n := range []int{1, 1000, 100000} {
 		ids := make([]string, n)

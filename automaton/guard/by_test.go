@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/internal/modeltest"
 )
 
 // byModel is a conditioned model over branch's shape: the shared map takes
@@ -123,7 +124,7 @@ func TestGuardByAllocs(t *testing.T) {
 // benchByModel is the guard fixture conditioned on n values, each sub-map
 // a copy of the fixture's own map.
 func benchByModel(b *testing.B, n int) *automaton.Model {
-	m := loadGuardFixture(b)
+	m := modeltest.Returns(b)
 	m.By = &automaton.By{Field: "attrs.task", MinSessions: 1, Values: n}
 	for i := 0; i < n; i++ {
 		sm := automaton.NewSubMap(fmt.Sprintf("task-%04d", i), m)
@@ -149,7 +150,7 @@ func BenchmarkGuardStepBy(b *testing.B) {
 	}
 	for _, maps := range []int{0, 100} {
 		b.Run(fmt.Sprintf("maps=%d", maps), func(b *testing.B) {
-			m := loadGuardFixture(b)
+			m := modeltest.Returns(b)
 			values := make([]string, sessions)
 			if maps > 0 {
 				m = benchByModel(b, maps)

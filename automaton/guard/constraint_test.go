@@ -6,27 +6,11 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/automaton/conform"
+	"github.com/fsmine/fsmine/automaton/internal/modeltest"
 )
 
-// constrainedFixture is the guard fixture (see loadGuardFixture) with
-// constraints: a hand-off only after the order lookup, the identification
-// at most once, and never both a hand-off and a return.
-func constrainedFixture(t testing.TB) *automaton.Model {
-	t.Helper()
-	m := loadGuardFixture(t)
-	m.Constraints = []automaton.Constraint{
-		{Kind: automaton.ConstraintNotBoth, A: "return_delivered_order_items", B: "transfer_to_human_agents", Support: 40, Confidence: 1},
-		{Kind: automaton.ConstraintOnce, A: "find_user_id_by_email", Support: 50, Confidence: 1},
-		{Kind: automaton.ConstraintPrecedence, A: "get_order_details", B: "transfer_to_human_agents", Support: 20, Confidence: 1},
-	}
-	if err := m.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 func TestConstraintsGuard(t *testing.T) {
-	m := constrainedFixture(t)
+	m := modeltest.Constrained(t)
 	g, err := New(m, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +34,7 @@ func TestConstraintsGuard(t *testing.T) {
 	}
 	// A reload to a model with the constraints in another order keeps
 	// what the session visited.
-	m2 := constrainedFixture(t)
+	m2 := modeltest.Constrained(t)
 	m2.Constraints[0], m2.Constraints[2] = m2.Constraints[2], m2.Constraints[0]
 	if _, err := g.Reload(m2, nil); err != nil {
 		t.Fatal(err)
@@ -61,49 +45,21 @@ func TestConstraintsGuard(t *testing.T) {
 	}
 }
 
-// runModel is a lookup (o) that may repeat, a product lookup (p), a
-// confirmation (c) and an action (act) that may start a second request,
-// with the constraint that o's visits come in one run until c.
-func runModel(t testing.TB, until string) *automaton.Model {
-	t.Helper()
-	tr := func(from, to string) automaton.Transition {
-		return automaton.Transition{From: from, Event: "ok", To: to, Count: 1}
-	}
-	m := checkModel(t, automaton.Transition{From: automaton.StartID, To: "o", Count: 1}, tr("o", "o"), tr("o", "p"), tr("p", "o"), tr("o", "c"),
-		tr("p", "c"), tr("c", "act"), tr("act", "o"), tr("act", automaton.EndID))
-	m.Constraints = []automaton.Constraint{
-		{Kind: automaton.ConstraintOnce, A: "p", Support: 60, Confidence: 1},
-		{Kind: automaton.ConstraintRun, A: "o", B: until, Support: 80, Confidence: 1},
-	}
-	if err := m.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func path(labels ...string) []automaton.Move {
-	mvs := []automaton.Move{{Label: labels[0]}}
-	for _, l := range labels[1:] {
-		mvs = append(mvs, automaton.Move{Event: "ok", Label: l})
-	}
-	return append(mvs, automaton.Move{Event: "ok", Label: automaton.EndID})
-}
-
 // TestConstraintRunGuard: the guard denies the return, leaves it out of the
 // next moves, and keeps the run's state across a reload that reorders the
 // constraints.
 func TestConstraintRunGuard(t *testing.T) {
-	m := runModel(t, "c")
+	m := modeltest.Run(t, "c")
 	g, err := New(m, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mv := range path("o", "o", "p")[:3] {
+	for _, mv := range modeltest.Path("o", "o", "p")[:3] {
 		if d := g.Step("s", mv.Event, mv.Label); !d.Allowed {
 			t.Fatalf("%v: %+v", mv, d)
 		}
 	}
-	m2 := runModel(t, "c")
+	m2 := modeltest.Run(t, "c")
 	m2.Constraints[0], m2.Constraints[1] = m2.Constraints[1], m2.Constraints[0]
 	if _, err := g.Reload(m2, nil); err != nil {
 		t.Fatal(err)
@@ -134,7 +90,7 @@ func TestConstraintRunGuard(t *testing.T) {
 func FuzzConstrainedModel(f *testing.F) {
 	for _, until := range []string{"c", ""} {
 		var buf bytes.Buffer
-		if err := runModel(f, until).Write(&buf); err != nil {
+		if err := modeltest.Run(f, until).Write(&buf); err != nil {
 			f.Fatal(err)
 		}
 		f.Add(buf.Bytes(), []byte{0, 1, 0, 2, 3})

@@ -1,8 +1,10 @@
 package guard
 
-import "github.com/fsmine/fsmine/automaton"
+import (
+	"testing"
 
-import "testing"
+	"github.com/fsmine/fsmine/automaton"
+)
 
 // edge is one transition for buildModel: "from event to count", with
 // rare marking it rare.

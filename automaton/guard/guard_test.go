@@ -9,21 +9,8 @@ import (
 	"time"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/internal/modeltest"
 )
-
-// The fixture testdata/returns.json is a hand-written returns flow:
-//
-//	__start__ -> greet(agent_msg) -agent-> find -ok-> order -ok-> return -ok-> confirm(agent_msg) -agent-> __end__
-//	order -ok-> order (back edge), return -error-> order (back edge): loop {order, return}, max_iterations 3
-//	find -error-> human, order -error-> human (both rare); human -ok-> __end__, human -retry-> find
-func loadGuardFixture(t testing.TB) *automaton.Model {
-	t.Helper()
-	m, err := automaton.Load("testdata/returns.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 func guardPolicy(t testing.TB, js string) *Policy {
 	t.Helper()
@@ -190,7 +177,7 @@ func TestGuardStep(t *testing.T) {
 			if tt.policy != "" {
 				p = guardPolicy(t, tt.policy)
 			}
-			g, err := New(loadGuardFixture(t), p, Options{})
+			g, err := New(modeltest.Returns(t), p, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,7 +194,7 @@ func TestGuardStep(t *testing.T) {
 
 func TestGuardDecisionDetails(t *testing.T) {
 	p := guardPolicy(t, `{"watchdog":{"max_turns":2,"fallback":{"event":"escalate","to":"human"}}}`)
-	g, err := New(loadGuardFixture(t), p, Options{})
+	g, err := New(modeltest.Returns(t), p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +240,7 @@ func fmtMoves(ms []MoveOption) string {
 
 func TestGuardCapsListed(t *testing.T) {
 	p := guardPolicy(t, `{"loop_caps":[{"from":"order","event":"ok","to":"order","max":5},{"from":"order","event":"ok","to":"return","max":2}]}`)
-	g, err := New(loadGuardFixture(t), p, Options{})
+	g, err := New(modeltest.Returns(t), p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +271,7 @@ func TestPolicyErrors(t *testing.T) {
 		{"no max_turns", `{"watchdog":{"fallback":{"to":"human"}}}`, `policy: watchdog: max_turns is 0, want at least 1`},
 		{"fallback without to", `{"watchdog":{"max_turns":2,"fallback":{"event":"x"}}}`, `policy: watchdog: fallback.to is required`},
 	}
-	m := loadGuardFixture(t)
+	m := modeltest.Returns(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := ReadPolicy(strings.NewReader(tt.policy))
@@ -303,7 +290,7 @@ func TestPolicyFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Check(loadGuardFixture(t)); err != nil {
+	if err := p.Check(modeltest.Returns(t)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := LoadPolicy("testdata/missing.json"); err == nil {
@@ -313,7 +300,7 @@ func TestPolicyFixture(t *testing.T) {
 
 func TestGuardTTL(t *testing.T) {
 	clk := newGuardClock()
-	g, err := New(loadGuardFixture(t), nil, Options{TTL: time.Minute, Now: clk.Now})
+	g, err := New(modeltest.Returns(t), nil, Options{TTL: time.Minute, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +337,7 @@ func TestGuardTTL(t *testing.T) {
 
 func TestGuardCapacity(t *testing.T) {
 	t.Run("least recently used goes", func(t *testing.T) {
-		g, err := New(loadGuardFixture(t), nil, Options{MaxSessions: 2, Shards: 1})
+		g, err := New(modeltest.Returns(t), nil, Options{MaxSessions: 2, Shards: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +355,7 @@ func TestGuardCapacity(t *testing.T) {
 		}
 	})
 	t.Run("bound holds over shards", func(t *testing.T) {
-		g, err := New(loadGuardFixture(t), nil, Options{MaxSessions: 10, Shards: 4})
+		g, err := New(modeltest.Returns(t), nil, Options{MaxSessions: 10, Shards: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -385,7 +372,7 @@ func TestGuardCapacity(t *testing.T) {
 }
 
 func TestGuardHistory(t *testing.T) {
-	g, err := New(loadGuardFixture(t), nil, Options{History: 3})
+	g, err := New(modeltest.Returns(t), nil, Options{History: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +418,7 @@ func reshapedModel(t *testing.T, m *automaton.Model, edit func(*automaton.Model)
 }
 
 func TestGuardReload(t *testing.T) {
-	m1 := loadGuardFixture(t)
+	m1 := modeltest.Returns(t)
 	g, err := New(m1, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -534,7 +521,7 @@ func TestGuardReload(t *testing.T) {
 // TestGuardConcurrent drives many sessions from many goroutines while the
 // model is reloaded and idle sessions are swept; run it with -race.
 func TestGuardConcurrent(t *testing.T) {
-	m1 := loadGuardFixture(t)
+	m1 := modeltest.Returns(t)
 	m2 := reshapedModel(t, m1, func(m *automaton.Model) { m.Version = 2 })
 	clk := newGuardClock()
 	// OnDecision must see each session's decisions in step order
@@ -633,7 +620,7 @@ func TestGuardConcurrent(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	m := loadGuardFixture(t)
+	m := modeltest.Returns(t)
 	if _, err := New(nil, nil, Options{}); err == nil {
 		t.Error("New(nil) succeeded")
 	}

@@ -4,54 +4,10 @@ import (
 	"math"
 	"testing"
 
-	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/automaton/conform"
+	"github.com/fsmine/fsmine/automaton/internal/modeltest"
 	"github.com/fsmine/fsmine/automaton/internal/risk"
 )
-
-func conformModel(tb testing.TB) *automaton.Model {
-	m := checkModel(tb,
-		automaton.Transition{From: automaton.StartID, Event: "", To: "a", Count: 10},
-		automaton.Transition{From: "a", Event: "ok", To: "b", Count: 9},
-		automaton.Transition{From: "a", Event: "skip", To: "c", Count: 1, Rare: true},
-		automaton.Transition{From: "b", Event: "ok", To: "c", Count: 9},
-		automaton.Transition{From: "b", Event: "retry", To: "b", Count: 4, BackEdge: true},
-		automaton.Transition{From: "c", Event: "ok", To: automaton.EndID, Count: 10},
-	)
-	m.Loops = []automaton.Loop{{States: []string{"b"}, BackEdges: []automaton.EdgeRef{{From: "b", Event: "retry", To: "b"}}, Count: 4, Sessions: 3, MaxIterations: 2, P95Iterations: 2}}
-	return m
-}
-
-// mvs builds moves from "event>label" pairs; "" before the first label.
-func mvs(pairs ...string) []automaton.Move {
-	out := make([]automaton.Move, len(pairs))
-	for i, p := range pairs {
-		for j := 0; j < len(p); j++ {
-			if p[j] == '>' {
-				out[i] = automaton.Move{Event: p[:j], Label: p[j+1:]}
-			}
-		}
-	}
-	return out
-}
-
-func checkModel(tb testing.TB, ts ...automaton.Transition) *automaton.Model {
-	tb.Helper()
-	m := &automaton.Model{Schema: automaton.Schema, Initial: automaton.StartID}
-	ids := map[string]bool{automaton.StartID: true, automaton.EndID: true}
-	for _, tr := range ts {
-		ids[tr.From], ids[tr.To] = true, true
-	}
-	for id := range ids {
-		m.States = append(m.States, automaton.State{ID: id, Label: id})
-	}
-	m.Transitions = ts
-	m.Sort()
-	if err := m.Validate(); err != nil {
-		tb.Fatal(err)
-	}
-	return m
-}
 
 // FuzzAlign reads the input as a session over a small alphabet (the
 // model's moves and a few it does not know) and checks Check and Align
@@ -60,12 +16,12 @@ func checkModel(tb testing.TB, ts ...automaton.Transition) *automaton.Model {
 // the steps proposed: along a path of the model, Surprisal's; a step the
 // model has no transition for costs a finite surprise above the others.
 func TestGuardRisk(t *testing.T) {
-	m := conformModel(t)
+	m := modeltest.Retry(t)
 	g, err := New(m, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	moves := mvs(">a", "ok>b", "retry>b", "ok>c", "ok>__end__")
+	moves := modeltest.Moves(">a", "ok>b", "retry>b", "ok>c", "ok>__end__")
 	var d Decision
 	for _, mv := range moves {
 		d = g.Step("s", mv.Event, mv.Label)
