@@ -140,14 +140,16 @@ type genStats struct {
 	once                 map[levent]int        // per label and event: successors seen once; see novel
 }
 
-func (b *builder) genStats() *genStats {
+// genStats counts the training paths; labs holds each variant's labels
+// (see labels).
+func (b *builder) genStats(labs [][]uint32) *genStats {
 	g := &genStats{
 		pair: map[lpair]int{}, tri: map[ltri]int{}, quad: map[lquad]int{},
 		visits: map[uint32]int{}, events: map[levent]int{}, pairEv: map[lpairEv]int{},
 		triEv: map[ltriEv]int{}, retry: map[uint32]retryCount{},
 	}
-	for _, v := range b.vars {
-		lab := b.labels(v.moves)
+	for vi, v := range b.vars {
+		lab := labs[vi]
 		for j := 0; j+1 < len(lab); j++ {
 			g.pair[lpair{lab[j], lab[j+1]}] += v.count
 			if j+2 < len(lab) {
@@ -373,7 +375,7 @@ func (b *builder) generalize() {
 		return
 	}
 	for vi, v := range b.vars {
-		w := &editWalk{v: v, path: b.paths[vi], lab: b.labels(v.moves)}
+		w := &editWalk{v: v, path: b.paths[vi], lab: g.labs[vi]}
 		g.skips(w)
 		g.swaps(w)
 		g.events(w)
@@ -400,6 +402,7 @@ type generalizer struct {
 	add     []dkey
 	addTo   []int32
 	occ     [][]pathPos // per state: places on training paths (followKeeps)
+	labs    [][]uint32  // per variant: its labels (see labels)
 }
 
 // editWalk is one variant as generalize edits it: its moves, the states it
@@ -430,7 +433,11 @@ func (b *builder) newGeneralizer() *generalizer {
 	}
 	b.gen = map[dkey]genEdge{}
 	b.maxRun = runCaps(b.vars)
-	g.st = b.genStats()
+	g.labs = make([][]uint32, len(b.vars))
+	for vi, v := range b.vars {
+		g.labs[vi] = b.labels(v.moves)
+	}
+	g.st = b.genStats(g.labs)
 	// An edit that breaks a constraint of the log would add a move no
 	// session may take: the constraints come first.
 	b.cons = b.constraints()
@@ -827,7 +834,7 @@ func (g *generalizer) followKeeps(u int32, z uint32, to int32) bool {
 		}
 	}
 	for _, pu := range g.occ[u] {
-		lab := g.b.labels(g.b.vars[pu.v].moves)
+		lab := g.labs[pu.v]
 		prefix := lab[1 : pu.i+1]
 		for _, pt := range g.occ[to] {
 			g.mvs = append(g.mvs[:0], mkMove(0, z))
