@@ -86,7 +86,8 @@ const (
 var ByModes = []string{ByPaths, ByMoves, ByStages}
 
 // SubMap is the map of one value of a conditioned model (see By): what a
-// model's behaviour is made of, mined from the value's sessions.
+// model's behaviour is made of, mined from the value's sessions or, in a
+// restricted mode, the shared map's part that they use.
 type SubMap struct {
 	Value       string       `json:"value"`
 	Sessions    int          `json:"sessions"`
