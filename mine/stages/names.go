@@ -133,18 +133,30 @@ var chatWords = map[string]bool{
 }
 
 // isChatName says whether a node's name marks it as a message turn: a
-// word of chatWords, and no verb of a tool (send_message is a step).
+// word of chatWords, and no verb of a tool (send_message is a step) nor a
+// verb before the word that makes the message its object: STAR's
+// apartment_ask_custom_message is the step that asks for one.
 func isChatName(name string, toks []token) bool {
 	if classOf(name, toks) != "" {
 		return false
 	}
-	for _, t := range toks {
-		if chatWords[t.text] {
-			return true
+	for i, t := range toks {
+		if !chatWords[t.text] {
+			continue
 		}
+		for _, v := range toks[:i] {
+			if verbClass[v.text] != "" || askWords[v.text] {
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }
+
+// askWords are the verbs of a dialogue step that asks for a thing, which a
+// name's chat word may then be (apartment_ask_custom_message).
+var askWords = map[string]bool{"ask": true}
 
 // connectors are the words a family name does not end on
 // (find_user_id_by_* is the family find_user_id).

@@ -85,7 +85,9 @@ func TestClassAndChat(t *testing.T) {
 		{"user_msg", "", true},
 		{"ChatOpenAI", "", true},
 		{"generation", "", true},
-		{"send_message", ClassAct, false}, // a tool that sends is a step
+		{"send_message", ClassAct, false},           // a tool that sends is a step
+		{"apartment_ask_custom_message", "", false}, // asks for a message: a step
+		{"wizard_message", "", true},
 		{"Take in charge ticket", "", false},
 	}
 	for _, tt := range tests {
