@@ -92,10 +92,71 @@ func FitMap(design, mined *automaton.Model) MapFit {
 	return fit
 }
 
-// happyPath is MapFit.HappyPath of a sorted model: a breadth-first search
-// from __start__ over its moves in Model.Out's order, moves on "empty"
-// left out.
+// happyPathBudget bounds the moves happyPath tries before it settles for
+// the shortest path: designs are small, but a file is hostile until checked.
+const happyPathBudget = 100_000
+
+// happyPath is MapFit.HappyPath of a sorted model: the longest path from
+// __start__ to __end__ that enters no state twice and takes no move on
+// "empty", found depth first over the moves in Model.Out's order (the first
+// of equal length wins). The path that does the whole task is the longest:
+// a branch for what went wrong (nothing available, the user declines) leaves
+// the flow early. When the search tries more than happyPathBudget moves, the
+// shortest such path stands in.
 func happyPath(m *automaton.Model) []string {
+	var best, cur []string
+	on := map[string]bool{}
+	tries := 0
+	var walk func(id string) bool
+	walk = func(id string) bool {
+		for _, t := range m.Out(id) {
+			if tries++; tries > happyPathBudget {
+				return false
+			}
+			if t.Event == "empty" || on[t.To] {
+				continue
+			}
+			if t.To == automaton.EndID {
+				if len(cur) > len(best) || best == nil {
+					best = slices.Clone(cur)
+				}
+				continue
+			}
+			on[t.To] = true
+			cur = append(cur, t.To)
+			ok := walk(t.To)
+			cur = cur[:len(cur)-1]
+			on[t.To] = false
+			if !ok {
+				return false
+			}
+		}
+		return true
+	}
+	on[automaton.StartID] = true
+	var ids []string
+	if walk(automaton.StartID) {
+		ids = best
+	} else {
+		ids = shortestPath(m)
+	}
+	if ids == nil {
+		return nil
+	}
+	var labels []string
+	for _, id := range ids {
+		l := m.State(id).Label
+		if len(labels) == 0 || labels[len(labels)-1] != l {
+			labels = append(labels, l)
+		}
+	}
+	return labels
+}
+
+// shortestPath is the states of the shortest path from __start__ to
+// __end__ that takes no move on "empty": a breadth-first search over the
+// moves in Model.Out's order; nil when there is none.
+func shortestPath(m *automaton.Model) []string {
 	prev := map[string]string{automaton.StartID: ""}
 	queue := []string{automaton.StartID}
 	for len(queue) > 0 && prev[automaton.EndID] == "" {
@@ -119,12 +180,5 @@ func happyPath(m *automaton.Model) []string {
 		ids = append(ids, id)
 	}
 	slices.Reverse(ids)
-	var labels []string
-	for _, id := range ids {
-		l := m.State(id).Label
-		if len(labels) == 0 || labels[len(labels)-1] != l {
-			labels = append(labels, l)
-		}
-	}
-	return labels
+	return ids
 }

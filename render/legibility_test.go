@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -96,13 +97,37 @@ func TestFitMap(t *testing.T) {
 		{From: "act", Event: "empty", To: "fail"}, // shorter, but a failure
 		{From: "fail", Event: "ok", To: automaton.EndID},
 		{From: "check", Event: "ok", To: automaton.EndID},
-		{From: "check", Event: "retry", To: "act"}, // never taken
+		{From: "check", Event: "retry", To: "act"},       // never taken
+		{From: "plan", Event: "no", To: automaton.EndID}, // shorter still: declined
 	}...)
 	fit := FitMap(design, mined)
 	if got, want := strings.Join(fit.HappyPath, " "), "plan act check"; got != want {
 		t.Errorf("happy path %q, want %q", got, want)
 	}
-	if fit.OnTrunk != 3 || len(fit.Moves) != 7 || fit.Drawn != 4 {
-		t.Errorf("on trunk %d, moves %d, drawn %d; want 3, 7, 4 (missing %v)", fit.OnTrunk, len(fit.Moves), fit.Drawn, fit.Missing)
+	if fit.OnTrunk != 3 || len(fit.Moves) != 8 || fit.Drawn != 4 {
+		t.Errorf("on trunk %d, moves %d, drawn %d; want 3, 8, 4 (missing %v)", fit.OnTrunk, len(fit.Moves), fit.Drawn, fit.Missing)
+	}
+}
+
+// A design too large to search for its longest path settles for the
+// shortest: every node of 40 reaches every other one.
+func TestFitMapHappyPathBudget(t *testing.T) {
+	design := &automaton.Model{Schema: automaton.Schema, Version: 1, Initial: automaton.StartID}
+	design.States = append(design.States, automaton.State{ID: automaton.StartID}, automaton.State{ID: automaton.EndID})
+	for i := range 40 {
+		id := fmt.Sprintf("s%02d", i)
+		design.States = append(design.States, automaton.State{ID: id, Label: id})
+		for j := range 40 {
+			if j != i {
+				design.Transitions = append(design.Transitions, automaton.Transition{From: id, Event: "ok", To: fmt.Sprintf("s%02d", j)})
+			}
+		}
+	}
+	design.Transitions = append(design.Transitions,
+		automaton.Transition{From: automaton.StartID, To: "s00"},
+		automaton.Transition{From: "s39", Event: "ok", To: automaton.EndID})
+	design.Sort()
+	if got, want := strings.Join(FitMap(design, loopModel()).HappyPath, " "), "s00 s39"; got != want {
+		t.Errorf("happy path %q, want %q", got, want)
 	}
 }
