@@ -34,12 +34,22 @@ func TestTrunkMainRoad(t *testing.T) {
 			want: "submit check offer accept",
 		},
 		{
-			name: "a detour fewer sessions take is left out",
+			name: "a detour a quarter take is left out",
 			sessions: slices.Concat(
 				repeat(6, "a:ok b:ok c:ok"),
 				repeat(2, "a:ok x:ok b:ok c:ok"),
 			),
 			want: "a b c",
+		},
+		{
+			// 3 sessions through x against 5 straight from a to b: an
+			// optional step, on the road as designers draw one.
+			name: "a detour more than a third take is kept",
+			sessions: slices.Concat(
+				repeat(5, "a:ok b:ok c:ok"),
+				repeat(3, "a:ok x:ok b:ok c:ok"),
+			),
+			want: "a x b c",
 		},
 		{
 			name: "a step most sessions take is kept",
