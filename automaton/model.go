@@ -226,7 +226,10 @@ type Dwell struct {
 // miner added it because the log supports it (see mine.Options.Generalize),
 // and names the kind of generalisation ("skip": a stage the log shows to be
 // optional is skipped; "swap": two stages the log shows in either order are
-// taken in the other; "event": another event of the source's label). Its
+// taken in the other; "event": another event of the source's label;
+// "follow": what followed a similar label; "any-order": a move of the
+// permissive end, which allows every order and leaves the constraints to
+// decide). Its
 // Count, Sessions and Prob are 0 and it is never Rare. Readers that predate
 // the field load it as an ordinary transition.
 type Transition struct {

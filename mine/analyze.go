@@ -26,7 +26,9 @@ func (b *builder) model() *automaton.Model {
 	}
 	keys := b.transKeys()
 
-	scc, dist := b.components(keys, true)
+	// The any-order moves take no part in the loops (see anyorder.go).
+	anyOrder := b.opt.Generalize == GeneralizeAnyOrder
+	scc, dist := b.components(keys, !anyOrder)
 	back := map[dkey]bool{}
 	for _, k := range keys {
 		to := b.trans[k].to
@@ -98,8 +100,10 @@ func (b *builder) model() *automaton.Model {
 		g := b.gen[k]
 		// A generalised transition never closes a cycle of its own (see
 		// generalize.go); inside a loop it is a back edge as an observed
-		// one would be, so that the loop's cap counts it.
-		isBack := scc[k.from] == scc[g.to] && (k.from == g.to || dist[g.to] <= dist[k.from])
+		// one would be, so that the loop's cap counts it. The any-order
+		// moves close cycles everywhere and are never back edges (see
+		// anyorder.go).
+		isBack := !anyOrder && scc[k.from] == scc[g.to] && (k.from == g.to || dist[g.to] <= dist[k.from])
 		m.Transitions = append(m.Transitions, automaton.Transition{
 			From: ids[k.from], Event: lg.names[k.mv.event()], To: ids[g.to],
 			BackEdge: isBack, Generalized: g.kind,

@@ -40,8 +40,8 @@ type Options struct {
 	TopVariants int
 	// Generalize says which generalisations the miner may add beyond the
 	// paths the sessions took, each only where a test on the log supports
-	// it: GeneralizeNone, GeneralizeAuto or GeneralizeConstraints (see
-	// generalize.go).
+	// it: GeneralizeNone, GeneralizeAuto, GeneralizeConstraints or
+	// GeneralizeAnyOrder (see generalize.go and anyorder.go).
 	Generalize string
 	// Examples is how many example session ids the model keeps per state
 	// and per transition, from 0 (none) to MaxExamples (see examples.go).
@@ -56,10 +56,15 @@ const (
 	// but adds no move: the narrowest map that still enforces what the
 	// log shows over whole sessions.
 	GeneralizeConstraints = "constraints"
+	// GeneralizeAnyOrder is the permissive end: every label may follow
+	// every label, and only the constraints, the run caps and the events
+	// of each label decide (see anyorder.go). Its map says what a session
+	// must and must not do, not the order it does it in.
+	GeneralizeAnyOrder = "any-order"
 )
 
 // Generalizes lists the generalisation settings Build knows.
-var Generalizes = []string{GeneralizeNone, GeneralizeAuto, GeneralizeConstraints}
+var Generalizes = []string{GeneralizeNone, GeneralizeAuto, GeneralizeConstraints, GeneralizeAnyOrder}
 
 // DefaultOptions are the options fsmine build uses when given none.
 func DefaultOptions() Options {
@@ -100,7 +105,7 @@ func Build(lg *Log, opt Options) (*automaton.Model, error) {
 	}
 	switch opt.Generalize {
 	case "", GeneralizeNone:
-	case GeneralizeAuto, GeneralizeConstraints:
+	case GeneralizeAuto, GeneralizeConstraints, GeneralizeAnyOrder:
 		b.generalize()
 	default:
 		return nil, fmt.Errorf("generalize %q: want one of %s", opt.Generalize, strings.Join(Generalizes, ", "))

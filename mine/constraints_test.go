@@ -137,7 +137,7 @@ func TestRunCaps(t *testing.T) {
 		vars = append(vars, mk(3, 2))
 	}
 	vars = append(vars, mk(3, 3))
-	caps := runCaps(vars)
+	caps := runCaps(vars, RunTail)
 	for l, want := range map[uint32]int{1: 10, 2: 1, 3: 3} {
 		if caps[l] != want {
 			t.Errorf("label %d: cap %d, want %d", l, caps[l], want)

@@ -106,6 +106,8 @@ const (
 	GenSwap   = "swap"
 	GenEvent  = "event"
 	GenFollow = "follow"
+	// GenAnyOrder marks the moves of GeneralizeAnyOrder.
+	GenAnyOrder = "any-order"
 )
 
 type genEdge struct {
@@ -333,12 +335,13 @@ const RunTail = 0.001
 // runCaps returns, per label, the cap on its visits in a row: the most any
 // session made, raised where the label's runs, fitted as geometric (each
 // visit followed by another with the chance q the log shows: visits in
-// runs less runs, over visits), make a longer run more likely than RunTail.
+// runs less runs, over visits), make a longer run more likely than tail
+// (RunTail, or AnyOrderRunTail for the any-order end).
 // A run cap is there to stop a runaway repeat, not the next session's one
 // more lookup than the longest seen: on 30 sessions of the agent truth,
 // caps at the longest run denied 5% of its held-out sessions. A label the
 // log never repeats keeps the cap 1: generalisation invents no repeat.
-func runCaps(vars []variant) map[uint32]int {
+func runCaps(vars []variant, tail float64) map[uint32]int {
 	longest := map[uint32]int{}
 	runs, visits := map[uint32]int{}, map[uint32]int{}
 	for _, v := range vars {
@@ -361,7 +364,7 @@ func runCaps(vars []variant) map[uint32]int {
 			continue
 		}
 		q := float64(visits[l]-runs[l]) / float64(visits[l])
-		if c := int(math.Ceil(math.Log(RunTail) / math.Log(q))); c > n {
+		if c := int(math.Ceil(math.Log(tail) / math.Log(q))); c > n {
 			caps[l] = c
 		}
 	}
@@ -371,7 +374,11 @@ func runCaps(vars []variant) map[uint32]int {
 // generalize adds the generalised transitions to b.gen; it runs after walk.
 func (b *builder) generalize() {
 	g := b.newGeneralizer()
-	if b.opt.Generalize == GeneralizeConstraints {
+	switch b.opt.Generalize {
+	case GeneralizeConstraints:
+		return
+	case GeneralizeAnyOrder:
+		b.anyOrder()
 		return
 	}
 	for vi, v := range b.vars {
@@ -432,7 +439,11 @@ func (b *builder) newGeneralizer() *generalizer {
 		}
 	}
 	b.gen = map[dkey]genEdge{}
-	b.maxRun = runCaps(b.vars)
+	tail := RunTail
+	if b.opt.Generalize == GeneralizeAnyOrder {
+		tail = AnyOrderRunTail
+	}
+	b.maxRun = runCaps(b.vars, tail)
 	g.labs = make([][]uint32, len(b.vars))
 	for vi, v := range b.vars {
 		g.labs[vi] = b.labels(v.moves)

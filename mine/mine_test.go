@@ -404,7 +404,8 @@ func TestUnmatchedError(t *testing.T) {
 }
 
 // TestDeterminism checks that shuffling the interleaving of records across
-// files and changing the number of parsing workers gives the same bytes.
+// files and changing the number of parsing workers gives the same bytes, for
+// the default generalisation and the any-order end.
 func TestDeterminism(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	var lines []string
@@ -417,12 +418,12 @@ func TestDeterminism(t *testing.T) {
 				s, i, stages[rng.Intn(len(stages))], events[rng.Intn(len(events))], 1767225600+s*100+i*3))
 		}
 	}
-	build := func(lines []string, workers int, merge string) string {
+	build := func(lines []string, workers int, merge, gen string) string {
 		half := len(lines) / 2
 		a := strings.Join(lines[:half], "\n") + "\n"
 		b := strings.Join(lines[half:], "\n") + "\n"
 		o := DefaultOptions()
-		o.Merge = merge
+		o.Merge, o.Generalize = merge, gen
 		m := mustBuild(t, o, ReadOptions{Workers: workers}, strInput("a", a), strInput("b", b))
 		m.Source.Files = nil // names and hashes differ by design
 		var buf bytes.Buffer
@@ -432,12 +433,14 @@ func TestDeterminism(t *testing.T) {
 		return buf.String()
 	}
 	for _, merge := range Merges {
-		want := build(lines, 1, merge)
-		for trial := 0; trial < 3; trial++ {
-			shuffled := append([]string(nil), lines...)
-			rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-			if got := build(shuffled, 4, merge); got != want {
-				t.Fatalf("merge %s: shuffled build with 4 workers differs from ordered build with 1", merge)
+		for _, gen := range []string{GeneralizeAuto, GeneralizeAnyOrder} {
+			want := build(lines, 1, merge, gen)
+			for trial := 0; trial < 3; trial++ {
+				shuffled := append([]string(nil), lines...)
+				rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+				if got := build(shuffled, 4, merge, gen); got != want {
+					t.Fatalf("merge %s, generalize %s: shuffled build with 4 workers differs from ordered build with 1", merge, gen)
+				}
 			}
 		}
 	}

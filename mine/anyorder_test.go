@@ -1,0 +1,72 @@
+package mine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
+)
+
+// movesOf turns "node:event node:event ..." into a session's moves: the
+// move out of the start, one per step, the move into the end.
+func movesOf(s string) []automaton.Move {
+	var out []automaton.Move
+	ev := ""
+	for _, tok := range strings.Fields(s) {
+		node, event, _ := strings.Cut(tok, ":")
+		out = append(out, automaton.Move{Event: ev, Label: node})
+		ev = event
+	}
+	return append(out, automaton.Move{Event: ev, Label: automaton.EndID})
+}
+
+// TestAnyOrder: the any-order end lets a session take its steps in an
+// order no session took (c before b), which the narrowest map denies; what
+// the log shows over whole sessions still decides: a step before its
+// prerequisite, a first step no session starts with though many visit it,
+// an outcome no step of the log ends with, a repeat no session made.
+func TestAnyOrder(t *testing.T) {
+	var sessions []string
+	for range 15 {
+		sessions = append(sessions, "id:ok a:ok b:ok c:ok", "id:ok b:ok a:ok c:ok", "x:ok id:ok a:ok c:ok")
+	}
+	lg := strInput("log", sessionsJSONL(sessions...))
+	opt := DefaultOptions()
+	opt.Generalize = GeneralizeAnyOrder
+	loose := conform.New(mustBuild(t, opt, ReadOptions{}, lg), conform.Options{})
+	opt.Generalize = GeneralizeNone
+	narrow := conform.New(mustBuild(t, opt, ReadOptions{}, lg), conform.Options{})
+	tests := []struct {
+		name    string
+		session string
+		want    string // the deviation's kind, "" for a fit
+		narrow  string // the narrowest map's
+	}{
+		{"an order no session took", "id:ok a:ok c:ok b:ok", "", conform.KindIllegalTransition},
+		{"an end no session made", "x:ok id:ok a:ok", "", conform.KindIncomplete},
+		{"two steps no session took together", "x:ok id:ok b:ok c:ok", automaton.KindNotBoth, conform.KindIllegalTransition},
+		{"a session seen", "id:ok b:ok a:ok c:ok", "", ""},
+		{"without its prerequisite", "x:ok a:ok c:ok", automaton.KindMissingPrerequisite, conform.KindIllegalTransition},
+		{"a first step no session starts with", "c:ok", conform.KindIllegalTransition, conform.KindIllegalTransition},
+		{"an outcome no step ends with", "id:ok a:failed c:ok", conform.KindIllegalTransition, conform.KindIllegalTransition},
+		{"a repeat", "id:ok a:ok a:ok c:ok", conform.KindIllegalTransition, conform.KindIllegalTransition},
+	}
+	kind := func(c *conform.Checker, s string) string {
+		v := c.Check(movesOf(s))
+		if v.Deviation == nil {
+			return ""
+		}
+		return v.Deviation.Kind
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := kind(loose, tt.session); got != tt.want {
+				t.Errorf("any-order: deviation %q, want %q", got, tt.want)
+			}
+			if got := kind(narrow, tt.session); got != tt.narrow {
+				t.Errorf("none: deviation %q, want %q", got, tt.narrow)
+			}
+		})
+	}
+}
