@@ -109,7 +109,7 @@ label in common with the log).`,
 	f.StringVar(&opts.format, "format", "text", "output: text or json")
 	f.StringVar(&opts.truth, "truth", "", "a model `FILE` that is right about the log (gen --truth-out, or a designed flow): also score truth-rejected perturbations rejected and generalisation precision")
 	f.StringVar(&opts.outcome, "outcome", "", "score each held-out session's risk (surprisal) against its outcome, `EXPR`, a test of a record field such as attrs.reward>=1: ROC AUC for failure beside the session-length baseline, failures flagged and successes passed")
-	f.StringVar(&opts.by, "by", "", "also score every setting conditioned on the record `FIELD` (build --by), each held-out session judged by its value's map, beside the setting unconditioned (reads the logs twice)")
+	f.StringVar(&opts.by, "by", "", "also score every setting conditioned on the record `FIELD` (build --by), each held-out session judged by its value's map, beside the setting unconditioned; with --outcome, also the risk under those maps (reads the logs twice)")
 	f.IntVar(&opts.byMin, "by-min", mine.DefaultByMin, "sessions of the training folds a --by value needs for a sub-map of its own")
 	f.StringVar(&opts.byMode, "by-mode", mine.DefaultByMode, byModeUsage)
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress on standard error")

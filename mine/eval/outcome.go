@@ -15,6 +15,13 @@ package eval
 // their out-of-fold scores (Youden's J, the largest true-positive rate less
 // false-positive rate). Which score to trust is chosen the same way, per
 // fold: the one with the highest AUC on the inner cross-validation.
+//
+// With a field to condition on (Options.By and a setting with By), each
+// session is also judged by the conditioned model (mine.BuildBy): the map
+// of the training sessions that share its value (a request: the task a
+// session was given), the shared map where the value has none. Sessions
+// that take the path their task's successes took are expected; those that
+// wander from it, though each move is common elsewhere, are not.
 
 import (
 	"errors"
@@ -36,7 +43,9 @@ import (
 // risk scores are surprisals in bits; "per move" divides by the session's
 // moves; "ratio" is the log-likelihood ratio of failure: the surprisal
 // under the map of succeeded sessions less that under the map of failed
-// ones. Length, the number of moves, is the baseline.
+// ones. Length, the number of moves, is the baseline. The "|by" scores
+// are surprisals under a conditioned model (see Outcome), scored only when
+// there is a field to condition on.
 const (
 	ScoreRisk           = "risk"              // under a model of the succeeded sessions
 	ScoreRiskPerMove    = "risk/move"         // the same, per move
@@ -44,12 +53,19 @@ const (
 	ScoreRiskAllPerMove = "risk_all/move"     // the same, per move
 	ScoreRatio          = "ratio"             // risk less the surprisal under a model of the failed sessions
 	ScoreRatioPerMove   = "ratio/move"        // the same, per move
+	ScoreRiskBy         = "risk|by"           // under a conditioned model of the succeeded sessions
+	ScoreRiskAllBy      = "risk_all|by"       // under a conditioned model of all sessions
 	ScoreLength         = "length"            // the session's moves: the baseline
 	ScoreSelected       = "selected by inner" // per fold, the score of the best inner AUC
 )
 
-// OutcomeScoreNames lists the scores in report order.
+// OutcomeScoreNames lists the scores in report order; the conditioned
+// ones (OutcomeByScoreNames) come before ScoreLength when scored.
 var OutcomeScoreNames = []string{ScoreRisk, ScoreRiskPerMove, ScoreRiskAll, ScoreRiskAllPerMove, ScoreRatio, ScoreRatioPerMove, ScoreLength}
+
+// OutcomeByScoreNames lists the scores of a conditioned model, in report
+// order.
+var OutcomeByScoreNames = []string{ScoreRiskBy, ScoreRiskAllBy}
 
 // ErrOneOutcome is wrapped by the error Outcome returns when every session
 // with an outcome succeeded, or every one failed: there is nothing to tell
@@ -65,9 +81,15 @@ type OutcomeReport struct {
 	Sessions int    `json:"sessions"`
 	Failed   int    `json:"failed"`
 	Unknown  int    `json:"unknown"`
-	// Setting is the mining setting of every model.
+	// Setting is the mining setting of every model; By the field the
+	// conditioned models are conditioned on, with ByMin and ByMode as
+	// Setting's (empty when there are none).
 	Setting string `json:"setting"`
-	// Scores are per score (OutcomeScoreNames, then ScoreSelected).
+	By      string `json:"by,omitempty"`
+	ByMin   int    `json:"by_min,omitempty"`
+	ByMode  string `json:"by_mode,omitempty"`
+	// Scores are per score (OutcomeScoreNames with the conditioned ones
+	// when scored, then ScoreSelected).
 	Scores []OutcomeResult `json:"scores"`
 }
 
@@ -111,8 +133,11 @@ type OutcomeOverall struct {
 // Outcome cross-validates the risk scores of lg's sessions against their
 // outcomes (succeeded: session id -> true; sessions not in the map are left
 // out) on opt.Folds folds, mining every model with opt.Settings[0] over
-// opt.Base. Its errors wrap ErrTooFew as Run's do, and ErrOneOutcome when
-// the sessions with an outcome all succeeded or all failed.
+// opt.Base. When opt.By holds values and a setting of opt.Settings has By,
+// the first such setting's field, ByMin and ByMode condition the models of
+// the "|by" scores. Its errors wrap ErrTooFew as Run's do, and
+// ErrOneOutcome when the sessions with an outcome all succeeded or all
+// failed.
 func Outcome(lg *mine.Log, expr string, succeeded map[string]bool, opt Options) (*OutcomeReport, error) {
 	if lg.Streamed {
 		return nil, errors.New("eval: the log was read streaming; read it whole")
@@ -129,6 +154,12 @@ func Outcome(lg *mine.Log, expr string, succeeded map[string]bool, opt Options) 
 	bopt.Examples = 0
 
 	rep := &OutcomeReport{Expr: expr, Setting: setting.String()}
+	by := conditioning(opt)
+	names := OutcomeScoreNames
+	if by != nil {
+		rep.By, rep.ByMin, rep.ByMode = by.opt.Field, by.opt.MinSessions, by.opt.Mode
+		names = slices.Insert(slices.Clone(names), len(names)-1, OutcomeByScoreNames...)
+	}
 	var ss []sample
 	for i := range lg.Sessions {
 		s := &lg.Sessions[i]
@@ -159,12 +190,12 @@ func Outcome(lg *mine.Log, expr string, succeeded map[string]bool, opt Options) 
 		}
 	}
 
-	nscores := len(OutcomeScoreNames)
+	nscores := len(names)
 	rep.Scores = make([]OutcomeResult, nscores+1)
 	for k := range rep.Scores {
 		name := ScoreSelected
 		if k < nscores {
-			name = OutcomeScoreNames[k]
+			name = names[k]
 		}
 		rep.Scores[k] = OutcomeResult{Name: name, Folds: make([]OutcomeFold, opt.Folds)}
 	}
@@ -178,35 +209,13 @@ func Outcome(lg *mine.Log, expr string, succeeded map[string]bool, opt Options) 
 				train = append(train, &ss[i])
 			}
 		}
-		outer, err := scoreSamples(lg, train, test, bopt)
+		outer, err := scoreSamples(lg, train, test, bopt, by)
 		if err != nil {
 			return nil, fmt.Errorf("fold %d: %w", f+1, err)
 		}
-		// The inner cross-validation: the training sessions split into
-		// as many folds again, by another hash of their ids, each held
-		// out of the rest in turn.
-		inner := make([][]float64, len(train))
-		for g := 0; g < opt.Folds; g++ {
-			var itrain, itest []*sample
-			var at []int
-			for i, s := range train {
-				if s.inner == g {
-					itest = append(itest, s)
-					at = append(at, i)
-				} else {
-					itrain = append(itrain, s)
-				}
-			}
-			sc, err := scoreSamples(lg, itrain, itest, bopt)
-			if err != nil {
-				return nil, fmt.Errorf("fold %d, inner fold %d: %w", f+1, g+1, err)
-			}
-			for j, i := range at {
-				inner[i] = sc[j]
-			}
-			if len(itest) == 0 {
-				continue
-			}
+		inner, err := innerScores(lg, train, opt.Folds, bopt, by)
+		if err != nil {
+			return nil, fmt.Errorf("fold %d, %w", f+1, err)
 		}
 		best, bestAUC := -1, -1.0
 		for k := 0; k < nscores; k++ {
@@ -226,13 +235,13 @@ func Outcome(lg *mine.Log, expr string, succeeded map[string]bool, opt Options) 
 			fo.Test, fo.Failed = len(test), countFailed(test)
 			rep.Scores[k].Folds[f] = fo
 			pooled[k] = append(pooled[k], out...)
-			if OutcomeScoreNames[k] != ScoreLength && fo.InnerAUC != nil && *fo.InnerAUC > bestAUC {
+			if names[k] != ScoreLength && fo.InnerAUC != nil && *fo.InnerAUC > bestAUC {
 				best, bestAUC = k, *fo.InnerAUC
 			}
 		}
 		if best >= 0 {
 			sel := rep.Scores[best].Folds[f]
-			sel.Chosen = OutcomeScoreNames[best]
+			sel.Chosen = names[best]
 			rep.Scores[nscores].Folds[f] = sel
 		}
 	}
@@ -261,6 +270,34 @@ func Outcome(lg *mine.Log, expr string, succeeded map[string]bool, opt Options) 
 		}
 	}
 	return rep, nil
+}
+
+// innerScores is the inner cross-validation: the sessions of train split
+// into folds folds again, by another hash of their ids (innerFold), each
+// held out of the rest in turn; it returns the scores of each session of
+// train (see scoreSamples) when held out.
+func innerScores(lg *mine.Log, train []*sample, folds int, bopt mine.Options, by *byModels) ([][]float64, error) {
+	inner := make([][]float64, len(train))
+	for g := 0; g < folds; g++ {
+		var itrain, itest []*sample
+		var at []int
+		for i, s := range train {
+			if s.inner == g {
+				itest = append(itest, s)
+				at = append(at, i)
+			} else {
+				itrain = append(itrain, s)
+			}
+		}
+		sc, err := scoreSamples(lg, itrain, itest, bopt, by)
+		if err != nil {
+			return nil, fmt.Errorf("inner fold %d: %w", g+1, err)
+		}
+		for j, i := range at {
+			inner[i] = sc[j]
+		}
+	}
+	return inner, nil
 }
 
 // innerFold is a session's fold in the inner cross-validation: its id's
@@ -303,11 +340,33 @@ func countFailed(ss []*sample) int {
 	return n
 }
 
+// byModels is what conditions the models of the "|by" scores.
+type byModels struct {
+	opt    mine.ByOptions
+	values map[string]string // session id -> value
+}
+
+// conditioning returns the conditioning of the first setting of opt with
+// By, or nil when there is none or no values.
+func conditioning(opt Options) *byModels {
+	if len(opt.By) == 0 {
+		return nil
+	}
+	for _, s := range opt.Settings {
+		if s.By != "" {
+			return &byModels{opt: mine.ByOptions{Field: s.By, MinSessions: s.ByMin, Mode: s.ByMode}, values: opt.By}
+		}
+	}
+	return nil
+}
+
 // scoreSamples mines models from train (its succeeded sessions, its failed
-// ones, all of them) and returns every score of OutcomeScoreNames for each
-// session of test (NaN where a model could not be mined: no session of the
-// kind in train).
-func scoreSamples(lg *mine.Log, train, test []*sample, bopt mine.Options) ([][]float64, error) {
+// ones, all of them; and, when by is not nil, conditioned models of its
+// succeeded sessions and of all of them) and returns every score of
+// OutcomeScoreNames for each session of test, the conditioned ones before
+// the length when by is not nil (NaN where a model could not be mined: no
+// session of the kind in train).
+func scoreSamples(lg *mine.Log, train, test []*sample, bopt mine.Options, by *byModels) ([][]float64, error) {
 	in := func(keep func(s *sample) bool) map[int]bool {
 		out := map[int]bool{}
 		for _, s := range train {
@@ -317,44 +376,82 @@ func scoreSamples(lg *mine.Log, train, test []*sample, bopt mine.Options) ([][]f
 		}
 		return out
 	}
-	build := func(keep map[int]bool) (*conform.Checker, error) {
-		if len(keep) == 0 {
-			return nil, nil
-		}
-		sub := lg.Subset(func(s *mine.Session) bool { return keep[sessionIndex(lg, s)] })
-		m, err := mine.Build(sub, bopt)
-		if err != nil {
+	succeeded, failed := in(func(s *sample) bool { return !s.failed }), in(func(s *sample) bool { return s.failed })
+	every := in(func(*sample) bool { return true })
+	ok, err := checkerOf(lg, succeeded, bopt, nil)
+	if err != nil {
+		return nil, err
+	}
+	bad, err := checkerOf(lg, failed, bopt, nil)
+	if err != nil {
+		return nil, err
+	}
+	all, err := checkerOf(lg, every, bopt, nil)
+	if err != nil {
+		return nil, err
+	}
+	var okBy, allBy func(id string) *conform.Checker
+	if by != nil {
+		if okBy, err = checkerOf(lg, succeeded, bopt, by); err != nil {
 			return nil, err
 		}
-		// Only the risk is wanted: an alignment of one node is enough.
-		return conform.New(m, conform.Options{MaxAlignStates: 1}), nil
-	}
-	ok, err := build(in(func(s *sample) bool { return !s.failed }))
-	if err != nil {
-		return nil, err
-	}
-	bad, err := build(in(func(s *sample) bool { return s.failed }))
-	if err != nil {
-		return nil, err
-	}
-	all, err := build(in(func(*sample) bool { return true }))
-	if err != nil {
-		return nil, err
+		if allBy, err = checkerOf(lg, every, bopt, by); err != nil {
+			return nil, err
+		}
 	}
 	nan := math.NaN()
-	bits := func(c *conform.Checker, mvs []automaton.Move) float64 {
+	bits := func(c func(id string) *conform.Checker, s *sample) float64 {
 		if c == nil {
 			return nan
 		}
-		return c.Check(mvs).Risk.Bits
+		return c(lg.Sessions[s.si].ID).Check(s.moves).Risk.Bits
 	}
 	out := make([][]float64, len(test))
 	for i, s := range test {
 		n := float64(len(s.moves))
-		r, ra, rb := bits(ok, s.moves), bits(all, s.moves), bits(bad, s.moves)
-		out[i] = []float64{r, r / n, ra, ra / n, r - rb, (r - rb) / n, n}
+		r, ra, rb := bits(ok, s), bits(all, s), bits(bad, s)
+		out[i] = []float64{r, r / n, ra, ra / n, r - rb, (r - rb) / n}
+		if by != nil {
+			out[i] = append(out[i], bits(okBy, s), bits(allBy, s))
+		}
+		out[i] = append(out[i], n)
 	}
 	return out, nil
+}
+
+// checkerOf mines a model from the sessions of lg in keep (indices into
+// lg.Sessions), conditioned as by says when by is not nil, and returns the
+// checker of the model that judges a session, by its id; nil when keep is
+// empty.
+func checkerOf(lg *mine.Log, keep map[int]bool, bopt mine.Options, by *byModels) (func(id string) *conform.Checker, error) {
+	if len(keep) == 0 {
+		return nil, nil
+	}
+	sub := lg.Subset(func(s *mine.Session) bool { return keep[sessionIndex(lg, s)] })
+	var m *automaton.Model
+	var err error
+	if by != nil {
+		m, err = mine.BuildBy(sub, bopt, by.opt, by.values)
+	} else {
+		m, err = mine.Build(sub, bopt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Only the risk is wanted: an alignment of one node is enough.
+	checkers := map[*automaton.Model]*conform.Checker{}
+	return func(id string) *conform.Checker {
+		sm := m
+		if by != nil {
+			sm = m.For(by.values[id])
+		}
+		c := checkers[sm]
+		if c == nil {
+			c = conform.New(sm, conform.Options{MaxAlignStates: 1})
+			checkers[sm] = c
+		}
+		return c
+	}, nil
 }
 
 // sessionIndex returns the index of s in lg.Sessions; s must point into it.
@@ -503,7 +600,15 @@ func (rep *OutcomeReport) WriteText(w io.Writer) error {
 	if rep.Unknown > 0 {
 		p(", %s without the field left out", text.Count(rep.Unknown, "session"))
 	}
-	p("\nmodels mined with %s; risk is surprisal in bits (see fsmine check)\n\n", rep.Setting)
+	p("\nmodels mined with %s; risk is surprisal in bits (see fsmine check)\n", rep.Setting)
+	if rep.By != "" {
+		mode := rep.ByMode
+		if mode == "" {
+			mode = automaton.ByPaths
+		}
+		p("|by: under the map of the session's own %s, mined from the training sessions with its value (mode %s, at least %s), the shared map otherwise\n", rep.By, mode, text.Count(rep.ByMin, "session"))
+	}
+	p("\n")
 	p("  %-18s %7s %7s %8s %7s   %s\n", "score", "auc", "pooled", "flagged", "passed", "auc per fold")
 	opt := func(x *float64) string {
 		if x == nil {
