@@ -558,6 +558,14 @@ func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
 	// graph and routes loops beside the spine rather than across it.
 	pos := sm.spinePositions()
 	before := func(a, b int) bool { return pos[a] < pos[b] || pos[a] == pos[b] && a < b }
+	// A box that no drawn edge ties to the spine hangs from __start__ by an
+	// invisible edge: in the row below it, beside the first box, rather
+	// than in a row of its own beside the start's dot.
+	for i, p := range pos {
+		if p < 0 && sm.nodes[i].kind != kindPseudo {
+			g.Edge(nodes[0], nodes[i]).Attr("style", "invis")
+		}
+	}
 	for i := range sm.edges {
 		se := &sm.edges[i]
 		var e dot.Edge

@@ -87,6 +87,46 @@ func TestSuggestBranches(t *testing.T) {
 	}
 }
 
+// TestSuggestKeepsFailuresApart: 14 steps, two more than the default
+// stage cap, so two merges only the cap forces; the cheapest would take
+// the rare find_failed, a failure by its name. It stays a stage of its own
+// (not counted against the cap), unless a stage count asked for forces
+// it.
+func TestSuggestKeepsFailuresApart(t *testing.T) {
+	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike"}
+	rng := rand.New(rand.NewPCG(7, 7))
+	var b strings.Builder
+	for s := range 60 {
+		var seq []string
+		for _, w := range words {
+			if rng.IntN(2) == 0 { // steps of their own: no two always side by side
+				seq = append(seq, w)
+			}
+		}
+		if s%20 == 0 {
+			seq = append(seq, "find_failed")
+		}
+		for i, n := range seq {
+			fmt.Fprintf(&b, "{\"session_id\":\"s%d\",\"step\":%d,\"node\":%q}\n", s, i, n)
+		}
+	}
+	alone := func(s *Suggestion) bool {
+		for _, st := range s.Stages {
+			if slices.Contains(st.Nodes, "find_failed") {
+				return len(st.Nodes) == 1 && strings.Contains(st.Why, "a failure")
+			}
+		}
+		return false
+	}
+	s := suggest(t, b.String(), Options{})
+	if !alone(s) || len(s.Stages) != 13 {
+		t.Errorf("%d stages, find_failed alone %v; want 13 (12 and the failure) and alone:\n%s", len(s.Stages), alone(s), s.JSON())
+	}
+	if s := suggest(t, b.String(), Options{Stages: 1}); len(s.Stages) != 1 || alone(s) {
+		t.Errorf("asked for 1: %d stages, find_failed alone %v; want 1, merged", len(s.Stages), alone(s))
+	}
+}
+
 // TestSuggestSTAR holds the suggestion for the STAR tasks of ../shared/data
 // (skipped when absent) to what the tasks' flowcharts say: user turns and
 // the wizard's free text are message turns, also under names that say
@@ -117,6 +157,13 @@ func TestSuggestSTAR(t *testing.T) {
 				for _, n := range turns {
 					if !slices.Contains(s.Chat, n) {
 						t.Errorf("%s is not a message turn; chat %q", n, s.Chat)
+					}
+				}
+				for _, stage := range s.Stages {
+					for _, n := range stage.Nodes {
+						if strings.HasSuffix(n, "_nothing_found") && len(stage.Nodes) > 1 {
+							t.Errorf("%s merged with other steps in %q: want a stage of its own", n, stage.Name)
+						}
 					}
 				}
 				if filepath.Base(path) == "ride_book.jsonl" {

@@ -369,6 +369,7 @@ type candidate struct {
 	context  float64 // cosine similarity of what comes before and after them
 	conflict bool    // one reads, the other acts
 	branch   bool    // a node of each on different branches after one decision
+	apart    bool    // one is a group of failure steps, the other not (see failure)
 	sequence bool    // they come in a fixed order
 	ab, ba   int     // sessions with a before b, with b before a
 	posGap   float64
@@ -396,13 +397,21 @@ func (c candidate) strength() float64 {
 	return s + 0.001*(1-c.posGap)
 }
 
+// blocked says whether c is a merge the default stage count never takes:
+// of two branches, or a weak one of a failure step with another step.
+func (c candidate) blocked() bool {
+	return c.branch || c.apart && !c.strong()
+}
+
 func (c candidate) strong() bool {
 	return !c.conflict && !c.branch && (c.affinity >= FamilyAffinity && !c.sequence || c.adjacent >= Adjacency)
 }
 
 // cluster merges groups until the stage count is reached: want, or when
 // want is 0, until no strong candidate is left and at most MaxStages
-// groups remain, but never below MinStages.
+// groups remain besides the groups of failure steps, but never below
+// MinStages. A failure step stays a stage of its own rather than hide in
+// another one to reach the count: a rare branch is where a reviewer looks.
 func (a *analysis) cluster(want int) {
 	live := a.taskNodes
 	if live <= 1 || want > 0 && live <= want || want == 0 && live <= MinStages {
@@ -420,7 +429,13 @@ func (a *analysis) cluster(want int) {
 		if !ok {
 			return
 		}
-		if want == 0 && live <= MaxStages && !best.strong() {
+		if want == 0 && live-a.failures() <= MaxStages && !best.strong() {
+			return
+		}
+		if want == 0 && best.blocked() {
+			// Branches, and a failure step with another step, merge only
+			// when a stage count asked for forces them (better puts them
+			// last): a count of the suggestion's choosing never does.
 			return
 		}
 		m.merge(best)
@@ -431,8 +446,8 @@ func (a *analysis) cluster(want int) {
 // newCandidate measures the merge of groups i < j from the flow, the
 // least affinity of their names, their classes and positions; for a weak
 // candidate, size is the records of the smaller group (see merger.best).
-func newCandidate(f *flow, i, j int32, aff float64, branch bool, ci, cj string, posGap float64, size int) candidate {
-	c := candidate{a: i, b: j, affinity: aff, branch: branch, posGap: posGap}
+func newCandidate(f *flow, i, j int32, aff float64, branch, apart bool, ci, cj string, posGap float64, size int) candidate {
+	c := candidate{a: i, b: j, affinity: aff, branch: branch, apart: apart, posGap: posGap}
 	c.conflict = ci == ClassRead && cj == ClassAct || ci == ClassAct && cj == ClassRead || ci == ClassMixed || cj == ClassMixed
 	c.ab, c.ba = f.first[f.k*int(i)+int(j)], f.first[f.k*int(j)+int(i)]
 	c.sequence = c.ab+c.ba >= MinOrderSessions &&
@@ -459,7 +474,24 @@ func (a *analysis) candidate(f *flow, pos []float64, i, j int32) candidate {
 			branch = branch || a.branchAfter[int(x)*len(a.names)+int(y)] != 0
 		}
 	}
-	return newCandidate(f, i, j, aff, branch, a.groupClass(i), a.groupClass(j), math.Abs(pos[i]-pos[j]), min(a.groupRecords(i), a.groupRecords(j)))
+	return newCandidate(f, i, j, aff, branch, a.failure(i) != a.failure(j), a.groupClass(i), a.groupClass(j), math.Abs(pos[i]-pos[j]), min(a.groupRecords(i), a.groupRecords(j)))
+}
+
+// failure says whether every node of group g names a failure
+// (ride_inform_nothing_found, plane_reservation_failed; see negated).
+func (a *analysis) failure(g int32) bool {
+	return len(a.groups[g]) > 0 && !slices.ContainsFunc(a.groups[g], func(id int32) bool { return !negated(a.toks[id]) })
+}
+
+// failures counts the groups of failure steps.
+func (a *analysis) failures() int {
+	n := 0
+	for g := range a.groups {
+		if a.failure(int32(g)) {
+			n++
+		}
+	}
+	return n
 }
 
 func (a *analysis) groupRecords(g int32) int {

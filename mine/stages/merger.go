@@ -83,19 +83,19 @@ func (m *merger) tri(i, j int32) int {
 }
 
 func (m *merger) measure(i, j int32) {
-	m.cands[m.tri(i, j)] = newCandidate(m.f, i, j, m.aff[m.k*int(i)+int(j)], m.branch[m.k*int(i)+int(j)], m.class[i], m.class[j],
+	m.cands[m.tri(i, j)] = newCandidate(m.f, i, j, m.aff[m.k*int(i)+int(j)], m.branch[m.k*int(i)+int(j)], m.a.failure(i) != m.a.failure(j), m.class[i], m.class[j],
 		math.Abs(m.pos[i]-m.pos[j]), min(m.recs[i], m.recs[j]))
 }
 
 // better says whether candidate c beats d, which comes first in the order
-// of the pairs: a candidate of no branches beats one of branches (see
-// findBranches); a strong candidate beats a weak one; of two strong ones
-// the stronger, of two weak ones the cheaper; d on a tie.
+// of the pairs: a candidate the default count may take beats one it never
+// does (see candidate.blocked); a strong candidate beats a weak one; of two
+// strong ones the stronger, of two weak ones the cheaper; d on a tie.
 func better(c, d *candidate) bool {
 	cs, ds := c.strong(), d.strong()
 	switch {
-	case c.branch != d.branch:
-		return d.branch
+	case c.blocked() != d.blocked():
+		return d.blocked()
 	case cs != ds:
 		return cs
 	case cs:

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -65,6 +66,20 @@ func affinity(a, b []token) float64 {
 	}
 	p, s := sharedEnds(a, b)
 	return float64(p+s) / float64(n)
+}
+
+// negations are the words that name a failure (ride_inform_nothing_found,
+// plane_reservation_failed): such a step is one side of a decision, and no
+// merge that only a stage count forces joins it to another step (see
+// candidate.blocked).
+var negations = map[string]bool{
+	"not": true, "nothing": true, "none": true, "never": true, "fail": true, "failed": true,
+	"failure": true, "error": true, "unavailable": true, "invalid": true, "denied": true, "rejected": true,
+}
+
+// negated says whether a name's words name a failure.
+func negated(ts []token) bool {
+	return slices.ContainsFunc(ts, func(t token) bool { return negations[t.text] })
 }
 
 // sharedEnds returns how many words a and b share at the start and,

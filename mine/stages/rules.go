@@ -60,6 +60,9 @@ func (a *analysis) suggestion(nodePath string) *Suggestion {
 		}
 		why = append(why, folded...)
 		why = append(why, apart[g]...)
+		if a.failure(g) {
+			why = append(why, "a failure (the name says so): merged with no other step to reach the stage count")
+		}
 		names := "the names start"
 		if len(nodes) == 1 {
 			names = "the name starts"
