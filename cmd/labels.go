@@ -47,7 +47,8 @@ func newLabelsSuggestCmd(streams IO) *cobra.Command {
 rules file for "fsmine build --labels": message turns dropped (or made
 detours), families of tool names and steps that always go together folded
 into one stage, read-only steps kept apart from acting ones, and a stage
-count between 5 and 12 unless --stages asks for another. Every rule carries
+count between 5 and 12 (besides stages of failures, such as nothing_found,
+which no merge to reach the count takes) unless --stages asks for another. Every rule carries
 its reason in "why". The stages go to standard error; the rules to -o or
 standard output.
 
@@ -56,7 +57,7 @@ tool_get_*. Message turns are found by name (agent_msg, user_msg) and by
 how they behave (in nearly every session, next to most other records), and
 so is free text (next to every step, anywhere in the sessions). Steps on
 different branches after one decision (a booking confirmed, nothing found)
-are merged last.
+are merged only when --stages forces it.
 
 Exit status: 0 ok; 2 trouble (bad flags, unreadable input, a log without
 sessions, with a single distinct node, or with more than ` + strconv.Itoa(stages.MaxNodes) + ` distinct

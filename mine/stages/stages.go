@@ -29,8 +29,13 @@
 //   - Branches. Two task nodes most of whose runs (BranchShare) follow the
 //     same node, that rarely come in one session (BranchTogether) and whose
 //     names are of no one family, are different outcomes of one decision
-//     (a booking confirmed, nothing found): they are merged last, only when
-//     a stage count leaves nothing else.
+//     (a booking confirmed, nothing found): they are merged only when a
+//     stage count asked for (Options.Stages) leaves nothing else.
+//   - Failures. A node whose name says a failure (nothing, not, failed,
+//     error, unavailable ...: see negations) is merged with another step
+//     only on evidence (a family of names, steps always side by side) or
+//     when a stage count asked for forces it, never to reach MaxStages,
+//     and stages of failures do not count against MaxStages.
 //   - Classes. The verb that starts a name (after its last colon, for
 //     execute_tool:get_order) makes a step read-only (get, find, list,
 //     search ...), acting (cancel, modify, update, book, return ...) or a
