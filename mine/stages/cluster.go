@@ -23,6 +23,7 @@ type analysis struct {
 	nodeOf  []int32    // per name of all: its node
 	toks    [][]token  // per node
 	class   []string   // per node
+	fail    []bool     // per node: its name says a failure (see negated)
 	chat    []bool     // per node: a message turn, not a task step
 	chatWhy []string   // per node: why it is a message turn
 	// per pair of nodes x, y at n*x+y: 1 + the node after which they are
@@ -66,6 +67,7 @@ func newAnalysis(lg *mine.Log) (*analysis, error) {
 	n := len(a.names)
 	a.toks = make([][]token, n)
 	a.class = make([]string, n)
+	a.fail = make([]bool, n)
 	a.chat = make([]bool, n)
 	a.records = make([]int, n)
 	a.sessions = make([]int, n)
@@ -75,6 +77,7 @@ func newAnalysis(lg *mine.Log) (*analysis, error) {
 	for i, name := range a.names {
 		a.toks[i] = tokenize(name)
 		a.class[i] = classOf(name, a.toks[i])
+		a.fail[i] = negated(a.toks[i])
 		if a.chat[i] = isChatName(name, a.toks[i]); a.chat[i] {
 			a.chatWhy[i] = chatByName
 			nchat++
@@ -429,7 +432,7 @@ func (a *analysis) cluster(want int) {
 		if !ok {
 			return
 		}
-		if want == 0 && live-a.failures() <= MaxStages && !best.strong() {
+		if want == 0 && live-m.failures() <= MaxStages && !best.strong() {
 			return
 		}
 		if want == 0 && best.blocked() {
@@ -480,18 +483,7 @@ func (a *analysis) candidate(f *flow, pos []float64, i, j int32) candidate {
 // failure says whether every node of group g names a failure
 // (ride_inform_nothing_found, plane_reservation_failed; see negated).
 func (a *analysis) failure(g int32) bool {
-	return len(a.groups[g]) > 0 && !slices.ContainsFunc(a.groups[g], func(id int32) bool { return !negated(a.toks[id]) })
-}
-
-// failures counts the groups of failure steps.
-func (a *analysis) failures() int {
-	n := 0
-	for g := range a.groups {
-		if a.failure(int32(g)) {
-			n++
-		}
-	}
-	return n
+	return len(a.groups[g]) > 0 && !slices.ContainsFunc(a.groups[g], func(id int32) bool { return !a.fail[id] })
 }
 
 func (a *analysis) groupRecords(g int32) int {

@@ -25,6 +25,7 @@ type merger struct {
 	k       int
 	aff     []float64 // k*i + j: least affinity of a node of i and a node of j
 	branch  []bool    // k*i + j: a node of i and one of j are branches (see findBranches)
+	fail    []bool    // per group: every node names a failure (see analysis.failure)
 	pos     []float64 // per group
 	recs    []int     // per group
 	class   []string
@@ -37,11 +38,12 @@ type merger struct {
 func (a *analysis) newMerger() *merger {
 	k := len(a.groups)
 	m := &merger{a: a, f: a.flow(), k: k, aff: make([]float64, k*k), pos: a.groupPositions(),
-		recs: make([]int, k), class: make([]string, k),
+		recs: make([]int, k), class: make([]string, k), fail: make([]bool, k),
 		inv: make([][]int32, k), branch: make([]bool, k*k), cands: make([]candidate, k*(k-1)/2), rowBest: make([]int32, k), live: make([]bool, k)}
 	for g, nodes := range a.groups {
 		m.live[g] = nodes != nil
 		m.class[g] = a.groupClass(int32(g))
+		m.fail[g] = a.failure(int32(g))
 		m.recs[g] = a.groupRecords(int32(g))
 	}
 	for i := range k {
@@ -83,7 +85,7 @@ func (m *merger) tri(i, j int32) int {
 }
 
 func (m *merger) measure(i, j int32) {
-	m.cands[m.tri(i, j)] = newCandidate(m.f, i, j, m.aff[m.k*int(i)+int(j)], m.branch[m.k*int(i)+int(j)], m.a.failure(i) != m.a.failure(j), m.class[i], m.class[j],
+	m.cands[m.tri(i, j)] = newCandidate(m.f, i, j, m.aff[m.k*int(i)+int(j)], m.branch[m.k*int(i)+int(j)], m.fail[i] != m.fail[j], m.class[i], m.class[j],
 		math.Abs(m.pos[i]-m.pos[j]), min(m.recs[i], m.recs[j]))
 }
 
@@ -189,6 +191,7 @@ func (m *merger) merge(c candidate) {
 	m.recs[a] += m.recs[b]
 	m.pos[a] = m.a.groupPosition(a) // summed in node order, as groupPositions does
 	m.class[a] = m.a.groupClass(a)
+	m.fail[a] = m.fail[a] && m.fail[b]
 	m.live[b] = false
 	m.remeasure(a, b, na, nb, both)
 }
@@ -318,4 +321,15 @@ func mergeSorted(x, y []int32) []int32 {
 		}
 	}
 	return out
+}
+
+// failures counts the live groups of failure steps.
+func (m *merger) failures() int {
+	n := 0
+	for g, f := range m.fail {
+		if f && m.live[g] {
+			n++
+		}
+	}
+	return n
 }
