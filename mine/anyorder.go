@@ -1,6 +1,7 @@
 package mine
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 )
@@ -44,9 +45,14 @@ import (
 // than any training session made), at AnyOrderRunTail none.
 const AnyOrderRunTail = 1e-4
 
+// MaxAnyOrderMoves bounds the moves the any-order end may consider (states
+// times the log's outcomes times its labels): past it, the model would
+// hold far more moves than the log has steps, and build refuses.
+const MaxAnyOrderMoves = 2_000_000
+
 // anyOrder adds the moves of the any-order end to b.gen; it runs after
 // newGeneralizer has learned the constraints and run caps.
-func (b *builder) anyOrder() {
+func (b *builder) anyOrder() error {
 	d := b.d
 	ev := b.orderEvidence()
 	// Each label's most visited state (the end's own for the end), in the
@@ -65,6 +71,10 @@ func (b *builder) anyOrder() {
 		targets = append(targets, l)
 	}
 	sort.Slice(targets, func(i, j int) bool { return b.rank[targets[i]] < b.rank[targets[j]] })
+	if n := len(d.label) * max(len(ev.all), 1) * len(targets); n > MaxAnyOrderMoves {
+		return fmt.Errorf("generalize %s: %d states, %d outcomes and %d labels make %d moves to weigh, more than %d: label the nodes into fewer stages first (fsmine labels suggest)",
+			GeneralizeAnyOrder, len(d.label), len(ev.all), len(targets), n, MaxAnyOrderMoves)
+	}
 	add := func(u int32, e, z uint32) {
 		k := dkey{u, mkMove(e, z)}
 		if _, ok := d.next[k]; !ok {
@@ -98,6 +108,7 @@ func (b *builder) anyOrder() {
 			}
 		}
 	}
+	return nil
 }
 
 // orderEvidence is what the any-order end reads from the moves the

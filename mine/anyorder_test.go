@@ -1,6 +1,7 @@
 package mine
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -68,5 +69,28 @@ func TestAnyOrder(t *testing.T) {
 				t.Errorf("none: deviation %q, want %q", got, tt.narrow)
 			}
 		})
+	}
+}
+
+// TestAnyOrderBounded: a log of 1,500 labels, each state a candidate for a
+// move to each label, would make 2.25 million moves to weigh: build refuses
+// and says what to do, rather than hold a model far larger than the log.
+func TestAnyOrderBounded(t *testing.T) {
+	var sessions []string
+	for i := range 500 {
+		sessions = append(sessions, fmt.Sprintf("n%d:ok n%d:ok n%d:ok", 3*i, 3*i+1, 3*i+2))
+	}
+	lg, err := Read([]Input{strInput("log", sessionsJSONL(sessions...))}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := labelOpts()
+	opt.Generalize = GeneralizeAnyOrder
+	if _, err := Build(lg, opt); err == nil || !strings.Contains(err.Error(), "labels suggest") {
+		t.Errorf("Build = %v, want an error that says to label the nodes into fewer stages", err)
+	}
+	opt.Generalize = GeneralizeAuto
+	if _, err := Build(lg, opt); err != nil {
+		t.Errorf("auto: %v", err)
 	}
 }

@@ -106,7 +106,9 @@ func Build(lg *Log, opt Options) (*automaton.Model, error) {
 	switch opt.Generalize {
 	case "", GeneralizeNone:
 	case GeneralizeAuto, GeneralizeConstraints, GeneralizeAnyOrder:
-		b.generalize()
+		if err := b.generalize(); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("generalize %q: want one of %s", opt.Generalize, strings.Join(Generalizes, ", "))
 	}

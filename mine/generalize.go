@@ -372,14 +372,13 @@ func runCaps(vars []variant, tail float64) map[uint32]int {
 }
 
 // generalize adds the generalised transitions to b.gen; it runs after walk.
-func (b *builder) generalize() {
+func (b *builder) generalize() error {
 	g := b.newGeneralizer()
 	switch b.opt.Generalize {
 	case GeneralizeConstraints:
-		return
+		return nil
 	case GeneralizeAnyOrder:
-		b.anyOrder()
-		return
+		return b.anyOrder()
 	}
 	for vi, v := range b.vars {
 		w := &editWalk{v: v, path: b.paths[vi], lab: g.labs[vi]}
@@ -388,6 +387,7 @@ func (b *builder) generalize() {
 		g.events(w)
 	}
 	b.follow(g)
+	return nil
 }
 
 // generalizer holds what the edits of generalize share: the log's counts,
