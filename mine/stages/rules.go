@@ -61,7 +61,7 @@ func (a *analysis) suggestion(nodePath string) *Suggestion {
 		why = append(why, folded...)
 		why = append(why, apart[g]...)
 		if a.failure(g) {
-			why = append(why, "a failure (the name says so): merged with no other step to reach the stage count")
+			why = append(why, "a failure (the name says so): no merge to reach the stage count joins it to a step that is not one")
 		}
 		names := "the names start"
 		if len(nodes) == 1 {
