@@ -5,37 +5,11 @@ import (
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/internal/modeltest"
 )
 
-// argsModel is user_msg -ok-> read -ok-> send -ok-> __end__, with a rule
-// that send's "to" comes from the user's words and one that its "from" is
-// one mail box.
-func argsModel(t testing.TB) *automaton.Model {
-	t.Helper()
-	m := &automaton.Model{
-		Schema:  automaton.Schema,
-		Initial: automaton.StartID,
-		States: []automaton.State{{ID: automaton.StartID, Label: automaton.StartID}, {ID: automaton.EndID, Label: automaton.EndID, Visits: 20, Sessions: 20},
-			{ID: "read", Label: "read", Visits: 20, Sessions: 20}, {ID: "send", Label: "send", Visits: 20, Sessions: 20},
-			{ID: "user_msg", Label: "user_msg", Visits: 20, Sessions: 20}},
-		Transitions: []automaton.Transition{
-			{From: automaton.StartID, Event: "start", To: "user_msg", Count: 20, Sessions: 20, Prob: 1},
-			{From: "read", Event: "ok", To: "send", Count: 20, Sessions: 20, Prob: 1},
-			{From: "send", Event: "ok", To: automaton.EndID, Count: 20, Sessions: 20, Prob: 1},
-			{From: "user_msg", Event: "ok", To: "read", Count: 20, Sessions: 20, Prob: 1},
-		},
-		Args: []automaton.ArgRule{
-			{Tool: "send", Arg: "from", Kind: automaton.KindUnseenValue, Steps: 20, Sessions: 20, Values: []string{automaton.ArgHash("send", "from", "desk@corp.example")}},
-			{Tool: "send", Arg: "to", Kind: automaton.KindValueWithoutSource, Steps: 20, Sessions: 20, From: []string{"user_msg"}},
-		},
-	}
-	m.Sort()
-	m.Digest = m.ComputeDigest()
-	return m
-}
-
 func TestGuardArgs(t *testing.T) {
-	g, err := New(argsModel(t), nil, Options{})
+	g, err := New(modeltest.Args(t), nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +58,7 @@ func TestGuardArgs(t *testing.T) {
 // argsModel's user_msg, read, send: the user's words and the page as
 // sources, the send's recipient and mail box judged.
 func BenchmarkGuardStepCall(b *testing.B) {
-	m := argsModel(b)
+	m := modeltest.Args(b)
 	for _, n := range []int{1, 1000} {
 		ids := make([]string, n)
 		for i := range ids {
@@ -127,7 +101,7 @@ func BenchmarkGuardStepCall(b *testing.B) {
 // TestGuardArgsConditioned: a conditioned model's argument rules judge the
 // calls of a session on a sub-map as they judge one on the shared map.
 func TestGuardArgsConditioned(t *testing.T) {
-	m, sub := argsModel(t), argsModel(t)
+	m, sub := modeltest.Args(t), modeltest.Args(t)
 	sub.Source.Sessions = 20
 	m.By = &automaton.By{Field: "attrs.task", MinSessions: 1, Values: 1, Maps: []automaton.SubMap{automaton.NewSubMap("mail", sub)}}
 	m.Digest = m.ComputeDigest()

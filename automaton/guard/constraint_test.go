@@ -97,7 +97,7 @@ func FuzzConstrainedModel(f *testing.F) {
 		f.Add(bytes.Replace(buf.Bytes(), []byte(`"kind":"once"`), []byte(`"kind":"run"`), 1), []byte{0, 0, 1, 1, 0})
 	}
 	var buf bytes.Buffer
-	if err := argsModel(f).Write(&buf); err != nil {
+	if err := modeltest.Args(f).Write(&buf); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes(), []byte{4, 2, 1, 0})

@@ -2,33 +2,22 @@ package serve
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/internal/modeltest"
 	"github.com/fsmine/fsmine/internal/atomicfile"
 )
 
-// argsModelFile writes user_msg -ok-> read -ok-> send -ok-> __end__ with a
-// rule that send's "to" comes from the user's words, and returns its path.
+// argsModelFile writes modeltest.Args with its one rule that send's "to"
+// comes from the user's words, and returns its path.
 func argsModelFile(t *testing.T) string {
 	t.Helper()
-	m := &automaton.Model{
-		Schema:  automaton.Schema,
-		Version: 1,
-		Initial: automaton.StartID,
-		States: []automaton.State{{ID: automaton.StartID, Label: automaton.StartID}, {ID: automaton.EndID, Label: automaton.EndID, Visits: 20, Sessions: 20},
-			{ID: "read", Label: "read", Visits: 20, Sessions: 20}, {ID: "send", Label: "send", Visits: 20, Sessions: 20},
-			{ID: "user_msg", Label: "user_msg", Visits: 20, Sessions: 20}},
-		Transitions: []automaton.Transition{
-			{From: automaton.StartID, Event: "start", To: "user_msg", Count: 20, Sessions: 20, Prob: 1},
-			{From: "read", Event: "ok", To: "send", Count: 20, Sessions: 20, Prob: 1},
-			{From: "send", Event: "ok", To: automaton.EndID, Count: 20, Sessions: 20, Prob: 1},
-			{From: "user_msg", Event: "ok", To: "read", Count: 20, Sessions: 20, Prob: 1},
-		},
-		Args: []automaton.ArgRule{{Tool: "send", Arg: "to", Kind: automaton.KindValueWithoutSource, Steps: 20, Sessions: 20, From: []string{"user_msg"}}},
-	}
-	m.Sort()
+	m := modeltest.Args(t)
+	m.Version = 1
+	m.Args = slices.DeleteFunc(m.Args, func(r automaton.ArgRule) bool { return r.Arg != "to" })
 	m.Digest = m.ComputeDigest()
 	path := filepath.Join(t.TempDir(), "args.json")
 	if err := atomicfile.Write(path, m.Write); err != nil {

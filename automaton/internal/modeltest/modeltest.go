@@ -1,6 +1,6 @@
 // Package modeltest holds the small models that the tests of the checker
-// (automaton/conform) and the guard (automaton/guard) share, so that each
-// is written once. It is for tests only.
+// (automaton/conform), the guard (automaton/guard) and its server
+// (automaton/serve) share, so that each is written once. It is for tests only.
 package modeltest
 
 import (
@@ -126,5 +126,32 @@ func Constrained(tb testing.TB) *automaton.Model {
 	if err := m.Validate(); err != nil {
 		tb.Fatal(err)
 	}
+	return m
+}
+
+// Args is user_msg -ok-> read -ok-> send -ok-> __end__ (20 sessions), with
+// an argument rule that send's "from" is one mail box (unseen_value) and one
+// that its "to" comes from the user's words (value_without_source), sealed.
+func Args(tb testing.TB) *automaton.Model {
+	tb.Helper()
+	m := &automaton.Model{
+		Schema:  automaton.Schema,
+		Initial: automaton.StartID,
+		States: []automaton.State{{ID: automaton.StartID, Label: automaton.StartID}, {ID: automaton.EndID, Label: automaton.EndID, Visits: 20, Sessions: 20},
+			{ID: "read", Label: "read", Visits: 20, Sessions: 20}, {ID: "send", Label: "send", Visits: 20, Sessions: 20},
+			{ID: "user_msg", Label: "user_msg", Visits: 20, Sessions: 20}},
+		Transitions: []automaton.Transition{
+			{From: automaton.StartID, Event: "start", To: "user_msg", Count: 20, Sessions: 20, Prob: 1},
+			{From: "read", Event: "ok", To: "send", Count: 20, Sessions: 20, Prob: 1},
+			{From: "send", Event: "ok", To: automaton.EndID, Count: 20, Sessions: 20, Prob: 1},
+			{From: "user_msg", Event: "ok", To: "read", Count: 20, Sessions: 20, Prob: 1},
+		},
+		Args: []automaton.ArgRule{
+			{Tool: "send", Arg: "from", Kind: automaton.KindUnseenValue, Steps: 20, Sessions: 20, Values: []string{automaton.ArgHash("send", "from", "desk@corp.example")}},
+			{Tool: "send", Arg: "to", Kind: automaton.KindValueWithoutSource, Steps: 20, Sessions: 20, From: []string{"user_msg"}},
+		},
+	}
+	m.Sort()
+	m.Digest = m.ComputeDigest()
 	return m
 }
