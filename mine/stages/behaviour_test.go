@@ -166,6 +166,9 @@ func TestSuggestSTAR(t *testing.T) {
 						}
 					}
 				}
+				if slices.Contains(s.Chat, "apartment_ask_custom_message") {
+					t.Error("apartment_ask_custom_message, the step that asks for a message, is taken for a message turn")
+				}
 				if filepath.Base(path) == "ride_book.jsonl" {
 					st := stageOf(s)
 					if st["ride_confirm_booking"] == st["ride_inform_nothing_found"] || st["ride_confirm_booking"] == st["custom"] || st["custom"] == st["ride_inform_nothing_found"] {
