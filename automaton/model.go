@@ -229,7 +229,8 @@ type Dwell struct {
 // taken in the other; "event": another event of the source's label;
 // "follow": what followed a similar label; "any-order": a move of the
 // permissive end, which allows every order and leaves the constraints to
-// decide). Its
+// decide; "loose": a move of the permissive end that the log does not
+// argue against). Its
 // Count, Sessions and Prob are 0 and it is never Rare. Readers that predate
 // the field load it as an ordinary transition.
 type Transition struct {

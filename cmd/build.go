@@ -209,7 +209,7 @@ func bindModelFlags(f *pflag.FlagSet, opts *modelOptions) {
 	f.Float64Var(&opts.alpha, "alpha", def.Alpha, "significance level of the alergia merge test (smaller merges more)")
 	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
 	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
-	f.StringVar(&opts.general, "generalize", def.Generalize, "generalise beyond the sessions' paths where the log supports it: "+strings.Join(mine.Generalizes, " or ")+" (any-order: any order of the stages, only the learned constraints and run caps deciding)")
+	f.StringVar(&opts.general, "generalize", def.Generalize, "generalise beyond the sessions' paths where the log supports it: "+strings.Join(mine.Generalizes, " or ")+" (any-order: any order of the stages, only the learned constraints and run caps deciding; loose: any-order less the moves the log argues against)")
 	f.IntVar(&opts.examples, "examples", def.Examples, fmt.Sprintf("keep up to `N` example session ids per state and per transition (0: none; at most %d)", mine.MaxExamples))
 	f.StringVar(&opts.link, "link", "", "URL `TEMPLATE` of a session in the tool that wrote the logs, {session} standing for its id: report, replay and stats link the examples")
 	f.IntVar(&opts.version, "version", 0, "model version `N` (default 1, or the parent's + 1)")
@@ -248,6 +248,9 @@ stage, and only what the log shows over whole sessions decides (a stage's
 prerequisites, once-only stages, run caps, the stages sessions start with,
 the outcomes each stage ends with). It accepts the most unseen sessions and
 rejects the fewest wrong ones; compare with eval before guarding with it.
+--generalize loose is any-order less the moves the log argues against: a
+stage never followed by another in so many visits that chance alone is
+unlikely (p < 0.05), while other stages often lead to it, keeps that gap.
 
 Exit status: 0 ok; 2 trouble (bad flags, unreadable input, an outcome
 expression that does not parse, names a field no record has or compares a

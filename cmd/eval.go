@@ -83,7 +83,7 @@ folds, a fold without sessions, a truth that is not a model file or has no
 label in common with the log).`,
 		Example: `  fsmine eval --labels rules.json logs/*.jsonl
   fsmine eval --merge label,alergia --alpha 0.001,0.01,0.05 --generalize none,auto logs/*.jsonl
-  fsmine eval --generalize none,constraints,auto,any-order logs/*.jsonl
+  fsmine eval --generalize none,constraints,auto,loose,any-order logs/*.jsonl
   fsmine eval --folds 10 --format json logs/today.jsonl.gz > eval.json
   fsmine eval --truth agent/truth.json agent/sessions.jsonl`,
 		Args: func(_ *cobra.Command, args []string) error {

@@ -27,7 +27,7 @@ func (b *builder) model() *automaton.Model {
 	keys := b.transKeys()
 
 	// The any-order moves take no part in the loops (see anyorder.go).
-	anyOrder := b.opt.Generalize == GeneralizeAnyOrder
+	anyOrder := b.anyOrderEnd()
 	scc, dist := b.components(keys, !anyOrder)
 	back := map[dkey]bool{}
 	for _, k := range keys {

@@ -2,6 +2,7 @@ package mine
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 )
@@ -39,6 +40,26 @@ import (
 // and what bounds a session as a whole is its run caps and its once and
 // run constraints.
 
+// The loose setting (GeneralizeLoose) is the any-order end less the moves
+// the log argues against. A label A whose visits ended with event e n
+// times, none of them followed by label Z, keeps that absence when Z is
+// common enough elsewhere that n misses are unlikely by chance: with p the
+// share of Z among the moves out of the labels other than A, (1 − p)^n <
+// AbsenceLevel. This is the test auto's edits pass, turned round: there a
+// move needs the test to find its absence plausible and positive evidence
+// besides; here any move whose absence the test does not find telling is
+// allowed. A rare label, or a label after a rare outcome, is free to move;
+// a common pair the log keeps apart stays apart.
+
+// AbsenceLevel is the level of the loose setting's test: the 0.05 of
+// auto's (see generalize.go), not tuned on the logs it was measured on.
+const AbsenceLevel = 0.05
+
+// anyOrderEnd says whether b builds the any-order end or its loose form.
+func (b *builder) anyOrderEnd() bool {
+	return b.opt.Generalize == GeneralizeAnyOrder || b.opt.Generalize == GeneralizeLoose
+}
+
 // AnyOrderRunTail is RunTail for the any-order end. Its run caps are there
 // to stop a runaway repeat; at RunTail they denied 4 of the 262 held-out
 // sessions of tau2-bench retail and tau-bench airline (one search more
@@ -75,10 +96,15 @@ func (b *builder) anyOrder() error {
 		return fmt.Errorf("generalize %s: %d states, %d outcomes and %d labels make %d moves to weigh, more than %d: label the nodes into fewer stages first (fsmine labels suggest)",
 			GeneralizeAnyOrder, len(d.label), len(ev.all), len(targets), n, MaxAnyOrderMoves)
 	}
+	kind := GenAnyOrder
+	var absent map[[3]uint32]bool
+	if b.opt.Generalize == GeneralizeLoose {
+		kind, absent = GenLoose, b.absentMoves()
+	}
 	add := func(u int32, e, z uint32) {
 		k := dkey{u, mkMove(e, z)}
 		if _, ok := d.next[k]; !ok {
-			b.gen[k] = genEdge{to: best[z], kind: GenAnyOrder}
+			b.gen[k] = genEdge{to: best[z], kind: kind}
 		}
 	}
 	for u := range d.label {
@@ -101,6 +127,9 @@ func (b *builder) anyOrder() error {
 			for _, z := range targets {
 				if z == a && b.maxRun[a] < 2 {
 					continue // a repeat the run caps deny
+				}
+				if absent[[3]uint32{a, e, z}] {
+					continue // the loose setting's test
 				}
 				if own || ev.leadsAfter(e, z, a) >= minRetryLabels {
 					add(int32(u), e, z)
@@ -180,4 +209,49 @@ func (ev *orderEvidence) leadsAfter(e, z, a uint32) int {
 		}
 	}
 	return n
+}
+
+// absentMoves is the loose setting's test: the moves (label, event, next
+// label) that no session took and whose absence is unlikely by chance.
+// Moves out of the start and detours take no part, as in orderEvidence.
+func (b *builder) absentMoves() map[[3]uint32]bool {
+	d := b.d
+	type pair = [2]uint32
+	ended := map[pair]int{}  // (label, event): visits ending with it
+	out := map[uint32]int{}  // label: moves out of it
+	into := map[uint32]int{} // label: moves into it
+	took := map[pair]int{}   // (label, next label): moves, any event
+	seen := map[[3]uint32]bool{}
+	total := 0
+	for k, t := range b.trans {
+		e := k.mv.event()
+		if k.from == 0 || b.detour[e] {
+			continue
+		}
+		a, z := d.label[k.from], k.mv.label()
+		ended[pair{a, e}] += t.count
+		out[a] += t.count
+		into[z] += t.count
+		took[pair{a, z}] += t.count
+		seen[[3]uint32{a, e, z}] = true
+		total += t.count
+	}
+	absent := map[[3]uint32]bool{}
+	for ae, n := range ended {
+		a := ae[0]
+		rest := total - out[a]
+		if rest <= 0 {
+			continue
+		}
+		for z, c := range into {
+			if seen[[3]uint32{a, ae[1], z}] {
+				continue
+			}
+			p := float64(c-took[pair{a, z}]) / float64(rest)
+			if math.Pow(1-p, float64(n)) < AbsenceLevel {
+				absent[[3]uint32{a, ae[1], z}] = true
+			}
+		}
+	}
+	return absent
 }

@@ -72,6 +72,58 @@ func TestAnyOrder(t *testing.T) {
 	}
 }
 
+// TestLoose: the loose setting keeps the absences the log makes telling.
+// Twenty visits of a, each followed by b and never by d, which follows a
+// third of the other labels' moves: a chance of 0.67^20 < 0.05 that this is
+// luck, so a never goes on to d. Two visits of the rare r say nothing, so
+// r may go on to d, and so may d to r. The any-order end allows all.
+func TestLoose(t *testing.T) {
+	var sessions []string
+	for range 20 {
+		sessions = append(sessions, "id:ok a:ok b:ok d:ok", "id:ok b:ok d:ok")
+	}
+	sessions = append(sessions, "id:ok r:ok b:ok d:ok", "id:ok r:ok b:ok d:ok")
+	lg := strInput("log", sessionsJSONL(sessions...))
+	moves := func(m *automaton.Model) map[string]string {
+		label := map[string]string{automaton.EndID: automaton.EndID}
+		for _, s := range m.States {
+			label[s.ID] = s.Label
+		}
+		out := map[string]string{}
+		for _, tr := range m.Transitions {
+			out[label[tr.From]+" -"+tr.Event+"-> "+label[tr.To]] = tr.Generalized
+		}
+		return out
+	}
+	opt := DefaultOptions()
+	opt.Generalize = GeneralizeLoose
+	loose := mustBuild(t, opt, ReadOptions{}, lg)
+	opt.Generalize = GeneralizeAnyOrder
+	anyOrder := mustBuild(t, opt, ReadOptions{}, lg)
+	for _, tt := range []struct {
+		move, loose, anyOrder string // "" for no such move
+	}{
+		{"a -ok-> d", "", GenAnyOrder},
+		{"r -ok-> d", GenLoose, GenAnyOrder},
+		{"b -ok-> a", "", GenAnyOrder},       // 42 visits of b, a a fifth of the rest
+		{"d -ok-> r", GenLoose, GenAnyOrder}, // r a fiftieth
+	} {
+		if got := moves(loose)[tt.move]; got != tt.loose {
+			t.Errorf("loose: %s marked %q, want %q", tt.move, got, tt.loose)
+		}
+		if got := moves(anyOrder)[tt.move]; got != tt.anyOrder {
+			t.Errorf("any-order: %s marked %q, want %q", tt.move, got, tt.anyOrder)
+		}
+	}
+	c := conform.New(loose, conform.Options{})
+	if v := c.Check(movesOf("id:ok b:ok a:ok d:ok")); v.Deviation == nil || v.Deviation.Kind != conform.KindIllegalTransition {
+		t.Errorf("loose: a then d: %+v, want an illegal transition", v.Deviation)
+	}
+	if v := conform.New(anyOrder, conform.Options{}).Check(movesOf("id:ok b:ok a:ok d:ok")); v.Deviation != nil {
+		t.Errorf("any-order: a then d: %+v, want a fit", v.Deviation)
+	}
+}
+
 // TestAnyOrderBounded: a log of 1,500 labels, each state a candidate for a
 // move to each label, would make 2.25 million moves to weigh: build refuses
 // and says what to do, rather than hold a model far larger than the log.

@@ -41,7 +41,8 @@ type Options struct {
 	// Generalize says which generalisations the miner may add beyond the
 	// paths the sessions took, each only where a test on the log supports
 	// it: GeneralizeNone, GeneralizeAuto, GeneralizeConstraints or
-	// GeneralizeAnyOrder (see generalize.go and anyorder.go).
+	// GeneralizeLoose or GeneralizeAnyOrder (see generalize.go and
+	// anyorder.go).
 	Generalize string
 	// Examples is how many example session ids the model keeps per state
 	// and per transition, from 0 (none) to MaxExamples (see examples.go).
@@ -61,10 +62,15 @@ const (
 	// of each label decide (see anyorder.go). Its map says what a session
 	// must and must not do, not the order it does it in.
 	GeneralizeAnyOrder = "any-order"
+	// GeneralizeLoose is the any-order end less the moves the log argues
+	// against: a label's visits that ended with an event often enough,
+	// and never went on to a label common elsewhere, keep that absence
+	// (see anyorder.go).
+	GeneralizeLoose = "loose"
 )
 
 // Generalizes lists the generalisation settings Build knows.
-var Generalizes = []string{GeneralizeNone, GeneralizeAuto, GeneralizeConstraints, GeneralizeAnyOrder}
+var Generalizes = []string{GeneralizeNone, GeneralizeAuto, GeneralizeConstraints, GeneralizeLoose, GeneralizeAnyOrder}
 
 // DefaultOptions are the options fsmine build uses when given none.
 func DefaultOptions() Options {
@@ -105,7 +111,7 @@ func Build(lg *Log, opt Options) (*automaton.Model, error) {
 	}
 	switch opt.Generalize {
 	case "", GeneralizeNone:
-	case GeneralizeAuto, GeneralizeConstraints, GeneralizeAnyOrder:
+	case GeneralizeAuto, GeneralizeConstraints, GeneralizeLoose, GeneralizeAnyOrder:
 		if err := b.generalize(); err != nil {
 			return nil, err
 		}

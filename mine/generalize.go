@@ -108,6 +108,8 @@ const (
 	GenFollow = "follow"
 	// GenAnyOrder marks the moves of GeneralizeAnyOrder.
 	GenAnyOrder = "any-order"
+	// GenLoose marks the moves of GeneralizeLoose.
+	GenLoose = "loose"
 )
 
 type genEdge struct {
@@ -377,7 +379,7 @@ func (b *builder) generalize() error {
 	switch b.opt.Generalize {
 	case GeneralizeConstraints:
 		return nil
-	case GeneralizeAnyOrder:
+	case GeneralizeAnyOrder, GeneralizeLoose:
 		return b.anyOrder()
 	}
 	for vi, v := range b.vars {
@@ -440,7 +442,7 @@ func (b *builder) newGeneralizer() *generalizer {
 	}
 	b.gen = map[dkey]genEdge{}
 	tail := RunTail
-	if b.opt.Generalize == GeneralizeAnyOrder {
+	if b.anyOrderEnd() {
 		tail = AnyOrderRunTail
 	}
 	b.maxRun = runCaps(b.vars, tail)

@@ -197,11 +197,13 @@ func TestRealLogs(t *testing.T) {
 	}
 }
 
-// TestAnyOrderRealLogs holds the permissive end (generalize any-order) on
-// the real logs with the chat turns dropped, less a margin: on tau2 retail
-// it accepts more and rejects no less than pm4py's inductive miner on the
-// same folds (0.925 / 0.313), measured 0.963 / 0.315; on airline 0.951 /
-// 0.190.
+// TestAnyOrderRealLogs holds the permissive end (generalize any-order) and
+// its loose form on the real logs with the chat turns dropped, less a
+// margin: on tau2 retail any-order accepts more and rejects no less than
+// pm4py's inductive miner on the same folds (0.925 / 0.313), measured
+// 0.963 / 0.315; on airline 0.951 / 0.190. Loose, measured 0.925 / 0.453
+// and 0.923 / 0.366, rejects more than any-order while accepting at least
+// 0.9.
 func TestAnyOrderRealLogs(t *testing.T) {
 	data := filepath.Join("..", "..", "..", "shared", "data", "jsonl")
 	chat := filepath.Join(t.TempDir(), "chat.json")
@@ -209,21 +211,23 @@ func TestAnyOrderRealLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
-		log                string
+		log, generalize    string
 		accepted, rejected float64
 	}{
-		{"tau2_retail.jsonl", 0.95, 0.31},
-		{"taubench_airline.jsonl", 0.94, 0.18},
+		{"tau2_retail.jsonl", mine.GeneralizeAnyOrder, 0.95, 0.31},
+		{"taubench_airline.jsonl", mine.GeneralizeAnyOrder, 0.94, 0.18},
+		{"tau2_retail.jsonl", mine.GeneralizeLoose, 0.91, 0.44},
+		{"taubench_airline.jsonl", mine.GeneralizeLoose, 0.91, 0.35},
 	} {
-		t.Run(tt.log, func(t *testing.T) {
+		t.Run(tt.generalize+"/"+tt.log, func(t *testing.T) {
 			lg := readFile(t, filepath.Join(data, tt.log), chat)
 			def := mine.DefaultOptions()
-			rep, err := Run(lg, Options{Folds: 5, Base: def, Settings: []Setting{{Merge: def.Merge, Alpha: def.Alpha, Generalize: mine.GeneralizeAnyOrder}}})
+			rep, err := Run(lg, Options{Folds: 5, Base: def, Settings: []Setting{{Merge: def.Merge, Alpha: def.Alpha, Generalize: tt.generalize}}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if o := rep.Results[0].Overall; o.Accepted < tt.accepted || o.Rejected < tt.rejected {
-				t.Errorf("any-order: accepted %.3f, rejected %.3f; want at least %.2f and %.2f", o.Accepted, o.Rejected, tt.accepted, tt.rejected)
+				t.Errorf("%s: accepted %.3f, rejected %.3f; want at least %.2f and %.2f", tt.generalize, o.Accepted, o.Rejected, tt.accepted, tt.rejected)
 			}
 		})
 	}
