@@ -60,6 +60,19 @@ func TestTrunkMainRoad(t *testing.T) {
 			want: "a x b c",
 		},
 		{
+			// unavail, the other outcome of the query, is entered from
+			// the query in 9 of 11 steps: a branch beside the road, though
+			// a few bookings end there too and it has more sessions than
+			// succ. The road is the booking's.
+			name: "a branch entered from upstream is not the road",
+			sessions: slices.Concat(
+				repeat(10, "q:ok avail:ok book:ok succ:ok bye:ok"),
+				repeat(9, "q:ok unavail:ok bye:ok"),
+				repeat(2, "q:ok avail:ok book:ok unavail:ok bye:ok"),
+			),
+			want: "q avail book succ bye",
+		},
+		{
 			name: "a loop is not repeated",
 			sessions: slices.Concat(
 				repeat(3, "a:ok b:retry a:ok b:ok c:ok"),

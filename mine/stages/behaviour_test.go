@@ -164,6 +164,11 @@ func TestSuggestSTAR(t *testing.T) {
 						if strings.HasSuffix(n, "_nothing_found") && len(stage.Nodes) > 1 {
 							t.Errorf("%s merged with other steps in %q: want a stage of its own", n, stage.Name)
 						}
+						// plane_flight_available and plane_flight_unavailable:
+						// one family of names, two outcomes of the query.
+						if negated(tokenize(n)) != negated(tokenize(stage.Nodes[0])) {
+							t.Errorf("%s and %s, a failure and a step that is not, share stage %q", stage.Nodes[0], n, stage.Name)
+						}
 					}
 				}
 				if slices.Contains(s.Chat, "apartment_ask_custom_message") {

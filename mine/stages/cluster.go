@@ -109,11 +109,15 @@ func newAnalysis(lg *mine.Log) (*analysis, error) {
 	a.findTurns()
 	a.findTasks()
 	a.findFreeText()
+	// Names that differ by a failure (plane_flight_available,
+	// plane_flight_unavailable) are no family: two outcomes of one step.
 	a.aff = make([][]float64, n)
 	for i := range n {
 		a.aff[i] = make([]float64, n)
 		for j := range n {
-			a.aff[i][j] = affinity(a.toks[i], a.toks[j])
+			if a.fail[i] == a.fail[j] {
+				a.aff[i][j] = affinity(a.toks[i], a.toks[j])
+			}
 		}
 	}
 	a.assign = make([]int32, n)
