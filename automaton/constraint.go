@@ -188,6 +188,18 @@ func (pc *PathChecker) Visit(label string) bool {
 	return kind == ""
 }
 
+// AppendState appends what the visits since Start left (all that decides
+// the next visits' verdicts) to buf. A path that reaches a state another
+// path left goes on as that path would: the miner resumes and compares
+// states so as not to check an edited path's unchanged parts again.
+func (pc *PathChecker) AppendState(buf []uint64) []uint64 { return append(buf, pc.seen...) }
+
+// Resume makes state, from AppendState, the visits since Start.
+func (pc *PathChecker) Resume(state []uint64) { copy(pc.seen, state) }
+
+// InState says whether the visits since Start left state.
+func (pc *PathChecker) InState(state []uint64) bool { return slices.Equal(pc.seen, state) }
+
 // CompareConstraints orders constraints by kind, then labels (A, B, then
 // the alternatives), as models list them.
 func CompareConstraints(x, y Constraint) int {

@@ -575,37 +575,40 @@ func mainRoad(m *automaton.Model, withRare bool) []string {
 		}
 		return n
 	}
-	// upstream is the share of the steps into c that come from the road
-	// before its i-th state.
-	inflow := make([]int, n)
-	for _, as := range out {
+	// into lists the steps into each state: (from, count).
+	type step struct{ from, count int }
+	into := make([][]step, n)
+	for f, as := range out {
 		for _, x := range as {
-			inflow[x.to] += x.count
+			into[x.to] = append(into[x.to], step{f, x.count})
 		}
-	}
-	upstream := func(chain []int, i, c int) float64 {
-		if inflow[c] == 0 {
-			return 0
-		}
-		from := 0
-		for _, f := range chain[:i] {
-			for _, x := range out[f] {
-				if x.to == c {
-					from += x.count
-				}
-			}
-		}
-		return float64(from) / float64(inflow[c])
 	}
 	// A detour that fewer sessions enter than half the steps that go
 	// straight past it is not the road; one that more take is, as an
 	// optional step (a greeting a third of the sessions make, the question
 	// some agents ask first), as designers draw their flows. Nor is a state
-	// that most of its steps enter from before the gap (see trunkUpstream).
+	// whose steps come mostly from the road before the gap (trunkUpstream).
 	// A state skipped so is tried again in the next pass, since the states
 	// kept after it may have left a gap that only it fills.
 	chain := []int{start, end}
 	kept := make([]bool, n)
+	at := make([]int, n) // a kept state's place on the chain
+	at[end] = 1
+	// upstream is the share of the steps into c that come from the chain
+	// before its i-th state.
+	upstream := func(i, c int) float64 {
+		from, all := 0, 0
+		for _, x := range into[c] {
+			all += x.count
+			if (x.from == start || kept[x.from]) && at[x.from] < i {
+				from += x.count
+			}
+		}
+		if all == 0 {
+			return 0
+		}
+		return float64(from) / float64(all)
+	}
 	for changed := true; changed; {
 		changed = false
 		for _, c := range cands {
@@ -615,9 +618,12 @@ func mainRoad(m *automaton.Model, withRare bool) []string {
 			for i := 0; i+1 < len(chain); i++ {
 				a, b := chain[i], chain[i+1]
 				if reaches(a, c) && reaches(c, b) {
-					if trunkDetour*m.States[c].Sessions > direct(a, b) && upstream(chain, i, c) <= trunkUpstream {
+					if trunkDetour*m.States[c].Sessions > direct(a, b) && upstream(i, c) <= trunkUpstream {
 						chain = slices.Insert(chain, i+1, c)
 						kept[c], changed = true, true
+						for j := i + 1; j < len(chain); j++ {
+							at[chain[j]] = j
+						}
 					}
 					break
 				}

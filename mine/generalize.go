@@ -382,8 +382,10 @@ func (b *builder) generalize() error {
 	case GeneralizeAnyOrder, GeneralizeLoose:
 		return b.anyOrder()
 	}
+	w := &editWalk{}
 	for vi, v := range b.vars {
-		w := &editWalk{v: v, path: b.paths[vi], lab: g.labs[vi]}
+		w.v, w.path, w.lab = v, b.paths[vi], g.labs[vi]
+		g.checkpoint(w)
 		g.skips(w)
 		g.swaps(w)
 		g.events(w)
@@ -415,11 +417,53 @@ type generalizer struct {
 }
 
 // editWalk is one variant as generalize edits it: its moves, the states it
-// passes (path[0] the start, path[i+1] after move i) and its labels.
+// passes (path[0] the start, path[i+1] after move i) and its labels; and
+// the constraint checker's state after each of its visits (see checkpoint).
 type editWalk struct {
 	v    variant
 	path []int32
 	lab  []uint32
+
+	kept   bool     // the variant keeps every constraint
+	stride int      // the length of one checker state
+	states []uint64 // per j: the state after visiting lab[1..j], stride each
+}
+
+// checkpoint walks w's variant through the constraints once and keeps the
+// checker's state after each visit, so that an edit at visit i is checked
+// from the state the variant had there, and only until its path is back in
+// the state the variant had at the same point: from there on the edited
+// path visits what the variant visits, with the same verdicts.
+func (g *generalizer) checkpoint(w *editWalk) {
+	g.cons.Start()
+	w.states = g.cons.AppendState(w.states[:0])
+	w.stride = len(w.states)
+	w.kept = true
+	for _, mv := range w.v.moves {
+		w.kept = g.cons.Visit(g.b.lg.names[mv.label()]) && w.kept
+		w.states = g.cons.AppendState(w.states)
+	}
+}
+
+// keepsEdit says whether an edit of w's variant keeps every constraint: the
+// variant's visits lab[1..i], then g.mvs, whose moves from k on are the
+// variant's own from move m on. It is keeps, resumed and cut short at the
+// first point where the edited path is back in the variant's state.
+func (g *generalizer) keepsEdit(w *editWalk, i, k, m int) bool {
+	if !w.kept {
+		return g.keeps(w.lab[1:i+1], g.mvs)
+	}
+	at := func(j int) []uint64 { return w.states[j*w.stride : (j+1)*w.stride] }
+	g.cons.Resume(at(i))
+	for t, mv := range g.mvs {
+		if !g.cons.Visit(g.b.lg.names[mv.label()]) {
+			return false
+		}
+		if t+1 >= k && g.cons.InState(at(m+t+1-k)) {
+			return true
+		}
+	}
+	return true
 }
 
 // newGeneralizer prepares the edits: detour events, run caps, the log's
@@ -602,7 +646,7 @@ func (g *generalizer) skips(w *editWalk) {
 		g.targets = append(g.targets, path[i+2])
 		g.mvs = append(g.mvs, v.moves[i+2:]...)
 		g.targets = append(g.targets, path[i+3:]...)
-		if g.keeps(lab[1:i+1], g.mvs) {
+		if g.keepsEdit(w, i, 1, i+2) {
 			g.thread(path[i], 1, GenSkip)
 		}
 	}
@@ -636,7 +680,7 @@ func (g *generalizer) swaps(w *editWalk) {
 		g.targets = append(g.targets, path[i+2], path[i+1], path[i+3])
 		g.mvs = append(g.mvs, v.moves[i+3:]...)
 		g.targets = append(g.targets, path[i+4:]...)
-		if g.keeps(lab[1:i+1], g.mvs) {
+		if g.keepsEdit(w, i, 3, i+3) {
 			g.thread(path[i], 3, GenSwap)
 		}
 	}
