@@ -194,8 +194,15 @@ func (pc *PathChecker) Visit(label string) bool {
 // states so as not to check an edited path's unchanged parts again.
 func (pc *PathChecker) AppendState(buf []uint64) []uint64 { return append(buf, pc.seen...) }
 
-// Resume makes state, from AppendState, the visits since Start.
-func (pc *PathChecker) Resume(state []uint64) { copy(pc.seen, state) }
+// Resume makes state, from AppendState of a checker of the same
+// constraints, the visits since Start. It panics on a state of another
+// length.
+func (pc *PathChecker) Resume(state []uint64) {
+	if len(state) != len(pc.seen) {
+		panic("automaton: PathChecker.Resume: a state of other constraints")
+	}
+	copy(pc.seen, state)
+}
 
 // InState says whether the visits since Start left state.
 func (pc *PathChecker) InState(state []uint64) bool { return slices.Equal(pc.seen, state) }

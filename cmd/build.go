@@ -249,8 +249,9 @@ prerequisites, once-only stages, run caps, the stages sessions start with,
 the outcomes each stage ends with). It accepts the most unseen sessions and
 rejects the fewest wrong ones; compare with eval before guarding with it.
 --generalize loose is any-order less the moves the log argues against: a
-stage never followed by another in so many visits that chance alone is
-unlikely (p < 0.05), while other stages often lead to it, keeps that gap.
+stage never followed by another in so many visits that chance alone would
+do so less than 5% of the time, while other stages often lead to it, keeps
+that gap.
 
 Exit status: 0 ok; 2 trouble (bad flags, unreadable input, an outcome
 expression that does not parse, names a field no record has or compares a

@@ -436,16 +436,21 @@ const trunkDetour = 2
 
 // trunkUpstream keeps a branch beside the road off it: a state is not
 // taken between two states of the road when more than this share of the
-// steps into it come from the road before the first of them. plane_book's
+// steps into it (at least minTestCount of them) come from the road before
+// the first of them, or from states refused so. plane_book's
 // "flight unavailable", the other outcome of the first query, is entered
 // from that query in 118 of 133 steps and from the booking after it in 15:
-// a branch, not the booking's next step. tau-bench airline's
-// update_reservation_flights, entered in 70 of 74 steps from the first
-// user turn, no longer stands after the fifth. Chosen on STAR's five tasks: 0.6
-// to 0.8 give the same trunks; at 0.5 ride_book's "anything else", which
-// 0.6 of its steps enter straight from the query, skipping an optional
-// step, leaves the road; at 0.9 plane_book's branch joins it.
+// a branch, not the booking's next step. Chosen on STAR's five tasks: 0.7
+// and 0.8 give the same trunks; at 0.6 trip_directions' trunk loses a step
+// of the designers' happy path, at 0.5 ride_book's too ("anything else",
+// which 0.6 of its steps enter straight from the query, skipping an
+// optional step); at 0.9 plane_book's branch joins the road.
 const trunkUpstream = 0.7
+
+// maxRoadRounds bounds the rounds of the trunk's search (see mainRoad):
+// each round refuses at least one more state, and a round's trunk is a
+// path whatever it refused.
+const maxRoadRounds = 8
 
 func trunk(m *automaton.Model) []string {
 	path := mainRoad(m, false)
@@ -586,48 +591,90 @@ func mainRoad(m *automaton.Model, withRare bool) []string {
 	// A detour that fewer sessions enter than half the steps that go
 	// straight past it is not the road; one that more take is, as an
 	// optional step (a greeting a third of the sessions make, the question
-	// some agents ask first), as designers draw their flows. Nor is a state
-	// whose steps come mostly from the road before the gap (trunkUpstream).
-	// A state skipped so is tried again in the next pass, since the states
-	// kept after it may have left a gap that only it fills.
-	chain := []int{start, end}
+	// some agents ask first), as designers draw their flows. Nor is a
+	// branch beside the road: a state whose steps come mostly from the road
+	// before the gap, or from states refused so (trunkUpstream). A state
+	// skipped is tried again in the next pass, since the states kept after
+	// it may have left a gap that only it fills; and a gap that the
+	// branch rule leaves without a move of its own is then filled without
+	// it, so that the trunk stays a path. Since the states are taken in
+	// order of sessions, a branch's next state may be kept before the
+	// branch is refused: such a state is refused from the start of another
+	// round (at most maxRoadRounds).
+	var chain []int
 	kept := make([]bool, n)
+	refused := make([]bool, n)
 	at := make([]int, n) // a kept state's place on the chain
-	at[end] = 1
-	// upstream is the share of the steps into c that come from the chain
-	// before its i-th state.
-	upstream := func(i, c int) float64 {
+	// fed is the share of the steps into c that come from the chain before
+	// its i-th state or from states refused and not kept; with i -1, from
+	// states refused, kept since or not. It is 0 below minTestCount steps.
+	fed := func(i, c int) float64 {
 		from, all := 0, 0
 		for _, x := range into[c] {
 			all += x.count
-			if (x.from == start || kept[x.from]) && at[x.from] < i {
+			before := i >= 0 && (x.from == start || kept[x.from]) && at[x.from] < i
+			if before || (refused[x.from] && (i < 0 || !kept[x.from])) {
 				from += x.count
 			}
 		}
-		if all == 0 {
+		if all < minTestCount {
 			return 0
 		}
 		return float64(from) / float64(all)
 	}
-	for changed := true; changed; {
-		changed = false
-		for _, c := range cands {
-			if kept[c] {
-				continue
-			}
-			for i := 0; i+1 < len(chain); i++ {
-				a, b := chain[i], chain[i+1]
-				if reaches(a, c) && reaches(c, b) {
-					if trunkDetour*m.States[c].Sessions > direct(a, b) && upstream(i, c) <= trunkUpstream {
-						chain = slices.Insert(chain, i+1, c)
-						kept[c], changed = true, true
-						for j := i + 1; j < len(chain); j++ {
-							at[chain[j]] = j
-						}
-					}
-					break
+	// fill keeps the states that fit the chain, until none does; strict,
+	// by both rules, else only into gaps without a move of their own.
+	fill := func(strict bool, pre []bool) bool {
+		grew := false
+		for changed := true; changed; {
+			changed = false
+			for _, c := range cands {
+				if kept[c] {
+					continue
+				}
+				i := 0
+				for i+1 < len(chain) && !(reaches(chain[i], c) && reaches(c, chain[i+1])) {
+					i++
+				}
+				if i+1 == len(chain) {
+					continue
+				}
+				d := direct(chain[i], chain[i+1])
+				if trunkDetour*m.States[c].Sessions <= d {
+					continue
+				}
+				if strict && (pre[c] || fed(i, c) > trunkUpstream) {
+					refused[c] = true
+					continue
+				}
+				if !strict && d > 0 {
+					continue
+				}
+				chain = slices.Insert(chain, i+1, c)
+				kept[c], changed, grew = true, true, true
+				for j := i + 1; j < len(chain); j++ {
+					at[chain[j]] = j
 				}
 			}
+		}
+		return grew
+	}
+	pre := make([]bool, n) // refused from the start of a round
+	for round := 0; ; round++ {
+		chain = append(chain[:0], start, end)
+		clear(kept)
+		clear(refused)
+		at[end] = 1
+		for fill(true, pre) || fill(false, pre) {
+		}
+		more := false
+		for _, c := range chain[1 : len(chain)-1] {
+			if !pre[c] && fed(-1, c) > trunkUpstream {
+				pre[c], more = true, true
+			}
+		}
+		if !more || round+1 == maxRoadRounds {
+			break
 		}
 	}
 	path := make([]string, 0, len(chain)-2)

@@ -51,9 +51,9 @@ import (
 // allowed. A rare label, or a label after a rare outcome, is free to move;
 // a common pair the log keeps apart stays apart.
 
-// AbsenceLevel is the level of the loose setting's test: the 0.05 of
-// auto's (see generalize.go), not tuned on the logs it was measured on.
-const AbsenceLevel = 0.05
+// AbsenceLevel is the level of the loose setting's test: auto's (see
+// generalize.go), not tuned on the logs it was measured on.
+const AbsenceLevel = GeneralizeLevel
 
 // anyOrderEnd says whether b builds the any-order end or its loose form.
 func (b *builder) anyOrderEnd() bool {
@@ -94,10 +94,10 @@ func (b *builder) anyOrder() error {
 	sort.Slice(targets, func(i, j int) bool { return b.rank[targets[i]] < b.rank[targets[j]] })
 	if n := len(d.label) * max(len(ev.all), 1) * len(targets); n > MaxAnyOrderMoves {
 		return fmt.Errorf("generalize %s: %d states, %d outcomes and %d labels make %d moves to weigh, more than %d: label the nodes into fewer stages first (fsmine labels suggest)",
-			GeneralizeAnyOrder, len(d.label), len(ev.all), len(targets), n, MaxAnyOrderMoves)
+			b.opt.Generalize, len(d.label), len(ev.all), len(targets), n, MaxAnyOrderMoves)
 	}
 	kind := GenAnyOrder
-	var absent map[[3]uint32]bool
+	var absent map[lpairEv]bool
 	if b.opt.Generalize == GeneralizeLoose {
 		kind, absent = GenLoose, b.absentMoves()
 	}
@@ -128,7 +128,7 @@ func (b *builder) anyOrder() error {
 				if z == a && b.maxRun[a] < 2 {
 					continue // a repeat the run caps deny
 				}
-				if absent[[3]uint32{a, e, z}] {
+				if absent[lpairEv{a, e, z}] {
 					continue // the loose setting's test
 				}
 				if own || ev.leadsAfter(e, z, a) >= minRetryLabels {
@@ -212,16 +212,19 @@ func (ev *orderEvidence) leadsAfter(e, z, a uint32) int {
 }
 
 // absentMoves is the loose setting's test: the moves (label, event, next
-// label) that no session took and whose absence is unlikely by chance.
-// Moves out of the start and detours take no part, as in orderEvidence.
-func (b *builder) absentMoves() map[[3]uint32]bool {
+// label) that no session took and whose absence is unlikely by chance. A
+// label's repeats are no evidence of what follows other labels, so they
+// count on neither side of p; whether a label repeats is its run cap's to
+// say. Moves out of the start and detours take no part, as in
+// orderEvidence. The end is a label here too: a session ends after A only
+// where the log does not argue against it.
+func (b *builder) absentMoves() map[lpairEv]bool {
 	d := b.d
-	type pair = [2]uint32
-	ended := map[pair]int{}  // (label, event): visits ending with it
-	out := map[uint32]int{}  // label: moves out of it
-	into := map[uint32]int{} // label: moves into it
-	took := map[pair]int{}   // (label, next label): moves, any event
-	seen := map[[3]uint32]bool{}
+	ended := map[levent]int{} // (label, event): visits ending with it
+	out := map[uint32]int{}   // label: moves out of it to another label
+	into := map[uint32]int{}  // label: moves into it from another label
+	took := map[lpair]int{}   // (label, next label): moves, any event
+	seen := map[lpairEv]bool{}
 	total := 0
 	for k, t := range b.trans {
 		e := k.mv.event()
@@ -229,27 +232,30 @@ func (b *builder) absentMoves() map[[3]uint32]bool {
 			continue
 		}
 		a, z := d.label[k.from], k.mv.label()
-		ended[pair{a, e}] += t.count
+		ended[levent{a, e}] += t.count
+		seen[lpairEv{a, e, z}] = true
+		if a == z {
+			continue
+		}
 		out[a] += t.count
 		into[z] += t.count
-		took[pair{a, z}] += t.count
-		seen[[3]uint32{a, e, z}] = true
+		took[lpair{a, z}] += t.count
 		total += t.count
 	}
-	absent := map[[3]uint32]bool{}
+	absent := map[lpairEv]bool{}
 	for ae, n := range ended {
-		a := ae[0]
-		rest := total - out[a]
+		rest := total - out[ae.a]
 		if rest <= 0 {
 			continue
 		}
 		for z, c := range into {
-			if seen[[3]uint32{a, ae[1], z}] {
+			mv := lpairEv{ae.a, ae.e, z}
+			if z == ae.a || seen[mv] {
 				continue
 			}
-			p := float64(c-took[pair{a, z}]) / float64(rest)
+			p := float64(c-took[lpair{ae.a, z}]) / float64(rest)
 			if math.Pow(1-p, float64(n)) < AbsenceLevel {
-				absent[[3]uint32{a, ae[1], z}] = true
+				absent[mv] = true
 			}
 		}
 	}

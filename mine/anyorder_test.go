@@ -115,6 +115,19 @@ func TestLoose(t *testing.T) {
 			t.Errorf("any-order: %s marked %q, want %q", tt.move, got, tt.anyOrder)
 		}
 	}
+	// z's repeats are no evidence that z follows other labels: after 20
+	// visits of a, z (4 visits from other labels, then runs) stays open.
+	var runs []string
+	for range 20 {
+		runs = append(runs, "id:ok a:ok y:ok", "id:ok x:ok y:ok")
+	}
+	for range 4 {
+		runs = append(runs, "id:ok x:ok z:ok z:ok z:ok z:ok z:ok z:ok y:ok")
+	}
+	opt.Generalize = GeneralizeLoose
+	if got := moves(mustBuild(t, opt, ReadOptions{}, strInput("runs", sessionsJSONL(runs...))))["a -ok-> z"]; got != GenLoose {
+		t.Errorf("loose, z repeating: a -ok-> z marked %q, want %q", got, GenLoose)
+	}
 	c := conform.New(loose, conform.Options{})
 	if v := c.Check(movesOf("id:ok b:ok a:ok d:ok")); v.Deviation == nil || v.Deviation.Kind != conform.KindIllegalTransition {
 		t.Errorf("loose: a then d: %+v, want an illegal transition", v.Deviation)

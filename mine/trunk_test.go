@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
 )
 
 // repeat returns n copies of s.
@@ -73,6 +75,18 @@ func TestTrunkMainRoad(t *testing.T) {
 			want: "q avail book succ bye",
 		},
 		{
+			// retry follows only the branch: it is a branch too, and the
+			// road keeps to the steps it joins by moves of their own.
+			name: "what follows a branch is the branch",
+			sessions: slices.Concat(
+				repeat(6, "q:ok book:ok bye:ok"),
+				repeat(6, "q:ok book:ok succ:ok bye:ok"),
+				repeat(8, "q:ok unavail:ok retry:ok bye:ok"),
+				repeat(2, "q:ok book:ok unavail:ok retry:ok bye:ok"),
+			),
+			want: "q book succ bye",
+		},
+		{
 			name: "a loop is not repeated",
 			sessions: slices.Concat(
 				repeat(3, "a:ok b:retry a:ok b:ok c:ok"),
@@ -91,6 +105,19 @@ func TestTrunkMainRoad(t *testing.T) {
 			m := mustBuild(t, labelOpts(), ReadOptions{}, strInput("a.jsonl", sessionsJSONL(tt.sessions...)))
 			if got := strings.Join(m.Trunk, " "); got != tt.want {
 				t.Errorf("trunk = %q, want %q", got, tt.want)
+			}
+			// The trunk is a path: a move joins each state to the next.
+			moved := map[[2]string]bool{}
+			for _, tr := range m.Transitions {
+				if tr.Count > 0 {
+					moved[[2]string{tr.From, tr.To}] = true
+				}
+			}
+			road := slices.Concat([]string{automaton.StartID}, m.Trunk, []string{automaton.EndID})
+			for i := 0; i+1 < len(road); i++ {
+				if !moved[[2]string{road[i], road[i+1]}] {
+					t.Errorf("no move from %s to %s on the trunk %v", road[i], road[i+1], m.Trunk)
+				}
 			}
 		})
 	}
