@@ -41,12 +41,11 @@ func Write(path string, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	prefix := "." + filepath.Base(path) + ".tmp-"
 	sweepTempFiles(dir, prefix)
-	f, err := os.CreateTemp(dir, prefix+"*")
+	f, err := tempFiles.create(dir, prefix+"*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
-	tempFiles.add(tmp)
 	defer tempFiles.remove(tmp)
 	fail := func(err error) error {
 		f.Close()
@@ -84,7 +83,19 @@ type tempSet struct {
 	m  map[string]bool
 }
 
-func (s *tempSet) add(path string)    { s.mu.Lock(); s.m[path] = true; s.mu.Unlock() }
+// create creates a temporary file as os.CreateTemp does and adds it to the
+// set under one lock, so that RemoveTemps never runs between the two and
+// misses a file that is already there.
+func (s *tempSet) create(dir, pattern string) (*os.File, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, err := os.CreateTemp(dir, pattern)
+	if err == nil {
+		s.m[f.Name()] = true
+	}
+	return f, err
+}
+
 func (s *tempSet) remove(path string) { s.mu.Lock(); delete(s.m, path); s.mu.Unlock() }
 
 // RemoveTemps removes the temporary files that Write is
