@@ -109,8 +109,9 @@ func newAnalysis(lg *mine.Log) (*analysis, error) {
 	a.findTurns()
 	a.findTasks()
 	a.findFreeText()
-	// Names that differ by a failure (plane_flight_available,
-	// plane_flight_unavailable) are no family: two outcomes of one step.
+	// A name that says a failure and one that does not are no family, for
+	// the merges and the branches alike (plane_flight_available and
+	// plane_flight_unavailable: two outcomes of one step).
 	a.aff = make([][]float64, n)
 	for i := range n {
 		a.aff[i] = make([]float64, n)
