@@ -411,15 +411,19 @@ func weightedMaxP95(vals, weights []int) (int, int) {
 // __end__, built from the states that the most sessions entered. It takes
 // the states from most to fewest sessions (then most visits, then by id)
 // and keeps a state when one start-to-end path can pass through it and every
-// state kept before it. Paths follow the observed forward transitions: not
-// back edges (which close loops, so the trunk repeats no state), not
+// state kept before it, unless it is a detour few take or a branch beside
+// the road (see mainRoad). Paths follow the observed forward transitions:
+// not back edges (which close loops, so the trunk repeats no state), not
 // generalised ones, and not rare ones unless the common ones alone do not
 // reach __end__. Reachability along forward transitions is a partial
 // order, so the kept states form a chain, and a chain that no further state
 // fits into is a path: any state that could stand between two consecutive
-// kept states would have been kept. The ending follows from the states kept,
-// so a short path that many sessions take to an early exit loses to a road
-// through the stages most sessions pass.
+// kept states would have been kept. A gap that the two rules leave without
+// a move of its own is filled without them, so the trunk is a path all the
+// same. The ending follows from the states kept, so a short path that many
+// sessions take to an early exit loses to a road through the stages most
+// sessions pass.
+//
 // Trunk returns the trunk of m as the miner computes it (see trunk), for a
 // model that was not mined: one read back from an export or designed. It is
 // nil when no path of observed transitions leads from __start__ to __end__.
