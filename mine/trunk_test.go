@@ -1,6 +1,8 @@
 package mine
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -106,19 +108,75 @@ func TestTrunkMainRoad(t *testing.T) {
 			if got := strings.Join(m.Trunk, " "); got != tt.want {
 				t.Errorf("trunk = %q, want %q", got, tt.want)
 			}
-			// The trunk is a path: a move joins each state to the next.
-			moved := map[[2]string]bool{}
-			for _, tr := range m.Transitions {
-				if tr.Count > 0 {
-					moved[[2]string{tr.From, tr.To}] = true
-				}
-			}
-			road := slices.Concat([]string{automaton.StartID}, m.Trunk, []string{automaton.EndID})
-			for i := 0; i+1 < len(road); i++ {
-				if !moved[[2]string{road[i], road[i+1]}] {
-					t.Errorf("no move from %s to %s on the trunk %v", road[i], road[i+1], m.Trunk)
-				}
-			}
+			checkTrunkPath(t, m)
 		})
+	}
+}
+
+// checkTrunkPath fails t unless a move sessions took joins each state of
+// m's trunk to the next, from __start__ to __end__.
+func checkTrunkPath(t *testing.T, m *automaton.Model) {
+	t.Helper()
+	moved := map[[2]string]bool{}
+	for _, tr := range m.Transitions {
+		if tr.Count > 0 {
+			moved[[2]string{tr.From, tr.To}] = true
+		}
+	}
+	road := slices.Concat([]string{automaton.StartID}, m.Trunk, []string{automaton.EndID})
+	for i := 0; i+1 < len(road); i++ {
+		if !moved[[2]string{road[i], road[i+1]}] {
+			t.Errorf("no move from %s to %s on the trunk %v", road[i], road[i+1], m.Trunk)
+		}
+	}
+}
+
+// TestTrunkIsAPath: on random logs (sessions of a random Markov chain over
+// a few labels, with branches that rejoin, skips and loops), with either
+// merge, the trunk is a path of moves, whatever the detour and branch rules
+// refused on the way.
+func TestTrunkIsAPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 300 {
+		labels := 4 + r.IntN(8)
+		next := make([][]int, labels) // per label: its successors, with repeats as weights
+		for a := range next {
+			for range 1 + r.IntN(3) {
+				b := a + 1 + r.IntN(3)
+				if r.IntN(6) == 0 {
+					b = r.IntN(labels) // a loop
+				}
+				next[a] = append(next[a], min(b, labels-1))
+				if r.IntN(2) == 0 {
+					next[a] = append(next[a], next[a][0]) // a busier road
+				}
+			}
+		}
+		var sessions []string
+		for range 50 + r.IntN(250) {
+			var steps []string
+			at := 0
+			if r.IntN(4) == 0 {
+				at = r.IntN(labels)
+			}
+			for len(steps) < 40 {
+				steps = append(steps, fmt.Sprintf("n%d:e%d", at, r.IntN(2)))
+				if at == labels-1 || r.IntN(12) == 0 {
+					break
+				}
+				at = next[at][r.IntN(len(next[at]))]
+			}
+			sessions = append(sessions, strings.Join(steps, " "))
+		}
+		for _, merge := range Merges {
+			opt := DefaultOptions()
+			opt.Merge = merge
+			m := mustBuild(t, opt, ReadOptions{}, strInput("random.jsonl", sessionsJSONL(sessions...)))
+			if len(m.Trunk) == 0 {
+				t.Errorf("trial %d, %s: no trunk", trial, merge)
+				continue
+			}
+			checkTrunkPath(t, m)
+		}
 	}
 }
