@@ -301,8 +301,7 @@ func (m *Model) State(id string) *State {
 // Next returns the transition that mv takes out of state from, or nil when
 // the model has none.
 func (m *Model) Next(from string, mv Move) *Transition {
-	ix := m.idx()
-	if i, ok := ix.next[moveKey{from, mv.Event, mv.Label}]; ok {
+	if i := m.NextIndex(from, mv); i >= 0 {
 		return &m.Transitions[i]
 	}
 	return nil

@@ -493,15 +493,14 @@ func (c *Checker) Check(moves []automaton.Move) Verdict {
 }
 
 // riskRest adds to r the cost of moves, the rest of a session from move i
-// on, made from state at (-1: not known), the first of which the model has
-// no transition for.
+// on, made from state at (-1: not known).
 func (c *Checker) riskRest(r *Risk, moves []automaton.Move, i int, at int32) {
 	for k, mv := range moves {
 		from := ""
 		if at >= 0 {
 			from = c.ids[at]
 		}
-		if k > 0 && at >= 0 {
+		if at >= 0 {
 			if sym, ok := c.syms[mv]; ok {
 				if ti, ok := c.next[uint64(at)<<32|uint64(sym)]; ok {
 					r.add(i+k, c.risk.Trans[ti], from)

@@ -2,7 +2,6 @@ package conform
 
 import (
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/automaton/internal/risk"
 )
 
 // Risk is a session's surprisal under a model: Bits is the sum over its
@@ -27,35 +26,11 @@ func (r *Risk) add(i int, bits float64, from string) {
 	}
 }
 
-// Surprisal returns the surprisal of moves under m (see Risk). It walks the
-// model with NextIndex; Checker.Check returns the same figure with its
-// verdict at less cost.
+// Surprisal returns the surprisal of moves under m (see Risk): what
+// Checker.Check returns with its verdict, for a caller with no checker.
 func Surprisal(m *automaton.Model, moves []automaton.Move) Risk {
-	rt := risk.New(m)
-	state := make(map[string]int, len(m.States))
-	for i, s := range m.States {
-		state[s.ID] = i
-	}
+	c := New(m, Options{})
 	r := Risk{MaxMove: -1}
-	at := -1
-	if i, ok := state[automaton.StartID]; ok {
-		at = i
-	}
-	for k, mv := range moves {
-		from := ""
-		ti := -1
-		if at >= 0 {
-			from = m.States[at].ID
-			ti = m.NextIndex(from, mv)
-		}
-		if ti >= 0 {
-			r.add(k, rt.Trans[ti], from)
-			at = state[m.Transitions[ti].To]
-			continue
-		}
-		b, to := rt.Unseen(at, mv.Label)
-		r.add(k, b, from)
-		at = to
-	}
+	c.riskRest(&r, moves, 0, c.start)
 	return r
 }
