@@ -378,26 +378,17 @@ func scoreSamples(lg *mine.Log, train, test []*sample, bopt mine.Options, by *by
 	}
 	succeeded, failed := in(func(s *sample) bool { return !s.failed }), in(func(s *sample) bool { return s.failed })
 	every := in(func(*sample) bool { return true })
-	ok, err := checkerOf(lg, succeeded, bopt, nil)
+	ok, okBy, err := checkersOf(lg, succeeded, bopt, by)
 	if err != nil {
 		return nil, err
 	}
-	bad, err := checkerOf(lg, failed, bopt, nil)
+	bad, _, err := checkersOf(lg, failed, bopt, nil)
 	if err != nil {
 		return nil, err
 	}
-	all, err := checkerOf(lg, every, bopt, nil)
+	all, allBy, err := checkersOf(lg, every, bopt, by)
 	if err != nil {
 		return nil, err
-	}
-	var okBy, allBy func(id string) *conform.Checker
-	if by != nil {
-		if okBy, err = checkerOf(lg, succeeded, bopt, by); err != nil {
-			return nil, err
-		}
-		if allBy, err = checkerOf(lg, every, bopt, by); err != nil {
-			return nil, err
-		}
 	}
 	nan := math.NaN()
 	bits := func(c func(id string) *conform.Checker, s *sample) float64 {
@@ -419,39 +410,40 @@ func scoreSamples(lg *mine.Log, train, test []*sample, bopt mine.Options, by *by
 	return out, nil
 }
 
-// checkerOf mines a model from the sessions of lg in keep (indices into
-// lg.Sessions), conditioned as by says when by is not nil, and returns the
-// checker of the model that judges a session, by its id; nil when keep is
-// empty.
-func checkerOf(lg *mine.Log, keep map[int]bool, bopt mine.Options, by *byModels) (func(id string) *conform.Checker, error) {
+// checkersOf mines a model from the sessions of lg in keep (indices into
+// lg.Sessions) and returns the checker of that model and, when by is not
+// nil, of the model conditioned as by says, which judges a session by its
+// id; nils when keep is empty. The conditioned model's shared map is the
+// model itself, so it is mined once.
+func checkersOf(lg *mine.Log, keep map[int]bool, bopt mine.Options, by *byModels) (shared, byID func(id string) *conform.Checker, err error) {
 	if len(keep) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	sub := lg.Subset(func(s *mine.Session) bool { return keep[sessionIndex(lg, s)] })
 	var m *automaton.Model
-	var err error
 	if by != nil {
 		m, err = mine.BuildBy(sub, bopt, by.opt, by.values)
 	} else {
 		m, err = mine.Build(sub, bopt)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Only the risk is wanted: an alignment of one node is enough.
 	checkers := map[*automaton.Model]*conform.Checker{}
-	return func(id string) *conform.Checker {
-		sm := m
-		if by != nil {
-			sm = m.For(by.values[id])
-		}
+	of := func(sm *automaton.Model) *conform.Checker {
 		c := checkers[sm]
 		if c == nil {
 			c = conform.New(sm, conform.Options{MaxAlignStates: 1})
 			checkers[sm] = c
 		}
 		return c
-	}, nil
+	}
+	shared = func(string) *conform.Checker { return of(m) }
+	if by != nil {
+		byID = func(id string) *conform.Checker { return of(m.For(by.values[id])) }
+	}
+	return shared, byID, nil
 }
 
 // sessionIndex returns the index of s in lg.Sessions; s must point into it.
