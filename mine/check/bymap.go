@@ -20,8 +20,7 @@ type MapCount struct {
 type byMaps struct {
 	m        *automaton.Model
 	values   map[string]string
-	opt      conform.Options
-	checkers map[*automaton.Model]*conform.Checker
+	checkers *conform.Checkers
 }
 
 // ConditionOn has the collector judge each session of a conditioned model
@@ -35,22 +34,18 @@ func (r *Collector) ConditionOn(m *automaton.Model, values map[string]string, op
 	if m.By == nil {
 		return
 	}
-	r.by = &byMaps{m: m, values: values, opt: opt, checkers: map[*automaton.Model]*conform.Checker{m: r.c}}
+	cs := conform.NewCheckers(opt)
+	cs.Put(m, r.c)
+	r.by = &byMaps{m: m, values: values, checkers: cs}
 }
 
 // checker returns the checker of session id and the name of its map.
 func (b *byMaps) checker(id string) (*conform.Checker, string) {
 	v, ok := b.values[id]
 	if !ok {
-		return b.checkers[b.m], automaton.SharedMap
+		return b.checkers.For(b.m), automaton.SharedMap
 	}
-	sm := b.m.For(v)
-	c := b.checkers[sm]
-	if c == nil {
-		c = conform.New(sm, b.opt)
-		b.checkers[sm] = c
-	}
-	return c, b.m.MapName(v)
+	return b.checkers.For(b.m.For(v)), b.m.MapName(v)
 }
 
 // mapCounts sums results by map, the shared map first, then by name.

@@ -621,18 +621,12 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 		}
 		sc.GenOutside = addGenOutside(nil, outside...)
 	}
-	checkers := map[*automaton.Model]*conform.Checker{}
+	checkers := conform.NewCheckers(conform.Options{})
 	checkerOf := func(i int) *conform.Checker {
-		sm := m
 		if s.By != "" {
-			sm = m.For(values[t.ids[i]])
+			return checkers.For(m.For(values[t.ids[i]]))
 		}
-		c := checkers[sm]
-		if c == nil {
-			c = conform.New(sm, conform.Options{})
-			checkers[sm] = c
-		}
-		return c
+		return checkers.For(m)
 	}
 	for i, mvs := range t.sessions {
 		v := checkerOf(i).Check(mvs)

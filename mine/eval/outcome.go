@@ -430,18 +430,10 @@ func checkersOf(lg *mine.Log, keep map[int]bool, bopt mine.Options, by *byModels
 		return nil, nil, err
 	}
 	// Only the risk is wanted: an alignment of one node is enough.
-	checkers := map[*automaton.Model]*conform.Checker{}
-	of := func(sm *automaton.Model) *conform.Checker {
-		c := checkers[sm]
-		if c == nil {
-			c = conform.New(sm, conform.Options{MaxAlignStates: 1})
-			checkers[sm] = c
-		}
-		return c
-	}
-	shared = func(string) *conform.Checker { return of(m) }
+	checkers := conform.NewCheckers(conform.Options{MaxAlignStates: 1})
+	shared = func(string) *conform.Checker { return checkers.For(m) }
 	if by != nil {
-		byID = func(id string) *conform.Checker { return of(m.For(by.values[id])) }
+		byID = func(id string) *conform.Checker { return checkers.For(m.For(by.values[id])) }
 	}
 	return shared, byID, nil
 }
