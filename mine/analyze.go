@@ -85,7 +85,7 @@ func (b *builder) model() *automaton.Model {
 	for _, k := range keys {
 		t := b.trans[k]
 		p := float64(t.count) / float64(outflow[k.from])
-		rare := (b.opt.RareCount > 0 && t.count < b.opt.RareCount) || (b.opt.RareRatio > 0 && p < b.opt.RareRatio)
+		rare := isRare(t.count, p, b.opt.RareCount, b.opt.RareRatio)
 		m.Transitions = append(m.Transitions, automaton.Transition{
 			From: ids[k.from], Event: lg.names[k.mv.event()], To: ids[t.to],
 			Count: t.count, Sessions: t.sessions, Prob: Round6(p), Rare: rare, BackEdge: back[k],
@@ -718,6 +718,13 @@ func Round3(x float64) float64 { return math.Round(x*1e3) / 1e3 }
 // Round6 rounds x to 6 decimals, as models and reports write shares,
 // probabilities and fitness.
 func Round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+
+// isRare says whether a transition taken count times, a share p of its
+// source's outflow, is rare under the thresholds rareCount and rareRatio
+// (see Options; 0 turns one off).
+func isRare(count int, p float64, rareCount int, rareRatio float64) bool {
+	return (rareCount > 0 && count < rareCount) || (rareRatio > 0 && p < rareRatio)
+}
 
 // transKeys returns the keys of the walked transitions in a fixed order: by
 // source state, then by move (see lessMove).

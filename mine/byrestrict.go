@@ -94,8 +94,7 @@ func restrictedMap(m *automaton.Model, lg *Log, values map[string]string, v, mod
 			if outflow[t.From] > 0 {
 				p = float64(t.Count) / float64(outflow[t.From])
 			}
-			rc, rr := m.Params.RareCount, m.Params.RareRatio
-			t.Prob, t.Rare = Round6(p), (rc > 0 && t.Count < rc) || (rr > 0 && p < rr)
+			t.Prob, t.Rare = Round6(p), isRare(t.Count, p, m.Params.RareCount, m.Params.RareRatio)
 		}
 		sub.Transitions = append(sub.Transitions, t)
 	}
