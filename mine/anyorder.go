@@ -78,15 +78,7 @@ func (b *builder) anyOrder() error {
 	ev := b.orderEvidence()
 	// Each label's most visited state (the end's own for the end), in the
 	// order of the labels' names.
-	best := map[uint32]int32{}
-	for s, l := range d.label {
-		if s == 0 {
-			continue
-		}
-		if cur, ok := best[l]; !ok || b.visits[s] > b.visits[cur] {
-			best[l] = int32(s)
-		}
-	}
+	best := b.mostVisited()
 	targets := make([]uint32, 0, len(best))
 	for l := range best {
 		targets = append(targets, l)

@@ -413,6 +413,7 @@ type generalizer struct {
 	add     []dkey
 	addTo   []int32
 	occ     [][]pathPos // per state: places on training paths (followKeeps)
+	prefix  []uint64    // the checker's state after a prefix (followKeeps)
 	labs    [][]uint32  // per variant: its labels (see labels)
 }
 
@@ -776,13 +777,7 @@ func (b *builder) follow(g *generalizer) {
 	sort.Slice(labels, func(i, j int) bool { return b.rank[labels[i]] < b.rank[labels[j]] })
 	// The most visited state of each label, and the event that most often
 	// ends a label's visits.
-	best := map[uint32]int32{}
-	for s := range d.label {
-		l := d.label[s]
-		if cur, ok := best[l]; !ok || b.visits[s] > b.visits[cur] {
-			best[l] = int32(s)
-		}
-	}
+	best := b.mostVisited()
 	// The components that hold a mined loop: a follow move into one may
 	// close a cycle through its source, which then joins the loop and its
 	// measured cap (a second request after an action, where the log shows
@@ -872,6 +867,21 @@ func (b *builder) follow(g *generalizer) {
 	}
 }
 
+// mostVisited returns each label's most visited state (the first of those
+// tied), the start aside.
+func (b *builder) mostVisited() map[uint32]int32 {
+	best := map[uint32]int32{}
+	for s, l := range b.d.label {
+		if s == 0 {
+			continue
+		}
+		if cur, ok := best[l]; !ok || b.visits[s] > b.visits[cur] {
+			best[l] = int32(s)
+		}
+	}
+	return best
+}
+
 // followKeeps says whether the move from state u into label z, then on from
 // state to, keeps the constraints on some path the log took: a prefix of a
 // training path into u, then z, then the rest of a training path from to
@@ -890,15 +900,25 @@ func (g *generalizer) followKeeps(u int32, z uint32, to int32) bool {
 			}
 		}
 	}
+	names := g.b.lg.names
 	for _, pu := range g.occ[u] {
-		lab := g.labs[pu.v]
-		prefix := lab[1 : pu.i+1]
+		// The prefix is walked once, each rest from the state it leaves.
+		if !g.keeps(g.labs[pu.v][1:pu.i+1], nil) {
+			continue
+		}
+		g.prefix = g.cons.AppendState(g.prefix[:0])
+	rests:
 		for _, pt := range g.occ[to] {
-			g.mvs = append(g.mvs[:0], mkMove(0, z))
-			g.mvs = append(g.mvs, g.b.vars[pt.v].moves[pt.i:]...)
-			if g.keeps(prefix, g.mvs) {
-				return true
+			g.cons.Resume(g.prefix)
+			if !g.cons.Visit(names[z]) {
+				continue
 			}
+			for _, mv := range g.b.vars[pt.v].moves[pt.i:] {
+				if !g.cons.Visit(names[mv.label()]) {
+					continue rests
+				}
+			}
+			return true
 		}
 	}
 	return false
