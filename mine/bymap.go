@@ -73,7 +73,7 @@ func BuildBy(lg *Log, opt Options, by ByOptions, values map[string]string) (*aut
 	if lg.Streamed {
 		return nil, fmt.Errorf("by %s: the log was read streaming; read it whole", field)
 	}
-	count := map[string]int{}
+	of := map[string][]int{} // per value: its sessions, indices into lg.Sessions
 	unvalued := 0
 	for i := range lg.Sessions {
 		id := lg.Sessions[i].ID
@@ -85,29 +85,29 @@ func BuildBy(lg *Log, opt Options, by ByOptions, values map[string]string) (*aut
 		if err := automaton.ValidByValue(v); err != nil {
 			return nil, fmt.Errorf("by %s: session %q: %w", field, id, err)
 		}
-		count[v]++
+		of[v] = append(of[v], i)
 	}
-	if len(lg.Sessions) > 0 && len(count) == 0 {
+	if len(lg.Sessions) > 0 && len(of) == 0 {
 		return nil, fmt.Errorf("by %s: %w: none of the %d sessions' records has it", field, ErrByField, len(lg.Sessions))
 	}
 	m, err := Build(lg, opt)
 	if err != nil {
 		return nil, err
 	}
-	b := &automaton.By{Field: field, Mode: mode, MinSessions: minSessions, Values: len(count), Unvalued: unvalued, Shared: unvalued}
+	b := &automaton.By{Field: field, Mode: mode, MinSessions: minSessions, Values: len(of), Unvalued: unvalued, Shared: unvalued}
 	var kept []string
-	for v, n := range count {
-		if n >= minSessions {
+	for v, is := range of {
+		if len(is) >= minSessions {
 			kept = append(kept, v)
 		} else {
-			b.Shared += n
+			b.Shared += len(is)
 		}
 	}
 	sort.Strings(kept)
 	b.Maps = make([]automaton.SubMap, 0, len(kept))
 	for _, v := range kept {
 		if mode != "" {
-			b.Maps = append(b.Maps, restrictedMap(m, lg, values, v, mode))
+			b.Maps = append(b.Maps, restrictedMap(m, lg, of[v], v, mode))
 			continue
 		}
 		sub, err := buildValue(lg, opt, values, v)

@@ -9,7 +9,7 @@ import (
 
 // restrictedMap returns the sub-map of value v in mode automaton.ByStages
 // or automaton.ByMoves: the shared map m restricted to the labels that the
-// sessions of lg with value v visit and, in ByMoves, to the moves between
+// sessions of lg with value v (sessions, indices into lg.Sessions) visit and, in ByMoves, to the moves between
 // labels (one label after another, whatever the event; __start__ to the
 // first, the last to __end__) that those sessions made. A value's few
 // sessions rarely show every order of its stages, but they do show which
@@ -34,17 +34,14 @@ import (
 //     occur (see restrictConstraint).
 //
 // Sessions, Events and Variants are the value's, Trunk the restriction's.
-func restrictedMap(m *automaton.Model, lg *Log, values map[string]string, v, mode string) automaton.SubMap {
+func restrictedMap(m *automaton.Model, lg *Log, sessions []int, v, mode string) automaton.SubMap {
 	labels := map[string]bool{automaton.StartID: true, automaton.EndID: true}
 	moves := map[[2]string]bool{}
 	sub := automaton.SubMap{Value: v, Initial: m.Initial}
 	paths := map[string]bool{}
 	var path []byte
-	for i := range lg.Sessions {
+	for _, i := range sessions {
 		s := &lg.Sessions[i]
-		if x, ok := values[s.ID]; !ok || x != v {
-			continue
-		}
 		sub.Sessions++
 		sub.Events += len(s.Visits)
 		path = path[:0]

@@ -41,7 +41,6 @@ func TestRestrictKeepsTheCapOfAGeneralisedBackEdge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vals := map[string]string{"s0": "v", "s1": "v"}
 	long := []automaton.Move{{Label: "C"}}
 	for i := 0; i < 20; i++ {
 		long = append(long, automaton.Move{Event: "ok", Label: "D"}, automaton.Move{Event: "ok", Label: "B"}, automaton.Move{Event: "ok", Label: "C"})
@@ -51,7 +50,7 @@ func TestRestrictKeepsTheCapOfAGeneralisedBackEdge(t *testing.T) {
 		t.Fatal("the shared map fits 20 turns of a loop capped at 1")
 	}
 	for _, mode := range []string{automaton.ByStages, automaton.ByMoves} {
-		sub := restrictedMap(m, lg, vals, "v", mode)
+		sub := restrictedMap(m, lg, []int{0, 1}, "v", mode)
 		sm := &automaton.Model{Schema: m.Schema, Initial: sub.Initial, States: sub.States, Transitions: sub.Transitions, Loops: sub.Loops, Constraints: sub.Constraints}
 		if err := sm.Validate(); err != nil {
 			t.Fatal(err)
