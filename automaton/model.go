@@ -298,6 +298,17 @@ func (m *Model) State(id string) *State {
 	return nil
 }
 
+// StandsFor reports whether state s rather than t stands for their label
+// where one state must (a step the model has no transition for resumes at
+// its label's state): the more visited, then the smaller id. The guard and
+// the risk walk resume alike by it.
+func StandsFor(s, t *State) bool {
+	if s.Visits != t.Visits {
+		return s.Visits > t.Visits
+	}
+	return s.ID < t.ID
+}
+
 // Next returns the transition that mv takes out of state from, or nil when
 // the model has none.
 func (m *Model) Next(from string, mv Move) *Transition {

@@ -511,7 +511,7 @@ func compile(m *automaton.Model, p *Policy) (*compiled, error) {
 			gs.loop = li
 		}
 		c.states[s.ID] = gs
-		if prev, ok := c.labels[s.Label]; !ok || betterCanonical(m, s, prev.id) {
+		if prev, ok := c.labels[s.Label]; !ok || automaton.StandsFor(s, &m.States[prev.index]) {
 			c.labels[s.Label] = gs
 		}
 	}
@@ -694,16 +694,6 @@ func (k *cond) holds(v string, kind SlotKind, ok bool) bool {
 		return kind == k.eqKind && v == k.eq
 	}
 	return ok && k.re.MatchString(v)
-}
-
-// betterCanonical reports whether s should stand for its label rather than
-// the state with id prev: more visits win, then the smaller id.
-func betterCanonical(m *automaton.Model, s *automaton.State, prev string) bool {
-	p := m.State(prev)
-	if s.Visits != p.Visits {
-		return s.Visits > p.Visits
-	}
-	return s.ID < p.ID
 }
 
 func (c *compiled) capOf(t *automaton.Transition) capRef {

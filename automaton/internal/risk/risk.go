@@ -87,7 +87,7 @@ func New(m *automaton.Model) *Tables {
 		if _, ok := into[s.Label]; !ok && s.ID != automaton.StartID {
 			into[s.Label] = 0
 		}
-		if j, ok := rt.common[s.Label]; !ok || s.Visits > m.States[j].Visits || (s.Visits == m.States[j].Visits && s.ID < m.States[j].ID) {
+		if j, ok := rt.common[s.Label]; !ok || automaton.StandsFor(&m.States[i], &m.States[j]) {
 			rt.common[s.Label] = i
 		}
 	}
