@@ -14,8 +14,9 @@ type byCompiled struct {
 }
 
 // compileBy compiles the sub-maps of a conditioned model m under policy p,
-// which must fit each of them as it fits the shared map.
-func (c *compiled) compileBy(m *automaton.Model, p *Policy) error {
+// which must fit each of them as it fits the shared map, with the patterns
+// compiled once for the shared map.
+func (c *compiled) compileBy(m *automaton.Model, p *Policy, patterns *policyPatterns) error {
 	if m.By == nil {
 		return nil
 	}
@@ -23,7 +24,7 @@ func (c *compiled) compileBy(m *automaton.Model, p *Policy) error {
 	c.by.subs = make(map[string]*compiled, len(m.By.Maps))
 	for i := range m.By.Maps {
 		v := m.By.Maps[i].Value
-		sc, err := compile(m.For(v), p)
+		sc, err := compileWith(m.For(v), p, patterns)
 		if err != nil {
 			return fmt.Errorf("by %s: the map of value %q: %w", m.By.Field, v, err)
 		}

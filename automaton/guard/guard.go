@@ -422,6 +422,12 @@ func compile(m *automaton.Model, p *Policy) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
+	return compileWith(m, p, patterns)
+}
+
+// compileWith is compile with the patterns p.checkForm compiled, which the
+// sub-maps of a conditioned model share.
+func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*compiled, error) {
 	c := &compiled{
 		m:       m,
 		cons:    compileConstraints(m.Constraints),
@@ -550,7 +556,7 @@ func compile(m *automaton.Model, p *Policy) (*compiled, error) {
 			c.fbState = c.states[s.ID]
 		}
 	}
-	return c, c.compileBy(m, p)
+	return c, c.compileBy(m, p, patterns)
 }
 
 // compileSlots prepares the policy's slots, states and transitions, whose
