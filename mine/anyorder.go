@@ -99,6 +99,7 @@ func (b *builder) anyOrder() error {
 			b.gen[k] = genEdge{to: best[z], kind: kind}
 		}
 	}
+	allowed := map[uint32][]move{} // per label: its moves, computed once
 	for u := range d.label {
 		a := d.label[u]
 		switch {
@@ -114,22 +115,37 @@ func (b *builder) anyOrder() error {
 			}
 			continue
 		}
-		for _, e := range ev.all {
-			own := ev.own[levent{a, e}]
-			for _, z := range targets {
-				if z == a && b.maxRun[a] < 2 {
-					continue // a repeat the run caps deny
-				}
-				if absent[lpairEv{a, e, z}] {
-					continue // the loose setting's test
-				}
-				if own || ev.leadsAfter(e, z, a) >= minRetryLabels {
-					add(int32(u), e, z)
-				}
-			}
+		mvs, ok := allowed[a]
+		if !ok {
+			mvs = b.anyOrderMoves(a, ev, targets, absent)
+			allowed[a] = mvs
+		}
+		for _, mv := range mvs {
+			add(int32(u), mv.event(), mv.label())
 		}
 	}
 	return nil
+}
+
+// anyOrderMoves returns the moves out of a visit of label a that the
+// any-order end allows (what every state of a gains, unless it has them).
+func (b *builder) anyOrderMoves(a uint32, ev *orderEvidence, targets []uint32, absent map[lpairEv]bool) []move {
+	var mvs []move
+	for _, e := range ev.all {
+		own := ev.own[levent{a, e}]
+		for _, z := range targets {
+			if z == a && b.maxRun[a] < 2 {
+				continue // a repeat the run caps deny
+			}
+			if absent[lpairEv{a, e, z}] {
+				continue // the loose setting's test
+			}
+			if own || ev.leadsAfter(e, z, a) >= minRetryLabels {
+				mvs = append(mvs, mkMove(e, z))
+			}
+		}
+	}
+	return mvs
 }
 
 // orderEvidence is what the any-order end reads from the moves the
