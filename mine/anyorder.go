@@ -156,7 +156,7 @@ type orderEvidence struct {
 	all      []uint32            // every event ending a visit of a label, by rank
 	after    map[levent][]uint32 // (next label, event): the labels (not the start) the event led to it from
 	first    map[uint32]bool     // labels some session starts with
-	sessions map[uint32]int      // per label: the sessions visiting it
+	sessions map[uint32]int      // per label: the sessions visiting it (see labelSessions)
 }
 
 // orderEvidence collects the events of each label (detours left out: a
@@ -165,7 +165,7 @@ type orderEvidence struct {
 func (b *builder) orderEvidence() *orderEvidence {
 	d := b.d
 	ev := &orderEvidence{own: map[levent]bool{}, after: map[levent][]uint32{},
-		first: map[uint32]bool{}, sessions: map[uint32]int{}}
+		first: map[uint32]bool{}}
 	keys := b.transKeys()
 	byRank := func(xs []uint32) {
 		sort.Slice(xs, func(i, j int) bool { return b.rank[xs[i]] < b.rank[xs[j]] })
@@ -195,15 +195,7 @@ func (b *builder) orderEvidence() *orderEvidence {
 	}
 	byRank(ev.start)
 	byRank(ev.all)
-	for _, v := range b.vars {
-		seen := map[uint32]bool{}
-		for _, mv := range v.moves {
-			if !seen[mv.label()] {
-				seen[mv.label()] = true
-				ev.sessions[mv.label()] += v.count
-			}
-		}
-	}
+	ev.sessions = b.labelSessions()
 	return ev
 }
 

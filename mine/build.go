@@ -143,6 +143,7 @@ type builder struct {
 	maxRun    map[uint32]int         // per label: most visits in a row, when generalising
 	detour    map[uint32]bool        // name ids of detour events
 	cons      []automaton.Constraint // learned when generalising (see constraints.go)
+	labelSess map[uint32]int         // per label: the sessions visiting it (see labelSessions)
 	stateEx   [][]example            // per state: example sessions (Options.Examples)
 	transEx   map[dkey][]example
 }

@@ -50,19 +50,30 @@ const MinOnceSupport = 50
 
 const maxConstraintLabels = 256
 
+// labelSessions returns, per label, the sessions that visit it (the end
+// aside), counted once and kept.
+func (b *builder) labelSessions() map[uint32]int {
+	if b.labelSess == nil {
+		b.labelSess = map[uint32]int{}
+		for _, v := range b.vars {
+			seen := map[uint32]bool{}
+			for _, mv := range v.moves[:len(v.moves)-1] {
+				if !seen[mv.label()] {
+					seen[mv.label()] = true
+					b.labelSess[mv.label()] += v.count
+				}
+			}
+		}
+	}
+	return b.labelSess
+}
+
 // constraints returns the constraints the variants support, sorted.
 func (b *builder) constraints() []automaton.Constraint {
-	sessions := map[uint32]int{} // sessions visiting the label
+	sessions := b.labelSessions()
 	total := 0
 	for _, v := range b.vars {
 		total += v.count
-		seen := map[uint32]bool{}
-		for _, mv := range v.moves[:len(v.moves)-1] {
-			if !seen[mv.label()] {
-				seen[mv.label()] = true
-				sessions[mv.label()] += v.count
-			}
-		}
 	}
 	var labels []uint32
 	for l, n := range sessions {
