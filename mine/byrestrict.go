@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/walk"
 )
 
 // restrictedMap returns the sub-map of value v in mode automaton.ByStages
@@ -116,7 +117,7 @@ func trimmed(m *automaton.Model, allowed func(*automaton.Transition) bool) map[s
 			back[t.To] = append(back[t.To], t.From)
 		}
 	}
-	from, to := reach(automaton.StartID, fwd), reach(automaton.EndID, back)
+	from, to := walk.Reach(automaton.StartID, fwd), walk.Reach(automaton.EndID, back)
 	keep := map[string]bool{}
 	for id := range from {
 		if to[id] {
@@ -124,23 +125,6 @@ func trimmed(m *automaton.Model, allowed func(*automaton.Transition) bool) map[s
 		}
 	}
 	return keep
-}
-
-// reach returns the states that next reaches from start, start included.
-func reach(start string, next map[string][]string) map[string]bool {
-	seen := map[string]bool{start: true}
-	stack := []string{start}
-	for len(stack) > 0 {
-		s := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, n := range next[s] {
-			if !seen[n] {
-				seen[n] = true
-				stack = append(stack, n)
-			}
-		}
-	}
-	return seen
 }
 
 // restrictLoops returns loops on their states in keep and their back edges

@@ -36,6 +36,7 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/walk"
 	"github.com/fsmine/fsmine/mine"
 )
 
@@ -306,13 +307,13 @@ func (f *flow) check() error {
 	if len(out[automaton.StartID]) == 0 {
 		return f.errorf("", "no start: no node is marked as where the flow begins")
 	}
-	reach := walk(automaton.StartID, out)
+	reach := walk.Reach(automaton.StartID, out)
 	for _, id := range sortedIDs(f.order) {
 		if !reach[id] && id != automaton.EndID {
 			return f.errorf(id, "unreachable from the start")
 		}
 	}
-	back := walk(automaton.EndID, in)
+	back := walk.Reach(automaton.EndID, in)
 	var stuck []string
 	for _, id := range sortedIDs(f.order) {
 		if !back[id] {
@@ -378,23 +379,6 @@ func (f *flow) build(opt Options) *automaton.Model {
 	return m
 }
 
-// walk returns the nodes reachable from id along adj.
-func walk(id string, adj map[string][]string) map[string]bool {
-	seen := map[string]bool{id: true}
-	stack := []string{id}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, m := range adj[n] {
-			if !seen[m] {
-				seen[m] = true
-				stack = append(stack, m)
-			}
-		}
-	}
-	return seen
-}
-
 func sortedIDs(ids []string) []string {
 	s := slices.Clone(ids)
 	sort.Strings(s)
@@ -448,7 +432,7 @@ func markBackEdges(m *automaton.Model) {
 	}
 	for i := range m.Transitions {
 		t := &m.Transitions[i]
-		if dist[t.To] <= dist[t.From] && walk(t.To, out)[t.From] {
+		if dist[t.To] <= dist[t.From] && walk.Reach(t.To, out)[t.From] {
 			t.BackEdge = true
 		}
 	}
