@@ -569,7 +569,8 @@ func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
 	for i := range sm.edges {
 		se := &sm.edges[i]
 		var e dot.Edge
-		if before(se.to, se.from) {
+		up := before(se.to, se.from)
+		if up {
 			e = g.Edge(nodes[se.to], nodes[se.from])
 			e.Attr("dir", "back")
 		} else {
@@ -588,7 +589,9 @@ func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
 			e.Attr("weight", "100") // keep the spine straight
 		}
 		e.Attr("penwidth", strconv.FormatFloat(width, 'f', 2, 64))
-		if se.back && !se.trunk {
+		// Orange is what the picture shows: an edge back up the spine. A
+		// model's back edge (by distance from __start__) may run down it.
+		if up && !se.trunk {
 			e.Attr("color", backEdgeColor)
 			e.Attr("fontcolor", backEdgeColor)
 		}
