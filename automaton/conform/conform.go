@@ -519,26 +519,38 @@ func (c *Checker) riskRest(r *Risk, moves []automaton.Move, i int, at int32) {
 // within every loop cap: Check's verdict without its alignment, for callers
 // that only count fitting sessions.
 func (c *Checker) Fits(moves []automaton.Move) bool {
+	i, _ := c.Miss(moves)
+	return i < 0
+}
+
+// Miss is Fits told apart: the index of the first move that breaks the
+// model and its step verdict (StepIllegal, StepLoopCap, a constraint's
+// kind...), len(moves) and StepIncomplete when the moves stop short of
+// automaton.EndID, or -1 and StepOK when they fit.
+func (c *Checker) Miss(moves []automaton.Move) (int, string) {
 	if c.start < 0 {
-		return false
+		return 0, StepUnknown
 	}
 	w := c.walk()
-	for _, mv := range moves {
+	for i, mv := range moves {
 		switch verdict, _ := c.step(&w, mv); verdict {
 		case StepOK:
 		case StepRare:
 			if c.opt.RareIsDeviation {
-				return false
+				return i, verdict
 			}
 		case StepGeneral:
 			if c.opt.GeneralizedIsDeviation {
-				return false
+				return i, verdict
 			}
 		default:
-			return false
+			return i, verdict
 		}
 	}
-	return w.at == c.end
+	if w.at != c.end {
+		return len(moves), StepIncomplete
+	}
+	return -1, StepOK
 }
 
 func fitness(cost, maxCost int) float64 {

@@ -152,6 +152,12 @@ type Scores struct {
 	Rejected    float64            `json:"rejected"`
 	RejectedBy  map[string]float64 `json:"rejected_by"`
 	PerturbedBy map[string]int     `json:"perturbed_by"`
+	// RejectedReal is, of the perturbed sessions of the headline kinds the
+	// model rejects, the share it rejects at a move it lacks, (label,
+	// event, label), that a held-out session of the fold takes: on a real
+	// log a perturbation is only presumed wrong, and these refusals rest
+	// on a move real unseen sessions make.
+	RejectedReal float64 `json:"rejected_at_real_move"`
 	// With a truth: TruthPerturbed is the number of perturbed sessions of
 	// the headline kinds that the truth rejects, TruthRejected the share of
 	// them the model rejects too, and TruthRejectedBy that share per kind
@@ -182,6 +188,7 @@ type Scores struct {
 	BuildMS float64 `json:"build_ms"`
 
 	accepted, rejected int
+	rejectedReal       int
 	fitSum             float64
 	byKind, ofKind     map[string]int
 	truth              bool
@@ -405,6 +412,9 @@ type test struct {
 	events   map[string][]string // the events ending each label's visits in the log
 	truth    *conform.Checker    // nil without a truth
 	truthLbl map[triple]bool     // the truth's transitions as (label, event, label)
+	// realMoves are the moves of the held-out sessions as (label, event,
+	// label).
+	realMoves map[triple]bool
 }
 
 type triple struct{ from, event, to string }
@@ -454,8 +464,23 @@ func heldOut(lg *mine.Log, fold []int, folds int, truth *automaton.Model) []test
 		t := &tests[fold[i]]
 		t.sessions = append(t.sessions, moves[i])
 		t.ids = append(t.ids, lg.Sessions[i].ID)
+		if t.realMoves == nil {
+			t.realMoves = map[triple]bool{}
+		}
+		for j := range moves[i] {
+			t.realMoves[moveAt(moves[i], j)] = true
+		}
 	}
 	return tests
+}
+
+// moveAt is the move at index i of mvs as (label, event, label).
+func moveAt(mvs []automaton.Move, i int) triple {
+	from := automaton.StartID
+	if i > 0 {
+		from = mvs[i-1].Label
+	}
+	return triple{from, mvs[i].Event, mvs[i].Label}
 }
 
 // labelTriples returns a model's transitions as (label, event, label).
@@ -643,7 +668,8 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 					continue
 				}
 				sc.ofKind[kind]++
-				rejected := !c.Fits(p)
+				at, verdict := c.Miss(p)
+				rejected := at >= 0
 				if rejected {
 					sc.byKind[kind]++
 				}
@@ -651,6 +677,9 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 					sc.Perturbed++
 					if rejected {
 						sc.rejected++
+						if (verdict == conform.StepIllegal || verdict == conform.StepIncomplete) && at < len(p) && t.realMoves[moveAt(p, at)] {
+							sc.rejectedReal++
+						}
 					}
 				}
 				if t.truth != nil && kind != KindRepeat && !t.truth.Fits(p) {
@@ -674,6 +703,7 @@ func (sc *Scores) finish() {
 		sc.Fitness = round(sc.fitSum / float64(sc.Test))
 	}
 	sc.Rejected = share(sc.rejected, sc.Perturbed)
+	sc.RejectedReal = share(sc.rejectedReal, sc.rejected)
 	sc.RejectedBy = map[string]float64{}
 	sc.PerturbedBy = map[string]int{}
 	for _, k := range Kinds {
@@ -714,6 +744,7 @@ func overall(folds []Scores) Scores {
 		o.fitSum += f.fitSum
 		o.Perturbed += f.Perturbed
 		o.rejected += f.rejected
+		o.rejectedReal += f.rejectedReal
 		for _, k := range Kinds {
 			o.byKind[k] += f.byKind[k]
 			o.ofKind[k] += f.ofKind[k]

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -163,14 +164,17 @@ func TestRealLogs(t *testing.T) {
 	if err := os.WriteFile(chat, []byte(`{"rules": [{"name": "text turns carry no stage", "match": {"node": "^(agent_msg|user_msg)$"}, "drop": true}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// real: the band of the default's rejections at a move a held-out
+	// session takes (measured 0.157 and 0.444 with the chat turns dropped).
 	tests := []struct {
 		log, labels        string
 		accepted, rejected float64
+		real               [2]float64
 	}{
-		{"tau2_retail.jsonl", filepath.Join("..", "..", "testdata", "tau2_retail.labels.json"), 0.82, 0.82},
-		{"tau2_retail.jsonl", chat, 0.80, 0.61},
-		{"taubench_airline.jsonl", chat, 0.85, 0.43},
-		{"helpdesk.jsonl.gz", "", 0.99, 0.95},
+		{"tau2_retail.jsonl", filepath.Join("..", "..", "testdata", "tau2_retail.labels.json"), 0.82, 0.82, [2]float64{0, 1}},
+		{"tau2_retail.jsonl", chat, 0.80, 0.61, [2]float64{0.10, 0.22}},
+		{"taubench_airline.jsonl", chat, 0.85, 0.43, [2]float64{0.35, 0.55}},
+		{"helpdesk.jsonl.gz", "", 0.99, 0.95, [2]float64{0, 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.log+"+"+filepath.Base(tt.labels), func(t *testing.T) {
@@ -189,6 +193,9 @@ func TestRealLogs(t *testing.T) {
 			o := rep.Results[1].Overall
 			if o.Accepted < tt.accepted || o.Rejected < tt.rejected {
 				t.Errorf("default: accepted %.3f, rejected %.3f; want at least %.2f and %.2f", o.Accepted, o.Rejected, tt.accepted, tt.rejected)
+			}
+			if o.RejectedReal < tt.real[0] || o.RejectedReal > tt.real[1] {
+				t.Errorf("default: rejected at a real move %.3f; want %.2f to %.2f", o.RejectedReal, tt.real[0], tt.real[1])
 			}
 			if o.Accepted <= rep.Results[0].Overall.Accepted && o.Accepted < 1 {
 				t.Errorf("generalising accepts %.3f, no more than without (%.3f)", o.Accepted, rep.Results[0].Overall.Accepted)
@@ -230,5 +237,48 @@ func TestAnyOrderRealLogs(t *testing.T) {
 				t.Errorf("%s: accepted %.3f, rejected %.3f; want at least %.2f and %.2f", tt.generalize, o.Accepted, o.Rejected, tt.accepted, tt.rejected)
 			}
 		})
+	}
+}
+
+// TestRejectedReal holds Scores.RejectedReal: a perturbation refused at a
+// move that a held-out session of the fold takes counts, one refused at a
+// move no held-out session takes does not. Sessions a b c d everywhere, and
+// one session a c x d: in its fold the removal of b (a c d) is refused at
+// a -> c, a move that session makes; in the other folds that session is
+// mined, a -> c is the model's, and every refusal is at a move no held-out
+// session takes.
+func TestRejectedReal(t *testing.T) {
+	const folds = 3
+	var b strings.Builder
+	line := func(id string, i int, node string) {
+		fmt.Fprintf(&b, `{"session_id":%q,"step":%d,"node":%q,"event":"ok"}`+"\n", id, i, node)
+	}
+	for i := range 30 {
+		for j, n := range []string{"a", "b", "c", "d"} {
+			line(fmt.Sprintf("s%d", i), j, n)
+		}
+	}
+	for j, n := range []string{"a", "c", "x", "d"} {
+		line("odd", j, n)
+	}
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lg := readFile(t, path, "")
+	none := Setting{Merge: mine.MergeLabel, Generalize: mine.GeneralizeNone}
+	rep, err := Run(lg, Options{Folds: folds, Base: mine.DefaultOptions(), Settings: []Setting{none}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd := Fold("odd", folds)
+	for f, sc := range rep.Results[0].Folds {
+		t.Logf("fold %d: rejected %.3f, at a real move %.3f", f, sc.Rejected, sc.RejectedReal)
+		if f == odd && sc.RejectedReal == 0 {
+			t.Errorf("fold %d holds a c x d: the removal of b is refused at a -> c, which it takes; got rejected at a real move 0", f)
+		}
+		if f != odd && sc.RejectedReal != 0 {
+			t.Errorf("fold %d: rejected at a real move %.3f; want 0 (a -> c is the model's)", f, sc.RejectedReal)
+		}
 	}
 }

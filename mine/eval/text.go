@@ -20,7 +20,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 	for _, r := range rep.Results {
 		width = max(width, len(r.Name))
 	}
-	fmt.Fprintf(&b, "  %-*s %8s %7s %8s %7s %6s %6s %6s", width, "setting", "accepted", "fitness", "rejected", "remove", "swap", "repeat", "event")
+	fmt.Fprintf(&b, "  %-*s %8s %7s %8s %7s %6s %6s %6s %7s", width, "setting", "accepted", "fitness", "rejected", "remove", "swap", "repeat", "event", "at-real")
 	if truth {
 		fmt.Fprintf(&b, " %7s %8s", "t-rej", "gen-prec")
 	}
@@ -31,9 +31,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 			mark = "*"
 		}
 		o := r.Overall
-		fmt.Fprintf(&b, "%s %-*s %8.3f %7.3f %8.3f %7.3f %6.3f %6.3f %6.3f",
+		fmt.Fprintf(&b, "%s %-*s %8.3f %7.3f %8.3f %7.3f %6.3f %6.3f %6.3f %7.3f",
 			mark, width, r.Name, o.Accepted, o.Fitness, o.Rejected,
-			o.RejectedBy[KindRemove], o.RejectedBy[KindSwap], o.RejectedBy[KindRepeat], o.RejectedBy[KindEvent])
+			o.RejectedBy[KindRemove], o.RejectedBy[KindSwap], o.RejectedBy[KindRepeat], o.RejectedBy[KindEvent], o.RejectedReal)
 		if truth {
 			fmt.Fprintf(&b, " %7.3f %8.3f", deref(o.TruthRejected), deref(o.GenPrecision))
 		}
@@ -41,6 +41,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	best := rep.Results[rep.Recommended]
 	fmt.Fprintf(&b, "\n* on the Pareto front of accepted and rejected (rejected: removal and swap; repeat and event apart)\n")
+	fmt.Fprintf(&b, "at-real: of the rejected, the share refused at a move the model lacks that a held-out session takes\n")
 	if truth {
 		fmt.Fprintf(&b, "t-rej: share of the perturbations the truth rejects (removal and swap) that the model rejects; gen-prec: share of generalised transitions the truth has\n")
 		writeGenOutside(&b, rep.Results)
