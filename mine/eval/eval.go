@@ -132,6 +132,10 @@ type Options struct {
 	// Scores.TruthRejected and Scores.GenPrecision). Run returns an error
 	// when it has no label in common with the log.
 	Truth *automaton.Model
+
+	// oracle, for tests: each mined model is given the moves its held-out
+	// sessions take (see addOracle), a bound no method reaches.
+	oracle bool
 }
 
 // Scores are the measurements of one model on its held-out fold, or their
@@ -361,7 +365,7 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				sc, err := score(trains[j.fold], &tests[j.fold], opt.Settings[j.setting], opt.Base, opt.By)
+				sc, err := score(trains[j.fold], &tests[j.fold], opt.Settings[j.setting], opt.Base, opt.By, opt.oracle)
 				if err != nil {
 					errs[j.setting*opt.Folds+j.fold] = fmt.Errorf("%s, fold %d: %w", opt.Settings[j.setting], j.fold+1, err)
 				} else {
@@ -472,6 +476,52 @@ func heldOut(lg *mine.Log, fold []int, folds int, truth *automaton.Model) []test
 		}
 	}
 	return tests
+}
+
+// addOracle gives m every move of moves, (label, event, label), that a
+// state of the first label lacks: from each such state to the state that
+// stands for the second label (automaton.StandsFor), marked generalised
+// "oracle". Given the held-out sessions' moves it is the map that accepts
+// every move they take and adds nothing else: how far adding moves to the
+// mined map can go on a fold, for tests.
+func addOracle(m *automaton.Model, moves map[triple]bool) {
+	rep := map[string]*automaton.State{}
+	label := map[string]string{}
+	for i := range m.States {
+		s := &m.States[i]
+		label[s.ID] = s.Label
+		if r := rep[s.Label]; r == nil || automaton.StandsFor(s, r) {
+			rep[s.Label] = s
+		}
+	}
+	has := map[[3]string]bool{}
+	for _, t := range m.Transitions {
+		has[[3]string{t.From, t.Event, label[t.To]}] = true
+	}
+	keys := make([]triple, 0, len(moves))
+	for mv := range moves {
+		keys = append(keys, mv)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		return a.from < b.from || a.from == b.from && (a.event < b.event || a.event == b.event && a.to < b.to)
+	})
+	var add []automaton.Transition
+	for _, mv := range keys {
+		to := rep[mv.to]
+		if to == nil {
+			continue
+		}
+		for _, s := range m.States {
+			k := [3]string{s.ID, mv.event, mv.to}
+			if s.Label == mv.from && !has[k] {
+				has[k] = true
+				add = append(add, automaton.Transition{From: s.ID, Event: mv.event, To: to.ID, Generalized: "oracle"})
+			}
+		}
+	}
+	m.Transitions = append(m.Transitions, add...)
+	m.Sort()
 }
 
 // moveAt is the move at index i of mvs as (label, event, label).
@@ -597,7 +647,7 @@ func key(mvs []automaton.Move) string {
 	return b.String()
 }
 
-func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[string]string) (Scores, error) {
+func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[string]string, oracle bool) (Scores, error) {
 	opt := base
 	opt.Merge, opt.Alpha, opt.Generalize = s.Merge, s.Alpha, s.Generalize
 	start := time.Now()
@@ -645,6 +695,9 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 			}
 		}
 		sc.GenOutside = addGenOutside(nil, outside...)
+	}
+	if oracle && s.By == "" {
+		addOracle(m, t.realMoves)
 	}
 	checkers := conform.NewCheckers(conform.Options{})
 	checkerOf := func(i int) *conform.Checker {
