@@ -58,9 +58,10 @@ replayed through it:
              did in a row, which run caps reject by construction
   event      (apart) a step ending with another event its label ends with
              in the log, the next step kept
-  at-real    of the rejected, the share refused at a move the model lacks
-             that a held-out session of the fold takes: a refusal of real
-             behaviour, on a log where perturbations are only presumed wrong
+  at-real    of the rejected, the share whose first refused move is none
+             of the model's and is taken by a held-out session of the fold:
+             refusals that begin at real behaviour, on a log where
+             perturbations are only presumed wrong
 
 With --truth MODEL (the model the log was sampled from, gen --truth-out, or
 a designed flow), also:

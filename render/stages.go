@@ -569,8 +569,8 @@ func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
 	for i := range sm.edges {
 		se := &sm.edges[i]
 		var e dot.Edge
-		up := before(se.to, se.from)
-		if up {
+		up := pos[se.to] < pos[se.from] // drawn orange: back up the spine
+		if before(se.to, se.from) {
 			e = g.Edge(nodes[se.to], nodes[se.from])
 			e.Attr("dir", "back")
 		} else {
@@ -589,8 +589,9 @@ func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
 			e.Attr("weight", "100") // keep the spine straight
 		}
 		e.Attr("penwidth", strconv.FormatFloat(width, 'f', 2, 64))
-		// Orange is what the picture shows: an edge back up the spine. A
-		// model's back edge (by distance from __start__) may run down it.
+		// Orange is what the picture shows: an edge back up the spine, not
+		// one between two boxes at one place on it, nor a model's back
+		// edge (by distance from __start__) that runs down it.
 		if up && !se.trunk {
 			e.Attr("color", backEdgeColor)
 			e.Attr("fontcolor", backEdgeColor)

@@ -348,3 +348,46 @@ func TestReportSummaryStages(t *testing.T) {
 		t.Errorf("the full report has a Stages section")
 	}
 }
+
+// TestSummaryOrange: a summary draws orange the edges that go back up the
+// spine, whatever the model's back-edge flag says: c -> a goes up (and is
+// flagged), a -> c goes down though the model flags it a back edge.
+func TestSummaryOrange(t *testing.T) {
+	st := func(id string, visits int) automaton.State {
+		return automaton.State{ID: id, Label: id, Visits: visits, Sessions: visits}
+	}
+	tr := func(from, to string, count int, back bool) automaton.Transition {
+		return automaton.Transition{From: from, Event: "ok", To: to, Count: count, Sessions: count, Prob: 0.5, BackEdge: back}
+	}
+	m := &automaton.Model{
+		Schema: automaton.Schema, Version: 1, Initial: automaton.StartID,
+		States: []automaton.State{st(automaton.StartID, 10), st("a", 15), st("b", 10), st("c", 15), st(automaton.EndID, 10)},
+		Transitions: []automaton.Transition{
+			{From: automaton.StartID, To: "a", Count: 10, Sessions: 10, Prob: 1},
+			tr("a", "b", 10, false), tr("b", "c", 10, false), tr("c", automaton.EndID, 10, false),
+			tr("c", "a", 5, true), tr("a", "c", 5, true),
+		},
+		Trunk: []string{"a", "b", "c"},
+	}
+	m.Sort()
+	var buf bytes.Buffer
+	if err := Formats["dot"](&buf, m, Options{Detail: DetailSummary}); err != nil {
+		t.Fatal(err)
+	}
+	// Boxes are named in the summary's order: n1 __start__, n2 a, n3 b,
+	// n4 c. c -> a is written n2->n4 with dir=back, a -> c as n2->n4.
+	var ac []string
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if line = strings.TrimSpace(line); strings.HasPrefix(line, "n2->n4[") {
+			ac = append(ac, line)
+		}
+	}
+	if len(ac) != 2 {
+		t.Fatalf("want a -> c and c -> a drawn, got %q:\n%s", ac, buf.String())
+	}
+	for _, line := range ac {
+		if up, orange := strings.Contains(line, `dir="back"`), strings.Contains(line, backEdgeColor); up != orange {
+			t.Errorf("drawn up the spine %v, orange %v: %s", up, orange, line)
+		}
+	}
+}

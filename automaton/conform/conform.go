@@ -525,8 +525,10 @@ func (c *Checker) Fits(moves []automaton.Move) bool {
 
 // Miss is Fits told apart: the index of the first move that breaks the
 // model and its step verdict (StepIllegal, StepLoopCap, a constraint's
-// kind...), len(moves) and StepIncomplete when the moves stop short of
-// automaton.EndID, or -1 and StepOK when they fit.
+// kind...; StepIncomplete at the move into automaton.EndID when the model
+// has no such transition), len(moves) and StepIncomplete when the moves
+// end elsewhere than automaton.EndID, 0 and StepUnknown for a model
+// without a start, or -1 and StepOK when they fit.
 func (c *Checker) Miss(moves []automaton.Move) (int, string) {
 	if c.start < 0 {
 		return 0, StepUnknown

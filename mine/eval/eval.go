@@ -157,10 +157,13 @@ type Scores struct {
 	RejectedBy  map[string]float64 `json:"rejected_by"`
 	PerturbedBy map[string]int     `json:"perturbed_by"`
 	// RejectedReal is, of the perturbed sessions of the headline kinds the
-	// model rejects, the share it rejects at a move it lacks, (label,
-	// event, label), that a held-out session of the fold takes: on a real
-	// log a perturbation is only presumed wrong, and these refusals rest
-	// on a move real unseen sessions make.
+	// model rejects, the share whose first refused move, (label, event,
+	// label), is none of the model's, at any state of its label, and is
+	// taken by a held-out session of the fold: on a real log a perturbation
+	// is only presumed wrong, and these refusals begin at a move real
+	// unseen sessions make. A map given those moves would still refuse
+	// some of them at a later move, so it is a bound on the rejection that
+	// accepting them gives up.
 	RejectedReal float64 `json:"rejected_at_real_move"`
 	// With a truth: TruthPerturbed is the number of perturbed sessions of
 	// the headline kinds that the truth rejects, TruthRejected the share of
@@ -414,7 +417,7 @@ type test struct {
 	real     map[string]bool     // the log's sessions, by key
 	maxRun   map[string]int      // the longest run of each label in the log
 	events   map[string][]string // the events ending each label's visits in the log
-	truth    *conform.Checker    // nil without a truth
+	truth    *automaton.Model    // nil without a truth
 	truthLbl map[triple]bool     // the truth's transitions as (label, event, label)
 	// realMoves are the moves of the held-out sessions as (label, event,
 	// label).
@@ -454,15 +457,13 @@ func heldOut(lg *mine.Log, fold []int, folds int, truth *automaton.Model) []test
 		}
 		sort.Strings(events[l])
 	}
-	var tc *conform.Checker
 	var tl map[triple]bool
 	if truth != nil {
-		tc = conform.New(truth, conform.Options{})
 		tl = labelTriples(truth)
 	}
 	tests := make([]test, folds)
 	for f := range tests {
-		tests[f] = test{real: real, maxRun: maxRun, events: events, truth: tc, truthLbl: tl}
+		tests[f] = test{real: real, maxRun: maxRun, events: events, truth: truth, truthLbl: tl}
 	}
 	for i := range lg.Sessions {
 		t := &tests[fold[i]]
@@ -481,9 +482,10 @@ func heldOut(lg *mine.Log, fold []int, folds int, truth *automaton.Model) []test
 // addOracle gives m every move of moves, (label, event, label), that a
 // state of the first label lacks: from each such state to the state that
 // stands for the second label (automaton.StandsFor), marked generalised
-// "oracle". Given the held-out sessions' moves it is the map that accepts
-// every move they take and adds nothing else: how far adding moves to the
-// mined map can go on a fold, for tests.
+// "oracle" and never back edges (so no loop cap counts them). Given the
+// held-out sessions' moves it is the map that accepts every move they take
+// and adds no other move: how far adding moves to the mined map can go on
+// a fold, for tests.
 func addOracle(m *automaton.Model, moves map[triple]bool) {
 	rep := map[string]*automaton.State{}
 	label := map[string]string{}
@@ -699,6 +701,15 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 	if oracle && s.By == "" {
 		addOracle(m, t.realMoves)
 	}
+	// A checker of its own: jobs run at once, and a checker's walk writes
+	// to it.
+	var truth *conform.Checker
+	if t.truth != nil {
+		truth = conform.New(t.truth, conform.Options{})
+	}
+	// A refusal counts as at a real move when the move is none of the
+	// model's at any state of its label and a held-out session takes it.
+	has := labelTriples(m)
 	checkers := conform.NewCheckers(conform.Options{})
 	checkerOf := func(i int) *conform.Checker {
 		if s.By != "" {
@@ -730,12 +741,12 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 					sc.Perturbed++
 					if rejected {
 						sc.rejected++
-						if (verdict == conform.StepIllegal || verdict == conform.StepIncomplete) && at < len(p) && t.realMoves[moveAt(p, at)] {
+						if mv := moveAt(p, min(at, len(p)-1)); (verdict == conform.StepIllegal || verdict == conform.StepIncomplete) && !has[mv] && t.realMoves[mv] {
 							sc.rejectedReal++
 						}
 					}
 				}
-				if t.truth != nil && kind != KindRepeat && !t.truth.Fits(p) {
+				if t.truth != nil && kind != KindRepeat && !truth.Fits(p) {
 					sc.tOfKind[kind]++
 					if rejected {
 						sc.tByKind[kind]++

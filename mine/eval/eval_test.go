@@ -164,17 +164,18 @@ func TestRealLogs(t *testing.T) {
 	if err := os.WriteFile(chat, []byte(`{"rules": [{"name": "text turns carry no stage", "match": {"node": "^(agent_msg|user_msg)$"}, "drop": true}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// real: the band of the default's rejections at a move a held-out
-	// session takes (measured 0.157 and 0.444 with the chat turns dropped).
+	// real, where set: the band of the default's rejections at a move a
+	// held-out session takes (measured 0.157 and 0.431 with the chat
+	// turns dropped, 0.004 on help desk).
 	tests := []struct {
 		log, labels        string
 		accepted, rejected float64
-		real               [2]float64
+		real               *[2]float64
 	}{
-		{"tau2_retail.jsonl", filepath.Join("..", "..", "testdata", "tau2_retail.labels.json"), 0.82, 0.82, [2]float64{0, 1}},
-		{"tau2_retail.jsonl", chat, 0.80, 0.61, [2]float64{0.10, 0.22}},
-		{"taubench_airline.jsonl", chat, 0.85, 0.43, [2]float64{0.35, 0.55}},
-		{"helpdesk.jsonl.gz", "", 0.99, 0.95, [2]float64{0, 1}},
+		{"tau2_retail.jsonl", filepath.Join("..", "..", "testdata", "tau2_retail.labels.json"), 0.82, 0.82, nil},
+		{"tau2_retail.jsonl", chat, 0.80, 0.61, &[2]float64{0.10, 0.22}},
+		{"taubench_airline.jsonl", chat, 0.85, 0.43, &[2]float64{0.35, 0.50}},
+		{"helpdesk.jsonl.gz", "", 0.99, 0.95, &[2]float64{0, 0.02}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.log+"+"+filepath.Base(tt.labels), func(t *testing.T) {
@@ -194,7 +195,7 @@ func TestRealLogs(t *testing.T) {
 			if o.Accepted < tt.accepted || o.Rejected < tt.rejected {
 				t.Errorf("default: accepted %.3f, rejected %.3f; want at least %.2f and %.2f", o.Accepted, o.Rejected, tt.accepted, tt.rejected)
 			}
-			if o.RejectedReal < tt.real[0] || o.RejectedReal > tt.real[1] {
+			if tt.real != nil && (o.RejectedReal < tt.real[0] || o.RejectedReal > tt.real[1]) {
 				t.Errorf("default: rejected at a real move %.3f; want %.2f to %.2f", o.RejectedReal, tt.real[0], tt.real[1])
 			}
 			if o.Accepted <= rep.Results[0].Overall.Accepted && o.Accepted < 1 {
@@ -251,7 +252,9 @@ func TestRejectedReal(t *testing.T) {
 	const folds = 3
 	var b strings.Builder
 	line := func(id string, i int, node string) {
-		fmt.Fprintf(&b, `{"session_id":%q,"step":%d,"node":%q,"event":"ok"}`+"\n", id, i, node)
+		// Each step its own event, so that a move's event is told apart
+		// from its neighbours'.
+		fmt.Fprintf(&b, `{"session_id":%q,"step":%d,"node":%q,"event":"e%d"}`+"\n", id, i, node, i)
 	}
 	for i := range 30 {
 		for j, n := range []string{"a", "b", "c", "d"} {
@@ -290,8 +293,10 @@ func TestRejectedReal(t *testing.T) {
 // rejects 0.588, past the generalisation issue's 0.90 / 0.55: the moves
 // real sessions need cost little rejection there, and the gap is in
 // choosing them. On airline it rejects 0.379 at 0.962 (0.336 at 0.995
-// without constraints), under the issue's 0.45: most removals and swaps
-// that the mined map refuses are refused at moves held-out sessions take.
+// without constraints), under the issue's 0.45: a third of what the mined
+// map refuses is refused only at moves held-out sessions take. The band
+// is the test; the two checks per setting guard addOracle itself (it adds
+// moves, so it can only accept more and reject less).
 func TestOracleFrontier(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real logs: skipped in -short mode")

@@ -41,7 +41,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	best := rep.Results[rep.Recommended]
 	fmt.Fprintf(&b, "\n* on the Pareto front of accepted and rejected (rejected: removal and swap; repeat and event apart)\n")
-	fmt.Fprintf(&b, "at-real: of the rejected, the share refused at a move the model lacks that a held-out session takes\n")
+	fmt.Fprintf(&b, "at-real: of the rejected, the share whose first refused move is none of the model's and a held-out session takes it\n")
 	if truth {
 		fmt.Fprintf(&b, "t-rej: share of the perturbations the truth rejects (removal and swap) that the model rejects; gen-prec: share of generalised transitions the truth has\n")
 		writeGenOutside(&b, rep.Results)
