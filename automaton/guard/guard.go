@@ -9,6 +9,7 @@ package guard
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"regexp"
 	"sort"
 	"strconv"
@@ -181,7 +182,9 @@ type Options struct {
 	// session would pass the bound, the least recently used session of its
 	// shard is expired to make room: new sessions are never refused. The
 	// bound is split over the shards, so the evicted session is the least
-	// recently used of its shard, not always of the whole guard.
+	// recently used of its shard, not always of the whole guard. Which
+	// shard a session falls in is keyed by a seed the guard draws, so a
+	// client cannot choose the shard of its ids.
 	MaxSessions int
 	// Shards is the number of independently locked session maps (default
 	// 64, at most MaxSessions when that is set).
@@ -256,6 +259,7 @@ type SessionInfo struct {
 type Guard struct {
 	cur      atomic.Pointer[compiled]
 	shards   []shard
+	seed     maphash.Seed // of shard's hash
 	ttl      time.Duration
 	history  int
 	now      func() time.Time
@@ -383,6 +387,7 @@ func New(m *automaton.Model, p *Policy, opt Options) (*Guard, error) {
 		n = opt.MaxSessions
 	}
 	g := &Guard{
+		seed:    maphash.MakeSeed(),
 		shards:  make([]shard, n),
 		ttl:     opt.TTL,
 		history: opt.History,
@@ -768,13 +773,10 @@ func (g *Guard) Stats() Stats {
 }
 
 func (g *Guard) shard(id string) *shard {
-	// FNV-1a, inline so that hashing a session id does not allocate.
-	h := uint32(2166136261)
-	for i := 0; i < len(id); i++ {
-		h ^= uint32(id[i])
-		h *= 16777619
-	}
-	return &g.shards[h%uint32(len(g.shards))]
+	// Keyed by a seed of the guard's own, so that a client cannot make
+	// ids that fill a chosen session's shard and evict it with a
+	// 64th of MaxSessions (it does not allocate).
+	return &g.shards[maphash.String(g.seed, id)%uint64(len(g.shards))]
 }
 
 // Step judges the move of session id by event into next, the label (or id)

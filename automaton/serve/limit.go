@@ -11,6 +11,11 @@ import (
 // that slow clients cannot use up the process's file descriptors.
 type limitListener struct {
 	net.Listener
+	// full, when not nil, is called (with true) when Accept must wait for
+	// a slot and (with false) once it has one: Serve closes idle
+	// keep-alive connections meanwhile, which would otherwise hold their
+	// slots for the whole idle timeout.
+	full    func(bool)
 	slots   chan struct{}
 	closed  chan struct{}
 	once    sync.Once
@@ -29,9 +34,15 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	case l.slots <- struct{}{}:
 	default:
 		l.waiting.Add(1)
+		if l.full != nil {
+			l.full(true)
+		}
 		select {
 		case l.slots <- struct{}{}:
 			l.waiting.Add(-1)
+			if l.full != nil {
+				l.full(false)
+			}
 		case <-l.closed:
 			l.waiting.Add(-1)
 			return nil, net.ErrClosed

@@ -102,6 +102,28 @@ func TestServeCutsSlowBodies(t *testing.T) {
 	}
 }
 
+// TestServeSlowBodyAnswer: a body that does not arrive within ReadTimeout
+// gets 408, in words that do not give the connection's addresses.
+func TestServeSlowBodyAnswer(t *testing.T) {
+	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.ReadTimeout = 200 * time.Millisecond
+	s, err := New(m, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(serveLoopback(t, s), "http://")
+	c := slowBody(t, addr)
+	c.SetReadDeadline(time.Now().Add(failAfter))
+	got, _ := io.ReadAll(c)
+	if !bytes.HasPrefix(got, []byte("HTTP/1.1 408 ")) || !bytes.Contains(got, []byte("did not arrive within the read timeout")) || bytes.Contains(got, []byte("127.0.0.1")) {
+		t.Errorf("a trickling body got:\n%s", got)
+	}
+}
+
 // TestLimitListener: past n connections, Accept waits until one of them
 // is closed.
 func TestLimitListener(t *testing.T) {
@@ -387,4 +409,98 @@ func (c *inFlightConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	c.read += int64(n)
 	return n, err
+}
+
+// TestServeRefusesWebPages: without a token, a request from another origin
+// (a page's cross-site POST) and one on the loopback addressed to another
+// host (a page whose name was rebound to 127.0.0.1) get 403; a client's
+// own request, and the same request with a token, pass.
+func TestServeRefusesWebPages(t *testing.T) {
+	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, token := range []string{"", "s3cret"} {
+		cfg := DefaultConfig()
+		cfg.Token = token
+		s, err := New(m, p, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := serveLoopback(t, s)
+		for _, tc := range []struct {
+			name, host, origin string
+			want               int
+		}{
+			{"own", "", "", 200},
+			{"localhost", "localhost", "", 200},
+			{"same origin", "", base, 200},
+			{"cross-site", "", "http://attacker.example", 403},
+			{"rebound", "attacker.example", "", 403},
+			{"rebound, same origin", "attacker.example", "http://attacker.example", 403},
+		} {
+			req, _ := http.NewRequest("POST", base+"/v1/sessions/web/steps", strings.NewReader(`{"next":"agent_msg"}`))
+			req.Header.Set("Content-Type", "text/plain")
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			resp, err := (&http.Client{Timeout: failAfter}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			want := tc.want
+			if token != "" {
+				want = 200 // a page cannot send the token
+			}
+			if resp.StatusCode != want {
+				t.Errorf("token %q, %s: %d %s, want %d", token, tc.name, resp.StatusCode, body, want)
+			}
+		}
+	}
+}
+
+// TestServeIdleConnsYield: with MaxConns keep-alive connections idle after
+// a request each, the next client is served: at the limit the service
+// closes idle connections, which otherwise held their slots for the whole
+// idle timeout.
+func TestServeIdleConnsYield(t *testing.T) {
+	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.MaxConns, cfg.IdleTimeout = 2, time.Hour
+	s, err := New(m, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveLoopback(t, s)
+	addr := strings.TrimPrefix(base, "http://")
+	for range cfg.MaxConns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+		c.SetReadDeadline(time.Now().Add(failAfter))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close() // the connection stays open, idle
+	}
+	resp, err := (&http.Client{Timeout: failAfter}).Get(base + "/healthz")
+	if err != nil {
+		t.Fatalf("with %d idle connections: %v", cfg.MaxConns, err)
+	}
+	resp.Body.Close()
 }

@@ -30,10 +30,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 
@@ -254,8 +257,10 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // It closes ln. It returns the error that stopped it otherwise. Serve
 // leaves the decision log open: call Close after it returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	var limit *limitListener
 	if s.cfg.MaxConns > 0 {
-		ln = newLimitListener(ln, s.cfg.MaxConns)
+		limit = newLimitListener(ln, s.cfg.MaxConns)
+		ln = limit
 	}
 	srv := &http.Server{
 		Handler:           s.handler,
@@ -269,6 +274,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.cfg.IdleTimeout == 0 {
 		// http.Server takes a zero IdleTimeout as ReadTimeout's
 		srv.IdleTimeout = -1
+	}
+	if limit != nil {
+		// at the limit, idle connections go first
+		limit.full = func(full bool) { srv.SetKeepAlivesEnabled(!full) }
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -417,18 +426,70 @@ func (s *Server) routes() http.Handler {
 				allow = append(allow, http.MethodHead)
 			}
 			w.Header().Set("Allow", strings.Join(allow, ", "))
-			s.error(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+			s.error(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, shortPath(r.URL.Path), strings.Join(allow, ", ")))
 			return
 		}
-		s.error(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
+		s.error(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, shortPath(r.URL.Path)))
 	}))
 	return mux
 }
 
+// foreign says why a request without a token is one a web page sent, or
+// "".
+func foreign(r *http.Request) string {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		if u, err := url.Parse(o); err != nil || !strings.EqualFold(u.Host, r.Host) {
+			return fmt.Sprintf("a request from another origin (%s) is refused", shortPath(o))
+		}
+	}
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if ta, ok := la.(*net.TCPAddr); ok && ta.IP.IsLoopback() && !loopbackHost(host) {
+			return fmt.Sprintf("a request on the loopback addressed to host %s is refused (want localhost or a loopback address)", strconv.Quote(shortPath(host)))
+		}
+	}
+	return ""
+}
+
+// loopbackHost says whether host (no port) names this machine.
+func loopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// shortPath is p, cut to 128 bytes (at a rune) for an error message.
+func shortPath(p string) string {
+	if len(p) <= 128 {
+		return p
+	}
+	cut := 128
+	for cut > 0 && !utf8.RuneStart(p[cut]) {
+		cut--
+	}
+	return p[:cut] + "…"
+}
+
 // auth wraps h with the bearer token check, when the service has a token.
+// Without one it refuses what a web page could send: a request from
+// another origin (cross-site), and, on a loopback connection, one
+// addressed to a host that is not this machine (a page whose name was
+// rebound to 127.0.0.1).
 func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	if s.token == nil {
-		return h
+		return func(w http.ResponseWriter, r *http.Request) {
+			if msg := foreign(r); msg != "" {
+				s.error(w, http.StatusForbidden, msg+"; start the service with a token to take it")
+				return
+			}
+			h(w, r)
+		}
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !s.authorized(r) {
@@ -465,6 +526,12 @@ func (s *Server) sessionID(w http.ResponseWriter, r *http.Request) (string, bool
 		s.error(w, http.StatusBadRequest, fmt.Sprintf("session id is %d bytes long, at most %d allowed", len(id), maxSessionID))
 		return "", false
 	}
+	// Two ids that differ only in bytes the decision log cannot write
+	// would be one session there.
+	if msg := badText(id, false); msg != "" {
+		s.error(w, http.StatusBadRequest, "session id "+msg)
+		return "", false
+	}
 	return id, true
 }
 
@@ -484,6 +551,15 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, errStepTooLarge) {
 			s.error(w, http.StatusRequestEntityTooLarge, err.Error())
 			return
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			s.error(w, http.StatusRequestTimeout, "reading step body: the body did not arrive within the read timeout")
+			return
+		}
+		var oe *net.OpError
+		if errors.As(err, &oe) {
+			err = oe.Err // without the connection's addresses
 		}
 		s.error(w, http.StatusBadRequest, fmt.Sprintf("reading step body: %v", err))
 		return

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 
@@ -100,7 +102,13 @@ func putSlots(b *[]guard.Slot) {
 // call is nil unless the body has "args" or "seen".
 func readStep(body []byte, n names, buf []guard.Slot) (event, next string, slots []guard.Slot, call *guard.Call, fast bool, err error) {
 	if event, next, slots, ok := parseStep(body, n, buf); ok {
+		if err := checkFields(event, next, slots, n); err != nil {
+			return "", "", buf, nil, false, err
+		}
 		return event, next, slots, nil, true, nil
+	}
+	if err := checkKeys(body); err != nil {
+		return "", "", buf, nil, false, err
 	}
 	req, err := decodeStep(body)
 	if err != nil {
@@ -112,7 +120,117 @@ func readStep(body []byte, n names, buf []guard.Slot) (event, next string, slots
 	if call, err = decodeCall(req.Args, req.Seen); err != nil {
 		return "", "", buf, nil, false, err
 	}
+	if err := checkFields(*req.Event, *req.Next, slots, n); err != nil {
+		return "", "", buf, nil, false, err
+	}
 	return *req.Event, *req.Next, slots, call, false, nil
+}
+
+// The longest "next" or "event" a step may give that is none of the
+// model's names, and the longest slot value: a session keeps them (its
+// history, its slots), so they bound its memory.
+const (
+	maxName      = 1024
+	maxSlotValue = 4096
+)
+
+// checkFields refuses what a session would keep and should not: a "next"
+// or "event" longer than maxName that is none of the model's names, a slot
+// value longer than maxSlotValue, and text that is not UTF-8 or (but for
+// slot values' white space) holds a control character.
+func checkFields(event, next string, slots []guard.Slot, n names) error {
+	for _, f := range [...]struct{ name, v string }{{"next", next}, {"event", event}} {
+		if _, known := n[f.v]; known {
+			continue
+		}
+		if len(f.v) > maxName {
+			return fmt.Errorf("bad step body: %q is %d bytes long, at most %d allowed for a name the model does not have", f.name, len(f.v), maxName)
+		}
+		if err := badText(f.v, false); err != "" {
+			return fmt.Errorf("bad step body: %q %s", f.name, err)
+		}
+	}
+	for _, sl := range slots {
+		path := "slots[" + strconv.Quote(sl.Name) + "]"
+		if len(sl.Value) > maxSlotValue {
+			return fmt.Errorf("bad step body: %s is %d bytes long, at most %d allowed", path, len(sl.Value), maxSlotValue)
+		}
+		if err := badText(sl.Value, true); err != "" {
+			return fmt.Errorf("bad step body: %s %s", path, err)
+		}
+	}
+	return nil
+}
+
+// badText says what is wrong with s as text, or "": not UTF-8, or a
+// control character (tab, newline and carriage return allowed when space
+// is).
+func badText(s string, space bool) string {
+	if !utf8.ValidString(s) {
+		return "is not valid UTF-8"
+	}
+	for _, r := range s {
+		if r < 0x20 && !(space && (r == '\t' || r == '\n' || r == '\r')) || r == 0x7f {
+			return fmt.Sprintf("holds the control character %U", r)
+		}
+	}
+	return ""
+}
+
+// checkKeys reads the top level of a step body that the fast path did not
+// take, so that what the decoder would forgive is an error: a key given
+// twice, a key in other case or unknown, a value of the wrong type (in
+// words, not Go's). A null is left to decodeStep, which words it.
+func checkKeys(body []byte) error {
+	const want = `want {"event": "...", "next": "..."}`
+	if !utf8.Valid(body) { // the decoder would make U+FFFD of it
+		return errors.New("bad step body: not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, err := dec.Token()
+	if err != nil {
+		if len(bytes.TrimSpace(body)) == 0 {
+			return errors.New("empty step body: " + want)
+		}
+		return fmt.Errorf("bad step body: %v; %s", err, want)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("bad step body: %s; %s", tokenType(tok), want)
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("bad step body: %v; %s", err, want)
+		}
+		key, _ := tok.(string)
+		var kind byte // the first byte the value must have
+		switch key {
+		case "event", "next":
+			kind = '"'
+		case "slots", "args", "seen":
+			kind = '{'
+		default:
+			return fmt.Errorf("bad step body: unknown field %s (the fields are event, next, slots, args and seen); %s", strconv.Quote(key), want)
+		}
+		if seen[key] {
+			return fmt.Errorf("bad step body: %q is given twice", key)
+		}
+		seen[key] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fmt.Errorf("bad step body: %q: %v", key, err)
+		}
+		// an object's own decoder words its errors (decodeSlots, decodeCall)
+		if c := raw[0]; kind == '"' && c != kind && c != 'n' {
+			what := map[byte]string{'"': "a string", '{': "an object", '[': "an array", 't': "a bool", 'f': "a bool"}[c]
+			if what == "" {
+				what = "a number"
+			}
+			return fmt.Errorf("bad step body: %q is %s; want a string", key, what)
+		}
+	}
+	return nil
 }
 
 type stepRequest struct {
@@ -216,11 +334,6 @@ func decodeSlots(raw json.RawMessage, buf []guard.Slot) ([]guard.Slot, error) {
 		name = strings.Clone(name)
 		sl := guard.Slot{Name: name}
 		path := "slots[" + strconv.Quote(name) + "]"
-		for _, prev := range buf {
-			if prev.Name == name {
-				return buf, fmt.Errorf("bad step body: %s is given twice", path)
-			}
-		}
 		if tok, err = dec.Token(); err != nil {
 			return buf, fmt.Errorf("bad step body: %s: %v", path, err)
 		}
@@ -237,6 +350,9 @@ func decodeSlots(raw json.RawMessage, buf []guard.Slot) ([]guard.Slot, error) {
 		buf = append(buf, sl)
 	}
 	sortSlots(buf)
+	if name, dup := twice(buf); dup {
+		return buf, fmt.Errorf("bad step body: slots[%s] is given twice", strconv.Quote(name))
+	}
 	return buf, nil
 }
 
@@ -263,11 +379,25 @@ func tokenType(tok json.Token) string {
 // sortSlots sorts a step's few slots by name, in place (insertion sort: no
 // allocation).
 func sortSlots(s []guard.Slot) {
+	if len(s) > 16 { // a hostile body's thousands of slots: no quadratic sort
+		slices.SortStableFunc(s, func(a, b guard.Slot) int { return strings.Compare(a.Name, b.Name) })
+		return
+	}
 	for i := 1; i < len(s); i++ {
 		for j := i; j > 0 && s[j].Name < s[j-1].Name; j-- {
 			s[j], s[j-1] = s[j-1], s[j]
 		}
 	}
+}
+
+// twice returns the first slot name given twice in s, sorted by name.
+func twice(s []guard.Slot) (string, bool) {
+	for i := 1; i < len(s); i++ {
+		if s[i].Name == s[i-1].Name {
+			return s[i].Name, true
+		}
+	}
+	return "", false
 }
 
 // stepSlotError words the guard's refusal of a step's slots.
@@ -341,6 +471,9 @@ func parseStep(body []byte, n names, buf []guard.Slot) (event, next string, slot
 		return fail()
 	}
 	sortSlots(slots)
+	if _, dup := twice(slots); dup {
+		return fail()
+	}
 	return event, next, slots, true
 }
 
@@ -448,13 +581,7 @@ func (sc *stepScanner) slotObject(n names, slots []guard.Slot) ([]guard.Slot, bo
 		if !good || !sc.expect(':') {
 			return slots, false
 		}
-		name := n.get(key)
-		for _, prev := range slots {
-			if prev.Name == name {
-				return slots, false
-			}
-		}
-		sl := guard.Slot{Name: name}
+		sl := guard.Slot{Name: n.get(key)}
 		sc.space()
 		switch {
 		case sc.i < len(sc.body) && sc.body[sc.i] == '"':
