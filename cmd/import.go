@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"github.com/fsmine/fsmine/internal/jsondup"
 	"io"
 	"os"
 	"slices"
@@ -120,6 +121,9 @@ func runImport(_ context.Context, opts *importOptions, streams IO) error {
 		}
 		if err := json.Unmarshal(raw, &dopt.Labels); err != nil {
 			return fmt.Errorf("%s: a label map is a JSON object of name to label strings: %w", opts.labels, err)
+		}
+		if err := jsondup.Check(raw); err != nil {
+			return fmt.Errorf("%s: %w", opts.labels, err)
 		}
 		dopt.LabelsPath = opts.labels
 	}

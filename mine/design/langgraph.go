@@ -2,6 +2,7 @@ package design
 
 import (
 	"fmt"
+	"github.com/fsmine/fsmine/internal/jsondup"
 
 	json "github.com/goccy/go-json"
 
@@ -32,6 +33,9 @@ func readLangGraph(data []byte, opt Options) (*flow, error) {
 	var doc langgraphDoc
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, f.errorf("", "not a LangGraph graph: %v", err)
+	}
+	if err := jsondup.Check(data); err != nil {
+		return nil, f.errorf("", "%v", err)
 	}
 	if len(doc.Nodes) == 0 {
 		return nil, f.errorf("", `not a LangGraph graph: no "nodes"`)

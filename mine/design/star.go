@@ -1,6 +1,7 @@
 package design
 
 import (
+	"github.com/fsmine/fsmine/internal/jsondup"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -71,6 +72,9 @@ func readSTAR(data []byte, opt Options) (*flow, error) {
 	r := &starReader{f: newFlow(opt.Path)}
 	if err := json.Unmarshal(data, &r.doc); err != nil {
 		return nil, r.f.errorf("", "not a STAR task graph: %v", err)
+	}
+	if err := jsondup.Check(data); err != nil {
+		return nil, r.f.errorf("", "%v", err)
 	}
 	if len(r.doc.Graph) == 0 {
 		return nil, r.f.errorf("", `not a STAR task graph: no "graph" of node -> next node`)

@@ -3,6 +3,7 @@ package design
 import (
 	"bytes"
 	"fmt"
+	"github.com/fsmine/fsmine/internal/jsondup"
 	"regexp"
 	"sort"
 	"strconv"
@@ -71,6 +72,9 @@ func readXState(data []byte, opt Options) (*flow, error) {
 	var mc xstateMachine
 	if err := json.Unmarshal(data, &mc); err != nil {
 		return nil, f.errorf("", "not an XState machine: %v", err)
+	}
+	if err := jsondup.Check(data); err != nil {
+		return nil, f.errorf("", "%v", err)
 	}
 	if len(mc.States) == 0 {
 		return nil, f.errorf("", `not an XState machine: no "states"`)

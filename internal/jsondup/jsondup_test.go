@@ -1,0 +1,33 @@
+package jsondup
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"a":1,"b":2}`, ""},
+		{`{"a":1,"a":2}`, `the key "a" is given twice`},
+		{`{"states":{"a":{"on":{"go":"b","go":"c"}}}}`, `the key "go" is given twice in states.a.on`},
+		{`{"graph":{"hello":"x","x":"bye","x":"other"}}`, `the key "x" is given twice in graph`},
+		{`[{"a":1},{"a":2}]`, ""},
+		{`{"a":[{"b":1,"b":2}]}`, `the key "b" is given twice in a`},
+		{`{"a":{"b":1},"c":{"b":1}}`, ""},
+		{`{"a":{},"a":{}}`, `the key "a" is given twice`},
+		{`{"a":[1,2],"b":[],"a":3}`, `the key "a" is given twice`},
+		{`{"a":1,`, ""}, // a syntax error is the decoder's to word
+		{``, ""},
+	} {
+		err := Check([]byte(tc.in))
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("Check(%s) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	deep := strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000)
+	_ = Check([]byte(deep)) // the decoder's depth limit stops it: no panic
+}
