@@ -400,3 +400,48 @@ func TestSTARTaskName(t *testing.T) {
 		}
 	}
 }
+
+// TestMermaidReads holds what the review of the Mermaid reader found: a
+// caption is a count only in a counted export (whose moves out of [*] are
+// captioned with counts), an event may end in a space other than ASCII's,
+// two ids may not name one node, and a composite state may hold only
+// another.
+func TestMermaidReads(t *testing.T) {
+	move := func(t *testing.T, flow, from, to string) automaton.Transition {
+		t.Helper()
+		m, err := design.Read([]byte(flow), design.Options{Path: "f.mmd"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range m.Transitions {
+			if tr.From == from && tr.To == to {
+				return tr
+			}
+		}
+		t.Fatalf("no move %s -> %s in %+v", from, to, m.Transitions)
+		return automaton.Transition{}
+	}
+	if tr := move(t, "stateDiagram-v2\n[*] --> A\nA --> B : 404\nB --> [*]\n", "A", "B"); tr.Event != "404" || tr.Count != 0 {
+		t.Errorf("a design's caption 404: event %q count %d, want the event 404", tr.Event, tr.Count)
+	}
+	if tr := move(t, "stateDiagram-v2\n[*] --> A : 3\nA --> B : go · 2\nB --> [*] : 2\n", "A", "B"); tr.Event != "go" || tr.Count != 2 {
+		t.Errorf("a counted export's caption go · 2: event %q count %d", tr.Event, tr.Count)
+	}
+	if tr := move(t, "stateDiagram-v2\n[*] --> A\nA --> B : \u2028\nB --> [*]\n", "A", "B"); tr.Event != "\u2028" {
+		t.Errorf("the event U+2028 read as %q", tr.Event)
+	}
+	nested := "stateDiagram-v2\n[*] --> P\nstate P {\nstate Q {\n[*] --> a\na --> b : go\nb --> [*]\n}\n}\nP --> [*]\n"
+	if tr := move(t, nested, "a", "b"); tr.Event != "go" {
+		t.Errorf("a composite holding only a composite: %+v", tr)
+	}
+	for _, tc := range []struct{ flow, want string }{
+		{"stateDiagram-v2\nstate \"X\" as A\nstate \"X\" as B\n[*] --> A\nA --> B : go\nB --> [*]\n", `f.mmd: line 3: the states "A" and "B" are both named "X"`},
+		{"stateDiagram-v2\nB\nstate \"B\" as A\n[*] --> A\nA --> B : go\nB --> [*]\n", `f.mmd: line 3: the states "B" and "A" are both named "B"`},
+		{"stateDiagram-v2\nstate \"X\" as A\nstate \"Y\" as A\n[*] --> A\nA --> [*]\n", `f.mmd: line 3: the state "A" is named twice, "X" and "Y"`},
+	} {
+		_, err := design.Read([]byte(tc.flow), design.Options{Path: "f.mmd"})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%q: got %v, want %s", tc.flow, err, tc.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package design
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -48,9 +49,11 @@ type mermaidReader struct {
 	f      *flow
 	opt    Options
 	names  map[string]string // Mermaid id -> model id
+	owner  map[string]string // model id -> Mermaid id
 	groups map[string]*mermaidGroup
 	stack  []*mermaidGroup
 	moves  []mermaidMove
+	err    error // the first conflict a declaration met
 }
 
 type mermaidMove struct {
@@ -60,14 +63,16 @@ type mermaidMove struct {
 }
 
 func readMermaid(data []byte, opt Options) (*flow, error) {
-	r := &mermaidReader{f: newFlow(opt.Path), opt: opt, names: map[string]string{}, groups: map[string]*mermaidGroup{}}
+	r := &mermaidReader{f: newFlow(opt.Path), opt: opt, names: map[string]string{}, owner: map[string]string{}, groups: map[string]*mermaidGroup{}}
 	f := r.f
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
 	lineNo, header, front, inNote := 0, false, false, false
 	for sc.Scan() {
 		lineNo++
-		line := strings.TrimSpace(sc.Text())
+		// ASCII white space only: a name or event may begin or end with
+		// another space (U+2028), which render.Mermaid writes as it is.
+		line := strings.Trim(sc.Text(), " \t\r")
 		switch {
 		case !header && lineNo == 1 && line == "---":
 			front = true
@@ -93,6 +98,9 @@ func readMermaid(data []byte, opt Options) (*flow, error) {
 		}
 		if err := r.line(line, lineNo, &inNote); err != nil {
 			return nil, err
+		}
+		if r.err != nil {
+			return nil, f.errorf("", "line %d: %v", lineNo, r.err)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -159,7 +167,7 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 		if !mermaidWord.MatchString(from) || !mermaidWord.MatchString(to) {
 			return f.errorf("", "line %d: unknown syntax: a move is A --> B, got %q", n, line)
 		}
-		r.moves = append(r.moves, mermaidMove{from: r.end(from, true), to: r.end(to, false), caption: strings.TrimSpace(caption), captioned: captioned, line: n})
+		r.moves = append(r.moves, mermaidMove{from: r.end(from, true), to: r.end(to, false), caption: strings.Trim(caption, " \t"), captioned: captioned, line: n})
 		return nil
 	}
 	if strings.HasPrefix(line, "[*]") {
@@ -169,7 +177,7 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 		id = strings.TrimSpace(id)
 		r.declare(id, "")
 		// render.Mermaid describes a state whose label is not its id so.
-		if label, ok := strings.CutPrefix(mermaidDecode(strings.TrimSpace(desc)), "label:"); ok {
+		if label, ok := strings.CutPrefix(mermaidDecode(strings.Trim(desc, " \t")), "label:"); ok {
 			r.f.nodes[r.names[id]].label = strings.TrimPrefix(label, " ")
 		}
 		return nil
@@ -211,11 +219,26 @@ func (r *mermaidReader) declare(id, name string) {
 	if name == "" {
 		name = id
 	}
+	if other, ok := r.owner[name]; ok && other != id {
+		// Two ids, one node: the moves of both would run through it.
+		if r.err == nil {
+			r.err = fmt.Errorf("the states %s and %s are both named %s", strconv.Quote(other), strconv.Quote(id), strconv.Quote(name))
+		}
+		return
+	}
 	if old, ok := r.names[id]; ok {
+		if old != id {
+			if r.err == nil {
+				r.err = fmt.Errorf("the state %s is named twice, %s and %s", strconv.Quote(id), strconv.Quote(old), strconv.Quote(name))
+			}
+			return
+		}
 		// A later `state "name" as id` renames a state first met bare.
 		r.forget(old)
+		delete(r.owner, old)
 	}
 	r.names[id] = name
+	r.owner[name] = id
 	r.f.add(name)
 	r.noteChild(id)
 }
@@ -238,7 +261,9 @@ func (r *mermaidReader) open(id, name string) error {
 		// Met in a move before its braces: a composite, not a state.
 		r.forget(old)
 		delete(r.names, id)
+		delete(r.owner, old)
 	}
+	r.noteChild(id) // a composite may be its parent's only child
 	g := &mermaidGroup{name: id}
 	r.groups[id] = g
 	r.stack = append(r.stack, g)
@@ -284,6 +309,16 @@ func (r *mermaidReader) resolve() error {
 		}
 		return "", false
 	}
+	// A caption is a count only in a counted export (render.Mermaid of a
+	// mined model), which captions the moves out of [*] with their counts;
+	// a design's captions are events, "404" included.
+	counted := false
+	for _, mv := range r.moves {
+		if mv.from == automaton.StartID && mv.captioned && mermaidCount.MatchString(mermaidDecode(mv.caption)) {
+			counted = true
+			break
+		}
+	}
 	for _, mv := range r.moves {
 		if strings.HasPrefix(mv.from, innerEnd) || strings.HasPrefix(mv.to, innerEnd) {
 			continue
@@ -299,9 +334,9 @@ func (r *mermaidReader) resolve() error {
 		e := edge{from: from, to: to, event: r.opt.Event}
 		if mv.captioned {
 			e.event = mermaidDecode(mv.caption)
-			if m := mermaidGen.FindStringSubmatch(e.event); m != nil {
+			if m := mermaidGen.FindStringSubmatch(e.event); counted && m != nil {
 				e.event, e.generalized = m[1], m[2]
-			} else if m := mermaidCount.FindStringSubmatch(e.event); m != nil {
+			} else if m := mermaidCount.FindStringSubmatch(e.event); counted && m != nil {
 				e.event = m[1]
 				e.count, _ = strconv.Atoi(m[2])
 			}
