@@ -32,6 +32,8 @@ type xstateNode struct {
 	Meta    *xstateMeta                `json:"meta"`
 	On      map[string]json.RawMessage `json:"on"`
 	Always  json.RawMessage            `json:"always"`
+	After   json.RawMessage            `json:"after"`
+	Invoke  json.RawMessage            `json:"invoke"`
 	States  map[string]*xstateNode     `json:"states"`
 }
 
@@ -78,6 +80,9 @@ func readXState(data []byte, opt Options) (*flow, error) {
 	}
 	if len(mc.States) == 0 {
 		return nil, f.errorf("", `not an XState machine: no "states"`)
+	}
+	if mc.Type == "parallel" {
+		return nil, f.errorf("", "a parallel machine: not supported; a designed flow is one state at a time")
 	}
 	if v := fsmineVersion.FindStringSubmatch(mc.Description); v != nil {
 		f.version, _ = strconv.Atoi(v[1])
@@ -127,6 +132,14 @@ func (r *xstateReader) flatten(states map[string]*xstateNode) error {
 		if n == nil {
 			return r.f.errorf(k, "its state node is null")
 		}
+		switch {
+		case n.Type == "parallel" || n.Type == "history":
+			return r.f.errorf(k, "a %s state: not supported; a designed flow is one state at a time", n.Type)
+		case len(n.After) > 0 && string(n.After) != "null":
+			return r.f.errorf(k, `delayed moves ("after"): not supported; give them an event in "on"`)
+		case len(n.Invoke) > 0 && string(n.Invoke) != "null":
+			return r.f.errorf(k, `an invoked service ("invoke"): not supported; give its outcomes events in "on"`)
+		}
 		if len(n.States) > 0 {
 			if len(n.On) > 0 || len(n.Always) > 0 {
 				return r.f.errorf(k, "a compound state with moves of its own: not supported; give its children the moves")
@@ -138,9 +151,13 @@ func (r *xstateReader) flatten(states map[string]*xstateNode) error {
 			if init == "" {
 				init = sortedNodeKeys(n.States)[0]
 			}
-			r.byRef[k] = init
+			if err := r.ref(k, k, init); err != nil {
+				return err
+			}
 			if n.ID != "" {
-				r.byRef["#"+n.ID] = init
+				if err := r.ref(k, "#"+n.ID, init); err != nil {
+					return err
+				}
 			}
 			continue
 		}
@@ -149,12 +166,31 @@ func (r *xstateReader) flatten(states map[string]*xstateNode) error {
 		}
 		r.leaves[k] = n
 		r.order = append(r.order, k)
-		r.byRef[k] = k
-		if n.ID != "" {
-			r.byRef["#"+n.ID] = k
+		if err := r.ref(k, k, k); err != nil {
+			return err
 		}
-		r.byRef["#"+r.machine+"."+k] = k
+		if n.ID != "" {
+			if err := r.ref(k, "#"+n.ID, k); err != nil {
+				return err
+			}
+		}
+		if err := r.ref(k, "#"+r.machine+"."+k, k); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// ref makes ref (a key, "#id" or "#machine.key") name the state to, of
+// key k: a ref that names two states is an error, not the last one's.
+func (r *xstateReader) ref(k, ref, to string) error {
+	if _, taken := r.byRef[ref]; taken {
+		if strings.HasPrefix(ref, "#") {
+			return r.f.errorf(k, "two states have the id %s", strconv.Quote(ref))
+		}
+		return r.f.errorf(k, "two states have this key (the flow names states by key)")
+	}
+	r.byRef[ref] = to
 	return nil
 }
 
