@@ -122,12 +122,16 @@ func mermaidID(id string) string {
 // syntax and for "direction", which its lexer matches anywhere in a line.
 func mermaidText(s string) string {
 	var b strings.Builder
-	for _, r := range shownText(s) {
-		switch r {
-		case '"', '#', ':', ';', '%', '<', '>', '&', '{', '}':
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == '\\':
+			// an entity, so that a backslash in the file is always one of
+			// shownText's escapes and reads back as what it stands for
+			b.WriteString("#92;")
+		case r == '"', r == '#', r == ':', r == ';', r == '%', r == '<', r == '>', r == '&', r == '{', r == '}':
 			fmt.Fprintf(&b, "#%d;", r)
 		default:
-			b.WriteRune(r)
+			b.WriteString(shownText(string(r)))
 		}
 	}
 	// Break up "direction" by writing its first letter as an entity code.

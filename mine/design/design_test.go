@@ -335,6 +335,47 @@ func TestDesignRoundTrip(t *testing.T) {
 	}
 }
 
+// TestDesignRoundTripHostile: a design whose names and events hold what
+// logs hold (an ANSI colour's ESC, U+2028, a number for an event, a
+// backslash of their own) reads back from each export to the same
+// machine, and exports again to the same bytes.
+func TestDesignRoundTripHostile(t *testing.T) {
+	flow := `{"id":"m","initial":"a\u001b[31m","states":{` +
+		`"a\u001b[31m":{"on":{"\u001b[0mgo":"b","404":"c\\x1b"}},` +
+		`"b":{"on":{"\u2028":"c\\x1b"}},` +
+		`"c\\x1b":{"type":"final"}}}`
+	m, err := design.Read([]byte(flow), design.Options{Path: "h.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range []struct {
+		format string
+		write  func(io.Writer, *automaton.Model, render.Options) error
+	}{
+		{design.FormatMermaid, render.Mermaid},
+		{design.FormatSCXML, render.SCXML},
+		{design.FormatXState, render.XState},
+	} {
+		var first, second bytes.Buffer
+		if err := ex.write(&first, m, render.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		back, err := design.Read(first.Bytes(), design.Options{Path: "export", Format: ex.format})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", ex.format, err, first.String())
+		}
+		if back.Digest != m.Digest {
+			t.Errorf("%s: digest read back %s, want %s\n%s", ex.format, back.Digest, m.Digest, first.String())
+		}
+		if err := ex.write(&second, back, render.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(first.Bytes(), second.Bytes()) {
+			t.Errorf("%s: export -> import -> export differs:\n--- first\n%s\n--- second\n%s", ex.format, first.String(), second.String())
+		}
+	}
+}
+
 // TestReadFormats reads a hand-written flow of each format.
 func TestReadFormats(t *testing.T) {
 	tests := []struct {

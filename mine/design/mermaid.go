@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/fsmine/fsmine/internal/text"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/fsmine/fsmine/automaton"
 )
@@ -32,8 +34,8 @@ var (
 	mermaidDeclare   = regexp.MustCompile(`^state\s+"([^"]*)"\s+as\s+(\S+?)\s*(\{)?$`)
 	mermaidComposite = regexp.MustCompile(`^state\s+(\S+?)\s*\{$`)
 	mermaidStereo    = regexp.MustCompile(`<<\s*(\w+)\s*>>`)
-	mermaidCount     = regexp.MustCompile(`^(?:(.*) · )?(\d+)(?: \([0-9.]+%\))?$`)
-	mermaidGen       = regexp.MustCompile(`^(?:(.*) · )?generalized \((.*)\)$`)
+	mermaidCount     = regexp.MustCompile(`(?s)^(?:(.*) · )?(\d+)(?: \([0-9.]+%\))?$`)
+	mermaidGen       = regexp.MustCompile(`(?s)^(?:(.*) · )?generalized \((.*)\)$`)
 	mermaidVisits    = regexp.MustCompile(` · \d+ visits?( · .*)?$`)
 	mermaidEntity    = regexp.MustCompile(`#(\d+);`)
 	mermaidWord      = regexp.MustCompile(`^[^\s:{}"]+$`)
@@ -177,7 +179,7 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 		id = strings.TrimSpace(id)
 		r.declare(id, "")
 		// render.Mermaid describes a state whose label is not its id so.
-		if label, ok := strings.CutPrefix(mermaidDecode(strings.Trim(desc, " \t")), "label:"); ok {
+		if label, ok := strings.CutPrefix(mermaidDecode(unshown(strings.Trim(desc, " \t"))), "label:"); ok {
 			r.f.nodes[r.names[id]].label = strings.TrimPrefix(label, " ")
 		}
 		return nil
@@ -333,7 +335,7 @@ func (r *mermaidReader) resolve() error {
 		}
 		e := edge{from: from, to: to, event: r.opt.Event}
 		if mv.captioned {
-			e.event = mermaidDecode(mv.caption)
+			e.event = mermaidDecode(unshown(mv.caption))
 			if m := mermaidGen.FindStringSubmatch(e.event); counted && m != nil {
 				e.event, e.generalized = m[1], m[2]
 			} else if m := mermaidCount.FindStringSubmatch(e.event); counted && m != nil {
@@ -358,6 +360,26 @@ func mermaidDecode(s string) string {
 		}
 		return string(rune(n))
 	})
+}
+
+// unshown undoes the Go escapes render.Mermaid writes for the characters
+// it does not show (control, bidi and non-XML characters) in an event or
+// label, before the entity codes are read: render.Mermaid writes a
+// backslash of the text's own as the entity #92;, so a backslash in the
+// file is an escape. Decoding is taken only when it gives such a
+// character.
+func unshown(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	dec, err := strconv.Unquote(`"` + strings.ReplaceAll(s, `"`, `\"`) + `"`)
+	if err != nil || dec == s {
+		return s
+	}
+	if !strings.ContainsFunc(dec, func(r rune) bool { return unicode.IsControl(r) || !xmlChar(r) || text.BidiControl(r) }) {
+		return s
+	}
+	return dec
 }
 
 // unescapeFor undoes the Go escapes render.Mermaid writes for control

@@ -57,7 +57,11 @@ func readSCXML(data []byte, opt Options) (*flow, error) {
 	if err := r.read(xml.NewDecoder(bytes.NewReader(data))); err != nil {
 		return nil, err
 	}
-	return r.f, r.build()
+	if err := r.build(); err != nil {
+		return r.f, err
+	}
+	r.unescapeRefs()
+	return r.f, nil
 }
 
 // scxmlReader reads an SCXML document: read collects its states and
@@ -72,6 +76,100 @@ type scxmlReader struct {
 	inInit  bool                   // inside an <initial> element
 	loop    *automaton.Loop        // the <fsmine:loop> open, if any
 	cons    int                    // 1 + the index of the <fsmine:constraint> open, 0 for none
+}
+
+// unescape undoes the Go escapes render.SCXML writes, in fsmine's
+// attributes, for characters XML cannot carry (an ANSI colour's ESC). A
+// text with a backslash of its own is written as it is, so an escaped text
+// is told from it by the XML name render.SCXML made of the same text
+// (encoded, "_x001B_..."): v is decoded only when that name agrees.
+func unescape(v, encoded string) string {
+	if dec, ok := goUnquote(v); ok && xmlNameDecode(encoded) == dec {
+		return dec
+	}
+	return v
+}
+
+// goUnquote decodes v's Go escapes when they give a character XML cannot
+// carry, the only one render.SCXML escapes.
+func goUnquote(v string) (string, bool) {
+	if !strings.Contains(v, `\`) {
+		return v, false
+	}
+	dec, err := strconv.Unquote(`"` + strings.ReplaceAll(v, `"`, `\"`) + `"`)
+	if err != nil || dec == v || !strings.ContainsFunc(dec, func(r rune) bool { return !xmlChar(r) }) {
+		return v, false
+	}
+	return dec, true
+}
+
+// unescapeRefs decodes, in the constraints and loops, the names that are
+// escaped: a name the flow does not have whose decoding it has (they carry
+// no XML name to tell them by).
+func (r *scxmlReader) unescapeRefs() {
+	known := map[string]bool{}
+	for id, n := range r.f.nodes {
+		known[id], known[n.label] = true, true
+	}
+	for _, e := range r.f.edges {
+		known[e.event] = true
+	}
+	fix := func(v *string) {
+		if dec, ok := goUnquote(*v); ok && !known[*v] && known[dec] {
+			*v = dec
+		}
+	}
+	for i := range r.f.constraints {
+		c := &r.f.constraints[i]
+		fix(&c.A)
+		fix(&c.B)
+		for j := range c.Or {
+			fix(&c.Or[j])
+		}
+	}
+	for i := range r.f.loops {
+		l := &r.f.loops[i]
+		for j := range l.States {
+			fix(&l.States[j])
+		}
+		for j := range l.BackEdges {
+			fix(&l.BackEdges[j].From)
+			fix(&l.BackEdges[j].Event)
+			fix(&l.BackEdges[j].To)
+		}
+	}
+}
+
+// xmlChar reports whether r is a character of XML 1.0.
+func xmlChar(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D ||
+		r >= 0x20 && r <= 0xD7FF ||
+		r >= 0xE000 && r <= 0xFFFD ||
+		r >= 0x10000 && r <= 0x10FFFF
+}
+
+// xmlNameDecode undoes render.SCXML's XML names: _xHHHH_ and _xHHHHHHHH_
+// are the rune of that code; anything else stands for itself.
+func xmlNameDecode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if strings.HasPrefix(s[i:], "_x") {
+			for _, n := range []int{4, 8} {
+				end := i + 2 + n
+				if end < len(s) && s[end] == '_' {
+					if c, err := strconv.ParseUint(s[i+2:end], 16, 32); err == nil {
+						b.WriteRune(rune(c))
+						i = end + 1
+						goto next
+					}
+				}
+			}
+		}
+		b.WriteByte(s[i])
+		i++
+	next:
+	}
+	return b.String()
 }
 
 // scxmlAttr is the value of the attribute space:name of se.
@@ -225,7 +323,7 @@ func (r *scxmlReader) state(t xml.StartElement, line int) error {
 	}
 	s := &scxmlState{xmlID: id, id: id, final: t.Name.Local == "final", line: line}
 	if v, ok := scxmlAttr(t, fsmineNS, "id"); ok {
-		s.id = v
+		s.id = unescape(v, id)
 	}
 	s.label, _ = scxmlAttr(t, fsmineNS, "label")
 	for name, n := range map[string]*int{"visits": &s.visits, "sessions": &s.sessions, "max_run": &s.maxRun} {
@@ -260,6 +358,9 @@ func (r *scxmlReader) transition(t xml.StartElement, line int) error {
 	mv := scxmlMove{target: target}
 	mv.events, _ = scxmlAttr(t, "", "event")
 	mv.fsmEvent, mv.hasFsmEvent = scxmlAttr(t, fsmineNS, "event")
+	if name, _, dotted := strings.Cut(mv.events, "."); dotted {
+		mv.fsmEvent = unescape(mv.fsmEvent, name) // the event attribute is event.label
+	}
 	if v, ok := scxmlAttr(t, fsmineNS, "count"); ok {
 		mv.count, _ = strconv.Atoi(v)
 	}
