@@ -106,16 +106,16 @@ func runImport(_ context.Context, opts *importOptions, streams IO) error {
 	)
 	if path == "-" {
 		path = "standard input"
-		data, err = io.ReadAll(streams.In)
+		data, err = readAtMost(streams.In, path)
 	} else {
-		data, err = os.ReadFile(path)
+		data, err = readFileAtMost(path)
 	}
 	if err != nil {
 		return err
 	}
 	dopt := design.Options{Path: path, Format: opts.from, Event: opts.event}
 	if opts.labels != "" {
-		raw, err := os.ReadFile(opts.labels)
+		raw, err := readFileAtMost(opts.labels)
 		if err != nil {
 			return err
 		}
@@ -141,4 +141,28 @@ func runImport(_ context.Context, opts *importOptions, streams IO) error {
 			path, m.Params.Design, len(m.States)-2, len(m.Transitions), m.Digest)
 	}
 	return nil
+}
+
+// maxFlowBytes bounds a flow or label map import reads: designs are small,
+// and /dev/zero is not one.
+const maxFlowBytes = 64 << 20
+
+func readFileAtMost(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAtMost(f, path)
+}
+
+func readAtMost(r io.Reader, name string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxFlowBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(data) > maxFlowBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB: not a designed flow", name, maxFlowBytes>>20)
+	}
+	return data, nil
 }

@@ -27,8 +27,10 @@
 package design
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -106,7 +108,15 @@ func Read(data []byte, opt Options) (*automaton.Model, error) {
 	if format == "" {
 		format = Detect(opt.Path, data)
 		if format == "" {
-			return nil, &Error{Path: opt.Path, Msg: "unknown syntax: not a Mermaid stateDiagram-v2, SCXML, XState, LangGraph or STAR flow (name one with --from)"}
+			msg := "unknown syntax: not a Mermaid stateDiagram-v2, SCXML, XState, LangGraph or STAR flow (name one with --from)"
+			if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
+				// JSON that does not parse: say where, not only what it is not
+				var v any
+				if err := stdjson.Unmarshal(data, &v); err != nil {
+					msg = "not JSON: " + jsonError(data, err)
+				}
+			}
+			return nil, &Error{Path: opt.Path, Msg: msg}
 		}
 	}
 	var (
@@ -441,4 +451,17 @@ func markBackEdges(m *automaton.Model) {
 			t.BackEdge = true
 		}
 	}
+}
+
+// jsonError words err, from decoding data, with the line and column of
+// its offset when it has one.
+func jsonError(data []byte, err error) string {
+	var se *stdjson.SyntaxError
+	if errors.As(err, &se) && se.Offset > 0 && int(se.Offset) <= len(data) {
+		before := data[:se.Offset]
+		line := bytes.Count(before, []byte("\n")) + 1
+		col := int(se.Offset) - bytes.LastIndexByte(before, '\n') - 1
+		return fmt.Sprintf("line %d, column %d: %v", line, col, err)
+	}
+	return err.Error()
 }

@@ -196,7 +196,11 @@ func (r *scxmlReader) read(dec *xml.Decoder) error {
 		switch t := tok.(type) {
 		case xml.Comment:
 			if v := scxmlVersion.FindSubmatch(t); v != nil && !r.f.versioned {
-				r.f.version, _ = strconv.Atoi(string(v[1]))
+				n, err := strconv.Atoi(string(v[1]))
+				if err != nil || n < 0 {
+					return r.f.errorf("", "the comment's model version %s is not a version (too large)", v[1])
+				}
+				r.f.version = n
 				r.f.versioned = true
 			}
 		case xml.StartElement:
@@ -278,8 +282,11 @@ func (r *scxmlReader) fsmine(t xml.StartElement, line int) error {
 			return r.f.errorf("", "line %d: a <fsmine:loop> inside another", line)
 		}
 		l := automaton.Loop{States: []string{}, BackEdges: []automaton.EdgeRef{}}
-		for name, n := range map[string]*int{"max_iterations": &l.MaxIterations, "count": &l.Count, "sessions": &l.Sessions, "p95_iterations": &l.P95Iterations} {
-			if *n, err = number(name); err != nil {
+		for _, a := range []struct {
+			name string
+			n    *int
+		}{{"max_iterations", &l.MaxIterations}, {"count", &l.Count}, {"sessions", &l.Sessions}, {"p95_iterations", &l.P95Iterations}} {
+			if *a.n, err = number(a.name); err != nil {
 				return err
 			}
 		}
@@ -326,9 +333,16 @@ func (r *scxmlReader) state(t xml.StartElement, line int) error {
 		s.id = unescape(v, id)
 	}
 	s.label, _ = scxmlAttr(t, fsmineNS, "label")
-	for name, n := range map[string]*int{"visits": &s.visits, "sessions": &s.sessions, "max_run": &s.maxRun} {
-		if v, ok := scxmlAttr(t, fsmineNS, name); ok {
-			*n, _ = strconv.Atoi(v)
+	for _, a := range []struct {
+		name string
+		n    *int
+	}{{"visits", &s.visits}, {"sessions", &s.sessions}, {"max_run", &s.maxRun}} {
+		if v, ok := scxmlAttr(t, fsmineNS, a.name); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return r.f.errorf(id, "line %d: fsmine:%s=%q is not a count", line, a.name, v)
+			}
+			*a.n = n
 		}
 	}
 	s.initial, _ = scxmlAttr(t, "", "initial")
@@ -362,7 +376,11 @@ func (r *scxmlReader) transition(t xml.StartElement, line int) error {
 		mv.fsmEvent = unescape(mv.fsmEvent, name) // the event attribute is event.label
 	}
 	if v, ok := scxmlAttr(t, fsmineNS, "count"); ok {
-		mv.count, _ = strconv.Atoi(v)
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return r.f.errorf("", "line %d: fsmine:count=%q is not a count", line, v)
+		}
+		mv.count = n
 	}
 	if v, ok := scxmlAttr(t, fsmineNS, "prob"); ok {
 		var err error

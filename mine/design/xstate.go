@@ -85,7 +85,11 @@ func readXState(data []byte, opt Options) (*flow, error) {
 		return nil, f.errorf("", "a parallel machine: not supported; a designed flow is one state at a time")
 	}
 	if v := fsmineVersion.FindStringSubmatch(mc.Description); v != nil {
-		f.version, _ = strconv.Atoi(v[1])
+		n, err := strconv.Atoi(v[1])
+		if err != nil || n < 0 {
+			return nil, f.errorf("", "the description's model version %s is not a version (too large)", v[1])
+		}
+		f.version = n
 		f.versioned = true
 	}
 	if mc.Meta != nil {
