@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/fsmine/fsmine/internal/text"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -56,6 +57,7 @@ type mermaidReader struct {
 	stack  []*mermaidGroup
 	moves  []mermaidMove
 	err    error // the first conflict a declaration met
+	forgot bool  // forget removed a node: compact the order
 }
 
 type mermaidMove struct {
@@ -114,6 +116,7 @@ func readMermaid(data []byte, opt Options) (*flow, error) {
 	if len(r.stack) > 0 {
 		return nil, f.errorf(r.stack[len(r.stack)-1].name, "its composite state is not closed with }")
 	}
+	r.compact()
 	return f, r.resolve()
 }
 
@@ -416,13 +419,28 @@ func asAlias(name, alias string) bool {
 }
 
 // forget removes the node name, met before a declaration that renames it
-// or makes it a composite state.
+// or makes it a composite state. Its place in the flow's order goes at
+// compact, once: removing it here cost a pass over the order per rename.
 func (r *mermaidReader) forget(name string) {
 	delete(r.f.nodes, name)
-	for i, o := range r.f.order {
-		if o == name {
-			r.f.order = append(r.f.order[:i], r.f.order[i+1:]...)
-			break
+	r.forgot = true
+}
+
+// compact drops from the flow's order the nodes forget removed, keeping a
+// node added again at its last place.
+func (r *mermaidReader) compact() {
+	if !r.forgot {
+		return
+	}
+	seen := map[string]bool{}
+	var keep []string
+	for i := len(r.f.order) - 1; i >= 0; i-- {
+		id := r.f.order[i]
+		if _, ok := r.f.nodes[id]; ok && !seen[id] {
+			seen[id] = true
+			keep = append(keep, id)
 		}
 	}
+	slices.Reverse(keep)
+	r.f.order = keep
 }
