@@ -104,6 +104,8 @@ type Options struct {
 // is version 1 with counts of 0. Created and Generator are left for the
 // caller. Errors about the flow are *Error.
 func Read(data []byte, opt Options) (*automaton.Model, error) {
+	// An editor's byte-order mark is no part of any of the formats.
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
 	format := opt.Format
 	if format == "" {
 		format = Detect(opt.Path, data)

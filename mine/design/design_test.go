@@ -489,6 +489,9 @@ func TestMermaidReads(t *testing.T) {
 	if tr := move(t, "stateDiagram-v2\n[*] --> A\nA --> B : \u2028\nB --> [*]\n", "A", "B"); tr.Event != "\u2028" {
 		t.Errorf("the event U+2028 read as %q", tr.Event)
 	}
+	if tr := move(t, "\uFEFFstateDiagram-v2\n[*] --> A\nA --> B : go\nB --> [*]\n", "A", "B"); tr.Event != "go" {
+		t.Errorf("a flow after a byte-order mark: %+v", tr)
+	}
 	nested := "stateDiagram-v2\n[*] --> P\nstate P {\nstate Q {\n[*] --> a\na --> b : go\nb --> [*]\n}\n}\nP --> [*]\n"
 	if tr := move(t, nested, "a", "b"); tr.Event != "go" {
 		t.Errorf("a composite holding only a composite: %+v", tr)
