@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 
 	"github.com/fsmine/fsmine/automaton"
 	json "github.com/goccy/go-json"
@@ -122,16 +123,16 @@ func mermaidID(id string) string {
 // syntax and for "direction", which its lexer matches anywhere in a line.
 func mermaidText(s string) string {
 	var b strings.Builder
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+	for _, r := range shownText(s) {
 		switch {
-		case r == '\\':
-			// an entity, so that a backslash in the file is always one of
-			// shownText's escapes and reads back as what it stands for
-			b.WriteString("#92;")
 		case r == '"', r == '#', r == ':', r == ';', r == '%', r == '<', r == '>', r == '&', r == '{', r == '}':
 			fmt.Fprintf(&b, "#%d;", r)
+		case r >= 0x80 && unicode.IsSpace(r):
+			// a space other than ASCII's (U+2028, a no-break space): an
+			// entity, so that a reader trimming a line's white space keeps it
+			fmt.Fprintf(&b, "#%d;", r)
 		default:
-			b.WriteString(shownText(string(r)))
+			b.WriteRune(r)
 		}
 	}
 	// Break up "direction" by writing its first letter as an entity code.

@@ -11,10 +11,11 @@ import (
 // that slow clients cannot use up the process's file descriptors.
 type limitListener struct {
 	net.Listener
-	// full, when not nil, is called (with true) when Accept must wait for
-	// a slot and (with false) once it has one: Serve closes idle
-	// keep-alive connections meanwhile, which would otherwise hold their
-	// slots for the whole idle timeout.
+	// full, when not nil, is called (with true) when a client has been
+	// accepted and waits for a slot, and (with false) once it has one:
+	// Serve closes idle keep-alive connections meanwhile, which would
+	// otherwise hold their slots for the whole idle timeout. The client
+	// in hand is one descriptor past the limit.
 	full    func(bool)
 	slots   chan struct{}
 	closed  chan struct{}
@@ -33,20 +34,37 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	select {
 	case l.slots <- struct{}{}:
 	default:
-		l.waiting.Add(1)
-		if l.full != nil {
-			l.full(true)
+		if l.full == nil {
+			l.waiting.Add(1)
+			select {
+			case l.slots <- struct{}{}:
+				l.waiting.Add(-1)
+			case <-l.closed:
+				l.waiting.Add(-1)
+				return nil, net.ErrClosed
+			}
+			break
 		}
+		// Make room only for a client in hand (one descriptor past the
+		// limit): at the limit with no one waiting, idle connections stay.
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		l.waiting.Add(1)
+		l.full(true)
 		select {
 		case l.slots <- struct{}{}:
 			l.waiting.Add(-1)
-			if l.full != nil {
-				l.full(false)
-			}
+			l.full(false)
 		case <-l.closed:
 			l.waiting.Add(-1)
+			l.full(false)
+			c.Close()
 			return nil, net.ErrClosed
 		}
+		l.open.Add(1)
+		return &limitConn{Conn: c, l: l}, nil
 	}
 	c, err := l.Listener.Accept()
 	if err != nil {

@@ -31,6 +31,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -435,33 +436,46 @@ func (s *Server) routes() http.Handler {
 }
 
 // foreign says why a request without a token is one a web page sent, or
-// "".
+// "". A page's request carries what browsers add (Origin on a POST,
+// Sec-Fetch-Site on every request of a current browser): one from another
+// origin is refused, and so is one on a loopback connection addressed to a
+// host that is not this machine (a page whose name was rebound to
+// 127.0.0.1). Clients that are not browsers (agents, curl, a proxy that
+// does not pass a browser's headers on) are not judged by their Host.
 func foreign(r *http.Request) string {
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	if o := r.Header.Get("Origin"); o != "" {
+	o := r.Header.Get("Origin")
+	if o != "" {
 		if u, err := url.Parse(o); err != nil || !strings.EqualFold(u.Host, r.Host) {
 			return fmt.Sprintf("a request from another origin (%s) is refused", shortPath(o))
 		}
 	}
+	if o == "" && r.Header.Get("Sec-Fetch-Site") == "" {
+		return ""
+	}
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-		if ta, ok := la.(*net.TCPAddr); ok && ta.IP.IsLoopback() && !loopbackHost(host) {
-			return fmt.Sprintf("a request on the loopback addressed to host %s is refused (want localhost or a loopback address)", strconv.Quote(shortPath(host)))
+		if ta, ok := la.(*net.TCPAddr); ok && ta.IP.IsLoopback() && !loopbackHost(r.Host) {
+			return fmt.Sprintf("a web page's request on the loopback addressed to host %s is refused (want localhost, a loopback address or this machine's name)", strconv.Quote(shortPath(r.Host)))
 		}
 	}
 	return ""
 }
 
-// loopbackHost says whether host (no port) names this machine.
+// loopbackHost says whether host (with or without a port) names this
+// machine: localhost, a loopback address, or the machine's own name.
 func loopbackHost(host string) bool {
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
+		host = host[:i]
+	}
+	host = strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), ".")
+	lower := strings.ToLower(host)
+	if lower == "" || lower == "localhost" || strings.HasSuffix(lower, ".localhost") {
 		return true
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	name, err := os.Hostname()
+	return err == nil && strings.EqualFold(strings.TrimSuffix(name, "."), host)
 }
 
 // shortPath is p, cut to 128 bytes (at a rune) for an error message.

@@ -135,9 +135,9 @@ const (
 )
 
 // checkFields refuses what a session would keep and should not: a "next"
-// or "event" longer than maxName that is none of the model's names, a slot
-// value longer than maxSlotValue, and text that is not UTF-8 or (but for
-// slot values' white space) holds a control character.
+// or "event" that is none of the model's names and is longer than maxName,
+// not UTF-8 or holds a control character; a slot value longer than
+// maxSlotValue or not UTF-8.
 func checkFields(event, next string, slots []guard.Slot, n names) error {
 	for _, f := range [...]struct{ name, v string }{{"next", next}, {"event", event}} {
 		if _, known := n[f.v]; known {
@@ -151,18 +151,19 @@ func checkFields(event, next string, slots []guard.Slot, n names) error {
 		}
 	}
 	for _, sl := range slots {
-		path := "slots[" + strconv.Quote(sl.Name) + "]"
 		if len(sl.Value) > maxSlotValue {
-			return fmt.Errorf("bad step body: %s is %d bytes long, at most %d allowed", path, len(sl.Value), maxSlotValue)
+			return fmt.Errorf("bad step body: slots[%s] is %d bytes long, at most %d allowed", strconv.Quote(sl.Name), len(sl.Value), maxSlotValue)
 		}
-		if err := badText(sl.Value, true); err != "" {
-			return fmt.Errorf("bad step body: %s %s", path, err)
+		// JSON carries a slot's control characters (an ANSI colour in a
+		// tool's output) into the log; only broken UTF-8 it cannot.
+		if !utf8.ValidString(sl.Value) {
+			return fmt.Errorf("bad step body: slots[%s] is not valid UTF-8", strconv.Quote(sl.Name))
 		}
 	}
 	return nil
 }
 
-// badText says what is wrong with s as text, or "": not UTF-8, or a
+// badText says what is wrong with s as a name, or "": not UTF-8, or a
 // control character (tab, newline and carriage return allowed when space
 // is).
 func badText(s string, space bool) string {

@@ -467,3 +467,13 @@ func jsonError(data []byte, err error) string {
 	}
 	return err.Error()
 }
+
+// whyJSON words err, from decoding data as a format's JSON: the syntax
+// error with its line and column when data is not JSON, else err.
+func whyJSON(data []byte, err error) string {
+	var v any
+	if serr := stdjson.Unmarshal(data, &v); serr != nil {
+		return jsonError(data, serr)
+	}
+	return err.Error()
+}

@@ -260,6 +260,8 @@ func TestBadFlows(t *testing.T) {
 			`ck.json: node "p": two states have this key (the flow names states by key)`},
 		{"JSON that does not parse", "bad.json", "", "{\"graph\": {\"a\": \"b\",}\n}", nil,
 			`bad.json: not JSON: line 1, column 21: invalid character '}' looking for beginning of object key string`},
+		{"STAR JSON that does not parse", "bad.flow.json", "", "{\"graph\": {\"a\": \"b\",}\n}", nil,
+			`bad.flow.json: not a STAR task graph: line 1, column 21: invalid character '}' looking for beginning of object key string`},
 		{"SCXML count not a count", "c.scxml", "", `<scxml xmlns="http://www.w3.org/2005/07/scxml" xmlns:fsmine="https://github.com/fsmine/fsmine" version="1.0" initial="a"><state id="a"><transition event="go" target="b" fsmine:count="x"/></state><final id="b"/></scxml>`, nil,
 			`c.scxml: line 1: fsmine:count="x" is not a count`},
 		{"XState version too large", "v.json", "", `{"id":"m","description":"fsmine model version 99999999999999999999","initial":"a","states":{"a":{"type":"final"}}}`, nil,
@@ -348,7 +350,7 @@ func TestDesignRoundTrip(t *testing.T) {
 func TestDesignRoundTripHostile(t *testing.T) {
 	flow := `{"id":"m","initial":"a\u001b[31m","states":{` +
 		`"a\u001b[31m":{"on":{"\u001b[0mgo":"b","404":"c\\x1b"}},` +
-		`"b":{"on":{"\u2028":"c\\x1b"}},` +
+		`"b":{"meta":{"label":"pl\u001ban"},"on":{"\u2028":"c\\x1b"}},` +
 		`"c\\x1b":{"type":"final"}}}`
 	m, err := design.Read([]byte(flow), design.Options{Path: "h.json"})
 	if err != nil {
@@ -486,8 +488,20 @@ func TestMermaidReads(t *testing.T) {
 	if tr := move(t, "stateDiagram-v2\n[*] --> A : 3\nA --> B : go · 2\nB --> [*] : 2\n", "A", "B"); tr.Event != "go" || tr.Count != 2 {
 		t.Errorf("a counted export's caption go · 2: event %q count %d", tr.Event, tr.Count)
 	}
-	if tr := move(t, "stateDiagram-v2\n[*] --> A\nA --> B : \u2028\nB --> [*]\n", "A", "B"); tr.Event != "\u2028" {
-		t.Errorf("the event U+2028 read as %q", tr.Event)
+	if tr := move(t, "stateDiagram-v2\n[*] --> A\nA --> B : #8232;\nB --> [*]\n", "A", "B"); tr.Event != "\u2028" {
+		t.Errorf("the event U+2028, as render.Mermaid writes it, read as %q", tr.Event)
+	}
+	if tr := move(t, "stateDiagram-v2\n\u00a0\u00a0[*] --> A\n\u00a0\u00a0A --> B : go\u00a0\nB --> [*]\n", "A", "B"); tr.Event != "go" {
+		t.Errorf("lines indented by pasted no-break spaces: event %q", tr.Event)
+	}
+	if tr := move(t, "stateDiagram-v2\n[*] --> A\nA --> B : retry\\next\nB --> [*]\n", "A", "B"); tr.Event != `retry\next` {
+		t.Errorf("a hand-written backslash read as %q", tr.Event)
+	}
+	if tr := move(t, "stateDiagram-v2\n[*] --> A\nA --> B : \\x1b[0mgo\nB --> [*]\n", "A", "B"); tr.Event != "\x1b[0mgo" {
+		t.Errorf("render's escape of an ESC read as %q", tr.Event)
+	}
+	if tr := move(t, "stateDiagram-v2\n[*] --> A : 1\nA --> B : 404\nB --> C : go\nC --> [*]\n", "A", "B"); tr.Event != "404" || tr.Count != 0 {
+		t.Errorf("a design captioning its start with a number: event %q count %d, want the event 404", tr.Event, tr.Count)
 	}
 	if tr := move(t, "\uFEFFstateDiagram-v2\n[*] --> A\nA --> B : go\nB --> [*]\n", "A", "B"); tr.Event != "go" {
 		t.Errorf("a flow after a byte-order mark: %+v", tr)

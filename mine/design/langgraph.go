@@ -32,7 +32,7 @@ func readLangGraph(data []byte, opt Options) (*flow, error) {
 	f := newFlow(opt.Path)
 	var doc langgraphDoc
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, f.errorf("", "not a LangGraph graph: %v", err)
+		return nil, f.errorf("", "not a LangGraph graph: %s", whyJSON(data, err))
 	}
 	if err := jsondup.Check(data); err != nil {
 		return nil, f.errorf("", "%v", err)

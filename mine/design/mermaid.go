@@ -74,9 +74,9 @@ func readMermaid(data []byte, opt Options) (*flow, error) {
 	lineNo, header, front, inNote := 0, false, false, false
 	for sc.Scan() {
 		lineNo++
-		// ASCII white space only: a name or event may begin or end with
-		// another space (U+2028), which render.Mermaid writes as it is.
-		line := strings.Trim(sc.Text(), " \t\r")
+		// render.Mermaid writes a text's own spaces other than ASCII's as
+		// entity codes, so a line indented by a pasted no-break space reads.
+		line := strings.TrimSpace(sc.Text())
 		switch {
 		case !header && lineNo == 1 && line == "---":
 			front = true
@@ -172,7 +172,7 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 		if !mermaidWord.MatchString(from) || !mermaidWord.MatchString(to) {
 			return f.errorf("", "line %d: unknown syntax: a move is A --> B, got %q", n, line)
 		}
-		r.moves = append(r.moves, mermaidMove{from: r.end(from, true), to: r.end(to, false), caption: strings.Trim(caption, " \t"), captioned: captioned, line: n})
+		r.moves = append(r.moves, mermaidMove{from: r.end(from, true), to: r.end(to, false), caption: strings.TrimSpace(caption), captioned: captioned, line: n})
 		return nil
 	}
 	if strings.HasPrefix(line, "[*]") {
@@ -182,7 +182,7 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 		id = strings.TrimSpace(id)
 		r.declare(id, "")
 		// render.Mermaid describes a state whose label is not its id so.
-		if label, ok := strings.CutPrefix(mermaidDecode(unshown(strings.Trim(desc, " \t"))), "label:"); ok {
+		if label, ok := strings.CutPrefix(mermaidDecode(unshown(strings.TrimSpace(desc))), "label:"); ok {
 			r.f.nodes[r.names[id]].label = strings.TrimPrefix(label, " ")
 		}
 		return nil
@@ -315,13 +315,18 @@ func (r *mermaidReader) resolve() error {
 		return "", false
 	}
 	// A caption is a count only in a counted export (render.Mermaid of a
-	// mined model), which captions the moves out of [*] with their counts;
-	// a design's captions are events, "404" included.
+	// mined model), which captions the moves out of [*] with their counts
+	// and every move with a count or "generalized (kind)"; a design's
+	// captions are events, "404" included.
 	counted := false
 	for _, mv := range r.moves {
 		if mv.from == automaton.StartID && mv.captioned && mermaidCount.MatchString(mermaidDecode(mv.caption)) {
 			counted = true
-			break
+		}
+	}
+	for _, mv := range r.moves {
+		if c := mermaidDecode(mv.caption); mv.captioned && !mermaidCount.MatchString(c) && !mermaidGen.MatchString(c) {
+			counted = false // a design that captions its start with a number
 		}
 	}
 	for _, mv := range r.moves {
@@ -365,24 +370,14 @@ func mermaidDecode(s string) string {
 	})
 }
 
-// unshown undoes the Go escapes render.Mermaid writes for the characters
-// it does not show (control, bidi and non-XML characters) in an event or
-// label, before the entity codes are read: render.Mermaid writes a
-// backslash of the text's own as the entity #92;, so a backslash in the
-// file is an escape. Decoding is taken only when it gives such a
-// character.
+// unshown undoes the escapes render.Mermaid writes for the characters it
+// does not show (render.shownText): \xHH, \uHHHH and \UHHHHHHHH where
+// they stand for a control, bidi or non-XML character, as an ANSI colour's
+// ESC. Other backslashes, a hand-written one or shownText's \n and \t,
+// stay as they are.
 func unshown(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	dec, err := strconv.Unquote(`"` + strings.ReplaceAll(s, `"`, `\"`) + `"`)
-	if err != nil || dec == s {
-		return s
-	}
-	if !strings.ContainsFunc(dec, func(r rune) bool { return unicode.IsControl(r) || !xmlChar(r) || text.BidiControl(r) }) {
-		return s
-	}
-	return dec
+	out, _ := hexUnescape(s, func(r rune) bool { return unicode.IsControl(r) || !xmlChar(r) || text.BidiControl(r) })
+	return out
 }
 
 // unescapeFor undoes the Go escapes render.Mermaid writes for control

@@ -333,6 +333,9 @@ func (r *scxmlReader) state(t xml.StartElement, line int) error {
 		s.id = unescape(v, id)
 	}
 	s.label, _ = scxmlAttr(t, fsmineNS, "label")
+	// render.SCXML writes what XML cannot carry as \xHH or \uHHHH, and
+	// nothing else so
+	s.label, _ = hexUnescape(s.label, func(r rune) bool { return !xmlChar(r) })
 	for _, a := range []struct {
 		name string
 		n    *int
@@ -480,4 +483,34 @@ func (r *scxmlReader) edges(s *scxmlState, mv scxmlMove) error {
 		f.edges = append(f.edges, edge{from: s.id, event: ev, to: to.id, count: mv.count, prob: mv.prob, rare: mv.rare, backEdge: mv.backEdge, generalized: mv.generalized})
 	}
 	return nil
+}
+
+// hexUnescape decodes the \xHH, \uHHHH and \UHHHHHHHH escapes of s that
+// stand for a rune escaped says render escapes; every other character,
+// backslashes included, stands for itself. ok says whether one was
+// decoded.
+func hexUnescape(s string, escaped func(rune) bool) (out string, ok bool) {
+	if !strings.Contains(s, `\`) {
+		return s, false
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] == '\\' && i+1 < len(s) {
+			n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[s[i+1]]
+			if n > 0 && i+2+n <= len(s) {
+				if c, err := strconv.ParseUint(s[i+2:i+2+n], 16, 32); err == nil && escaped(rune(c)) {
+					b.WriteRune(rune(c))
+					i += 2 + n
+					ok = true
+					continue
+				}
+			}
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	if !ok {
+		return s, false
+	}
+	return b.String(), true
 }

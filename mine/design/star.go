@@ -71,7 +71,7 @@ func starDecision(name string) bool {
 func readSTAR(data []byte, opt Options) (*flow, error) {
 	r := &starReader{f: newFlow(opt.Path)}
 	if err := json.Unmarshal(data, &r.doc); err != nil {
-		return nil, r.f.errorf("", "not a STAR task graph: %v", err)
+		return nil, r.f.errorf("", "not a STAR task graph: %s", whyJSON(data, err))
 	}
 	if err := jsondup.Check(data); err != nil {
 		return nil, r.f.errorf("", "%v", err)

@@ -73,7 +73,7 @@ func readXState(data []byte, opt Options) (*flow, error) {
 	f := newFlow(opt.Path)
 	var mc xstateMachine
 	if err := json.Unmarshal(data, &mc); err != nil {
-		return nil, f.errorf("", "not an XState machine: %v", err)
+		return nil, f.errorf("", "not an XState machine: %s", whyJSON(data, err))
 	}
 	if err := jsondup.Check(data); err != nil {
 		return nil, f.errorf("", "%v", err)
