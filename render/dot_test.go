@@ -254,7 +254,7 @@ func TestDOTString(t *testing.T) {
 		{`\N \l`, `"\\N \\l"`},
 		{"two\nlines", `"two\\nlines"`},
 		{"tab\there", `"tab\\there"`},
-		{"bell\a", `"bell\\a"`},
+		{"bell\a", `"bell\\x07"`}, // the hex form, which import decodes
 		{"naïve 二", `"naïve 二"`},
 		{"bad\xffbyte", "\"bad\uFFFDbyte\""},
 		{"a&nbsp;b & c", `"a&amp;nbsp;b &amp; c"`},

@@ -236,8 +236,7 @@ func shownText(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
 		if unicode.IsControl(r) || !xmlChar(r) || text.BidiControl(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
+			b.WriteString(goEscape(r))
 			continue
 		}
 		b.WriteRune(r)
@@ -259,4 +258,17 @@ func uncounted(m *automaton.Model) bool {
 		}
 	}
 	return true
+}
+
+// goEscape is r as a Go escape, \xHH, \uHHHH or \UHHHHHHHH, or \n, \t
+// and \r: not \a, \b, \f or \v, which a reader could not tell from a
+// text's own backslash (fsmine import decodes only the hex forms).
+func goEscape(r rune) string {
+	q := strconv.QuoteRune(r)
+	e := q[1 : len(q)-1]
+	switch e {
+	case `\a`, `\b`, `\f`, `\v`:
+		return fmt.Sprintf(`\x%02x`, r)
+	}
+	return e
 }

@@ -210,9 +210,7 @@ func xmlAttr(s string) string {
 	b.WriteByte('"')
 	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
 		if !xmlChar(r) {
-			q := strconv.QuoteRune(r)
-			r := q[1 : len(q)-1]
-			xml.EscapeText(&b, []byte(r))
+			xml.EscapeText(&b, []byte(goEscape(r)))
 			continue
 		}
 		xml.EscapeText(&b, []byte(string(r)))

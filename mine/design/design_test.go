@@ -349,8 +349,8 @@ func TestDesignRoundTrip(t *testing.T) {
 // machine, and exports again to the same bytes.
 func TestDesignRoundTripHostile(t *testing.T) {
 	flow := `{"id":"m","initial":"a\u001b[31m","states":{` +
-		`"a\u001b[31m":{"on":{"\u001b[0mgo":"b","404":"c\\x1b"}},` +
-		`"b":{"meta":{"label":"pl\u001ban"},"on":{"\u2028":"c\\x1b"}},` +
+		`"a\u001b[31m":{"on":{"\u001b[0mgo":"b","404":"c\\x1b","bell\u0007":"c\\x1b"}},` +
+		`"b":{"meta":{"label":"pl\u001ban\u000c"},"on":{"\u2028":"c\\x1b"}},` +
 		`"c\\x1b":{"type":"final"}}}`
 	m, err := design.Read([]byte(flow), design.Options{Path: "h.json"})
 	if err != nil {
