@@ -3,7 +3,9 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"github.com/fsmine/fsmine/internal/text"
 	"io"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -123,8 +125,24 @@ func mermaidID(id string) string {
 // syntax and for "direction", which its lexer matches anywhere in a line.
 func mermaidText(s string) string {
 	var b strings.Builder
-	for _, r := range shownText(s) {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	unshown := func(r rune) bool { return unicode.IsControl(r) || !xmlChar(r) || text.BidiControl(r) }
+	for i, r := range s {
 		switch {
+		case unshown(r):
+			// hex always (\x0a, not \n), the one form import decodes
+			q := strconv.QuoteRuneToASCII(r)
+			if e := q[1 : len(q)-1]; len(e) == 2 {
+				fmt.Fprintf(&b, `\x%02x`, r)
+			} else {
+				b.WriteString(e)
+			}
+		case r == '\\':
+			if _, n := text.HexEscapeAt(s, i, unshown); n > 0 {
+				b.WriteString("#92;") // the text's own, where import would decode
+			} else {
+				b.WriteByte('\\')
+			}
 		case r == '"', r == '#', r == ':', r == ';', r == '%', r == '<', r == '>', r == '&', r == '{', r == '}':
 			fmt.Fprintf(&b, "#%d;", r)
 		case r >= 0x80 && unicode.IsSpace(r):

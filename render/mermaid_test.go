@@ -2,10 +2,13 @@ package render
 
 import (
 	"fmt"
+	"github.com/fsmine/fsmine/internal/text"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestMermaidGolden(t *testing.T) {
@@ -39,6 +42,23 @@ func TestMermaidDrawsEveryStateAndTransition(t *testing.T) {
 			fmt.Sscanf(e, "#%d;", &r)
 			return string(r)
 		})
+	}
+	// What Mermaid shows of a text: the characters pictures do not show
+	// as hex escapes (\x0a, not \n: the one form import decodes).
+	shown := func(s string) string {
+		var b strings.Builder
+		for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+			if unicode.IsControl(r) || !xmlChar(r) || text.BidiControl(r) {
+				if q := strconv.QuoteRuneToASCII(r); len(q) == 4 {
+					fmt.Fprintf(&b, `\x%02x`, r)
+				} else {
+					b.WriteString(q[1 : len(q)-1])
+				}
+				continue
+			}
+			b.WriteRune(r)
+		}
+		return b.String()
 	}
 	for _, name := range fixtures {
 		t.Run(name, func(t *testing.T) {
@@ -125,7 +145,9 @@ func TestMermaidText(t *testing.T) {
 		{`tool: "x"; #1 50% <b>&`, "tool#58; #34;x#34;#59; #35;1 50#37; #60;b#62;#38;"},
 		{"set Direction LR", "set #68;irection LR"},
 		{"directiondirection", "#100;irection#100;irection"},
-		{"a\nb", `a\nb`},
+		{"a\nb", `a\x0ab`},
+		{`a\x1b`, `a#92;x1b`}, // a backslash of its own where import would decode
+		{`a\b`, `a\b`},
 	}
 	for _, tt := range tests {
 		if got := mermaidText(tt.in); got != tt.want {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"github.com/fsmine/fsmine/internal/text"
 	"io"
 	"strconv"
 	"strings"
@@ -204,16 +205,27 @@ func xmlName(s string, id bool) string {
 
 // xmlAttr quotes s as an XML attribute value. Characters XML 1.0 cannot
 // carry at all (control characters other than tab, newline and carriage
-// return) are written as Go escapes, like shownText does.
+// return) are written as Go escapes (\xHH, \uHHHH), like shownText does,
+// and a backslash of the text's own that would begin one as \x5c, so that
+// fsmine import reads back the text.
 func xmlAttr(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		if !xmlChar(r) {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	escaped := func(r rune) bool { return !xmlChar(r) || r == '\\' }
+	for i, r := range s {
+		switch {
+		case !xmlChar(r):
 			xml.EscapeText(&b, []byte(goEscape(r)))
-			continue
+		case r == '\\':
+			if _, n := text.HexEscapeAt(s, i, escaped); n > 0 {
+				b.WriteString(`\x5c`) // the text's own, where import would decode
+			} else {
+				b.WriteByte('\\')
+			}
+		default:
+			xml.EscapeText(&b, []byte(string(r)))
 		}
-		xml.EscapeText(&b, []byte(string(r)))
 	}
 	b.WriteByte('"')
 	return b.String()

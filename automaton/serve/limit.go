@@ -51,6 +51,12 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
+		select {
+		case l.slots <- struct{}{}: // freed meanwhile: no one to close
+			l.open.Add(1)
+			return &limitConn{Conn: c, l: l}, nil
+		default:
+		}
 		l.waiting.Add(1)
 		l.full(true)
 		select {

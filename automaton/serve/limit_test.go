@@ -412,10 +412,10 @@ func (c *inFlightConn) Read(b []byte) (int, error) {
 }
 
 // TestServeRefusesWebPages: without a token, a request from another origin
-// (a page's cross-site POST) and a browser's request on the loopback
-// addressed to another host (a page whose name was rebound to 127.0.0.1)
-// get 403; a client's own request, a proxy's that carries no browser
-// headers, and every request with a token, pass.
+// (a page's cross-site POST) and a request on the loopback addressed to
+// another host (a page whose name was rebound to 127.0.0.1, or a proxy
+// that passes its Host on) get 403; a client's own request, localhost.,
+// and every request with a token, pass.
 func TestServeRefusesWebPages(t *testing.T) {
 	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
 	if err != nil {
@@ -437,9 +437,9 @@ func TestServeRefusesWebPages(t *testing.T) {
 			{"localhost", "localhost", "", "", 200},
 			{"localhost with a trailing dot", "localhost.", "", "same-origin", 200},
 			{"same origin", "", base, "same-origin", 200},
-			{"a proxy's own Host, no browser", "fsmine.internal", "", "", 200},
+			{"a proxy's own Host (it needs a token)", "fsmine.internal", "", "", 403},
 			{"cross-site", "", "http://attacker.example", "cross-site", 403},
-			{"rebound GET-like, a browser's header", "attacker.example", "", "same-origin", 403},
+			{"rebound, a same-origin GET's headers", "attacker.example", "", "", 403},
 			{"rebound POST, same origin", "attacker.example", "http://attacker.example", "same-origin", 403},
 		} {
 			req, _ := http.NewRequest("POST", base+"/v1/sessions/web/steps", strings.NewReader(`{"next":"agent_msg"}`))

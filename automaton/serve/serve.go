@@ -435,26 +435,21 @@ func (s *Server) routes() http.Handler {
 	return mux
 }
 
-// foreign says why a request without a token is one a web page sent, or
-// "". A page's request carries what browsers add (Origin on a POST,
-// Sec-Fetch-Site on every request of a current browser): one from another
-// origin is refused, and so is one on a loopback connection addressed to a
-// host that is not this machine (a page whose name was rebound to
-// 127.0.0.1). Clients that are not browsers (agents, curl, a proxy that
-// does not pass a browser's headers on) are not judged by their Host.
+// foreign says why a request without a token is one a web page could have
+// sent, or "": one from another origin (Origin), and one on a loopback
+// connection addressed to a host that is not this machine (a page whose
+// name was rebound to 127.0.0.1; its same-origin GETs carry no Origin,
+// and browsers send no Sec-Fetch-* to plain http). A proxy on the
+// loopback that passes on another Host needs a token.
 func foreign(r *http.Request) string {
-	o := r.Header.Get("Origin")
-	if o != "" {
+	if o := r.Header.Get("Origin"); o != "" {
 		if u, err := url.Parse(o); err != nil || !strings.EqualFold(u.Host, r.Host) {
 			return fmt.Sprintf("a request from another origin (%s) is refused", shortPath(o))
 		}
 	}
-	if o == "" && r.Header.Get("Sec-Fetch-Site") == "" {
-		return ""
-	}
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		if ta, ok := la.(*net.TCPAddr); ok && ta.IP.IsLoopback() && !loopbackHost(r.Host) {
-			return fmt.Sprintf("a web page's request on the loopback addressed to host %s is refused (want localhost, a loopback address or this machine's name)", strconv.Quote(shortPath(r.Host)))
+			return fmt.Sprintf("a request on the loopback addressed to host %s is refused (want localhost, a loopback address or this machine's name)", strconv.Quote(shortPath(r.Host)))
 		}
 	}
 	return ""

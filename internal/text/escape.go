@@ -62,3 +62,37 @@ func escape(s string, cell bool) string {
 func BidiControl(r rune) bool {
 	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
 }
+
+// HexEscapeAt reads, at s[i:], an escape \xHH, \uHHHH or \UHHHHHHHH in
+// the form strconv.QuoteRune gives it (\x below 0x80, \u below 0x10000,
+// \U above) whose rune escaped accepts, and returns the rune and the
+// escape's length, or 0. fsmine's exports write such escapes for the
+// characters a format cannot carry, and import decodes them; an export
+// writes a text's own backslash that would begin one otherwise.
+func HexEscapeAt(s string, i int, escaped func(rune) bool) (rune, int) {
+	if i+1 >= len(s) || s[i] != '\\' {
+		return 0, 0
+	}
+	var n int
+	switch s[i+1] {
+	case 'x':
+		n = 2
+	case 'u':
+		n = 4
+	case 'U':
+		n = 8
+	default:
+		return 0, 0
+	}
+	if i+2+n > len(s) {
+		return 0, 0
+	}
+	c, err := strconv.ParseUint(s[i+2:i+2+n], 16, 32)
+	r := rune(c)
+	switch {
+	case err != nil, !utf8.ValidRune(r), !escaped(r),
+		n == 2 && r >= 0x80, n == 4 && (r < 0x80 || r >= 0x10000), n == 8 && r < 0x10000:
+		return 0, 0
+	}
+	return r, 2 + n
+}

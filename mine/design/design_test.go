@@ -349,7 +349,7 @@ func TestDesignRoundTrip(t *testing.T) {
 // machine, and exports again to the same bytes.
 func TestDesignRoundTripHostile(t *testing.T) {
 	flow := `{"id":"m","initial":"a\u001b[31m","states":{` +
-		`"a\u001b[31m":{"on":{"\u001b[0mgo":"b","404":"c\\x1b","bell\u0007":"c\\x1b"}},` +
+		`"a\u001b[31m":{"on":{"\u001b[0mgo":"b","404":"c\\x1b","bell\u0007":"c\\x1b","lit\\x1b\\u202e":"c\\x1b","new\nline\ttab":"c\\x1b"}},` +
 		`"b":{"meta":{"label":"pl\u001ban\u000c"},"on":{"\u2028":"c\\x1b"}},` +
 		`"c\\x1b":{"type":"final"}}}`
 	m, err := design.Read([]byte(flow), design.Options{Path: "h.json"})
@@ -518,6 +518,30 @@ func TestMermaidReads(t *testing.T) {
 		_, err := design.Read([]byte(tc.flow), design.Options{Path: "f.mmd"})
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%q: got %v, want %s", tc.flow, err, tc.want)
+		}
+	}
+}
+
+// TestHexUnescapeForms: only the forms render.SCXML writes decode (\x
+// below 0x80, \u below 0x10000, \U above, a valid rune XML cannot carry,
+// or a backslash).
+func TestHexUnescapeForms(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`a\x1bb`, "a\x1bb"},
+		{`a\ufffeb`, "a\ufffeb"},
+		{`a\u202eb`, `a\u202eb`},         // XML carries it: SCXML does not escape it
+		{`a\x5cx1b`, `a\x1b`},            // a backslash of the text's own
+		{`a\x41b`, `a\x41b`},             // A is no escaped rune
+		{`a\x80b`, `a\x80b`},             // render writes \u0080
+		{`a\u001bb`, `a\u001bb`},         // render writes \x1b
+		{`a\U00110000b`, `a\U00110000b`}, // no rune
+		{`a\ud800b`, `a\ud800b`},         // a surrogate
+		{`a\x1`, `a\x1`},                 // cut short
+		{`a\b`, `a\b`},
+	} {
+		got, _ := design.HexUnescapeForTest(tc.in)
+		if got != tc.want {
+			t.Errorf("hexUnescape(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"github.com/fsmine/fsmine/internal/text"
 	"io"
 	"regexp"
 	"strconv"
@@ -84,23 +85,10 @@ type scxmlReader struct {
 // is told from it by the XML name render.SCXML made of the same text
 // (encoded, "_x001B_..."): v is decoded only when that name agrees.
 func unescape(v, encoded string) string {
-	if dec, ok := goUnquote(v); ok && xmlNameDecode(encoded) == dec {
+	if dec, ok := hexUnescape(v, scxmlEscaped); ok && xmlNameDecode(encoded) == dec {
 		return dec
 	}
 	return v
-}
-
-// goUnquote decodes v's Go escapes when they give a character XML cannot
-// carry, the only one render.SCXML escapes.
-func goUnquote(v string) (string, bool) {
-	if !strings.Contains(v, `\`) {
-		return v, false
-	}
-	dec, err := strconv.Unquote(`"` + strings.ReplaceAll(v, `"`, `\"`) + `"`)
-	if err != nil || dec == v || !strings.ContainsFunc(dec, func(r rune) bool { return !xmlChar(r) }) {
-		return v, false
-	}
-	return dec, true
 }
 
 // unescapeRefs decodes, in the constraints and loops, the names that are
@@ -115,7 +103,7 @@ func (r *scxmlReader) unescapeRefs() {
 		known[e.event] = true
 	}
 	fix := func(v *string) {
-		if dec, ok := goUnquote(*v); ok && !known[*v] && known[dec] {
+		if dec, ok := hexUnescape(*v, scxmlEscaped); ok && !known[*v] && known[dec] {
 			*v = dec
 		}
 	}
@@ -335,7 +323,7 @@ func (r *scxmlReader) state(t xml.StartElement, line int) error {
 	s.label, _ = scxmlAttr(t, fsmineNS, "label")
 	// render.SCXML writes what XML cannot carry as \xHH or \uHHHH, and
 	// nothing else so
-	s.label, _ = hexUnescape(s.label, func(r rune) bool { return !xmlChar(r) })
+	s.label, _ = hexUnescape(s.label, scxmlEscaped)
 	for _, a := range []struct {
 		name string
 		n    *int
@@ -485,26 +473,24 @@ func (r *scxmlReader) edges(s *scxmlState, mv scxmlMove) error {
 	return nil
 }
 
-// hexUnescape decodes the \xHH, \uHHHH and \UHHHHHHHH escapes of s that
-// stand for a rune escaped says render escapes; every other character,
-// backslashes included, stands for itself. ok says whether one was
-// decoded.
+// hexUnescape decodes the \xHH, \uHHHH and \UHHHHHHHH escapes of s
+// that stand for a rune escaped says render escapes, in the form
+// strconv.QuoteRune gives it (\x below 0x80, \u below 0x10000, \U
+// above); every other character, backslashes included, stands for itself.
+// ok says whether one was decoded. render writes a text's own backslash
+// that would begin such an escape so that it does not (Mermaid: #92;,
+// SCXML: \x5c).
 func hexUnescape(s string, escaped func(rune) bool) (out string, ok bool) {
 	if !strings.Contains(s, `\`) {
 		return s, false
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
-		if s[i] == '\\' && i+1 < len(s) {
-			n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[s[i+1]]
-			if n > 0 && i+2+n <= len(s) {
-				if c, err := strconv.ParseUint(s[i+2:i+2+n], 16, 32); err == nil && escaped(rune(c)) {
-					b.WriteRune(rune(c))
-					i += 2 + n
-					ok = true
-					continue
-				}
-			}
+		if r, n := text.HexEscapeAt(s, i, escaped); n > 0 {
+			b.WriteRune(r)
+			i += n
+			ok = true
+			continue
 		}
 		b.WriteByte(s[i])
 		i++
@@ -514,3 +500,7 @@ func hexUnescape(s string, escaped func(rune) bool) (out string, ok bool) {
 	}
 	return b.String(), true
 }
+
+// scxmlEscaped says which runes render.SCXML writes escaped: those XML
+// cannot carry, and a text's own backslash where it would begin one.
+func scxmlEscaped(r rune) bool { return !xmlChar(r) || r == '\\' }
