@@ -314,48 +314,29 @@ func TestBadFlows(t *testing.T) {
 }
 
 // TestDesignRoundTrip: a design exported as Mermaid (events, no counts),
-// SCXML or XState reads back to the same machine.
-func TestDesignRoundTrip(t *testing.T) {
-	flow := `{"graph": {"hello": "ask", "ask": "query_check", "query_success": "ask_confirm", "query_failure": "nothing_found", "yes": "query_book", "no": "ask", "query_book": "booked"}}`
-	m, err := design.Read([]byte(flow), design.Options{Path: "t.flow.json"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ex := range []struct {
-		format string
-		write  func(io.Writer, *automaton.Model, render.Options) error
-	}{
-		{design.FormatMermaid, render.Mermaid},
-		{design.FormatSCXML, render.SCXML},
-		{design.FormatXState, render.XState},
-	} {
-		var b bytes.Buffer
-		if err := ex.write(&b, m, render.Options{}); err != nil {
-			t.Fatal(err)
-		}
-		back, err := design.Read(b.Bytes(), design.Options{Path: "export", Format: ex.format})
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", ex.format, err, b.String())
-		}
-		if back.Digest != m.Digest {
-			t.Errorf("%s: digest read back %s, want %s\n%s", ex.format, back.Digest, m.Digest, b.String())
-		}
-	}
-}
-
-// TestDesignRoundTripHostile: a design whose names and events hold what
+// SCXML or XState reads back to the same machine, and exports again to the
+// same bytes: a STAR task, and a design whose names and events hold what
 // logs hold (an ANSI colour's ESC, U+2028, a number for an event, a
-// backslash of their own) reads back from each export to the same
-// machine, and exports again to the same bytes.
-func TestDesignRoundTripHostile(t *testing.T) {
-	flow := `{"id":"m","initial":"a\u001b[31m","states":{` +
+// backslash of their own).
+func TestDesignRoundTrip(t *testing.T) {
+	star := `{"graph": {"hello": "ask", "ask": "query_check", "query_success": "ask_confirm", "query_failure": "nothing_found", "yes": "query_book", "no": "ask", "query_book": "booked"}}`
+	hostile := `{"id":"m","initial":"a\u001b[31m","states":{` +
 		`"a\u001b[31m":{"on":{"\u001b[0mgo":"b","404":"c\\x1b","bell\u0007":"c\\x1b","lit\\x1b\\u202e":"c\\x1b","new\nline\ttab":"c\\x1b"}},` +
 		`"b":{"meta":{"label":"pl\u001ban\u000c"},"on":{"\u2028":"c\\x1b"}},` +
 		`"c\\x1b":{"type":"final"}}}`
-	m, err := design.Read([]byte(flow), design.Options{Path: "h.json"})
-	if err != nil {
-		t.Fatal(err)
+	for _, flow := range []struct{ path, text string }{{"t.flow.json", star}, {"h.json", hostile}} {
+		m, err := design.Read([]byte(flow.text), design.Options{Path: flow.path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		roundTrip(t, m)
 	}
+}
+
+// roundTrip exports m as Mermaid, SCXML and XState, reads each back and
+// exports it again: same digest, same bytes.
+func roundTrip(t *testing.T, m *automaton.Model) {
+	t.Helper()
 	for _, ex := range []struct {
 		format string
 		write  func(io.Writer, *automaton.Model, render.Options) error
