@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/fsmine/fsmine/internal/jsondup"
 	"io"
 	"math"
 	"slices"
@@ -256,12 +257,20 @@ func decodeCall(args, seen json.RawMessage) (*guard.Call, error) {
 		if k := bytes.TrimSpace(args); len(k) > 0 && k[0] != '{' && string(k) != "null" {
 			return nil, errors.New(`bad step body: "args" is not an object: want the call's arguments, {"name": value, ...}`)
 		}
+		// A key given twice would let the guard judge one value while the
+		// tool, reading the last, acts on another.
+		if err := jsondup.Check(args); err != nil {
+			return nil, fmt.Errorf("bad step body: args: %v", err)
+		}
 		var err error
 		if call.Args, err = automaton.FlattenArgs(args); err != nil {
 			return nil, fmt.Errorf("bad step body: args: %v", err)
 		}
 	}
 	if seen != nil {
+		if err := jsondup.Check(seen); err != nil {
+			return nil, fmt.Errorf("bad step body: seen: %v", err)
+		}
 		var texts map[string]string
 		if err := json.Unmarshal(seen, &texts); err != nil {
 			return nil, errors.New(`bad step body: "seen" is not an object of strings: want {"label of the step that brought it": "text", ...}`)
