@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"github.com/fsmine/fsmine/internal/jsondup"
 	"io"
 	"os"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
+	"github.com/fsmine/fsmine/internal/jsondup"
 	"github.com/fsmine/fsmine/mine/design"
 )
 

@@ -3,13 +3,12 @@ package render
 import (
 	"bytes"
 	"fmt"
-	"github.com/fsmine/fsmine/internal/text"
 	"io"
-	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/text"
 	json "github.com/goccy/go-json"
 )
 
@@ -126,19 +125,12 @@ func mermaidID(id string) string {
 func mermaidText(s string) string {
 	var b strings.Builder
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	unshown := func(r rune) bool { return unicode.IsControl(r) || !xmlChar(r) || text.BidiControl(r) }
 	for i, r := range s {
 		switch {
-		case unshown(r):
-			// hex always (\x0a, not \n), the one form import decodes
-			q := strconv.QuoteRuneToASCII(r)
-			if e := q[1 : len(q)-1]; len(e) == 2 {
-				fmt.Fprintf(&b, `\x%02x`, r)
-			} else {
-				b.WriteString(e)
-			}
+		case text.Unshown(r):
+			b.WriteString(text.HexEscape(r)) // \x0a, not \n: the one form import decodes
 		case r == '\\':
-			if _, n := text.HexEscapeAt(s, i, unshown); n > 0 {
+			if _, n := text.HexEscapeAt(s, i, text.Unshown); n > 0 {
 				b.WriteString("#92;") // the text's own, where import would decode
 			} else {
 				b.WriteByte('\\')

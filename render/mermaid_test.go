@@ -2,13 +2,12 @@ package render
 
 import (
 	"fmt"
-	"github.com/fsmine/fsmine/internal/text"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"unicode"
+
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 func TestMermaidGolden(t *testing.T) {
@@ -48,12 +47,8 @@ func TestMermaidDrawsEveryStateAndTransition(t *testing.T) {
 	shown := func(s string) string {
 		var b strings.Builder
 		for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-			if unicode.IsControl(r) || !xmlChar(r) || text.BidiControl(r) {
-				if q := strconv.QuoteRuneToASCII(r); len(q) == 4 {
-					fmt.Fprintf(&b, `\x%02x`, r)
-				} else {
-					b.WriteString(q[1 : len(q)-1])
-				}
+			if text.Unshown(r) {
+				b.WriteString(text.HexEscape(r))
 				continue
 			}
 			b.WriteRune(r)

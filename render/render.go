@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/internal/text"
@@ -235,7 +234,7 @@ func stateIDs(states []*automaton.State) []string {
 func shownText(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		if unicode.IsControl(r) || !xmlChar(r) || text.BidiControl(r) {
+		if text.Unshown(r) {
 			b.WriteString(goEscape(r))
 			continue
 		}
@@ -260,15 +259,17 @@ func uncounted(m *automaton.Model) bool {
 	return true
 }
 
-// goEscape is r as a Go escape, \xHH, \uHHHH or \UHHHHHHHH, or \n, \t
-// and \r: not \a, \b, \f or \v, which a reader could not tell from a
-// text's own backslash (fsmine import decodes only the hex forms).
+// goEscape is r as a Go escape: \n, \t and \r by name, any other in hex
+// (text.HexEscape: \x07, not \a), which a reader can tell from a text's
+// own backslash (fsmine import decodes only the hex forms).
 func goEscape(r rune) string {
-	q := strconv.QuoteRune(r)
-	e := q[1 : len(q)-1]
-	switch e {
-	case `\a`, `\b`, `\f`, `\v`:
-		return fmt.Sprintf(`\x%02x`, r)
+	switch r {
+	case '\n':
+		return `\n`
+	case '\t':
+		return `\t`
+	case '\r':
+		return `\r`
 	}
-	return e
+	return text.HexEscape(r)
 }

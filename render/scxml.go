@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
-	"github.com/fsmine/fsmine/internal/text"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // SCXMLNamespace is the namespace of W3C SCXML 1.0 documents, and
@@ -212,10 +212,10 @@ func xmlAttr(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	escaped := func(r rune) bool { return !xmlChar(r) || r == '\\' }
+	escaped := func(r rune) bool { return !text.XMLChar(r) || r == '\\' }
 	for i, r := range s {
 		switch {
-		case !xmlChar(r):
+		case !text.XMLChar(r):
 			xml.EscapeText(&b, []byte(goEscape(r)))
 		case r == '\\':
 			if _, n := text.HexEscapeAt(s, i, escaped); n > 0 {
@@ -229,14 +229,6 @@ func xmlAttr(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
-}
-
-// xmlChar reports whether r is a character of XML 1.0 (its Char production).
-func xmlChar(r rune) bool {
-	return r == 0x09 || r == 0x0A || r == 0x0D ||
-		r >= 0x20 && r <= 0xD7FF ||
-		r >= 0xE000 && r <= 0xFFFD ||
-		r >= 0x10000 && r <= 0x10FFFF
 }
 
 // digestNote is " (digest)" for a model with a digest, the digest written

@@ -537,7 +537,7 @@ func (s *Server) sessionID(w http.ResponseWriter, r *http.Request) (string, bool
 	}
 	// Two ids that differ only in bytes the decision log cannot write
 	// would be one session there.
-	if msg := badText(id, false); msg != "" {
+	if msg := badText(id); msg != "" {
 		s.error(w, http.StatusBadRequest, "session id "+msg)
 		return "", false
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/fsmine/fsmine/internal/jsondup"
 	"io"
 	"math"
 	"slices"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/automaton/guard"
+	"github.com/fsmine/fsmine/internal/jsondup"
 )
 
 // The step route is the service's hot path: an agent waits on it before
@@ -147,7 +147,7 @@ func checkFields(event, next string, slots []guard.Slot, n names) error {
 		if len(f.v) > maxName {
 			return fmt.Errorf("bad step body: %q is %d bytes long, at most %d allowed for a name the model does not have", f.name, len(f.v), maxName)
 		}
-		if err := badText(f.v, false); err != "" {
+		if err := badText(f.v); err != "" {
 			return fmt.Errorf("bad step body: %q %s", f.name, err)
 		}
 	}
@@ -165,14 +165,13 @@ func checkFields(event, next string, slots []guard.Slot, n names) error {
 }
 
 // badText says what is wrong with s as a name, or "": not UTF-8, or a
-// control character (tab, newline and carriage return allowed when space
-// is).
-func badText(s string, space bool) string {
+// control character.
+func badText(s string) string {
 	if !utf8.ValidString(s) {
 		return "is not valid UTF-8"
 	}
 	for _, r := range s {
-		if r < 0x20 && !(space && (r == '\t' || r == '\n' || r == '\r')) || r == 0x7f {
+		if r < 0x20 || r == 0x7f {
 			return fmt.Sprintf("holds the control character %U", r)
 		}
 	}

@@ -1,6 +1,7 @@
 package text
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -63,12 +64,39 @@ func BidiControl(r rune) bool {
 	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
 }
 
+// XMLChar reports whether r is a character of XML 1.0 (its Char
+// production).
+func XMLChar(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D ||
+		r >= 0x20 && r <= 0xD7FF ||
+		r >= 0xE000 && r <= 0xFFFD ||
+		r >= 0x10000 && r <= 0x10FFFF
+}
+
+// Unshown reports whether a picture writes r as an escape rather than
+// draws it: a control character, one XML cannot carry, or a bidi control.
+func Unshown(r rune) bool {
+	return unicode.IsControl(r) || !XMLChar(r) || BidiControl(r)
+}
+
+// HexEscape is r as a Go escape in hex, in the form strconv.QuoteRune
+// gives it: \xHH below 0x80, \uHHHH below 0x10000, \UHHHHHHHH above.
+// It is the one form HexEscapeAt reads back.
+func HexEscape(r rune) string {
+	switch {
+	case r < 0x80:
+		return fmt.Sprintf(`\x%02x`, r)
+	case r < 0x10000:
+		return fmt.Sprintf(`\u%04x`, r)
+	}
+	return fmt.Sprintf(`\U%08x`, r)
+}
+
 // HexEscapeAt reads, at s[i:], an escape \xHH, \uHHHH or \UHHHHHHHH in
-// the form strconv.QuoteRune gives it (\x below 0x80, \u below 0x10000,
-// \U above) whose rune escaped accepts, and returns the rune and the
-// escape's length, or 0. fsmine's exports write such escapes for the
-// characters a format cannot carry, and import decodes them; an export
-// writes a text's own backslash that would begin one otherwise.
+// the form HexEscape writes whose rune escaped accepts, and returns the
+// rune and the escape's length, or 0. fsmine's exports write such escapes
+// for the characters a format cannot carry, and import decodes them; an
+// export writes a text's own backslash that would begin one otherwise.
 func HexEscapeAt(s string, i int, escaped func(rune) bool) (rune, int) {
 	if i+1 >= len(s) || s[i] != '\\' {
 		return 0, 0
@@ -95,4 +123,28 @@ func HexEscapeAt(s string, i int, escaped func(rune) bool) (rune, int) {
 		return 0, 0
 	}
 	return r, 2 + n
+}
+
+// HexUnescape decodes the escapes of s that HexEscapeAt reads with
+// escaped; every other character, backslashes included, stands for
+// itself. ok says whether one was decoded.
+func HexUnescape(s string, escaped func(rune) bool) (out string, ok bool) {
+	if !strings.Contains(s, `\`) {
+		return s, false
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if r, n := HexEscapeAt(s, i, escaped); n > 0 {
+			b.WriteRune(r)
+			i += n
+			ok = true
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	if !ok {
+		return s, false
+	}
+	return b.String(), true
 }

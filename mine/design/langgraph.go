@@ -2,11 +2,11 @@ package design
 
 import (
 	"fmt"
-	"github.com/fsmine/fsmine/internal/jsondup"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/jsondup"
 )
 
 // LangGraph's graph JSON (graph.get_graph().to_json() of a compiled

@@ -4,14 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/fsmine/fsmine/internal/text"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // A Mermaid stateDiagram-v2: "A --> B : caption" moves, [*] as the start
@@ -318,17 +317,17 @@ func (r *mermaidReader) resolve() error {
 	// mined model), which captions the moves out of [*] with their counts
 	// and every move with a count or "generalized (kind)"; a design's
 	// captions are events, "404" included.
-	counted := false
+	counted, startCounted := true, false
 	for _, mv := range r.moves {
-		if mv.from == automaton.StartID && mv.captioned && mermaidCount.MatchString(mermaidDecode(mv.caption)) {
-			counted = true
+		if !mv.captioned {
+			continue
 		}
+		c := mermaidDecode(mv.caption)
+		count := mermaidCount.MatchString(c)
+		startCounted = startCounted || count && mv.from == automaton.StartID
+		counted = counted && (count || mermaidGen.MatchString(c)) // else a design that captions its start with a number
 	}
-	for _, mv := range r.moves {
-		if c := mermaidDecode(mv.caption); mv.captioned && !mermaidCount.MatchString(c) && !mermaidGen.MatchString(c) {
-			counted = false // a design that captions its start with a number
-		}
-	}
+	counted = counted && startCounted
 	for _, mv := range r.moves {
 		if strings.HasPrefix(mv.from, innerEnd) || strings.HasPrefix(mv.to, innerEnd) {
 			continue
@@ -371,12 +370,10 @@ func mermaidDecode(s string) string {
 }
 
 // unshown undoes the escapes render.Mermaid writes for the characters it
-// does not show (render.shownText): \xHH, \uHHHH and \UHHHHHHHH where
-// they stand for a control, bidi or non-XML character, as an ANSI colour's
-// ESC. Other backslashes, a hand-written one or shownText's \n and \t,
-// stay as they are.
+// does not show (text.Unshown: an ANSI colour's ESC, a newline), in hex
+// only; any other backslash, a hand-written one, stays as it is.
 func unshown(s string) string {
-	out, _ := hexUnescape(s, func(r rune) bool { return unicode.IsControl(r) || !xmlChar(r) || text.BidiControl(r) })
+	out, _ := text.HexUnescape(s, text.Unshown)
 	return out
 }
 

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
-	"github.com/fsmine/fsmine/internal/text"
 	"io"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // W3C SCXML 1.0: <state> and <final> elements with <transition event
@@ -85,7 +85,7 @@ type scxmlReader struct {
 // is told from it by the XML name render.SCXML made of the same text
 // (encoded, "_x001B_..."): v is decoded only when that name agrees.
 func unescape(v, encoded string) string {
-	if dec, ok := hexUnescape(v, scxmlEscaped); ok && xmlNameDecode(encoded) == dec {
+	if dec, ok := text.HexUnescape(v, scxmlEscaped); ok && xmlNameDecode(encoded) == dec {
 		return dec
 	}
 	return v
@@ -103,7 +103,7 @@ func (r *scxmlReader) unescapeRefs() {
 		known[e.event] = true
 	}
 	fix := func(v *string) {
-		if dec, ok := hexUnescape(*v, scxmlEscaped); ok && !known[*v] && known[dec] {
+		if dec, ok := text.HexUnescape(*v, scxmlEscaped); ok && !known[*v] && known[dec] {
 			*v = dec
 		}
 	}
@@ -126,14 +126,6 @@ func (r *scxmlReader) unescapeRefs() {
 			fix(&l.BackEdges[j].To)
 		}
 	}
-}
-
-// xmlChar reports whether r is a character of XML 1.0.
-func xmlChar(r rune) bool {
-	return r == 0x09 || r == 0x0A || r == 0x0D ||
-		r >= 0x20 && r <= 0xD7FF ||
-		r >= 0xE000 && r <= 0xFFFD ||
-		r >= 0x10000 && r <= 0x10FFFF
 }
 
 // xmlNameDecode undoes render.SCXML's XML names: _xHHHH_ and _xHHHHHHHH_
@@ -323,7 +315,7 @@ func (r *scxmlReader) state(t xml.StartElement, line int) error {
 	s.label, _ = scxmlAttr(t, fsmineNS, "label")
 	// render.SCXML writes what XML cannot carry as \xHH or \uHHHH, and
 	// nothing else so
-	s.label, _ = hexUnescape(s.label, scxmlEscaped)
+	s.label, _ = text.HexUnescape(s.label, scxmlEscaped)
 	for _, a := range []struct {
 		name string
 		n    *int
@@ -473,34 +465,6 @@ func (r *scxmlReader) edges(s *scxmlState, mv scxmlMove) error {
 	return nil
 }
 
-// hexUnescape decodes the \xHH, \uHHHH and \UHHHHHHHH escapes of s
-// that stand for a rune escaped says render escapes, in the form
-// strconv.QuoteRune gives it (\x below 0x80, \u below 0x10000, \U
-// above); every other character, backslashes included, stands for itself.
-// ok says whether one was decoded. render writes a text's own backslash
-// that would begin such an escape so that it does not (Mermaid: #92;,
-// SCXML: \x5c).
-func hexUnescape(s string, escaped func(rune) bool) (out string, ok bool) {
-	if !strings.Contains(s, `\`) {
-		return s, false
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		if r, n := text.HexEscapeAt(s, i, escaped); n > 0 {
-			b.WriteRune(r)
-			i += n
-			ok = true
-			continue
-		}
-		b.WriteByte(s[i])
-		i++
-	}
-	if !ok {
-		return s, false
-	}
-	return b.String(), true
-}
-
 // scxmlEscaped says which runes render.SCXML writes escaped: those XML
 // cannot carry, and a text's own backslash where it would begin one.
-func scxmlEscaped(r rune) bool { return !xmlChar(r) || r == '\\' }
+func scxmlEscaped(r rune) bool { return !text.XMLChar(r) || r == '\\' }

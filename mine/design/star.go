@@ -1,7 +1,6 @@
 package design
 
 import (
-	"github.com/fsmine/fsmine/internal/jsondup"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/jsondup"
 )
 
 // STAR's task graphs (the *.flow.json files of STAR, the schema-guided

@@ -3,7 +3,6 @@ package design
 import (
 	"bytes"
 	"fmt"
-	"github.com/fsmine/fsmine/internal/jsondup"
 	"regexp"
 	"sort"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/jsondup"
 )
 
 // An XState machine config (JSON, as createMachine takes it): "initial" and
