@@ -51,7 +51,7 @@ func TestComponents(t *testing.T) {
 			}
 		}
 	}
-	// A chain as long as a hostile file makes, without recursion.
+	// A cycle as long as a hostile file makes.
 	long := map[string][]string{}
 	for i := range 200000 {
 		long[strconv.Itoa(i)] = []string{strconv.Itoa(i + 1)}
