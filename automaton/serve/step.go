@@ -575,8 +575,8 @@ func (sc *stepScanner) word(w string) bool {
 	return false
 }
 
-// slotObject reads the "slots" object, appending to slots; a slot named
-// twice fails.
+// slotObject reads the "slots" object, appending to slots (parseStep
+// fails a slot named twice, once they are sorted).
 func (sc *stepScanner) slotObject(n names, slots []guard.Slot) ([]guard.Slot, bool) {
 	if !sc.expect('{') {
 		return slots, false
