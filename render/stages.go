@@ -44,8 +44,8 @@ const (
 	// longer trunk is drawn as one box per stage.
 	maxSpine = 12
 	// An edge off the trunk is minor, and counted rather than drawn, when
-	// the busiest edge carries more than minorShare times its count (a
-	// back edge: minorBackShare times).
+	// the busiest edge carries more than minorShare times its count (an
+	// edge back up the spine: minorBackShare times).
 	minorShare     = 40
 	minorBackShare = 10
 )
@@ -393,10 +393,17 @@ func summarize(m *automaton.Model) *summary {
 	}
 	drawn := make([]bool, len(all))
 	n := 0
+	// Which bar an edge must meet is the picture's direction: an edge the
+	// miner calls a back edge (no farther from __start__, breadth first)
+	// may run down the spine, as STAR's ask_name -> query does where
+	// dialogues also start at the query. The boxes off the trunk are
+	// placed by the common edges, as the drawn ones will place them.
+	pre := spinePositions(sm.nodes, all, func(e *sumEdge) int { return e.common })
 	for _, k := range order {
 		e := &all[k]
 		minor := e.common*minorShare < busiest
-		if e.back {
+		up := pre[e.to] < pre[e.from] || pre[e.to] == pre[e.from] && e.back
+		if up {
 			minor = e.common*minorBackShare < busiest
 		}
 		if e.trunk || (e.common > 0 && !minor && n < MaxEdges) {
@@ -610,20 +617,28 @@ func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
 // already placed; then half a step above the one its busiest drawn edge
 // leads to). A box that no drawn edge ties to the spine is at -1.
 func (sm *summary) spinePositions() []float64 {
-	pos := make([]float64, len(sm.nodes))
-	placed := make([]bool, len(sm.nodes))
+	return spinePositions(sm.nodes, sm.edges, func(e *sumEdge) int { return e.count })
+}
+
+// spinePositions places nodes along the spine by edges, the busiest by
+// weight first (see summary.spinePositions).
+func spinePositions(nodes []sumNode, edges []sumEdge, weight func(*sumEdge) int) []float64 {
+	pos := make([]float64, len(nodes))
+	placed := make([]bool, len(nodes))
 	k := 0
-	for i := range sm.nodes {
-		if sm.nodes[i].trunk {
+	for i := range nodes {
+		if nodes[i].trunk {
 			pos[i], placed[i] = float64(k), true
 			k++
 		}
 	}
-	byCount := make([]*sumEdge, len(sm.edges))
-	for i := range sm.edges {
-		byCount[i] = &sm.edges[i]
+	var byCount []*sumEdge
+	for i := range edges {
+		if weight(&edges[i]) > 0 {
+			byCount = append(byCount, &edges[i])
+		}
 	}
-	slices.SortStableFunc(byCount, func(a, b *sumEdge) int { return cmp.Compare(b.count, a.count) })
+	slices.SortStableFunc(byCount, func(a, b *sumEdge) int { return cmp.Compare(weight(b), weight(a)) })
 	for changed := true; changed; {
 		changed = false
 		for _, e := range byCount {

@@ -391,3 +391,41 @@ func TestSummaryOrange(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryBarByDirection: which bar an edge must meet is the picture's
+// direction, not the model's back-edge flag. Of two edges each carrying a
+// twentieth of the busiest, both flagged back edges by the miner (by
+// distance from __start__), the one that runs down the spine meets the
+// forward bar (a fortieth) and is drawn; the one that goes back up it
+// misses the back bar (a tenth) and is counted on its box.
+func TestSummaryBarByDirection(t *testing.T) {
+	st := func(id string, visits int) automaton.State {
+		return automaton.State{ID: id, Label: id, Visits: visits, Sessions: visits}
+	}
+	tr := func(from, to string, count int, back bool) automaton.Transition {
+		return automaton.Transition{From: from, Event: "ok", To: to, Count: count, Sessions: count, Prob: 0.5, BackEdge: back}
+	}
+	m := &automaton.Model{
+		Schema: automaton.Schema, Version: 1, Initial: automaton.StartID,
+		States: []automaton.State{st(automaton.StartID, 100), st("a", 105), st("b", 105), st("c", 100), st(automaton.EndID, 100)},
+		Transitions: []automaton.Transition{
+			{From: automaton.StartID, To: "a", Count: 100, Sessions: 100, Prob: 1},
+			tr("a", "b", 95, false), tr("b", "c", 100, false), tr("c", automaton.EndID, 100, false),
+			tr("a", "c", 5, true), // down the spine
+			tr("c", "b", 5, true), // up the spine
+		},
+		Trunk: []string{"a", "b", "c"},
+	}
+	m.Sort()
+	sm := summarize(m)
+	drawn := map[string]bool{}
+	for _, e := range sm.edges {
+		drawn[sm.nodes[e.from].states[0].ID+" -> "+sm.nodes[e.to].states[0].ID] = true
+	}
+	if !drawn["a -> c"] {
+		t.Errorf("a -> c, down the spine at 5 of 100, not drawn: %v", drawn)
+	}
+	if drawn["c -> b"] {
+		t.Errorf("c -> b, up the spine at 5 of 100, drawn: %v", drawn)
+	}
+}
