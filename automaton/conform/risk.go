@@ -16,11 +16,16 @@ type Risk struct {
 	MaxBits float64
 	MaxMove int
 	MaxFrom string
+	// LastBits is the cost of the last move added: of a whole session,
+	// its move into automaton.EndID, the surprisal of ending where it
+	// ended.
+	LastBits float64
 }
 
 // add adds a move's cost to r.
 func (r *Risk) add(i int, bits float64, from string) {
 	r.Bits += bits
+	r.LastBits = bits
 	if r.MaxMove < 0 || bits > r.MaxBits {
 		r.MaxBits, r.MaxMove, r.MaxFrom = bits, i, from
 	}

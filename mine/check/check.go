@@ -47,11 +47,14 @@ type Verdict struct {
 
 // Risk is a session's surprisal under the model (see conform.Risk), in
 // bits rounded to 6 decimals: Total over its moves, PerStep the mean per
-// move, and Top the most surprising move (every session has one: the move
-// into __end__ at least).
+// move, End its move into __end__ (the surprisal of ending where it
+// ended: high for a session that stops where sessions go on), and Top the
+// most surprising move (every session has one: the move into __end__ at
+// least).
 type Risk struct {
 	Total   float64  `json:"total"`
 	PerStep float64  `json:"per_step"`
+	End     float64  `json:"end"`
 	Top     RiskMove `json:"top"`
 }
 
@@ -240,7 +243,7 @@ type result struct {
 // risk is the report's form of a session's risk: v's, the session's moves
 // mvs.
 func risk(s *mine.Session, v *conform.Verdict, mvs []automaton.Move) Risk {
-	r := Risk{Total: mine.Round6(v.Risk.Bits)}
+	r := Risk{Total: mine.Round6(v.Risk.Bits), End: mine.Round6(v.Risk.LastBits)}
 	if v.Moves > 0 {
 		r.PerStep = mine.Round6(v.Risk.Bits / float64(v.Moves))
 	}

@@ -212,10 +212,10 @@ func TestSummaryJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"session_id":"a-fit","fits":true,"moves":4,"cost":0,"fitness":1,"rare":0,"deviation":null,"risk":{"total":2.932798,"per_step":0.733199,"top":{"move":2,"step":2,"state":"lookup","event":"found","label":"refund","bits":1.889817}}}`; lines[0] != want {
+	if want := `{"session_id":"a-fit","fits":true,"moves":4,"cost":0,"fitness":1,"rare":0,"deviation":null,"risk":{"total":2.932798,"per_step":0.733199,"end":0.453718,"top":{"move":2,"step":2,"state":"lookup","event":"found","label":"refund","bits":1.889817}}}`; lines[0] != want {
 		t.Errorf("verdict %s, want %s", lines[0], want)
 	}
-	if want := `{"session_id":"d-retry","fits":false,"moves":7,"cost":0,"fitness":1,"rare":0,"deviation":{"session_id":"d-retry","step":4,"move":4,"kind":"loop_cap","state":"lookup","event":"not_found","label":"lookup","file":"new.jsonl","line":14,"cost":0,"fitness":1,"iterations":3,"cap":2},"risk":{"total":6.442573,"per_step":0.920368,"top":{"move":5,"step":5,"state":"lookup","event":"found","label":"refund","bits":1.889817}}}`; lines[3] != want {
+	if want := `{"session_id":"d-retry","fits":false,"moves":7,"cost":0,"fitness":1,"rare":0,"deviation":{"session_id":"d-retry","step":4,"move":4,"kind":"loop_cap","state":"lookup","event":"not_found","label":"lookup","file":"new.jsonl","line":14,"cost":0,"fitness":1,"iterations":3,"cap":2},"risk":{"total":6.442573,"per_step":0.920368,"end":0.453718,"top":{"move":5,"step":5,"state":"lookup","event":"found","label":"refund","bits":1.889817}}}`; lines[3] != want {
 		t.Errorf("verdict %s, want %s", lines[3], want)
 	}
 	var obj map[string]json.RawMessage

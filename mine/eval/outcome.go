@@ -53,6 +53,7 @@ const (
 	ScoreRiskAllPerMove = "risk_all/move"     // the same, per move
 	ScoreRatio          = "ratio"             // risk less the surprisal under a model of the failed sessions
 	ScoreRatioPerMove   = "ratio/move"        // the same, per move
+	ScoreEnd            = "end"               // the move into __end__ alone, under a model of all sessions
 	ScoreRiskBy         = "risk|by"           // under a conditioned model of the succeeded sessions
 	ScoreRiskAllBy      = "risk_all|by"       // under a conditioned model of all sessions
 	ScoreLength         = "length"            // the session's moves: the baseline
@@ -61,7 +62,7 @@ const (
 
 // OutcomeScoreNames lists the scores in report order; the conditioned
 // ones (OutcomeByScoreNames) come before ScoreLength when scored.
-var OutcomeScoreNames = []string{ScoreRisk, ScoreRiskPerMove, ScoreRiskAll, ScoreRiskAllPerMove, ScoreRatio, ScoreRatioPerMove, ScoreLength}
+var OutcomeScoreNames = []string{ScoreRisk, ScoreRiskPerMove, ScoreRiskAll, ScoreRiskAllPerMove, ScoreRatio, ScoreRatioPerMove, ScoreEnd, ScoreLength}
 
 // OutcomeByScoreNames lists the scores of a conditioned model, in report
 // order.
@@ -391,17 +392,19 @@ func scoreSamples(lg *mine.Log, train, test []*sample, bopt mine.Options, by *by
 		return nil, err
 	}
 	nan := math.NaN()
-	bits := func(c func(id string) *conform.Checker, s *sample) float64 {
+	risk := func(c func(id string) *conform.Checker, s *sample) conform.Risk {
 		if c == nil {
-			return nan
+			return conform.Risk{Bits: nan, LastBits: nan}
 		}
-		return c(lg.Sessions[s.si].ID).Check(s.moves).Risk.Bits
+		return c(lg.Sessions[s.si].ID).Check(s.moves).Risk
 	}
+	bits := func(c func(id string) *conform.Checker, s *sample) float64 { return risk(c, s).Bits }
 	out := make([][]float64, len(test))
 	for i, s := range test {
 		n := float64(len(s.moves))
-		r, ra, rb := bits(ok, s), bits(all, s), bits(bad, s)
-		out[i] = []float64{r, r / n, ra, ra / n, r - rb, (r - rb) / n}
+		ar := risk(all, s)
+		r, ra, rb := bits(ok, s), ar.Bits, bits(bad, s)
+		out[i] = []float64{r, r / n, ra, ra / n, r - rb, (r - rb) / n, ar.LastBits}
 		if by != nil {
 			out[i] = append(out[i], bits(okBy, s), bits(allBy, s))
 		}

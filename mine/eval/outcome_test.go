@@ -192,16 +192,22 @@ func TestOutcomeAirline(t *testing.T) {
 
 // TestOutcomeRetail holds the risk score on tau2 retail (chat turns
 // dropped), where failed and solved sessions take much the same tool
-// sequences: only with the map of each session's own task (mode moves)
-// does the selected score reach the target of 0.70, at 0.708 (length
-// 0.588), held here less a margin of 0.02.
+// sequences but differ in where they end: three of the twelve failures
+// end right after an action's error. The inner cross-validation selects
+// the end score in every fold, 0.739 against the length's 0.588 (issue
+// #20's target: 0.70 and length + 0.05). With the maps of each session's
+// own task it selects a conditioned score in three folds and end in two,
+// where end fails: 0.587, held here as a floor, not a target.
 func TestOutcomeRetail(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads the real log")
 	}
-	sel, length := realOutcome(t, "tau2_retail.jsonl", true)
-	if sel < 0.688 || sel < length+0.05 {
-		t.Errorf("selected auc %.3f, length %.3f: want at least 0.688 and length + 0.05", sel, length)
+	sel, length := realOutcome(t, "tau2_retail.jsonl", false)
+	if sel < 0.70 || sel < length+0.05 {
+		t.Errorf("selected auc %.3f, length %.3f: want at least 0.70 and length + 0.05", sel, length)
+	}
+	if sel, _ = realOutcome(t, "tau2_retail.jsonl", true); sel < 0.55 {
+		t.Errorf("by task: selected auc %.3f: want at least 0.55", sel)
 	}
 }
 
@@ -246,4 +252,47 @@ func realOutcome(t *testing.T, name string, by bool) (sel, length float64) {
 		}
 	}
 	return sel, length
+}
+
+// TestOutcomeEnd: the failures stop early (a user who leaves, an agent
+// that gives up after an error), at a step where the successes go on.
+// They are shorter, so their length points the wrong way; the surprisal
+// of ending where they ended tells them apart whatever the rest of the
+// session cost (here the succeeded sessions' map, which never ends after
+// b, tells them apart too).
+func TestOutcomeEnd(t *testing.T) {
+	var b strings.Builder
+	ok := map[string]bool{}
+	for i := 0; i < 90; i++ {
+		id := fmt.Sprintf("s%02d", i)
+		ok[id] = i%6 != 0
+		path := []string{"a", "b", "c", "d"}
+		if !ok[id] {
+			path = path[:2] // stops after b, where the successes go on to c
+		}
+		for j, n := range path {
+			fmt.Fprintf(&b, `{"session_id":%q,"step":%d,"node":%q,"event":"ok"}`+"\n", id, j, n)
+		}
+	}
+	lg := readLog(t, "end.jsonl", b.String(), nil)
+	rep, err := Outcome(lg, "ok=true", ok, Options{Folds: 3, Base: mine.DefaultOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Scores {
+		switch r.Name {
+		case ScoreEnd:
+			if r.Overall.AUC == nil || *r.Overall.AUC != 1 {
+				t.Errorf("end: auc %v, want 1 (only the failures end after b)", r.Overall.AUC)
+			}
+		case ScoreLength:
+			if r.Overall.AUC == nil || *r.Overall.AUC != 0 {
+				t.Errorf("length: auc %v, want 0 (the failures are shorter)", r.Overall.AUC)
+			}
+		case ScoreSelected:
+			if r.Overall.AUC == nil || *r.Overall.AUC != 1 {
+				t.Errorf("selected: auc %v, want 1", r.Overall.AUC)
+			}
+		}
+	}
 }
