@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
@@ -30,6 +31,7 @@ type checkOptions struct {
 	maxAlign  int
 	list      int
 	rank      int
+	rankBy    string
 	window    int
 	logs      logFlags
 }
@@ -79,7 +81,9 @@ state's outflow, Witten-Bell smoothed so that a move the model never saw
 costs a finite amount, backing off to how often sessions entered the move's
 label). A session with a high risk took moves the mined sessions rarely or
 never took; in json and jsonl it is "risk": total bits, bits per move, and
-the most surprising move. --rank N lists the N riskiest sessions for review.
+the most surprising move, and "end", the cost of its move into __end__ (high
+for a session that stops where sessions go on). --rank N lists the N
+riskiest sessions for review, by --rank-by: total (default), per_step or end.
 
 --format text (default), json (one object with the summary and every
 deviation) or jsonl (one verdict per session, as they are checked).
@@ -123,6 +127,7 @@ sessions).`,
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before it is checked and its records let go; 0 holds every session to the end")
 	f.IntVar(&opts.list, "list", 20, "deviating sessions listed in the text report (0: all)")
 	f.IntVar(&opts.rank, "rank", 0, "rank sessions by risk (surprisal under the model) and list the `N` riskiest; with --format jsonl, write only their verdicts, riskiest first")
+	f.StringVar(&opts.rankBy, "rank-by", check.RankTotal, "the risk --rank ranks by: "+strings.Join(check.RankBys, ", ")+" (end: the surprisal of ending where the session ended; see eval --outcome)")
 	f.StringVar(&opts.outside, "outside", "", "write every record of the sessions that do not fit to `FILE` (JSONL, atomically), to mine the next model from")
 	opts.logs.bind(f)
 	return c
@@ -146,6 +151,9 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	if opts.rank < 0 {
 		return usagef("--rank must be 0 or more, got %d", opts.rank)
 	}
+	if !slices.Contains(check.RankBys, opts.rankBy) {
+		return usagef("--rank-by takes %s, got %q", strings.Join(check.RankBys, ", "), opts.rankBy)
+	}
 	m, err := loadDiffModel(opts.model)
 	if err != nil {
 		return err
@@ -162,7 +170,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	}
 	run := check.NewCollector(
 		conform.New(m, copt),
-		check.Options{Deviations: opts.format == "json" || opts.format == "text", Verdicts: opts.format == "jsonl", Rank: opts.rank})
+		check.Options{Deviations: opts.format == "json" || opts.format == "text", Verdicts: opts.format == "jsonl", Rank: opts.rank, RankBy: opts.rankBy})
 	// Sessions are checked as the read finishes them; a read that starts
 	// over holding every session gives them all again.
 	if opts.outside != "" {

@@ -11,6 +11,7 @@
 package check
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -145,8 +146,10 @@ type Summary struct {
 	// MeanRisk is the sessions' mean surprisal in bits (see Risk).
 	MeanRisk float64 `json:"mean_risk"`
 	// Riskiest are the verdicts of the Options.Rank sessions with the
-	// highest risk, highest first (ties by id); left out without Rank.
+	// highest risk, highest first (ties by id), RankedBy the part of the
+	// risk they are ranked by (Options.RankBy); left out without Rank.
 	Riskiest []*Verdict `json:"riskiest,omitempty"`
+	RankedBy string     `json:"ranked_by,omitempty"`
 	// Args is what the arguments of tool calls broke, for a model with
 	// argument rules; left out otherwise.
 	Args *ArgReport `json:"args,omitempty"`
@@ -189,6 +192,34 @@ type Options struct {
 	// Riskiest holds the verdicts of the Rank riskiest, and emit is called
 	// with those alone, riskiest first.
 	Rank int
+	// RankBy is the part of Risk that Rank ranks by: RankTotal (also
+	// when empty), RankPerStep or RankEnd.
+	RankBy string
+}
+
+// The parts of a session's Risk that Options.RankBy names, as Risk's JSON
+// names them.
+const (
+	RankTotal   = "total"
+	RankPerStep = "per_step"
+	RankEnd     = "end"
+)
+
+// RankBys lists the values of Options.RankBy, the default first.
+var RankBys = []string{RankTotal, RankPerStep, RankEnd}
+
+// rankValue is the part of risk r that by names (see Options.RankBy).
+func rankValue(r *conform.Risk, moves int, by string) float64 {
+	switch by {
+	case RankPerStep:
+		if moves == 0 {
+			return 0
+		}
+		return r.Bits / float64(moves)
+	case RankEnd:
+		return r.LastBits
+	}
+	return r.Bits
 }
 
 // Log checks every session of lg with c and sums them up in session id
@@ -292,7 +323,8 @@ func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
 	res := result{id: s.ID, fitness: v.Fitness, events: int32(len(s.Visits)), cost: int32(v.Cost), maxCost: int32(v.MaxCost),
 		rare: int32(v.Rare), general: int32(v.Generalized), bounded: v.Bounded, outside: v.Outside()}
 	res.risk, res.mapName = v.Risk.Bits, mapName
-	ranked := r.opt.Rank > 0 && r.top.admits(res.risk, s.ID)
+	rank := rankValue(&v.Risk, v.Moves, r.opt.RankBy)
+	ranked := r.opt.Rank > 0 && r.top.admits(rank, s.ID)
 	var dev *Deviation
 	if !v.Fits() {
 		d := v.Deviation
@@ -315,7 +347,7 @@ func (r *Collector) Add(lg *mine.Log, s *mine.Session) {
 			res.verdict = vd
 		}
 		if ranked {
-			r.top.push(vd, res.risk)
+			r.top.push(vd, rank)
 		}
 	}
 	if k := len(r.blocks); k == 0 || len(r.blocks[k-1]) == resultBlock {
@@ -417,7 +449,7 @@ func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, 
 		sum.MeanRisk = mine.Round6(sum.riskSum / float64(n))
 	}
 	if r.opt.Rank > 0 {
-		sum.Riskiest = r.top.sorted()
+		sum.Riskiest, sum.RankedBy = r.top.sorted(), cmp.Or(r.opt.RankBy, RankTotal)
 		for _, v := range sum.Riskiest {
 			if emit != nil {
 				if err := emit(v); err != nil {

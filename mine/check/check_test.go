@@ -362,3 +362,39 @@ func TestCollectorBlocks(t *testing.T) {
 		t.Errorf("summary of %d sessions (%d fit): %d sessions, %d fit", n, fit, sum.Sessions, sum.Fit)
 	}
 }
+
+// TestRankBy: Options.RankBy ranks by the part of the risk it names, and
+// the summary says which.
+func TestRankBy(t *testing.T) {
+	m, lg := fixture(t)
+	c := conform.New(m, conform.Options{})
+	var all []*Verdict
+	if _, err := Log(lg, c, Options{}, func(v *Verdict) error { all = append(all, v); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	part := map[string]func(*Verdict) float64{
+		RankTotal:   func(v *Verdict) float64 { return v.Risk.Total },
+		RankPerStep: func(v *Verdict) float64 { return v.Risk.PerStep },
+		RankEnd:     func(v *Verdict) float64 { return v.Risk.End },
+	}
+	tops := map[string]bool{}
+	for _, by := range RankBys {
+		sum, err := Log(lg, c, Options{Rank: 1, RankBy: by}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sum.Riskiest) != 1 || sum.RankedBy != by {
+			t.Fatalf("%s: %d riskiest, ranked by %q", by, len(sum.Riskiest), sum.RankedBy)
+		}
+		top := sum.Riskiest[0]
+		tops[top.SessionID] = true
+		for _, v := range all {
+			if part[by](v) > part[by](top) {
+				t.Errorf("by %s: %s (%v) above the top, %s (%v)", by, v.SessionID, part[by](v), top.SessionID, part[by](top))
+			}
+		}
+	}
+	if len(tops) < 2 {
+		t.Errorf("every part of the risk ranks the same session first (%v): the fixture tells them apart", tops)
+	}
+}

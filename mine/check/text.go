@@ -57,7 +57,8 @@ func (s *Summary) WriteText(w io.Writer, m *automaton.Model, list int) error {
 	}
 	if len(s.Riskiest) > 0 {
 		p("risk        mean %.2f bits per session (surprisal under the model)\n", s.MeanRisk)
-		p("\nriskiest sessions (%d of %d, by surprisal in bits)\n", len(s.Riskiest), s.Sessions)
+		by := map[string]string{RankTotal: "surprisal in bits", RankPerStep: "surprisal per move", RankEnd: "the surprisal of ending there"}[s.RankedBy]
+		p("\nriskiest sessions (%d of %d, by %s)\n", len(s.Riskiest), s.Sessions, by)
 		idw := 0
 		for _, v := range s.Riskiest {
 			idw = max(idw, len(v.SessionID))
@@ -67,7 +68,7 @@ func (s *Summary) WriteText(w io.Writer, m *automaton.Model, list int) error {
 			if !v.Fits {
 				verdict = "deviates"
 			}
-			p("  %-*s  %8.2f bits  %5.2f per move  %-8s", idw, v.SessionID, v.Risk.Total, v.Risk.PerStep, verdict)
+			p("  %-*s  %8.2f bits  %5.2f per move  %5.2f at the end  %-8s", idw, v.SessionID, v.Risk.Total, v.Risk.PerStep, v.Risk.End, verdict)
 			t := v.Risk.Top
 			p("  most surprising: step %d %s (%.2f bits)\n", t.Step, text.Move(t.State, t.Event, t.Label), t.Bits)
 		}
