@@ -862,8 +862,8 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 	if lg.Skipped > len(lg.Bad) {
 		fmt.Fprintf(w, "  ... and %d more skipped lines\n", lg.Skipped-len(lg.Bad))
 	}
-	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %d back edges, %d generalised), %d loops, %d variants\n",
-		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, back, general, len(m.Loops), m.Variants)
+	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %s, %d generalised), %s, %s\n",
+		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, text.Count(back, "back edge"), general, text.Count(len(m.Loops), "loop"), text.Count(m.Variants, "variant"))
 	fmt.Fprintf(w, "trunk: %s\n", text.Path(m.Trunk, " -> "))
 }
 

@@ -40,7 +40,7 @@ Mermaid, W3C SCXML, an XState v5 machine (JSON) or a LangGraph skeleton
 (Python), to standard output or, with -o, to a file written atomically.
 MODEL.json "-" reads the model from standard input. Without --format, the
 format follows the extension of -o (.dot .gv .svg .png .mmd .scxml .py;
-.json is XState).
+.json is XState; any other extension is an error, none gives DOT).
 
 SVG and PNG are laid out by Graphviz built into fsmine (--engine builtin,
 the default): nothing needs installing. --engine dot runs Graphviz's dot
@@ -105,8 +105,15 @@ var formatByExt = map[string]string{
 func runRender(_ context.Context, opts *renderOptions, streams IO) error {
 	format := opts.format
 	if !opts.formatSet && opts.output != "-" {
-		if f, ok := formatByExt[strings.ToLower(filepath.Ext(opts.output))]; ok {
+		ext := strings.ToLower(filepath.Ext(opts.output))
+		f, ok := formatByExt[ext]
+		switch {
+		case ok:
 			format = f
+		case ext != "":
+			// -o map.pdf is a request for a PDF, not for DOT in a file so
+			// named; a name without an extension gets the default.
+			return usagef("-o %s: fsmine writes no %s; name the file .dot .gv .svg .png .mmd .scxml .json or .py, or give --format", opts.output, ext)
 		}
 	}
 	write, ok := render.Formats[format]

@@ -65,10 +65,10 @@ func DiffText(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 	if len(d.StatesAdded)+len(d.StatesRemoved)+len(d.StatesRelabeled) > 0 {
 		section("states")
 		for _, s := range d.StatesAdded {
-			line(diffGreen, "  + %s  (%d visits)", diffStateText(s), s.Visits)
+			line(diffGreen, "  + %s  (%s)", diffStateText(s), text.Count(s.Visits, "visit"))
 		}
 		for _, s := range d.StatesRemoved {
-			line(diffRed, "  - %s  (%d visits)", diffStateText(s), s.Visits)
+			line(diffRed, "  - %s  (%s)", diffStateText(s), text.Count(s.Visits, "visit"))
 		}
 		for _, s := range d.StatesRelabeled {
 			line(diffYellow, "  ~ %s  label %q -> %q", s.ID, s.OldLabel, s.NewLabel)

@@ -613,11 +613,15 @@ func modelPage(m *automaton.Model, opt ReportOptions) *modelView {
 			states++
 		}
 	}
+	backEdges := "back edges"
+	if back == 1 {
+		backEdges = "back edge"
+	}
 	v.Facts = []fact{
 		{"sessions", thousands(m.Source.Sessions)},
 		{"events", thousands(m.Source.Events)},
 		{"states", fmt.Sprintf("%s (+ start and end)", thousands(states))},
-		{"transitions", fmt.Sprintf("%s (%s rare, %s back edges)", thousands(len(m.Transitions)), thousands(rare), thousands(back))},
+		{"transitions", fmt.Sprintf("%s (%s rare, %s %s)", thousands(len(m.Transitions)), thousands(rare), thousands(back), backEdges)},
 		{"loops", thousands(len(m.Loops))},
 		{"variants", thousands(m.Variants)},
 	}

@@ -313,7 +313,7 @@ func TestWriteText(t *testing.T) {
 	if err := r.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	want := `model     m.json  v1 sha256:0123456789ab  (6 states, 7 transitions, 1 loops)
+	want := `model     m.json  v1 sha256:0123456789ab  (6 states, 7 transitions, 1 loop)
 logs      5 sessions (1 fit the model), 17 events; 1 event after a deviation could not be placed in a state
 
 states (by visits)

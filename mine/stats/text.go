@@ -29,7 +29,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	m := r.m
-	p("model     %s  v%d %s  (%d states, %d transitions, %d loops)\n", r.Model.Path, r.Model.Version, text.ShortDigest(r.Model.Digest), len(m.States), len(m.Transitions), len(m.Loops))
+	p("model     %s  v%d %s  (%d states, %d transitions, %s)\n", r.Model.Path, r.Model.Version, text.ShortDigest(r.Model.Digest), len(m.States), len(m.Transitions), text.Count(len(m.Loops), "loop"))
 	if r.From == "logs" {
 		p("logs      %d sessions (%d fit the model), %d events", r.Sessions, r.Fit, r.Events)
 		if r.Unplaced > 0 {
