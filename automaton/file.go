@@ -72,6 +72,9 @@ func Decode(r io.Reader) (*Model, error) {
 		Schema *string `json:"schema"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
+		if line, ok := firstLine(data); ok && json.Valid(line) && len(bytes.TrimSpace(data[len(line):])) > 0 {
+			return nil, fmt.Errorf("%w: it holds a JSON value on each line, as a log does, not one model object", ErrNotModel)
+		}
 		return nil, fmt.Errorf("%w: %v", ErrNotModel, err)
 	}
 	switch {
@@ -466,4 +469,14 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// firstLine returns data's first line, without its newline, when data has
+// more than one.
+func firstLine(data []byte) ([]byte, bool) {
+	i := bytes.IndexByte(data, '\n')
+	if i < 0 {
+		return nil, false
+	}
+	return data[:i], true
 }
