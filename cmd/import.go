@@ -138,7 +138,7 @@ func runImport(_ context.Context, opts *importOptions, streams IO) error {
 	}
 	if !opts.quiet {
 		fmt.Fprintf(streams.Err, "design %s (%s): %d states, %d transitions, %s\n",
-			path, m.Params.Design, len(m.States)-2, len(m.Transitions), m.Digest)
+			path, m.Params.Design, len(m.States), len(m.Transitions), m.Digest)
 	}
 	return nil
 }
