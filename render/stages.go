@@ -251,19 +251,21 @@ type sumNode struct {
 	hidden hiddenCount
 }
 
-// hiddenCount tallies transitions a summary does not draw.
+// hiddenCount tallies transitions a summary does not draw, by why: back
+// counts the common ones that go back up the spine, held to the higher
+// bar.
 type hiddenCount struct {
 	n, rare, generalized, back int
 }
 
-func (h *hiddenCount) add(t *automaton.Transition) {
+func (h *hiddenCount) add(t *automaton.Transition, up bool) {
 	h.n++
 	switch {
 	case t.Generalized != "":
 		h.generalized++
 	case t.Rare:
 		h.rare++
-	case t.BackEdge:
+	case up:
 		h.back++
 	}
 }
@@ -275,7 +277,6 @@ type sumEdge struct {
 	count    int  // of all its transitions
 	common   int  // of its observed transitions that are not rare
 	trunk    bool // it carries a step of the trunk
-	back     bool // every transition is a back edge
 }
 
 // summary is the map DetailSummary draws.
@@ -354,7 +355,7 @@ func summarize(m *automaton.Model) *summary {
 		if !ok {
 			k = len(all)
 			byPair[pair{u, v}] = k
-			all = append(all, sumEdge{from: u, to: v, back: true})
+			all = append(all, sumEdge{from: u, to: v})
 		}
 		e := &all[k]
 		e.ts = append(e.ts, t)
@@ -363,7 +364,6 @@ func summarize(m *automaton.Model) *summary {
 			e.common += t.Count
 		}
 		e.trunk = e.trunk || onTrunkEdge[t]
-		e.back = e.back && t.BackEdge
 	}
 
 	// The trunk's edges, then the busiest common ones, up to MaxEdges.
@@ -391,30 +391,43 @@ func summarize(m *automaton.Model) *summary {
 	for _, e := range all {
 		busiest = max(busiest, e.common)
 	}
-	drawn := make([]bool, len(all))
-	n := 0
-	// Which bar an edge must meet is the picture's direction: an edge the
-	// miner calls a back edge (no farther from __start__, breadth first)
-	// may run down the spine, as STAR's ask_name -> query does where
-	// dialogues also start at the query. The boxes off the trunk are
-	// placed by the common edges, as the drawn ones will place them.
-	pre := spinePositions(sm.nodes, all, func(e *sumEdge) int { return e.common })
-	for _, k := range order {
-		e := &all[k]
-		minor := e.common*minorShare < busiest
-		up := pre[e.to] < pre[e.from] || pre[e.to] == pre[e.from] && e.back
-		if up {
-			minor = e.common*minorBackShare < busiest
+	// Which bar an edge must meet is the picture's direction, an edge
+	// back up the spine the higher one: not the miner's back-edge flag (no
+	// farther from __start__, breadth first), which STAR's forward moves
+	// such as ask_name -> query carry where dialogues also start at the
+	// query. The picture places its boxes by the edges it draws, so the
+	// choice starts from a placement by every common edge and is made
+	// again on the placement its drawn edges give, until it holds (on the
+	// real logs the first or the second placement does).
+	choose := func(pos []float64) []bool {
+		drawn := make([]bool, len(all))
+		n := 0
+		for _, k := range order {
+			e := &all[k]
+			bar := minorShare
+			if pos[e.to] < pos[e.from] {
+				bar = minorBackShare
+			}
+			if e.trunk || (e.common > 0 && e.common*bar >= busiest && n < MaxEdges) {
+				drawn[k] = true
+				n++
+			}
 		}
-		if e.trunk || (e.common > 0 && !minor && n < MaxEdges) {
-			drawn[k] = true
-			n++
-		}
+		return drawn
 	}
+	drawn := choose(spinePositions(sm.nodes, all, func(e *sumEdge) int { return e.common }))
+	for range maxPlacements {
+		next := choose(spinePositions(sm.nodes, drawnEdges(all, drawn), sumEdgeCount))
+		if slices.Equal(next, drawn) {
+			break
+		}
+		drawn = next
+	}
+	sm.edges = drawnEdges(all, drawn)
+	pos := sm.spinePositions()
 	for k := range all {
 		e := &all[k]
 		if drawn[k] {
-			sm.edges = append(sm.edges, *e)
 			continue
 		}
 		at := e.from
@@ -422,16 +435,34 @@ func summarize(m *automaton.Model) *summary {
 			at = e.to
 		}
 		for _, t := range e.ts {
-			sm.nodes[at].hidden.add(t)
+			sm.nodes[at].hidden.add(t, pos[e.to] < pos[e.from])
 		}
 	}
-	slices.SortStableFunc(sm.edges, func(a, b sumEdge) int {
+	return sm
+}
+
+// maxPlacements bounds the rounds summarize takes to choose the edges it
+// draws by the placement they give.
+const maxPlacements = 8
+
+func sumEdgeCount(e *sumEdge) int { return e.count }
+
+// drawnEdges returns the edges of all that drawn marks, in the order a
+// summary draws them: by their boxes.
+func drawnEdges(all []sumEdge, drawn []bool) []sumEdge {
+	var out []sumEdge
+	for k := range all {
+		if drawn[k] {
+			out = append(out, all[k])
+		}
+	}
+	slices.SortStableFunc(out, func(a, b sumEdge) int {
 		if c := cmp.Compare(a.from, b.from); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.to, b.to)
 	})
-	return sm
+	return out
 }
 
 // lines are the lines of a box's label.
@@ -617,7 +648,7 @@ func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
 // already placed; then half a step above the one its busiest drawn edge
 // leads to). A box that no drawn edge ties to the spine is at -1.
 func (sm *summary) spinePositions() []float64 {
-	return spinePositions(sm.nodes, sm.edges, func(e *sumEdge) int { return e.count })
+	return spinePositions(sm.nodes, sm.edges, sumEdgeCount)
 }
 
 // spinePositions places nodes along the spine by edges, the busiest by

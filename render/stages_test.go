@@ -418,6 +418,7 @@ func TestSummaryBarByDirection(t *testing.T) {
 	}
 	m.Sort()
 	sm := summarize(m)
+	checkBars(t, sm)
 	drawn := map[string]bool{}
 	for _, e := range sm.edges {
 		drawn[sm.nodes[e.from].states[0].ID+" -> "+sm.nodes[e.to].states[0].ID] = true
@@ -427,5 +428,26 @@ func TestSummaryBarByDirection(t *testing.T) {
 	}
 	if drawn["c -> b"] {
 		t.Errorf("c -> b, up the spine at 5 of 100, drawn: %v", drawn)
+	}
+}
+
+// checkBars checks that every edge sm draws off the trunk meets the bar of
+// its direction in the placement the picture gives its boxes: a fortieth
+// of the busiest edge, a tenth going back up the spine.
+func checkBars(t *testing.T, sm *summary) {
+	t.Helper()
+	busiest := 0
+	for _, e := range sm.edges {
+		busiest = max(busiest, e.common)
+	}
+	pos := sm.spinePositions()
+	for _, e := range sm.edges {
+		bar := minorShare
+		if pos[e.to] < pos[e.from] {
+			bar = minorBackShare
+		}
+		if !e.trunk && e.common*bar < busiest {
+			t.Errorf("%s -> %s drawn at %d of the busiest %d, under its bar (1/%d)", sm.nodes[e.from].key, sm.nodes[e.to].key, e.common, busiest, bar)
+		}
 	}
 }
