@@ -856,6 +856,9 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 	for _, b := range lg.Bad {
 		fmt.Fprintf(w, "  skipped %s\n", b)
 	}
+	if lg.Emptied > 0 {
+		fmt.Fprintf(w, "  %s had every record dropped by the label rules, left out of the model\n", text.Count(lg.Emptied, "session"))
+	}
 	if lg.Reread != "" {
 		fmt.Fprintf(w, "  read twice, holding every session the second time: %s\n", lg.Reread)
 	}

@@ -113,6 +113,9 @@ sessions).`,
 			if len(args) == 0 {
 				return usagef("check needs at least one LOG (a file, a glob, or - for standard input)")
 			}
+			if c.Flags().Changed("rank-by") && opts.rank == 0 {
+				return usagef("--rank-by says what --rank N ranks by: give --rank too")
+			}
 			opts.inputs = args
 			return runCheck(c.Context(), opts, streams)
 		},

@@ -13,12 +13,15 @@ import (
 // TestOutcomeSTAR scores the risk of STAR's dialogues against their
 // completion (a dialogue the user left is a failure), as a new user would:
 // labels suggest, then eval --outcome 'attrs.completion=Complete' on 5
-// folds. The score the inner cross-validation selects must beat the
-// session length's AUC by 0.05 and reach 0.70 on every task (issue #20's
-// floor on a log with outcomes). Failures here are short (a user who
-// leaves early), so length as a failure score is below 0.5; go test -v
-// prints the table docs/check-replay-eval.md quotes, with 1 − length (the
-// shorter the riskier) beside it.
+// folds. Failures here are short (a user who leaves early), so length as
+// a failure score is far below 0.5 and issue #20's floor, length + 0.05,
+// is easily met; the fairer baseline is 1 − length (the shorter the
+// riskier). The selected score must reach 0.70, beat length by 0.05, and
+// come within 0.03 of 1 − length (held where it stands: above it on
+// four tasks, 0.014 below on plane_book, 3 failures). Dialogues the rules leave without a
+// step (a user who left before the wizard acted) are not scored; eval
+// counts them. go test -v prints the table docs/check-replay-eval.md
+// quotes.
 func TestOutcomeSTAR(t *testing.T) {
 	data := filepath.Join("..", "..", "shared", "data", "star")
 	if _, err := os.Stat(data); err != nil {
@@ -45,6 +48,7 @@ func TestOutcomeSTAR(t *testing.T) {
 			var rep struct {
 				Outcome struct {
 					Sessions, Failed int
+					Emptied          int `json:"emptied"`
 					Scores           []struct {
 						Name    string
 						Overall struct {
@@ -57,18 +61,22 @@ func TestOutcomeSTAR(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 				t.Fatal(err)
 			}
-			auc := map[string]float64{}
+			auc, pooled := map[string]float64{}, map[string]float64{}
 			for _, s := range rep.Outcome.Scores {
 				if s.Overall.AUC != nil {
 					auc[s.Name] = *s.Overall.AUC
 				}
+				if s.Overall.Pooled != nil {
+					pooled[s.Name] = *s.Overall.Pooled
+				}
 			}
 			sel, length := auc["selected by inner"], auc["length"]
-			table = append(table, fmtRow(task, "%d | %d | %.3f | %.3f | %.3f | %.3f | %.3f", rep.Outcome.Sessions, rep.Outcome.Failed, sel, auc["risk/move"], auc["ratio/move"], length, 1-length))
-			if sel < 0.70 || sel < length+0.05 {
-				t.Errorf("selected auc %.3f, length %.3f: want at least 0.70 and length + 0.05", sel, length)
+			table = append(table, fmtRow(task, "%d | %d | %d | %.3f | %.3f (%.3f) | %.3f | %.3f | %.3f | %.3f", rep.Outcome.Sessions, rep.Outcome.Failed, rep.Outcome.Emptied,
+				sel, auc["end"], pooled["end"], auc["risk/move"], auc["ratio/move"], length, 1-length))
+			if sel < 0.70 || sel < length+0.05 || sel < 1-length-0.03 {
+				t.Errorf("selected auc %.3f, length %.3f: want at least 0.70, length + 0.05 and 1 − length − 0.03", sel, length)
 			}
 		})
 	}
-	t.Logf("\n| STAR task | sessions | failed | selected by inner | risk/move | ratio/move | length | 1 − length |\n|---|---:|---:|---:|---:|---:|---:|---:|\n%s", strings.Join(table, "\n"))
+	t.Logf("\n| STAR task | sessions | failed | left out (failed, no step) | selected by inner | end (pooled) | risk/move | ratio/move | length | 1 − length |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n%s", strings.Join(table, "\n"))
 }

@@ -24,6 +24,7 @@ type Log struct {
 	LeftOut    int // events an importer left out as asked (ImportOptions.Lifecycle)
 	Duplicates int // exact duplicate records dropped
 	Dropped    int // records dropped by label rules
+	Emptied    int // sessions all of whose records label rules dropped: not sessions of the log
 	Folded     int // records folded into the visit before them
 	Detours    int // detour visits taken out of the flow
 	StepGaps   int // places where a session's step numbers skip
@@ -97,13 +98,14 @@ type shard struct {
 // readCounts are what forming visits counts; a shard keeps its own and the
 // Log adds them up.
 type readCounts struct {
-	duplicates, dropped, folded, detours, stepGaps int
-	fileDups                                       []int
+	duplicates, dropped, emptied, folded, detours, stepGaps int
+	fileDups                                                []int
 }
 
 func (c *readCounts) addTo(lg *Log) {
 	lg.Duplicates += c.duplicates
 	lg.Dropped += c.dropped
+	lg.Emptied += c.emptied
 	lg.Folded += c.folded
 	lg.Detours += c.detours
 	lg.StepGaps += c.stepGaps
@@ -366,6 +368,7 @@ func (sh *shard) sweep(pos uint32, all bool) {
 		}
 		switch {
 		case len(vs) == 0: // every record was dropped: not a session
+			sh.counts.emptied++
 		case lg.each != nil:
 			sh.finished++
 			lg.mu.Lock()
@@ -569,6 +572,8 @@ func (lg *Log) finish() {
 			// counted as dropped.
 			if len(s.Visits) > 0 {
 				lg.Sessions = append(lg.Sessions, s)
+			} else {
+				lg.Emptied++
 			}
 		}
 	}

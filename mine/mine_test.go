@@ -508,6 +508,29 @@ func TestExplicitEndRecord(t *testing.T) {
 	}
 }
 
+// TestReadEmptied: a session whose every record the label rules drop is no
+// session of the log, and is counted, read whole or streaming.
+func TestReadEmptied(t *testing.T) {
+	log := `{"session_id":"a","step":0,"node":"chat"}
+{"session_id":"a","step":1,"node":"x"}
+{"session_id":"b","step":0,"node":"chat"}
+{"session_id":"b","step":1,"node":"chat"}
+`
+	rules, err := ParseRules([]byte(`{"rules": [{"match": {"node": "^chat$"}, "drop": true}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stream := range []bool{false, true} {
+		lg, err := Read([]Input{strInput("e.jsonl", log)}, ReadOptions{Strict: true, Rules: rules, Stream: stream})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lg.Emptied != 1 || lg.Dropped != 3 || lg.NumSessions() != 1 {
+			t.Errorf("stream %v: emptied %d, dropped %d, sessions %d; want 1, 3, 1", stream, lg.Emptied, lg.Dropped, lg.NumSessions())
+		}
+	}
+}
+
 // TestReadDurationOutOfRange: a duration records cannot keep (they hold it
 // as a float32) is a bad line naming the field, not an infinite dwell that
 // the model cannot be written with.

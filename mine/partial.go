@@ -32,6 +32,7 @@ type partialHeader struct {
 	Skipped    int                    `json:"skipped"`
 	Duplicates int                    `json:"duplicates"`
 	Dropped    int                    `json:"dropped"`
+	Emptied    int                    `json:"emptied,omitempty"`
 	Folded     int                    `json:"folded"`
 	Detours    int                    `json:"detours"`
 	StepGaps   int                    `json:"step_gaps"`
@@ -69,7 +70,7 @@ func (lg *Log) writePartial(w io.Writer, model string) error {
 	bw := bufio.NewWriterSize(zw, 64<<10)
 	h := partialHeader{
 		Schema: PartialSchema, Files: lg.Files,
-		Records: lg.Records, Skipped: lg.Skipped, Duplicates: lg.Duplicates, Dropped: lg.Dropped,
+		Records: lg.Records, Skipped: lg.Skipped, Duplicates: lg.Duplicates, Dropped: lg.Dropped, Emptied: lg.Emptied,
 		Folded: lg.Folded, Detours: lg.Detours, StepGaps: lg.StepGaps, Bad: lg.Bad,
 		Fields: lg.Fields, Names: lg.names, Sessions: len(lg.Sessions), Model: model,
 	}
@@ -125,7 +126,7 @@ func readPartial(r io.Reader, name string) (*Log, string, error) {
 	}
 	lg := newLog(0)
 	lg.Files = h.Files
-	lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped = h.Records, h.Skipped, h.Duplicates, h.Dropped
+	lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, lg.Emptied = h.Records, h.Skipped, h.Duplicates, h.Dropped, h.Emptied
 	lg.Folded, lg.Detours, lg.StepGaps, lg.Bad = h.Folded, h.Detours, h.StepGaps, h.Bad
 	lg.Fields = h.Fields
 	if len(h.Labels) > 0 {
@@ -204,6 +205,7 @@ func MergeLogs(logs []*Log, names []string) (*Log, error) {
 		out.Skipped += lg.Skipped
 		out.Duplicates += lg.Duplicates
 		out.Dropped += lg.Dropped
+		out.Emptied += lg.Emptied
 		out.Folded += lg.Folded
 		out.Detours += lg.Detours
 		out.StepGaps += lg.StepGaps

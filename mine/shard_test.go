@@ -55,7 +55,7 @@ func TestReadSameAcrossWorkers(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.partial = buf.Bytes()
-		r.counts = fmt.Sprintf("%d %d %d %d %d %d %d %d %v %v", lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped,
+		r.counts = fmt.Sprintf("%d %d %d %d %d %d %d %d %d %v %v", lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, lg.Emptied,
 			lg.Folded, lg.Detours, lg.StepGaps, lg.NumSessions(), lg.Files, lg.Bad)
 		r.model = buildBytesWith(t, lg, MaxExamples)
 		r.streamed = map[int]string{}
@@ -64,7 +64,7 @@ func TestReadSameAcrossWorkers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r.streamed[window] = fmt.Sprintf("%s\nreread %q %d %d %d", buildBytesWith(t, lg, MaxExamples), lg.Reread, lg.Duplicates, lg.Detours, lg.NumSessions())
+			r.streamed[window] = fmt.Sprintf("%s\nreread %q %d %d %d %d", buildBytesWith(t, lg, MaxExamples), lg.Reread, lg.Duplicates, lg.Detours, lg.NumSessions(), lg.Emptied)
 		}
 		var got []string
 		lg, err = Read(ins, ReadOptions{Rules: rules, Workers: workers, shards: shards, Stream: true, Each: func(lg *Log, s *Session) {

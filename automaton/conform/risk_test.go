@@ -32,14 +32,15 @@ func TestRisk(t *testing.T) {
 		bits    float64
 		maxMove int
 		maxFrom string
+		last    float64 // the move into __end__
 	}{
-		{"fits", modeltest.Moves(">a", "ok>b", "ok>c", "ok>__end__"), start + ab + bc + ce, 2, "b"},
-		{"loop", modeltest.Moves(">a", "ok>b", "retry>b", "ok>c", "ok>__end__"), start + ab + bb + bc + ce, 2, "b"},
-		{"rare", modeltest.Moves(">a", "skip>c", "ok>__end__"), start + ac + ce, 1, "a"},
-		{"unknown label, then lost", modeltest.Moves(">a", "ok>zz", "ok>c", "ok>__end__"), start + azz + lostC + ce, 1, "a"},
-		{"ends early", modeltest.Moves(">a", "ok>b", "ok>__end__"), start + ab + bEnd, 2, "b"},
-		{"illegal, resync", modeltest.Moves(">a", "boom>a", "ok>b", "ok>c", "ok>__end__"), start + aboomA + ab + bc + ce, 1, "a"},
-		{"no moves", nil, 0, -1, ""},
+		{"fits", modeltest.Moves(">a", "ok>b", "ok>c", "ok>__end__"), start + ab + bc + ce, 2, "b", ce},
+		{"loop", modeltest.Moves(">a", "ok>b", "retry>b", "ok>c", "ok>__end__"), start + ab + bb + bc + ce, 2, "b", ce},
+		{"rare", modeltest.Moves(">a", "skip>c", "ok>__end__"), start + ac + ce, 1, "a", ce},
+		{"unknown label, then lost", modeltest.Moves(">a", "ok>zz", "ok>c", "ok>__end__"), start + azz + lostC + ce, 1, "a", ce},
+		{"ends early", modeltest.Moves(">a", "ok>b", "ok>__end__"), start + ab + bEnd, 2, "b", bEnd},
+		{"illegal, resync", modeltest.Moves(">a", "boom>a", "ok>b", "ok>c", "ok>__end__"), start + aboomA + ab + bc + ce, 1, "a", ce},
+		{"no moves", nil, 0, -1, "", 0},
 	}
 	c := New(m, Options{})
 	for _, tt := range tests {
@@ -47,6 +48,9 @@ func TestRisk(t *testing.T) {
 			for _, got := range []Risk{Surprisal(m, tt.moves), c.Check(tt.moves).Risk} {
 				if math.Abs(got.Bits-tt.bits) > 1e-9 {
 					t.Errorf("Bits = %v, want %v", got.Bits, tt.bits)
+				}
+				if math.Abs(got.LastBits-tt.last) > 1e-9 {
+					t.Errorf("LastBits = %v, want %v", got.LastBits, tt.last)
 				}
 				if got.MaxMove != tt.maxMove || got.MaxFrom != tt.maxFrom {
 					t.Errorf("most surprising move = %d from %q, want %d from %q", got.MaxMove, got.MaxFrom, tt.maxMove, tt.maxFrom)

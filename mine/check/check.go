@@ -11,7 +11,6 @@
 package check
 
 import (
-	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -193,7 +192,7 @@ type Options struct {
 	// with those alone, riskiest first.
 	Rank int
 	// RankBy is the part of Risk that Rank ranks by: RankTotal (also
-	// when empty), RankPerStep or RankEnd.
+	// when empty or none of RankBys), RankPerStep or RankEnd.
 	RankBy string
 }
 
@@ -287,8 +286,12 @@ func risk(s *mine.Session, v *conform.Verdict, mvs []automaton.Move) Risk {
 	return r
 }
 
-// NewCollector returns a collector that checks sessions with c.
+// NewCollector returns a collector that checks sessions with c. An
+// Options.RankBy that is none of RankBys ranks by RankTotal.
 func NewCollector(c *conform.Checker, opt Options) *Collector {
+	if !slices.Contains(RankBys, opt.RankBy) {
+		opt.RankBy = RankTotal
+	}
 	return &Collector{c: c, opt: opt, top: topK{k: opt.Rank}}
 }
 
@@ -449,7 +452,7 @@ func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, 
 		sum.MeanRisk = mine.Round6(sum.riskSum / float64(n))
 	}
 	if r.opt.Rank > 0 {
-		sum.Riskiest, sum.RankedBy = r.top.sorted(), cmp.Or(r.opt.RankBy, RankTotal)
+		sum.Riskiest, sum.RankedBy = r.top.sorted(), r.opt.RankBy
 		for _, v := range sum.Riskiest {
 			if emit != nil {
 				if err := emit(v); err != nil {

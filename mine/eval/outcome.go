@@ -82,6 +82,11 @@ type OutcomeReport struct {
 	Sessions int    `json:"sessions"`
 	Failed   int    `json:"failed"`
 	Unknown  int    `json:"unknown"`
+	// Emptied are the sessions with an outcome that label rules left
+	// without a step (every record dropped), EmptiedFailed how many of
+	// them failed: left out, as no model can score them.
+	Emptied       int `json:"emptied"`
+	EmptiedFailed int `json:"emptied_failed"`
 	// Setting is the mining setting of every model; By the field the
 	// conditioned models are conditioned on, with ByMin and ByMode as
 	// Setting's (empty when there are none).
@@ -160,6 +165,18 @@ func Outcome(lg *mine.Log, expr string, succeeded map[string]bool, opt Options) 
 	if by != nil {
 		rep.By, rep.ByMin, rep.ByMode = by.opt.Field, by.opt.MinSessions, by.opt.Mode
 		names = slices.Insert(slices.Clone(names), len(names)-1, OutcomeByScoreNames...)
+	}
+	inLog := make(map[string]bool, len(lg.Sessions))
+	for i := range lg.Sessions {
+		inLog[lg.Sessions[i].ID] = true
+	}
+	for id, ok := range succeeded {
+		if !inLog[id] {
+			rep.Emptied++
+			if !ok {
+				rep.EmptiedFailed++
+			}
+		}
 	}
 	var ss []sample
 	for i := range lg.Sessions {
@@ -586,6 +603,9 @@ func (rep *OutcomeReport) WriteText(w io.Writer) error {
 	p("outcome %s: %d sessions, %d failed (%s)", rep.Expr, rep.Sessions, rep.Failed, text.Percent(share(rep.Failed, rep.Sessions)))
 	if rep.Unknown > 0 {
 		p(", %s without the field left out", text.Count(rep.Unknown, "session"))
+	}
+	if rep.Emptied > 0 {
+		p(", %s with no step after the label rules left out (%d failed)", text.Count(rep.Emptied, "session"), rep.EmptiedFailed)
 	}
 	p("\nmodels mined with %s; risk is surprisal in bits (see fsmine check)\n", rep.Setting)
 	if rep.By != "" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -97,6 +98,14 @@ func TestOutcome(t *testing.T) {
 	}
 	if r := byName[ScoreLength]; *r.Overall.AUC != 1 {
 		t.Errorf("length: auc %v, want 1 (failures are longer)", *r.Overall.AUC)
+	}
+
+	// Sessions with an outcome but no step in the log (label rules
+	// dropped every record) are left out and counted, failed ones apart.
+	withEmpty := maps.Clone(ok)
+	withEmpty["gone1"], withEmpty["gone2"] = false, true
+	if rep, err := Outcome(lg, "ok=true", withEmpty, opt); err != nil || rep.Emptied != 2 || rep.EmptiedFailed != 1 || rep.Sessions != 60 {
+		t.Errorf("two sessions without steps: %v, emptied %d (%d failed), sessions %d; want nil, 2 (1), 60", err, rep.Emptied, rep.EmptiedFailed, rep.Sessions)
 	}
 
 	// Sessions without an outcome are left out and counted.
@@ -257,9 +266,9 @@ func realOutcome(t *testing.T, name string, by bool) (sel, length float64) {
 // TestOutcomeEnd: the failures stop early (a user who leaves, an agent
 // that gives up after an error), at a step where the successes go on.
 // They are shorter, so their length points the wrong way; the surprisal
-// of ending where they ended tells them apart whatever the rest of the
-// session cost (here the succeeded sessions' map, which never ends after
-// b, tells them apart too).
+// of ending where they ended tells them apart. A fifth of the successes
+// take a detour x as often as the failures stop after b, so the most
+// surprising move of a session would not (both cost the same).
 func TestOutcomeEnd(t *testing.T) {
 	var b strings.Builder
 	ok := map[string]bool{}
@@ -267,8 +276,11 @@ func TestOutcomeEnd(t *testing.T) {
 		id := fmt.Sprintf("s%02d", i)
 		ok[id] = i%6 != 0
 		path := []string{"a", "b", "c", "d"}
-		if !ok[id] {
+		switch {
+		case !ok[id]:
 			path = path[:2] // stops after b, where the successes go on to c
+		case i%6 == 1:
+			path = []string{"a", "x", "b", "c", "d"}
 		}
 		for j, n := range path {
 			fmt.Fprintf(&b, `{"session_id":%q,"step":%d,"node":%q,"event":"ok"}`+"\n", id, j, n)
