@@ -2,16 +2,16 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"unicode"
-
-	"github.com/fsmine/fsmine/internal/goldenfile"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/goldenfile"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // fixtures are the hand-made models in testdata/*.model.json.
@@ -106,16 +106,25 @@ func TestWritersDeterministicAndNil(t *testing.T) {
 	}
 }
 
-// shown is how pictures show s: control characters as Go escapes.
+// shown is how pictures show s: a character a picture does not show
+// (text.Unshown) as a Go escape, \n, \t and \r by name and the others in
+// hex (\x07, not \a: the one form import reads back).
 func shown(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if unicode.IsControl(r) {
+		switch {
+		case r == '\n' || r == '\t' || r == '\r':
 			q := strconv.QuoteRune(r)
 			b.WriteString(q[1 : len(q)-1])
-			continue
+		case !text.Unshown(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r < 0x10000:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
 		}
-		b.WriteRune(r)
 	}
 	return b.String()
 }
