@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -61,9 +62,23 @@ func TestImportSTARDesigns(t *testing.T) {
 				Sessions   int     `json:"sessions"`
 				Fit        int     `json:"fit"`
 				LogFitness float64 `json:"log_fitness"`
+				ByPlace    []struct {
+					Kind, State, Event, Label string
+					Count                     int
+				} `json:"by_place"`
 			}
 			if err := json.Unmarshal([]byte(out), &c); err != nil {
 				t.Fatal(err)
+			}
+			if tt.task == "ride_book" {
+				// The README quotes the first three places.
+				var top []string
+				for _, p := range c.ByPlace[:min(3, len(c.ByPlace))] {
+					top = append(top, fmt.Sprintf("%d %s %s -%s-> %s", p.Count, p.Kind, p.State, p.Event, p.Label))
+				}
+				if got, want := strings.Join(top, "; "), "136 illegal_transition __start__ --> ask_name; 55 illegal_transition __start__ --> query:ride_book; 31 illegal_transition ask_name -agent-> query:ride_book"; got != want {
+					t.Errorf("places where ride_book leaves its design: %s; the README quotes %s", got, want)
+				}
 			}
 			if c.Sessions != tt.sessions || c.Fit != tt.fit || math.Abs(c.LogFitness-tt.logFitness) > 5e-5 {
 				t.Errorf("check: %d sessions, %d fit, log fitness %.4f; want %d, %d, %.4f", c.Sessions, c.Fit, c.LogFitness, tt.sessions, tt.fit, tt.logFitness)
