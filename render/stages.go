@@ -44,8 +44,8 @@ const (
 	// longer trunk is drawn as one box per stage.
 	maxSpine = 12
 	// An edge off the trunk is minor, and counted rather than drawn, when
-	// the busiest edge carries more than minorShare times its count (an
-	// edge back up the spine: minorBackShare times).
+	// the busiest edge carries more than minorShare times its count (a
+	// back edge: minorBackShare times).
 	minorShare     = 40
 	minorBackShare = 10
 )
@@ -251,21 +251,19 @@ type sumNode struct {
 	hidden hiddenCount
 }
 
-// hiddenCount tallies transitions a summary does not draw, by why: back
-// counts the common ones that go back up the spine, held to the higher
-// bar.
+// hiddenCount tallies transitions a summary does not draw.
 type hiddenCount struct {
 	n, rare, generalized, back int
 }
 
-func (h *hiddenCount) add(t *automaton.Transition, up bool) {
+func (h *hiddenCount) add(t *automaton.Transition) {
 	h.n++
 	switch {
 	case t.Generalized != "":
 		h.generalized++
 	case t.Rare:
 		h.rare++
-	case up:
+	case t.BackEdge:
 		h.back++
 	}
 }
@@ -277,6 +275,7 @@ type sumEdge struct {
 	count    int  // of all its transitions
 	common   int  // of its observed transitions that are not rare
 	trunk    bool // it carries a step of the trunk
+	back     bool // every transition is a back edge
 }
 
 // summary is the map DetailSummary draws.
@@ -355,7 +354,7 @@ func summarize(m *automaton.Model) *summary {
 		if !ok {
 			k = len(all)
 			byPair[pair{u, v}] = k
-			all = append(all, sumEdge{from: u, to: v})
+			all = append(all, sumEdge{from: u, to: v, back: true})
 		}
 		e := &all[k]
 		e.ts = append(e.ts, t)
@@ -364,6 +363,7 @@ func summarize(m *automaton.Model) *summary {
 			e.common += t.Count
 		}
 		e.trunk = e.trunk || onTrunkEdge[t]
+		e.back = e.back && t.BackEdge
 	}
 
 	// The trunk's edges, then the busiest common ones, up to MaxEdges.
@@ -391,43 +391,23 @@ func summarize(m *automaton.Model) *summary {
 	for _, e := range all {
 		busiest = max(busiest, e.common)
 	}
-	// Which bar an edge must meet is the picture's direction, an edge
-	// back up the spine the higher one: not the miner's back-edge flag (no
-	// farther from __start__, breadth first), which STAR's forward moves
-	// such as ask_name -> query carry where dialogues also start at the
-	// query. The picture places its boxes by the edges it draws, so the
-	// choice starts from a placement by every common edge and is made
-	// again on the placement its drawn edges give, until it holds (on the
-	// real logs the first or the second placement does).
-	choose := func(pos []float64) []bool {
-		drawn := make([]bool, len(all))
-		n := 0
-		for _, k := range order {
-			e := &all[k]
-			bar := minorShare
-			if pos[e.to] < pos[e.from] {
-				bar = minorBackShare
-			}
-			if e.trunk || (e.common > 0 && e.common*bar >= busiest && n < MaxEdges) {
-				drawn[k] = true
-				n++
-			}
+	drawn := make([]bool, len(all))
+	n := 0
+	for _, k := range order {
+		e := &all[k]
+		minor := e.common*minorShare < busiest
+		if e.back {
+			minor = e.common*minorBackShare < busiest
 		}
-		return drawn
-	}
-	drawn := choose(spinePositions(sm.nodes, all, func(e *sumEdge) int { return e.common }))
-	for range maxPlacements {
-		next := choose(spinePositions(sm.nodes, drawnEdges(all, drawn), sumEdgeCount))
-		if slices.Equal(next, drawn) {
-			break
+		if e.trunk || (e.common > 0 && !minor && n < MaxEdges) {
+			drawn[k] = true
+			n++
 		}
-		drawn = next
 	}
-	sm.edges = drawnEdges(all, drawn)
-	pos := sm.spinePositions()
 	for k := range all {
 		e := &all[k]
 		if drawn[k] {
+			sm.edges = append(sm.edges, *e)
 			continue
 		}
 		at := e.from
@@ -435,34 +415,16 @@ func summarize(m *automaton.Model) *summary {
 			at = e.to
 		}
 		for _, t := range e.ts {
-			sm.nodes[at].hidden.add(t, pos[e.to] < pos[e.from])
+			sm.nodes[at].hidden.add(t)
 		}
 	}
-	return sm
-}
-
-// maxPlacements bounds the rounds summarize takes to choose the edges it
-// draws by the placement they give.
-const maxPlacements = 8
-
-func sumEdgeCount(e *sumEdge) int { return e.count }
-
-// drawnEdges returns the edges of all that drawn marks, in the order a
-// summary draws them: by their boxes.
-func drawnEdges(all []sumEdge, drawn []bool) []sumEdge {
-	var out []sumEdge
-	for k := range all {
-		if drawn[k] {
-			out = append(out, all[k])
-		}
-	}
-	slices.SortStableFunc(out, func(a, b sumEdge) int {
+	slices.SortStableFunc(sm.edges, func(a, b sumEdge) int {
 		if c := cmp.Compare(a.from, b.from); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.to, b.to)
 	})
-	return out
+	return sm
 }
 
 // lines are the lines of a box's label.
@@ -648,28 +610,20 @@ func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
 // already placed; then half a step above the one its busiest drawn edge
 // leads to). A box that no drawn edge ties to the spine is at -1.
 func (sm *summary) spinePositions() []float64 {
-	return spinePositions(sm.nodes, sm.edges, sumEdgeCount)
-}
-
-// spinePositions places nodes along the spine by edges, the busiest by
-// weight first (see summary.spinePositions).
-func spinePositions(nodes []sumNode, edges []sumEdge, weight func(*sumEdge) int) []float64 {
-	pos := make([]float64, len(nodes))
-	placed := make([]bool, len(nodes))
+	pos := make([]float64, len(sm.nodes))
+	placed := make([]bool, len(sm.nodes))
 	k := 0
-	for i := range nodes {
-		if nodes[i].trunk {
+	for i := range sm.nodes {
+		if sm.nodes[i].trunk {
 			pos[i], placed[i] = float64(k), true
 			k++
 		}
 	}
-	var byCount []*sumEdge
-	for i := range edges {
-		if weight(&edges[i]) > 0 {
-			byCount = append(byCount, &edges[i])
-		}
+	byCount := make([]*sumEdge, len(sm.edges))
+	for i := range sm.edges {
+		byCount[i] = &sm.edges[i]
 	}
-	slices.SortStableFunc(byCount, func(a, b *sumEdge) int { return cmp.Compare(weight(b), weight(a)) })
+	slices.SortStableFunc(byCount, func(a, b *sumEdge) int { return cmp.Compare(b.count, a.count) })
 	for changed := true; changed; {
 		changed = false
 		for _, e := range byCount {
