@@ -164,6 +164,60 @@ func TestSTAR(t *testing.T) {
 	}
 }
 
+// TestSTARTasks reads the task graph of every STAR task (testdata/star,
+// from RasaHQ/STAR), exports and reads each back (see roundTrip), and
+// holds the moves of those that use a convention of
+// their own: info_missing branches (bank_balance), the task's own answer
+// words and done after every next-round question (trivia), an answer to
+// the only node without a next node (spaceship_access_codes), a node
+// nothing leads to beside hello (ride_status).
+func TestSTARTasks(t *testing.T) {
+	flows, _ := filepath.Glob("testdata/star/*.flow.json")
+	if len(flows) != 24 {
+		t.Fatalf("%d STAR task graphs in testdata/star, want 24", len(flows))
+	}
+	want := map[string][]string{
+		"bank_balance": {
+			"bank_ask_childhood_pets_name -[agent]-> bank_inform_cannot_authenticate", // info_missing2
+			"bank_ask_childhood_pets_name -[agent]-> query",
+			"bank_ask_pin -[agent]-> bank_ask_dob", // info_missing
+			"bank_ask_pin -[agent]-> query",
+			"query -[empty]-> bank_inform_cannot_authenticate",
+		},
+		"trivia": {
+			"trivia_ask_question -[agent]-> trivia_inform_answer_2_ask_next", // noanswer
+			"trivia_ask_question -[agent]-> trivia_inform_answer_correct_ask_next",
+			"trivia_ask_question -[agent]-> trivia_inform_answer_incorrect_ask_next",
+			"trivia_inform_answer_2_ask_next -[agent]-> anything_else", // done
+			"trivia_inform_answer_correct_ask_next -[agent]-> anything_else",
+			"trivia_inform_answer_incorrect_ask_next -[agent]-> anything_else",
+		},
+		"spaceship_access_codes": {"anything_else -[agent]-> spaceship_bye"},
+		"ride_status":            {"ride_provide_booking_status -[agent]-> anything_else"},
+	}
+	for _, path := range flows {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := design.Read(data, design.Options{Path: path})
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		roundTrip(t, m)
+		moves := map[string]bool{}
+		for _, tr := range m.Transitions {
+			moves[tr.From+" -["+tr.Event+"]-> "+tr.To] = true
+		}
+		for _, mv := range want[strings.TrimSuffix(filepath.Base(path), ".flow.json")] {
+			if !moves[mv] {
+				t.Errorf("%s: no move %s", path, mv)
+			}
+		}
+	}
+}
+
 func TestSTARRideBook(t *testing.T) {
 	const flow = `{"task": "book_ride", "graph": {
   "hello": "ask_name",
@@ -230,12 +284,18 @@ func TestBadFlows(t *testing.T) {
 			`t.scxml: node "a": a transition without a target (one that stays put, or runs only actions) is not supported: name the state it goes to`},
 		{"dangling langgraph", "d.json", "", `{"nodes":[{"id":"__start__"},{"id":"a"},{"id":"__end__"}],"edges":[{"source":"__start__","target":"a"},{"source":"a","target":"b"}]}`, nil,
 			`d.json: node "a": its move on "" goes to "b", which is no node of the flow (a dangling target)`},
-		{"dangling star answer", "t.flow.json", "", `{"graph":{"hello":"bye","yes":"bye_again"}}`, nil,
+		{"dangling star answer", "t.flow.json", "", `{"graph":{"hello":"query","yes":"bye"}}`, nil,
 			`t.flow.json: node "yes": an answer, but no node without a next node asks a question for it to follow (a dangling decision)`},
 		{"no start mermaid", "n.mmd", "", "stateDiagram-v2\na --> b\nb --> [*]\n", nil,
 			`n.mmd: no start: no node is marked as where the flow begins`},
 		{"no start star", "n.flow.json", "", `{"graph":{"a":"b","b":"a"}}`, nil,
 			`n.flow.json: no start: every node follows another one`},
+		{"second start star", "s.flow.json", "", `{"graph":{"greet":"ask_x","other":"ask_x"}}`, nil,
+			`s.flow.json: node "other": a second start: nothing leads to it, nor to "greet"`},
+		{"info_missing that never comes back", "i.flow.json", "", `{"graph":{"hello":"ask_pin","ask_pin":"query","info_missing":"ask_dob"}}`, nil,
+			`i.flow.json: node "info_missing": the user lacks information, but its branch never comes back to the flow: which request it follows is unclear`},
+		{"info_missing2 alone", "i.flow.json", "", `{"graph":{"hello":"ask_pin","ask_pin":"query","info_missing2":"cannot"}}`, nil,
+			`i.flow.json: node "info_missing2": the user lacks information again, but the graph has no "info_missing" before it`},
 		{"no start langgraph", "n.json", "langgraph", `{"nodes":[{"id":"a"}],"edges":[]}`, nil,
 			`n.json: no start: no __start__ node`},
 		{"cycle without exit", "c.mmd", "", "stateDiagram-v2\n[*] --> a\na --> b : go\nb --> a : back\na --> [*] : x\nb --> c : y\nc --> d : z\nd --> c : w\n", nil,

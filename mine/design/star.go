@@ -2,7 +2,9 @@ package design
 
 import (
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -30,8 +32,18 @@ import (
 //   - yes, no and done are the user's answer to the question before them:
 //     the node without a next node of its own that the positive outcome
 //     (query_success, available) leads to, or else the one whose name
-//     asks ("_ask_"). The answer is a user turn, which the model's label
+//     asks ("_ask_"), or else the only node without a next node. Where
+//     several ask, the answer follows those another answer leads to (the
+//     next round's question: trivia's "ask next" after correct and
+//     incorrect). The answer is a user turn, which the model's label
 //     rules drop, so the move goes from the question on its own event.
+//   - Every STAR graph starts at hello. Any other key nothing leads to is
+//     a decision word of the task's own (trivia's correct, incorrect,
+//     noanswer): an answer, tied as yes is, to a question no answer leads
+//     to. info_missing (the user lacks what the request asks, so the
+//     wizard asks other questions) follows the node before the one its
+//     branch comes back to; info_missing2 follows the last node of that
+//     branch (the user lacks those too).
 //   - Every other node is the wizard's action, on the event "agent"; a
 //     node without a next node ends the flow.
 //
@@ -101,9 +113,13 @@ func readSTAR(data []byte, opt Options) (*flow, error) {
 type starReader struct {
 	f     *flow
 	doc   starGraph
-	keys  []string // the graph's keys, sorted
-	names []string // its nodes (keys and targets but the decision words), sorted
+	keys  []string        // the graph's keys, sorted
+	names []string        // its nodes (keys and targets but the decision words), sorted
+	words map[string]bool // the task's own decision words (keys nothing leads to but hello)
 }
+
+// decision reports whether key k is a decision word, STAR's or the task's.
+func (r *starReader) decision(k string) bool { return starDecision(k) || r.words[k] }
 
 // open reports whether node n has no next node of its own in the graph.
 func (r *starReader) open(n string) bool { return !r.doc.hasKey(n) }
@@ -137,12 +153,25 @@ func (r *starReader) nodes(task string) error {
 	sort.Strings(r.names)
 	var starts []string
 	for _, n := range r.names {
+		if !targets[n] {
+			starts = append(starts, n)
+		}
+	}
+	if len(starts) > 1 && contains(starts, starStart) {
+		// The other keys nothing leads to are the task's own words.
+		r.words = map[string]bool{}
+		for _, n := range starts {
+			if n != starStart {
+				r.words[n] = true
+			}
+		}
+		starts = []string{starStart}
+		r.names = slices.DeleteFunc(r.names, func(n string) bool { return r.words[n] })
+	}
+	for _, n := range r.names {
 		nd := f.add(n)
 		if starQuery(n) {
 			nd.label = "query:" + task
-		}
-		if !targets[n] {
-			starts = append(starts, n)
 		}
 	}
 	switch len(starts) {
@@ -155,16 +184,19 @@ func (r *starReader) nodes(task string) error {
 	return f.errorf(starts[1], "a second start: nothing leads to it, nor to %q", starts[0])
 }
 
-// decisions ties each decision word to the node it follows: an outcome to
-// its query, an answer to the question.
-func (r *starReader) decisions() (map[string]string, error) {
+// starStart is where every STAR task graph begins.
+const starStart = "hello"
+
+// decisions ties each decision word to the nodes it follows: an outcome to
+// its query, an answer to its question, info_missing to its request.
+func (r *starReader) decisions() (map[string][]string, error) {
 	var queries []string
 	for _, n := range r.names {
 		if starQuery(n) && r.open(n) {
 			queries = append(queries, n)
 		}
 	}
-	from := map[string]string{}
+	from := map[string][]string{}
 	for _, w := range r.keys {
 		if _, ok := starOutcomes[w]; !ok {
 			continue
@@ -173,7 +205,28 @@ func (r *starReader) decisions() (map[string]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		from[w] = q
+		from[w] = []string{q}
+	}
+	// The nodes an answer leads to: the next round's questions.
+	answered := map[string]bool{}
+	for _, w := range r.keys {
+		if r.words[w] || slices.Contains(starAnswers, w) {
+			answered[r.doc.Graph[w]] = true
+		}
+	}
+	for _, w := range r.keys {
+		if !r.words[w] {
+			continue
+		}
+		var err error
+		if k, ok := infoMissing(w); ok {
+			from[w], err = r.infoMissingFrom(w, k)
+		} else {
+			from[w], err = r.question(w, answered, true)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	var answers []string
 	for _, w := range starAnswers {
@@ -184,7 +237,7 @@ func (r *starReader) decisions() (map[string]string, error) {
 	if len(answers) == 0 {
 		return from, nil
 	}
-	q, err := r.f.starQuestion(answers[0], r.doc.Graph, r.names, r.open)
+	q, err := r.question(answers[0], answered, false)
 	if err != nil {
 		return nil, err
 	}
@@ -194,19 +247,82 @@ func (r *starReader) decisions() (map[string]string, error) {
 	return from, nil
 }
 
+// infoMissing reports whether w is info_missing (k 1) or info_missingK.
+func infoMissing(w string) (k int, ok bool) {
+	rest, ok := strings.CutPrefix(w, "info_missing")
+	if !ok {
+		return 0, false
+	}
+	if rest == "" {
+		return 1, true
+	}
+	k, err := strconv.Atoi(rest)
+	if err != nil || k < 2 || strconv.Itoa(k) != rest {
+		return 0, false
+	}
+	return k, true
+}
+
+// branch is the nodes from word w's next node on, up to the node where the
+// flow comes back in (a node another node leads to), and that node ("" when
+// the branch ends without coming back).
+func (r *starReader) branch(w string) (nodes []string, back string) {
+	on := map[string]bool{}
+	for n := r.doc.Graph[w]; n != "" && !on[n]; n = r.doc.Graph[n] {
+		for _, k := range r.keys {
+			if r.doc.Graph[k] == n && !r.decision(k) && !on[k] {
+				return nodes, n
+			}
+		}
+		on[n] = true
+		nodes = append(nodes, n)
+	}
+	return nodes, ""
+}
+
+// infoMissingFrom is the node info_missing word w (the k-th) follows: for
+// the first, the node before the one its branch comes back to, the request
+// the user could not answer; for the k-th, the last node of the (k-1)-th's
+// branch, whose questions the user could not answer either.
+func (r *starReader) infoMissingFrom(w string, k int) ([]string, error) {
+	if k == 1 {
+		nodes, back := r.branch(w)
+		for _, p := range r.keys {
+			if back != "" && r.doc.Graph[p] == back && !r.decision(p) && !contains(nodes, p) {
+				return []string{p}, nil
+			}
+		}
+		return nil, r.f.errorf(w, "the user lacks information, but its branch never comes back to the flow: which request it follows is unclear")
+	}
+	prev := "info_missing"
+	if k > 2 {
+		prev += strconv.Itoa(k - 1)
+	}
+	if !r.words[prev] {
+		return nil, r.f.errorf(w, "the user lacks information again, but the graph has no %q before it", prev)
+	}
+	nodes, _ := r.branch(prev)
+	if len(nodes) == 0 {
+		return nil, r.f.errorf(w, "the user lacks information again, but %q leads to no questions", prev)
+	}
+	return nodes[len(nodes)-1:], nil
+}
+
 // edges adds the graph's moves, and a move into __end__ out of each node
 // that neither has a next node nor is followed by a decision.
-func (r *starReader) edges(from map[string]string) {
+func (r *starReader) edges(from map[string][]string) {
 	f := r.f
 	for _, k := range r.keys {
 		v := r.doc.Graph[k]
 		switch {
-		case starDecision(k):
+		case r.decision(k):
 			event := starAgent
 			if e, ok := starOutcomes[k]; ok {
 				event = e
 			}
-			f.edges = append(f.edges, edge{from: from[k], event: event, to: v})
+			for _, q := range from[k] {
+				f.edges = append(f.edges, edge{from: q, event: event, to: v})
+			}
 		case starQuery(k):
 			f.edges = append(f.edges, edge{from: k, event: starOK, to: v})
 		default:
@@ -214,8 +330,10 @@ func (r *starReader) edges(from map[string]string) {
 		}
 	}
 	followed := map[string]bool{}
-	for _, q := range from {
-		followed[q] = true
+	for _, qs := range from {
+		for _, q := range qs {
+			followed[q] = true
+		}
 	}
 	for _, n := range r.names {
 		if r.open(n) && !followed[n] {
@@ -263,36 +381,48 @@ func (f *flow) starQueryOf(w string, queries []string) (string, error) {
 	return "", f.errorf(w, "an outcome of a query, and %s all lack a next node: which one it follows is unclear", strings.Join(quoteAll(queries), ", "))
 }
 
-// starQuestion is the node the answers (yes, no, done) follow.
-func (f *flow) starQuestion(answer string, graph map[string]string, names []string, open func(string) bool) (string, error) {
-	excluded := map[string]bool{}
-	for w, v := range graph {
-		if starNegative[w] || w == "no" {
+// question is the node (or nodes) answer w follows, among the nodes without
+// a next node of their own: the one the positive outcome (query_success,
+// available) leads to; else the one whose name asks; else the only one.
+// Where several ask, a word of the task's own (own) follows the one no
+// answer leads to, and yes, no and done follow those another answer leads
+// to (the next round's questions).
+func (r *starReader) question(w string, answered map[string]bool, own bool) ([]string, error) {
+	excluded := map[string]bool{r.doc.Graph[w]: true}
+	for k, v := range r.doc.Graph {
+		if starNegative[k] || k == "no" {
 			excluded[v] = true
 		}
 	}
 	var candidates []string
-	for _, n := range names {
-		if open(n) && !starQuery(n) && !excluded[n] {
+	for _, n := range r.names {
+		if r.open(n) && !starQuery(n) && !excluded[n] && !(own && answered[n]) {
 			candidates = append(candidates, n)
 		}
 	}
-	for _, w := range []string{"query_success", "available"} {
-		if v, ok := graph[w]; ok && contains(candidates, v) && starPositive[w] {
-			return v, nil
+	for _, k := range []string{"query_success", "available"} {
+		if v, ok := r.doc.Graph[k]; ok && contains(candidates, v) && starPositive[k] {
+			return []string{v}, nil
 		}
 	}
-	var asking []string
+	var asking, led []string
 	for _, n := range candidates {
 		if strings.Contains(n, "_ask_") {
 			asking = append(asking, n)
+			if answered[n] {
+				led = append(led, n)
+			}
 		}
 	}
-	if len(asking) == 1 {
-		return asking[0], nil
+	switch {
+	case len(asking) == 1:
+		return asking, nil
+	case len(asking) == 0 && len(candidates) == 1:
+		return candidates, nil
+	case len(asking) == 0:
+		return nil, r.f.errorf(w, "an answer, but no node without a next node asks a question for it to follow (a dangling decision)")
+	case !own && len(led) > 0:
+		return led, nil
 	}
-	if len(asking) == 0 {
-		return "", f.errorf(answer, "an answer, but no node without a next node asks a question for it to follow (a dangling decision)")
-	}
-	return "", f.errorf(answer, "an answer, and %s all ask: which one it follows is unclear", strings.Join(quoteAll(asking), ", "))
+	return nil, r.f.errorf(w, "an answer, and %s all ask: which one it follows is unclear", strings.Join(quoteAll(asking), ", "))
 }
