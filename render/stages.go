@@ -48,6 +48,10 @@ const (
 	// back edge: minorBackShare times).
 	minorShare     = 40
 	minorBackShare = 10
+	// minDrawn is the fewest times an edge off the trunk must have been
+	// taken to be drawn: below it, an anecdote, counted on its box (on a
+	// log of 43 sessions a fortieth of the busiest edge is one step).
+	minDrawn = 5
 )
 
 // Stage is a group of states that a summary draws as one box.
@@ -395,9 +399,9 @@ func summarize(m *automaton.Model) *summary {
 	n := 0
 	for _, k := range order {
 		e := &all[k]
-		minor := e.common*minorShare < busiest
+		minor := e.common*minorShare < busiest || e.common < minDrawn
 		if e.back {
-			minor = e.common*minorBackShare < busiest
+			minor = e.common*minorBackShare < busiest || e.common < minDrawn
 		}
 		if e.trunk || (e.common > 0 && !minor && n < MaxEdges) {
 			drawn[k] = true
