@@ -113,7 +113,8 @@ func runImport(_ context.Context, opts *importOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	dopt := design.Options{Path: path, Format: opts.from, Event: opts.event}
+	dopt := design.Options{Path: path, Format: opts.from, Event: opts.event,
+		Note: func(msg string) { fmt.Fprintln(streams.Err, msg) }}
 	if opts.labels != "" {
 		raw, err := readFileAtMost(opts.labels)
 		if err != nil {

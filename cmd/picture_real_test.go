@@ -211,8 +211,8 @@ func TestAllSTARTasks(t *testing.T) {
 		t.Skip("FSMINE_STAR_DIR not set (see testdata/bench/star.py)")
 	}
 	flows, _ := filepath.Glob(filepath.Join(dir, "*.flow.json"))
-	if len(flows) == 0 {
-		t.Fatalf("no *.flow.json in %s", dir)
+	if len(flows) != 24 {
+		t.Fatalf("%d *.flow.json in %s, want STAR's 24 tasks (testdata/bench/star.py)", len(flows), dir)
 	}
 	tmp := t.TempDir()
 	run := func(t *testing.T, args ...string) {

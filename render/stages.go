@@ -255,12 +255,14 @@ type sumNode struct {
 	hidden hiddenCount
 }
 
-// hiddenCount tallies transitions a summary does not draw.
+// hiddenCount tallies transitions a summary does not draw, by why: rare,
+// generalized, a back edge, or seldom (an edge taken fewer than minDrawn
+// times).
 type hiddenCount struct {
-	n, rare, generalized, back int
+	n, rare, generalized, back, seldom int
 }
 
-func (h *hiddenCount) add(t *automaton.Transition) {
+func (h *hiddenCount) add(t *automaton.Transition, seldom bool) {
 	h.n++
 	switch {
 	case t.Generalized != "":
@@ -269,6 +271,8 @@ func (h *hiddenCount) add(t *automaton.Transition) {
 		h.rare++
 	case t.BackEdge:
 		h.back++
+	case seldom:
+		h.seldom++
 	}
 }
 
@@ -419,7 +423,7 @@ func summarize(m *automaton.Model) *summary {
 			at = e.to
 		}
 		for _, t := range e.ts {
-			sm.nodes[at].hidden.add(t)
+			sm.nodes[at].hidden.add(t, e.common < minDrawn)
 		}
 	}
 	slices.SortStableFunc(sm.edges, func(a, b sumEdge) int {
@@ -461,7 +465,7 @@ func (n *sumNode) lines(sm *summary) []string {
 		for _, p := range []struct {
 			n    int
 			what string
-		}{{h.rare, "rare"}, {h.generalized, "generalized"}, {h.back, "back"}} {
+		}{{h.rare, "rare"}, {h.generalized, "generalized"}, {h.back, "back"}, {h.seldom, "seldom"}} {
 			if p.n > 0 {
 				why = append(why, fmt.Sprintf("%d %s", p.n, p.what))
 			}

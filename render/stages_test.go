@@ -391,3 +391,41 @@ func TestSummaryOrange(t *testing.T) {
 		}
 	}
 }
+
+// TestSummarySeldom: an edge off the trunk taken fewer than minDrawn times
+// is counted on its box as seldom, not drawn; one taken minDrawn times is
+// drawn; the trunk is drawn whatever its counts.
+func TestSummarySeldom(t *testing.T) {
+	st := func(id string, visits int) automaton.State {
+		return automaton.State{ID: id, Label: id, Visits: visits, Sessions: visits}
+	}
+	tr := func(from, to string, count int) automaton.Transition {
+		return automaton.Transition{From: from, Event: "ok", To: to, Count: count, Sessions: count, Prob: 0.5}
+	}
+	m := &automaton.Model{
+		Schema: automaton.Schema, Version: 1, Initial: automaton.StartID,
+		States: []automaton.State{st(automaton.StartID, 10), st("a", 10), st("b", 10), st("x", 4), st("y", 5), st(automaton.EndID, 10)},
+		Transitions: []automaton.Transition{
+			{From: automaton.StartID, To: "a", Count: 10, Sessions: 10, Prob: 1},
+			tr("a", "b", 1), tr("a", "x", minDrawn-1), tr("a", "y", minDrawn),
+			tr("x", "b", minDrawn-1), tr("y", "b", minDrawn), tr("b", automaton.EndID, 10),
+		},
+		Trunk: []string{"a", "b"},
+	}
+	m.Sort()
+	sm := summarize(m)
+	drawn := map[string]bool{}
+	for _, e := range sm.edges {
+		drawn[sm.nodes[e.from].states[0].ID+" -> "+sm.nodes[e.to].states[0].ID] = true
+	}
+	for mv, want := range map[string]bool{"a -> b": true, "a -> y": true, "y -> b": true, "a -> x": false, "x -> b": false} {
+		if drawn[mv] != want {
+			t.Errorf("%s drawn %v, want %v", mv, drawn[mv], want)
+		}
+	}
+	for _, n := range sm.nodes {
+		if n.key == "state a" && n.hidden.seldom != 1 {
+			t.Errorf("a counts %d seldom edges, want 1 (a -> x)", n.hidden.seldom)
+		}
+	}
+}

@@ -96,6 +96,10 @@ type Options struct {
 	// condition, the move into __end__ out of a final state): the event
 	// the logs' records of that step carry. Empty by default.
 	Event string
+	// Note, when not nil, is told what a reader took as it read that the
+	// flow does not say outright (a STAR key read as an answer word of the
+	// task's own).
+	Note func(msg string)
 }
 
 // Read reads the designed flow data (the bytes of the file opt.Path) into a

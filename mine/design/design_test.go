@@ -193,7 +193,12 @@ func TestSTARTasks(t *testing.T) {
 			"trivia_inform_answer_incorrect_ask_next -[agent]-> anything_else",
 		},
 		"spaceship_access_codes": {"anything_else -[agent]-> spaceship_bye"},
-		"ride_status":            {"ride_provide_booking_status -[agent]-> anything_else"},
+		"meeting_schedule": { // yes and no answer the question the failed query leads to
+			"meeting_inform_unavailable_ask_different_time -[agent]-> query",
+			"meeting_inform_unavailable_ask_different_time -[agent]-> goodbye_1",
+			"meeting_inform_confirmed -[agent]-> __end__",
+		},
+		"ride_status": {"ride_provide_booking_status -[agent]-> anything_else"},
 	}
 	for _, path := range flows {
 		data, err := os.ReadFile(path)
@@ -215,6 +220,31 @@ func TestSTARTasks(t *testing.T) {
 				t.Errorf("%s: no move %s", path, mv)
 			}
 		}
+	}
+}
+
+// TestSTARWordsNoted: a key nothing leads to beside hello is read as an
+// answer word of the task's own, and the reader says so; two words that
+// make one move make it once.
+func TestSTARWordsNoted(t *testing.T) {
+	var notes []string
+	m, err := design.Read([]byte(`{"graph":{"hello":"ask_q","right":"next_ask_more","wrong":"next_ask_more"}}`),
+		design.Options{Path: "w.flow.json", Note: func(msg string) { notes = append(notes, msg) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(notes, "\n"), "w.flow.json: node \"right\": nothing leads to it: read as an answer word of the task's own\n"+
+		"w.flow.json: node \"wrong\": nothing leads to it: read as an answer word of the task's own"; got != want {
+		t.Errorf("notes:\n%s\nwant:\n%s", got, want)
+	}
+	n := 0
+	for _, tr := range m.Transitions {
+		if tr.From == "ask_q" && tr.To == "next_ask_more" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d moves ask_q -> next_ask_more, want 1", n)
 	}
 }
 
@@ -296,6 +326,10 @@ func TestBadFlows(t *testing.T) {
 			`i.flow.json: node "info_missing": the user lacks information, but its branch never comes back to the flow: which request it follows is unclear`},
 		{"info_missing2 alone", "i.flow.json", "", `{"graph":{"hello":"ask_pin","ask_pin":"query","info_missing2":"cannot"}}`, nil,
 			`i.flow.json: node "info_missing2": the user lacks information again, but the graph has no "info_missing" before it`},
+		{"info_missing branch that loops", "i.flow.json", "", `{"graph":{"hello":"ask_pin","ask_pin":"query","info_missing":"x","x":"y","y":"x"}}`, nil,
+			`i.flow.json: node "info_missing": the user lacks information, but its branch never comes back to the flow: which request it follows is unclear`},
+		{"empty STAR key", "e.flow.json", "", `{"graph":{"hello":"ask_x","":"ask_x"}}`, nil,
+			`e.flow.json: a node with an empty name (leading to "ask_x")`},
 		{"no start langgraph", "n.json", "langgraph", `{"nodes":[{"id":"a"}],"edges":[]}`, nil,
 			`n.json: no start: no __start__ node`},
 		{"cycle without exit", "c.mmd", "", "stateDiagram-v2\n[*] --> a\na --> b : go\nb --> a : back\na --> [*] : x\nb --> c : y\nc --> d : z\nd --> c : w\n", nil,

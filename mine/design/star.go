@@ -1,6 +1,7 @@
 package design
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -67,7 +68,6 @@ var (
 		"query_success": starOK, "query_failure": starEmpty,
 		"available": starOK, "unavailable": starOK,
 	}
-	starPositive = map[string]bool{"query_success": true, "available": true}
 	starNegative = map[string]bool{"query_failure": true, "unavailable": true}
 )
 
@@ -82,6 +82,10 @@ func starDecision(name string) bool {
 
 func readSTAR(data []byte, opt Options) (*flow, error) {
 	r := &starReader{f: newFlow(opt.Path)}
+	note := opt.Note
+	if note == nil {
+		note = func(string) {}
+	}
 	if err := json.Unmarshal(data, &r.doc); err != nil {
 		return nil, r.f.errorf("", "not a STAR task graph: %s", whyJSON(data, err))
 	}
@@ -100,6 +104,11 @@ func readSTAR(data []byte, opt Options) (*flow, error) {
 	if err := r.nodes(task); err != nil {
 		return nil, err
 	}
+	for _, w := range r.keys {
+		if _, missing := infoMissing(w); r.words[w] && !missing {
+			note(fmt.Sprintf("%s: node %q: nothing leads to it: read as an answer word of the task's own", opt.Path, w))
+		}
+	}
 	from, err := r.decisions()
 	if err != nil {
 		return nil, err
@@ -113,9 +122,10 @@ func readSTAR(data []byte, opt Options) (*flow, error) {
 type starReader struct {
 	f     *flow
 	doc   starGraph
-	keys  []string        // the graph's keys, sorted
-	names []string        // its nodes (keys and targets but the decision words), sorted
-	words map[string]bool // the task's own decision words (keys nothing leads to but hello)
+	keys  []string            // the graph's keys, sorted
+	names []string            // its nodes (keys and targets but the decision words), sorted
+	words map[string]bool     // the task's own decision words (keys nothing leads to but hello)
+	preds map[string][]string // per node, the nodes (not words) that lead to it, sorted
 }
 
 // decision reports whether key k is a decision word, STAR's or the task's.
@@ -129,17 +139,22 @@ func (r *starReader) open(n string) bool { return !r.doc.hasKey(n) }
 func (r *starReader) nodes(task string) error {
 	f := r.f
 	targets := map[string]bool{}
-	for k, v := range r.doc.Graph {
+	for k := range r.doc.Graph {
 		r.keys = append(r.keys, k)
-		if v == "" {
+	}
+	sort.Strings(r.keys)
+	for _, k := range r.keys {
+		v := r.doc.Graph[k]
+		switch {
+		case k == "":
+			return f.errorf("", "a node with an empty name (leading to %q)", v)
+		case v == "":
 			return f.errorf(k, "its next node is empty")
-		}
-		if starDecision(v) {
+		case starDecision(v):
 			return f.errorf(k, "its next node %q is a decision word, not a node", v)
 		}
 		targets[v] = true
 	}
-	sort.Strings(r.keys)
 	for _, k := range r.keys {
 		if !starDecision(k) {
 			r.names = append(r.names, k)
@@ -167,6 +182,13 @@ func (r *starReader) nodes(task string) error {
 		}
 		starts = []string{starStart}
 		r.names = slices.DeleteFunc(r.names, func(n string) bool { return r.words[n] })
+	}
+	r.preds = map[string][]string{}
+	for _, k := range r.keys {
+		if !r.decision(k) {
+			v := r.doc.Graph[k]
+			r.preds[v] = append(r.preds[v], k)
+		}
 	}
 	for _, n := range r.names {
 		nd := f.add(n)
@@ -214,6 +236,7 @@ func (r *starReader) decisions() (map[string][]string, error) {
 			answered[r.doc.Graph[w]] = true
 		}
 	}
+	open := r.openQuestions()
 	for _, w := range r.keys {
 		if !r.words[w] {
 			continue
@@ -222,7 +245,7 @@ func (r *starReader) decisions() (map[string][]string, error) {
 		if k, ok := infoMissing(w); ok {
 			from[w], err = r.infoMissingFrom(w, k)
 		} else {
-			from[w], err = r.question(w, answered, true)
+			from[w], err = r.question(w, open, answered, true)
 		}
 		if err != nil {
 			return nil, err
@@ -237,7 +260,7 @@ func (r *starReader) decisions() (map[string][]string, error) {
 	if len(answers) == 0 {
 		return from, nil
 	}
-	q, err := r.question(answers[0], answered, false)
+	q, err := r.question(answers[0], open, answered, false)
 	if err != nil {
 		return nil, err
 	}
@@ -264,20 +287,23 @@ func infoMissing(w string) (k int, ok bool) {
 }
 
 // branch is the nodes from word w's next node on, up to the node where the
-// flow comes back in (a node another node leads to), and that node ("" when
-// the branch ends without coming back).
+// flow comes back in (a node that a node off the branch leads to), and
+// that node ("" when the branch ends, or loops, without coming back).
 func (r *starReader) branch(w string) (nodes []string, back string) {
 	on := map[string]bool{}
+	var all []string
 	for n := r.doc.Graph[w]; n != "" && !on[n]; n = r.doc.Graph[n] {
-		for _, k := range r.keys {
-			if r.doc.Graph[k] == n && !r.decision(k) && !on[k] {
-				return nodes, n
+		on[n] = true
+		all = append(all, n)
+	}
+	for i, n := range all {
+		for _, p := range r.preds[n] {
+			if !on[p] {
+				return all[:i], n
 			}
 		}
-		on[n] = true
-		nodes = append(nodes, n)
 	}
-	return nodes, ""
+	return all, ""
 }
 
 // infoMissingFrom is the node info_missing word w (the k-th) follows: for
@@ -287,8 +313,8 @@ func (r *starReader) branch(w string) (nodes []string, back string) {
 func (r *starReader) infoMissingFrom(w string, k int) ([]string, error) {
 	if k == 1 {
 		nodes, back := r.branch(w)
-		for _, p := range r.keys {
-			if back != "" && r.doc.Graph[p] == back && !r.decision(p) && !contains(nodes, p) {
+		for _, p := range r.preds[back] {
+			if !contains(nodes, p) {
 				return []string{p}, nil
 			}
 		}
@@ -312,6 +338,7 @@ func (r *starReader) infoMissingFrom(w string, k int) ([]string, error) {
 // that neither has a next node nor is followed by a decision.
 func (r *starReader) edges(from map[string][]string) {
 	f := r.f
+	seen := map[edge]bool{} // two words may make one move
 	for _, k := range r.keys {
 		v := r.doc.Graph[k]
 		switch {
@@ -321,7 +348,10 @@ func (r *starReader) edges(from map[string][]string) {
 				event = e
 			}
 			for _, q := range from[k] {
-				f.edges = append(f.edges, edge{from: q, event: event, to: v})
+				if e := (edge{from: q, event: event, to: v}); !seen[e] {
+					seen[e] = true
+					f.edges = append(f.edges, e)
+				}
 			}
 		case starQuery(k):
 			f.edges = append(f.edges, edge{from: k, event: starOK, to: v})
@@ -381,48 +411,76 @@ func (f *flow) starQueryOf(w string, queries []string) (string, error) {
 	return "", f.errorf(w, "an outcome of a query, and %s all lack a next node: which one it follows is unclear", strings.Join(quoteAll(queries), ", "))
 }
 
-// question is the node (or nodes) answer w follows, among the nodes without
-// a next node of their own: the one the positive outcome (query_success,
-// available) leads to; else the one whose name asks; else the only one.
-// Where several ask, a word of the task's own (own) follows the one no
-// answer leads to, and yes, no and done follow those another answer leads
-// to (the next round's questions).
-func (r *starReader) question(w string, answered map[string]bool, own bool) ([]string, error) {
-	excluded := map[string]bool{r.doc.Graph[w]: true}
-	for k, v := range r.doc.Graph {
-		if starNegative[k] || k == "no" {
-			excluded[v] = true
-		}
-	}
-	var candidates []string
+// openQuestions are the nodes an answer may follow: those without a next
+// node of their own that are no query.
+func (r *starReader) openQuestions() []string {
+	var out []string
 	for _, n := range r.names {
-		if r.open(n) && !starQuery(n) && !excluded[n] && !(own && answered[n]) {
-			candidates = append(candidates, n)
+		if r.open(n) && !starQuery(n) {
+			out = append(out, n)
 		}
 	}
-	for _, k := range []string{"query_success", "available"} {
-		if v, ok := r.doc.Graph[k]; ok && contains(candidates, v) && starPositive[k] {
-			return []string{v}, nil
+	return out
+}
+
+// question is the node (or nodes) answer w follows, among open (see
+// openQuestions) but the node w leads to: the one the positive outcome
+// (query_success, available) leads to when it asks ("_ask_"); else the
+// only one that asks; else the one the positive outcome leads to; else
+// the only one left once the nodes a negative outcome or "no" lead to are
+// set aside. Where several ask, a word of the task's own (own) follows the
+// one no answer leads to, and yes, no and done follow those another answer
+// leads to (the next round's questions).
+func (r *starReader) question(w string, open []string, answered map[string]bool, own bool) ([]string, error) {
+	asks := func(n string) bool { return strings.Contains(n, "_ask_") }
+	var candidates, asking, led []string
+	for _, n := range open {
+		if n == r.doc.Graph[w] || own && answered[n] {
+			continue
 		}
-	}
-	var asking, led []string
-	for _, n := range candidates {
-		if strings.Contains(n, "_ask_") {
+		candidates = append(candidates, n)
+		if asks(n) {
 			asking = append(asking, n)
 			if answered[n] {
 				led = append(led, n)
 			}
 		}
 	}
+	positive := ""
+	for _, k := range []string{"query_success", "available"} {
+		if v, ok := r.doc.Graph[k]; ok && contains(candidates, v) {
+			positive = v
+			break
+		}
+	}
 	switch {
+	case positive != "" && asks(positive):
+		return []string{positive}, nil
 	case len(asking) == 1:
 		return asking, nil
-	case len(asking) == 0 && len(candidates) == 1:
-		return candidates, nil
-	case len(asking) == 0:
-		return nil, r.f.errorf(w, "an answer, but no node without a next node asks a question for it to follow (a dangling decision)")
-	case !own && len(led) > 0:
+	case positive != "":
+		return []string{positive}, nil
+	case len(asking) > 1 && !own && len(led) > 0:
 		return led, nil
+	case len(asking) > 1:
+		return nil, r.f.errorf(w, "an answer, and %s all ask: which one it follows is unclear", strings.Join(quoteAll(asking), ", "))
 	}
-	return nil, r.f.errorf(w, "an answer, and %s all ask: which one it follows is unclear", strings.Join(quoteAll(asking), ", "))
+	// None asks: the only node left once the outcomes' failures and what
+	// "no" leads to are set aside.
+	excluded := map[string]bool{}
+	for k, v := range r.doc.Graph {
+		if starNegative[k] || k == "no" {
+			excluded[v] = true
+		}
+	}
+	var left []string
+	for _, n := range candidates {
+		if !excluded[n] {
+			left = append(left, n)
+		}
+	}
+	if len(left) == 1 {
+		return left, nil
+	}
+	return nil, r.f.errorf(w, "an answer, but no node without a next node asks a question for it to follow (a dangling decision)")
 }
