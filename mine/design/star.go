@@ -30,18 +30,18 @@ import (
 //     available / unavailable are the outcome of the check query
 //     (query_check, when two queries lack a next node), both on "ok": the
 //     query found the item either way.
-//   - yes, no and done are the user's answer to the question before them:
-//     the node without a next node of its own that the positive outcome
-//     (query_success, available) leads to, or else the one whose name
-//     asks ("_ask_"), or else the only node without a next node. Where
-//     several ask, the answer follows those another answer leads to (the
-//     next round's question: trivia's "ask next" after correct and
-//     incorrect). The answer is a user turn, which the model's label
+//   - yes, no and done are the user's answer to the question before them,
+//     a node without a next node of its own: the one the positive outcome
+//     (query_success, available) leads to when its name asks ("_ask_");
+//     else the only one that asks; else the one the positive outcome
+//     leads to; else the only one left. Where several ask, the answer
+//     follows those another answer leads to (the next round's question:
+//     trivia's "ask next" after correct and incorrect). The answer is a user turn, which the model's label
 //     rules drop, so the move goes from the question on its own event.
 //   - Every STAR graph starts at hello. Any other key nothing leads to is
 //     a decision word of the task's own (trivia's correct, incorrect,
 //     noanswer): an answer, tied as yes is, to a question no answer leads
-//     to. info_missing (the user lacks what the request asks, so the
+//     to. The reader says so (Options.Note). info_missing (the user lacks what the request asks, so the
 //     wizard asks other questions) follows the node before the one its
 //     branch comes back to; info_missing2 follows the last node of that
 //     branch (the user lacks those too).
