@@ -35,13 +35,7 @@ func TestDefaultPictureRealLogs(t *testing.T) {
 		t.Skip("real logs: skipped in -short mode")
 	}
 	tmp := t.TempDir()
-	run := func(t *testing.T, args ...string) {
-		t.Helper()
-		var out, errb bytes.Buffer
-		if code := Run(context.Background(), args, IO{In: strings.NewReader(""), Out: &out, Err: &errb}); code != exitOK {
-			t.Fatalf("fsmine %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
-		}
-	}
+	run := mustRun
 	tests := []struct {
 		name, log, labels string
 		star              bool
@@ -215,13 +209,7 @@ func TestAllSTARTasks(t *testing.T) {
 		t.Fatalf("%d *.flow.json in %s, want STAR's 24 tasks (testdata/bench/star.py)", len(flows), dir)
 	}
 	tmp := t.TempDir()
-	run := func(t *testing.T, args ...string) {
-		t.Helper()
-		var out, errb bytes.Buffer
-		if code := Run(context.Background(), args, IO{In: strings.NewReader(""), Out: &out, Err: &errb}); code != exitOK {
-			t.Fatalf("fsmine %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
-		}
-	}
+	run := mustRun
 	var rows []string
 	var happy, drawn float64
 	over, crossings := 0, 0
@@ -258,5 +246,14 @@ func TestAllSTARTasks(t *testing.T) {
 		strings.Join(rows, "\n"), crossings, over, happy, drawn)
 	if over > 2 {
 		t.Errorf("%d tasks cross more than 5 edges, want at most 2", over)
+	}
+}
+
+// mustRun runs fsmine with args and fails the test unless it exits 0.
+func mustRun(t *testing.T, args ...string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := Run(context.Background(), args, IO{In: strings.NewReader(""), Out: &out, Err: &errb}); code != exitOK {
+		t.Fatalf("fsmine %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
 	}
 }
