@@ -411,6 +411,17 @@ func (f *flow) starQueryOf(w string, queries []string) (string, error) {
 	return "", f.errorf(w, "an outcome of a query, and %s all lack a next node: which one it follows is unclear", strings.Join(quoteAll(queries), ", "))
 }
 
+// setAside reports whether node n is where a failed outcome or "no"
+// leads: an answer's destination, not a question it answers.
+func (r *starReader) setAside(n string) bool {
+	for k := range starNegative {
+		if r.doc.Graph[k] == n {
+			return true
+		}
+	}
+	return r.doc.Graph["no"] == n
+}
+
 // openQuestions are the nodes an answer may follow: those without a next
 // node of their own that are no query.
 func (r *starReader) openQuestions() []string {
@@ -467,15 +478,9 @@ func (r *starReader) question(w string, open []string, answered map[string]bool,
 	}
 	// None asks: the only node left once the outcomes' failures and what
 	// "no" leads to are set aside.
-	excluded := map[string]bool{}
-	for k, v := range r.doc.Graph {
-		if starNegative[k] || k == "no" {
-			excluded[v] = true
-		}
-	}
 	var left []string
 	for _, n := range candidates {
-		if !excluded[n] {
+		if !r.setAside(n) {
 			left = append(left, n)
 		}
 	}
