@@ -214,8 +214,7 @@ func TestSTARWordsNoted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Join(notes, "\n"), "w.flow.json: node \"right\": nothing leads to it: read as an answer word of the task's own\n"+
-		"w.flow.json: node \"wrong\": nothing leads to it: read as an answer word of the task's own"; got != want {
+	if got, want := strings.Join(notes, "\n"), `w.flow.json: nothing leads to "right", "wrong": read as answer words of the task's own`; got != want {
 		t.Errorf("notes:\n%s\nwant:\n%s", got, want)
 	}
 	n := 0

@@ -104,10 +104,19 @@ func readSTAR(data []byte, opt Options) (*flow, error) {
 	if err := r.nodes(task); err != nil {
 		return nil, err
 	}
+	var own []string
 	for _, w := range r.keys {
 		if _, missing := infoMissing(w); r.words[w] && !missing {
-			note(fmt.Sprintf("%s: node %q: nothing leads to it: read as an answer word of the task's own", opt.Path, w))
+			own = append(own, w)
 		}
+	}
+	if len(own) > 0 {
+		// One line a flow, however many words a graph holds.
+		named := quoteAll(own[:min(len(own), maxNamed)])
+		if len(own) > maxNamed {
+			named = append(named, fmt.Sprintf("%d more", len(own)-maxNamed))
+		}
+		note(fmt.Sprintf("%s: nothing leads to %s: read as answer words of the task's own", opt.Path, strings.Join(named, ", ")))
 	}
 	from, err := r.decisions()
 	if err != nil {
@@ -205,6 +214,9 @@ func (r *starReader) nodes(task string) error {
 	}
 	return f.errorf(starts[1], "a second start: nothing leads to it, nor to %q", starts[0])
 }
+
+// maxNamed is the most keys a note names.
+const maxNamed = 5
 
 // starStart is where every STAR task graph begins.
 const starStart = "hello"
