@@ -73,6 +73,11 @@ func TestOutcomeSTAR(t *testing.T) {
 			sel, length := auc["selected by inner"], auc["length"]
 			table = append(table, fmtRow(task, "%d | %d | %d | %.3f | %.3f (%.3f) | %.3f | %.3f | %.3f | %.3f", rep.Outcome.Sessions, rep.Outcome.Failed, rep.Outcome.Emptied,
 				sel, auc["end"], pooled["end"], auc["risk/move"], auc["ratio/move"], length, 1-length))
+			// The dialogues the user left before the wizard acted: no
+			// step once the user turns are dropped, counted apart.
+			if want := map[string]int{"ride_book": 8, "trip_directions": 15, "apartment_schedule": 23, "plane_book": 8, "doctor_followup": 0}[task]; rep.Outcome.Emptied != want {
+				t.Errorf("emptied %d, want %d", rep.Outcome.Emptied, want)
+			}
 			if sel < 0.70 || sel < length+0.05 || sel < 1-length-0.03 {
 				t.Errorf("selected auc %.3f, length %.3f: want at least 0.70, length + 0.05 and 1 − length − 0.03", sel, length)
 			}
