@@ -71,7 +71,7 @@ func FitMap(design, mined *automaton.Model) MapFit {
 		}
 	}
 	drawn := map[[2]string]bool{}
-	for _, e := range summarize(m).edges {
+	for _, e := range drawnSummary(m).edges {
 		for _, t := range e.ts {
 			drawn[[2]string{labelOf(m, t.From), labelOf(m, t.To)}] = true
 		}

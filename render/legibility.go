@@ -34,6 +34,11 @@ type Legibility struct {
 	// Crossings counts the points where two drawn edges cross, outside
 	// the boxes of the nodes (edges meet inside the nodes they join).
 	Crossings int
+
+	// Per line drawn: the crossing points on it and its edge (an index
+	// into edgeIDs, the layout's edges' ids).
+	lineCrossings, lineEdge []int
+	edgeIDs                 []string
 }
 
 // MeasureLayout lays m out as SVG and PNG would under opt (with the
@@ -54,6 +59,7 @@ func MeasureLayout(m *automaton.Model, opt Options) (Legibility, error) {
 // what measureXDOT reads of it.
 type layoutObject struct {
 	xdotObject
+	ID     string `json:"id"`
 	Pos    string `json:"pos"`
 	Width  string `json:"width"`
 	Height string `json:"height"`
@@ -114,13 +120,14 @@ func measureXDOT(layout []byte) (Legibility, error) {
 		boxes = append(boxes, rect{x - w, y - h, x + w, y + h})
 	}
 	var lines [][]point
-	for _, e := range g.Edges {
+	for i, e := range g.Edges {
 		for _, ops := range [][]xdotOp{e.LDraw, e.HLDraw, e.TLDraw} {
 			texts(ops)
 		}
 		for _, op := range e.Draw {
 			if (op.Op == "b" || op.Op == "B") && len(op.Points) >= 4 {
 				lines = append(lines, flatten(op.Points))
+				l.lineEdge = append(l.lineEdge, i)
 			}
 		}
 	}
@@ -128,8 +135,24 @@ func measureXDOT(layout []byte) (Legibility, error) {
 		l.MinFont = minFont * px
 		l.MinFontScaled = l.MinFont * l.Scale
 	}
-	l.Crossings = crossings(lines, boxes)
+	l.Crossings, l.lineCrossings = crossings(lines, boxes)
+	l.edgeIDs = make([]string, len(g.Edges))
+	for i, e := range g.Edges {
+		l.edgeIDs[i] = e.ID
+	}
 	return l, nil
+}
+
+// edgeCrossings returns, per edge id (the DOT attribute id), the crossing
+// points on that edge's line.
+func (l Legibility) edgeCrossings() map[string]int {
+	per := map[string]int{}
+	for i, n := range l.lineCrossings {
+		if id := l.edgeIDs[l.lineEdge[i]]; id != "" {
+			per[id] += n
+		}
+	}
+	return per
 }
 
 type point struct{ x, y float64 }
@@ -161,12 +184,13 @@ func flatten(ps [][2]float64) []point {
 }
 
 // crossings counts the points where two of lines cross outside every
-// box. Crossings of one pair of lines closer than a few points together
-// are one: two splines that touch tangentially may intersect at
-// neighbouring segments.
-func crossings(lines [][]point, boxes []rect) int {
+// box, in all and per line. Crossings of one pair of lines closer than a
+// few points together are one: two splines that touch tangentially may
+// intersect at neighbouring segments.
+func crossings(lines [][]point, boxes []rect) (int, []int) {
 	const near = 3.0 // points
 	n := 0
+	per := make([]int, len(lines))
 	for i := range lines {
 		for j := i + 1; j < len(lines); j++ {
 			var seen []point
@@ -190,9 +214,11 @@ func crossings(lines [][]point, boxes []rect) int {
 				}
 			}
 			n += len(seen)
+			per[i] += len(seen)
+			per[j] += len(seen)
 		}
 	}
-	return n
+	return n, per
 }
 
 func inAny(p point, boxes []rect) bool {

@@ -25,7 +25,7 @@ func TestCrossings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := crossings(tt.lines, []rect{box}); got != tt.want {
+			if got, _ := crossings(tt.lines, []rect{box}); got != tt.want {
 				t.Errorf("crossings = %d, want %d", got, tt.want)
 			}
 		})

@@ -44,10 +44,8 @@ const (
 	// longer trunk is drawn as one box per stage.
 	maxSpine = 12
 	// An edge off the trunk is minor, and counted rather than drawn, when
-	// the busiest edge carries more than minorShare times its count (a
-	// back edge: minorBackShare times).
-	minorShare     = 40
-	minorBackShare = 10
+	// the busiest edge carries more than minorShare times its count.
+	minorShare = 40
 	// minDrawn is the fewest times an edge off the trunk must have been
 	// taken to be drawn: below it, an anecdote, counted on its box (on a
 	// log of 43 sessions a fortieth of the busiest edge is one step).
@@ -256,22 +254,33 @@ type sumNode struct {
 }
 
 // hiddenCount tallies transitions a summary does not draw, by why: rare,
-// generalized, a back edge, or seldom (an edge taken fewer than minDrawn
-// times).
+// generalized, a back edge, seldom (an edge taken fewer than minDrawn
+// times) or crossing (an edge untangle took out of the picture).
 type hiddenCount struct {
-	n, rare, generalized, back, seldom int
+	n, rare, generalized, back, seldom, crossing int
 }
 
-func (h *hiddenCount) add(t *automaton.Transition, seldom bool) {
+// Why an edge of the summary is not drawn, besides its transitions' flags.
+type hiddenWhy int
+
+const (
+	hiddenMinor    hiddenWhy = iota // outweighed, or past MaxEdges
+	hiddenSeldom                    // taken fewer than minDrawn times
+	hiddenCrossing                  // untangle took it out
+)
+
+func (h *hiddenCount) add(t *automaton.Transition, why hiddenWhy) {
 	h.n++
 	switch {
 	case t.Generalized != "":
 		h.generalized++
 	case t.Rare:
 		h.rare++
+	case why == hiddenCrossing:
+		h.crossing++
 	case t.BackEdge:
 		h.back++
-	case seldom:
+	case why == hiddenSeldom:
 		h.seldom++
 	}
 }
@@ -283,7 +292,6 @@ type sumEdge struct {
 	count    int  // of all its transitions
 	common   int  // of its observed transitions that are not rare
 	trunk    bool // it carries a step of the trunk
-	back     bool // every transition is a back edge
 }
 
 // summary is the map DetailSummary draws.
@@ -362,7 +370,7 @@ func summarize(m *automaton.Model) *summary {
 		if !ok {
 			k = len(all)
 			byPair[pair{u, v}] = k
-			all = append(all, sumEdge{from: u, to: v, back: true})
+			all = append(all, sumEdge{from: u, to: v})
 		}
 		e := &all[k]
 		e.ts = append(e.ts, t)
@@ -371,10 +379,11 @@ func summarize(m *automaton.Model) *summary {
 			e.common += t.Count
 		}
 		e.trunk = e.trunk || onTrunkEdge[t]
-		e.back = e.back && t.BackEdge
 	}
 
-	// The trunk's edges, then the busiest common ones, up to MaxEdges.
+	// The trunk's edges, then the common ones into __end__ (where sessions
+	// stop, as a flowchart's terminals show), then the busiest common ones,
+	// up to MaxEdges.
 	order := make([]int, len(all))
 	for i := range order {
 		order[i] = i
@@ -383,6 +392,12 @@ func summarize(m *automaton.Model) *summary {
 		x, y := &all[a], &all[b]
 		if x.trunk != y.trunk {
 			if x.trunk {
+				return -1
+			}
+			return 1
+		}
+		if xe, ye := sm.nodes[x.to].key == automaton.EndID, sm.nodes[y.to].key == automaton.EndID; xe != ye {
+			if xe {
 				return -1
 			}
 			return 1
@@ -404,9 +419,6 @@ func summarize(m *automaton.Model) *summary {
 	for _, k := range order {
 		e := &all[k]
 		minor := e.common*minorShare < busiest || e.common < minDrawn
-		if e.back {
-			minor = e.common*minorBackShare < busiest || e.common < minDrawn
-		}
 		if e.trunk || (e.common > 0 && !minor && n < MaxEdges) {
 			drawn[k] = true
 			n++
@@ -418,13 +430,11 @@ func summarize(m *automaton.Model) *summary {
 			sm.edges = append(sm.edges, *e)
 			continue
 		}
-		at := e.from
-		if sm.nodes[at].key == automaton.StartID {
-			at = e.to
+		why := hiddenMinor
+		if e.common < minDrawn {
+			why = hiddenSeldom
 		}
-		for _, t := range e.ts {
-			sm.nodes[at].hidden.add(t, e.common < minDrawn)
-		}
+		sm.hide(e, why)
 	}
 	slices.SortStableFunc(sm.edges, func(a, b sumEdge) int {
 		if c := cmp.Compare(a.from, b.from); c != 0 {
@@ -433,6 +443,18 @@ func summarize(m *automaton.Model) *summary {
 		return cmp.Compare(a.to, b.to)
 	})
 	return sm
+}
+
+// hide counts e's transitions on the box it leaves (on the box it enters
+// when it leaves __start__).
+func (sm *summary) hide(e *sumEdge, why hiddenWhy) {
+	at := e.from
+	if sm.nodes[at].key == automaton.StartID {
+		at = e.to
+	}
+	for _, t := range e.ts {
+		sm.nodes[at].hidden.add(t, why)
+	}
 }
 
 // lines are the lines of a box's label.
@@ -465,7 +487,7 @@ func (n *sumNode) lines(sm *summary) []string {
 		for _, p := range []struct {
 			n    int
 			what string
-		}{{h.rare, "rare"}, {h.generalized, "generalized"}, {h.back, "back"}, {h.seldom, "seldom"}} {
+		}{{h.rare, "rare"}, {h.generalized, "generalized"}, {h.back, "back"}, {h.seldom, "seldom"}, {h.crossing, "crossing"}} {
 			if p.n > 0 {
 				why = append(why, fmt.Sprintf("%d %s", p.n, p.what))
 			}
@@ -497,7 +519,13 @@ func (e *sumEdge) caption() string {
 // order of Stages; boxes are created in the summary's order, so node names
 // are stable too.
 func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
-	sm := summarize(m)
+	return drawnSummary(m).graph(opt, false)
+}
+
+// graph is the DOT graph of sm (see summaryGraph); with ids, each drawn
+// edge carries its index in sm.edges as its id, e0, e1, ..., for reading
+// a layout back (untangle).
+func (sm *summary) graph(opt Options, ids bool) *dot.Graph {
 	g := dot.NewGraph(dot.Directed)
 	// Top down, as process-mining tools draw, with straight segments: on
 	// the real logs this crosses fewer edges than curves do (docs).
@@ -586,6 +614,9 @@ func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
 		}
 		e.Attr("label", dotString(se.caption()))
 		e.Attr("fontname", fontName)
+		if ids {
+			e.Attr("id", "e"+strconv.Itoa(i))
+		}
 		width := 1.0
 		if maxCount > 0 {
 			width += 4 * float64(se.count) / float64(maxCount)
@@ -666,7 +697,7 @@ func (sm *summary) spinePositions() []float64 {
 // the drawn edges as transitions. Mermaid ids are made from the boxes' keys
 // as Mermaid's own writer makes them from state ids.
 func mermaidSummary(m *automaton.Model, opt Options) []byte {
-	sm := summarize(m)
+	sm := drawnSummary(m)
 	keys := make([]string, 0, len(sm.nodes)+len(sm.stages))
 	for _, n := range sm.nodes {
 		keys = append(keys, n.key)

@@ -429,3 +429,46 @@ func TestSummarySeldom(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryEndsFirst: where MaxEdges leaves out some edges, the edges
+// into __end__ (where sessions stop) are drawn before busier ones.
+func TestSummaryEndsFirst(t *testing.T) {
+	st := func(id string, visits int) automaton.State {
+		return automaton.State{ID: id, Label: id, Visits: visits, Sessions: visits}
+	}
+	tr := func(from, to string, count int) automaton.Transition {
+		return automaton.Transition{From: from, Event: "ok", To: to, Count: count, Sessions: count, Prob: 0.5}
+	}
+	m := &automaton.Model{
+		Schema: automaton.Schema, Version: 1, Initial: automaton.StartID,
+		States: []automaton.State{st(automaton.StartID, 100), st("a", 100), st("b", 100), st(automaton.EndID, 100)},
+		Transitions: []automaton.Transition{
+			{From: automaton.StartID, To: "a", Count: 100, Sessions: 100, Prob: 1},
+			tr("a", "b", 100), tr("b", automaton.EndID, 100),
+		},
+		Trunk: []string{"a", "b"},
+	}
+	const k = 8
+	for i := range k {
+		q := fmt.Sprintf("q%d", i)
+		m.States = append(m.States, st(q, 60))
+		m.Transitions = append(m.Transitions, tr("a", q, 50+i), tr(q, "b", 40+i), tr(q, automaton.EndID, minDrawn+1))
+		if i > 0 {
+			m.Transitions = append(m.Transitions, tr(fmt.Sprintf("q%d", i-1), q, 20+i))
+		}
+	}
+	m.Sort()
+	sm := summarize(m)
+	if len(sm.edges) != MaxEdges {
+		t.Fatalf("%d edges drawn, want MaxEdges (%d): the test needs more edges than that", len(sm.edges), MaxEdges)
+	}
+	ends := 0
+	for _, e := range sm.edges {
+		if sm.nodes[e.to].key == automaton.EndID && !e.trunk {
+			ends++
+		}
+	}
+	if ends != k {
+		t.Errorf("%d of the %d edges into __end__ drawn, want all", ends, k)
+	}
+}

@@ -1,0 +1,85 @@
+package render
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/fsmine/fsmine/automaton"
+)
+
+// maxCrossings is the most points where a summary's edges may cross in its
+// picture: past it, untangle takes edges off the trunk out of the picture.
+const maxCrossings = 5
+
+// maxUntangle bounds the layouts untangle makes for one summary.
+const maxUntangle = MaxEdges
+
+// drawnSummary is the summary of a sorted model as its picture draws it:
+// summarize's edges, untangled.
+func drawnSummary(m *automaton.Model) *summary {
+	sm := summarize(m)
+	sm.untangle()
+	return sm
+}
+
+// untangle lays sm out as its picture is laid out (the builtin engine) and,
+// while the edges cross at more than maxCrossings points, takes out the
+// edge off the trunk that crosses most and counts it on its box as
+// crossing. An edge whose boxes keep another drawn edge goes first, so a
+// box is cut loose from the map only when nothing else will do; of equal
+// crossings, the one taken fewest times goes. Which edges a count-based
+// rule should draw is hard to say from counts alone (a loop back to a
+// query, a step skipped, drawn beside the spine or across it); the layout
+// says it. A summary that cannot be laid out is left as it is: the picture
+// will fail with the reason.
+func (sm *summary) untangle() {
+	for range maxUntangle {
+		out, err := runBuiltin([]byte(sm.graph(Options{}, true).String()), "json")
+		if err != nil {
+			return
+		}
+		l, err := measureXDOT(out)
+		if err != nil || l.Crossings <= maxCrossings {
+			return
+		}
+		k := sm.mostCrossing(l.edgeCrossings())
+		if k < 0 {
+			return
+		}
+		sm.hide(&sm.edges[k], hiddenCrossing)
+		sm.edges = slices.Delete(sm.edges, k, k+1)
+	}
+}
+
+// mostCrossing returns the index of the drawn edge untangle takes out next
+// given the crossing points per edge id, or -1 when no edge off the trunk
+// crosses another.
+func (sm *summary) mostCrossing(per map[string]int) int {
+	degree := make([]int, len(sm.nodes))
+	for _, e := range sm.edges {
+		degree[e.from]++
+		degree[e.to]++
+	}
+	best := -1
+	key := func(k int) [3]int {
+		e := &sm.edges[k]
+		tied := 0 // both boxes keep another drawn edge
+		if degree[e.from] > 1 && degree[e.to] > 1 {
+			tied = 1
+		}
+		return [3]int{tied, per["e"+strconv.Itoa(k)], -e.count}
+	}
+	for k := range sm.edges {
+		if sm.edges[k].trunk || per["e"+strconv.Itoa(k)] == 0 {
+			continue
+		}
+		if best < 0 {
+			best = k
+			continue
+		}
+		if a, b := key(k), key(best); slices.Compare(a[:], b[:]) > 0 {
+			best = k
+		}
+	}
+	return best
+}
