@@ -347,3 +347,77 @@ func TestOracleFrontier(t *testing.T) {
 		})
 	}
 }
+
+// TestNeededMoves measures how far the log can tell which moves a new
+// session will need. Per fold, the moves (label, event, label) that the
+// held-out sessions take and the constraints map (no added move) lacks are
+// the needed ones; the candidates are the moves the any-order setting
+// adds (every label after every label, with the log's outcomes). It logs,
+// pooled over the folds, how many candidates are needed (the base rate) and
+// how many of the moves auto adds are, and holds that auto's moves are
+// needed at least twice as often as a candidate drawn at random: its
+// evidence picks, but the base rate is what bounds any rule that adds
+// moves (docs/build.md).
+func TestNeededMoves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real logs: skipped in -short mode")
+	}
+	data := filepath.Join("..", "..", "..", "shared", "data", "jsonl")
+	chat := filepath.Join(t.TempDir(), "chat.json")
+	if err := os.WriteFile(chat, []byte(`{"rules": [{"match": {"node": "^(agent_msg|user_msg)$"}, "drop": true}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"tau2_retail.jsonl", "taubench_airline.jsonl"} {
+		t.Run(name, func(t *testing.T) {
+			lg := readFile(t, filepath.Join(data, name), chat)
+			const folds = 5
+			fold := make([]int, len(lg.Sessions))
+			for i := range lg.Sessions {
+				fold[i] = Fold(lg.Sessions[i].ID, folds)
+			}
+			tests := heldOut(lg, fold, folds, nil)
+			var needed, cands, neededCands, added, neededAdded int
+			for f := range folds {
+				train := lg.Subset(func(s *mine.Session) bool { return Fold(s.ID, folds) != f })
+				build := func(g string) map[triple]bool {
+					opt := mine.DefaultOptions()
+					opt.Generalize = g
+					m, err := mine.Build(train, opt)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return labelTriples(m)
+				}
+				cons, auto, anyOrder := build(mine.GeneralizeConstraints), build(mine.GeneralizeAuto), build(mine.GeneralizeAnyOrder)
+				need := func(mv triple) bool { return tests[f].realMoves[mv] && !cons[mv] }
+				for mv := range tests[f].realMoves {
+					if need(mv) {
+						needed++
+					}
+				}
+				for mv := range anyOrder {
+					if !cons[mv] {
+						cands++
+						if need(mv) {
+							neededCands++
+						}
+					}
+				}
+				for mv := range auto {
+					if !cons[mv] {
+						added++
+						if need(mv) {
+							neededAdded++
+						}
+					}
+				}
+			}
+			base, picked := float64(neededCands)/float64(cands), float64(neededAdded)/float64(added)
+			t.Logf("needed %d moves over %d folds; any-order's candidates %d, %d needed (%.3f); auto's moves %d, %d needed (%.3f)",
+				needed, folds, cands, neededCands, base, added, neededAdded, picked)
+			if picked < 2*base {
+				t.Errorf("auto's moves are needed at %.3f, a candidate's base rate %.3f: want at least twice it", picked, base)
+			}
+		})
+	}
+}
