@@ -296,6 +296,10 @@ func TestBadFlows(t *testing.T) {
 			`d.json: node "a": its move on "" goes to "b", which is no node of the flow (a dangling target)`},
 		{"dangling star answer", "t.flow.json", "", `{"graph":{"hello":"query","yes":"bye"}}`, nil,
 			`t.flow.json: node "yes": an answer, but no node without a next node asks a question for it to follow (a dangling decision)`},
+		// a lone yes that asks its question again: the question has no other
+		// way on, so the flow never ends
+		{"lone star yes", "y.flow.json", "", `{"graph":{"hello":"plane_ask_more","yes":"plane_ask_more"}}`, nil,
+			`y.flow.json: node "hello": in a cycle without exit: "hello", "plane_ask_more" never reach the end`},
 		{"no start mermaid", "n.mmd", "", "stateDiagram-v2\na --> b\nb --> [*]\n", nil,
 			`n.mmd: no start: no node is marked as where the flow begins`},
 		{"no start star", "n.flow.json", "", `{"graph":{"a":"b","b":"a"}}`, nil,

@@ -453,7 +453,9 @@ func (r *starReader) openQuestions() []string {
 // the only one left once the nodes a negative outcome or "no" lead to are
 // set aside. Where several ask, a word of the task's own (own) follows the
 // one no answer leads to, and yes, no and done follow those another answer
-// leads to (the next round's questions).
+// leads to (the next round's questions). An answer with no other node to
+// follow that leads back to an open node that asks follows that node: a
+// loop that asks the question again.
 func (r *starReader) question(w string, open []string, answered map[string]bool, own bool) ([]string, error) {
 	asks := func(n string) bool { return strings.Contains(n, "_ask_") }
 	var candidates, asking, led []string
@@ -498,6 +500,11 @@ func (r *starReader) question(w string, open []string, answered map[string]bool,
 	}
 	if len(left) == 1 {
 		return left, nil
+	}
+	// An answer that leads back to the only open node that asks answers
+	// that question and asks it again: "yes" to "anything else?" loops.
+	if to := r.doc.Graph[w]; len(left) == 0 && asks(to) && contains(open, to) {
+		return []string{to}, nil
 	}
 	return nil, r.f.errorf(w, "an answer, but no node without a next node asks a question for it to follow (a dangling decision)")
 }
