@@ -196,7 +196,11 @@ func starFit(t *testing.T, run func(*testing.T, ...string), tmp, flow, rulesPath
 			d.States[i].Label = name
 		}
 	}
-	return render.FitMap(d, m)
+	fit, err := render.FitMap(d, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fit
 }
 
 // TestAllSTARTasks draws the default map of every STAR task with a single

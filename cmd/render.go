@@ -48,8 +48,10 @@ program from PATH instead. PNG is not written to a terminal.
 
 --detail summary (the default) draws a map a reviewer can read: states
 grouped into at most ten stages (Graphviz clusters, Mermaid composite
-states), top down with the trunk as a straight spine, at most 30 edges;
-rare, generalized and minor edges are counted on their box, not drawn.
+states), top down with the trunk as a straight spine, at most 30 edges,
+and while they cross more than 5 times as the builtin engine lays them
+out, the edge off the trunk that crosses most taken out; rare, generalized,
+minor and crossing edges are counted on their box, not drawn.
 SCXML and XState then nest each stage's states in a compound state. --detail
 full draws every state and transition; with it, --hide-rare leaves rare
 transitions out of pictures (DOT, SVG, PNG, Mermaid) and --cluster SEP

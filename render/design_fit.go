@@ -31,16 +31,21 @@ type MapFit struct {
 
 // FitMap holds design (a designed model, fsmine import, whose labels are
 // those of mined: import's --labels maps them) against the review map of
-// mined. A nil model fits nothing.
-func FitMap(design, mined *automaton.Model) MapFit {
+// mined. A nil model fits nothing. The map is laid out to be drawn as the
+// pictures draw it (see untangle): the error is the layout's.
+func FitMap(design, mined *automaton.Model) (MapFit, error) {
 	var fit MapFit
 	d, err := sorted(design)
 	if err != nil {
-		return fit
+		return fit, nil
 	}
 	m, err := sorted(mined)
 	if err != nil {
-		return fit
+		return fit, nil
+	}
+	sm, err := drawnSummary(m)
+	if err != nil {
+		return fit, err
 	}
 	fit.HappyPath = happyPath(d)
 	trunk := map[string]bool{}
@@ -71,7 +76,7 @@ func FitMap(design, mined *automaton.Model) MapFit {
 		}
 	}
 	drawn := map[[2]string]bool{}
-	for _, e := range drawnSummary(m).edges {
+	for _, e := range sm.edges {
 		for _, t := range e.ts {
 			drawn[[2]string{labelOf(m, t.From), labelOf(m, t.To)}] = true
 		}
@@ -89,7 +94,7 @@ func FitMap(design, mined *automaton.Model) MapFit {
 			return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
 		})
 	}
-	return fit
+	return fit, nil
 }
 
 // happyPathBudget bounds the moves happyPath tries before it settles for

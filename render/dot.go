@@ -84,7 +84,7 @@ func dotGraph(m *automaton.Model, opt Options) (*dot.Graph, error) {
 	// A design has no counts to rank its moves by: it is drawn in full,
 	// as the designers drew it.
 	if opt.Detail == DetailSummary && !uncounted(m) {
-		return summaryGraph(m, opt), nil
+		return summaryGraph(m, opt)
 	}
 	transitions, states := visible(m, opt)
 

@@ -34,9 +34,13 @@ type Legibility struct {
 	// Crossings counts the points where two drawn edges cross, outside
 	// the boxes of the nodes (edges meet inside the nodes they join).
 	Crossings int
+}
 
-	// Per line drawn: the crossing points on it and its edge (an index
-	// into edgeIDs, the layout's edges' ids).
+// measured is a measured layout: its Legibility, and per line drawn the
+// crossing points on it and its edge (an index into edgeIDs, the layout's
+// edges' DOT ids).
+type measured struct {
+	Legibility
 	lineCrossings, lineEdge []int
 	edgeIDs                 []string
 }
@@ -52,11 +56,12 @@ func MeasureLayout(m *automaton.Model, opt Options) (Legibility, error) {
 	if err != nil {
 		return Legibility{}, err
 	}
-	return measureXDOT(out)
+	l, err := measureLayout(out)
+	return l.Legibility, err
 }
 
 // layoutObject is a node, cluster or edge of Graphviz's json output with
-// what measureXDOT reads of it.
+// what measureLayout reads of it.
 type layoutObject struct {
 	xdotObject
 	ID     string `json:"id"`
@@ -71,19 +76,22 @@ type layoutGraph struct {
 	Edges   []layoutObject `json:"edges"`
 }
 
-// measureXDOT measures a layout in Graphviz's json form.
-func measureXDOT(layout []byte) (Legibility, error) {
+// measureLayout measures a layout in Graphviz's json form. Its arithmetic
+// rounds every product (explicit float64 conversions, which Go does not
+// fuse into a multiply-add): which edges a summary draws depends on its
+// crossings, and the same input must draw the same map on every machine.
+func measureLayout(data []byte) (measured, error) {
 	var g layoutGraph
-	if err := json.Unmarshal(layout, &g); err != nil {
-		return Legibility{}, fmt.Errorf("reading graphviz's layout: %w", err)
+	if err := json.Unmarshal(data, &g); err != nil {
+		return measured{}, fmt.Errorf("reading graphviz's layout: %w", err)
 	}
 	var llx, lly, urx, ury float64
 	if _, err := fmt.Sscanf(g.BB, "%g,%g,%g,%g", &llx, &lly, &urx, &ury); err != nil {
-		return Legibility{}, fmt.Errorf("reading graphviz's layout: bounding box %q: %w", g.BB, err)
+		return measured{}, fmt.Errorf("reading graphviz's layout: bounding box %q: %w", g.BB, err)
 	}
 	const pad = 4.0 // as drawPNG pads
 	px := pngDPI / 72.0
-	var l Legibility
+	var l measured
 	l.Width = int(math.Ceil((urx - llx + 2*pad) * px))
 	l.Height = int(math.Ceil((ury - lly + 2*pad) * px))
 	l.Scale = min(1, float64(ScreenWidth)/float64(l.Width), float64(ScreenHeight)/float64(l.Height))
@@ -116,7 +124,7 @@ func measureXDOT(layout []byte) (Legibility, error) {
 		}
 		fmt.Sscanf(o.Width, "%g", &w)
 		fmt.Sscanf(o.Height, "%g", &h)
-		w, h = w*72/2, h*72/2 // inches to points, halved
+		w, h = float64(w*72)/2, float64(h*72)/2 // inches to points, halved
 		boxes = append(boxes, rect{x - w, y - h, x + w, y + h})
 	}
 	var lines [][]point
@@ -145,7 +153,7 @@ func measureXDOT(layout []byte) (Legibility, error) {
 
 // edgeCrossings returns, per edge id (the DOT attribute id), the crossing
 // points on that edge's line.
-func (l Legibility) edgeCrossings() map[string]int {
+func (l measured) edgeCrossings() map[string]int {
 	per := map[string]int{}
 	for i, n := range l.lineCrossings {
 		if id := l.edgeIDs[l.lineEdge[i]]; id != "" {
@@ -173,10 +181,10 @@ func flatten(ps [][2]float64) []point {
 		for k := 1; k <= steps; k++ {
 			t := float64(k) / steps
 			u := 1 - t
-			a, b, c, d := u*u*u, 3*u*u*t, 3*u*t*t, t*t*t
+			a, b, c, d := float64(u*u)*u, float64(float64(3*u)*u)*t, float64(float64(3*u)*t)*t, float64(t*t)*t
 			out = append(out, point{
-				a*p0[0] + b*p1[0] + c*p2[0] + d*p3[0],
-				a*p0[1] + b*p1[1] + c*p2[1] + d*p3[1],
+				float64(a*p0[0]) + float64(b*p1[0]) + float64(c*p2[0]) + float64(d*p3[0]),
+				float64(a*p0[1]) + float64(b*p1[1]) + float64(c*p2[1]) + float64(d*p3[1]),
 			})
 		}
 	}
@@ -203,7 +211,7 @@ func crossings(lines [][]point, boxes []rect) (int, []int) {
 					}
 					dup := false
 					for _, s := range seen {
-						if math.Hypot(s.x-x.x, s.y-x.y) < near {
+						if dx, dy := s.x-x.x, s.y-x.y; float64(dx*dx)+float64(dy*dy) < near*near {
 							dup = true
 							break
 						}
@@ -235,14 +243,14 @@ func inAny(p point, boxes []rect) bool {
 func intersect(a, b, c, d point) (point, bool) {
 	rx, ry := b.x-a.x, b.y-a.y
 	sx, sy := d.x-c.x, d.y-c.y
-	den := rx*sy - ry*sx
+	den := float64(rx*sy) - float64(ry*sx)
 	if den == 0 {
 		return point{}, false
 	}
-	t := ((c.x-a.x)*sy - (c.y-a.y)*sx) / den
-	u := ((c.x-a.x)*ry - (c.y-a.y)*rx) / den
+	t := (float64((c.x-a.x)*sy) - float64((c.y-a.y)*sx)) / den
+	u := (float64((c.x-a.x)*ry) - float64((c.y-a.y)*rx)) / den
 	if t <= 0 || t >= 1 || u <= 0 || u >= 1 {
 		return point{}, false
 	}
-	return point{a.x + t*rx, a.y + t*ry}, true
+	return point{a.x + float64(t*rx), a.y + float64(t*ry)}, true
 }

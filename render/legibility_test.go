@@ -100,7 +100,10 @@ func TestFitMap(t *testing.T) {
 		{From: "check", Event: "retry", To: "act"},       // never taken
 		{From: "plan", Event: "no", To: automaton.EndID}, // shorter still: declined
 	}...)
-	fit := FitMap(design, mined)
+	fit, err := FitMap(design, mined)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got, want := strings.Join(fit.HappyPath, " "), "plan act check"; got != want {
 		t.Errorf("happy path %q, want %q", got, want)
 	}
@@ -127,7 +130,11 @@ func TestFitMapHappyPathBudget(t *testing.T) {
 		automaton.Transition{From: automaton.StartID, To: "s00"},
 		automaton.Transition{From: "s39", Event: "ok", To: automaton.EndID})
 	design.Sort()
-	if got, want := strings.Join(FitMap(design, loopModel()).HappyPath, " "), "s00 s39"; got != want {
+	fit, err := FitMap(design, loopModel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(fit.HappyPath, " "), "s00 s39"; got != want {
 		t.Errorf("happy path %q, want %q", got, want)
 	}
 }

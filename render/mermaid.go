@@ -42,7 +42,11 @@ func Mermaid(w io.Writer, m *automaton.Model, opt Options) error {
 		return err
 	}
 	if opt.Detail == DetailSummary && !uncounted(m) { // a design is drawn in full
-		_, err := w.Write(mermaidSummary(m, opt))
+		text, err := mermaidSummary(m, opt)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(text)
 		return err
 	}
 	transitions, states := visible(m, opt)

@@ -254,10 +254,11 @@ type sumNode struct {
 }
 
 // hiddenCount tallies transitions a summary does not draw, by why: rare,
-// generalized, a back edge, seldom (an edge taken fewer than minDrawn
-// times) or crossing (an edge untangle took out of the picture).
+// generalized, seldom (an edge taken fewer than minDrawn times) or
+// crossing (an edge untangle took out of the picture); an edge outweighed
+// by the busiest or past MaxEdges is counted in n alone.
 type hiddenCount struct {
-	n, rare, generalized, back, seldom, crossing int
+	n, rare, generalized, seldom, crossing int
 }
 
 // Why an edge of the summary is not drawn, besides its transitions' flags.
@@ -278,8 +279,6 @@ func (h *hiddenCount) add(t *automaton.Transition, why hiddenWhy) {
 		h.rare++
 	case why == hiddenCrossing:
 		h.crossing++
-	case t.BackEdge:
-		h.back++
 	case why == hiddenSeldom:
 		h.seldom++
 	}
@@ -487,7 +486,7 @@ func (n *sumNode) lines(sm *summary) []string {
 		for _, p := range []struct {
 			n    int
 			what string
-		}{{h.rare, "rare"}, {h.generalized, "generalized"}, {h.back, "back"}, {h.seldom, "seldom"}, {h.crossing, "crossing"}} {
+		}{{h.rare, "rare"}, {h.generalized, "generalized"}, {h.seldom, "seldom"}, {h.crossing, "crossing"}} {
 			if p.n > 0 {
 				why = append(why, fmt.Sprintf("%d %s", p.n, p.what))
 			}
@@ -518,8 +517,12 @@ func (e *sumEdge) caption() string {
 // with dir=back. Stages drawn as clusters are named s1, s2, ... in the
 // order of Stages; boxes are created in the summary's order, so node names
 // are stable too.
-func summaryGraph(m *automaton.Model, opt Options) *dot.Graph {
-	return drawnSummary(m).graph(opt, false)
+func summaryGraph(m *automaton.Model, opt Options) (*dot.Graph, error) {
+	sm, err := drawnSummary(m)
+	if err != nil {
+		return nil, err
+	}
+	return sm.graph(opt, false), nil
 }
 
 // graph is the DOT graph of sm (see summaryGraph); with ids, each drawn
@@ -615,7 +618,7 @@ func (sm *summary) graph(opt Options, ids bool) *dot.Graph {
 		e.Attr("label", dotString(se.caption()))
 		e.Attr("fontname", fontName)
 		if ids {
-			e.Attr("id", "e"+strconv.Itoa(i))
+			e.Attr("id", edgeID(i))
 		}
 		width := 1.0
 		if maxCount > 0 {
@@ -696,8 +699,11 @@ func (sm *summary) spinePositions() []float64 {
 // its description), each stage drawn as a cluster a composite state, and
 // the drawn edges as transitions. Mermaid ids are made from the boxes' keys
 // as Mermaid's own writer makes them from state ids.
-func mermaidSummary(m *automaton.Model, opt Options) []byte {
-	sm := drawnSummary(m)
+func mermaidSummary(m *automaton.Model, opt Options) ([]byte, error) {
+	sm, err := drawnSummary(m)
+	if err != nil {
+		return nil, err
+	}
 	keys := make([]string, 0, len(sm.nodes)+len(sm.stages))
 	for _, n := range sm.nodes {
 		keys = append(keys, n.key)
@@ -767,7 +773,7 @@ func mermaidSummary(m *automaton.Model, opt Options) []byte {
 	for _, l := range lines {
 		fmt.Fprintf(&b, "    %s --> %s : %s\n", l.from, l.to, mermaidText(l.edge.caption()))
 	}
-	return []byte(b.String())
+	return []byte(b.String()), nil
 }
 
 // stageView is a stage as the report's Stages section shows it.

@@ -396,12 +396,7 @@ func TestSummaryOrange(t *testing.T) {
 // is counted on its box as seldom, not drawn; one taken minDrawn times is
 // drawn; the trunk is drawn whatever its counts.
 func TestSummarySeldom(t *testing.T) {
-	st := func(id string, visits int) automaton.State {
-		return automaton.State{ID: id, Label: id, Visits: visits, Sessions: visits}
-	}
-	tr := func(from, to string, count int) automaton.Transition {
-		return automaton.Transition{From: from, Event: "ok", To: to, Count: count, Sessions: count, Prob: 0.5}
-	}
+	st, tr := sumState, sumMove
 	m := &automaton.Model{
 		Schema: automaton.Schema, Version: 1, Initial: automaton.StartID,
 		States: []automaton.State{st(automaton.StartID, 10), st("a", 10), st("b", 10), st("x", 4), st("y", 5), st(automaton.EndID, 10)},
@@ -433,12 +428,7 @@ func TestSummarySeldom(t *testing.T) {
 // TestSummaryEndsFirst: where MaxEdges leaves out some edges, the edges
 // into __end__ (where sessions stop) are drawn before busier ones.
 func TestSummaryEndsFirst(t *testing.T) {
-	st := func(id string, visits int) automaton.State {
-		return automaton.State{ID: id, Label: id, Visits: visits, Sessions: visits}
-	}
-	tr := func(from, to string, count int) automaton.Transition {
-		return automaton.Transition{From: from, Event: "ok", To: to, Count: count, Sessions: count, Prob: 0.5}
-	}
+	st, tr := sumState, sumMove
 	m := &automaton.Model{
 		Schema: automaton.Schema, Version: 1, Initial: automaton.StartID,
 		States: []automaton.State{st(automaton.StartID, 100), st("a", 100), st("b", 100), st(automaton.EndID, 100)},
@@ -471,4 +461,14 @@ func TestSummaryEndsFirst(t *testing.T) {
 	if ends != k {
 		t.Errorf("%d of the %d edges into __end__ drawn, want all", ends, k)
 	}
+}
+
+// sumState and sumMove make the states and moves of the summaries' test
+// models: a state labelled as its id, a move on "ok".
+func sumState(id string, visits int) automaton.State {
+	return automaton.State{ID: id, Label: id, Visits: visits, Sessions: visits}
+}
+
+func sumMove(from, to string, count int) automaton.Transition {
+	return automaton.Transition{From: from, Event: "ok", To: to, Count: count, Sessions: count, Prob: 0.5}
 }

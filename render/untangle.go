@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -15,12 +16,17 @@ const maxCrossings = 5
 const maxUntangle = MaxEdges
 
 // drawnSummary is the summary of a sorted model as its picture draws it:
-// summarize's edges, untangled.
-func drawnSummary(m *automaton.Model) *summary {
+// summarize's edges, untangled. Its error is the builtin engine's.
+func drawnSummary(m *automaton.Model) (*summary, error) {
 	sm := summarize(m)
-	sm.untangle()
-	return sm
+	if err := sm.untangle(); err != nil {
+		return nil, err
+	}
+	return sm, nil
 }
+
+// edgeID is the DOT id of edge k of a summary's edges (see graph).
+func edgeID(k int) string { return "e" + strconv.Itoa(k) }
 
 // untangle lays sm out as its picture is laid out (the builtin engine) and,
 // while the edges cross at more than maxCrossings points, takes out the
@@ -30,25 +36,32 @@ func drawnSummary(m *automaton.Model) *summary {
 // crossings, the one taken fewest times goes. Which edges a count-based
 // rule should draw is hard to say from counts alone (a loop back to a
 // query, a step skipped, drawn beside the spine or across it); the layout
-// says it. A summary that cannot be laid out is left as it is: the picture
-// will fail with the reason.
-func (sm *summary) untangle() {
+// says it, so every output of the summary (DOT, Mermaid, the pictures of
+// --engine dot) needs the builtin engine, and fails with its error.
+// Taking out the edge that crosses most does not always lower the count
+// (another edge may be routed across more), but every pass takes one edge
+// out, so the loop ends.
+func (sm *summary) untangle() error {
 	for range maxUntangle {
 		out, err := runBuiltin([]byte(sm.graph(Options{}, true).String()), "json")
 		if err != nil {
-			return
+			return fmt.Errorf("laying the map out: %w", err)
 		}
-		l, err := measureXDOT(out)
-		if err != nil || l.Crossings <= maxCrossings {
-			return
+		l, err := measureLayout(out)
+		if err != nil {
+			return fmt.Errorf("laying the map out: %w", err)
+		}
+		if l.Crossings <= maxCrossings {
+			return nil
 		}
 		k := sm.mostCrossing(l.edgeCrossings())
 		if k < 0 {
-			return
+			return nil
 		}
 		sm.hide(&sm.edges[k], hiddenCrossing)
 		sm.edges = slices.Delete(sm.edges, k, k+1)
 	}
+	return nil
 }
 
 // mostCrossing returns the index of the drawn edge untangle takes out next
@@ -67,10 +80,10 @@ func (sm *summary) mostCrossing(per map[string]int) int {
 		if degree[e.from] > 1 && degree[e.to] > 1 {
 			tied = 1
 		}
-		return [3]int{tied, per["e"+strconv.Itoa(k)], -e.count}
+		return [3]int{tied, per[edgeID(k)], -e.count}
 	}
 	for k := range sm.edges {
-		if sm.edges[k].trunk || per["e"+strconv.Itoa(k)] == 0 {
+		if sm.edges[k].trunk || per[edgeID(k)] == 0 {
 			continue
 		}
 		if best < 0 {
