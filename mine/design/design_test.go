@@ -228,6 +228,30 @@ func TestSTARWordsNoted(t *testing.T) {
 	}
 }
 
+// TestSTARAnswerLoops: where no other node asks, an answer that leads back
+// to an open question follows it, whichever answer word loops.
+func TestSTARAnswerLoops(t *testing.T) {
+	for _, graph := range []string{
+		`{"hello":"x_ask_more","yes":"x_ask_more","no":"bye"}`,
+		`{"hello":"x_ask_more","no":"x_ask_more","yes":"bye"}`,
+		`{"hello":"x_ask_more","done":"x_ask_more","no":"bye"}`,
+	} {
+		m, err := design.Read([]byte(`{"graph":`+graph+`}`), design.Options{Path: "l.flow.json"})
+		if err != nil {
+			t.Errorf("%s: %v", graph, err)
+			continue
+		}
+		var got []string
+		for _, tr := range m.Transitions {
+			got = append(got, tr.From+" -> "+tr.To)
+		}
+		want := "__start__ -> hello, bye -> __end__, hello -> x_ask_more, x_ask_more -> bye, x_ask_more -> x_ask_more"
+		if strings.Join(got, ", ") != want {
+			t.Errorf("%s: moves %s, want %s", graph, strings.Join(got, ", "), want)
+		}
+	}
+}
+
 func TestSTARRideBook(t *testing.T) {
 	const flow = `{"task": "book_ride", "graph": {
   "hello": "ask_name",

@@ -36,8 +36,11 @@ import (
 //     else the only one that asks; else the one the positive outcome
 //     leads to; else the only one left. Where several ask, the answer
 //     follows those another answer leads to (the next round's question:
-//     trivia's "ask next" after correct and incorrect). The answer is a user turn, which the model's label
-//     rules drop, so the move goes from the question on its own event.
+//     trivia's "ask next" after correct and incorrect). Where no other
+//     node asks, an answer that leads back to an open node that asks
+//     follows that node ("anything more?", yes, "anything more?"). The
+//     answer is a user turn, which the model's label rules drop, so the
+//     move goes from the question on its own event.
 //   - Every STAR graph starts at hello. Any other key nothing leads to is
 //     a decision word of the task's own (trivia's correct, incorrect,
 //     noanswer): an answer, tied as yes is, to a question no answer leads
@@ -453,8 +456,8 @@ func (r *starReader) openQuestions() []string {
 // the only one left once the nodes a negative outcome or "no" lead to are
 // set aside. Where several ask, a word of the task's own (own) follows the
 // one no answer leads to, and yes, no and done follow those another answer
-// leads to (the next round's questions). An answer with no other node to
-// follow that leads back to an open node that asks follows that node: a
+// leads to (the next round's questions). Where no other node asks, yes,
+// no or done leading back to an open node that asks follows that node: a
 // loop that asks the question again.
 func (r *starReader) question(w string, open []string, answered map[string]bool, own bool) ([]string, error) {
 	asks := func(n string) bool { return strings.Contains(n, "_ask_") }
@@ -490,6 +493,13 @@ func (r *starReader) question(w string, open []string, answered map[string]bool,
 	case len(asking) > 1:
 		return nil, r.f.errorf(w, "an answer, and %s all ask: which one it follows is unclear", strings.Join(quoteAll(asking), ", "))
 	}
+	// No other node asks: an answer that leads back to an open node that
+	// asks answers that question and asks it again ("anything else?",
+	// yes, "anything else?"). Not for the task's own words, which answer
+	// the nodes no other answer leads to.
+	if to := r.doc.Graph[w]; !own && asks(to) && contains(open, to) {
+		return []string{to}, nil
+	}
 	// None asks: the only node left once the outcomes' failures and what
 	// "no" leads to are set aside.
 	var left []string
@@ -500,11 +510,6 @@ func (r *starReader) question(w string, open []string, answered map[string]bool,
 	}
 	if len(left) == 1 {
 		return left, nil
-	}
-	// An answer that leads back to the only open node that asks answers
-	// that question and asks it again: "yes" to "anything else?" loops.
-	if to := r.doc.Graph[w]; len(left) == 0 && asks(to) && contains(open, to) {
-		return []string{to}, nil
 	}
 	return nil, r.f.errorf(w, "an answer, but no node without a next node asks a question for it to follow (a dangling decision)")
 }

@@ -377,6 +377,7 @@ func TestNeededMoves(t *testing.T) {
 			}
 			tests := heldOut(lg, fold, folds, nil)
 			var needed, cands, neededCands, added, neededAdded int
+			var perFold []int
 			for f := range folds {
 				train := lg.Subset(func(s *mine.Session) bool { return Fold(s.ID, folds) != f })
 				build := func(g string) map[triple]bool {
@@ -390,11 +391,14 @@ func TestNeededMoves(t *testing.T) {
 				}
 				cons, auto, anyOrder := build(mine.GeneralizeConstraints), build(mine.GeneralizeAuto), build(mine.GeneralizeAnyOrder)
 				need := func(mv triple) bool { return tests[f].realMoves[mv] && !cons[mv] }
+				n := 0
 				for mv := range tests[f].realMoves {
 					if need(mv) {
-						needed++
+						n++
 					}
 				}
+				needed += n
+				perFold = append(perFold, n)
 				for mv := range anyOrder {
 					if !cons[mv] {
 						cands++
@@ -412,9 +416,12 @@ func TestNeededMoves(t *testing.T) {
 					}
 				}
 			}
+			if cands == 0 || added == 0 || neededCands == 0 {
+				t.Fatalf("%d candidates (%d needed), auto adds %d: nothing to compare", cands, neededCands, added)
+			}
 			base, picked := float64(neededCands)/float64(cands), float64(neededAdded)/float64(added)
-			t.Logf("needed %d moves over %d folds; any-order's candidates %d, %d needed (%.3f); auto's moves %d, %d needed (%.3f)",
-				needed, folds, cands, neededCands, base, added, neededAdded, picked)
+			t.Logf("needed %d moves over %d folds (per fold %v), %d of them among any-order's %d candidates (%.3f); auto's moves %d, %d needed (%.3f)",
+				needed, folds, perFold, neededCands, cands, base, added, neededAdded, picked)
 			if picked < 2*base {
 				t.Errorf("auto's moves are needed at %.3f, a candidate's base rate %.3f: want at least twice it", picked, base)
 			}

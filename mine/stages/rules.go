@@ -251,7 +251,7 @@ func (s *Suggestion) chatRules(a *analysis, nodePath string) {
 		}
 		stats := fmt.Sprintf("%s: %d of %d records, in %d of %d sessions, next to %d of %d task nodes; %d of its %d runs (%.0f%%) return to the stage they left",
 			name, a.records[id], total, sessions[int32(id)], len(a.seqs), len(nbr[id]), a.taskNodes, returns[id], runs[id], 100*share)
-		if runs[id] >= MinDetourRuns && share > DetourShare {
+		if runs[id] >= MinDetourRuns && share > TurnDetourShare {
 			s.Rules = append(s.Rules, Rule{
 				Name:   name,
 				Why:    a.chatWhy[id] + ". " + stats + ": a detour, a self-loop on that stage",

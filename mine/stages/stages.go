@@ -23,11 +23,13 @@
 //     node around it dominating (FreeEntropy) and no place of its own
 //     (positions spread FreeSpread; STAR's wizard_free_text). Their runs
 //     are made a detour (a self-loop on the stage they interrupt) when more
-//     than DetourShare of them (MinDetourRuns at least) come back to the
-//     stage they left; otherwise they are dropped, because a detour's runs
-//     that do not come back stay in the flow as a hub (STAR trivia's
+//     than TurnDetourShare of them (MinDetourRuns at least) come back to
+//     the stage they left; otherwise they are dropped, because a detour's
+//     runs that do not come back stay in the flow as a hub (STAR trivia's
 //     user_utter: 68% come back, and the third that do not, each dialogue's
-//     opening among them, made a hub of the trunk's first state).
+//     opening among them, made a hub of the trunk's first state). A helper
+//     step that misses DetourShare stays a stage of its own, not dropped:
+//     it needs only half its runs to come back to be a detour.
 //   - Branches. Two task nodes most of whose runs (BranchShare) follow the
 //     same node, that rarely come in one session (BranchTogether) and whose
 //     names are of no one family, are different outcomes of one decision
@@ -71,9 +73,10 @@
 //   - Folds. A stage that follows itself in at least FoldShare of its
 //     visits (get_order_details five times in a row) is folded into one
 //     visit, unless it acts: each change counts.
-//   - Detours. A helper step that comes back to the stage it left, as
-//     message turns above, is made a detour. Task steps are never made
-//     detours: work done alongside a stage belongs in the flow.
+//   - Detours. A helper step more than DetourShare of whose runs (at least
+//     MinDetourRuns) come back to the stage they left is made a detour.
+//     Task steps are never made detours: work done alongside a stage
+//     belongs in the flow.
 //
 // Every stage gets a rule (a family's shared words as its pattern,
 // ^find_user_id_by_ or ^get_.*_details$, when that takes in no other
@@ -101,7 +104,8 @@ const (
 	MinOrderSessions = 5
 	Adjacency        = 0.9
 	FoldShare        = 0.05
-	DetourShare      = 0.9
+	DetourShare      = 0.5
+	TurnDetourShare  = 0.9
 	MinDetourRuns    = 5
 	// MaxNodes is the most distinct nodes (names, with the ids in names
 	// folded) Suggest groups: clustering keeps a few numbers per pair.

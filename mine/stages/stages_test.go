@@ -478,6 +478,43 @@ func TestSuggestChatDetour(t *testing.T) {
 	}
 }
 
+// TestSuggestDetourShares: a message turn 70% of whose runs come back is
+// dropped (its other runs would stay in the flow as a hub), a helper step
+// 70% of whose runs come back is a detour (else it would be a stage of its
+// own in the flow).
+func TestSuggestDetourShares(t *testing.T) {
+	var b strings.Builder
+	for s := range 20 {
+		nodes := []string{"find_customer", "verify_identity", "get_order", "chat_turn", "get_order", "think", "get_order",
+			"get_product", "check_stock", "cancel_order", "send_receipt", "close_ticket"}
+		if s%10 >= 7 { // 3 in 10 leave the stage they interrupted
+			nodes = []string{"find_customer", "verify_identity", "get_order", "chat_turn", "get_product", "check_stock", "think",
+				"cancel_order", "send_receipt", "close_ticket"}
+		}
+		for i, n := range nodes {
+			fmt.Fprintf(&b, `{"session_id":"s%d","step":%d,"node":%q}`+"\n", s, i, n)
+		}
+	}
+	s := suggest(t, b.String(), Options{})
+	var detour, drop []string
+	for _, r := range s.Rules {
+		switch {
+		case r.Detour:
+			detour = append(detour, r.Name)
+		case r.Drop:
+			drop = append(drop, r.Match["node"])
+		}
+	}
+	for _, st := range s.Stages {
+		if st.Detour {
+			detour = append(detour, st.Name)
+		}
+	}
+	if !slices.Contains(detour, "think") || !slices.Equal(drop, []string{"^chat_turn$"}) || slices.Contains(detour, "chat_turn") {
+		t.Errorf("detours %q, dropped %q; want think a detour and chat_turn dropped\n%s", detour, drop, s.JSON())
+	}
+}
+
 // BenchmarkSuggest measures Suggest alone (the log is read once, outside
 // the loop) on the made-up retail flow.
 func BenchmarkSuggest(b *testing.B) {
