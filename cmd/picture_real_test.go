@@ -128,8 +128,6 @@ func distinct(s []string) map[string]bool {
 	return out
 }
 
-// starFit imports the task's flowchart, names each designed node as the
-// suggested rules name its log label, and fits it to m's map.
 // designNames maps a STAR flowchart's node to the log's node, per task,
 // where the flowchart names a step the task's dialogues never use and the
 // wizard's interface sent the flowchart's words under another name (what
@@ -145,6 +143,8 @@ var designNames = map[string]map[string]string{
 	"apartment_search": {"goodbye_1": "goodbye_2"}, // "Thank you and goodbye!"
 }
 
+// starFit imports the task's flowchart, names each designed node as the
+// suggested rules name its log label, and fits it to m's map.
 func starFit(t *testing.T, run func(*testing.T, ...string), tmp, flow, rulesPath string, m *automaton.Model) render.MapFit {
 	t.Helper()
 	plain := filepath.Join(tmp, "plain.design.json")
