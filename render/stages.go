@@ -254,11 +254,11 @@ type sumNode struct {
 }
 
 // hiddenCount tallies transitions a summary does not draw, by why: rare,
-// generalized, seldom (an edge taken fewer than minDrawn times) or
-// crossing (an edge untangle took out of the picture); an edge outweighed
-// by the busiest or past MaxEdges is counted in n alone.
+// generalized, seldom (an edge taken fewer than minDrawn times), minor
+// (outweighed by the busiest edge, or past MaxEdges) or crossing (an edge
+// untangle took out of the picture).
 type hiddenCount struct {
-	n, rare, generalized, seldom, crossing int
+	n, rare, generalized, seldom, minor, crossing int
 }
 
 // Why an edge of the summary is not drawn, besides its transitions' flags.
@@ -281,6 +281,8 @@ func (h *hiddenCount) add(t *automaton.Transition, why hiddenWhy) {
 		h.crossing++
 	case why == hiddenSeldom:
 		h.seldom++
+	default:
+		h.minor++
 	}
 }
 
@@ -486,7 +488,7 @@ func (n *sumNode) lines(sm *summary) []string {
 		for _, p := range []struct {
 			n    int
 			what string
-		}{{h.rare, "rare"}, {h.generalized, "generalized"}, {h.seldom, "seldom"}, {h.crossing, "crossing"}} {
+		}{{h.rare, "rare"}, {h.generalized, "generalized"}, {h.seldom, "seldom"}, {h.minor, "minor"}, {h.crossing, "crossing"}} {
 			if p.n > 0 {
 				why = append(why, fmt.Sprintf("%d %s", p.n, p.what))
 			}
