@@ -51,7 +51,7 @@ grouped into at most ten stages (Graphviz clusters, Mermaid composite
 states), top down with the trunk as a straight spine, at most 30 edges,
 and while they cross more than 5 times as the builtin engine lays them
 out, the edge off the trunk that crosses most taken out; rare, generalized,
-minor and crossing edges are counted on their box, not drawn.
+seldom, minor and crossing edges are counted on their box, not drawn.
 SCXML and XState then nest each stage's states in a compound state. --detail
 full draws every state and transition; with it, --hide-rare leaves rare
 transitions out of pictures (DOT, SVG, PNG, Mermaid) and --cluster SEP

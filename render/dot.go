@@ -222,10 +222,10 @@ func failureColor(share, logShare float64) string {
 	switch {
 	case share > logShare:
 		f := (share - logShare) / max(1-logShare, 1e-9)
-		r, gr, b = grey+f*(0xd6-grey), grey-f*(grey-0x27), grey-f*(grey-0x28)
+		r, gr, b = grey+float64(f*(0xd6-grey)), grey-float64(f*(grey-0x27)), grey-float64(f*(grey-0x28))
 	default:
 		f := (logShare - share) / max(logShare, 1e-9)
-		r, gr, b = grey-f*(grey-0x2c), grey+f*(0xa0-grey), grey-f*(grey-0x2c)
+		r, gr, b = grey-float64(f*(grey-0x2c)), grey+float64(f*(0xa0-grey)), grey-float64(f*(grey-0x2c))
 	}
 	return fmt.Sprintf("#%02x%02x%02x", int(r+0.5), int(gr+0.5), int(b+0.5))
 }

@@ -64,8 +64,9 @@ func layout(w io.Writer, m *automaton.Model, opt Options, format string) error {
 // json renderer damages the instance's memory when a label holds a
 // character outside ASCII ("·" in every caption), and the fifth or so
 // picture after it read no graph or trapped. Such an instance is made
-// anew before the next picture (about 0.1 s). A summary map is laid out in
-// json before it is drawn (untangle), so its SVG pays that once more.
+// anew before the next picture (about 0.04 s). A summary map is laid out in
+// json before it is drawn, once per pass of untangle, and pays that each
+// time.
 var (
 	builtinMu     sync.Mutex
 	builtinSpoilt bool

@@ -25,7 +25,10 @@ const (
 	// DetailSummary draws a map a reviewer can read: at most MaxStages
 	// stages (see Stages) besides __start__ and __end__, at most MaxEdges
 	// edges, and the trunk as a straight top-down spine; the rest is
-	// counted on the boxes. Machine exports (SCXML, XState) nest the states
+	// counted on the boxes. The map is laid out by the builtin engine to
+	// keep its crossings down (see untangle), in every format that draws
+	// it (DOT, Mermaid, SVG, PNG), which fail with that layout's error.
+	// Machine exports (SCXML, XState) nest the states
 	// of each stage in a compound state and keep every transition.
 	DetailSummary Detail = "summary"
 )

@@ -461,6 +461,19 @@ func TestSummaryEndsFirst(t *testing.T) {
 	if ends != k {
 		t.Errorf("%d of the %d edges into __end__ drawn, want all", ends, k)
 	}
+	// What the limit leaves out is counted on its box as minor, and every
+	// box's reasons add up to what it does not draw.
+	minor := 0
+	for _, n := range sm.nodes {
+		h := n.hidden
+		minor += h.minor
+		if h.rare+h.generalized+h.seldom+h.minor+h.crossing != h.n {
+			t.Errorf("%s: %+v: the reasons do not add up", n.key, h)
+		}
+	}
+	if minor == 0 {
+		t.Error("no edge left out by MaxEdges counted as minor")
+	}
 }
 
 // sumState and sumMove make the states and moves of the summaries' test

@@ -36,8 +36,10 @@ func edgeID(k int) string { return "e" + strconv.Itoa(k) }
 // crossings, the one taken fewest times goes. Which edges a count-based
 // rule should draw is hard to say from counts alone (a loop back to a
 // query, a step skipped, drawn beside the spine or across it); the layout
-// says it, so every output of the summary (DOT, Mermaid, the pictures of
-// --engine dot) needs the builtin engine, and fails with its error.
+// says it. The layout leaves out opt.Title, which sits above the map: a
+// 540-character title moved no crossing on the real logs' maps. Every
+// output of the summary (DOT, Mermaid, the pictures of --engine dot) needs
+// the builtin engine, and fails with its error.
 // Taking out the edge that crosses most does not always lower the count
 // (another edge may be routed across more), but every pass takes one edge
 // out, so the loop ends.
