@@ -429,15 +429,7 @@ func TestSummarySeldom(t *testing.T) {
 // into __end__ (where sessions stop) are drawn before busier ones.
 func TestSummaryEndsFirst(t *testing.T) {
 	st, tr := sumState, sumMove
-	m := &automaton.Model{
-		Schema: automaton.Schema, Version: 1, Initial: automaton.StartID,
-		States: []automaton.State{st(automaton.StartID, 100), st("a", 100), st("b", 100), st(automaton.EndID, 100)},
-		Transitions: []automaton.Transition{
-			{From: automaton.StartID, To: "a", Count: 100, Sessions: 100, Prob: 1},
-			tr("a", "b", 100), tr("b", automaton.EndID, 100),
-		},
-		Trunk: []string{"a", "b"},
-	}
+	m := trunkAB(100)
 	const k = 8
 	for i := range k {
 		q := fmt.Sprintf("q%d", i)
@@ -484,4 +476,19 @@ func sumState(id string, visits int) automaton.State {
 
 func sumMove(from, to string, count int) automaton.Transition {
 	return automaton.Transition{From: from, Event: "ok", To: to, Count: count, Sessions: count, Prob: 0.5}
+}
+
+// trunkAB is a model of 100 sessions along the trunk a, b, with ab of them
+// moving from a to b: the base the summaries' test models add to.
+func trunkAB(ab int) *automaton.Model {
+	st := sumState
+	return &automaton.Model{
+		Schema: automaton.Schema, Version: 1, Initial: automaton.StartID,
+		States: []automaton.State{st(automaton.StartID, 100), st("a", 100), st("b", 100), st(automaton.EndID, 100)},
+		Transitions: []automaton.Transition{
+			{From: automaton.StartID, To: "a", Count: 100, Sessions: 100, Prob: 1},
+			sumMove("a", "b", ab), sumMove("b", automaton.EndID, 100),
+		},
+		Trunk: []string{"a", "b"},
+	}
 }

@@ -16,15 +16,7 @@ import (
 // drawing lays out with fewer than 9 crossings.
 func tangledModel() *automaton.Model {
 	st, tr := sumState, sumMove
-	m := &automaton.Model{
-		Schema: automaton.Schema, Version: 1, Initial: automaton.StartID,
-		States: []automaton.State{st(automaton.StartID, 100), st("a", 100), st("b", 100), st(automaton.EndID, 100)},
-		Transitions: []automaton.Transition{
-			{From: automaton.StartID, To: "a", Count: 100, Sessions: 100, Prob: 1},
-			tr("a", "b", 60), tr("b", automaton.EndID, 100),
-		},
-		Trunk: []string{"a", "b"},
-	}
+	m := trunkAB(60)
 	const k = 7
 	for i := range k {
 		p := fmt.Sprintf("p%d", i)

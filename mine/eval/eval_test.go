@@ -213,11 +213,7 @@ func TestRealLogs(t *testing.T) {
 // and 0.918 / 0.380, rejects more than any-order while accepting at least
 // 0.9.
 func TestAnyOrderRealLogs(t *testing.T) {
-	data := filepath.Join("..", "..", "..", "shared", "data", "jsonl")
-	chat := filepath.Join(t.TempDir(), "chat.json")
-	if err := os.WriteFile(chat, []byte(`{"rules": [{"match": {"node": "^(agent_msg|user_msg)$"}, "drop": true}]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data, chat := realData(t)
 	for _, tt := range []struct {
 		log, generalize    string
 		accepted, rejected float64
@@ -301,11 +297,7 @@ func TestOracleFrontier(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real logs: skipped in -short mode")
 	}
-	data := filepath.Join("..", "..", "..", "shared", "data", "jsonl")
-	chat := filepath.Join(t.TempDir(), "chat.json")
-	if err := os.WriteFile(chat, []byte(`{"rules": [{"match": {"node": "^(agent_msg|user_msg)$"}, "drop": true}]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data, chat := realData(t)
 	for _, tt := range []struct {
 		log string
 		// the constraints map with the oracle's moves: at least accepted
@@ -362,11 +354,7 @@ func TestNeededMoves(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real logs: skipped in -short mode")
 	}
-	data := filepath.Join("..", "..", "..", "shared", "data", "jsonl")
-	chat := filepath.Join(t.TempDir(), "chat.json")
-	if err := os.WriteFile(chat, []byte(`{"rules": [{"match": {"node": "^(agent_msg|user_msg)$"}, "drop": true}]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data, chat := realData(t)
 	for _, name := range []string{"tau2_retail.jsonl", "taubench_airline.jsonl"} {
 		t.Run(name, func(t *testing.T) {
 			lg := readFile(t, filepath.Join(data, name), chat)
@@ -427,4 +415,15 @@ func TestNeededMoves(t *testing.T) {
 			}
 		})
 	}
+}
+
+// realData returns the shared data's jsonl directory and a labels file that
+// drops the chat turns, as the generalisation issue measured.
+func realData(t *testing.T) (data, chat string) {
+	t.Helper()
+	chat = filepath.Join(t.TempDir(), "chat.json")
+	if err := os.WriteFile(chat, []byte(`{"rules": [{"match": {"node": "^(agent_msg|user_msg)$"}, "drop": true}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join("..", "..", "..", "shared", "data", "jsonl"), chat
 }

@@ -464,15 +464,7 @@ func TestSuggestChatDetour(t *testing.T) {
 		}
 	}
 	s := suggest(t, b.String(), Options{})
-	var detour, drop []string
-	for _, r := range s.Rules {
-		switch {
-		case r.Detour:
-			detour = append(detour, r.Name)
-		case r.Drop:
-			drop = append(drop, r.Match["node"])
-		}
-	}
+	detour, drop := detoursAndDrops(s)
 	if !slices.Equal(detour, []string{"chat_turn"}) || !slices.Equal(drop, []string{"^user_msg$"}) {
 		t.Errorf("detours %q, dropped %q; want chat_turn a detour and user_msg dropped\n%s", detour, drop, s.JSON())
 	}
@@ -496,15 +488,7 @@ func TestSuggestDetourShares(t *testing.T) {
 		}
 	}
 	s := suggest(t, b.String(), Options{})
-	var detour, drop []string
-	for _, r := range s.Rules {
-		switch {
-		case r.Detour:
-			detour = append(detour, r.Name)
-		case r.Drop:
-			drop = append(drop, r.Match["node"])
-		}
-	}
+	detour, drop := detoursAndDrops(s)
 	for _, st := range s.Stages {
 		if st.Detour {
 			detour = append(detour, st.Name)
@@ -553,4 +537,18 @@ func TestSuggestShortFamily(t *testing.T) {
 			t.Errorf("stages 1: %v, want one stage", st)
 		}
 	}
+}
+
+// detoursAndDrops returns the names of a suggestion's detour rules and the
+// node patterns of its drop rules.
+func detoursAndDrops(s *Suggestion) (detour, drop []string) {
+	for _, r := range s.Rules {
+		switch {
+		case r.Detour:
+			detour = append(detour, r.Name)
+		case r.Drop:
+			drop = append(drop, r.Match["node"])
+		}
+	}
+	return detour, drop
 }
