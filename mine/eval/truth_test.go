@@ -132,13 +132,16 @@ func scoreTruth(t testing.TB, truth *automaton.Model, train, held *mine.Log, opt
 // TestTruthTable measures generalisation where what is legal is known
 // exactly, and holds what the default gives: on the returns truth at 3,000
 // sessions no generalised move outside the truth and every perturbation the
-// truth rejects caught; on the agent truth at 30 and 100 sessions (seeds 3,
-// 5, 8; 2,000 held-out sessions each) at least 0.95 and 0.98 of the
-// perturbations the truth rejects caught (the issue's targets), no more than 15% of the generalised moves outside
-// the truth (the issue asks for 10%), and at least 0.90 (30 sessions, the
-// issue's target) and 0.92 (100; the issue asks for 0.98) of held-out
-// sessions accepted. The issue's targets are higher in places (docs/build.md says
-// which are not reached). Run with -v for the table docs/build.md quotes.
+// truth rejects caught; on the agent truth at 30 and 100 sessions (2,000
+// held-out sessions each) at least 0.95 and 0.98 of the perturbations the
+// truth rejects caught and at least 0.90 of held-out sessions accepted at
+// 30 (the issue's targets), at least 0.92 at 100 (the issue asks for 0.98,
+// not reached on seed 5: docs/build.md says why), and at most 10% of the
+// generalised moves outside the truth (precision 0.90, the issue's target).
+// Seeds 3, 5 and 8 are the issue's, on which the rules were chosen; 11, 13,
+// 17, 21 and 24 were added after every choice, so that the figures are not
+// those of three samples alone. Run with -v for the table docs/build.md
+// quotes.
 func TestTruthTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("truth table: skipped in -short mode")
@@ -147,7 +150,7 @@ func TestTruthTable(t *testing.T) {
 	gens, outside := 0, 0
 	for _, g := range []string{mine.GeneralizeNone, mine.GeneralizeAuto} {
 		for _, n := range []int{30, 100} {
-			for _, seed := range []uint64{3, 5, 8} {
+			for _, seed := range []uint64{3, 5, 8, 11, 13, 17, 21, 24} {
 				train := sampleTruth(t, agent, n, seed)
 				held := sampleTruth(t, agent, 2000, 1000+seed)
 				o := mine.DefaultOptions()
