@@ -256,14 +256,46 @@ func TestAllSTARTasks(t *testing.T) {
 		for _, mv := range fit.Missing {
 			why[missingWhy(m, mv)]++
 		}
+		noState, offTrunk := happyMissing(m, fit)
+		why["no state"] += noState
+		why["off trunk"] += offTrunk
 	}
 	t.Logf("\n| STAR task | picture (px) | smallest label at 1,920 px | crossings | happy path on the trunk | designed moves drawn |\n|---|---:|---:|---:|---:|---:|\n%s\n| mean | | | %d in all, %d tasks over 5 | %.3f | %.3f |",
 		strings.Join(rows, "\n"), crossings, over, happy, drawn)
 	t.Logf("designed moves not drawn: %d never taken, %d taken only as rare transitions, %d taken fewer than 5 times, %d taken but not drawn (the 30 edges, a crossing, or inside a box)",
 		why["never"], why["rare"], why["seldom"], why["left out"])
+	t.Logf("happy-path stages not on the trunk: %d with no state of their label, %d visited but off the trunk", why["no state"], why["off trunk"])
 	if over > 0 {
 		t.Errorf("%d tasks cross more than 5 edges, want none", over)
 	}
+}
+
+// happyMissing counts the distinct stages of fit's happy path that are not
+// on m's trunk: those m has no state of (the log never names them so) and
+// those it visits off the trunk, the sessions' most common path.
+func happyMissing(m *automaton.Model, fit render.MapFit) (noState, offTrunk int) {
+	trunk, has := map[string]bool{}, map[string]bool{}
+	for _, id := range m.Trunk {
+		if s := m.State(id); s != nil {
+			trunk[s.Label] = true
+		}
+	}
+	for _, s := range m.States {
+		has[s.Label] = true
+	}
+	seen := map[string]bool{}
+	for _, l := range fit.HappyPath {
+		if seen[l] || trunk[l] {
+			continue
+		}
+		seen[l] = true
+		if has[l] {
+			offTrunk++
+		} else {
+			noState++
+		}
+	}
+	return noState, offTrunk
 }
 
 // missingWhy says why the map of m does not draw the designed move mv
