@@ -137,7 +137,8 @@ func scoreTruth(t testing.TB, truth *automaton.Model, train, held *mine.Log, opt
 // truth rejects caught and at least 0.90 of held-out sessions accepted at
 // 30 (the issue's targets), at least 0.92 at 100 (the issue asks for 0.98,
 // not reached on seed 5: docs/build.md says why), and at most 10% of the
-// generalised moves outside the truth (precision 0.90, the issue's target).
+// generalised moves, pooled over the runs, outside the truth (precision
+// 0.90, the issue's target).
 // Seeds 3, 5 and 8 are the issue's, on which the rules were chosen; 11, 13,
 // 17, 21 and 24 were added after every choice, so that the figures are not
 // those of three samples alone. Run with -v for the table docs/build.md
