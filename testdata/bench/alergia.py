@@ -24,6 +24,16 @@ label merges through this harness, to check it against `fsmine eval`
 (accepted is equal; rejected may be 0.001-0.002 lower, as the script does
 not model check's loop caps).
 
+Two more passive learners the generalisation issue names, over fsmine's
+moves (event that left the previous visit, next node; then the end):
+--peer ktails, k-tails (Biermann & Feldman 1972): the prefix tree's states
+with the same continuations of up to k moves are one state, a
+non-deterministic automaton that accepts a session when some path reads it;
+--peer ktss, the k-testable language in the strict sense (Garcia & Vidal
+1990): a session whose every k moves in a row (the start padded) some
+training session made. --k K (repeatable) sets k (default 2); the size
+column is states for ktails and k-grams for ktss.
+
 The protocol is fsmine eval's: 5 folds by the FNV-1a hash of the session
 id, text turns (agent_msg, user_msg) dropped (a session of text turns only
 is no session), acceptance = the held-out session is a path of the model; a
@@ -247,12 +257,60 @@ def label_accepts(trans, seq):
     return True
 
 
+def ktails(seqs, k):
+    """k-tails over symbol sequences: (start class, {(class, symbol): classes}, classes)."""
+    kids = [{}]
+    for seq in seqs:
+        cur = 0
+        for s in seq:
+            nxt = kids[cur].get(s)
+            if nxt is None:
+                nxt = len(kids)
+                kids.append({})
+                kids[cur][s] = nxt
+            cur = nxt
+    memo = {}
+
+    def tails(n, d):
+        if (n, d) not in memo:
+            if d == 0 or not kids[n]:
+                memo[n, d] = frozenset([()])
+            else:
+                memo[n, d] = frozenset((s,) + t for s, c in kids[n].items() for t in tails(c, d - 1))
+        return memo[n, d]
+
+    cls, of = {}, []
+    for n in range(len(kids)):
+        of.append(cls.setdefault(tails(n, k), len(cls)))
+    trans = defaultdict(set)
+    for n, ks in enumerate(kids):
+        for s, c in ks.items():
+            trans[of[n], s].add(of[c])
+    return of[0], trans, len(cls)
+
+
+def nfa_accepts(start, trans, seq):
+    cur = {start}
+    for s in seq:
+        cur = set().union(*(trans.get((q, s), ()) for q in cur))
+        if not cur:
+            return False
+    return True
+
+
+def grams(seq, k):
+    p = (START,) * (k - 1) + tuple(seq)
+    return {p[i:i + k] for i in range(len(p) - k + 1)}
+
+
 def setting(name, alphabet, end, eps, min_count, original):
     return {"name": name, "alphabet": alphabet, "end": end, "eps": eps,
             "min_count": min_count, "original": original}
 
 
-def settings(peer, eps):
+def settings(peer, eps, k=None):
+    if peer in ("ktails", "ktss"):
+        return [{"name": f"{peer} k={k or 2}", "alphabet": peer, "k": k or 2}]
     if peer == "label":
         return [{"name": "fsmine label merge", "alphabet": "label"}]
     if peer == "fsmine":
@@ -275,7 +333,7 @@ def settings(peer, eps):
 
 
 def encode(st, vs):
-    if st["alphabet"] in ("move", "label"):
+    if st["alphabet"] in ("move", "label", "ktails", "ktss"):
         return moves(vs)
     return symbols(vs, st["end"])
 
@@ -292,6 +350,13 @@ def run(sessions, st, folds):
         if st["alphabet"] == "label":
             trans, n = label_merge(train)
             ok = lambda seq: label_accepts(trans, seq)  # noqa: E731
+        elif st["alphabet"] == "ktails":
+            start, trans, n = ktails(train, st["k"])
+            ok = lambda seq: nfa_accepts(start, trans, seq)  # noqa: E731
+        elif st["alphabet"] == "ktss":
+            seen = set().union(*(grams(seq, st["k"]) for seq in train))
+            n = len(seen)
+            ok = lambda seq: grams(seq, st["k"]) <= seen  # noqa: E731
         else:
             if st["alphabet"] == "move":
                 output = lambda m: m[1]  # noqa: E731
@@ -326,16 +391,17 @@ def run(sessions, st, folds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("log")
-    ap.add_argument("--peer", default="aalpy", choices=["aalpy", "all", "fsmine", "label"])
+    ap.add_argument("--peer", default="aalpy", choices=["aalpy", "all", "fsmine", "label", "ktails", "ktss"])
     ap.add_argument("--eps", type=float, action="append", help="significance level(s); the setting's own by default")
+    ap.add_argument("--k", type=int, action="append", help="k of ktails and ktss (default 2)")
     ap.add_argument("--folds", type=int, default=5)
     args = ap.parse_args()
     sys.setrecursionlimit(100000)
     sessions = read_sessions(args.log)
     print(f"{len(sessions)} sessions, {args.folds} folds")
     print(f"  {'setting':50} {'eps':>6} {'accepted':>8} {'rejected':>8} {'remove':>7} {'swap':>7} {'states':>7}")
-    for eps in args.eps or [None]:
-        for st in settings(args.peer, eps):
+    for eps, k in [(e, k) for e in args.eps or [None] for k in args.k or [None]]:
+        for st in settings(args.peer, eps, k):
             r = run(sessions, st, args.folds)
             e = f"{st['eps']:g}" if "eps" in st else "-"
             print(f"  {st['name']:50} {e:>6} {r['accepted']:8.3f} {r['rejected']:8.3f} "
