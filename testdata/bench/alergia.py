@@ -32,7 +32,12 @@ non-deterministic automaton that accepts a session when some path reads it;
 --peer ktss, the k-testable language in the strict sense (Garcia & Vidal
 1990): a session whose every k moves in a row (the start padded) some
 training session made. --k K (repeatable) sets k (default 2); the size
-column is states for ktails and k-grams for ktss.
+column is states for ktails and k-grams for ktss. --peer bayes, state
+merging by a posterior (Stolcke & Omohundro 1994, with a BIC-like prior):
+red-blue over the prefix tree of moves, states of one label only, a blue
+state merged into the red state that most raises the training moves'
+log-likelihood less lam for each transition, lam = --lam L times
+ln(moves)/2 (repeatable; default 4).
 
 The protocol is fsmine eval's: 5 folds by the FNV-1a hash of the session
 id, text turns (agent_msg, user_msg) dropped (a session of text turns only
@@ -303,14 +308,107 @@ def grams(seq, k):
     return {p[i:i + k] for i in range(len(p) - k + 1)}
 
 
+def log_lik(counts):
+    n = sum(counts.values())
+    return sum(c * math.log(c / n) for c in counts.values() if c)
+
+
+def bayes(seqs, lam):
+    """Posterior state merging: (children per state, red states)."""
+    kids, cnt, lab = [{}], [defaultdict(int)], [START]
+    for seq in seqs:
+        cur = 0
+        for s in seq:
+            cnt[cur][s] += 1
+            nxt = kids[cur].get(s)
+            if nxt is None:
+                nxt = len(kids)
+                kids.append({})
+                cnt.append(defaultdict(int))
+                lab.append(s[1])
+                kids[cur][s] = nxt
+            cur = nxt
+
+    def pairs(r, b):
+        """The states b's subtree folds into: (red-side state, its added counts), b's states."""
+        added, merged, attached = defaultdict(lambda: defaultdict(int)), [], {}
+        stack = [(r, b)]
+        while stack:
+            r1, b1 = stack.pop()
+            merged.append(b1)
+            for s, c in cnt[b1].items():
+                added[r1][s] += c
+            for s, bk in kids[b1].items():
+                rk = kids[r1].get(s, attached.get((r1, s)))
+                if rk is None:
+                    attached[r1, s] = bk
+                else:
+                    stack.append((rk, bk))
+        return added, merged
+
+    def gain(r, b):
+        added, merged = pairs(r, b)
+        d, trans = 0.0, 0
+        for r1, add in added.items():
+            new = defaultdict(int, cnt[r1])
+            for s, c in add.items():
+                new[s] += c
+            d += log_lik(new) - log_lik(cnt[r1])
+            trans += len(new) - len(cnt[r1])
+        for b1 in merged:
+            d -= log_lik(cnt[b1])
+            trans -= len(cnt[b1])
+        return d - lam * trans
+
+    def fold(r, b):
+        stack = [(r, b)]
+        while stack:
+            r1, b1 = stack.pop()
+            for s, c in cnt[b1].items():
+                cnt[r1][s] += c
+            for s, bk in kids[b1].items():
+                if s in kids[r1]:
+                    stack.append((kids[r1][s], bk))
+                else:
+                    kids[r1][s] = bk
+
+    red, redset = [0], {0}
+    while True:
+        blue = [(k, r, s) for r in red for s, k in kids[r].items() if k not in redset]
+        if not blue:
+            return kids, red
+        b, par, s = min(blue)
+        best, best_gain = None, 0.0
+        for r in red:
+            if lab[r] == lab[b] and (g := gain(r, b)) > best_gain:
+                best, best_gain = r, g
+        if best is None:
+            red.append(b)
+            redset.add(b)
+        else:
+            kids[par][s] = best
+            fold(best, b)
+
+
+def dfa_accepts(kids, seq):
+    cur = 0
+    for s in seq:
+        cur = kids[cur].get(s)
+        if cur is None:
+            return False
+    return True
+
+
 def setting(name, alphabet, end, eps, min_count, original):
     return {"name": name, "alphabet": alphabet, "end": end, "eps": eps,
             "min_count": min_count, "original": original}
 
 
-def settings(peer, eps, k=None):
+def settings(peer, eps, k=None, lam=None):
     if peer in ("ktails", "ktss"):
         return [{"name": f"{peer} k={k or 2}", "alphabet": peer, "k": k or 2}]
+    if peer == "bayes":
+        return [{"name": f"bayes lam={lam or 4:g} x ln(moves)/2", "alphabet": peer, "lam": lam or 4}]
     if peer == "label":
         return [{"name": "fsmine label merge", "alphabet": "label"}]
     if peer == "fsmine":
@@ -333,7 +431,7 @@ def settings(peer, eps, k=None):
 
 
 def encode(st, vs):
-    if st["alphabet"] in ("move", "label", "ktails", "ktss"):
+    if st["alphabet"] in ("move", "label", "ktails", "ktss", "bayes"):
         return moves(vs)
     return symbols(vs, st["end"])
 
@@ -353,6 +451,10 @@ def run(sessions, st, folds):
         elif st["alphabet"] == "ktails":
             start, trans, n = ktails(train, st["k"])
             ok = lambda seq: nfa_accepts(start, trans, seq)  # noqa: E731
+        elif st["alphabet"] == "bayes":
+            kids, red = bayes(train, st["lam"] * math.log(sum(map(len, train))) / 2)
+            n = len(red)
+            ok = lambda seq: dfa_accepts(kids, seq)  # noqa: E731
         elif st["alphabet"] == "ktss":
             seen = set().union(*(grams(seq, st["k"]) for seq in train))
             n = len(seen)
@@ -391,17 +493,18 @@ def run(sessions, st, folds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("log")
-    ap.add_argument("--peer", default="aalpy", choices=["aalpy", "all", "fsmine", "label", "ktails", "ktss"])
+    ap.add_argument("--peer", default="aalpy", choices=["aalpy", "all", "fsmine", "label", "ktails", "ktss", "bayes"])
     ap.add_argument("--eps", type=float, action="append", help="significance level(s); the setting's own by default")
     ap.add_argument("--k", type=int, action="append", help="k of ktails and ktss (default 2)")
+    ap.add_argument("--lam", type=float, action="append", help="bayes: the prior per transition, in ln(moves)/2 (default 4)")
     ap.add_argument("--folds", type=int, default=5)
     args = ap.parse_args()
     sys.setrecursionlimit(100000)
     sessions = read_sessions(args.log)
     print(f"{len(sessions)} sessions, {args.folds} folds")
     print(f"  {'setting':50} {'eps':>6} {'accepted':>8} {'rejected':>8} {'remove':>7} {'swap':>7} {'states':>7}")
-    for eps, k in [(e, k) for e in args.eps or [None] for k in args.k or [None]]:
-        for st in settings(args.peer, eps, k):
+    for eps, k, lam in [(e, k, m) for e in args.eps or [None] for k in args.k or [None] for m in args.lam or [None]]:
+        for st in settings(args.peer, eps, k, lam):
             r = run(sessions, st, args.folds)
             e = f"{st['eps']:g}" if "eps" in st else "-"
             print(f"  {st['name']:50} {e:>6} {r['accepted']:8.3f} {r['rejected']:8.3f} "
