@@ -133,14 +133,18 @@ type SourceFile struct {
 // (check, replay, the guard) reads logs the way the model was built from them.
 // Labels is the label rules file as given (raw JSON), or nil.
 type Params struct {
-	Format    string            `json:"format"`
-	Fields    map[string]string `json:"fields"`
-	Labels    RawJSON           `json:"labels"`
-	Merge     string            `json:"merge"`
-	K         int               `json:"k,omitempty"`
-	Alpha     float64           `json:"alpha,omitempty"`
-	RareCount int               `json:"rare_count"`
-	RareRatio float64           `json:"rare_ratio"`
+	Format string            `json:"format"`
+	Fields map[string]string `json:"fields"`
+	Labels RawJSON           `json:"labels"`
+	Merge  string            `json:"merge"`
+	K      int               `json:"k,omitempty"`
+	Alpha  float64           `json:"alpha,omitempty"`
+	// PriorMove and PriorState are the bayes merge's prior (see
+	// mine.Options.BayesMovePrior); 0, and left out, for other merges.
+	PriorMove  float64 `json:"prior_move,omitempty"`
+	PriorState float64 `json:"prior_state,omitempty"`
+	RareCount  int     `json:"rare_count"`
+	RareRatio  float64 `json:"rare_ratio"`
 	// Generalize is the generalisation setting the model was mined with
 	// (see mine.Options.Generalize); empty for none.
 	Generalize string `json:"generalize,omitempty"`

@@ -126,19 +126,20 @@ func (f *importFlags) options() (mine.ImportOptions, error) {
 // modelOptions are the flags that shape and write a model, shared by build
 // and merge.
 type modelOptions struct {
-	out       string
-	dot       string
-	detail    string // of the --dot diagram
-	merge     string
-	alpha     float64
-	rareCount int
-	rareRatio float64
-	general   string
-	examples  int
-	link      string
-	version   int
-	parent    string
-	quiet     bool
+	out                   string
+	dot                   string
+	detail                string // of the --dot diagram
+	merge                 string
+	alpha                 float64
+	priorMove, priorState float64
+	rareCount             int
+	rareRatio             float64
+	general               string
+	examples              int
+	link                  string
+	version               int
+	parent                string
+	quiet                 bool
 	// slots records each state's fields (build --slots): recordFields
 	// finds them in the model mined from a log.
 	slots        bool
@@ -207,6 +208,8 @@ func bindModelFlags(f *pflag.FlagSet, opts *modelOptions) {
 	f.StringVar(&opts.detail, "detail", string(render.DetailSummary), "the --dot diagram: summary (stages, the trunk and the busiest edges) or full (every state and transition)")
 	f.StringVar(&opts.merge, "merge", def.Merge, "state merging: "+strings.Join(mine.Merges, " or "))
 	f.Float64Var(&opts.alpha, "alpha", def.Alpha, "significance level of the alergia merge test (smaller merges more)")
+	f.Float64Var(&opts.priorMove, "prior-move", def.BayesMovePrior, "bayes merge: what a transition costs, in ln(moves)/2 (higher merges more)")
+	f.Float64Var(&opts.priorState, "prior-state", def.BayesStatePrior, "bayes merge: what a state costs, in ln(moves)/2 (higher merges more)")
 	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
 	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
 	f.StringVar(&opts.general, "generalize", def.Generalize, "generalise beyond the sessions' paths where the log supports it: "+strings.Join(mine.Generalizes, " or ")+" (any-order: any order of the stages, only the learned constraints and run caps deciding; loose: any-order less the moves the log argues against)")
@@ -541,6 +544,7 @@ func readEvidence(path string, m *automaton.Model, ropt mine.ReadOptions) (*mine
 func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error {
 	bopt := mine.DefaultOptions()
 	bopt.Merge, bopt.Alpha, bopt.RareCount, bopt.RareRatio = opts.merge, opts.alpha, opts.rareCount, opts.rareRatio
+	bopt.BayesMovePrior, bopt.BayesStatePrior = opts.priorMove, opts.priorState
 	bopt.Generalize, bopt.Examples = opts.general, opts.examples
 	parent := opts.parentModel
 	var m *automaton.Model
@@ -880,6 +884,12 @@ func inheritModelFlags(o *modelOptions, p automaton.Params, changed func(string)
 	}
 	if !given("alpha") && p.Alpha > 0 {
 		o.alpha = p.Alpha
+	}
+	if p.Merge == mine.MergeBayes && !given("prior-move") {
+		o.priorMove = p.PriorMove
+	}
+	if p.Merge == mine.MergeBayes && !given("prior-state") {
+		o.priorState = p.PriorState
 	}
 	if !given("rare-count") {
 		o.rareCount = p.RareCount

@@ -23,6 +23,8 @@ type evalOptions struct {
 	folds       int
 	merges      []string
 	alphas      []string
+	priorMoves  []string
+	priorStates []string
 	generalize  []string
 	rareCount   int
 	rareRatio   float64
@@ -74,9 +76,9 @@ a designed flow), also:
 and the model's size: states, transitions, common (not rare) transitions,
 generalised transitions, and the time to mine it.
 
---merge, --alpha and --generalize take comma-separated lists; every
-combination is scored on the same folds (alpha applies to the alergia merge
-only). The settings on the Pareto front of accepted and rejected are marked
+--merge, --alpha, --prior-move, --prior-state and --generalize take
+comma-separated lists; every combination is scored on the same folds (alpha
+applies to the alergia merge only, the priors to the bayes merge). The settings on the Pareto front of accepted and rejected are marked
 with *, and one is recommended: of those rejecting at least --min-rejected
 of the perturbed sessions, the one accepting the most held-out sessions.
 
@@ -87,6 +89,7 @@ folds, a fold without sessions, a truth that is not a model file or has no
 label in common with the log).`,
 		Example: `  fsmine eval --labels rules.json logs/*.jsonl
   fsmine eval --merge label,alergia --alpha 0.001,0.01,0.05 --generalize none,auto logs/*.jsonl
+  fsmine eval --merge alergia,bayes --prior-move 1,4 --generalize none,constraints,auto logs/*.jsonl
   fsmine eval --generalize none,constraints,auto,loose,any-order logs/*.jsonl
   fsmine eval --folds 10 --format json logs/today.jsonl.gz > eval.json
   fsmine eval --truth agent/truth.json agent/sessions.jsonl`,
@@ -106,6 +109,8 @@ label in common with the log).`,
 	f.IntVar(&opts.folds, "folds", 5, "number of folds `K` (at least 2)")
 	f.StringSliceVar(&opts.merges, "merge", []string{def.Merge}, "state merging, a list: "+strings.Join(mine.Merges, ", "))
 	f.StringSliceVar(&opts.alphas, "alpha", []string{strconv.FormatFloat(def.Alpha, 'g', -1, 64)}, "alergia significance levels, a list")
+	f.StringSliceVar(&opts.priorMoves, "prior-move", []string{strconv.FormatFloat(def.BayesMovePrior, 'g', -1, 64)}, "bayes merge: what a transition costs, in ln(moves)/2, a list")
+	f.StringSliceVar(&opts.priorStates, "prior-state", []string{strconv.FormatFloat(def.BayesStatePrior, 'g', -1, 64)}, "bayes merge: what a state costs, in ln(moves)/2, a list")
 	f.StringSliceVar(&opts.generalize, "generalize", []string{def.Generalize}, "generalisation, a list: "+strings.Join(mine.Generalizes, ", "))
 	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
 	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
@@ -121,15 +126,32 @@ label in common with the log).`,
 }
 
 // evalSettings is every combination of the listed settings, in the order
-// given, alpha only for alergia.
+// given, alpha only for alergia, the priors only for bayes.
 func evalSettings(opts *evalOptions) ([]eval.Setting, error) {
-	var alphas []float64
-	for _, a := range opts.alphas {
-		x, err := strconv.ParseFloat(strings.TrimSpace(a), 64)
-		if err != nil || !(x > 0 && x < 1) {
-			return nil, usagef("--alpha %q: want numbers between 0 and 1", a)
+	numbers := func(flag string, list []string, ok func(float64) bool, want string) ([]float64, error) {
+		var out []float64
+		for _, a := range list {
+			x, err := strconv.ParseFloat(strings.TrimSpace(a), 64)
+			if err != nil || !ok(x) {
+				return nil, usagef("--%s %q: want %s", flag, a, want)
+			}
+			out = append(out, x)
 		}
-		alphas = append(alphas, x)
+		return out, nil
+	}
+	alphas, err := numbers("alpha", opts.alphas, func(x float64) bool { return x > 0 && x < 1 }, "numbers between 0 and 1")
+	if err != nil {
+		return nil, err
+	}
+	prior := func(x float64) bool { return x >= 0 && x <= mine.MaxBayesPrior }
+	want := fmt.Sprintf("numbers from 0 to %d", mine.MaxBayesPrior)
+	moves, err := numbers("prior-move", opts.priorMoves, prior, want)
+	if err != nil {
+		return nil, err
+	}
+	states, err := numbers("prior-state", opts.priorStates, prior, want)
+	if err != nil {
+		return nil, err
 	}
 	var out []eval.Setting
 	for _, m := range opts.merges {
@@ -142,12 +164,19 @@ func evalSettings(opts *evalOptions) ([]eval.Setting, error) {
 			if !slices.Contains(mine.Generalizes, g) {
 				return nil, usagef("--generalize %q: want one of %s", g, strings.Join(mine.Generalizes, ", "))
 			}
-			if m != mine.MergeAlergia {
+			switch m {
+			case mine.MergeAlergia:
+				for _, a := range alphas {
+					out = append(out, eval.Setting{Merge: m, Alpha: a, Generalize: g})
+				}
+			case mine.MergeBayes:
+				for _, mp := range moves {
+					for _, sp := range states {
+						out = append(out, eval.Setting{Merge: m, PriorMove: mp, PriorState: sp, Generalize: g})
+					}
+				}
+			default:
 				out = append(out, eval.Setting{Merge: m, Generalize: g})
-				continue
-			}
-			for _, a := range alphas {
-				out = append(out, eval.Setting{Merge: m, Alpha: a, Generalize: g})
 			}
 		}
 	}

@@ -63,8 +63,11 @@ func (b *builder) model() *automaton.Model {
 	if lg.Rules != nil {
 		m.Params.Labels = lg.Rules.Raw()
 	}
-	if b.opt.Merge == MergeAlergia {
+	switch b.opt.Merge {
+	case MergeAlergia:
 		m.Params.Alpha = b.opt.Alpha
+	case MergeBayes:
+		m.Params.PriorMove, m.Params.PriorState = b.opt.BayesMovePrior, b.opt.BayesStatePrior
 	}
 	for st := range d.label {
 		s := automaton.State{

@@ -162,7 +162,127 @@ func learnAlergia(p *pta, alpha float64) *dfa {
 		}
 		return true
 	}
+	return redBlue(p, func(b int32, reds []int32) int32 {
+		for _, r := range reds {
+			if compat(r, b) {
+				return r
+			}
+		}
+		return -1
+	})
+}
 
+// learnBayes is red-blue state merging by posterior (Stolcke & Omohundro
+// 1994, "Best-first model merging for hidden Markov model induction"),
+// restricted to states of the same label as learnAlergia is: each blue
+// state, in shortlex order, is merged into the red state of its label that
+// most raises the log posterior, if any merge does not lower it, else
+// promoted to red. The log posterior is the training moves' log-likelihood
+// under the automaton's own frequencies plus a prior that charges
+// movePrior for each transition and statePrior for each state, both in
+// units of ln(moves)/2 (the Bayesian information criterion's charge for a
+// parameter; moves counts the training sessions' moves). A merge always
+// costs likelihood; it pays when it saves transitions (two states that
+// share moves) or states.
+func learnBayes(p *pta, movePrior, statePrior float64) *dfa {
+	moves := 0
+	for i := range p.nodes {
+		for _, e := range p.nodes[i].edges {
+			moves += e.count
+		}
+	}
+	unit := math.Log(float64(max(moves, 2))) / 2
+	mp, sp := movePrior*unit, statePrior*unit
+	return redBlue(p, func(b int32, reds []int32) int32 {
+		best, bestGain := int32(-1), 0.0
+		for _, r := range reds {
+			if g := bayesGain(p, r, b, mp, sp); best < 0 && g >= 0 || best >= 0 && g > bestGain {
+				best, bestGain = r, g
+			}
+		}
+		return best
+	})
+}
+
+// bayesGain is the change in log posterior (see learnBayes) of folding
+// blue tree node b into red node r, as redBlue's fold would: b's subtree
+// folds along r's moves, and a move r lacks takes its subtree along. Sums
+// run in the tree's edge order, so that the result does not depend on map
+// order.
+func bayesGain(p *pta, r, b int32, movePrior, statePrior float64) float64 {
+	type pair struct{ r, b int32 }
+	var into []int32             // nodes that gain counts, in first-visit order
+	add := map[int32][]ptaEdge{} // the counts each gains, by move
+	attached := map[dkey]int32{} // moves a node gains with their subtree
+	gain, trans, states := 0.0, 0, 0
+	stack := []pair{{r, b}}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		states++
+		if _, ok := add[x.r]; !ok {
+			into = append(into, x.r)
+			add[x.r] = nil
+		}
+		es := p.nodes[x.b].edges
+		gain -= logLikelihood(es)
+		trans -= len(es)
+		for _, be := range es {
+			add[x.r] = addCount(add[x.r], be.mv, be.count)
+			k := dkey{x.r, be.mv}
+			if re := p.child(x.r, be.mv); re != nil {
+				stack = append(stack, pair{re.to, be.to})
+			} else if t, ok := attached[k]; ok {
+				stack = append(stack, pair{t, be.to})
+			} else {
+				attached[k] = be.to
+			}
+		}
+	}
+	for _, n := range into {
+		old := p.nodes[n].edges
+		merged := append([]ptaEdge(nil), old...)
+		for _, e := range add[n] {
+			merged = addCount(merged, e.mv, e.count)
+		}
+		gain += logLikelihood(merged) - logLikelihood(old)
+		trans += len(merged) - len(old)
+	}
+	return gain - movePrior*float64(trans) + statePrior*float64(states)
+}
+
+// addCount adds c to mv's count in es, appending mv when es lacks it.
+func addCount(es []ptaEdge, mv move, c int) []ptaEdge {
+	for i := range es {
+		if es[i].mv == mv {
+			es[i].count += c
+			return es
+		}
+	}
+	return append(es, ptaEdge{mv: mv, count: c})
+}
+
+// logLikelihood is the log-likelihood of a state's moves under their own
+// frequencies: the sum of c ln(c/n).
+func logLikelihood(es []ptaEdge) float64 {
+	n := 0
+	for _, e := range es {
+		n += e.count
+	}
+	l := 0.0
+	for _, e := range es {
+		if e.count > 0 {
+			l += float64(e.count) * math.Log(float64(e.count)/float64(n))
+		}
+	}
+	return l
+}
+
+// redBlue folds the prefix tree into an automaton: blue states (children
+// of red ones), in shortlex order, are merged into the red state of their
+// label that pick names (it sees those red states in the order they turned
+// red), or turn red when it names none (-1).
+func redBlue(p *pta, pick func(b int32, reds []int32) int32) *dfa {
 	blue := &nodeHeap{p: p}
 	redsByLabel := map[uint32][]int32{}
 	promote := func(n int32) {
@@ -206,25 +326,19 @@ func learnAlergia(p *pta, alpha float64) *dfa {
 		if p.nodes[b].red || p.nodes[b].dead {
 			continue
 		}
-		merged := false
-		for _, r := range redsByLabel[p.nodes[b].label] {
-			if !compat(r, b) {
-				continue
-			}
-			// Redirect the edge from b's parent (red, since b was blue).
-			par := parent[b]
-			for i := range p.nodes[par].edges {
-				if p.nodes[par].edges[i].to == b {
-					p.nodes[par].edges[i].to = r
-				}
-			}
-			fold(r, b)
-			merged = true
-			break
-		}
-		if !merged {
+		r := pick(b, redsByLabel[p.nodes[b].label])
+		if r < 0 {
 			promote(b)
+			continue
 		}
+		// Redirect the edge from b's parent (red, since b was blue).
+		par := parent[b]
+		for i := range p.nodes[par].edges {
+			if p.nodes[par].edges[i].to == b {
+				p.nodes[par].edges[i].to = r
+			}
+		}
+		fold(r, b)
 	}
 
 	// Renumber the red states in shortlex order from the start.

@@ -19,7 +19,7 @@ var (
 	output    = flag.String("output", "model.json", "where to write the model")
 	labels    = flag.String("label_rules", "", "label rules file (read where the pipeline is launched)")
 	fields    = flag.String("fields", "", "comma-separated field remaps, NAME=PATH as fsmine build's --field")
-	merge     = flag.String("merge", mine.DefaultOptions().Merge, "state merging: alergia or label")
+	merge     = flag.String("merge", mine.DefaultOptions().Merge, "state merging: alergia, label or bayes")
 	alpha     = flag.Float64("alpha", mine.DefaultOptions().Alpha, "alergia's significance level")
 	rareCount = flag.Int("rare_count", 0, "flag transitions taken fewer than this many times")
 	rareRatio = flag.Float64("rare_ratio", mine.DefaultOptions().RareRatio, "flag transitions below this share of their source's outflow")

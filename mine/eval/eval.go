@@ -69,8 +69,13 @@ const DefaultMinRejected = 0.45
 
 // Setting is one combination of the mining options that eval compares.
 type Setting struct {
-	Merge      string  `json:"merge"`
-	Alpha      float64 `json:"alpha,omitempty"`
+	Merge string  `json:"merge"`
+	Alpha float64 `json:"alpha,omitempty"`
+	// PriorMove and PriorState are the bayes merge's prior
+	// (mine.Options.BayesMovePrior and BayesStatePrior), used as given: 0
+	// is a prior of 0, not the default.
+	PriorMove  float64 `json:"prior_move,omitempty"`
+	PriorState float64 `json:"prior_state,omitempty"`
 	Generalize string  `json:"generalize"`
 	// By, when not empty, scores a conditioned model (mine.BuildBy) on
 	// the record field By, its values Options.By, a value needing ByMin
@@ -86,8 +91,11 @@ type Setting struct {
 func (s Setting) String() string {
 	var b strings.Builder
 	b.WriteString(s.Merge)
-	if s.Merge == mine.MergeAlergia {
+	switch s.Merge {
+	case mine.MergeAlergia:
 		fmt.Fprintf(&b, " alpha=%g", s.Alpha)
+	case mine.MergeBayes:
+		fmt.Fprintf(&b, " move=%g state=%g", s.PriorMove, s.PriorState)
 	}
 	g := s.Generalize
 	if g == "" {
@@ -652,6 +660,7 @@ func key(mvs []automaton.Move) string {
 func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[string]string, oracle bool) (Scores, error) {
 	opt := base
 	opt.Merge, opt.Alpha, opt.Generalize = s.Merge, s.Alpha, s.Generalize
+	opt.BayesMovePrior, opt.BayesStatePrior = s.PriorMove, s.PriorState
 	start := time.Now()
 	var m *automaton.Model
 	var err error

@@ -1,0 +1,81 @@
+package mine
+
+import (
+	"math"
+	"testing"
+)
+
+// TestBayesMerge holds the Bayesian merge to what its posterior says: a
+// stage reached from two contexts with the same future is one state (the
+// merge saves the moves the two share), with opposite futures two (the
+// merge saves none and costs the likelihood of telling them apart), where
+// Alergia at its least count merges both.
+func TestBayesMerge(t *testing.T) {
+	states := func(merge string, sessions ...string) int {
+		t.Helper()
+		o := DefaultOptions()
+		o.Merge, o.Generalize = merge, GeneralizeNone
+		m := mustBuild(t, o, ReadOptions{}, strInput("log.jsonl", sessionsJSONL(sessions...)))
+		n := 0
+		for _, s := range m.States {
+			if s.Label == "x" {
+				n++
+			}
+		}
+		return n
+	}
+	repeat := func(n int, s ...string) []string {
+		var out []string
+		for range n {
+			out = append(out, s...)
+		}
+		return out
+	}
+	same := repeat(20, "a:ok x:ok c:ok", "b:ok x:ok c:ok")
+	apart := repeat(6, "a:ok x:ok c:ok", "b:ok x:ok d:ok")
+	if got := states(MergeBayes, same...); got != 1 {
+		t.Errorf("same future: %d states of x, want 1", got)
+	}
+	if got := states(MergeBayes, apart...); got != 2 {
+		t.Errorf("opposite futures: %d states of x, want 2", got)
+	}
+	// Six arrivals each are below Alergia's least count: it merges them.
+	if got := states(MergeAlergia, apart...); got != 1 {
+		t.Errorf("alergia, opposite futures seen 6 times each: %d states of x, want 1", got)
+	}
+}
+
+// TestBayesGain checks the posterior change of one fold against the sums
+// done by hand: folding x after b (x -ok-> d, 6 times) into x after a
+// (x -ok-> c, 6 times).
+func TestBayesGain(t *testing.T) {
+	lg, err := Read([]Input{strInput("log.jsonl", sessionsJSONL(
+		"a:ok x:ok c:ok", "a:ok x:ok c:ok", "a:ok x:ok c:ok", "a:ok x:ok c:ok", "a:ok x:ok c:ok", "a:ok x:ok c:ok",
+		"b:ok x:ok d:ok", "b:ok x:ok d:ok", "b:ok x:ok d:ok", "b:ok x:ok d:ok", "b:ok x:ok d:ok", "b:ok x:ok d:ok",
+	))}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &builder{lg: lg, opt: DefaultOptions()}
+	b.startLabel = lg.intern("__start__")
+	b.variants()
+	p := buildPTA(b.vars, b.startLabel, b.lessMove)
+	x := lg.intern("x")
+	var xs []int32
+	for i, n := range p.nodes {
+		if n.label == x {
+			xs = append(xs, int32(i))
+		}
+	}
+	if len(xs) != 2 {
+		t.Fatalf("%d tree nodes of x, want 2", len(xs))
+	}
+	// Folding one x into the other: x's moves become c 6, d 6 (two
+	// transitions before, two after); the folded x's subtree (d, then the
+	// end) is taken along, so one state goes.
+	const mp, sp = 3.0, 0.5
+	want := 12*math.Log(0.5) + sp
+	if got := bayesGain(p, xs[0], xs[1], mp, sp); math.Abs(got-want) > 1e-9 {
+		t.Errorf("gain %.6f, want %.6f", got, want)
+	}
+}
