@@ -317,6 +317,21 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	}
 	if opts.update != "" {
 		inheritModelFlags(&opts.model, opts.model.parentModel.Params, opts.changed)
+		if p := opts.model.parentModel.Params; p.Merge == mine.MergeBayes {
+			// The priors taken from the model, checked before any log is
+			// read (those given as flags are checked as build's own).
+			given := func(name string) bool { return opts.changed != nil && opts.changed(name) }
+			o := mine.DefaultOptions()
+			if !given("prior-move") {
+				o.BayesMovePrior = p.PriorMove
+			}
+			if !given("prior-state") {
+				o.BayesStatePrior = p.PriorState
+			}
+			if err := o.CheckBayesPriors(); err != nil {
+				return fmt.Errorf("--update %s: params: %w", opts.update, err)
+			}
+		}
 		if opts.model.slots {
 			if oldFields, err = readFieldEvidence(opts.update, opts.model.parentModel); err != nil {
 				return err

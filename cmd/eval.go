@@ -143,13 +143,14 @@ func evalSettings(opts *evalOptions) ([]eval.Setting, error) {
 	if err != nil {
 		return nil, err
 	}
-	prior := func(x float64) bool { return x >= 0 && x <= mine.MaxBayesPrior }
-	want := fmt.Sprintf("numbers from 0 to %d", mine.MaxBayesPrior)
-	moves, err := numbers("prior-move", opts.priorMoves, prior, want)
+	prior := func(lo float64) func(float64) bool {
+		return func(x float64) bool { return x >= lo && x <= mine.MaxBayesPrior }
+	}
+	moves, err := numbers("prior-move", opts.priorMoves, prior(mine.MinBayesMovePrior), fmt.Sprintf("numbers from %g to %d", mine.MinBayesMovePrior, mine.MaxBayesPrior))
 	if err != nil {
 		return nil, err
 	}
-	states, err := numbers("prior-state", opts.priorStates, prior, want)
+	states, err := numbers("prior-state", opts.priorStates, prior(0), fmt.Sprintf("numbers from 0 to %d", mine.MaxBayesPrior))
 	if err != nil {
 		return nil, err
 	}

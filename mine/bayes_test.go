@@ -2,6 +2,8 @@ package mine
 
 import (
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -77,5 +79,81 @@ func TestBayesGain(t *testing.T) {
 	want := 12*math.Log(0.5) + sp
 	if got := bayesGain(p, xs[0], xs[1], mp, sp); math.Abs(got-want) > 1e-9 {
 		t.Errorf("gain %.6f, want %.6f", got, want)
+	}
+}
+
+// logPosterior is learnBayes's objective over the live nodes of p: each
+// state's log-likelihood, less mp per transition and sp per state.
+func logPosterior(p *pta, mp, sp float64) float64 {
+	l := 0.0
+	for i := range p.nodes {
+		if !p.nodes[i].dead {
+			l += logLikelihood(p.nodes[i].edges) - mp*float64(len(p.nodes[i].edges)) - sp
+		}
+	}
+	return l
+}
+
+func (p *pta) clone() *pta {
+	c := &pta{nodes: append([]ptaNode(nil), p.nodes...)}
+	for i := range c.nodes {
+		c.nodes[i].edges = append([]ptaEdge(nil), c.nodes[i].edges...)
+	}
+	return c
+}
+
+// TestBayesGainFolds checks bayesGain against the merge it predicts, on
+// random small logs with retries and loops: for every candidate merge of a
+// red-blue run, the log posterior after the merge, less the one before, is
+// the predicted gain.
+func TestBayesGainFolds(t *testing.T) {
+	const mp, sp = 1.0, 0.5
+	r := rand.New(rand.NewPCG(1, 2))
+	checked := 0
+	for trial := range 300 {
+		var sessions []string
+		for range 2 + r.IntN(12) {
+			var steps []string
+			for range 1 + r.IntN(6) {
+				steps = append(steps, []string{"x", "y", "z"}[r.IntN(3)]+":"+[]string{"ok", "err"}[r.IntN(2)])
+			}
+			sessions = append(sessions, strings.Join(steps, " "))
+		}
+		lg, err := Read([]Input{strInput("log.jsonl", sessionsJSONL(sessions...))}, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &builder{lg: lg, opt: DefaultOptions()}
+		b.startLabel = lg.intern("__start__")
+		b.variants()
+		p := buildPTA(b.vars, b.startLabel, b.lessMove)
+		redBlue(p, func(blue int32, reds []int32) int32 {
+			par := int32(-1)
+			for i := range p.nodes {
+				for _, e := range p.nodes[i].edges {
+					if e.to == blue && !p.nodes[i].dead {
+						par = int32(i)
+					}
+				}
+			}
+			best, bestGain := int32(-1), 0.0
+			for _, red := range reds {
+				want := bayesGain(p, red, blue, mp, sp)
+				c := p.clone()
+				before := logPosterior(c, mp, sp)
+				c.merge(red, blue, par, func(int32, int32) {})
+				if got := logPosterior(c, mp, sp) - before; math.Abs(got-want) > 1e-9 {
+					t.Fatalf("trial %d (%q): merging %d into %d changes the log posterior by %.6f, bayesGain says %.6f", trial, sessions, blue, red, got, want)
+				}
+				checked++
+				if best < 0 && want >= 0 || best >= 0 && want > bestGain {
+					best, bestGain = red, want
+				}
+			}
+			return best
+		})
+	}
+	if checked < 1000 {
+		t.Errorf("%d merges checked, want at least 1000", checked)
 	}
 }

@@ -205,10 +205,10 @@ func learnBayes(p *pta, movePrior, statePrior float64) *dfa {
 }
 
 // bayesGain is the change in log posterior (see learnBayes) of folding
-// blue tree node b into red node r, as redBlue's fold would: b's subtree
-// folds along r's moves, and a move r lacks takes its subtree along. Sums
-// run in the tree's edge order, so that the result does not depend on map
-// order.
+// blue tree node b into red node r, as redBlue does: the edge into b from
+// its parent turns to r, then b's subtree folds along r's moves, and a move
+// r lacks takes its subtree along. Sums run in the tree's edge order, so
+// that the result does not depend on map order.
 func bayesGain(p *pta, r, b int32, movePrior, statePrior float64) float64 {
 	type pair struct{ r, b int32 }
 	var into []int32             // nodes that gain counts, in first-visit order
@@ -231,7 +231,11 @@ func bayesGain(p *pta, r, b int32, movePrior, statePrior float64) float64 {
 			add[x.r] = addCount(add[x.r], be.mv, be.count)
 			k := dkey{x.r, be.mv}
 			if re := p.child(x.r, be.mv); re != nil {
-				stack = append(stack, pair{re.to, be.to})
+				to := re.to
+				if to == b { // the parent's edge, turned to r
+					to = r
+				}
+				stack = append(stack, pair{to, be.to})
 			} else if t, ok := attached[k]; ok {
 				stack = append(stack, pair{t, be.to})
 			} else {
@@ -301,24 +305,11 @@ func redBlue(p *pta, pick func(b int32, reds []int32) int32) *dfa {
 			parent[e.to] = int32(i)
 		}
 	}
-	// fold merges tree node b into node r: counts add and b's edges join r's.
-	var fold func(r, b int32)
-	fold = func(r, b int32) {
-		p.nodes[r].count += p.nodes[b].count
-		p.nodes[b].dead = true
-		for _, be := range p.nodes[b].edges {
-			if re := p.child(r, be.mv); re != nil {
-				re.count += be.count
-				fold(re.to, be.to)
-				continue
-			}
-			p.nodes[r].edges = append(p.nodes[r].edges, be)
-			parent[be.to] = r
-			if p.nodes[r].red && !p.nodes[be.to].red {
-				heap.Push(blue, be.to)
-			}
+	attach := func(r, child int32) {
+		parent[child] = r
+		if p.nodes[r].red && !p.nodes[child].red {
+			heap.Push(blue, child)
 		}
-		p.nodes[b].edges = nil
 	}
 	promote(0)
 	for blue.Len() > 0 {
@@ -331,14 +322,7 @@ func redBlue(p *pta, pick func(b int32, reds []int32) int32) *dfa {
 			promote(b)
 			continue
 		}
-		// Redirect the edge from b's parent (red, since b was blue).
-		par := parent[b]
-		for i := range p.nodes[par].edges {
-			if p.nodes[par].edges[i].to == b {
-				p.nodes[par].edges[i].to = r
-			}
-		}
-		fold(r, b)
+		p.merge(r, b, parent[b], attach)
 	}
 
 	// Renumber the red states in shortlex order from the start.
@@ -368,6 +352,35 @@ func redBlue(p *pta, pick func(b int32, reds []int32) int32) *dfa {
 // sparse subtrees reject merges on noise (0 of 6 where 73% was expected) and
 // the model splits states that have the same future.
 const minTestCount = 10
+
+// merge folds blue tree node b, whose parent is par, into red node r: the
+// edge from par (red, since b was blue) turns to r, then b's counts add to
+// r's and b's edges join r's, recursively along the moves they share; attach
+// is told of each edge r takes whole (r, the subtree's root).
+func (p *pta) merge(r, b, par int32, attach func(r, child int32)) {
+	for i := range p.nodes[par].edges {
+		if p.nodes[par].edges[i].to == b {
+			p.nodes[par].edges[i].to = r
+		}
+	}
+	p.fold(r, b, attach)
+}
+
+// fold merges tree node b into node r: counts add and b's edges join r's.
+func (p *pta) fold(r, b int32, attach func(r, child int32)) {
+	p.nodes[r].count += p.nodes[b].count
+	p.nodes[b].dead = true
+	for _, be := range p.nodes[b].edges {
+		if re := p.child(r, be.mv); re != nil {
+			re.count += be.count
+			p.fold(re.to, be.to, attach)
+			continue
+		}
+		p.nodes[r].edges = append(p.nodes[r].edges, be)
+		attach(r, be.to)
+	}
+	p.nodes[b].edges = nil
+}
 
 // nodeHeap orders blue nodes by their shortlex rank in the tree.
 type nodeHeap struct {
