@@ -316,21 +316,8 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		return err
 	}
 	if opts.update != "" {
-		inheritModelFlags(&opts.model, opts.model.parentModel.Params, opts.changed)
-		if p := opts.model.parentModel.Params; p.Merge == mine.MergeBayes {
-			// The priors taken from the model, checked before any log is
-			// read (those given as flags are checked as build's own).
-			given := func(name string) bool { return opts.changed != nil && opts.changed(name) }
-			o := mine.DefaultOptions()
-			if !given("prior-move") {
-				o.BayesMovePrior = p.PriorMove
-			}
-			if !given("prior-state") {
-				o.BayesStatePrior = p.PriorState
-			}
-			if err := o.CheckBayesPriors(); err != nil {
-				return fmt.Errorf("--update %s: params: %w", opts.update, err)
-			}
+		if err := inheritModelFlags(&opts.model, opts.model.parentModel.Params, opts.changed); err != nil {
+			return fmt.Errorf("--update %s: params: %w", opts.update, err)
 		}
 		if opts.model.slots {
 			if oldFields, err = readFieldEvidence(opts.update, opts.model.parentModel); err != nil {
@@ -891,8 +878,9 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 
 // inheritModelFlags gives the mining options not given on the command line
 // the values the updated model was mined with, so that its next version is
-// mined as it was.
-func inheritModelFlags(o *modelOptions, p automaton.Params, changed func(string) bool) {
+// mined as it was. The error is a value of the model's that is out of
+// range.
+func inheritModelFlags(o *modelOptions, p automaton.Params, changed func(string) bool) error {
 	given := func(name string) bool { return changed != nil && changed(name) }
 	if !given("merge") && p.Merge != "" {
 		o.merge = p.Merge
@@ -900,11 +888,19 @@ func inheritModelFlags(o *modelOptions, p automaton.Params, changed func(string)
 	if !given("alpha") && p.Alpha > 0 {
 		o.alpha = p.Alpha
 	}
-	if p.Merge == mine.MergeBayes && !given("prior-move") {
-		o.priorMove = p.PriorMove
-	}
-	if p.Merge == mine.MergeBayes && !given("prior-state") {
-		o.priorState = p.PriorState
+	if p.Merge == mine.MergeBayes {
+		// The priors taken from the model are checked before any log is
+		// read; those given as flags are checked as build's own.
+		taken := mine.DefaultOptions()
+		if !given("prior-move") {
+			o.priorMove, taken.BayesMovePrior = p.PriorMove, p.PriorMove
+		}
+		if !given("prior-state") {
+			o.priorState, taken.BayesStatePrior = p.PriorState, p.PriorState
+		}
+		if err := taken.CheckBayesPriors(); err != nil {
+			return err
+		}
 	}
 	if !given("rare-count") {
 		o.rareCount = p.RareCount
@@ -927,6 +923,7 @@ func inheritModelFlags(o *modelOptions, p automaton.Params, changed func(string)
 	if !given("slots") {
 		o.slots = p.Slots
 	}
+	return nil
 }
 
 // printBySummary says how build --by split the sessions; nothing for a

@@ -78,8 +78,9 @@ generalised transitions, and the time to mine it.
 
 --merge, --alpha, --prior-move, --prior-state and --generalize take
 comma-separated lists; every combination is scored on the same folds (alpha
-applies to the alergia merge only, the priors to the bayes merge). The settings on the Pareto front of accepted and rejected are marked
-with *, and one is recommended: of those rejecting at least --min-rejected
+applies to the alergia merge only, the priors to the bayes merge). The
+settings on the Pareto front of accepted and rejected are marked with *,
+and one is recommended: of those rejecting at least --min-rejected
 of the perturbed sessions, the one accepting the most held-out sessions.
 
 Logs are read as build reads them (--labels, --field, --from), whole.

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/fsmine/fsmine/automaton"
 )
 
 // TestBayesMerge holds the Bayesian merge to what its posterior says: a
@@ -51,17 +53,10 @@ func TestBayesMerge(t *testing.T) {
 // done by hand: folding x after b (x -ok-> d, 6 times) into x after a
 // (x -ok-> c, 6 times).
 func TestBayesGain(t *testing.T) {
-	lg, err := Read([]Input{strInput("log.jsonl", sessionsJSONL(
+	p, lg := prefixTree(t,
 		"a:ok x:ok c:ok", "a:ok x:ok c:ok", "a:ok x:ok c:ok", "a:ok x:ok c:ok", "a:ok x:ok c:ok", "a:ok x:ok c:ok",
 		"b:ok x:ok d:ok", "b:ok x:ok d:ok", "b:ok x:ok d:ok", "b:ok x:ok d:ok", "b:ok x:ok d:ok", "b:ok x:ok d:ok",
-	))}, ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &builder{lg: lg, opt: DefaultOptions()}
-	b.startLabel = lg.intern("__start__")
-	b.variants()
-	p := buildPTA(b.vars, b.startLabel, b.lessMove)
+	)
 	x := lg.intern("x")
 	var xs []int32
 	for i, n := range p.nodes {
@@ -80,6 +75,20 @@ func TestBayesGain(t *testing.T) {
 	if got := bayesGain(p, xs[0], xs[1], mp, sp); math.Abs(got-want) > 1e-9 {
 		t.Errorf("gain %.6f, want %.6f", got, want)
 	}
+}
+
+// prefixTree reads sessions (see sessionsJSONL) and returns the prefix tree
+// Build merges, and the log that names its labels.
+func prefixTree(t *testing.T, sessions ...string) (*pta, *Log) {
+	t.Helper()
+	lg, err := Read([]Input{strInput("log.jsonl", sessionsJSONL(sessions...))}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &builder{lg: lg, opt: DefaultOptions()}
+	b.startLabel = lg.intern(automaton.StartID)
+	b.variants()
+	return buildPTA(b.vars, b.startLabel, b.lessMove), lg
 }
 
 // logPosterior is learnBayes's objective over the live nodes of p: each
@@ -119,14 +128,7 @@ func TestBayesGainFolds(t *testing.T) {
 			}
 			sessions = append(sessions, strings.Join(steps, " "))
 		}
-		lg, err := Read([]Input{strInput("log.jsonl", sessionsJSONL(sessions...))}, ReadOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := &builder{lg: lg, opt: DefaultOptions()}
-		b.startLabel = lg.intern("__start__")
-		b.variants()
-		p := buildPTA(b.vars, b.startLabel, b.lessMove)
+		p, _ := prefixTree(t, sessions...)
 		redBlue(p, func(blue int32, reds []int32) int32 {
 			par := int32(-1)
 			for i := range p.nodes {

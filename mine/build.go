@@ -60,7 +60,8 @@ type Options struct {
 	Alpha float64
 	// BayesMovePrior and BayesStatePrior are MergeBayes's prior: what a
 	// transition and a state cost, in units of ln(moves)/2 (see
-	// learnBayes); higher merges more. Both at least 0.
+	// learnBayes); higher merges more. See CheckBayesPriors for their
+	// range.
 	BayesMovePrior, BayesStatePrior float64
 	// RareCount flags transitions taken fewer times than this; 0 disables.
 	RareCount int

@@ -72,8 +72,8 @@ type Setting struct {
 	Merge string  `json:"merge"`
 	Alpha float64 `json:"alpha,omitempty"`
 	// PriorMove and PriorState are the bayes merge's prior
-	// (mine.Options.BayesMovePrior and BayesStatePrior), used as given: 0
-	// is a prior of 0, not the default.
+	// (mine.Options.BayesMovePrior and BayesStatePrior), used as given
+	// (zero values are not the defaults).
 	PriorMove  float64 `json:"prior_move,omitempty"`
 	PriorState float64 `json:"prior_state,omitempty"`
 	Generalize string  `json:"generalize"`
