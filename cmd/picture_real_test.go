@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,7 +96,10 @@ func TestDefaultPictureRealLogs(t *testing.T) {
 					t.Errorf("docs/ride_book-map.svg is not what render draws today (%v): cp the map of fsmine labels suggest, build --labels, render -o map.svg over it", err)
 				}
 			}
-			fit := starFit(t, run, tmp, filepath.Join(data, "star", tt.name+".flow.json"), labels, m)
+			fit, merged := starFit(t, run, tmp, filepath.Join(data, "star", tt.name+".flow.json"), labels, m)
+			for _, mb := range merged {
+				t.Errorf("designed branches %s and %s are one suggested stage, %q", mb[0], mb[1], mb[2])
+			}
 			h := float64(fit.OnTrunk) / float64(len(distinct(fit.HappyPath)))
 			e := float64(fit.Drawn) / float64(len(fit.Moves))
 			happy += h / 5
@@ -144,8 +149,10 @@ var designNames = map[string]map[string]string{
 }
 
 // starFit imports the task's flowchart, names each designed node as the
-// suggested rules name its log label, and fits it to m's map.
-func starFit(t *testing.T, run func(*testing.T, ...string), tmp, flow, rulesPath string, m *automaton.Model) render.MapFit {
+// suggested rules name its log label, and fits it to m's map. It also
+// returns the design's branches that one suggested stage holds (see
+// mergedBranches).
+func starFit(t *testing.T, run func(*testing.T, ...string), tmp, flow, rulesPath string, m *automaton.Model) (render.MapFit, [][3]string) {
 	t.Helper()
 	plain := filepath.Join(tmp, "plain.design.json")
 	run(t, "import", "-q", "-o", plain, flow)
@@ -153,46 +160,23 @@ func starFit(t *testing.T, run func(*testing.T, ...string), tmp, flow, rulesPath
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(rulesPath)
-	if err != nil {
-		t.Fatal(err)
+	rules := readRules(t, rulesPath)
+	task := strings.TrimSuffix(filepath.Base(flow), ".flow.json")
+	stage := func(label string) (string, bool) {
+		if n, ok := designNames[task][label]; ok {
+			label = n
+		}
+		return rules.stage(label)
 	}
-	var rules struct {
-		Rules []struct {
-			Match struct {
-				Node string `json:"node"`
-			} `json:"match"`
-			State string `json:"state"`
-			Drop  bool   `json:"drop"`
-		} `json:"rules"`
-	}
-	if err := json.Unmarshal(raw, &rules); err != nil {
-		t.Fatal(err)
-	}
-	names := map[string]string{}
-	for _, s := range d.States {
+	merged := mergedBranches(d, stage)
+	// Relabelled here rather than by import --labels, which refuses a
+	// design whose relabelled moves are not deterministic (two outcomes of
+	// a query in one stage).
+	for i, s := range d.States {
 		if s.ID == automaton.StartID || s.ID == automaton.EndID {
 			continue
 		}
-		label := s.Label
-		if n, ok := designNames[strings.TrimSuffix(filepath.Base(flow), ".flow.json")][s.Label]; ok {
-			label = n
-		}
-		for _, r := range rules.Rules {
-			if !regexp.MustCompile(r.Match.Node).MatchString(label) {
-				continue
-			}
-			if !r.Drop && r.State != "" {
-				names[s.ID] = r.State
-			}
-			break
-		}
-	}
-	// Relabelled here rather than by import --labels, which refuses a
-	// design whose relabelled moves are not deterministic (plane_book's
-	// suggested stages put a query's two outcomes in one stage).
-	for i := range d.States {
-		if name, ok := names[d.States[i].ID]; ok {
+		if name, ok := stage(s.Label); ok {
 			d.States[i].Label = name
 		}
 	}
@@ -200,7 +184,87 @@ func starFit(t *testing.T, run func(*testing.T, ...string), tmp, flow, rulesPath
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fit
+	return fit, merged
+}
+
+// labelRules are the label rules labels suggest writes, as far as the
+// tests read them.
+type labelRules struct {
+	Rules []struct {
+		Match struct {
+			Node string `json:"node"`
+		} `json:"match"`
+		State string `json:"state"`
+		Drop  bool   `json:"drop"`
+	} `json:"rules"`
+	res []*regexp.Regexp
+}
+
+// readRules reads the label rules at path.
+func readRules(t *testing.T, path string) *labelRules {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r labelRules
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, rule := range r.Rules {
+		r.res = append(r.res, regexp.MustCompile(rule.Match.Node))
+	}
+	return &r
+}
+
+// stage is what the first rule whose pattern matches node makes of it: a
+// stage (ok), or nothing when no rule matches or it drops the node.
+func (r *labelRules) stage(node string) (name string, ok bool) {
+	for i, rule := range r.Rules {
+		if r.res[i].MatchString(node) {
+			return rule.State, !rule.Drop && rule.State != ""
+		}
+	}
+	return "", false
+}
+
+// dropped says whether the first rule whose pattern matches node drops it.
+func (r *labelRules) dropped(node string) bool {
+	for i, rule := range r.Rules {
+		if r.res[i].MatchString(node) {
+			return rule.Drop
+		}
+	}
+	return false
+}
+
+// mergedBranches lists the pairs of nodes of design d that follow one
+// node as two of its branches (success and failure, yes and no) and that
+// stage puts in one stage, with the stage. Moves back to the node itself
+// and into the end are no branches; a node stage does not name (not in the
+// log, or dropped) keeps its own name and shares no stage.
+func mergedBranches(d *automaton.Model, stage func(string) (string, bool)) [][3]string {
+	next := map[string][]string{}
+	for _, tr := range d.Transitions {
+		if tr.To != automaton.EndID && tr.To != tr.From {
+			next[tr.From] = append(next[tr.From], tr.To)
+		}
+	}
+	var out [][3]string
+	for _, from := range slices.Sorted(maps.Keys(next)) {
+		to := slices.Compact(slices.Sorted(slices.Values(next[from])))
+		for i, x := range to {
+			for _, y := range to[i+1:] {
+				lx, ly := d.State(x).Label, d.State(y).Label
+				sx, okx := stage(lx)
+				sy, oky := stage(ly)
+				if okx && oky && sx == sy {
+					out = append(out, [3]string{lx, ly, sx})
+				}
+			}
+		}
+	}
+	return out
 }
 
 // TestAllSTARTasks draws the default map of every STAR task with a single
@@ -225,6 +289,8 @@ func TestAllSTARTasks(t *testing.T) {
 	var happy, drawn float64
 	over, crossings := 0, 0
 	why := map[string]int{}
+	var branches []string
+	turns := map[string]int{}
 	for _, flow := range flows {
 		task := strings.TrimSuffix(filepath.Base(flow), ".flow.json")
 		logs := filepath.Join(dir, task+".jsonl")
@@ -247,7 +313,16 @@ func TestAllSTARTasks(t *testing.T) {
 		if l.Crossings > 5 {
 			over++
 		}
-		fit := starFit(t, run, tmp, flow, rules, m)
+		fit, merged := starFit(t, run, tmp, flow, rules, m)
+		for _, mb := range merged {
+			branches = append(branches, fmt.Sprintf("%s: %s and %s in %q", task, mb[0], mb[1], mb[2]))
+		}
+		lr := readRules(t, rules)
+		for _, n := range []string{"user_utter", "wizard_free_text"} {
+			if lr.dropped(n) {
+				turns[n]++
+			}
+		}
 		h := float64(fit.OnTrunk) / float64(len(distinct(fit.HappyPath)))
 		e := float64(fit.Drawn) / float64(len(fit.Moves))
 		happy += h / float64(len(flows))
@@ -265,6 +340,8 @@ func TestAllSTARTasks(t *testing.T) {
 	t.Logf("designed moves not drawn: %d never taken, %d taken only as rare transitions, %d taken fewer than 5 times, %d taken but not drawn (the 30 edges, a crossing, or inside a box)",
 		why["never"], why["rare"], why["seldom"], why["left out"])
 	t.Logf("happy-path stages not on the trunk: %d with no state of their label, %d visited but off the trunk", why["no state"], why["off trunk"])
+	t.Logf("message turns dropped in %d of %d tasks (user_utter), free text in %d (wizard_free_text)", turns["user_utter"], len(flows), turns["wizard_free_text"])
+	t.Logf("designed branches in one suggested stage: %d %q", len(branches), branches)
 	if over > 0 {
 		t.Errorf("%d tasks cross more than 5 edges, want none", over)
 	}

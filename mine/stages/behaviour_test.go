@@ -185,3 +185,31 @@ func TestSuggestSTAR(t *testing.T) {
 		})
 	}
 }
+
+// TestSuggestQuizOutcomes: a quiz asks question after question, and each
+// answer is told correct or incorrect before the next one. The two replies
+// share every word but the verdict and come in no fixed order, as two
+// ways of one step would; "incorrect" names a failure, so they are the two
+// sides of the answer's check and stay apart (STAR's trivia merged them).
+func TestSuggestQuizOutcomes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	var b strings.Builder
+	for s := range 80 {
+		seq := []string{"hello", "user_says", "ask_question_count", "user_says"}
+		for range 2 + rng.IntN(4) {
+			verdict := "inform_answer_correct_ask_next"
+			if rng.IntN(3) == 0 {
+				verdict = "inform_answer_incorrect_ask_next"
+			}
+			seq = append(seq, "query_quiz", "ask_question", "user_says", verdict, "user_says")
+		}
+		seq = append(seq, "bye")
+		for i, n := range seq {
+			fmt.Fprintf(&b, "{\"session_id\":\"s%d\",\"step\":%d,\"node\":%q}\n", s, i, n)
+		}
+	}
+	st := stageOf(suggest(t, b.String(), Options{}))
+	if st["inform_answer_correct_ask_next"] == st["inform_answer_incorrect_ask_next"] {
+		t.Errorf("correct and incorrect replies share stage %q: want two", st["inform_answer_correct_ask_next"])
+	}
+}

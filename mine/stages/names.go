@@ -69,12 +69,13 @@ func affinity(a, b []token) float64 {
 }
 
 // negations are the words that name a failure (ride_inform_nothing_found,
-// plane_reservation_failed): such a step is one side of a decision, and no
-// merge that only a stage count forces joins it to another step (see
-// candidate.blocked).
+// plane_reservation_failed, trivia_inform_answer_incorrect_ask_next): such
+// a step is one side of a decision, and no merge that only a stage count
+// forces joins it to another step (see candidate.blocked).
 var negations = map[string]bool{
 	"not": true, "nothing": true, "none": true, "never": true, "fail": true, "failed": true,
 	"failure": true, "error": true, "unavailable": true, "invalid": true, "denied": true, "rejected": true,
+	"incorrect": true, "wrong": true,
 }
 
 // negated says whether a name's words name a failure.
