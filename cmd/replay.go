@@ -119,6 +119,9 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 		return err
 	}
 	s := check.FindSession(lg, opts.session)
+	if s == nil && slices.Contains(lg.EmptiedIDs, opts.session) {
+		return fmt.Errorf("session %q in %s has no step to replay: the label rules drop every record of it", opts.session, strings.Join(opts.inputs, ", "))
+	}
 	if s == nil {
 		return fmt.Errorf("session %q not found in %s (%d sessions; %s)", opts.session, strings.Join(opts.inputs, ", "), len(lg.Sessions), check.SimilarIDs(lg, opts.session))
 	}

@@ -25,6 +25,9 @@ type Log struct {
 	Duplicates int // exact duplicate records dropped
 	Dropped    int // records dropped by label rules
 	Emptied    int // sessions all of whose records label rules dropped: not sessions of the log
+	// EmptiedIDs are the Emptied sessions' ids, sorted; not kept when the
+	// log is Streamed.
+	EmptiedIDs []string
 	Folded     int // records folded into the visit before them
 	Detours    int // detour visits taken out of the flow
 	StepGaps   int // places where a session's step numbers skip
@@ -574,6 +577,7 @@ func (lg *Log) finish() {
 				lg.Sessions = append(lg.Sessions, s)
 			} else {
 				lg.Emptied++
+				lg.EmptiedIDs = append(lg.EmptiedIDs, s.ID)
 			}
 		}
 	}
@@ -582,6 +586,7 @@ func (lg *Log) finish() {
 		return
 	}
 	slices.SortFunc(lg.Sessions, func(a, b Session) int { return strings.Compare(a.ID, b.ID) })
+	slices.Sort(lg.EmptiedIDs)
 }
 
 // finish forms the shard's sessions (folds its open ones, streaming).

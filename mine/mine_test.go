@@ -9,6 +9,7 @@ import (
 	"math/rand"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -527,6 +528,9 @@ func TestReadEmptied(t *testing.T) {
 		}
 		if lg.Emptied != 1 || lg.Dropped != 3 || lg.NumSessions() != 1 {
 			t.Errorf("stream %v: emptied %d, dropped %d, sessions %d; want 1, 3, 1", stream, lg.Emptied, lg.Dropped, lg.NumSessions())
+		}
+		if want := []string{"b"}; stream && lg.EmptiedIDs != nil || !stream && !slices.Equal(lg.EmptiedIDs, want) {
+			t.Errorf("stream %v: emptied ids %q; want %q read whole, none streaming", stream, lg.EmptiedIDs, want)
 		}
 	}
 }

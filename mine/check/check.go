@@ -110,20 +110,24 @@ type Place struct {
 // Summary is the report of fsmine check, its --format json object. Shares
 // and fitness are rounded to 6 decimals (see mine.Round6).
 type Summary struct {
-	Model           ModelRef `json:"model"`
-	Records         int      `json:"records"`
-	Skipped         int      `json:"skipped"`
-	Sessions        int      `json:"sessions"`
-	Events          int      `json:"events"`
-	Fit             int      `json:"fit"`
-	FitShare        float64  `json:"fit_share"`
-	LogFitness      float64  `json:"log_fitness"`
-	MeanFitness     float64  `json:"mean_fitness"`
-	Outside         int      `json:"outside"`
-	OutsideShare    float64  `json:"outside_share"`
-	RareMoves       int      `json:"rare_moves"`
-	RareSessions    int      `json:"rare_sessions"`
-	RareIsDeviation bool     `json:"rare_is_deviation"`
+	Model   ModelRef `json:"model"`
+	Records int      `json:"records"`
+	Skipped int      `json:"skipped"`
+	// Emptied counts the sessions the label rules left without a step
+	// (every record dropped): not checked, as they are no sessions of the
+	// log (see mine.Log.Emptied).
+	Emptied         int     `json:"emptied"`
+	Sessions        int     `json:"sessions"`
+	Events          int     `json:"events"`
+	Fit             int     `json:"fit"`
+	FitShare        float64 `json:"fit_share"`
+	LogFitness      float64 `json:"log_fitness"`
+	MeanFitness     float64 `json:"mean_fitness"`
+	Outside         int     `json:"outside"`
+	OutsideShare    float64 `json:"outside_share"`
+	RareMoves       int     `json:"rare_moves"`
+	RareSessions    int     `json:"rare_sessions"`
+	RareIsDeviation bool    `json:"rare_is_deviation"`
 	// Generalised transitions taken (see automaton.Transition.Generalized).
 	GeneralizedMoves       int            `json:"generalized_moves"`
 	GeneralizedSessions    int            `json:"generalized_sessions"`
@@ -400,6 +404,7 @@ func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, 
 	sum := &Summary{
 		Records:  lg.Records,
 		Skipped:  lg.Skipped,
+		Emptied:  lg.Emptied,
 		Sessions: len(r.results),
 		ByKind:   map[string]int{},
 		Pass:     true,

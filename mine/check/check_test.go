@@ -226,7 +226,7 @@ func TestSummaryJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &obj); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"model", "records", "skipped", "sessions", "events", "fit", "fit_share", "log_fitness", "mean_fitness",
+	want := []string{"model", "records", "skipped", "emptied", "sessions", "events", "fit", "fit_share", "log_fitness", "mean_fitness",
 		"outside", "outside_share", "rare_moves", "rare_sessions", "rare_is_deviation", "generalized_moves",
 		"generalized_sessions", "generalized_is_deviation", "bounded", "pass", "by_kind", "by_place", "deviations", "mean_risk"}
 	for _, k := range want {

@@ -20,6 +20,9 @@ func (s *Summary) WriteText(w io.Writer, m *automaton.Model, list int) error {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("model       %s  v%d %s  (%d states, %d transitions)\n", s.Model.Path, s.Model.Version, text.ShortDigest(s.Model.Digest), len(m.States), len(m.Transitions))
 	p("logs        %s, %d records (%d skipped), %d sessions, %d events\n", filesText(s.files), s.Records, s.Skipped, s.Sessions, s.Events)
+	if s.Emptied > 0 {
+		p("            %s with every record dropped by the label rules: no step, not checked\n", text.Count(s.Emptied, "more session"))
+	}
 	for _, bl := range s.bad {
 		p("            skipped %s\n", bl)
 	}

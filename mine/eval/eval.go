@@ -261,9 +261,12 @@ type Result struct {
 
 // Report is what Run measured.
 type Report struct {
-	Sessions int      `json:"sessions"`
-	Folds    int      `json:"folds"`
-	Results  []Result `json:"results"`
+	Sessions int `json:"sessions"`
+	// Emptied counts the sessions the label rules left without a step
+	// (see mine.Log.Emptied): no part of any fold.
+	Emptied int      `json:"emptied,omitempty"`
+	Folds   int      `json:"folds"`
+	Results []Result `json:"results"`
 	// Recommended is the index into Results of the recommended setting:
 	// of those that reject at least MinRejected of the perturbed sessions,
 	// the one that accepts the most held-out sessions (ties: the one that
@@ -355,7 +358,7 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 		trains[f] = lg.Subset(func(s *mine.Session) bool { return Fold(s.ID, opt.Folds) != f })
 	}
 
-	rep := &Report{Sessions: n, Folds: opt.Folds, MinRejected: minRej}
+	rep := &Report{Sessions: n, Emptied: lg.Emptied, Folds: opt.Folds, MinRejected: minRej}
 	rep.Results = make([]Result, len(opt.Settings))
 	for i, s := range opt.Settings {
 		rep.Results[i] = Result{Setting: s, Name: s.String(), Folds: make([]Scores, opt.Folds)}

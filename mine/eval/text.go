@@ -14,7 +14,11 @@ import (
 // caller's (Setting.Name) and written as they are.
 func (rep *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d sessions, %d folds (mine on %d, replay the held-out one)\n\n", rep.Sessions, rep.Folds, rep.Folds-1)
+	fmt.Fprintf(&b, "%d sessions, %d folds (mine on %d, replay the held-out one)\n", rep.Sessions, rep.Folds, rep.Folds-1)
+	if rep.Emptied > 0 {
+		fmt.Fprintf(&b, "%s with every record dropped by the label rules, left out\n", text.Count(rep.Emptied, "more session"))
+	}
+	b.WriteString("\n")
 	truth := len(rep.Results) > 0 && rep.Results[0].Overall.TruthRejected != nil
 	width := 42
 	for _, r := range rep.Results {

@@ -38,6 +38,9 @@ type Report struct {
 	// visits the replay could not place in a state.
 	Fit      int `json:"fit,omitempty"`
 	Unplaced int `json:"unplaced,omitempty"`
+	// Emptied counts the sessions of the logs the label rules left
+	// without a step (logs only; see mine.Log.Emptied): not counted in.
+	Emptied int `json:"emptied,omitempty"`
 	// EndsFrom says where the endings come from: "logs", or "top_variants"
 	// covering EndsCoverage of the model's sessions.
 	EndsFrom     string  `json:"ends_from"`
@@ -222,7 +225,7 @@ func FromLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures, top int) *Rep
 	if ms == nil {
 		ms = &mine.Measures{}
 	}
-	r := &Report{m: m, From: "logs", Sessions: len(lg.Sessions), EndsFrom: "logs", EndsCoverage: 1}
+	r := &Report{m: m, From: "logs", Sessions: len(lg.Sessions), Emptied: lg.Emptied, EndsFrom: "logs", EndsCoverage: 1}
 	c := conform.New(m, conform.Options{})
 	idx := map[string]int{}
 	type acc struct {

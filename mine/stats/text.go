@@ -35,6 +35,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		if r.Unplaced > 0 {
 			p("; %s after a deviation could not be placed in a state", text.Count(r.Unplaced, "event"))
 		}
+		if r.Emptied > 0 {
+			p("; %s with every record dropped by the label rules, left out", text.Count(r.Emptied, "more session"))
+		}
 		p("\n")
 	} else {
 		p("source    the model alone: %d sessions, %d events when mined (give logs for exact endings, loop histograms, tokens and latency)\n", r.Sessions, r.Events)
