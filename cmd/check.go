@@ -27,6 +27,7 @@ type checkOptions struct {
 	minFit    float64
 	rareIsDev bool
 	genIsDev  bool
+	unusual   int
 	outside   string
 	maxAlign  int
 	list      int
@@ -62,6 +63,9 @@ first deviating step, of one kind:
   generalized         a generalised transition, one no session the model was
                       mined from took (only with --generalized-is-deviation;
                       otherwise they pass and are counted)
+  unusual_cap         one rare or generalised transition more than
+                      --max-unusual N allows a session (a session may leave
+                      the common paths a little, not at every step)
 
 Each session also gets an alignment fitness: the fewest moves to skip in the
 session (log moves) or to add from the model (model moves) so that the
@@ -126,6 +130,7 @@ sessions).`,
 	f.Float64Var(&opts.minFit, "min-fit", 0, "exit 1 when the share of fitting sessions is below `X` (0 to 1)")
 	f.BoolVar(&opts.rareIsDev, "rare-is-deviation", false, "count taking a rare transition as a deviation (kind rare)")
 	f.BoolVar(&opts.genIsDev, "generalized-is-deviation", false, "count taking a generalised transition as a deviation (kind generalized): check against the sessions' own paths")
+	f.IntVar(&opts.unusual, "max-unusual", 0, "a session may take at most `N` rare or generalised transitions; the next is a deviation (kind unusual_cap); 0: no cap")
 	f.IntVar(&opts.maxAlign, "max-align-states", conform.DefaultMaxAlignStates, "alignment search nodes per session before a greedy alignment stands in")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before it is checked and its records let go; 0 holds every session to the end")
 	f.IntVar(&opts.list, "list", 20, "deviating sessions listed in the text report (0: all)")
@@ -148,6 +153,9 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	if opts.maxAlign <= 0 {
 		return usagef("--max-align-states must be at least 1, got %d", opts.maxAlign)
 	}
+	if opts.unusual < 0 {
+		return usagef("--max-unusual must be at least 0 (0: no cap), got %d", opts.unusual)
+	}
 	if opts.list < 0 {
 		return usagef("--list must be 0 or more, got %d", opts.list)
 	}
@@ -161,7 +169,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	copt := conform.Options{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxAlignStates: opts.maxAlign}
+	copt := conform.Options{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxUnusual: opts.unusual, MaxAlignStates: opts.maxAlign}
 	window := opts.window
 	if m.By != nil {
 		// Each session is judged by its value's map: the values are read
@@ -234,6 +242,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	sum.Model = check.ModelRef{Path: opts.model, Version: m.Version, Digest: m.Digest}
 	sum.RareIsDeviation = opts.rareIsDev
 	sum.GeneralizedIsDeviation = opts.genIsDev
+	sum.MaxUnusual = opts.unusual
 	sum.SetMinFit(opts.minFit)
 	switch opts.format {
 	case "json":

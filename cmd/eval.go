@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ type evalOptions struct {
 	alphas      []string
 	priorMoves  []string
 	priorStates []string
+	maxUnusual  []string
 	generalize  []string
 	rareCount   int
 	rareRatio   float64
@@ -76,9 +78,10 @@ a designed flow), also:
 and the model's size: states, transitions, common (not rare) transitions,
 generalised transitions, and the time to mine it.
 
---merge, --alpha, --prior-move, --prior-state and --generalize take
-comma-separated lists; every combination is scored on the same folds (alpha
-applies to the alergia merge only, the priors to the bayes merge). The
+--merge, --alpha, --prior-move, --prior-state, --generalize and --max-unusual
+take comma-separated lists; every combination is scored on the same folds
+(alpha applies to the alergia merge only, the priors to the bayes merge;
+--max-unusual judges the held-out sessions as check --max-unusual does). The
 settings on the Pareto front of accepted and rejected are marked with *,
 and one is recommended: of those rejecting at least --min-rejected
 of the perturbed sessions, the one accepting the most held-out sessions.
@@ -113,6 +116,7 @@ label in common with the log).`,
 	f.StringSliceVar(&opts.priorMoves, "prior-move", []string{strconv.FormatFloat(def.BayesMovePrior, 'g', -1, 64)}, "bayes merge: what a transition costs, in ln(moves)/2, a list")
 	f.StringSliceVar(&opts.priorStates, "prior-state", []string{strconv.FormatFloat(def.BayesStatePrior, 'g', -1, 64)}, "bayes merge: what a state costs, in ln(moves)/2, a list")
 	f.StringSliceVar(&opts.generalize, "generalize", []string{def.Generalize}, "generalisation, a list: "+strings.Join(mine.Generalizes, ", "))
+	f.StringSliceVar(&opts.maxUnusual, "max-unusual", []string{"0"}, "judge held-out sessions as check --max-unusual N does (at most N rare or generalised transitions a session; 0: no cap), a list")
 	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
 	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
 	f.Float64Var(&opts.minRejected, "min-rejected", eval.DefaultMinRejected, "share of perturbed sessions a recommended setting must reject")
@@ -155,6 +159,10 @@ func evalSettings(opts *evalOptions) ([]eval.Setting, error) {
 	if err != nil {
 		return nil, err
 	}
+	unusual, err := numbers("max-unusual", opts.maxUnusual, func(x float64) bool { return x >= 0 && x == math.Trunc(x) && x <= 1e6 }, "whole numbers from 0")
+	if err != nil {
+		return nil, err
+	}
 	var out []eval.Setting
 	for _, m := range opts.merges {
 		m = strings.TrimSpace(m)
@@ -166,19 +174,26 @@ func evalSettings(opts *evalOptions) ([]eval.Setting, error) {
 			if !slices.Contains(mine.Generalizes, g) {
 				return nil, usagef("--generalize %q: want one of %s", g, strings.Join(mine.Generalizes, ", "))
 			}
+			var merged []eval.Setting
 			switch m {
 			case mine.MergeAlergia:
 				for _, a := range alphas {
-					out = append(out, eval.Setting{Merge: m, Alpha: a, Generalize: g})
+					merged = append(merged, eval.Setting{Merge: m, Alpha: a, Generalize: g})
 				}
 			case mine.MergeBayes:
 				for _, mp := range moves {
 					for _, sp := range states {
-						out = append(out, eval.Setting{Merge: m, PriorMove: mp, PriorState: sp, Generalize: g})
+						merged = append(merged, eval.Setting{Merge: m, PriorMove: mp, PriorState: sp, Generalize: g})
 					}
 				}
 			default:
-				out = append(out, eval.Setting{Merge: m, Generalize: g})
+				merged = append(merged, eval.Setting{Merge: m, Generalize: g})
+			}
+			for _, st := range merged {
+				for _, u := range unusual {
+					st.MaxUnusual = int(u)
+					out = append(out, st)
+				}
 			}
 		}
 	}

@@ -24,6 +24,7 @@ type replayOptions struct {
 	format    string
 	rareIsDev bool
 	genIsDev  bool
+	unusual   int
 	maxAlign  int
 	logs      logFlags
 }
@@ -44,7 +45,8 @@ Verdicts: ok; rare (a transition flagged rare; a deviation only with
 mined from took, added on the log's evidence; a deviation only with
 --generalized-is-deviation); loop_cap (a loop's back edges taken more often
 in one stay than the model's max_iterations); repeat_cap (more visits of one
-stage in a row than the state's max_run); illegal (the model has no such move
+stage in a row than the state's max_run); unusual_cap (one rare or generalised
+transition more than --max-unusual allows); illegal (the model has no such move
 from the state); unknown (the label is no state of the model); incomplete
 (the session ends where, or with an event that, the model never ends); lost
 (not checked, see below).
@@ -90,6 +92,7 @@ the logs).`,
 	f.StringVar(&opts.format, "format", "text", "output format: text or json")
 	f.BoolVar(&opts.rareIsDev, "rare-is-deviation", false, "count taking a rare transition as a deviation")
 	f.BoolVar(&opts.genIsDev, "generalized-is-deviation", false, "count taking a generalised transition as a deviation")
+	f.IntVar(&opts.unusual, "max-unusual", 0, "a session may take at most `N` rare or generalised transitions; the next is a deviation (kind unusual_cap); 0: no cap")
 	f.IntVar(&opts.maxAlign, "max-align-states", conform.DefaultMaxAlignStates, "alignment search nodes before a greedy alignment stands in")
 	opts.logs.bind(f)
 	return c
@@ -103,6 +106,9 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	}
 	if opts.maxAlign <= 0 {
 		return usagef("--max-align-states must be at least 1, got %d", opts.maxAlign)
+	}
+	if opts.unusual < 0 {
+		return usagef("--max-unusual must be at least 0 (0: no cap), got %d", opts.unusual)
 	}
 	if slices.Contains(opts.inputs, "-") {
 		// A conditioned model's sessions are judged by the map of their
@@ -138,7 +144,7 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 			mapName = automaton.SharedMap
 		}
 	}
-	c := conform.New(m, conform.Options{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxAlignStates: opts.maxAlign})
+	c := conform.New(m, conform.Options{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxUnusual: opts.unusual, MaxAlignStates: opts.maxAlign})
 	r := check.Replay(lg, s, c)
 	r.Model = check.ModelRef{Path: opts.model, Version: m.Version, Digest: m.Digest}
 	r.Map = mapName

@@ -49,6 +49,9 @@ const (
 	// KindRepeatCap: the move is a transition of the model, but it makes
 	// more visits of one label in a row than the state's MaxRun.
 	KindRepeatCap = "repeat_cap"
+	// KindUnusualCap: the move is a transition of the model flagged rare
+	// or generalised, one more than Options.MaxUnusual allows a session.
+	KindUnusualCap = "unusual_cap"
 )
 
 // Step verdicts, the Verdict of a Step.
@@ -58,6 +61,7 @@ const (
 	StepGeneral    = "generalized" // a generalised transition of the model (see automaton.Transition.Generalized)
 	StepLoopCap    = "loop_cap"    // a transition of the model, beyond its loop's cap
 	StepRepeatCap  = "repeat_cap"  // a transition of the model, beyond its target's MaxRun
+	StepUnusualCap = "unusual_cap" // a rare or generalised transition, beyond Options.MaxUnusual
 	StepIllegal    = "illegal"     // no such transition; the label is the model's
 	StepUnknown    = "unknown"     // the label is no state's
 	StepIncomplete = "incomplete"  // no such transition into automaton.EndID
@@ -83,6 +87,13 @@ type Options struct {
 	// deviation (KindGeneralized) instead of a counted pass: the model as
 	// the sessions it was mined from took it, and no more.
 	GeneralizedIsDeviation bool
+	// MaxUnusual, when above 0, is the most unusual moves a session may
+	// take: transitions flagged rare or generalised, the moves the sessions
+	// the model was mined from seldom or never made where they were. The
+	// next one is a deviation (KindUnusualCap): a session may wander from
+	// the common paths a little, not at every step. 0 means no cap (for
+	// none at all, RareIsDeviation and GeneralizedIsDeviation).
+	MaxUnusual int
 	// MaxAlignStates bounds the alignment search of one session: after
 	// expanding this many (position, state) nodes the search stops and the
 	// cost of a greedy alignment is reported instead, with Bounded set.
@@ -104,7 +115,8 @@ type Deviation struct {
 	State, Event, Label string
 	// Loop (an index into automaton.Model.Loops), Iterations and Cap are set for
 	// KindLoopCap; Loop is -1 otherwise. For KindRepeatCap, Iterations is
-	// the visits of the label in a row and Cap the state's MaxRun.
+	// the visits of the label in a row and Cap the state's MaxRun; for
+	// KindUnusualCap, the unusual moves taken and Options.MaxUnusual.
 	Loop, Iterations, Cap int
 	// Constraint is the constraint the move breaks, for the constraint
 	// kinds (automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth, automaton.KindRerun); nil
@@ -171,6 +183,9 @@ type Step struct {
 	// Run and MaxRun are set for StepRepeatCap: the visits of the label in
 	// a row, this one included, and the state's MaxRun.
 	Run, MaxRun int
+	// Unusual and MaxUnusual are set for StepUnusualCap: the rare and
+	// generalised transitions taken, this one included, and the cap.
+	Unusual, MaxUnusual int
 	// Constraint is the constraint the move breaks, for the constraint
 	// verdicts; nil otherwise.
 	Constraint *automaton.Constraint
@@ -328,8 +343,10 @@ type walker struct {
 	loop  int32 // loop of the current stay, -1 for none
 	iters int   // back edges taken in the stay
 	run   int   // visits of the current state's label in a row
-	seen  []uint64
-	broke int // the constraint the last step broke, -1 for none
+	// unusual counts the rare and generalised transitions taken.
+	unusual int
+	seen    []uint64
+	broke   int // the constraint the last step broke, -1 for none
 }
 
 // walk starts a walk at automaton.StartID, with the checker's scratch for the
@@ -384,6 +401,10 @@ func (c *Checker) step(w *walker, mv automaton.Move) (verdict string, ti int32) 
 	if t.back && w.loop >= 0 {
 		w.iters++
 	}
+	unusual := t.rare || t.general
+	if unusual {
+		w.unusual++
+	}
 	if cp := c.maxRun[t.to]; cp > 0 && w.run > cp {
 		return StepRepeatCap, ti
 	}
@@ -395,6 +416,9 @@ func (c *Checker) step(w *walker, mv automaton.Move) (verdict string, ti int32) 
 	if broke != "" {
 		w.broke = ci
 		return broke, ti
+	}
+	if unusual && c.opt.MaxUnusual > 0 && w.unusual > c.opt.MaxUnusual {
+		return StepUnusualCap, ti
 	}
 	switch {
 	case t.general:
@@ -449,6 +473,14 @@ func (c *Checker) Check(moves []automaton.Move) Verdict {
 			dev = KindLoopCap
 		case StepRepeatCap:
 			dev = KindRepeatCap
+		case StepUnusualCap:
+			dev = KindUnusualCap
+			// Counted as Check counts the moves it lets pass.
+			if c.trans[ti].general {
+				v.Generalized++
+			} else {
+				v.Rare++
+			}
 		case StepIllegal:
 			dev = KindIllegalTransition
 		case StepUnknown:
@@ -468,6 +500,8 @@ func (c *Checker) Check(moves []automaton.Move) Verdict {
 				d.Loop, d.Iterations, d.Cap = int(w.loop), w.iters, c.caps[w.loop]
 			case KindRepeatCap:
 				d.Iterations, d.Cap = w.run, c.maxRun[w.at]
+			case KindUnusualCap:
+				d.Iterations, d.Cap = w.unusual, c.opt.MaxUnusual
 			case automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth, automaton.KindRerun:
 				d.Constraint = &c.m.Constraints[w.broke]
 			}
@@ -589,8 +623,11 @@ func (c *Checker) Replay(moves []automaton.Move) []Step {
 			if w.loop >= 0 {
 				s.Loop, s.Iteration, s.Cap = int(w.loop), w.iters, c.caps[w.loop]
 			}
-			if verdict == StepRepeatCap {
+			switch verdict {
+			case StepRepeatCap:
 				s.Run, s.MaxRun = w.run, c.maxRun[w.at]
+			case StepUnusualCap:
+				s.Unusual, s.MaxUnusual = w.unusual, c.opt.MaxUnusual
 			}
 			if w.broke >= 0 {
 				s.Constraint = &c.m.Constraints[w.broke]

@@ -483,3 +483,50 @@ func retryModel(t *testing.T, byCount bool) *automaton.Model {
 		tr("b", "done", automaton.EndID, 1),
 	)
 }
+
+// TestMaxUnusual: a session may take at most Options.MaxUnusual rare or
+// generalised transitions; the next one is an unusual_cap deviation on a
+// path of the model (cost 0), counted like the moves before it.
+func TestMaxUnusual(t *testing.T) {
+	m := modeltest.Check(t,
+		automaton.Transition{From: automaton.StartID, To: "a", Count: 10},
+		automaton.Transition{From: "a", Event: "ok", To: "b", Count: 9},
+		automaton.Transition{From: "a", Event: "odd", To: "b", Count: 1, Rare: true},
+		automaton.Transition{From: "b", Event: "ok", To: "c", Count: 9},
+		automaton.Transition{From: "b", Event: "odd", To: "c", Count: 1, Rare: true},
+		automaton.Transition{From: "c", Event: "ok", To: automaton.EndID, Count: 10},
+		automaton.Transition{From: "c", Event: "new", To: automaton.EndID, Generalized: "event"},
+	)
+	odd := modeltest.Moves(">a", "odd>b", "odd>c", "new>__end__") // three unusual moves
+	common := modeltest.Moves(">a", "ok>b", "ok>c", "ok>__end__")
+	for _, tt := range []struct {
+		max, at int // at: the move that deviates, -1 for none
+	}{{0, -1}, {3, -1}, {4, -1}, {2, 3}, {1, 2}} {
+		c := New(m, Options{MaxUnusual: tt.max})
+		v := c.Check(odd)
+		if v.Rare != 2 || v.Generalized != 1 || v.Cost != 0 {
+			t.Errorf("max %d: rare %d, generalised %d, cost %d; want 2, 1, 0", tt.max, v.Rare, v.Generalized, v.Cost)
+		}
+		at, verdict := c.Miss(odd)
+		steps := c.Replay(odd)
+		if tt.at < 0 {
+			if !v.Fits() || at != -1 || !c.Fits(odd) {
+				t.Errorf("max %d: deviation %+v, miss at %d; want a fit", tt.max, v.Deviation, at)
+			}
+			continue
+		}
+		d := v.Deviation
+		if d == nil || d.Kind != KindUnusualCap || d.Move != tt.at || d.Iterations != tt.max+1 || d.Cap != tt.max {
+			t.Fatalf("max %d: deviation %+v; want %s at move %d, %d of %d", tt.max, d, KindUnusualCap, tt.at, tt.max+1, tt.max)
+		}
+		if at != tt.at || verdict != StepUnusualCap {
+			t.Errorf("max %d: miss at %d (%s), want %d (%s)", tt.max, at, verdict, tt.at, StepUnusualCap)
+		}
+		if s := steps[tt.at]; s.Verdict != StepUnusualCap || s.Unusual != tt.max+1 || s.MaxUnusual != tt.max {
+			t.Errorf("max %d: replay step %+v; want %s, %d of %d", tt.max, s, StepUnusualCap, tt.max+1, tt.max)
+		}
+		if !c.Fits(common) {
+			t.Errorf("max %d: the common path does not fit", tt.max)
+		}
+	}
+}

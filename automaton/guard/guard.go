@@ -33,6 +33,7 @@ const (
 	ReasonRare         = "rare_transition"        // a rare transition, under rare_is_deviation
 	ReasonWatchdog     = "watchdog"               // too many consecutive turns in one state
 	ReasonGeneralized  = "generalized_transition" // a transition no session took, under "generalized": "deny"
+	ReasonUnusualCap   = "unusual_cap"            // one rare or generalised step more than max_unusual allows the session
 	ReasonMissingSlot  = "missing_slot"           // leaving a state whose required slots are not all present
 	ReasonInvalidSlot  = "invalid_slot"           // leaving a state whose required slots do not all match their patterns
 	ReasonCondition    = "condition_failed"       // a condition of the policy's rule on the transition does not hold
@@ -46,7 +47,7 @@ const (
 
 // Reasons lists every reason a Decision can carry, ReasonNone first.
 var Reasons = []string{ReasonNone, ReasonIllegal, ReasonUnknownState, ReasonLoopCap, ReasonRare, ReasonWatchdog,
-	ReasonGeneralized, ReasonMissingSlot, ReasonInvalidSlot, ReasonCondition,
+	ReasonGeneralized, ReasonUnusualCap, ReasonMissingSlot, ReasonInvalidSlot, ReasonCondition,
 	ReasonMissingPrerequisite, ReasonOnceOnly, ReasonNotBoth, ReasonRerun,
 	automaton.KindUnseenValue, automaton.KindValueWithoutSource}
 
@@ -292,6 +293,7 @@ type session struct {
 	seen   []uint64       // the constrained labels visited, indexed by cons
 	cons   *rules.Set
 	risk   float64             // the running surprisal, in bits
+	odd    int                 // the rare and generalised transitions taken (Policy.MaxUnusual)
 	args   *automaton.ArgWatch // the text that entered the session, for automaton.Model.Args; nil until a Call
 
 	// sub, in a conditioned model, is the sub-map that judges the session
@@ -318,6 +320,7 @@ type compiled struct {
 	fbState   *gstate
 	start     *gstate
 	genDeny   bool
+	maxOdd    int                             // Policy.MaxUnusual
 	slotRes   map[string][]*regexp.Regexp     // declared slots: their patterns (nil: none)
 	rules     map[*automaton.Transition]*rule // nil without rules
 	cons      *rules.Set                      // the model's constraints, nil for none
@@ -440,6 +443,7 @@ func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*comp
 		policy:  p,
 		monitor: p.Monitor(),
 		rareDev: p.RareIsDeviation,
+		maxOdd:  p.MaxUnusual,
 		states:  make(map[string]*gstate, len(m.States)),
 		labels:  make(map[string]*gstate, len(m.States)),
 		caps:    make(map[automaton.EdgeRef]capRef),
@@ -1077,6 +1081,8 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 			reason = ReasonRare
 		case t.Generalized != "" && c.genDeny:
 			reason = ReasonGeneralized
+		case c.maxOdd > 0 && (t.Rare || t.Generalized != "") && s.odd >= c.maxOdd:
+			reason = ReasonUnusualCap
 		}
 		if reason == ReasonNone && t.To != cur.id && cur.required != nil {
 			reason, missing, invalid = checkRequired(cur, slots, s.slots)
@@ -1138,6 +1144,9 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 	if taken && cr.slot >= 0 {
 		s.counts[cr.slot]++
 	}
+	if taken && (t.Rare || t.Generalized != "") {
+		s.odd++
+	}
 	if taken || (dest != cur && c.monitor) {
 		c.cons.Visit(s.seen, dest.label)
 	}
@@ -1177,6 +1186,9 @@ func (c *compiled) nextMoves(s *session) []MoveOption {
 			return true
 		}
 		if kind, _ := c.cons.Check(s.seen, st.moves[i].Label); kind != "" {
+			return true
+		}
+		if mv := &st.moves[i]; c.maxOdd > 0 && s.odd >= c.maxOdd && (mv.Rare || mv.Generalized) {
 			return true
 		}
 		return c.watchMax > 0 && st.moves[i].To == st.id && s.turns+1 > c.watchMax

@@ -639,3 +639,62 @@ func TestNewErrors(t *testing.T) {
 		t.Errorf("New with a back edge outside its loop: err = %v", err)
 	}
 }
+
+// TestGuardMaxUnusual: with max_unusual a session may take that many steps
+// along rare or generalised transitions; the next is denied (unusual_cap)
+// and no longer offered among the next moves, while the common moves still
+// pass. In monitor mode the step passes, flagged.
+func TestGuardMaxUnusual(t *testing.T) {
+	m := buildModel(t, 1, []edge{
+		{automaton.StartID, "", "a", 10, false},
+		{"a", "ok", "b", 9, false},
+		{"a", "odd", "b", 1, true},
+		{"b", "ok", "c", 9, false},
+		{"b", "odd", "c", 1, true},
+		{"c", "ok", automaton.EndID, 9, false},
+		{"c", "odd", automaton.EndID, 1, true},
+	})
+	for _, tt := range []struct {
+		policy string
+		denied int // the step denied, -1 for none
+		allow  bool
+	}{
+		{`{}`, -1, true},
+		{`{"max_unusual": 3}`, -1, true},
+		{`{"max_unusual": 2}`, 3, false},
+		{`{"max_unusual": 1}`, 2, false},
+		{`{"max_unusual": 1, "mode": "monitor"}`, 2, true},
+	} {
+		g, err := New(m, guardPolicy(t, tt.policy), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps := [][2]string{{"", "a"}, {"odd", "b"}, {"odd", "c"}, {"odd", automaton.EndID}}
+		for i, st := range steps {
+			d := g.Step("s", st[0], st[1])
+			// Monitor mode lets the step pass, so every later unusual
+			// step is over the cap too.
+			over := tt.denied >= 0 && i >= tt.denied
+			if !over {
+				if d.Reason != ReasonNone || !d.Allowed {
+					t.Errorf("%s: step %d = %+v; want allowed", tt.policy, i, d)
+				}
+				continue
+			}
+			if d.Reason != ReasonUnusualCap || d.Allowed != tt.allow {
+				t.Errorf("%s: step %d = %+v; want reason %s, allowed %v", tt.policy, i, d, ReasonUnusualCap, tt.allow)
+			}
+			if !tt.allow {
+				// Denied: the session stays, offered the common move
+				// only, which passes.
+				if got, want := fmtMoves(d.NextMoves), "ok>"+st[1]; d.State == st[1] || got != want {
+					t.Errorf("%s: after the denied step in %s, next moves %s; want %s", tt.policy, d.State, got, want)
+				}
+				break
+			}
+		}
+	}
+	if _, err := New(m, &Policy{MaxUnusual: -1}, Options{}); err == nil || !strings.Contains(err.Error(), "max_unusual is -1") {
+		t.Errorf("max_unusual -1: %v, want an error naming it", err)
+	}
+}

@@ -58,6 +58,10 @@ import (
 // allowed, and marked in the Decision) or "deny" (reason
 // "generalized_transition").
 //
+// max_unusual, when above 0, is the most unusual steps a session may take,
+// steps along a transition the model marks rare or generalised; the next is
+// a deviation (reason "unusual_cap"), as check --max-unusual judges logs.
+//
 // slots, states and transitions give the agent's slots (the fields it must
 // collect: an order id, a reason), state instructions and rules on moves:
 //
@@ -106,6 +110,7 @@ type Policy struct {
 	Watchdog        *Watchdog              `json:"watchdog,omitempty"`
 	RareIsDeviation bool                   `json:"rare_is_deviation,omitempty"`
 	Generalized     string                 `json:"generalized,omitempty"`
+	MaxUnusual      int                    `json:"max_unusual,omitempty"`
 	Slots           []SlotSpec             `json:"slots,omitempty"`
 	States          map[string]StatePolicy `json:"states,omitempty"`
 	Transitions     []Rule                 `json:"transitions,omitempty"`
@@ -256,6 +261,9 @@ func (p *Policy) checkForm() (*policyPatterns, error) {
 	case "", GeneralizedAllow, GeneralizedDeny:
 	default:
 		return nil, fmt.Errorf("policy: generalized is %q, want %q or %q", p.Generalized, GeneralizedAllow, GeneralizedDeny)
+	}
+	if p.MaxUnusual < 0 {
+		return nil, fmt.Errorf("policy: max_unusual is %d, want 0 (no cap) or more", p.MaxUnusual)
 	}
 	return p.slotTable()
 }

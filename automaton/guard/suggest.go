@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
@@ -157,6 +158,10 @@ func (p *Policy) Write(w io.Writer) error {
 	if p.Generalized != "" {
 		sep("generalized")
 		buf.Write(enc(p.Generalized))
+	}
+	if p.MaxUnusual > 0 {
+		sep("max_unusual")
+		buf.WriteString(strconv.Itoa(p.MaxUnusual))
 	}
 	if len(p.Slots) > 0 {
 		list("slots", len(p.Slots), func(i int) []byte { return enc(p.Slots[i]) })

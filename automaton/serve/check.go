@@ -30,6 +30,9 @@ func (s *Server) WriteCheck(w io.Writer, model, policy string) error {
 	if p.RareIsDeviation {
 		b.WriteString(", rare transitions are deviations")
 	}
+	if p.MaxUnusual > 0 {
+		fmt.Fprintf(&b, ", at most %d rare or generalised steps a session", p.MaxUnusual)
+	}
 	b.WriteByte('\n')
 	if w := p.Watchdog; w != nil {
 		fmt.Fprintf(&b, "watchdog %d turns in one state", w.MaxTurns)

@@ -646,6 +646,7 @@ type modelAnswer struct {
 	LoopCaps    []guard.LoopCap `json:"loop_caps"`
 	Watchdog    *guard.Watchdog `json:"watchdog"`
 	RareIsDev   bool            `json:"rare_is_deviation"`
+	MaxUnusual  int             `json:"max_unusual,omitempty"`
 	Sessions    int             `json:"sessions"`
 	// the policy's slots, states and rules as given
 	Generalized string                       `json:"generalized"`
@@ -673,6 +674,7 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 		LoopCaps:    s.guard.LoopCaps(),
 		Watchdog:    wd,
 		RareIsDev:   p.RareIsDeviation,
+		MaxUnusual:  p.MaxUnusual,
 		Sessions:    s.guard.Len(),
 		Generalized: cmp.Or(p.Generalized, guard.GeneralizedAllow),
 		Slots:       p.Slots,

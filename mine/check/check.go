@@ -129,13 +129,16 @@ type Summary struct {
 	RareSessions    int     `json:"rare_sessions"`
 	RareIsDeviation bool    `json:"rare_is_deviation"`
 	// Generalised transitions taken (see automaton.Transition.Generalized).
-	GeneralizedMoves       int            `json:"generalized_moves"`
-	GeneralizedSessions    int            `json:"generalized_sessions"`
-	GeneralizedIsDeviation bool           `json:"generalized_is_deviation"`
-	Bounded                int            `json:"bounded"`
-	MinFit                 *float64       `json:"min_fit,omitempty"`
-	Pass                   bool           `json:"pass"`
-	ByKind                 map[string]int `json:"by_kind"`
+	GeneralizedMoves       int  `json:"generalized_moves"`
+	GeneralizedSessions    int  `json:"generalized_sessions"`
+	GeneralizedIsDeviation bool `json:"generalized_is_deviation"`
+	// MaxUnusual is the cap on a session's rare and generalised moves
+	// (conform.Options.MaxUnusual), 0 for none.
+	MaxUnusual int            `json:"max_unusual,omitempty"`
+	Bounded    int            `json:"bounded"`
+	MinFit     *float64       `json:"min_fit,omitempty"`
+	Pass       bool           `json:"pass"`
+	ByKind     map[string]int `json:"by_kind"`
 	// ByPlace is ordered by count, most first, then by kind (in the order
 	// of Kinds), state, event and label.
 	ByPlace []Place `json:"by_place"`
@@ -176,7 +179,7 @@ func (s *Summary) SetMinFit(minFit float64) {
 
 // Kinds lists the deviation kinds in the order reports show them.
 var Kinds = []string{conform.KindUnknownState, conform.KindIllegalTransition, conform.KindLoopCap, conform.KindIncomplete,
-	conform.KindRepeatCap, automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth,
+	conform.KindRepeatCap, conform.KindUnusualCap, automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth,
 	automaton.KindRerun, conform.KindRare, conform.KindGeneralized}
 
 // kindsAlways are the kinds every report lists, with 0 when none; the
@@ -374,7 +377,7 @@ func deviation(lg *mine.Log, s *mine.Session, v *conform.Verdict) *Deviation {
 		File: lg.Files[rec.File].Path, Line: int(rec.Line),
 		Cost: v.Cost, Fitness: mine.Round6(v.Fitness),
 	}
-	if d.Kind == conform.KindLoopCap || d.Kind == conform.KindRepeatCap {
+	if d.Kind == conform.KindLoopCap || d.Kind == conform.KindRepeatCap || d.Kind == conform.KindUnusualCap {
 		dev.Iterations, dev.Cap = d.Iterations, d.Cap
 	}
 	dev.Constraint = d.Constraint

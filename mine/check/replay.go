@@ -67,6 +67,10 @@ type ReplayStep struct {
 	Cap        int         `json:"loop_cap,omitempty"`
 	Run        int         `json:"run,omitempty"`
 	MaxRun     int         `json:"max_run,omitempty"`
+	// Unusual and MaxUnusual are set for an unusual_cap step: the rare and
+	// generalised transitions taken, this one included, and the cap.
+	Unusual    int `json:"unusual,omitempty"`
+	MaxUnusual int `json:"max_unusual,omitempty"`
 	// DwellMS is the time spent in State, nil when not known.
 	DwellMS *float64 `json:"dwell_ms"`
 }
@@ -126,6 +130,7 @@ func Replay(lg *mine.Log, s *mine.Session, c *conform.Checker) *ReplayReport {
 				row.Iteration, row.Cap = st.Iteration, st.Cap
 			}
 			row.Run, row.MaxRun = st.Run, st.MaxRun
+			row.Unusual, row.MaxUnusual = st.Unusual, st.MaxUnusual
 		}
 		if st.Move > 0 {
 			if prev := &s.Visits[st.Move-1]; prev.HasDwell {
@@ -184,6 +189,12 @@ func explainDeviation(m *automaton.Model, d *conform.Deviation) string {
 	case conform.KindRepeatCap:
 		return fmt.Sprintf("%s is visit %d of %q in a row; no session the model was mined from made more than %d (max_run)",
 			mv, d.Iterations, d.Label, d.Cap)
+	case conform.KindUnusualCap:
+		what := "a rare transition"
+		if t := m.Next(d.State, automaton.Move{Event: d.Event, Label: d.Label}); t != nil && t.Generalized != "" {
+			what = "a generalised transition (" + t.Generalized + ")"
+		}
+		return fmt.Sprintf("%s is %s: %d rare or generalised transitions so far, where --max-unusual allows %d", mv, what, d.Iterations, d.Cap)
 	case automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth, automaton.KindRerun:
 		if c := d.Constraint; c != nil {
 			what := map[string]string{
@@ -277,6 +288,8 @@ func (r *ReplayReport) WriteText(w io.Writer) error {
 		verdict := s.Verdict
 		if s.MaxRun > 0 {
 			verdict += fmt.Sprintf(" (%d/%d)", s.Run, s.MaxRun)
+		} else if s.MaxUnusual > 0 {
+			verdict += fmt.Sprintf(" (%d/%d)", s.Unusual, s.MaxUnusual)
 		} else if s.Cap > 0 && s.Iteration > 0 {
 			verdict += fmt.Sprintf(" (%d/%d)", s.Iteration, s.Cap)
 		}
@@ -370,7 +383,7 @@ var cellEscaper = strings.NewReplacer("\n", `\n`, "\t", `\t`)
 // has: then the replay does not list the model's moves as expected ones.
 func pathKind(kind string) bool {
 	switch kind {
-	case conform.KindLoopCap, conform.KindRepeatCap, conform.KindRare, conform.KindGeneralized,
+	case conform.KindLoopCap, conform.KindRepeatCap, conform.KindUnusualCap, conform.KindRare, conform.KindGeneralized,
 		automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth, automaton.KindRerun:
 		return true
 	}

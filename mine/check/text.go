@@ -55,6 +55,9 @@ func (s *Summary) WriteText(w io.Writer, m *automaton.Model, list int) error {
 		}
 		p("generalised %s taken in %s (%s)\n", text.Count(s.GeneralizedMoves, "generalised transition"), text.Count(s.GeneralizedSessions, "session"), genNote)
 	}
+	if s.MaxUnusual > 0 {
+		p("unusual     at most %s a session; more deviate (unusual_cap)\n", text.Count(s.MaxUnusual, "rare or generalised transition"))
+	}
 	if s.Bounded > 0 {
 		p("bounded     %s hit --max-align-states: their cost is a greedy alignment's (an upper bound)\n", text.Count(s.Bounded, "session"))
 	}

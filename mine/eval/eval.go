@@ -77,6 +77,10 @@ type Setting struct {
 	PriorMove  float64 `json:"prior_move,omitempty"`
 	PriorState float64 `json:"prior_state,omitempty"`
 	Generalize string  `json:"generalize"`
+	// MaxUnusual caps the rare and generalised transitions a held-out
+	// session may take (conform.Options.MaxUnusual, as check --max-unusual
+	// checks), 0 for no cap.
+	MaxUnusual int `json:"max_unusual,omitempty"`
 	// By, when not empty, scores a conditioned model (mine.BuildBy) on
 	// the record field By, its values Options.By, a value needing ByMin
 	// sessions of the training folds for a sub-map made as ByMode says
@@ -102,6 +106,9 @@ func (s Setting) String() string {
 		g = mine.GeneralizeNone
 	}
 	b.WriteString(" generalize=" + g)
+	if s.MaxUnusual > 0 {
+		fmt.Fprintf(&b, " max-unusual=%d", s.MaxUnusual)
+	}
 	if s.By != "" {
 		fmt.Fprintf(&b, " by=%s min=%d", s.By, s.ByMin)
 		if s.ByMode != "" && s.ByMode != automaton.ByPaths {
@@ -722,7 +729,7 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 	// A refusal counts as at a real move when the move is none of the
 	// model's at any state of its label and a held-out session takes it.
 	has := labelTriples(m)
-	checkers := conform.NewCheckers(conform.Options{})
+	checkers := conform.NewCheckers(conform.Options{MaxUnusual: s.MaxUnusual})
 	checkerOf := func(i int) *conform.Checker {
 		if s.By != "" {
 			return checkers.For(m.For(values[t.ids[i]]))
