@@ -371,7 +371,22 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 		rep.Results[i] = Result{Setting: s, Name: s.String(), Folds: make([]Scores, opt.Folds)}
 	}
 
-	type job struct{ setting, fold int }
+	// Settings that differ only in how sessions are judged share one model
+	// per fold: a job mines it once and scores each.
+	var groups [][]int
+	group := map[Setting]int{}
+	for i, s := range opt.Settings {
+		key := s
+		key.MaxUnusual = 0
+		g, ok := group[key]
+		if !ok {
+			g = len(groups)
+			group[key] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	type job struct{ group, fold int }
 	jobs := make(chan job)
 	errs := make([]error, len(opt.Settings)*opt.Folds)
 	workers := opt.Workers
@@ -386,24 +401,27 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				sc, err := score(trains[j.fold], &tests[j.fold], opt.Settings[j.setting], opt.Base, opt.By, opt.oracle)
+				first := groups[j.group][0]
+				m, sc, err := mineFold(trains[j.fold], &tests[j.fold], opt.Settings[first], opt.Base, opt.By, opt.oracle)
 				if err != nil {
-					errs[j.setting*opt.Folds+j.fold] = fmt.Errorf("%s, fold %d: %w", opt.Settings[j.setting], j.fold+1, err)
+					errs[first*opt.Folds+j.fold] = fmt.Errorf("%s, fold %d: %w", opt.Settings[first], j.fold+1, err)
 				} else {
-					rep.Results[j.setting].Folds[j.fold] = sc
+					for _, i := range groups[j.group] {
+						rep.Results[i].Folds[j.fold] = judge(m, sc, &tests[j.fold], opt.Settings[i], opt.By)
+					}
 				}
 				if opt.Progress != nil {
 					mu.Lock()
-					done++
+					done += len(groups[j.group])
 					opt.Progress(done, total)
 					mu.Unlock()
 				}
 			}
 		}()
 	}
-	for s := range opt.Settings {
+	for g := range groups {
 		for f := 0; f < opt.Folds; f++ {
-			jobs <- job{s, f}
+			jobs <- job{g, f}
 		}
 	}
 	close(jobs)
@@ -667,7 +685,12 @@ func key(mvs []automaton.Move) string {
 	return b.String()
 }
 
-func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[string]string, oracle bool) (Scores, error) {
+// mineFold mines the model of setting s on a fold's training sessions and
+// returns it with the scores that are the model's own: its size, the time
+// to mine it, and with a truth its generalised transitions. Settings that
+// differ only in how sessions are judged (Setting.MaxUnusual) share it: see
+// judge.
+func mineFold(train *mine.Log, t *test, s Setting, base mine.Options, values map[string]string, oracle bool) (*automaton.Model, Scores, error) {
 	opt := base
 	opt.Merge, opt.Alpha, opt.Generalize = s.Merge, s.Alpha, s.Generalize
 	opt.BayesMovePrior, opt.BayesStatePrior = s.PriorMove, s.PriorState
@@ -680,14 +703,13 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 		m, err = mine.Build(train, opt)
 	}
 	if err != nil {
-		return Scores{}, err
+		return nil, Scores{}, err
 	}
 	sc := Scores{
 		Train:   train.NumSessions(),
 		Test:    len(t.sessions),
 		BuildMS: float64(time.Since(start).Microseconds()) / 1e3,
 		States:  float64(len(m.States)), Transitions: float64(len(m.Transitions)),
-		byKind: map[string]int{}, ofKind: map[string]int{},
 	}
 	for _, tr := range m.Transitions {
 		if tr.Generalized != "" {
@@ -698,7 +720,6 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 	}
 	if t.truth != nil {
 		sc.truth = true
-		sc.tByKind, sc.tOfKind = map[string]int{}, map[string]int{}
 		label := map[string]string{}
 		for _, s := range m.States {
 			label[s.ID] = s.Label
@@ -719,6 +740,17 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 	}
 	if oracle && s.By == "" {
 		addOracle(m, t.realMoves)
+	}
+	return m, sc, nil
+}
+
+// judge scores the held-out fold t against m, the model mineFold mined for
+// s, from sc, mineFold's scores: the sessions accepted and the
+// perturbations rejected, as s judges them.
+func judge(m *automaton.Model, sc Scores, t *test, s Setting, values map[string]string) Scores {
+	sc.byKind, sc.ofKind = map[string]int{}, map[string]int{}
+	if t.truth != nil {
+		sc.tByKind, sc.tOfKind = map[string]int{}, map[string]int{}
 	}
 	// A checker of its own: jobs run at once, and a checker's walk writes
 	// to it.
@@ -775,7 +807,7 @@ func score(train *mine.Log, t *test, s Setting, base mine.Options, values map[st
 		}
 	}
 	sc.finish()
-	return sc, nil
+	return sc
 }
 
 // finish turns the counts into shares.

@@ -151,6 +151,37 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
+// TestSharedModels: settings that differ only in Setting.MaxUnusual share
+// one model per fold, and each scores as it would alone.
+func TestSharedModels(t *testing.T) {
+	lg := readFile(t, filepath.Join("..", "..", "testdata", "returns.jsonl"), filepath.Join("..", "..", "testdata", "returns.labels.json"))
+	loose := Setting{Merge: mine.MergeAlergia, Alpha: 0.01, Generalize: mine.GeneralizeLoose}
+	capped := loose
+	capped.MaxUnusual = 1
+	run := func(settings ...Setting) []Result {
+		rep, err := Run(lg, Options{Folds: 4, Base: mine.DefaultOptions(), Settings: settings})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range rep.Results {
+			rep.Results[i].Overall.BuildMS = 0
+			rep.Results[i].Pareto = false
+			for f := range rep.Results[i].Folds {
+				rep.Results[i].Folds[f].BuildMS = 0
+			}
+		}
+		return rep.Results
+	}
+	both := run(loose, capped)
+	alone := []Result{run(loose)[0], run(capped)[0]}
+	if !reflect.DeepEqual(both, alone) {
+		t.Errorf("scored together:\n%+v\nalone:\n%+v", both, alone)
+	}
+	if both[1].Overall.Rejected <= both[0].Overall.Rejected {
+		t.Errorf("a cap of 1 rejects %.3f, loose alone %.3f: want more", both[1].Overall.Rejected, both[0].Overall.Rejected)
+	}
+}
+
 // TestRealLogs holds what generalisation gives on the real logs of
 // ../../../shared/data with default settings: held-out sessions accepted,
 // and perturbed ones (removal and swap) still rejected, at the figures
