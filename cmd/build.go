@@ -376,6 +376,9 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		if !opts.model.quiet {
 			fmt.Fprintf(streams.Err, "partial %s: sessions %d, records %d (skipped %d, duplicates %d, dropped %d%s)\n",
 				opts.partial, len(lg.Sessions), lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, leftOutText(lg))
+			if lg.Emptied > 0 {
+				fmt.Fprintf(streams.Err, "  %s had every record dropped by the label rules, left out of the model\n", text.Count(lg.Emptied, "session"))
+			}
 		}
 		return nil
 	}
@@ -676,7 +679,11 @@ func printFieldsSummary(w io.Writer, m *automaton.Model, rep *mine.FieldReport) 
 // positions and reasons, which say what to change.
 func noSessionsError(what string, lg *mine.Log) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d records read, %d skipped, %d dropped by label rules%s)", lg.Records, lg.Skipped, lg.Dropped, leftOutText(lg))
+	emptied := ""
+	if lg.Emptied > 0 {
+		emptied = ", every record of " + text.Count(lg.Emptied, "session")
+	}
+	fmt.Fprintf(&b, "%d records read, %d skipped, %d dropped by label rules%s%s)", lg.Records, lg.Skipped, lg.Dropped, emptied, leftOutText(lg))
 	if len(lg.Bad) > 0 {
 		b.WriteString("; skipped:")
 	}

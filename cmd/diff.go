@@ -288,6 +288,9 @@ func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
 	if g.Missing > 0 {
 		fmt.Fprintf(streams.Err, "%d of %d sessions have no %s and are left out\n", g.Missing, lg.NumSessions(), opts.by)
 	}
+	if lg.Emptied > 0 {
+		fmt.Fprintf(streams.Err, "%s with every record dropped by the label rules, left out\n", text.Count(lg.Emptied, "more session"))
+	}
 	found := false
 	for i := 0; i+1 < len(values); i++ {
 		o := *opts

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/internal/atomicfile"
+	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/mine/stats"
 	"github.com/fsmine/fsmine/render"
@@ -167,6 +168,9 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 			return err
 		}
 		measures = stats.MeasureLogs(m, lg, ms)
+		if lg.Emptied > 0 {
+			fmt.Fprintf(streams.Err, "%s with every record dropped by the label rules, left out\n", text.Count(lg.Emptied, "more session"))
+		}
 	} else if opts.model == "-" {
 		file = ""
 		m, err = automaton.Read(streams.In)

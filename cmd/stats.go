@@ -194,7 +194,15 @@ func measuredLogs(model string, args []string, lf *logFlags, paths []string, map
 		if err != nil {
 			return nil, nil, nil, nil, ropt, err
 		}
-		lg = lg.Subset(func(s *mine.Session) bool { v, ok := vals[s.ID]; return ok && v == mapValue })
+		of := func(id string) bool { v, ok := vals[id]; return ok && v == mapValue }
+		emptied := lg.EmptiedIDs
+		lg = lg.Subset(func(s *mine.Session) bool { return of(s.ID) })
+		for _, id := range emptied {
+			if of(id) {
+				lg.EmptiedIDs = append(lg.EmptiedIDs, id)
+			}
+		}
+		lg.Emptied = len(lg.EmptiedIDs)
 		m = shown
 	}
 	ms, err := mine.Measure(inputs, ropt, lg, paths)

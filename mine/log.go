@@ -25,8 +25,10 @@ type Log struct {
 	Duplicates int // exact duplicate records dropped
 	Dropped    int // records dropped by label rules
 	Emptied    int // sessions all of whose records label rules dropped: not sessions of the log
-	// EmptiedIDs are the Emptied sessions' ids, sorted; not kept when the
-	// log is Streamed.
+	// EmptiedIDs are the Emptied sessions' ids, sorted, when the log was
+	// read whole by Read; nil when it was Streamed, and in the logs of
+	// partial results and evidence (ReadPartial, ReadEvidence, MergeLogs),
+	// which carry the count alone.
 	EmptiedIDs []string
 	Folded     int // records folded into the visit before them
 	Detours    int // detour visits taken out of the flow
@@ -893,7 +895,7 @@ func (lg *Log) Format() string {
 // Subset returns a log holding the sessions of lg for which keep is true,
 // in lg's order, sharing lg's names: what cross-validation mines a fold's
 // model from. Its counts of records, skips and drops are lg's, as those are
-// not kept per session. lg must have been read whole (not Streamed), and
+// not kept per session; it has no emptied sessions (Emptied 0). lg must have been read whole (not Streamed), and
 // Subset must not run concurrently with a Build of lg; the logs it returns
 // may be built concurrently with each other.
 func (lg *Log) Subset(keep func(s *Session) bool) *Log {
@@ -906,6 +908,9 @@ func (lg *Log) Subset(keep func(s *Session) bool) *Log {
 	sub.Sessions = nil
 	sub.tally = nil
 	sub.shards = nil
+	// The emptied sessions are no sessions keep can see: the subset has
+	// none (a caller that knows which belong may set them).
+	sub.Emptied, sub.EmptiedIDs = 0, nil
 	for i := range lg.Sessions {
 		if keep(&lg.Sessions[i]) {
 			sub.Sessions = append(sub.Sessions, lg.Sessions[i])

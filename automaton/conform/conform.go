@@ -413,12 +413,16 @@ func (c *Checker) step(w *walker, mv automaton.Move) (verdict string, ti int32) 
 			return StepLoopCap, ti
 		}
 	}
+	// The cap comes before the constraints and gives way to a deviation the
+	// move is on its own (rare or generalised, as the options ask), in the
+	// guard's order.
+	own := t.general && c.opt.GeneralizedIsDeviation || t.rare && !t.general && c.opt.RareIsDeviation
+	if unusual && !own && c.opt.MaxUnusual > 0 && w.unusual > c.opt.MaxUnusual {
+		return StepUnusualCap, ti
+	}
 	if broke != "" {
 		w.broke = ci
 		return broke, ti
-	}
-	if unusual && c.opt.MaxUnusual > 0 && w.unusual > c.opt.MaxUnusual {
-		return StepUnusualCap, ti
 	}
 	switch {
 	case t.general:

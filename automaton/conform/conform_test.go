@@ -529,4 +529,11 @@ func TestMaxUnusual(t *testing.T) {
 			t.Errorf("max %d: the common path does not fit", tt.max)
 		}
 	}
+	// A move that is a deviation on its own is reported as such, as the
+	// guard does: the third unusual move, over a cap of 2, is generalised,
+	// and generalised moves are deviations.
+	c := New(m, Options{MaxUnusual: 2, GeneralizedIsDeviation: true})
+	if d := c.Check(odd).Deviation; d == nil || d.Kind != KindGeneralized || d.Move != 3 {
+		t.Errorf("generalised is a deviation, cap 2: deviation %+v; want %s at move 3", d, KindGeneralized)
+	}
 }

@@ -330,11 +330,16 @@ type compiled struct {
 }
 
 type gstate struct {
-	id, label    string
-	index        int          // into automaton.Model.States
-	loop         int          // index into automaton.Model.Loops, -1 outside any loop
-	moves        []MoveOption // out of the state, less those the policy always denies
-	moveCaps     []capRef     // parallel to moves
+	id, label string
+	index     int          // into automaton.Model.States
+	loop      int          // index into automaton.Model.Loops, -1 outside any loop
+	moves     []MoveOption // out of the state, less those the policy always denies
+	moveCaps  []capRef     // parallel to moves
+	// common and commonCaps are moves and moveCaps less the rare and
+	// generalised moves: what a session that has used up max_unusual may
+	// take (set only with a max_unusual).
+	common       []MoveOption
+	commonCaps   []capRef
 	required     []reqSlot
 	instructions string
 }
@@ -545,6 +550,15 @@ func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*comp
 			}
 			gs.moves = append(gs.moves, MoveOption{Event: t.Event, To: t.To, Label: c.states[t.To].label, Prob: t.Prob, Rare: t.Rare, Generalized: t.Generalized != ""})
 			gs.moveCaps = append(gs.moveCaps, c.capOf(t))
+		}
+		if c.maxOdd > 0 {
+			gs.common = make([]MoveOption, 0, len(gs.moves))
+			for i, mv := range gs.moves {
+				if !mv.Rare && !mv.Generalized {
+					gs.common = append(gs.common, mv)
+					gs.commonCaps = append(gs.commonCaps, gs.moveCaps[i])
+				}
+			}
 		}
 	}
 	if err := c.compileSlots(m, p, patterns); err != nil {
@@ -1181,33 +1195,34 @@ func (s *session) enterLoop(li int, c *compiled) {
 // out.
 func (c *compiled) nextMoves(s *session) []MoveOption {
 	st := s.state
+	moves, caps := st.moves, st.moveCaps
+	if c.maxOdd > 0 && s.odd >= c.maxOdd {
+		moves, caps = st.common, st.commonCaps // max_unusual used up
+	}
 	blocked := func(i int) bool {
-		if cr := st.moveCaps[i]; cr.slot >= 0 && s.counts[cr.slot] >= cr.max {
+		if cr := caps[i]; cr.slot >= 0 && s.counts[cr.slot] >= cr.max {
 			return true
 		}
-		if kind, _ := c.cons.Check(s.seen, st.moves[i].Label); kind != "" {
+		if kind, _ := c.cons.Check(s.seen, moves[i].Label); kind != "" {
 			return true
 		}
-		if mv := &st.moves[i]; c.maxOdd > 0 && s.odd >= c.maxOdd && (mv.Rare || mv.Generalized) {
-			return true
-		}
-		return c.watchMax > 0 && st.moves[i].To == st.id && s.turns+1 > c.watchMax
+		return c.watchMax > 0 && moves[i].To == st.id && s.turns+1 > c.watchMax
 	}
 	first := -1
-	for i := range st.moves {
+	for i := range moves {
 		if blocked(i) {
 			first = i
 			break
 		}
 	}
 	if first < 0 {
-		return st.moves
+		return moves
 	}
-	out := make([]MoveOption, 0, len(st.moves)-1)
-	out = append(out, st.moves[:first]...)
-	for i := first + 1; i < len(st.moves); i++ {
+	out := make([]MoveOption, 0, len(moves)-1)
+	out = append(out, moves[:first]...)
+	for i := first + 1; i < len(moves); i++ {
 		if !blocked(i) {
-			out = append(out, st.moves[i])
+			out = append(out, moves[i])
 		}
 	}
 	return out

@@ -694,6 +694,44 @@ func TestGuardMaxUnusual(t *testing.T) {
 			}
 		}
 	}
+	// A rare step denied for another reason (here a rule's condition) is
+	// not taken and uses none of the budget: the next rare step passes.
+	g, err := New(m, guardPolicy(t, `{"max_unusual": 1, "slots": [{"name": "x"}], "transitions": [{"from": "a", "event": "odd", "to": "b", "when": [{"slot": "x", "present": true}]}]}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Step("r", "", "a")
+	if d := g.Step("r", "odd", "b"); d.Allowed || d.Reason != ReasonCondition {
+		t.Errorf("the rare step the rule denies = %+v; want %s", d, ReasonCondition)
+	}
+	g.Step("r", "ok", "b")
+	if d := g.Step("r", "odd", "c"); !d.Allowed || d.Reason != ReasonNone {
+		t.Errorf("the first rare step taken = %+v; want allowed", d)
+	}
+	if d := g.Step("r", "odd", automaton.EndID); d.Allowed || d.Reason != ReasonUnusualCap {
+		t.Errorf("the second rare step taken = %+v; want %s", d, ReasonUnusualCap)
+	}
+	// At the cap the next moves are the state's common ones, computed once:
+	// no more allocation than without the cap.
+	allocs := func(policy string) float64 {
+		g, err := New(m, guardPolicy(t, policy), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		return testing.AllocsPerRun(100, func() {
+			id := fmt.Sprint("s", i)
+			g.Step(id, "", "a")
+			g.Step(id, "odd", "b")
+			if d := g.Step(id, "ok", "c"); !d.Allowed || len(d.NextMoves) == 0 {
+				t.Fatalf("step into c: %+v", d)
+			}
+			i++
+		})
+	}
+	if free, capped := allocs(`{}`), allocs(`{"max_unusual": 1}`); capped > free {
+		t.Errorf("three steps allocate %v times at the cap, %v without one", capped, free)
+	}
 	if _, err := New(m, &Policy{MaxUnusual: -1}, Options{}); err == nil || !strings.Contains(err.Error(), "max_unusual is -1") {
 		t.Errorf("max_unusual -1: %v, want an error naming it", err)
 	}

@@ -71,6 +71,16 @@ func TestSuggestPolicy(t *testing.T) {
 	if err := SuggestPolicy(m).Write(&again); err != nil || !bytes.Equal(again.Bytes(), buf.Bytes()) {
 		t.Errorf("a second draft differs (err %v):\n%s", err, again.String())
 	}
+	// Every field the writer knows reads back: rare_is_deviation,
+	// generalized and max_unusual too.
+	p.RareIsDeviation, p.Generalized, p.MaxUnusual = true, GeneralizedDeny, 3
+	buf.Reset()
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := ReadPolicy(bytes.NewReader(buf.Bytes())); err != nil || !reflect.DeepEqual(back, p) {
+		t.Errorf("read back %+v (err %v), want %+v:\n%s", back, err, p, buf.String())
+	}
 }
 
 // TestSuggestPolicyAllowsTheSessions enforces the draft on sessions that
