@@ -344,10 +344,9 @@ func TestAllSTARTasks(t *testing.T) {
 	t.Logf("happy-path stages not on the trunk: %d with no state of their label, %d visited but off the trunk", why["no state"], why["off trunk"])
 	t.Logf("message turns dropped in %d of %d tasks (user_utter), free text in %d (wizard_free_text)", turns["user_utter"], len(flows), turns["wizard_free_text"])
 	t.Logf("designed branches in one suggested stage: %d %q", len(branches), branches)
-	// Issue #25 wants none; one is left (trivia's correct and no-answer
-	// replies, a family of names with no word of failure): no more.
-	if len(branches) > 1 {
-		t.Errorf("%d pairs of designed branches share a suggested stage, want at most 1: %q", len(branches), branches)
+	// Issue #25 wants none.
+	if len(branches) > 0 {
+		t.Errorf("%d pairs of designed branches share a suggested stage, want none: %q", len(branches), branches)
 	}
 	if over > 0 {
 		t.Errorf("%d tasks cross more than 5 edges, want none", over)

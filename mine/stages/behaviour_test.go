@@ -187,10 +187,12 @@ func TestSuggestSTAR(t *testing.T) {
 }
 
 // TestSuggestQuizOutcomes: a quiz asks question after question, and each
-// answer is told correct or incorrect before the next one. The two replies
-// share every word but the verdict and come in no fixed order, as two
-// ways of one step would; "incorrect" names a failure, so they are the two
-// sides of the answer's check and stay apart (STAR's trivia merged them).
+// answer is told correct, incorrect or not given before the next one. The
+// replies share every word but the verdict and come in no fixed order, as
+// two ways of one step would; but "incorrect" names a failure, and the
+// reply to no answer, which names none, shares sessions with the others
+// and never a turn: three outcomes of one check, kept apart (STAR's trivia
+// merged them).
 func TestSuggestQuizOutcomes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	var b strings.Builder
@@ -198,8 +200,11 @@ func TestSuggestQuizOutcomes(t *testing.T) {
 		seq := []string{"hello", "user_says", "ask_question_count", "user_says"}
 		for range 2 + rng.IntN(4) {
 			verdict := "inform_answer_correct_ask_next"
-			if rng.IntN(3) == 0 {
+			switch rng.IntN(4) {
+			case 0:
 				verdict = "inform_answer_incorrect_ask_next"
+			case 1:
+				verdict = "inform_answer_2_ask_next"
 			}
 			seq = append(seq, "query_quiz", "ask_question", "user_says", verdict, "user_says")
 		}
@@ -209,7 +214,12 @@ func TestSuggestQuizOutcomes(t *testing.T) {
 		}
 	}
 	st := stageOf(suggest(t, b.String(), Options{}))
-	if st["inform_answer_correct_ask_next"] == st["inform_answer_incorrect_ask_next"] {
-		t.Errorf("correct and incorrect replies share stage %q: want two", st["inform_answer_correct_ask_next"])
+	replies := []string{"inform_answer_correct_ask_next", "inform_answer_incorrect_ask_next", "inform_answer_2_ask_next"}
+	for i, x := range replies {
+		for _, y := range replies[i+1:] {
+			if st[x] == st[y] {
+				t.Errorf("%s and %s share stage %q: want three", x, y, st[x])
+			}
+		}
 	}
 }

@@ -179,8 +179,12 @@ func (a *analysis) findFreeText() {
 // (BranchTogether of the sessions of the rarer at most): ride_confirm_booking
 // and ride_inform_nothing_found after query:ride_book (success, nothing
 // found). Names of one family (modify_pending_order_items and
-// modify_pending_order_address) are two ways of one step, not branches.
-// Clustering merges branches last.
+// modify_pending_order_address) are two ways of one step, not branches,
+// unless the decision repeats: a family whose members come together in
+// sessions (more than BranchTogether) but not between two runs of the node
+// they follow (at most BranchTogether of the rarer's turns) is the
+// outcomes of a check made again and again, as STAR's trivia tells each
+// answer correct, incorrect or not given. Clustering merges branches last.
 func (a *analysis) findBranches() {
 	n := len(a.names)
 	a.branchAfter = make([]int32, n*n)
@@ -230,11 +234,14 @@ func (a *analysis) findBranches() {
 	for p, nodes := range after {
 		for i, x := range nodes {
 			for _, y := range nodes[i+1:] {
-				if a.aff[x][y] >= FamilyAffinity {
-					continue
-				}
 				both := weight(intersectSorted(inv[x], inv[y]))
-				if float64(both) <= BranchTogether*float64(min(weight(inv[x]), weight(inv[y]))) {
+				together := float64(both) > BranchTogether*float64(min(weight(inv[x]), weight(inv[y])))
+				branch := !together && a.aff[x][y] < FamilyAffinity
+				if together && a.aff[x][y] >= FamilyAffinity {
+					sx, sy, sb := a.segments(p, x, y)
+					branch = sb <= int(BranchTogether*float64(min(sx, sy)))
+				}
+				if branch {
 					a.branchAfter[int(x)*n+int(y)] = p + 1
 					a.branchAfter[int(y)*n+int(x)] = p + 1
 				}
@@ -259,4 +266,40 @@ func intersectSorted(x, y []int32) []int32 {
 		}
 	}
 	return out
+}
+
+// segments counts the runs of p (weighted) after which x comes before p
+// comes again, after which y does, and after which both do.
+func (a *analysis) segments(p, x, y int32) (sx, sy, sb int) {
+	for v, task := range a.tasks {
+		w := a.weight[v]
+		in, hx, hy := false, false, false
+		flush := func() {
+			if !in {
+				return
+			}
+			if hx {
+				sx += w
+			}
+			if hy {
+				sy += w
+			}
+			if hx && hy {
+				sb += w
+			}
+		}
+		for _, id := range task {
+			switch id {
+			case p:
+				flush()
+				in, hx, hy = true, false, false
+			case x:
+				hx = true
+			case y:
+				hy = true
+			}
+		}
+		flush()
+	}
+	return sx, sy, sb
 }
