@@ -413,11 +413,14 @@ func (c *Checker) step(w *walker, mv automaton.Move) (verdict string, ti int32) 
 			return StepLoopCap, ti
 		}
 	}
-	// The cap comes before the constraints and gives way to a deviation the
-	// move is on its own (rare or generalised, as the options ask), in the
-	// guard's order.
-	own := t.general && c.opt.GeneralizedIsDeviation || t.rare && !t.general && c.opt.RareIsDeviation
-	if unusual && !own && c.opt.MaxUnusual > 0 && w.unusual > c.opt.MaxUnusual {
+	// In the guard's order: a move that is a deviation on its own (rare or
+	// generalised, as the options ask), then the cap, then the constraints.
+	switch {
+	case t.general && c.opt.GeneralizedIsDeviation:
+		return StepGeneral, ti
+	case t.rare && !t.general && c.opt.RareIsDeviation:
+		return StepRare, ti
+	case unusual && c.opt.MaxUnusual > 0 && w.unusual > c.opt.MaxUnusual:
 		return StepUnusualCap, ti
 	}
 	if broke != "" {

@@ -537,3 +537,40 @@ func TestMaxUnusual(t *testing.T) {
 		t.Errorf("generalised is a deviation, cap 2: deviation %+v; want %s at move 3", d, KindGeneralized)
 	}
 }
+
+// TestDeviationOrder: a move that breaks several rules is reported as the
+// guard reports it: a rare move under RareIsDeviation first, then the cap
+// on unusual moves, then the model's constraints.
+func TestDeviationOrder(t *testing.T) {
+	m := modeltest.Check(t,
+		automaton.Transition{From: automaton.StartID, To: "a", Count: 9},
+		automaton.Transition{From: automaton.StartID, To: "d", Count: 1, Rare: true},
+		automaton.Transition{From: "d", Event: "ok", To: "a", Count: 1},
+		automaton.Transition{From: "a", Event: "ok", To: "b", Count: 9},
+		automaton.Transition{From: "a", Event: "skip", To: "c", Count: 1, Rare: true},
+		automaton.Transition{From: "b", Event: "ok", To: "c", Count: 9},
+		automaton.Transition{From: "c", Event: "ok", To: automaton.EndID, Count: 10},
+	)
+	m.Constraints = []automaton.Constraint{{Kind: automaton.ConstraintPrecedence, A: "b", B: "c", Support: 9, Confidence: 1}}
+	// Two rare moves; the second skips b, which c needs before it.
+	moves := modeltest.Moves(">d", "ok>a", "skip>c", "ok>__end__")
+	for _, tt := range []struct {
+		opt  Options
+		kind string
+		move int
+	}{
+		{Options{}, automaton.KindMissingPrerequisite, 2},
+		{Options{MaxUnusual: 1}, KindUnusualCap, 2},
+		{Options{MaxUnusual: 1, RareIsDeviation: true}, KindRare, 0},
+		{Options{MaxUnusual: 2}, automaton.KindMissingPrerequisite, 2},
+	} {
+		d := New(m, tt.opt).Check(moves).Deviation
+		if d == nil || d.Kind != tt.kind || d.Move != tt.move {
+			t.Errorf("%+v: deviation %+v; want %s at move %d", tt.opt, d, tt.kind, tt.move)
+		}
+	}
+	// The rare move that breaks the constraint, under RareIsDeviation: rare.
+	if d := New(m, Options{RareIsDeviation: true}).Check(modeltest.Moves(">a", "skip>c", "ok>__end__")).Deviation; d == nil || d.Kind != KindRare {
+		t.Errorf("rare move into c before b: deviation %+v; want %s", d, KindRare)
+	}
+}

@@ -404,7 +404,9 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 				first := groups[j.group][0]
 				m, sc, err := mineFold(trains[j.fold], &tests[j.fold], opt.Settings[first], opt.Base, opt.By, opt.oracle)
 				if err != nil {
-					errs[first*opt.Folds+j.fold] = fmt.Errorf("%s, fold %d: %w", opt.Settings[first], j.fold+1, err)
+					mined := opt.Settings[first]
+					mined.MaxUnusual = 0 // the model's setting: the caps only judge
+					errs[first*opt.Folds+j.fold] = fmt.Errorf("%s, fold %d: %w", mined, j.fold+1, err)
 				} else {
 					for _, i := range groups[j.group] {
 						rep.Results[i].Folds[j.fold] = judge(m, sc, &tests[j.fold], opt.Settings[i], opt.By)

@@ -126,6 +126,7 @@ func TestDeterministic(t *testing.T) {
 	opt := Options{Folds: 4, Base: mine.DefaultOptions(), Settings: []Setting{
 		{Merge: mine.MergeLabel, Generalize: mine.GeneralizeNone},
 		{Merge: mine.MergeAlergia, Alpha: 0.01, Generalize: mine.GeneralizeAuto},
+		{Merge: mine.MergeAlergia, Alpha: 0.01, Generalize: mine.GeneralizeAuto, MaxUnusual: 1},
 	}}
 	run := func(workers int) *Report {
 		o := opt

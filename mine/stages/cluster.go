@@ -27,7 +27,8 @@ type analysis struct {
 	chat    []bool     // per node: a message turn, not a task step
 	chatWhy []string   // per node: why it is a message turn
 	// per pair of nodes x, y at n*x+y: 1 + the node after which they are
-	// different branches of one decision, 0 when they are not
+	// different branches of one decision (negated for the outcomes of a
+	// repeated check, see findBranches), 0 when they are not
 	branchAfter []int32
 	records     []int     // per node
 	sessions    []int     // per node

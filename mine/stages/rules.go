@@ -537,9 +537,12 @@ func (a *analysis) branchReason(g, h []int32) string {
 	n := len(a.names)
 	for _, x := range g {
 		for _, y := range h {
-			if p := a.branchAfter[int(x)*n+int(y)]; p != 0 {
+			if p := a.branchAfter[int(x)*n+int(y)]; p > 0 {
 				return fmt.Sprintf("%s and %s are different branches after %s (most of their runs follow it, and they rarely come in one session)",
 					a.names[x], a.names[y], a.names[p-1])
+			} else if p < 0 {
+				return fmt.Sprintf("%s and %s are different outcomes after %s (most of their runs follow it; they come in the same sessions, in no fixed order, but seldom between the same two runs of it: a check made again and again)",
+					a.names[x], a.names[y], a.names[-p-1])
 			}
 		}
 	}

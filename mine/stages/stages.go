@@ -33,8 +33,11 @@
 //   - Branches. Two task nodes most of whose runs (BranchShare) follow the
 //     same node, that rarely come in one session (BranchTogether) and whose
 //     names are of no one family, are different outcomes of one decision
-//     (a booking confirmed, nothing found): they are merged only when a
-//     stage count asked for (Options.Stages) leaves nothing else.
+//     (a booking confirmed, nothing found); so are two of one family that
+//     come in the same sessions in no fixed order but seldom between the
+//     same two runs of that node (trivia's correct and incorrect replies,
+//     the outcomes of a check made again and again). They are merged only
+//     when a stage count asked for (Options.Stages) leaves nothing else.
 //   - Failures. A node whose name says a failure (nothing, not, failed,
 //     error, unavailable ...: see negations) is merged with another step
 //     only on evidence (a family of names, steps always side by side) or

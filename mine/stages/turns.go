@@ -181,10 +181,12 @@ func (a *analysis) findFreeText() {
 // found). Names of one family (modify_pending_order_items and
 // modify_pending_order_address) are two ways of one step, not branches,
 // unless the decision repeats: a family whose members come together in
-// sessions (more than BranchTogether) but not between two runs of the node
-// they follow (at most BranchTogether of the rarer's turns) is the
-// outcomes of a check made again and again, as STAR's trivia tells each
-// answer correct, incorrect or not given. Clustering merges branches last.
+// sessions (more than BranchTogether), in no fixed order (as the clustering
+// judges order), but seldom between the same two runs of the node they
+// follow (at most BranchTogether of the rarer's stretches) is the outcomes
+// of a check made again and again, as STAR's trivia tells each answer
+// correct, incorrect or not given; its mark is negative. Clustering merges
+// branches last.
 func (a *analysis) findBranches() {
 	n := len(a.names)
 	a.branchAfter = make([]int32, n*n)
@@ -237,13 +239,17 @@ func (a *analysis) findBranches() {
 				both := weight(intersectSorted(inv[x], inv[y]))
 				together := float64(both) > BranchTogether*float64(min(weight(inv[x]), weight(inv[y])))
 				branch := !together && a.aff[x][y] < FamilyAffinity
+				mark := p + 1
 				if together && a.aff[x][y] >= FamilyAffinity {
-					sx, sy, sb := a.segments(p, x, y)
-					branch = sb <= int(BranchTogether*float64(min(sx, sy)))
+					sx, sy, sb, xy, yx := a.segments(p, x, y)
+					fixed := xy+yx >= MinOrderSessions && float64(max(xy, yx)) >= FixedOrder*float64(xy+yx) &&
+						float64(max(xy, yx)) >= Sequence*float64(min(weight(inv[x]), weight(inv[y])))
+					branch = !fixed && sb <= int(BranchTogether*float64(min(sx, sy)))
+					mark = -mark
 				}
 				if branch {
-					a.branchAfter[int(x)*n+int(y)] = p + 1
-					a.branchAfter[int(y)*n+int(x)] = p + 1
+					a.branchAfter[int(x)*n+int(y)] = mark
+					a.branchAfter[int(y)*n+int(x)] = mark
 				}
 			}
 		}
@@ -268,11 +274,19 @@ func intersectSorted(x, y []int32) []int32 {
 	return out
 }
 
-// segments counts the runs of p (weighted) after which x comes before p
-// comes again, after which y does, and after which both do.
-func (a *analysis) segments(p, x, y int32) (sx, sy, sb int) {
+// segments counts the stretches from a run of p to the next (weighted) in
+// which x comes, in which y does and in which both do; and the sessions
+// whose first x comes before their first y (xy) or after it (yx).
+func (a *analysis) segments(p, x, y int32) (sx, sy, sb, xy, yx int) {
 	for v, task := range a.tasks {
 		w := a.weight[v]
+		if i, j := slices.Index(task, x), slices.Index(task, y); i >= 0 && j >= 0 {
+			if i < j {
+				xy += w
+			} else {
+				yx += w
+			}
+		}
 		in, hx, hy := false, false, false
 		flush := func() {
 			if !in {
@@ -301,5 +315,5 @@ func (a *analysis) segments(p, x, y int32) (sx, sy, sb int) {
 		}
 		flush()
 	}
-	return sx, sy, sb
+	return sx, sy, sb, xy, yx
 }
