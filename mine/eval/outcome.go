@@ -151,13 +151,7 @@ func Outcome(lg *mine.Log, expr string, succeeded map[string]bool, opt Options) 
 	if opt.Folds < 2 {
 		return nil, fmt.Errorf("eval: %d folds: want at least 2", opt.Folds)
 	}
-	setting := Setting{Merge: opt.Base.Merge, Alpha: opt.Base.Alpha, Generalize: opt.Base.Generalize}
-	if len(opt.Settings) > 0 {
-		setting = opt.Settings[0]
-	}
-	bopt := opt.Base
-	bopt.Merge, bopt.Alpha, bopt.Generalize = setting.Merge, setting.Alpha, setting.Generalize
-	bopt.Examples = 0
+	setting, bopt := outcomeSetting(opt)
 
 	rep := &OutcomeReport{Expr: expr, Setting: setting.String()}
 	by := conditioning(opt)
@@ -362,6 +356,28 @@ func countFailed(ss []*sample) int {
 type byModels struct {
 	opt    mine.ByOptions
 	values map[string]string // session id -> value
+}
+
+// outcomeSetting is the setting whose models Outcome scores risk under,
+// the first of opt.Settings (the base options' without any), and the
+// mining options for it. A cap on unusual moves judges sessions, not
+// risk: it is left out.
+func outcomeSetting(opt Options) (Setting, mine.Options) {
+	setting := Setting{Merge: opt.Base.Merge, Alpha: opt.Base.Alpha, Generalize: opt.Base.Generalize}
+	if opt.Base.Merge == mine.MergeBayes {
+		setting.PriorMove, setting.PriorState = opt.Base.BayesMovePrior, opt.Base.BayesStatePrior
+	}
+	if len(opt.Settings) > 0 {
+		setting = opt.Settings[0]
+		setting.MaxUnusual = 0
+	}
+	bopt := opt.Base
+	bopt.Merge, bopt.Alpha, bopt.Generalize = setting.Merge, setting.Alpha, setting.Generalize
+	if setting.Merge == mine.MergeBayes {
+		bopt.BayesMovePrior, bopt.BayesStatePrior = setting.PriorMove, setting.PriorState
+	}
+	bopt.Examples = 0
+	return setting, bopt
 }
 
 // conditioning returns the conditioning of the first setting of opt with

@@ -308,3 +308,21 @@ func TestOutcomeEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestOutcomeSetting: risk is scored under the models of the first
+// setting as given, the bayes merge's priors included, and without its
+// cap on unusual moves, which judges sessions, not risk.
+func TestOutcomeSetting(t *testing.T) {
+	base := mine.DefaultOptions()
+	s := Setting{Merge: mine.MergeBayes, PriorMove: 8, PriorState: 1.5, Generalize: mine.GeneralizeAuto, MaxUnusual: 3}
+	got, opt := outcomeSetting(Options{Base: base, Settings: []Setting{s}})
+	if opt.Merge != mine.MergeBayes || opt.BayesMovePrior != 8 || opt.BayesStatePrior != 1.5 || opt.Examples != 0 {
+		t.Errorf("mining options %+v: want the bayes merge with priors 8 and 1.5, no examples", opt)
+	}
+	if want := "bayes move=8 state=1.5 generalize=auto"; got.String() != want {
+		t.Errorf("setting %q, want %q", got, want)
+	}
+	if got, opt := outcomeSetting(Options{Base: base}); got.Merge != base.Merge || opt.Merge != base.Merge || opt.BayesMovePrior != base.BayesMovePrior {
+		t.Errorf("without settings: %+v, %+v; want the base options'", got, opt)
+	}
+}
