@@ -446,3 +446,27 @@ func TestStepAfterClose(t *testing.T) {
 		t.Errorf("%d decisions, %d lines written and %d not: every decision must be one or the other", st.Decisions, st.LogLines, st.LogErrors)
 	}
 }
+
+// TestServeMaxUnusual: a policy's max_unusual is in force and named by
+// GET /v1/model; without one the answer leaves it out.
+func TestServeMaxUnusual(t *testing.T) {
+	dir := t.TempDir()
+	modelPath, policyPath := filepath.Join(dir, "model.json"), filepath.Join(dir, "policy.json")
+	b, err := os.ReadFile(fixtureModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(modelPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(policyPath, []byte(`{"max_unusual": 2}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := startTestServer(t, modelPath, policyPath, Config{})
+	if code, _, body := ts.do(t, "GET", "/v1/model", "", ""); code != 200 || !strings.Contains(body, `"max_unusual":2`) {
+		t.Errorf("GET /v1/model: %d %s; want max_unusual 2", code, body)
+	}
+	if code, _, body := newTestServer(t, "").do(t, "GET", "/v1/model", "", ""); code != 200 || strings.Contains(body, "max_unusual") {
+		t.Errorf("GET /v1/model without the cap: %d %s; want no max_unusual", code, body)
+	}
+}
