@@ -401,8 +401,12 @@ func (c *Checker) step(w *walker, mv automaton.Move) (verdict string, ti int32) 
 	if t.back && w.loop >= 0 {
 		w.iters++
 	}
-	unusual := t.rare || t.general
-	if unusual {
+	switch {
+	case t.general:
+		verdict = StepGeneral
+		w.unusual++
+	case t.rare:
+		verdict = StepRare
 		w.unusual++
 	}
 	if cp := c.maxRun[t.to]; cp > 0 && w.run > cp {
@@ -415,23 +419,17 @@ func (c *Checker) step(w *walker, mv automaton.Move) (verdict string, ti int32) 
 	}
 	// In the guard's order: a move that is a deviation on its own (rare or
 	// generalised, as the options ask), then the cap, then the constraints.
-	switch {
-	case t.general && c.opt.GeneralizedIsDeviation:
-		return StepGeneral, ti
-	case t.rare && !t.general && c.opt.RareIsDeviation:
-		return StepRare, ti
-	case unusual && c.opt.MaxUnusual > 0 && w.unusual > c.opt.MaxUnusual:
-		return StepUnusualCap, ti
+	if verdict != StepOK {
+		switch {
+		case verdict == StepGeneral && c.opt.GeneralizedIsDeviation, verdict == StepRare && c.opt.RareIsDeviation:
+			return verdict, ti
+		case c.opt.MaxUnusual > 0 && w.unusual > c.opt.MaxUnusual:
+			return StepUnusualCap, ti
+		}
 	}
 	if broke != "" {
 		w.broke = ci
 		return broke, ti
-	}
-	switch {
-	case t.general:
-		verdict = StepGeneral
-	case t.rare:
-		verdict = StepRare
 	}
 	return verdict, ti
 }
