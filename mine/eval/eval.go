@@ -91,6 +91,18 @@ type Setting struct {
 	ByMode string `json:"by_mode,omitempty"`
 }
 
+// options are base with what s sets for mining: the merge and its
+// parameters, the generalisation. (MaxUnusual judges sessions, and By
+// conditions the model; neither is a mining option.)
+func (s Setting) options(base mine.Options) mine.Options {
+	opt := base
+	opt.Merge, opt.Alpha, opt.Generalize = s.Merge, s.Alpha, s.Generalize
+	if s.Merge == mine.MergeBayes {
+		opt.BayesMovePrior, opt.BayesStatePrior = s.PriorMove, s.PriorState
+	}
+	return opt
+}
+
 // String names the setting as the text report prints it.
 func (s Setting) String() string {
 	var b strings.Builder
@@ -693,9 +705,7 @@ func key(mvs []automaton.Move) string {
 // differ only in how sessions are judged (Setting.MaxUnusual) share it: see
 // judge.
 func mineFold(train *mine.Log, t *test, s Setting, base mine.Options, values map[string]string, oracle bool) (*automaton.Model, Scores, error) {
-	opt := base
-	opt.Merge, opt.Alpha, opt.Generalize = s.Merge, s.Alpha, s.Generalize
-	opt.BayesMovePrior, opt.BayesStatePrior = s.PriorMove, s.PriorState
+	opt := s.options(base)
 	start := time.Now()
 	var m *automaton.Model
 	var err error

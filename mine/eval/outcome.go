@@ -371,11 +371,7 @@ func outcomeSetting(opt Options) (Setting, mine.Options) {
 		setting = opt.Settings[0]
 		setting.MaxUnusual = 0
 	}
-	bopt := opt.Base
-	bopt.Merge, bopt.Alpha, bopt.Generalize = setting.Merge, setting.Alpha, setting.Generalize
-	if setting.Merge == mine.MergeBayes {
-		bopt.BayesMovePrior, bopt.BayesStatePrior = setting.PriorMove, setting.PriorState
-	}
+	bopt := setting.options(opt.Base)
 	bopt.Examples = 0
 	return setting, bopt
 }
