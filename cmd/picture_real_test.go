@@ -219,25 +219,31 @@ func readRules(t *testing.T, path string) *labelRules {
 	return &r
 }
 
+// first is the index of the first rule whose pattern matches node, -1 for
+// none.
+func (r *labelRules) first(node string) int {
+	for i, re := range r.res {
+		if re.MatchString(node) {
+			return i
+		}
+	}
+	return -1
+}
+
 // stage is what the first rule whose pattern matches node makes of it: a
 // stage (ok), or nothing when no rule matches or it drops the node.
 func (r *labelRules) stage(node string) (name string, ok bool) {
-	for i, rule := range r.Rules {
-		if r.res[i].MatchString(node) {
-			return rule.State, !rule.Drop && rule.State != ""
-		}
+	if i := r.first(node); i >= 0 {
+		rule := r.Rules[i]
+		return rule.State, !rule.Drop && rule.State != ""
 	}
 	return "", false
 }
 
 // dropped says whether the first rule whose pattern matches node drops it.
 func (r *labelRules) dropped(node string) bool {
-	for i, rule := range r.Rules {
-		if r.res[i].MatchString(node) {
-			return rule.Drop
-		}
-	}
-	return false
+	i := r.first(node)
+	return i >= 0 && r.Rules[i].Drop
 }
 
 // mergedBranches lists the pairs of nodes of design d that follow one

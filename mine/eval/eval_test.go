@@ -237,6 +237,21 @@ func TestRealLogs(t *testing.T) {
 	}
 }
 
+// fiveFolds scores settings on lg over 5 folds from the default options,
+// as eval does, and logs each one's overall figures.
+func fiveFolds(t *testing.T, lg *mine.Log, settings []Setting) []Result {
+	t.Helper()
+	rep, err := Run(lg, Options{Folds: 5, Base: mine.DefaultOptions(), Settings: settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Results {
+		o := r.Overall
+		t.Logf("%-52s accepted %.3f rejected %.3f states %.1f", r.Name, o.Accepted, o.Rejected, o.States)
+	}
+	return rep.Results
+}
+
 // TestBayesRealLogs holds the Bayesian merge on the real logs with the chat
 // turns dropped. On tau-bench airline, with a transition's prior at 4 and
 // no generalisation, it accepts as many held-out sessions as Alergia did in
@@ -269,14 +284,9 @@ func TestBayesRealLogs(t *testing.T) {
 				{Merge: def.Merge, Alpha: def.Alpha, Generalize: def.Generalize},
 				{Merge: mine.MergeBayes, PriorMove: 8, PriorState: 1.5, Generalize: mine.GeneralizeAuto},
 			}
-			rep, err := Run(lg, Options{Folds: 5, Base: def, Settings: settings})
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := make([]Scores, len(rep.Results))
-			for i, r := range rep.Results {
+			o := make([]Scores, len(settings))
+			for i, r := range fiveFolds(t, lg, settings) {
 				o[i] = r.Overall
-				t.Logf("%-44s accepted %.3f rejected %.3f states %.1f", r.Name, o[i].Accepted, o[i].Rejected, o[i].States)
 			}
 			if tt.log == "taubench_airline.jsonl" && (o[0].Accepted < 0.780 || o[0].Rejected <= 0.641) {
 				t.Errorf("bayes, move 4, none: %.3f / %.3f, want at least 0.780 accepted and more than 0.641 rejected (Alergia's point)", o[0].Accepted, o[0].Rejected)
@@ -321,17 +331,13 @@ func TestMaxUnusualRealLogs(t *testing.T) {
 			capped := loose
 			capped.MaxUnusual = tt.cap
 			settings := []Setting{{Merge: def.Merge, Alpha: def.Alpha, Generalize: def.Generalize}, loose, capped}
-			rep, err := Run(lg, Options{Folds: 5, Base: def, Settings: settings})
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, l, c := rep.Results[0].Overall, rep.Results[1].Overall, rep.Results[2].Overall
-			t.Logf("default %.3f / %.3f, loose %.3f / %.3f, %s %.3f / %.3f", d.Accepted, d.Rejected, l.Accepted, l.Rejected, rep.Results[2].Name, c.Accepted, c.Rejected)
+			res := fiveFolds(t, lg, settings)
+			d, l, c := res[0].Overall, res[1].Overall, res[2].Overall
 			if c.Accepted < d.Accepted || c.Rejected <= d.Rejected {
-				t.Errorf("%s: %.3f / %.3f, does not dominate the default's %.3f / %.3f", rep.Results[2].Name, c.Accepted, c.Rejected, d.Accepted, d.Rejected)
+				t.Errorf("%s: %.3f / %.3f, does not dominate the default's %.3f / %.3f", res[2].Name, c.Accepted, c.Rejected, d.Accepted, d.Rejected)
 			}
 			if c.Rejected <= l.Rejected || c.Accepted > l.Accepted {
-				t.Errorf("%s: %.3f / %.3f against loose's %.3f / %.3f: want more rejected, no more accepted", rep.Results[2].Name, c.Accepted, c.Rejected, l.Accepted, l.Rejected)
+				t.Errorf("%s: %.3f / %.3f against loose's %.3f / %.3f: want more rejected, no more accepted", res[2].Name, c.Accepted, c.Rejected, l.Accepted, l.Rejected)
 			}
 		})
 	}
