@@ -565,3 +565,25 @@ func realData(t *testing.T) (data, chat string) {
 	}
 	return filepath.Join("..", "..", "..", "shared", "data", "jsonl"), chat
 }
+
+// TestEmptiedRealLog: tau-bench airline has 18 sessions of chat turns only.
+// With the turns dropped they are no sessions of the log, and eval says it
+// left them out rather than losing them.
+func TestEmptiedRealLog(t *testing.T) {
+	data, chat := realData(t)
+	lg := readFile(t, filepath.Join(data, "taubench_airline.jsonl"), chat)
+	if lg.Emptied != 18 || len(lg.EmptiedIDs) != 18 || lg.NumSessions() != 182 {
+		t.Fatalf("emptied %d (%d ids), sessions %d; want 18, 18, 182", lg.Emptied, len(lg.EmptiedIDs), lg.NumSessions())
+	}
+	rep, err := Run(lg, Options{Folds: 2, Base: mine.DefaultOptions(), Settings: []Setting{{Merge: mine.MergeLabel, Generalize: mine.GeneralizeNone}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Emptied != 18 || rep.Sessions != 182 || !strings.Contains(b.String(), "\n18 more sessions with every record dropped by the label rules, left out\n") {
+		t.Errorf("emptied %d, sessions %d, text:\n%s", rep.Emptied, rep.Sessions, b.String())
+	}
+}
