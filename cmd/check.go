@@ -28,6 +28,7 @@ type checkOptions struct {
 	rareIsDev bool
 	genIsDev  bool
 	unusual   int
+	oddRun    int
 	outside   string
 	maxAlign  int
 	list      int
@@ -66,6 +67,9 @@ first deviating step, of one kind:
   unusual_cap         one rare or generalised transition more than
                       --max-unusual N allows a session (a session may leave
                       the common paths a little, not at every step)
+  unusual_run         one rare or generalised transition more in a row than
+                      --max-unusual-run N allows (a session may step off the
+                      common paths and back, not run along their margins)
 
 Each session also gets an alignment fitness: the fewest moves to skip in the
 session (log moves) or to add from the model (model moves) so that the
@@ -131,6 +135,7 @@ sessions).`,
 	f.BoolVar(&opts.rareIsDev, "rare-is-deviation", false, "count taking a rare transition as a deviation (kind rare)")
 	f.BoolVar(&opts.genIsDev, "generalized-is-deviation", false, "count taking a generalised transition as a deviation (kind generalized): check against the sessions' own paths")
 	f.IntVar(&opts.unusual, "max-unusual", 0, "a session may take at most `N` rare or generalised transitions; the next is a deviation (kind unusual_cap); 0: no cap")
+	f.IntVar(&opts.oddRun, "max-unusual-run", 0, "a session may take at most `N` rare or generalised transitions in a row; the next is a deviation (kind unusual_run); 0: no cap")
 	f.IntVar(&opts.maxAlign, "max-align-states", conform.DefaultMaxAlignStates, "alignment search nodes per session before a greedy alignment stands in")
 	f.IntVar(&opts.window, "window", mine.DefaultWindow, "records a session may sit idle before it is checked and its records let go; 0 holds every session to the end")
 	f.IntVar(&opts.list, "list", 20, "deviating sessions listed in the text report (0: all)")
@@ -156,6 +161,9 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	if opts.unusual < 0 {
 		return usagef("--max-unusual must be at least 0 (0: no cap), got %d", opts.unusual)
 	}
+	if opts.oddRun < 0 {
+		return usagef("--max-unusual-run must be at least 0 (0: no cap), got %d", opts.oddRun)
+	}
 	if opts.list < 0 {
 		return usagef("--list must be 0 or more, got %d", opts.list)
 	}
@@ -169,7 +177,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	copt := conform.Options{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxUnusual: opts.unusual, MaxAlignStates: opts.maxAlign}
+	copt := conform.Options{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxUnusual: opts.unusual, MaxUnusualRun: opts.oddRun, MaxAlignStates: opts.maxAlign}
 	window := opts.window
 	if m.By != nil {
 		// Each session is judged by its value's map: the values are read
@@ -243,6 +251,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	sum.RareIsDeviation = opts.rareIsDev
 	sum.GeneralizedIsDeviation = opts.genIsDev
 	sum.MaxUnusual = opts.unusual
+	sum.MaxUnusualRun = opts.oddRun
 	sum.SetMinFit(opts.minFit)
 	switch opts.format {
 	case "json":

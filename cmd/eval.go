@@ -19,25 +19,26 @@ import (
 func init() { register(newEvalCmd) }
 
 type evalOptions struct {
-	inputs      []string
-	input       inputFlags
-	folds       int
-	merges      []string
-	alphas      []string
-	priorMoves  []string
-	priorStates []string
-	maxUnusual  []string
-	generalize  []string
-	rareCount   int
-	rareRatio   float64
-	minRejected float64
-	format      string
-	outcome     string
-	quiet       bool
-	truth       string
-	by          string
-	byMin       int
-	byMode      string
+	inputs        []string
+	input         inputFlags
+	folds         int
+	merges        []string
+	alphas        []string
+	priorMoves    []string
+	priorStates   []string
+	maxUnusual    []string
+	maxUnusualRun []string
+	generalize    []string
+	rareCount     int
+	rareRatio     float64
+	minRejected   float64
+	format        string
+	outcome       string
+	quiet         bool
+	truth         string
+	by            string
+	byMin         int
+	byMode        string
 }
 
 func newEvalCmd(streams IO) *cobra.Command {
@@ -78,10 +79,11 @@ a designed flow), also:
 and the model's size: states, transitions, common (not rare) transitions,
 generalised transitions, and the time to mine it.
 
---merge, --alpha, --prior-move, --prior-state, --generalize and --max-unusual
-take comma-separated lists; every combination is scored on the same folds
-(alpha applies to the alergia merge only, the priors to the bayes merge;
---max-unusual judges the held-out sessions as check --max-unusual does). The
+--merge, --alpha, --prior-move, --prior-state, --generalize, --max-unusual and
+--max-unusual-run take comma-separated lists; every combination is scored on
+the same folds (alpha applies to the alergia merge only, the priors to the
+bayes merge; the caps judge the held-out sessions as check's flags of the
+same names do, on one model per fold). The
 settings on the Pareto front of accepted and rejected are marked with *,
 and one is recommended: of those rejecting at least --min-rejected
 of the perturbed sessions, the one accepting the most held-out sessions.
@@ -117,6 +119,7 @@ label in common with the log).`,
 	f.StringSliceVar(&opts.priorStates, "prior-state", []string{strconv.FormatFloat(def.BayesStatePrior, 'g', -1, 64)}, "bayes merge: what a state costs, in ln(moves)/2, a list")
 	f.StringSliceVar(&opts.generalize, "generalize", []string{def.Generalize}, "generalisation, a list: "+strings.Join(mine.Generalizes, ", "))
 	f.StringSliceVar(&opts.maxUnusual, "max-unusual", []string{"0"}, "judge held-out sessions as check --max-unusual N does (at most N rare or generalised transitions a session; 0: no cap), a list")
+	f.StringSliceVar(&opts.maxUnusualRun, "max-unusual-run", []string{"0"}, "judge held-out sessions as check --max-unusual-run N does (at most N rare or generalised transitions in a row; 0: no cap), a list")
 	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
 	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
 	f.Float64Var(&opts.minRejected, "min-rejected", eval.DefaultMinRejected, "share of perturbed sessions a recommended setting must reject")
@@ -159,7 +162,12 @@ func evalSettings(opts *evalOptions) ([]eval.Setting, error) {
 	if err != nil {
 		return nil, err
 	}
-	unusual, err := numbers("max-unusual", opts.maxUnusual, func(x float64) bool { return x >= 0 && x == math.Trunc(x) && x <= 1e6 }, "whole numbers from 0")
+	whole := func(x float64) bool { return x >= 0 && x == math.Trunc(x) && x <= 1e6 }
+	unusual, err := numbers("max-unusual", opts.maxUnusual, whole, "whole numbers from 0")
+	if err != nil {
+		return nil, err
+	}
+	oddRuns, err := numbers("max-unusual-run", opts.maxUnusualRun, whole, "whole numbers from 0")
 	if err != nil {
 		return nil, err
 	}
@@ -191,8 +199,10 @@ func evalSettings(opts *evalOptions) ([]eval.Setting, error) {
 			}
 			for _, st := range merged {
 				for _, u := range unusual {
-					st.MaxUnusual = int(u)
-					out = append(out, st)
+					for _, r := range oddRuns {
+						st.MaxUnusual, st.MaxUnusualRun = int(u), int(r)
+						out = append(out, st)
+					}
 				}
 			}
 		}

@@ -25,6 +25,7 @@ type replayOptions struct {
 	rareIsDev bool
 	genIsDev  bool
 	unusual   int
+	oddRun    int
 	maxAlign  int
 	logs      logFlags
 }
@@ -46,7 +47,8 @@ mined from took, added on the log's evidence; a deviation only with
 --generalized-is-deviation); loop_cap (a loop's back edges taken more often
 in one stay than the model's max_iterations); repeat_cap (more visits of one
 stage in a row than the state's max_run); unusual_cap (one rare or generalised
-transition more than --max-unusual allows); illegal (the model has no such move
+transition more than --max-unusual allows); unusual_run (one more in a row
+than --max-unusual-run allows); illegal (the model has no such move
 from the state); unknown (the label is no state of the model); incomplete
 (the session ends where, or with an event that, the model never ends); lost
 (not checked, see below).
@@ -93,6 +95,7 @@ the logs).`,
 	f.BoolVar(&opts.rareIsDev, "rare-is-deviation", false, "count taking a rare transition as a deviation")
 	f.BoolVar(&opts.genIsDev, "generalized-is-deviation", false, "count taking a generalised transition as a deviation")
 	f.IntVar(&opts.unusual, "max-unusual", 0, "a session may take at most `N` rare or generalised transitions; the next is a deviation (kind unusual_cap); 0: no cap")
+	f.IntVar(&opts.oddRun, "max-unusual-run", 0, "a session may take at most `N` rare or generalised transitions in a row; the next is a deviation (kind unusual_run); 0: no cap")
 	f.IntVar(&opts.maxAlign, "max-align-states", conform.DefaultMaxAlignStates, "alignment search nodes before a greedy alignment stands in")
 	opts.logs.bind(f)
 	return c
@@ -109,6 +112,9 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	}
 	if opts.unusual < 0 {
 		return usagef("--max-unusual must be at least 0 (0: no cap), got %d", opts.unusual)
+	}
+	if opts.oddRun < 0 {
+		return usagef("--max-unusual-run must be at least 0 (0: no cap), got %d", opts.oddRun)
 	}
 	if slices.Contains(opts.inputs, "-") {
 		// A conditioned model's sessions are judged by the map of their
@@ -144,7 +150,7 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 			mapName = automaton.SharedMap
 		}
 	}
-	c := conform.New(m, conform.Options{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxUnusual: opts.unusual, MaxAlignStates: opts.maxAlign})
+	c := conform.New(m, conform.Options{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxUnusual: opts.unusual, MaxUnusualRun: opts.oddRun, MaxAlignStates: opts.maxAlign})
 	r := check.Replay(lg, s, c)
 	r.Model = check.ModelRef{Path: opts.model, Version: m.Version, Digest: m.Digest}
 	r.Map = mapName

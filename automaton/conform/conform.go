@@ -52,6 +52,9 @@ const (
 	// KindUnusualCap: the move is a transition of the model flagged rare
 	// or generalised, one more than Options.MaxUnusual allows a session.
 	KindUnusualCap = "unusual_cap"
+	// KindUnusualRun: the move is a transition of the model flagged rare or
+	// generalised, one more in a row than Options.MaxUnusualRun allows.
+	KindUnusualRun = "unusual_run"
 )
 
 // Step verdicts, the Verdict of a Step.
@@ -62,6 +65,7 @@ const (
 	StepLoopCap    = "loop_cap"    // a transition of the model, beyond its loop's cap
 	StepRepeatCap  = "repeat_cap"  // a transition of the model, beyond its target's MaxRun
 	StepUnusualCap = "unusual_cap" // a rare or generalised transition, beyond Options.MaxUnusual
+	StepUnusualRun = "unusual_run" // a rare or generalised transition, one in a row beyond Options.MaxUnusualRun
 	StepIllegal    = "illegal"     // no such transition; the label is the model's
 	StepUnknown    = "unknown"     // the label is no state's
 	StepIncomplete = "incomplete"  // no such transition into automaton.EndID
@@ -94,6 +98,13 @@ type Options struct {
 	// the common paths a little, not at every step. 0 means no cap (for
 	// none at all, RareIsDeviation and GeneralizedIsDeviation).
 	MaxUnusual int
+	// MaxUnusualRun, when above 0, is the most unusual moves a session may
+	// take in a row; the next one is a deviation (KindUnusualRun). A
+	// session that leaves the common paths for a move and comes back passes;
+	// one that runs through the map's unusual moves one after another, as a
+	// step left out or two steps swapped make it do, does not. 0 means no
+	// cap.
+	MaxUnusualRun int
 	// MaxAlignStates bounds the alignment search of one session: after
 	// expanding this many (position, state) nodes the search stops and the
 	// cost of a greedy alignment is reported instead, with Bounded set.
@@ -116,7 +127,8 @@ type Deviation struct {
 	// Loop (an index into automaton.Model.Loops), Iterations and Cap are set for
 	// KindLoopCap; Loop is -1 otherwise. For KindRepeatCap, Iterations is
 	// the visits of the label in a row and Cap the state's MaxRun; for
-	// KindUnusualCap, the unusual moves taken and Options.MaxUnusual.
+	// KindUnusualCap, the unusual moves taken and Options.MaxUnusual; for
+	// KindUnusualRun, the unusual moves in a row and Options.MaxUnusualRun.
 	Loop, Iterations, Cap int
 	// Constraint is the constraint the move breaks, for the constraint
 	// kinds (automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth, automaton.KindRerun); nil
@@ -186,6 +198,10 @@ type Step struct {
 	// Unusual and MaxUnusual are set for StepUnusualCap: the rare and
 	// generalised transitions taken, this one included, and the cap.
 	Unusual, MaxUnusual int
+	// UnusualRun and MaxUnusualRun are set for StepUnusualRun: the rare
+	// and generalised transitions taken in a row, this one included, and
+	// the cap.
+	UnusualRun, MaxUnusualRun int
 	// Constraint is the constraint the move breaks, for the constraint
 	// verdicts; nil otherwise.
 	Constraint *automaton.Constraint
@@ -343,10 +359,11 @@ type walker struct {
 	loop  int32 // loop of the current stay, -1 for none
 	iters int   // back edges taken in the stay
 	run   int   // visits of the current state's label in a row
-	// unusual counts the rare and generalised transitions taken.
-	unusual int
-	seen    []uint64
-	broke   int // the constraint the last step broke, -1 for none
+	// unusual counts the rare and generalised transitions taken, oddRun
+	// those in a row up to the last move.
+	unusual, oddRun int
+	seen            []uint64
+	broke           int // the constraint the last step broke, -1 for none
 }
 
 // walk starts a walk at automaton.StartID, with the checker's scratch for the
@@ -363,7 +380,7 @@ func (c *Checker) step(w *walker, mv automaton.Move) (verdict string, ti int32) 
 	broke, ci := c.rules.Check(w.seen, mv.Label)
 	c.rules.Visit(w.seen, mv.Label)
 	if w.at < 0 {
-		w.at, w.loop, w.iters, w.run = c.resync(mv.Label), -1, 0, 1
+		w.at, w.loop, w.iters, w.run, w.oddRun = c.resync(mv.Label), -1, 0, 1, 0
 		return StepLost, -1
 	}
 	ti = -1
@@ -380,7 +397,7 @@ func (c *Checker) step(w *walker, mv automaton.Move) (verdict string, ti int32) 
 		case !c.m.HasLabel(mv.Label):
 			verdict = StepUnknown
 		}
-		w.at, w.loop, w.iters, w.run = c.resync(mv.Label), -1, 0, 1
+		w.at, w.loop, w.iters, w.run, w.oddRun = c.resync(mv.Label), -1, 0, 1, 0
 		return verdict, -1
 	}
 	t := &c.trans[ti]
@@ -405,9 +422,13 @@ func (c *Checker) step(w *walker, mv automaton.Move) (verdict string, ti int32) 
 	case t.general:
 		verdict = StepGeneral
 		w.unusual++
+		w.oddRun++
 	case t.rare:
 		verdict = StepRare
 		w.unusual++
+		w.oddRun++
+	default:
+		w.oddRun = 0
 	}
 	if cp := c.maxRun[t.to]; cp > 0 && w.run > cp {
 		return StepRepeatCap, ti
@@ -425,6 +446,8 @@ func (c *Checker) step(w *walker, mv automaton.Move) (verdict string, ti int32) 
 			return verdict, ti
 		case c.opt.MaxUnusual > 0 && w.unusual > c.opt.MaxUnusual:
 			return StepUnusualCap, ti
+		case c.opt.MaxUnusualRun > 0 && w.oddRun > c.opt.MaxUnusualRun:
+			return StepUnusualRun, ti
 		}
 	}
 	if broke != "" {
@@ -478,8 +501,8 @@ func (c *Checker) Check(moves []automaton.Move) Verdict {
 			dev = KindLoopCap
 		case StepRepeatCap:
 			dev = KindRepeatCap
-		case StepUnusualCap:
-			dev = KindUnusualCap
+		case StepUnusualCap, StepUnusualRun:
+			dev = verdict
 			// Counted as Check counts the moves it lets pass.
 			if c.trans[ti].general {
 				v.Generalized++
@@ -507,6 +530,8 @@ func (c *Checker) Check(moves []automaton.Move) Verdict {
 				d.Iterations, d.Cap = w.run, c.maxRun[w.at]
 			case KindUnusualCap:
 				d.Iterations, d.Cap = w.unusual, c.opt.MaxUnusual
+			case KindUnusualRun:
+				d.Iterations, d.Cap = w.oddRun, c.opt.MaxUnusualRun
 			case automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth, automaton.KindRerun:
 				d.Constraint = &c.m.Constraints[w.broke]
 			}
@@ -633,6 +658,8 @@ func (c *Checker) Replay(moves []automaton.Move) []Step {
 				s.Run, s.MaxRun = w.run, c.maxRun[w.at]
 			case StepUnusualCap:
 				s.Unusual, s.MaxUnusual = w.unusual, c.opt.MaxUnusual
+			case StepUnusualRun:
+				s.UnusualRun, s.MaxUnusualRun = w.oddRun, c.opt.MaxUnusualRun
 			}
 			if w.broke >= 0 {
 				s.Constraint = &c.m.Constraints[w.broke]

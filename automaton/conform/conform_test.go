@@ -484,19 +484,27 @@ func retryModel(t *testing.T, byCount bool) *automaton.Model {
 	)
 }
 
-// TestMaxUnusual: a session may take at most Options.MaxUnusual rare or
-// generalised transitions; the next one is an unusual_cap deviation on a
-// path of the model (cost 0), counted like the moves before it.
-func TestMaxUnusual(t *testing.T) {
-	m := modeltest.Check(t,
+// unusualModel is a -> b -> c -> end with a rare move beside each of the
+// first two and a generalised one beside the last, and a loop back from c
+// to a.
+func unusualModel(t *testing.T) *automaton.Model {
+	return modeltest.Check(t,
 		automaton.Transition{From: automaton.StartID, To: "a", Count: 10},
 		automaton.Transition{From: "a", Event: "ok", To: "b", Count: 9},
 		automaton.Transition{From: "a", Event: "odd", To: "b", Count: 1, Rare: true},
 		automaton.Transition{From: "b", Event: "ok", To: "c", Count: 9},
 		automaton.Transition{From: "b", Event: "odd", To: "c", Count: 1, Rare: true},
+		automaton.Transition{From: "c", Event: "ok", To: "a", Count: 5},
 		automaton.Transition{From: "c", Event: "ok", To: automaton.EndID, Count: 10},
 		automaton.Transition{From: "c", Event: "new", To: automaton.EndID, Generalized: "event"},
 	)
+}
+
+// TestMaxUnusual: a session may take at most Options.MaxUnusual rare or
+// generalised transitions; the next one is an unusual_cap deviation on a
+// path of the model (cost 0), counted like the moves before it.
+func TestMaxUnusual(t *testing.T) {
+	m := unusualModel(t)
 	odd := modeltest.Moves(">a", "odd>b", "odd>c", "new>__end__") // three unusual moves
 	common := modeltest.Moves(">a", "ok>b", "ok>c", "ok>__end__")
 	for _, tt := range []struct {
@@ -538,14 +546,62 @@ func TestMaxUnusual(t *testing.T) {
 	}
 }
 
+// TestMaxUnusualRun: a session may take at most Options.MaxUnusualRun rare
+// or generalised transitions in a row; a common move between them starts
+// the count again, and the next one over the cap is an unusual_run deviation
+// on a path of the model (cost 0).
+func TestMaxUnusualRun(t *testing.T) {
+	m := unusualModel(t)
+	for _, tt := range []struct {
+		moves   []automaton.Move
+		max, at int // at: the move that deviates, -1 for none
+	}{
+		{modeltest.Moves(">a", "odd>b", "odd>c", "new>__end__"), 0, -1},
+		{modeltest.Moves(">a", "odd>b", "odd>c", "new>__end__"), 3, -1},
+		{modeltest.Moves(">a", "odd>b", "odd>c", "new>__end__"), 2, 3},
+		{modeltest.Moves(">a", "odd>b", "odd>c", "new>__end__"), 1, 2},
+		// Four unusual moves, never two in a row.
+		{modeltest.Moves(">a", "odd>b", "ok>c", "ok>a", "odd>b", "ok>c", "ok>a", "odd>b", "ok>c", "new>__end__"), 1, -1},
+		// Two in a row, after a common move broke the first pair.
+		{modeltest.Moves(">a", "odd>b", "ok>c", "ok>a", "odd>b", "odd>c", "ok>__end__"), 1, 5},
+	} {
+		c := New(m, Options{MaxUnusualRun: tt.max})
+		v := c.Check(tt.moves)
+		at, verdict := c.Miss(tt.moves)
+		if tt.at < 0 {
+			if !v.Fits() || at != -1 {
+				t.Errorf("%v, max %d: deviation %+v, miss at %d; want a fit", tt.moves, tt.max, v.Deviation, at)
+			}
+			continue
+		}
+		d := v.Deviation
+		if d == nil || d.Kind != KindUnusualRun || d.Move != tt.at || d.Iterations != tt.max+1 || d.Cap != tt.max || v.Cost != 0 {
+			t.Fatalf("%v, max %d: deviation %+v, cost %d; want %s at move %d, %d of %d, cost 0", tt.moves, tt.max, d, v.Cost, KindUnusualRun, tt.at, tt.max+1, tt.max)
+		}
+		if at != tt.at || verdict != StepUnusualRun {
+			t.Errorf("%v, max %d: miss at %d (%s), want %d (%s)", tt.moves, tt.max, at, verdict, tt.at, StepUnusualRun)
+		}
+		if s := c.Replay(tt.moves)[tt.at]; s.Verdict != StepUnusualRun || s.UnusualRun != tt.max+1 || s.MaxUnusualRun != tt.max {
+			t.Errorf("%v, max %d: replay step %+v; want %s, %d of %d", tt.moves, tt.max, s, StepUnusualRun, tt.max+1, tt.max)
+		}
+	}
+	// With both caps, the cap on the session's unusual moves is reported
+	// first when one move breaks both.
+	c := New(m, Options{MaxUnusual: 1, MaxUnusualRun: 1})
+	if d := c.Check(modeltest.Moves(">a", "odd>b", "odd>c", "ok>__end__")).Deviation; d == nil || d.Kind != KindUnusualCap || d.Move != 2 {
+		t.Errorf("both caps at 1: deviation %+v; want %s at move 2", d, KindUnusualCap)
+	}
+}
+
 // TestDeviationOrder: a move that breaks several rules is reported as the
-// guard reports it: a rare move under RareIsDeviation first, then the cap
-// on unusual moves, then the model's constraints.
+// guard reports it: a rare move under RareIsDeviation first, then the caps
+// on unusual moves (in all, then in a row), then the model's constraints.
 func TestDeviationOrder(t *testing.T) {
 	m := modeltest.Check(t,
 		automaton.Transition{From: automaton.StartID, To: "a", Count: 9},
-		automaton.Transition{From: automaton.StartID, To: "d", Count: 1, Rare: true},
+		automaton.Transition{From: automaton.StartID, To: "d", Count: 2, Rare: true},
 		automaton.Transition{From: "d", Event: "ok", To: "a", Count: 1},
+		automaton.Transition{From: "d", Event: "odd", To: "a", Count: 1, Rare: true},
 		automaton.Transition{From: "a", Event: "ok", To: "b", Count: 9},
 		automaton.Transition{From: "a", Event: "skip", To: "c", Count: 1, Rare: true},
 		automaton.Transition{From: "b", Event: "ok", To: "c", Count: 9},
@@ -553,20 +609,26 @@ func TestDeviationOrder(t *testing.T) {
 	)
 	m.Constraints = []automaton.Constraint{{Kind: automaton.ConstraintPrecedence, A: "b", B: "c", Support: 9, Confidence: 1}}
 	// Two rare moves; the second skips b, which c needs before it.
-	moves := modeltest.Moves(">d", "ok>a", "skip>c", "ok>__end__")
+	apart := modeltest.Moves(">d", "ok>a", "skip>c", "ok>__end__")
+	// Three rare moves in a row, the third skipping b.
+	inRow := modeltest.Moves(">d", "odd>a", "skip>c", "ok>__end__")
 	for _, tt := range []struct {
-		opt  Options
-		kind string
-		move int
+		moves []automaton.Move
+		opt   Options
+		kind  string
+		move  int
 	}{
-		{Options{}, automaton.KindMissingPrerequisite, 2},
-		{Options{MaxUnusual: 1}, KindUnusualCap, 2},
-		{Options{MaxUnusual: 1, RareIsDeviation: true}, KindRare, 0},
-		{Options{MaxUnusual: 2}, automaton.KindMissingPrerequisite, 2},
+		{apart, Options{}, automaton.KindMissingPrerequisite, 2},
+		{apart, Options{MaxUnusual: 1}, KindUnusualCap, 2},
+		{apart, Options{MaxUnusual: 1, RareIsDeviation: true}, KindRare, 0},
+		{apart, Options{MaxUnusual: 2}, automaton.KindMissingPrerequisite, 2},
+		{inRow, Options{MaxUnusualRun: 2}, KindUnusualRun, 2},
+		{inRow, Options{MaxUnusualRun: 2, RareIsDeviation: true}, KindRare, 0},
+		{inRow, Options{MaxUnusualRun: 3}, automaton.KindMissingPrerequisite, 2},
 	} {
-		d := New(m, tt.opt).Check(moves).Deviation
+		d := New(m, tt.opt).Check(tt.moves).Deviation
 		if d == nil || d.Kind != tt.kind || d.Move != tt.move {
-			t.Errorf("%+v: deviation %+v; want %s at move %d", tt.opt, d, tt.kind, tt.move)
+			t.Errorf("%v, %+v: deviation %+v; want %s at move %d", tt.moves, tt.opt, d, tt.kind, tt.move)
 		}
 	}
 	// The rare move that breaks the constraint, under RareIsDeviation: rare.

@@ -34,6 +34,7 @@ const (
 	ReasonWatchdog     = "watchdog"               // too many consecutive turns in one state
 	ReasonGeneralized  = "generalized_transition" // a transition no session took, under "generalized": "deny"
 	ReasonUnusualCap   = "unusual_cap"            // one rare or generalised step more than max_unusual allows the session
+	ReasonUnusualRun   = "unusual_run"            // one rare or generalised step more in a row than max_unusual_run allows
 	ReasonMissingSlot  = "missing_slot"           // leaving a state whose required slots are not all present
 	ReasonInvalidSlot  = "invalid_slot"           // leaving a state whose required slots do not all match their patterns
 	ReasonCondition    = "condition_failed"       // a condition of the policy's rule on the transition does not hold
@@ -47,7 +48,7 @@ const (
 
 // Reasons lists every reason a Decision can carry, ReasonNone first.
 var Reasons = []string{ReasonNone, ReasonIllegal, ReasonUnknownState, ReasonLoopCap, ReasonRare, ReasonWatchdog,
-	ReasonGeneralized, ReasonUnusualCap, ReasonMissingSlot, ReasonInvalidSlot, ReasonCondition,
+	ReasonGeneralized, ReasonUnusualCap, ReasonUnusualRun, ReasonMissingSlot, ReasonInvalidSlot, ReasonCondition,
 	ReasonMissingPrerequisite, ReasonOnceOnly, ReasonNotBoth, ReasonRerun,
 	automaton.KindUnseenValue, automaton.KindValueWithoutSource}
 
@@ -294,6 +295,7 @@ type session struct {
 	cons   *rules.Set
 	risk   float64             // the running surprisal, in bits
 	odd    int                 // the rare and generalised transitions taken (Policy.MaxUnusual)
+	oddRun int                 // those taken in a row up to the last step taken (Policy.MaxUnusualRun)
 	args   *automaton.ArgWatch // the text that entered the session, for automaton.Model.Args; nil until a Call
 
 	// sub, in a conditioned model, is the sub-map that judges the session
@@ -321,6 +323,7 @@ type compiled struct {
 	start     *gstate
 	genDeny   bool
 	maxOdd    int                             // Policy.MaxUnusual
+	maxOddRun int                             // Policy.MaxUnusualRun
 	slotRes   map[string][]*regexp.Regexp     // declared slots: their patterns (nil: none)
 	rules     map[*automaton.Transition]*rule // nil without rules
 	cons      *rules.Set                      // the model's constraints, nil for none
@@ -336,8 +339,8 @@ type gstate struct {
 	moves     []MoveOption // out of the state, less those the policy always denies
 	moveCaps  []capRef     // parallel to moves
 	// common and commonCaps are moves and moveCaps less the rare and
-	// generalised moves: what a session that has used up max_unusual may
-	// take (set only with a max_unusual).
+	// generalised moves: what a session that has used up max_unusual, or
+	// reached max_unusual_run, may take (set only with either).
 	common       []MoveOption
 	commonCaps   []capRef
 	required     []reqSlot
@@ -442,16 +445,17 @@ func compile(m *automaton.Model, p *Policy) (*compiled, error) {
 // sub-maps of a conditioned model share.
 func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*compiled, error) {
 	c := &compiled{
-		m:       m,
-		cons:    compileConstraints(m.Constraints),
-		args:    automaton.NewArgRules(m.Args),
-		policy:  p,
-		monitor: p.Monitor(),
-		rareDev: p.RareIsDeviation,
-		maxOdd:  p.MaxUnusual,
-		states:  make(map[string]*gstate, len(m.States)),
-		labels:  make(map[string]*gstate, len(m.States)),
-		caps:    make(map[automaton.EdgeRef]capRef),
+		m:         m,
+		cons:      compileConstraints(m.Constraints),
+		args:      automaton.NewArgRules(m.Args),
+		policy:    p,
+		monitor:   p.Monitor(),
+		rareDev:   p.RareIsDeviation,
+		maxOdd:    p.MaxUnusual,
+		maxOddRun: p.MaxUnusualRun,
+		states:    make(map[string]*gstate, len(m.States)),
+		labels:    make(map[string]*gstate, len(m.States)),
+		caps:      make(map[automaton.EdgeRef]capRef),
 	}
 	c.risk = risk.New(m)
 	loopOf := make(map[string]int)
@@ -551,7 +555,7 @@ func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*comp
 			gs.moves = append(gs.moves, MoveOption{Event: t.Event, To: t.To, Label: c.states[t.To].label, Prob: t.Prob, Rare: t.Rare, Generalized: t.Generalized != ""})
 			gs.moveCaps = append(gs.moveCaps, c.capOf(t))
 		}
-		if c.maxOdd > 0 {
+		if c.maxOdd > 0 || c.maxOddRun > 0 {
 			gs.common = make([]MoveOption, 0, len(gs.moves))
 			for i, mv := range gs.moves {
 				if !mv.Rare && !mv.Generalized {
@@ -1097,6 +1101,8 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 			reason = ReasonGeneralized
 		case c.maxOdd > 0 && (t.Rare || t.Generalized != "") && s.odd >= c.maxOdd:
 			reason = ReasonUnusualCap
+		case c.maxOddRun > 0 && (t.Rare || t.Generalized != "") && s.oddRun >= c.maxOddRun:
+			reason = ReasonUnusualRun
 		}
 		if reason == ReasonNone && t.To != cur.id && cur.required != nil {
 			reason, missing, invalid = checkRequired(cur, slots, s.slots)
@@ -1158,8 +1164,14 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 	if taken && cr.slot >= 0 {
 		s.counts[cr.slot]++
 	}
-	if taken && (t.Rare || t.Generalized != "") {
+	switch {
+	case taken && (t.Rare || t.Generalized != ""):
 		s.odd++
+		s.oddRun++
+	case taken, dest != cur && c.monitor:
+		// A common step, or in monitor mode a step the model has no
+		// transition for, which check resynchronises after.
+		s.oddRun = 0
 	}
 	if taken || (dest != cur && c.monitor) {
 		c.cons.Visit(s.seen, dest.label)
@@ -1196,8 +1208,8 @@ func (s *session) enterLoop(li int, c *compiled) {
 func (c *compiled) nextMoves(s *session) []MoveOption {
 	st := s.state
 	moves, caps := st.moves, st.moveCaps
-	if c.maxOdd > 0 && s.odd >= c.maxOdd {
-		moves, caps = st.common, st.commonCaps // max_unusual used up
+	if c.maxOdd > 0 && s.odd >= c.maxOdd || c.maxOddRun > 0 && s.oddRun >= c.maxOddRun {
+		moves, caps = st.common, st.commonCaps // max_unusual used up, or max_unusual_run reached
 	}
 	blocked := func(i int) bool {
 		if cr := caps[i]; cr.slot >= 0 && s.counts[cr.slot] >= cr.max {

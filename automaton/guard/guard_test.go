@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/automaton/internal/modeltest"
 )
 
@@ -640,20 +641,25 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
+// unusualEdges are a -> b -> c -> end with a rare move beside each, and
+// last a loop back from c to a.
+var unusualEdges = []edge{
+	{automaton.StartID, "", "a", 10, false},
+	{"a", "ok", "b", 9, false},
+	{"a", "odd", "b", 1, true},
+	{"b", "ok", "c", 9, false},
+	{"b", "odd", "c", 1, true},
+	{"c", "ok", automaton.EndID, 9, false},
+	{"c", "odd", automaton.EndID, 1, true},
+	{"c", "ok", "a", 5, false},
+}
+
 // TestGuardMaxUnusual: with max_unusual a session may take that many steps
 // along rare or generalised transitions; the next is denied (unusual_cap)
 // and no longer offered among the next moves, while the common moves still
 // pass. In monitor mode the step passes, flagged.
 func TestGuardMaxUnusual(t *testing.T) {
-	m := buildModel(t, 1, []edge{
-		{automaton.StartID, "", "a", 10, false},
-		{"a", "ok", "b", 9, false},
-		{"a", "odd", "b", 1, true},
-		{"b", "ok", "c", 9, false},
-		{"b", "odd", "c", 1, true},
-		{"c", "ok", automaton.EndID, 9, false},
-		{"c", "odd", automaton.EndID, 1, true},
-	})
+	m := buildModel(t, 1, unusualEdges[:7])
 	for _, tt := range []struct {
 		policy string
 		denied int // the step denied, -1 for none
@@ -729,5 +735,85 @@ func TestGuardMaxUnusual(t *testing.T) {
 	}
 	if _, err := New(m, &Policy{MaxUnusual: -1}, Options{}); err == nil || !strings.Contains(err.Error(), "max_unusual is -1") {
 		t.Errorf("max_unusual -1: %v, want an error naming it", err)
+	}
+}
+
+// TestGuardMaxUnusualRun: with max_unusual_run N a session may take N rare or
+// generalised steps in a row; the next is denied (reason unusual_run) and
+// the state offers only its common moves, until a common step is taken.
+// Over every short walk of a model, the guard denies the step check
+// --max-unusual-run (conform) first calls a deviation, with and without
+// max_unusual beside it.
+func TestGuardMaxUnusualRun(t *testing.T) {
+	m := buildModel(t, 1, unusualEdges)
+	g, err := New(m, guardPolicy(t, `{"max_unusual_run": 1}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tt := range []struct {
+		event, to, reason, next string
+	}{
+		{"", "a", ReasonNone, "ok>b odd>b"},
+		{"odd", "b", ReasonNone, "ok>c"},
+		{"odd", "c", ReasonUnusualRun, "ok>c"},
+		{"ok", "c", ReasonNone, "ok>__end__ ok>a odd>__end__"},
+		{"odd", automaton.EndID, ReasonNone, ""},
+	} {
+		d := g.Step("s", tt.event, tt.to)
+		if d.Reason != tt.reason || d.Allowed != (tt.reason == ReasonNone) || fmtMoves(d.NextMoves) != tt.next {
+			t.Errorf("step %d (%s>%s) = %+v, next %s; want reason %q, next %s", i, tt.event, tt.to, d, fmtMoves(d.NextMoves), tt.reason, tt.next)
+		}
+	}
+	if _, err := New(m, &Policy{MaxUnusualRun: -1}, Options{}); err == nil || !strings.Contains(err.Error(), "max_unusual_run is -1") {
+		t.Errorf("max_unusual_run -1: %v, want an error naming it", err)
+	}
+
+	var moves []automaton.Move
+	for _, tr := range m.Transitions {
+		if tr.From != automaton.StartID {
+			moves = append(moves, automaton.Move{Event: tr.Event, Label: tr.To})
+		}
+	}
+	for _, caps := range [][2]int{{0, 1}, {0, 2}, {2, 1}, {3, 2}, {1, 0}} {
+		p := &Policy{MaxUnusual: caps[0], MaxUnusualRun: caps[1]}
+		c := conform.New(m, conform.Options{MaxUnusual: caps[0], MaxUnusualRun: caps[1]})
+		walks := 0
+		var walk func(mvs []automaton.Move)
+		walk = func(mvs []automaton.Move) {
+			if len(mvs) > 1 {
+				walks++
+				at, verdict := c.Miss(mvs)
+				g, err := New(m, p, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				denied, reason := -1, ""
+				for i, mv := range mvs {
+					if d := g.Step("s", mv.Event, mv.Label); !d.Allowed {
+						denied, reason = i, d.Reason
+						break
+					}
+				}
+				if verdict == conform.StepIncomplete && denied < 0 {
+					denied, reason = at, verdict // the guard does not judge an unfinished walk
+				}
+				if denied != at {
+					t.Fatalf("caps %v, walk %v: the guard denies step %d (%s), check deviates at %d (%s)", caps, mvs, denied, reason, at, verdict)
+				}
+				if at >= 0 && (reason == ReasonUnusualRun) != (verdict == conform.StepUnusualRun) {
+					t.Fatalf("caps %v, walk %v: the guard's reason %s, check's %s", caps, mvs, reason, verdict)
+				}
+			}
+			if len(mvs) == 6 || len(mvs) > 0 && mvs[len(mvs)-1].Label == automaton.EndID {
+				return
+			}
+			for _, mv := range moves {
+				walk(append(mvs[:len(mvs):len(mvs)], mv))
+			}
+		}
+		walk([]automaton.Move{{Label: "a"}})
+		if walks < 1000 {
+			t.Fatalf("caps %v: %d walks", caps, walks)
+		}
 	}
 }

@@ -61,6 +61,9 @@ import (
 // max_unusual, when above 0, is the most unusual steps a session may take,
 // steps along a transition the model marks rare or generalised; the next is
 // a deviation (reason "unusual_cap"), as check --max-unusual judges logs.
+// max_unusual_run, when above 0, is the most such steps a session may take
+// in a row; the next is a deviation (reason "unusual_run"), as check
+// --max-unusual-run judges logs.
 //
 // slots, states and transitions give the agent's slots (the fields it must
 // collect: an order id, a reason), state instructions and rules on moves:
@@ -111,6 +114,7 @@ type Policy struct {
 	RareIsDeviation bool                   `json:"rare_is_deviation,omitempty"`
 	Generalized     string                 `json:"generalized,omitempty"`
 	MaxUnusual      int                    `json:"max_unusual,omitempty"`
+	MaxUnusualRun   int                    `json:"max_unusual_run,omitempty"`
 	Slots           []SlotSpec             `json:"slots,omitempty"`
 	States          map[string]StatePolicy `json:"states,omitempty"`
 	Transitions     []Rule                 `json:"transitions,omitempty"`
@@ -264,6 +268,9 @@ func (p *Policy) checkForm() (*policyPatterns, error) {
 	}
 	if p.MaxUnusual < 0 {
 		return nil, fmt.Errorf("policy: max_unusual is %d, want 0 (no cap) or more", p.MaxUnusual)
+	}
+	if p.MaxUnusualRun < 0 {
+		return nil, fmt.Errorf("policy: max_unusual_run is %d, want 0 (no cap) or more", p.MaxUnusualRun)
 	}
 	return p.slotTable()
 }

@@ -163,6 +163,10 @@ func (p *Policy) Write(w io.Writer) error {
 		sep("max_unusual")
 		buf.WriteString(strconv.Itoa(p.MaxUnusual))
 	}
+	if p.MaxUnusualRun > 0 {
+		sep("max_unusual_run")
+		buf.WriteString(strconv.Itoa(p.MaxUnusualRun))
+	}
 	if len(p.Slots) > 0 {
 		list("slots", len(p.Slots), func(i int) []byte { return enc(p.Slots[i]) })
 	}

@@ -72,8 +72,8 @@ func TestSuggestPolicy(t *testing.T) {
 		t.Errorf("a second draft differs (err %v):\n%s", err, again.String())
 	}
 	// Every field the writer knows reads back: rare_is_deviation,
-	// generalized and max_unusual too.
-	p.RareIsDeviation, p.Generalized, p.MaxUnusual = true, GeneralizedDeny, 3
+	// generalized, max_unusual and max_unusual_run too.
+	p.RareIsDeviation, p.Generalized, p.MaxUnusual, p.MaxUnusualRun = true, GeneralizedDeny, 3, 2
 	buf.Reset()
 	if err := p.Write(&buf); err != nil {
 		t.Fatal(err)

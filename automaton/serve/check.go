@@ -33,6 +33,9 @@ func (s *Server) WriteCheck(w io.Writer, model, policy string) error {
 	if p.MaxUnusual > 0 {
 		fmt.Fprintf(&b, ", at most %d rare or generalised steps a session", p.MaxUnusual)
 	}
+	if p.MaxUnusualRun > 0 {
+		fmt.Fprintf(&b, ", at most %d rare or generalised steps in a row", p.MaxUnusualRun)
+	}
 	b.WriteByte('\n')
 	if w := p.Watchdog; w != nil {
 		fmt.Fprintf(&b, "watchdog %d turns in one state", w.MaxTurns)

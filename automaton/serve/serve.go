@@ -639,15 +639,16 @@ func (s *Server) handleEnd(w http.ResponseWriter, r *http.Request) {
 
 type modelAnswer struct {
 	*ModelInfo
-	States      int             `json:"states"`
-	Transitions int             `json:"transitions"`
-	Loops       int             `json:"loops"`
-	Mode        string          `json:"mode"`
-	LoopCaps    []guard.LoopCap `json:"loop_caps"`
-	Watchdog    *guard.Watchdog `json:"watchdog"`
-	RareIsDev   bool            `json:"rare_is_deviation"`
-	MaxUnusual  int             `json:"max_unusual,omitempty"`
-	Sessions    int             `json:"sessions"`
+	States        int             `json:"states"`
+	Transitions   int             `json:"transitions"`
+	Loops         int             `json:"loops"`
+	Mode          string          `json:"mode"`
+	LoopCaps      []guard.LoopCap `json:"loop_caps"`
+	Watchdog      *guard.Watchdog `json:"watchdog"`
+	RareIsDev     bool            `json:"rare_is_deviation"`
+	MaxUnusual    int             `json:"max_unusual,omitempty"`
+	MaxUnusualRun int             `json:"max_unusual_run,omitempty"`
+	Sessions      int             `json:"sessions"`
 	// the policy's slots, states and rules as given
 	Generalized string                       `json:"generalized"`
 	Slots       []guard.SlotSpec             `json:"slots,omitempty"`
@@ -666,20 +667,21 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 		wd = &guard.Watchdog{MaxTurns: p.Watchdog.MaxTurns, Fallback: s.guard.Fallback()}
 	}
 	s.writeJSON(w, http.StatusOK, modelAnswer{
-		ModelInfo:   s.info.Load(),
-		States:      len(m.States),
-		Transitions: len(m.Transitions),
-		Loops:       len(m.Loops),
-		Mode:        mode,
-		LoopCaps:    s.guard.LoopCaps(),
-		Watchdog:    wd,
-		RareIsDev:   p.RareIsDeviation,
-		MaxUnusual:  p.MaxUnusual,
-		Sessions:    s.guard.Len(),
-		Generalized: cmp.Or(p.Generalized, guard.GeneralizedAllow),
-		Slots:       p.Slots,
-		PolicyState: p.States,
-		Rules:       p.Transitions,
+		ModelInfo:     s.info.Load(),
+		States:        len(m.States),
+		Transitions:   len(m.Transitions),
+		Loops:         len(m.Loops),
+		Mode:          mode,
+		LoopCaps:      s.guard.LoopCaps(),
+		Watchdog:      wd,
+		RareIsDev:     p.RareIsDeviation,
+		MaxUnusual:    p.MaxUnusual,
+		MaxUnusualRun: p.MaxUnusualRun,
+		Sessions:      s.guard.Len(),
+		Generalized:   cmp.Or(p.Generalized, guard.GeneralizedAllow),
+		Slots:         p.Slots,
+		PolicyState:   p.States,
+		Rules:         p.Transitions,
 	})
 }
 

@@ -447,8 +447,8 @@ func TestStepAfterClose(t *testing.T) {
 	}
 }
 
-// TestServeMaxUnusual: a policy's max_unusual is in force and named by
-// GET /v1/model; without one the answer leaves it out.
+// TestServeMaxUnusual: a policy's max_unusual and max_unusual_run are
+// named by GET /v1/model; without them the answer leaves them out.
 func TestServeMaxUnusual(t *testing.T) {
 	dir := t.TempDir()
 	modelPath, policyPath := filepath.Join(dir, "model.json"), filepath.Join(dir, "policy.json")
@@ -459,12 +459,12 @@ func TestServeMaxUnusual(t *testing.T) {
 	if err := os.WriteFile(modelPath, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(policyPath, []byte(`{"max_unusual": 2}`), 0o644); err != nil {
+	if err := os.WriteFile(policyPath, []byte(`{"max_unusual": 2, "max_unusual_run": 1}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ts := startTestServer(t, modelPath, policyPath, Config{})
-	if code, _, body := ts.do(t, "GET", "/v1/model", "", ""); code != 200 || !strings.Contains(body, `"max_unusual":2`) {
-		t.Errorf("GET /v1/model: %d %s; want max_unusual 2", code, body)
+	if code, _, body := ts.do(t, "GET", "/v1/model", "", ""); code != 200 || !strings.Contains(body, `"max_unusual":2,"max_unusual_run":1`) {
+		t.Errorf("GET /v1/model: %d %s; want max_unusual 2, max_unusual_run 1", code, body)
 	}
 	if code, _, body := newTestServer(t, "").do(t, "GET", "/v1/model", "", ""); code != 200 || strings.Contains(body, "max_unusual") {
 		t.Errorf("GET /v1/model without the cap: %d %s; want no max_unusual", code, body)

@@ -134,11 +134,14 @@ type Summary struct {
 	GeneralizedIsDeviation bool `json:"generalized_is_deviation"`
 	// MaxUnusual is the cap on a session's rare and generalised moves
 	// (conform.Options.MaxUnusual), 0 for none.
-	MaxUnusual int            `json:"max_unusual,omitempty"`
-	Bounded    int            `json:"bounded"`
-	MinFit     *float64       `json:"min_fit,omitempty"`
-	Pass       bool           `json:"pass"`
-	ByKind     map[string]int `json:"by_kind"`
+	MaxUnusual int `json:"max_unusual,omitempty"`
+	// MaxUnusualRun is the cap on the rare and generalised moves a session
+	// takes in a row (conform.Options.MaxUnusualRun), 0 for none.
+	MaxUnusualRun int            `json:"max_unusual_run,omitempty"`
+	Bounded       int            `json:"bounded"`
+	MinFit        *float64       `json:"min_fit,omitempty"`
+	Pass          bool           `json:"pass"`
+	ByKind        map[string]int `json:"by_kind"`
 	// ByPlace is ordered by count, most first, then by kind (in the order
 	// of Kinds), state, event and label.
 	ByPlace []Place `json:"by_place"`
@@ -179,7 +182,7 @@ func (s *Summary) SetMinFit(minFit float64) {
 
 // Kinds lists the deviation kinds in the order reports show them.
 var Kinds = []string{conform.KindUnknownState, conform.KindIllegalTransition, conform.KindLoopCap, conform.KindIncomplete,
-	conform.KindRepeatCap, conform.KindUnusualCap, automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth,
+	conform.KindRepeatCap, conform.KindUnusualCap, conform.KindUnusualRun, automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth,
 	automaton.KindRerun, conform.KindRare, conform.KindGeneralized}
 
 // kindsAlways are the kinds every report lists, with 0 when none; the
@@ -377,7 +380,7 @@ func deviation(lg *mine.Log, s *mine.Session, v *conform.Verdict) *Deviation {
 		File: lg.Files[rec.File].Path, Line: int(rec.Line),
 		Cost: v.Cost, Fitness: mine.Round6(v.Fitness),
 	}
-	if d.Kind == conform.KindLoopCap || d.Kind == conform.KindRepeatCap || d.Kind == conform.KindUnusualCap {
+	if d.Kind == conform.KindLoopCap || d.Kind == conform.KindRepeatCap || d.Kind == conform.KindUnusualCap || d.Kind == conform.KindUnusualRun {
 		dev.Iterations, dev.Cap = d.Iterations, d.Cap
 	}
 	dev.Constraint = d.Constraint

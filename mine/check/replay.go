@@ -71,6 +71,11 @@ type ReplayStep struct {
 	// generalised transitions taken, this one included, and the cap.
 	Unusual    int `json:"unusual,omitempty"`
 	MaxUnusual int `json:"max_unusual,omitempty"`
+	// UnusualRun and MaxUnusualRun are set for an unusual_run step: the
+	// rare and generalised transitions taken in a row, this one included,
+	// and the cap.
+	UnusualRun    int `json:"unusual_run,omitempty"`
+	MaxUnusualRun int `json:"max_unusual_run,omitempty"`
 	// DwellMS is the time spent in State, nil when not known.
 	DwellMS *float64 `json:"dwell_ms"`
 }
@@ -131,6 +136,7 @@ func Replay(lg *mine.Log, s *mine.Session, c *conform.Checker) *ReplayReport {
 			}
 			row.Run, row.MaxRun = st.Run, st.MaxRun
 			row.Unusual, row.MaxUnusual = st.Unusual, st.MaxUnusual
+			row.UnusualRun, row.MaxUnusualRun = st.UnusualRun, st.MaxUnusualRun
 		}
 		if st.Move > 0 {
 			if prev := &s.Visits[st.Move-1]; prev.HasDwell {
@@ -189,10 +195,13 @@ func explainDeviation(m *automaton.Model, d *conform.Deviation) string {
 	case conform.KindRepeatCap:
 		return fmt.Sprintf("%s is visit %d of %q in a row; no session the model was mined from made more than %d (max_run)",
 			mv, d.Iterations, d.Label, d.Cap)
-	case conform.KindUnusualCap:
+	case conform.KindUnusualCap, conform.KindUnusualRun:
 		what := "a rare transition"
 		if t := m.Next(d.State, automaton.Move{Event: d.Event, Label: d.Label}); t != nil && t.Generalized != "" {
 			what = "a generalised transition (" + t.Generalized + ")"
+		}
+		if d.Kind == conform.KindUnusualRun {
+			return fmt.Sprintf("%s is %s: %d rare or generalised transitions in a row, where --max-unusual-run allows %d", mv, what, d.Iterations, d.Cap)
 		}
 		return fmt.Sprintf("%s is %s: %d rare or generalised transitions so far, where --max-unusual allows %d", mv, what, d.Iterations, d.Cap)
 	case automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth, automaton.KindRerun:
@@ -290,6 +299,8 @@ func (r *ReplayReport) WriteText(w io.Writer) error {
 			verdict += fmt.Sprintf(" (%d/%d)", s.Run, s.MaxRun)
 		} else if s.MaxUnusual > 0 {
 			verdict += fmt.Sprintf(" (%d/%d)", s.Unusual, s.MaxUnusual)
+		} else if s.MaxUnusualRun > 0 {
+			verdict += fmt.Sprintf(" (%d/%d)", s.UnusualRun, s.MaxUnusualRun)
 		} else if s.Cap > 0 && s.Iteration > 0 {
 			verdict += fmt.Sprintf(" (%d/%d)", s.Iteration, s.Cap)
 		}
@@ -383,7 +394,7 @@ var cellEscaper = strings.NewReplacer("\n", `\n`, "\t", `\t`)
 // has: then the replay does not list the model's moves as expected ones.
 func pathKind(kind string) bool {
 	switch kind {
-	case conform.KindLoopCap, conform.KindRepeatCap, conform.KindUnusualCap, conform.KindRare, conform.KindGeneralized,
+	case conform.KindLoopCap, conform.KindRepeatCap, conform.KindUnusualCap, conform.KindUnusualRun, conform.KindRare, conform.KindGeneralized,
 		automaton.KindMissingPrerequisite, automaton.KindOnceOnly, automaton.KindNotBoth, automaton.KindRerun:
 		return true
 	}

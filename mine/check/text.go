@@ -58,6 +58,9 @@ func (s *Summary) WriteText(w io.Writer, m *automaton.Model, list int) error {
 	if s.MaxUnusual > 0 {
 		p("unusual     at most %s a session; more deviate (unusual_cap)\n", text.Count(s.MaxUnusual, "rare or generalised transition"))
 	}
+	if s.MaxUnusualRun > 0 {
+		p("in a row    at most %s; more deviate (unusual_run)\n", text.Count(s.MaxUnusualRun, "rare or generalised transition"))
+	}
 	if s.Bounded > 0 {
 		p("bounded     %s hit --max-align-states: their cost is a greedy alignment's (an upper bound)\n", text.Count(s.Bounded, "session"))
 	}

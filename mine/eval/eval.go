@@ -81,6 +81,10 @@ type Setting struct {
 	// session may take (conform.Options.MaxUnusual, as check --max-unusual
 	// checks), 0 for no cap.
 	MaxUnusual int `json:"max_unusual,omitempty"`
+	// MaxUnusualRun caps the rare and generalised transitions a held-out
+	// session may take in a row (conform.Options.MaxUnusualRun, as check
+	// --max-unusual-run checks), 0 for no cap.
+	MaxUnusualRun int `json:"max_unusual_run,omitempty"`
 	// By, when not empty, scores a conditioned model (mine.BuildBy) on
 	// the record field By, its values Options.By, a value needing ByMin
 	// sessions of the training folds for a sub-map made as ByMode says
@@ -91,8 +95,15 @@ type Setting struct {
 	ByMode string `json:"by_mode,omitempty"`
 }
 
+// mined is s without what only judges sessions (the caps on unusual
+// moves): the setting of the model s scores.
+func (s Setting) mined() Setting {
+	s.MaxUnusual, s.MaxUnusualRun = 0, 0
+	return s
+}
+
 // options are base with what s sets for mining: the merge and its
-// parameters, the generalisation. (MaxUnusual judges sessions, and By
+// parameters, the generalisation. (The caps judge sessions, and By
 // conditions the model; neither is a mining option.)
 func (s Setting) options(base mine.Options) mine.Options {
 	opt := base
@@ -120,6 +131,9 @@ func (s Setting) String() string {
 	b.WriteString(" generalize=" + g)
 	if s.MaxUnusual > 0 {
 		fmt.Fprintf(&b, " max-unusual=%d", s.MaxUnusual)
+	}
+	if s.MaxUnusualRun > 0 {
+		fmt.Fprintf(&b, " max-unusual-run=%d", s.MaxUnusualRun)
 	}
 	if s.By != "" {
 		fmt.Fprintf(&b, " by=%s min=%d", s.By, s.ByMin)
@@ -388,8 +402,7 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 	var groups [][]int
 	group := map[Setting]int{}
 	for i, s := range opt.Settings {
-		key := s
-		key.MaxUnusual = 0
+		key := s.mined()
 		g, ok := group[key]
 		if !ok {
 			g = len(groups)
@@ -416,9 +429,7 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 				first := groups[j.group][0]
 				m, sc, err := mineFold(trains[j.fold], &tests[j.fold], opt.Settings[first], opt.Base, opt.By, opt.oracle)
 				if err != nil {
-					mined := opt.Settings[first]
-					mined.MaxUnusual = 0 // the model's setting: the caps only judge
-					errs[first*opt.Folds+j.fold] = fmt.Errorf("%s, fold %d: %w", mined, j.fold+1, err)
+					errs[first*opt.Folds+j.fold] = fmt.Errorf("%s, fold %d: %w", opt.Settings[first].mined(), j.fold+1, err)
 				} else {
 					for _, i := range groups[j.group] {
 						rep.Results[i].Folds[j.fold] = judge(m, sc, &tests[j.fold], opt.Settings[i], opt.By)
@@ -773,7 +784,7 @@ func judge(m *automaton.Model, sc Scores, t *test, s Setting, values map[string]
 	// A refusal counts as at a real move when the move is none of the
 	// model's at any state of its label and a held-out session takes it.
 	has := labelTriples(m)
-	checkers := conform.NewCheckers(conform.Options{MaxUnusual: s.MaxUnusual})
+	checkers := conform.NewCheckers(conform.Options{MaxUnusual: s.MaxUnusual, MaxUnusualRun: s.MaxUnusualRun})
 	checkerOf := func(i int) *conform.Checker {
 		if s.By != "" {
 			return checkers.For(m.For(values[t.ids[i]]))

@@ -360,7 +360,7 @@ type byModels struct {
 
 // outcomeSetting is the setting whose models Outcome scores risk under,
 // the first of opt.Settings (the base options' without any), and the
-// mining options for it. A cap on unusual moves judges sessions, not
+// mining options for it. The caps on unusual moves judge sessions, not
 // risk: it is left out.
 func outcomeSetting(opt Options) (Setting, mine.Options) {
 	setting := Setting{Merge: opt.Base.Merge, Alpha: opt.Base.Alpha, Generalize: opt.Base.Generalize}
@@ -368,8 +368,7 @@ func outcomeSetting(opt Options) (Setting, mine.Options) {
 		setting.PriorMove, setting.PriorState = opt.Base.BayesMovePrior, opt.Base.BayesStatePrior
 	}
 	if len(opt.Settings) > 0 {
-		setting = opt.Settings[0]
-		setting.MaxUnusual = 0
+		setting = opt.Settings[0].mined()
 	}
 	bopt := setting.options(opt.Base)
 	bopt.Examples = 0
