@@ -585,9 +585,23 @@ func TestMaxUnusualRun(t *testing.T) {
 			t.Errorf("%v, max %d: replay step %+v; want %s, %d of %d", tt.moves, tt.max, s, StepUnusualRun, tt.max+1, tt.max)
 		}
 	}
+	// A move the model does not have ends the run, as replay resynchronises
+	// after it (here at b, the one state of its label; after an unknown
+	// label the walk is lost until the next known one): the rare move after
+	// it is one in a row.
+	c := New(m, Options{MaxUnusualRun: 1})
+	for _, moves := range [][]automaton.Move{
+		modeltest.Moves(">a", "odd>b", "weird>b", "odd>c", "ok>__end__"),
+		modeltest.Moves(">a", "odd>b", "ok>x", "ok>b", "odd>c", "ok>__end__"),
+	} {
+		steps := c.Replay(moves)
+		if s := steps[len(steps)-2]; s.Verdict != StepRare {
+			t.Errorf("%v: the rare move after the deviation replays as %s, want %s", moves, s.Verdict, StepRare)
+		}
+	}
 	// With both caps, the cap on the session's unusual moves is reported
 	// first when one move breaks both.
-	c := New(m, Options{MaxUnusual: 1, MaxUnusualRun: 1})
+	c = New(m, Options{MaxUnusual: 1, MaxUnusualRun: 1})
 	if d := c.Check(modeltest.Moves(">a", "odd>b", "odd>c", "ok>__end__")).Deviation; d == nil || d.Kind != KindUnusualCap || d.Move != 2 {
 		t.Errorf("both caps at 1: deviation %+v; want %s at move 2", d, KindUnusualCap)
 	}

@@ -1168,9 +1168,10 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 	case taken && (t.Rare || t.Generalized != ""):
 		s.odd++
 		s.oddRun++
-	case taken, dest != cur && c.monitor:
-		// A common step, or in monitor mode a step the model has no
-		// transition for, which check resynchronises after.
+	case taken, c.monitor && t == nil, fellBack:
+		// A common step; in monitor mode a step the model has no
+		// transition for, which check resynchronises after; or the
+		// watchdog's fallback, which puts the session in a known place.
 		s.oddRun = 0
 	}
 	if taken || (dest != cur && c.monitor) {

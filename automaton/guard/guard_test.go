@@ -764,6 +764,20 @@ func TestGuardMaxUnusualRun(t *testing.T) {
 			t.Errorf("step %d (%s>%s) = %+v, next %s; want reason %q, next %s", i, tt.event, tt.to, d, fmtMoves(d.NextMoves), tt.reason, tt.next)
 		}
 	}
+	// The watchdog's fallback puts the session in a known place: the run
+	// starts again there.
+	g, err = New(m, guardPolicy(t, `{"max_unusual_run": 1, "watchdog": {"max_turns": 2, "fallback": {"event": "x", "to": "b"}}}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tt := range []struct{ event, to, reason string }{
+		{"", "a", ReasonNone}, {"odd", "b", ReasonNone}, {"odd", "c", ReasonUnusualRun},
+		{"odd", "c", ReasonWatchdog}, {"odd", "c", ReasonNone},
+	} {
+		if d := g.Step("w", tt.event, tt.to); d.Reason != tt.reason {
+			t.Errorf("watchdog: step %d (%s>%s) = %+v; want reason %q", i, tt.event, tt.to, d, tt.reason)
+		}
+	}
 	if _, err := New(m, &Policy{MaxUnusualRun: -1}, Options{}); err == nil || !strings.Contains(err.Error(), "max_unusual_run is -1") {
 		t.Errorf("max_unusual_run -1: %v, want an error naming it", err)
 	}
@@ -815,5 +829,37 @@ func TestGuardMaxUnusualRun(t *testing.T) {
 		if walks < 1000 {
 			t.Fatalf("caps %v: %d walks", caps, walks)
 		}
+	}
+
+	// In monitor mode every step passes and the guard follows the session
+	// as replay does, moves the model lacks included: it names unusual_run
+	// at the steps replay does.
+	moves = append(moves, automaton.Move{Event: "weird", Label: "a"}, automaton.Move{Event: "weird", Label: "b"})
+	for _, run := range []int{1, 2} {
+		p := &Policy{Mode: ModeMonitor, MaxUnusualRun: run}
+		c := conform.New(m, conform.Options{MaxUnusualRun: run})
+		var walk func(mvs []automaton.Move)
+		walk = func(mvs []automaton.Move) {
+			steps := c.Replay(mvs)
+			g, err := New(m, p, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, mv := range mvs {
+				d := g.Step("s", mv.Event, mv.Label)
+				if (d.Reason == ReasonUnusualRun) != (steps[i].Verdict == conform.StepUnusualRun) {
+					t.Fatalf("monitor, run %d, walk %v: step %d is %q in the guard, %s in replay", run, mvs, i, d.Reason, steps[i].Verdict)
+				}
+			}
+			if len(mvs) == 5 {
+				return
+			}
+			for _, mv := range moves {
+				if mv.Label != automaton.EndID {
+					walk(append(mvs[:len(mvs):len(mvs)], mv))
+				}
+			}
+		}
+		walk([]automaton.Move{{Label: "a"}})
 	}
 }

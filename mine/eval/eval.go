@@ -95,6 +95,25 @@ type Setting struct {
 	ByMode string `json:"by_mode,omitempty"`
 }
 
+// shareModels groups settings by the model they score, in order: settings
+// that differ only in how sessions are judged share one model per fold, so
+// that a job mines it once and scores each.
+func shareModels(settings []Setting) [][]int {
+	var groups [][]int
+	group := map[Setting]int{}
+	for i, s := range settings {
+		key := s.mined()
+		g, ok := group[key]
+		if !ok {
+			g = len(groups)
+			group[key] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
+}
+
 // mined is s without what only judges sessions (the caps on unusual
 // moves): the setting of the model s scores.
 func (s Setting) mined() Setting {
@@ -397,20 +416,7 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 		rep.Results[i] = Result{Setting: s, Name: s.String(), Folds: make([]Scores, opt.Folds)}
 	}
 
-	// Settings that differ only in how sessions are judged share one model
-	// per fold: a job mines it once and scores each.
-	var groups [][]int
-	group := map[Setting]int{}
-	for i, s := range opt.Settings {
-		key := s.mined()
-		g, ok := group[key]
-		if !ok {
-			g = len(groups)
-			group[key] = g
-			groups = append(groups, nil)
-		}
-		groups[g] = append(groups[g], i)
-	}
+	groups := shareModels(opt.Settings)
 	type job struct{ group, fold int }
 	jobs := make(chan job)
 	errs := make([]error, len(opt.Settings)*opt.Folds)
@@ -713,8 +719,8 @@ func key(mvs []automaton.Move) string {
 // mineFold mines the model of setting s on a fold's training sessions and
 // returns it with the scores that are the model's own: its size, the time
 // to mine it, and with a truth its generalised transitions. Settings that
-// differ only in how sessions are judged (Setting.MaxUnusual) share it: see
-// judge.
+// differ only in how sessions are judged (their caps, Setting.mined) share
+// it: see judge.
 func mineFold(train *mine.Log, t *test, s Setting, base mine.Options, values map[string]string, oracle bool) (*automaton.Model, Scores, error) {
 	opt := s.options(base)
 	start := time.Now()

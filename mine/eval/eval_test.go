@@ -177,6 +177,11 @@ func TestSharedModels(t *testing.T) {
 	}
 	inRow := loose
 	inRow.MaxUnusualRun = 1
+	auto := loose
+	auto.Generalize = mine.GeneralizeAuto
+	if got, want := shareModels([]Setting{loose, capped, auto, inRow}), [][]int{{0, 1, 3}, {2}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("models shared %v, want %v", got, want)
+	}
 	both := run(loose, capped, inRow)
 	alone := []Result{run(loose)[0], run(capped)[0], run(inRow)[0]}
 	if !reflect.DeepEqual(both, alone) {

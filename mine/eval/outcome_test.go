@@ -314,7 +314,7 @@ func TestOutcomeEnd(t *testing.T) {
 // cap on unusual moves, which judges sessions, not risk.
 func TestOutcomeSetting(t *testing.T) {
 	base := mine.DefaultOptions()
-	s := Setting{Merge: mine.MergeBayes, PriorMove: 8, PriorState: 1.5, Generalize: mine.GeneralizeAuto, MaxUnusual: 3}
+	s := Setting{Merge: mine.MergeBayes, PriorMove: 8, PriorState: 1.5, Generalize: mine.GeneralizeAuto, MaxUnusual: 3, MaxUnusualRun: 2}
 	got, opt := outcomeSetting(Options{Base: base, Settings: []Setting{s}})
 	if opt.Merge != mine.MergeBayes || opt.BayesMovePrior != 8 || opt.BayesStatePrior != 1.5 || opt.Examples != 0 {
 		t.Errorf("mining options %+v: want the bayes merge with priors 8 and 1.5, no examples", opt)
