@@ -30,6 +30,7 @@ const (
 	ReasonIllegal      = "illegal_transition"     // the model has no such transition from the current state
 	ReasonUnknownState = "unknown_state"          // the proposed next state is no state of the model
 	ReasonLoopCap      = "loop_cap"               // the transition's loop cap is used up for this stay in the loop
+	ReasonRepeatCap    = "repeat_cap"             // one visit of a label in a row more than the target state's max_run
 	ReasonRare         = "rare_transition"        // a rare transition, under rare_is_deviation
 	ReasonWatchdog     = "watchdog"               // too many consecutive turns in one state
 	ReasonGeneralized  = "generalized_transition" // a transition no session took, under "generalized": "deny"
@@ -47,7 +48,7 @@ const (
 )
 
 // Reasons lists every reason a Decision can carry, ReasonNone first.
-var Reasons = []string{ReasonNone, ReasonIllegal, ReasonUnknownState, ReasonLoopCap, ReasonRare, ReasonWatchdog,
+var Reasons = []string{ReasonNone, ReasonIllegal, ReasonUnknownState, ReasonLoopCap, ReasonRepeatCap, ReasonRare, ReasonWatchdog,
 	ReasonGeneralized, ReasonUnusualCap, ReasonUnusualRun, ReasonMissingSlot, ReasonInvalidSlot, ReasonCondition,
 	ReasonMissingPrerequisite, ReasonOnceOnly, ReasonNotBoth, ReasonRerun,
 	automaton.KindUnseenValue, automaton.KindValueWithoutSource}
@@ -285,8 +286,10 @@ type session struct {
 	gen    uint64
 	steps  int
 	turns  int
+	run    int // visits of the state's label in a row (automaton.State.MaxRun)
 	loop   int
 	counts []int
+	iters  int // back edges taken in this stay in loop (compiled.loopMax)
 	last   time.Time
 	hist   []HistoryEntry // ring of at most Guard.history entries
 	hpos   int            // next write position once the ring is full
@@ -316,7 +319,9 @@ type compiled struct {
 	states    map[string]*gstate
 	labels    map[string]*gstate // label -> the most visited state carrying it
 	caps      map[automaton.EdgeRef]capRef
-	loopSlots []int // per loop: how many capped transitions
+	loopSlots []int    // per loop: how many capped transitions
+	loopMax   []int    // per loop: its max_iterations, the back edges of one stay together (0: none)
+	tcaps     []capRef // per transition of the model, by index: capOf
 	watchMax  int
 	fallback  *Fallback
 	fbState   *gstate
@@ -335,6 +340,7 @@ type compiled struct {
 type gstate struct {
 	id, label string
 	index     int          // into automaton.Model.States
+	maxRun    int          // automaton.State.MaxRun
 	loop      int          // index into automaton.Model.Loops, -1 outside any loop
 	moves     []MoveOption // out of the state, less those the policy always denies
 	moveCaps  []capRef     // parallel to moves
@@ -373,7 +379,16 @@ type cond struct {
 	re      *regexp.Regexp
 }
 
-type capRef struct{ slot, max int } // slot -1: not capped
+// capRef is what caps a transition: its own count's slot inside a loop
+// (-1: not capped) and most; whether it is a back edge (marked so, between
+// two states of one loop) of a loop whose max_iterations caps its back
+// edges together, as check counts them; and run, its target's max_run when
+// it repeats its source's label (0: none), as check's repeat_cap judges.
+type capRef struct {
+	slot, max int
+	back      bool
+	run       int
+}
 
 // New returns a guard for model m under policy p (nil: enforce, the
 // default loop caps, no watchdog). It validates m, which must not be modified
@@ -471,6 +486,7 @@ func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*comp
 		}
 	}
 	c.loopSlots = make([]int, len(m.Loops))
+	c.loopMax = make([]int, len(m.Loops))
 	find := func(from, event, to string) *automaton.Transition {
 		for _, t := range m.Out(from) {
 			if t.Event == event && t.To == to {
@@ -480,6 +496,7 @@ func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*comp
 		return nil
 	}
 	for li, l := range m.Loops {
+		c.loopMax[li] = max(l.MaxIterations, 0)
 		for _, be := range l.BackEdges {
 			if find(be.From, be.Event, be.To) == nil {
 				return nil, fmt.Errorf("invalid model: loop %d: back edge %s -[%s]-> %s is not a transition", li, be.From, be.Event, be.To)
@@ -530,7 +547,7 @@ func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*comp
 	}
 	for i := range m.States {
 		s := &m.States[i]
-		gs := &gstate{id: s.ID, label: s.Label, index: i, loop: -1}
+		gs := &gstate{id: s.ID, label: s.Label, index: i, loop: -1, maxRun: s.MaxRun}
 		if li, ok := loopOf[s.ID]; ok {
 			gs.loop = li
 		}
@@ -538,6 +555,10 @@ func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*comp
 		if prev, ok := c.labels[s.Label]; !ok || automaton.StandsFor(s, &m.States[prev.index]) {
 			c.labels[s.Label] = gs
 		}
+	}
+	c.tcaps = make([]capRef, len(m.Transitions))
+	for i := range m.Transitions {
+		c.tcaps[i] = c.capOf(&m.Transitions[i])
 	}
 	// Moves the policy always denies (rare ones with rare_is_deviation,
 	// generalised ones with "generalized": "deny") are left out of the
@@ -729,11 +750,19 @@ func (k *cond) holds(v string, kind SlotKind, ok bool) bool {
 	return ok && k.re.MatchString(v)
 }
 
+// capOf returns t's cap: its own, the policy's or its loop's default for
+// a listed back edge, and whether its loop's max_iterations counts it.
 func (c *compiled) capOf(t *automaton.Transition) capRef {
-	if cr, ok := c.caps[automaton.EdgeRef{From: t.From, Event: t.Event, To: t.To}]; ok {
-		return cr
+	cr, ok := c.caps[automaton.EdgeRef{From: t.From, Event: t.Event, To: t.To}]
+	if !ok {
+		cr = capRef{slot: -1}
 	}
-	return capRef{slot: -1}
+	from, to := c.states[t.From], c.states[t.To]
+	cr.back = t.BackEdge && from.loop >= 0 && from.loop == to.loop && c.loopMax[from.loop] > 0
+	if from.label == to.label {
+		cr.run = to.maxRun
+	}
+	return cr
 }
 
 // Model returns the model in force.
@@ -1088,12 +1117,14 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 	case t == nil:
 		reason = ReasonIllegal
 	default:
-		cr = c.capOf(t)
+		cr = c.tcaps[ti]
 		if c.rules != nil {
 			r = c.rules[t]
 		}
 		switch {
-		case cr.slot >= 0 && s.counts[cr.slot] >= cr.max:
+		case cr.run > 0 && s.run >= cr.run:
+			reason = ReasonRepeatCap
+		case cr.slot >= 0 && s.counts[cr.slot] >= cr.max, cr.back && s.iters >= c.loopMax[cur.loop]:
 			reason = ReasonLoopCap
 		case t.Rare && c.rareDev:
 			reason = ReasonRare
@@ -1164,6 +1195,9 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 	if taken && cr.slot >= 0 {
 		s.counts[cr.slot]++
 	}
+	if taken && cr.back {
+		s.iters++
+	}
 	switch {
 	case taken && (t.Rare || t.Generalized != ""):
 		s.odd++
@@ -1173,6 +1207,12 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 		// transition for, which check resynchronises after; or the
 		// watchdog's fallback, which puts the session in a known place.
 		s.oddRun = 0
+	}
+	switch {
+	case taken && dest.label == cur.label:
+		s.run++
+	case taken, c.monitor && t == nil, fellBack:
+		s.run = 1
 	}
 	if taken || (dest != cur && c.monitor) {
 		c.cons.Visit(s.seen, dest.label)
@@ -1201,6 +1241,7 @@ func (s *session) enterLoop(li int, c *compiled) {
 	}
 	s.counts = s.counts[:n]
 	clear(s.counts)
+	s.iters = 0
 }
 
 // nextMoves returns the moves out of s's state that would be allowed now. It
@@ -1213,7 +1254,7 @@ func (c *compiled) nextMoves(s *session) []MoveOption {
 		moves, caps = st.common, st.commonCaps // max_unusual used up, or max_unusual_run reached
 	}
 	blocked := func(i int) bool {
-		if cr := caps[i]; cr.slot >= 0 && s.counts[cr.slot] >= cr.max {
+		if cr := caps[i]; cr.slot >= 0 && s.counts[cr.slot] >= cr.max || cr.back && s.iters >= c.loopMax[st.loop] || cr.run > 0 && s.run >= cr.run {
 			return true
 		}
 		if kind, _ := c.cons.Check(s.seen, moves[i].Label); kind != "" {

@@ -52,6 +52,17 @@ type guardStep struct {
 }
 
 func TestGuardStep(t *testing.T) {
+	// toCap takes the order loop's back edge as often as its max_iterations
+	// allows, and once more.
+	toCap := []guardStep{
+		{"", "agent_msg", true, "", "greet"},
+		{"agent", "find_user_id_by_email", true, "", "find"},
+		{"ok", "get_order_details", true, "", "order"},
+		{"ok", "get_order_details", true, "", "order"},
+		{"ok", "get_order_details", true, "", "order"},
+		{"ok", "get_order_details", true, "", "order"},
+		{"ok", "get_order_details", false, ReasonLoopCap, "order"},
+	}
 	happy := []guardStep{
 		{"", "agent_msg", true, "", "greet"},
 		{"agent", "find_user_id_by_email", true, "", "find"},
@@ -87,24 +98,20 @@ func TestGuardStep(t *testing.T) {
 		{name: "state id of the wrong state for the label", steps: []guardStep{
 			{"", "confirm", false, ReasonIllegal, "__start__"},
 		}},
-		{name: "default loop cap is the observed max_iterations", steps: []guardStep{
-			{"", "agent_msg", true, "", "greet"},
-			{"agent", "find_user_id_by_email", true, "", "find"},
-			{"ok", "get_order_details", true, "", "order"},
-			{"ok", "get_order_details", true, "", "order"},
-			{"ok", "get_order_details", true, "", "order"},
-			{"ok", "get_order_details", true, "", "order"},
-			{"ok", "get_order_details", false, ReasonLoopCap, "order"},
-			// the stay in the loop goes on through return: the count holds
-			{"ok", "return_delivered_order_items", true, "", "return"},
-			{"error", "get_order_details", true, "", "order"},
-			{"ok", "get_order_details", false, ReasonLoopCap, "order"},
+		{name: "default loop cap is the observed max_iterations", steps: append(toCap[:len(toCap):len(toCap)],
+			// the stay in the loop goes on through return, and the cap
+			// counts the loop's back edges together, as check does: the
+			// other back edge is denied too
+			guardStep{"ok", "return_delivered_order_items", true, "", "return"},
+			guardStep{"error", "get_order_details", false, ReasonLoopCap, "return"},
+		)},
+		{name: "a new stay in the loop counts afresh", steps: append(toCap[:len(toCap):len(toCap)],
 			// leaving the loop and coming back starts a new stay
-			{"error", "transfer_to_human_agents", true, "", "human"},
-			{"retry", "find_user_id_by_email", true, "", "find"},
-			{"ok", "get_order_details", true, "", "order"},
-			{"ok", "get_order_details", true, "", "order"},
-		}},
+			guardStep{"error", "transfer_to_human_agents", true, "", "human"},
+			guardStep{"retry", "find_user_id_by_email", true, "", "find"},
+			guardStep{"ok", "get_order_details", true, "", "order"},
+			guardStep{"ok", "get_order_details", true, "", "order"},
+		)},
 		{name: "explicit cap by label", policy: `{"loop_caps":[{"from":"get_order_details","event":"ok","to":"get_order_details","max":1}]}`, steps: []guardStep{
 			{"", "agent_msg", true, "", "greet"},
 			{"agent", "find_user_id_by_email", true, "", "find"},
@@ -789,44 +796,8 @@ func TestGuardMaxUnusualRun(t *testing.T) {
 		}
 	}
 	for _, caps := range [][2]int{{0, 1}, {0, 2}, {2, 1}, {3, 2}, {1, 0}} {
-		p := &Policy{MaxUnusual: caps[0], MaxUnusualRun: caps[1]}
-		c := conform.New(m, conform.Options{MaxUnusual: caps[0], MaxUnusualRun: caps[1]})
-		walks := 0
-		var walk func(mvs []automaton.Move)
-		walk = func(mvs []automaton.Move) {
-			if len(mvs) > 1 {
-				walks++
-				at, verdict := c.Miss(mvs)
-				g, err := New(m, p, Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				denied, reason := -1, ""
-				for i, mv := range mvs {
-					if d := g.Step("s", mv.Event, mv.Label); !d.Allowed {
-						denied, reason = i, d.Reason
-						break
-					}
-				}
-				if verdict == conform.StepIncomplete && denied < 0 {
-					denied, reason = at, verdict // the guard does not judge an unfinished walk
-				}
-				if denied != at {
-					t.Fatalf("caps %v, walk %v: the guard denies step %d (%s), check deviates at %d (%s)", caps, mvs, denied, reason, at, verdict)
-				}
-				if at >= 0 && (reason == ReasonUnusualRun) != (verdict == conform.StepUnusualRun) {
-					t.Fatalf("caps %v, walk %v: the guard's reason %s, check's %s", caps, mvs, reason, verdict)
-				}
-			}
-			if len(mvs) == 6 || len(mvs) > 0 && mvs[len(mvs)-1].Label == automaton.EndID {
-				return
-			}
-			for _, mv := range moves {
-				walk(append(mvs[:len(mvs):len(mvs)], mv))
-			}
-		}
-		walk([]automaton.Move{{Label: "a"}})
-		if walks < 1000 {
+		if walks := agreeWithCheck(t, m, &Policy{MaxUnusual: caps[0], MaxUnusualRun: caps[1]}, conform.Options{MaxUnusual: caps[0], MaxUnusualRun: caps[1]},
+			moves, 6, ReasonUnusualRun, conform.StepUnusualRun); walks < 1000 {
 			t.Fatalf("caps %v: %d walks", caps, walks)
 		}
 	}
@@ -861,5 +832,138 @@ func TestGuardMaxUnusualRun(t *testing.T) {
 			}
 		}
 		walk([]automaton.Move{{Label: "a"}})
+	}
+}
+
+// TestGuardRepeatCap: the guard enforces each state's max_run, the most
+// visits of its label in a row, as check does (repeat_cap): over every walk
+// of up to eight steps of a model whose label x has two states, one with a
+// self-loop, the guard denies the step check first calls a deviation, and
+// leaves the move out of next_moves at the cap.
+func TestGuardRepeatCap(t *testing.T) {
+	m := buildModelUnchecked(1, []edge{
+		{automaton.StartID, "", "a", 10, false},
+		{"a", "ok", "x1", 10, false},
+		{"x1", "ok", "x2", 6, false},
+		{"x1", "ok", "b", 4, false},
+		{"x2", "ok", "x2", 5, false},
+		{"x2", "ok", "b", 6, false},
+		{"b", "ok", "a", 2, false},
+		{"b", "ok", automaton.EndID, 10, false},
+	})
+	for i := range m.States {
+		if s := &m.States[i]; s.ID == "x1" || s.ID == "x2" {
+			s.Label, s.MaxRun = "x", 4
+		}
+	}
+	m.Digest = m.ComputeDigest()
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(m, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tt := range []struct{ next, reason, moves string }{
+		{"a", ReasonNone, "ok>x1"}, {"x", ReasonNone, "ok>x2 ok>b"}, {"x", ReasonNone, "ok>b ok>x2"},
+		{"x", ReasonNone, "ok>b ok>x2"}, {"x", ReasonNone, "ok>b"}, {"x", ReasonRepeatCap, "ok>b"},
+		{"b", ReasonNone, "ok>__end__ ok>a"},
+	} {
+		ev := "ok"
+		if i == 0 {
+			ev = ""
+		}
+		if d := g.Step("s", ev, tt.next); d.Reason != tt.reason || fmtMoves(d.NextMoves) != tt.moves {
+			t.Errorf("step %d (%s>%s) = %+v, next %s; want reason %q, next %s", i, ev, tt.next, d, fmtMoves(d.NextMoves), tt.reason, tt.moves)
+		}
+	}
+
+	var moves []automaton.Move
+	for _, l := range []string{"a", "x", "b", automaton.EndID} {
+		moves = append(moves, automaton.Move{Event: "ok", Label: l})
+	}
+	if walks := agreeWithCheck(t, m, nil, conform.Options{}, moves, 8, ReasonRepeatCap, conform.StepRepeatCap); walks < 1000 {
+		t.Fatalf("%d walks", walks)
+	}
+}
+
+// agreeWithCheck walks every sequence of moves out of the model's start (its
+// first step to "a"), up to depth steps or the end, through a new guard
+// under p and through check under opt, and fails where they deny different
+// first steps, or where one names reason (verdict) and the other does not.
+// It returns the number of walks.
+func agreeWithCheck(t *testing.T, m *automaton.Model, p *Policy, opt conform.Options, moves []automaton.Move, depth int, reason, verdict string) int {
+	t.Helper()
+	c := conform.New(m, opt)
+	walks := 0
+	var walk func(mvs []automaton.Move)
+	walk = func(mvs []automaton.Move) {
+		if len(mvs) > 1 {
+			walks++
+			at, v := c.Miss(mvs)
+			g, err := New(m, p, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			denied, why := -1, ""
+			for i, mv := range mvs {
+				if d := g.Step("s", mv.Event, mv.Label); !d.Allowed {
+					denied, why = i, d.Reason
+					break
+				}
+			}
+			if v == conform.StepIncomplete && denied < 0 {
+				denied, why = at, v // the guard does not judge an unfinished walk
+			}
+			if denied != at || at >= 0 && (why == reason) != (v == verdict) {
+				t.Fatalf("%+v, walk %v: the guard denies step %d (%s), check deviates at %d (%s)", opt, mvs, denied, why, at, v)
+			}
+		}
+		if len(mvs) == depth || len(mvs) > 0 && mvs[len(mvs)-1].Label == automaton.EndID {
+			return
+		}
+		for _, mv := range moves {
+			walk(append(mvs[:len(mvs):len(mvs)], mv))
+		}
+	}
+	walk([]automaton.Move{{Label: "a"}})
+	return walks
+}
+
+// TestGuardLoopCountsGeneralisedBackEdges: a generalised transition the
+// miner marks a back edge inside a loop counts toward the loop's
+// max_iterations though the loop does not list it, as check counts it.
+func TestGuardLoopCountsGeneralisedBackEdges(t *testing.T) {
+	m := buildModelUnchecked(1, []edge{
+		{automaton.StartID, "", "x", 10, false},
+		{"x", "err", "x", 4, false},
+		{"x", "ok", automaton.EndID, 10, false},
+	})
+	for i := range m.Transitions {
+		if tr := &m.Transitions[i]; tr.From == "x" && tr.To == "x" {
+			tr.BackEdge = true
+		}
+	}
+	m.Transitions = append(m.Transitions, automaton.Transition{From: "x", Event: "ok", To: "x", BackEdge: true, Generalized: "event"})
+	m.Loops = []automaton.Loop{{States: []string{"x"}, BackEdges: []automaton.EdgeRef{{From: "x", Event: "err", To: "x"}}, Count: 4, Sessions: 4, MaxIterations: 2, P95Iterations: 1}}
+	m.Sort()
+	m.Digest = m.ComputeDigest()
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	moves := modeltest.Moves(">x", "ok>x", "err>x", "err>x", "ok>__end__")
+	at, verdict := conform.New(m, conform.Options{}).Miss(moves)
+	g, err := New(m, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, mv := range moves {
+		d := g.Step("s", mv.Event, mv.Label)
+		if want := i != 3; d.Allowed != want || !want && d.Reason != ReasonLoopCap {
+			t.Errorf("step %d (%s>%s) = %+v; want allowed %v", i, mv.Event, mv.Label, d, want)
+		}
+	}
+	if at != 3 || verdict != conform.StepLoopCap {
+		t.Errorf("check deviates at %d (%s), want 3 (%s)", at, verdict, conform.StepLoopCap)
 	}
 }
