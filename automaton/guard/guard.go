@@ -524,13 +524,17 @@ func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*comp
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		if find(from.ID, lc.Event, to.ID) == nil {
+		t := find(from.ID, lc.Event, to.ID)
+		if t == nil {
 			return nil, fmt.Errorf("%s: no such transition in the model", name)
 		}
 		lf, okf := loopOf[from.ID]
 		lt, okt := loopOf[to.ID]
 		if !okf || !okt || lf != lt {
 			return nil, fmt.Errorf("%s: the transition is not inside a loop of the model", name)
+		}
+		if most := c.loopMax[lf]; t.BackEdge && most > 0 && lc.Max > most {
+			return nil, fmt.Errorf("%s: max %d is above the loop's max_iterations %d, which caps its back edges together; a policy can only lower it", name, lc.Max, most)
 		}
 		key := automaton.EdgeRef{From: from.ID, Event: lc.Event, To: to.ID}
 		if j, dup := explicit[key]; dup {

@@ -247,13 +247,13 @@ func fmtMoves(ms []MoveOption) string {
 }
 
 func TestGuardCapsListed(t *testing.T) {
-	p := guardPolicy(t, `{"loop_caps":[{"from":"order","event":"ok","to":"order","max":5},{"from":"order","event":"ok","to":"return","max":2}]}`)
+	p := guardPolicy(t, `{"loop_caps":[{"from":"order","event":"ok","to":"order","max":1},{"from":"order","event":"ok","to":"return","max":5}]}`)
 	g, err := New(modeltest.Returns(t), p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := fmt.Sprint(g.LoopCaps())
-	want := "[{order ok order 5} {order ok return 2} {return error order 3}]"
+	want := "[{order ok order 1} {order ok return 5} {return error order 3}]"
 	if got != want {
 		t.Errorf("LoopCaps() = %s, want %s", got, want)
 	}
@@ -272,6 +272,7 @@ func TestPolicyErrors(t *testing.T) {
 		{"unknown state in cap", `{"loop_caps":[{"from":"order","event":"ok","to":"order","max":1},{"from":"nope","event":"ok","to":"order","max":1}]}`, `policy: loop_caps[1] (nope -[ok]-> order): state "nope" is not in the model`},
 		{"no such transition", `{"loop_caps":[{"from":"order","event":"retry","to":"order","max":1}]}`, `policy: loop_caps[0] (order -[retry]-> order): no such transition in the model`},
 		{"not in a loop", `{"loop_caps":[{"from":"find","event":"ok","to":"order","max":1}]}`, `policy: loop_caps[0] (find -[ok]-> order): the transition is not inside a loop of the model`},
+		{"above the loop", `{"loop_caps":[{"from":"return","event":"error","to":"order","max":4}]}`, `policy: loop_caps[0] (return -[error]-> order): max 4 is above the loop's max_iterations 3, which caps its back edges together; a policy can only lower it`},
 		{"duplicate cap", `{"loop_caps":[{"from":"order","event":"ok","to":"order","max":1},{"from":"get_order_details","event":"ok","to":"order","max":2}]}`, `policy: loop_caps[1] (get_order_details -[ok]-> order): the transition is capped by loop_caps[0] too`},
 		{"ambiguous label", `{"watchdog":{"max_turns":3,"fallback":{"to":"agent_msg"}}}`, `policy: watchdog: fallback: label "agent_msg" is carried by 2 states (confirm, greet): name one by id`},
 		{"unknown fallback", `{"watchdog":{"max_turns":3,"fallback":{"event":"x","to":"manager"}}}`, `policy: watchdog: fallback: state "manager" is not in the model`},
