@@ -289,7 +289,8 @@ type session struct {
 	run    int // visits of the state's label in a row (automaton.State.MaxRun)
 	loop   int
 	counts []int
-	iters  int // back edges taken in this stay in loop (compiled.loopMax)
+	iters  int  // back edges taken in this stay in loop (compiled.loopMax)
+	lost   bool // in monitor mode, the last step named an unknown label
 	last   time.Time
 	hist   []HistoryEntry // ring of at most Guard.history entries
 	hpos   int            // next write position once the ring is full
@@ -498,7 +499,8 @@ func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*comp
 	for li, l := range m.Loops {
 		c.loopMax[li] = max(l.MaxIterations, 0)
 		for _, be := range l.BackEdges {
-			if find(be.From, be.Event, be.To) == nil {
+			t := find(be.From, be.Event, be.To)
+			if t == nil {
 				return nil, fmt.Errorf("invalid model: loop %d: back edge %s -[%s]-> %s is not a transition", li, be.From, be.Event, be.To)
 			}
 			lf, okf := loopOf[be.From]
@@ -506,7 +508,9 @@ func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*comp
 			if !okf || !okt || lf != li || lt != li {
 				return nil, fmt.Errorf("invalid model: loop %d: back edge %s -[%s]-> %s leaves the loop", li, be.From, be.Event, be.To)
 			}
-			if _, dup := c.caps[be]; dup || l.MaxIterations <= 0 {
+			// Check counts the transitions marked as back edges; a listed
+			// one not so marked (a hand edit) gets no cap, as there.
+			if _, dup := c.caps[be]; dup || l.MaxIterations <= 0 || !t.BackEdge {
 				continue
 			}
 			c.caps[be] = capRef{slot: c.loopSlots[li], max: l.MaxIterations}
@@ -840,9 +844,11 @@ func (g *Guard) shard(id string) *shard {
 // its first step proposes its first state with an empty event.
 //
 // The reason is ReasonWatchdog whenever the watchdog fires; otherwise the
-// first of ReasonUnknownState, ReasonIllegal, ReasonLoopCap, ReasonRare,
-// ReasonGeneralized, ReasonMissingSlot, ReasonInvalidSlot and
-// ReasonCondition that applies, or ReasonNone. next is read as a label first and as a state
+// first of ReasonUnknownState, ReasonIllegal, ReasonRepeatCap,
+// ReasonLoopCap, ReasonRare, ReasonGeneralized, ReasonUnusualCap,
+// ReasonUnusualRun, ReasonMissingSlot, ReasonInvalidSlot, ReasonCondition,
+// the constraints' reasons and the argument rules' kinds that applies, or
+// ReasonNone. next is read as a label first and as a state
 // id only when no state carries it as a label.
 //
 // In enforce mode a deviating step is denied and the session stays where it
@@ -1193,29 +1199,34 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 	default:
 		s.turns++
 	}
-	if dest.loop != s.loop {
+	// In monitor mode a step the model lacks, or the first step after an
+	// unknown label (check is lost until then), resynchronises as check
+	// does: a new stay, no count of the step. So does the watchdog's
+	// fallback, which puts the session in a known place.
+	lost := s.lost
+	s.lost = c.monitor && target == nil
+	resync := c.monitor && (t == nil || lost) || fellBack
+	counted := taken && !resync
+	if dest.loop != s.loop || resync {
 		s.enterLoop(dest.loop, c)
 	}
-	if taken && cr.slot >= 0 {
+	if counted && cr.slot >= 0 {
 		s.counts[cr.slot]++
 	}
-	if taken && cr.back {
+	if counted && cr.back {
 		s.iters++
 	}
 	switch {
-	case taken && (t.Rare || t.Generalized != ""):
+	case counted && (t.Rare || t.Generalized != ""):
 		s.odd++
 		s.oddRun++
-	case taken, c.monitor && t == nil, fellBack:
-		// A common step; in monitor mode a step the model has no
-		// transition for, which check resynchronises after; or the
-		// watchdog's fallback, which puts the session in a known place.
+	case taken, resync:
 		s.oddRun = 0
 	}
 	switch {
-	case taken && dest.label == cur.label:
+	case counted && dest.label == cur.label:
 		s.run++
-	case taken, c.monitor && t == nil, fellBack:
+	case taken, resync:
 		s.run = 1
 	}
 	if taken || (dest != cur && c.monitor) {
@@ -1352,6 +1363,9 @@ func (g *Guard) carry(s *session, c *compiled) int {
 		res = carryRemapped
 		g.remapped.Add(1)
 	}
+	if st.label != s.state.label {
+		s.run = 1
+	}
 	s.state = st
 	s.gen = c.gen
 	s.enterLoop(st.loop, c)
@@ -1367,7 +1381,10 @@ func (g *Guard) carry(s *session, c *compiled) int {
 // against it; on error the guard keeps what it had. A session whose state id
 // is still in m stays there; one whose state is gone moves to the most
 // visited state of m with the same label, or is dropped (a later step starts
-// it afresh) when m has no such label. Every session's loop counts restart.
+// it afresh) when m has no such label. Every session's loop counts restart
+// (a new stay, which may take the loop's back edges max_iterations times
+// again); its counts of unusual steps and of visits of its label in a row
+// carry over.
 func (g *Guard) Reload(m *automaton.Model, p *Policy) (ReloadStats, error) {
 	var st ReloadStats
 	if m == nil {

@@ -3,6 +3,7 @@ package guard
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -804,36 +805,49 @@ func TestGuardMaxUnusualRun(t *testing.T) {
 	}
 
 	// In monitor mode every step passes and the guard follows the session
-	// as replay does, moves the model lacks included: it names unusual_run
-	// at the steps replay does.
+	// as replay does, moves the model lacks included.
 	moves = append(moves, automaton.Move{Event: "weird", Label: "a"}, automaton.Move{Event: "weird", Label: "b"})
 	for _, run := range []int{1, 2} {
-		p := &Policy{Mode: ModeMonitor, MaxUnusualRun: run}
-		c := conform.New(m, conform.Options{MaxUnusualRun: run})
-		var walk func(mvs []automaton.Move)
-		walk = func(mvs []automaton.Move) {
-			steps := c.Replay(mvs)
-			g, err := New(m, p, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, mv := range mvs {
-				d := g.Step("s", mv.Event, mv.Label)
-				if (d.Reason == ReasonUnusualRun) != (steps[i].Verdict == conform.StepUnusualRun) {
-					t.Fatalf("monitor, run %d, walk %v: step %d is %q in the guard, %s in replay", run, mvs, i, d.Reason, steps[i].Verdict)
-				}
-			}
-			if len(mvs) == 5 {
-				return
-			}
-			for _, mv := range moves {
-				if mv.Label != automaton.EndID {
-					walk(append(mvs[:len(mvs):len(mvs)], mv))
-				}
+		agreeInMonitor(t, m, &Policy{Mode: ModeMonitor, MaxUnusualRun: run}, conform.Options{MaxUnusualRun: run}, moves, 5)
+	}
+}
+
+// capReasons are the deviations of a cap, named alike by the guard's
+// reasons and check's verdicts.
+var capReasons = []string{ReasonLoopCap, ReasonRepeatCap, ReasonUnusualCap, ReasonUnusualRun}
+
+// agreeInMonitor walks every sequence of moves out of the model's start
+// (its first step to "a"), up to depth steps, never ending, through a new
+// guard in monitor mode under p and through replay under opt, and fails
+// where a step is over a cap in one and not the other (steps replay cannot
+// judge, lost after an unknown label, aside).
+func agreeInMonitor(t *testing.T, m *automaton.Model, p *Policy, opt conform.Options, moves []automaton.Move, depth int) {
+	t.Helper()
+	c := conform.New(m, opt)
+	var walk func(mvs []automaton.Move)
+	walk = func(mvs []automaton.Move) {
+		steps := c.Replay(mvs)
+		g, err := New(m, p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, mv := range mvs {
+			d := g.Step("s", mv.Event, mv.Label)
+			v := steps[i].Verdict
+			if v != conform.StepLost && d.Reason != v && (slices.Contains(capReasons, d.Reason) || slices.Contains(capReasons, v)) {
+				t.Fatalf("monitor %+v, walk %v: step %d is %q in the guard, %s in replay", opt, mvs, i, d.Reason, v)
 			}
 		}
-		walk([]automaton.Move{{Label: "a"}})
+		if len(mvs) == depth {
+			return
+		}
+		for _, mv := range moves {
+			if mv.Label != automaton.EndID {
+				walk(append(mvs[:len(mvs):len(mvs)], mv))
+			}
+		}
 	}
+	walk([]automaton.Move{{Label: "a"}})
 }
 
 // TestGuardRepeatCap: the guard enforces each state's max_run, the most
@@ -886,6 +900,10 @@ func TestGuardRepeatCap(t *testing.T) {
 	if walks := agreeWithCheck(t, m, nil, conform.Options{}, moves, 8, ReasonRepeatCap, conform.StepRepeatCap); walks < 1000 {
 		t.Fatalf("%d walks", walks)
 	}
+	// In monitor mode, with steps the model lacks and a label it does not
+	// know among them.
+	moves = append(moves, automaton.Move{Event: "weird", Label: "x"}, automaton.Move{Event: "ok", Label: "zzz"})
+	agreeInMonitor(t, m, &Policy{Mode: ModeMonitor}, conform.Options{}, moves, 7)
 }
 
 // agreeWithCheck walks every sequence of moves out of the model's start (its
@@ -931,6 +949,16 @@ func agreeWithCheck(t *testing.T, m *automaton.Model, p *Policy, opt conform.Opt
 	return walks
 }
 
+// TestGuardLoopInMonitor: in monitor mode a step the model lacks, and the
+// step after an unknown label, start a new stay in the loop, as check
+// starts one where it resynchronises, and the loop cap falls where replay
+// puts it.
+func TestGuardLoopInMonitor(t *testing.T) {
+	m := modeltest.Retry(t)
+	moves := modeltest.Moves("ok>b", "retry>b", "ok>c", "weird>b", "ok>zzz")
+	agreeInMonitor(t, m, &Policy{Mode: ModeMonitor}, conform.Options{}, moves, 7)
+}
+
 // TestGuardLoopCountsGeneralisedBackEdges: a generalised transition the
 // miner marks a back edge inside a loop counts toward the loop's
 // max_iterations though the loop does not list it, as check counts it.
@@ -962,6 +990,10 @@ func TestGuardLoopCountsGeneralisedBackEdges(t *testing.T) {
 		d := g.Step("s", mv.Event, mv.Label)
 		if want := i != 3; d.Allowed != want || !want && d.Reason != ReasonLoopCap {
 			t.Errorf("step %d (%s>%s) = %+v; want allowed %v", i, mv.Event, mv.Label, d, want)
+		}
+		// With the loop's two back edges taken, neither is offered.
+		if got := fmtMoves(d.NextMoves); (i == 2 || i == 3) && got != "ok>__end__" {
+			t.Errorf("step %d: next moves %s, want ok>__end__", i, got)
 		}
 	}
 	if at != 3 || verdict != conform.StepLoopCap {

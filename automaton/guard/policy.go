@@ -38,11 +38,14 @@ import (
 // the deviation is only recorded in the Decision).
 //
 // loop_caps caps how often one transition may be taken during one continuous
-// stay in a loop (a strongly connected component of the model). Every back
-// edge of a loop whose observed max_iterations is positive has a default cap
-// of that max_iterations; an entry overrides the default of its edge, or caps
-// another transition that lies inside one loop. from and to name states by id
-// or by a label that exactly one state carries; max is at least 1.
+// stay in a loop (a strongly connected component of the model). Whatever
+// the policy says, a loop whose observed max_iterations is positive lets
+// its back edges (the transitions the model marks so) be taken at most that
+// often in one stay, all together, as check counts them, and each state's
+// max_run caps the visits of its label in a row. An entry lowers the cap of
+// one back edge (a higher one is an error), or caps another transition that
+// lies inside one loop. from and to name states by id or by a label that
+// exactly one state carries; max is at least 1.
 //
 // watchdog counts the consecutive decisions a session spends in one state
 // (entering the state is the first); a step that would leave the session in

@@ -22,7 +22,7 @@ import (
 //     names them, in that order, without patterns.
 //   - loop_caps caps every back edge of every loop that iterated at its
 //     loop's observed max_iterations (the guard's default, written out so
-//     that it can be edited).
+//     that it can be lowered).
 //   - watchdog's max_turns is an upper bound of the longest stay in one
 //     state that any session made: per state the smaller of its max_run
 //     (the most visits of its label in a row) and, for a state in a loop,
