@@ -14,7 +14,8 @@ import (
 
 // WriteCheck writes, as serve --check prints it, what the guard will
 // enforce: the model (named model), the policy (named policy, or the
-// built-in defaults), the watchdog, the loop caps, how generalised
+// built-in defaults), the watchdog, the loop caps (each capped transition's,
+// then each loop's together), the states with a max_run, how generalised
 // transitions are treated, and the policy's slots, states and rules.
 func (s *Server) WriteCheck(w io.Writer, model, policy string) error {
 	g := s.Guard()
@@ -53,6 +54,24 @@ func (s *Server) WriteCheck(w io.Writer, model, policy string) error {
 	for _, c := range caps {
 		fmt.Fprintf(&b, "  %s -[%s]-> %s  max %d\n", c.From, c.Event, c.To, c.Max)
 	}
+	capped, runs := 0, 0
+	for _, l := range m.Loops {
+		if l.MaxIterations > 0 {
+			capped++
+		}
+	}
+	for _, st := range m.States {
+		if st.MaxRun > 0 {
+			runs++
+		}
+	}
+	fmt.Fprintf(&b, "loops    %d capped: a loop's back edges together at most its max_iterations a stay\n", capped)
+	for _, l := range m.Loops {
+		if l.MaxIterations > 0 {
+			fmt.Fprintf(&b, "  {%s}  max %d\n", strings.Join(l.States, ", "), l.MaxIterations)
+		}
+	}
+	fmt.Fprintf(&b, "max_run  %s: at most its max_run visits of a state's label in a row\n", text.Count(runs, "state"))
 	writeSlotPolicy(&b, m, p)
 	_, err := w.Write(b.Bytes())
 	return err
