@@ -290,7 +290,7 @@ type session struct {
 	loop   int
 	counts []int
 	iters  int  // back edges taken in this stay in loop (compiled.loopMax)
-	lost   bool // in monitor mode, the last step named an unknown label
+	lost   bool // in monitor mode, check is lost: an unknown label, or a shared one after a step the model lacks
 	last   time.Time
 	hist   []HistoryEntry // ring of at most Guard.history entries
 	hpos   int            // next write position once the ring is full
@@ -320,9 +320,10 @@ type compiled struct {
 	states    map[string]*gstate
 	labels    map[string]*gstate // label -> the most visited state carrying it
 	caps      map[automaton.EdgeRef]capRef
-	loopSlots []int    // per loop: how many capped transitions
-	loopMax   []int    // per loop: its max_iterations, the back edges of one stay together (0: none)
-	tcaps     []capRef // per transition of the model, by index: capOf
+	loopSlots []int           // per loop: how many capped transitions
+	loopMax   []int           // per loop: its max_iterations, the back edges of one stay together (0: none)
+	tcaps     []capRef        // per transition of the model, by index: capOf
+	shared    map[string]bool // labels more than one state carries
 	watchMax  int
 	fallback  *Fallback
 	fbState   *gstate
@@ -560,6 +561,12 @@ func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*comp
 			gs.loop = li
 		}
 		c.states[s.ID] = gs
+		if _, ok := c.labels[s.Label]; ok {
+			if c.shared == nil {
+				c.shared = map[string]bool{}
+			}
+			c.shared[s.Label] = true
+		}
 		if prev, ok := c.labels[s.Label]; !ok || automaton.StandsFor(s, &m.States[prev.index]) {
 			c.labels[s.Label] = gs
 		}
@@ -1204,7 +1211,10 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 	// does: a new stay, no count of the step. So does the watchdog's
 	// fallback, which puts the session in a known place.
 	lost := s.lost
-	s.lost = c.monitor && target == nil
+	// Check stays lost while a label names no single state: an unknown
+	// one, or after a step the model lacks (or a lost one) one that
+	// several states carry.
+	s.lost = c.monitor && (target == nil || (t == nil || lost) && target.label == next && c.shared[next])
 	resync := c.monitor && (t == nil || lost) || fellBack
 	counted := taken && !resync
 	if dest.loop != s.loop || resync {

@@ -1000,3 +1000,71 @@ func TestGuardLoopCountsGeneralisedBackEdges(t *testing.T) {
 		t.Errorf("check deviates at %d (%s), want 3 (%s)", at, verdict, conform.StepLoopCap)
 	}
 }
+
+// TestGuardReloadRelabelled: a session kept in a state whose label a reload
+// changed starts its run of that label afresh, so max_run counts the new
+// label's visits only.
+func TestGuardReloadRelabelled(t *testing.T) {
+	model := func(label string) *automaton.Model {
+		m := buildModelUnchecked(1, []edge{
+			{automaton.StartID, "", "a", 10, false},
+			{"a", "ok", "x1", 10, false},
+			{"x1", "ok", "x1", 5, false},
+			{"x1", "ok", automaton.EndID, 10, false},
+		})
+		for i := range m.States {
+			if s := &m.States[i]; s.ID == "x1" {
+				s.Label, s.MaxRun = label, 2
+			}
+		}
+		m.Digest = m.ComputeDigest()
+		if err := m.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	g, err := New(model("x"), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Step("s", "", "a")
+	g.Step("s", "ok", "x")
+	if d := g.Step("s", "ok", "x"); !d.Allowed {
+		t.Fatalf("the second visit of x = %+v, want allowed", d)
+	}
+	if _, err := g.Reload(model("y"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := g.Step("s", "ok", "y"); !d.Allowed {
+		t.Errorf("after the reload, the second visit of y = %+v, want allowed", d)
+	}
+	if d := g.Step("s", "ok", "y"); d.Allowed || d.Reason != ReasonRepeatCap {
+		t.Errorf("the third visit of y = %+v, want %s", d, ReasonRepeatCap)
+	}
+}
+
+// TestGuardUnmarkedBackEdge: a back edge a loop lists but the model does
+// not mark as one (a hand edit) is counted by neither check nor the guard.
+func TestGuardUnmarkedBackEdge(t *testing.T) {
+	m := modeltest.Retry(t)
+	for i := range m.Transitions {
+		m.Transitions[i].BackEdge = false
+	}
+	m.Digest = m.ComputeDigest()
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	moves := modeltest.Moves(">a", "ok>b", "retry>b", "retry>b", "retry>b", "ok>c", "ok>__end__")
+	if at, v := conform.New(m, conform.Options{}).Miss(moves); at >= 0 {
+		t.Fatalf("check deviates at %d (%s), want a fit", at, v)
+	}
+	g, err := New(m, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, mv := range moves {
+		if d := g.Step("s", mv.Event, mv.Label); !d.Allowed {
+			t.Errorf("step %d (%s>%s) = %+v, want allowed as check allows it", i, mv.Event, mv.Label, d)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/automaton/guard"
@@ -41,7 +40,7 @@ func (s *Server) WriteCheck(w io.Writer, model, policy string) error {
 	if w := p.Watchdog; w != nil {
 		fmt.Fprintf(&b, "watchdog %d turns in one state", w.MaxTurns)
 		if fb := g.Fallback(); fb != nil {
-			fmt.Fprintf(&b, ", then -[%s]-> %s (%s)", fb.Event, fb.To, fb.Label)
+			fmt.Fprintf(&b, ", then %s (%s)", text.Arrow(fb.Event, fb.To), text.Cell(fb.Label))
 		} else {
 			b.WriteString(", then deny")
 		}
@@ -52,7 +51,7 @@ func (s *Server) WriteCheck(w io.Writer, model, policy string) error {
 	caps := g.LoopCaps()
 	fmt.Fprintf(&b, "caps     %d\n", len(caps))
 	for _, c := range caps {
-		fmt.Fprintf(&b, "  %s -[%s]-> %s  max %d\n", c.From, c.Event, c.To, c.Max)
+		fmt.Fprintf(&b, "  %s  max %d\n", text.Move(c.From, c.Event, c.To), c.Max)
 	}
 	capped, runs := 0, 0
 	for _, l := range m.Loops {
@@ -68,7 +67,7 @@ func (s *Server) WriteCheck(w io.Writer, model, policy string) error {
 	fmt.Fprintf(&b, "loops    %d capped: a loop's back edges together at most its max_iterations a stay\n", capped)
 	for _, l := range m.Loops {
 		if l.MaxIterations > 0 {
-			fmt.Fprintf(&b, "  {%s}  max %d\n", strings.Join(l.States, ", "), l.MaxIterations)
+			fmt.Fprintf(&b, "  {%s}  max %d\n", text.Path(l.States, ", "), l.MaxIterations)
 		}
 	}
 	fmt.Fprintf(&b, "max_run  %s: at most its max_run visits of a state's label in a row\n", text.Count(runs, "state"))
@@ -110,20 +109,20 @@ func writeSlotPolicy(b *bytes.Buffer, m *automaton.Model, p *guard.Policy) {
 	sort.Strings(names)
 	fmt.Fprintf(b, "slots    %d", len(names))
 	if len(names) > 0 {
-		fmt.Fprintf(b, ": %s", strings.Join(names, ", "))
+		fmt.Fprintf(b, ": %s", text.Path(names, ", "))
 	}
 	fmt.Fprintf(b, "\nstates   %d\n", len(keys))
 	for _, k := range keys {
 		st := p.States[k]
-		fmt.Fprintf(b, "  %s", k)
+		fmt.Fprintf(b, "  %s", text.Cell(k))
 		for i, sp := range st.RequiredSlots {
 			sep := ", "
 			if i == 0 {
 				sep = "  requires "
 			}
-			b.WriteString(sep + sp.Name)
+			b.WriteString(sep + text.Cell(sp.Name))
 			if sp.Pattern != "" {
-				fmt.Fprintf(b, " ~ %s", sp.Pattern)
+				fmt.Fprintf(b, " ~ %s", text.Cell(sp.Pattern))
 			}
 		}
 		if st.Instructions != "" {
@@ -137,12 +136,12 @@ func writeSlotPolicy(b *bytes.Buffer, m *automaton.Model, p *guard.Policy) {
 		if r.Event != nil {
 			ev = *r.Event
 		}
-		fmt.Fprintf(b, "  %s -[%s]-> %s", r.From, ev, r.To)
+		fmt.Fprintf(b, "  %s", text.Move(r.From, ev, r.To))
 		if r.Keep != nil {
-			fmt.Fprintf(b, "  keep %s", strings.Join(r.Keep, ", "))
+			fmt.Fprintf(b, "  keep %s", text.Path(r.Keep, ", "))
 		}
 		if r.Clear != nil {
-			fmt.Fprintf(b, "  clear %s", strings.Join(r.Clear, ", "))
+			fmt.Fprintf(b, "  clear %s", text.Path(r.Clear, ", "))
 		}
 		if len(r.When) > 0 {
 			fmt.Fprintf(b, "  %s", text.Count(len(r.When), "condition"))

@@ -22,7 +22,8 @@ var capReasons = []string{guard.ReasonLoopCap, guard.ReasonRepeatCap, guard.Reas
 // guard (enforcing the caps from its policy) allows every step of a
 // held-out session or perturbation exactly when check fits it, and denies
 // first the step check first calls a deviation, for the same cap where it
-// is one; the repeat kind (one visit
+// is one, and in monitor mode names a cap at each step replay names it; the
+// repeat kind (one visit
 // more in a row than the log made, what max_run stops) included.
 func TestGuardAgreesRealLogs(t *testing.T) {
 	if testing.Short() {
@@ -51,6 +52,10 @@ func TestGuardAgreesRealLogs(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					mon, err := guard.New(m, &guard.Policy{Mode: guard.ModeMonitor, MaxUnusual: caps[0], MaxUnusualRun: caps[1]}, guard.Options{History: -1})
+					if err != nil {
+						t.Fatal(err)
+					}
 					n, fits := 0, 0
 					for _, mvs := range tests[f].sessions {
 						seqs := [][]automaton.Move{mvs}
@@ -75,6 +80,15 @@ func TestGuardAgreesRealLogs(t *testing.T) {
 							if denied != at || at >= 0 && reason != verdict && (slices.Contains(capReasons, reason) || slices.Contains(capReasons, verdict)) {
 								t.Fatalf("%s, fold %d, %s, caps %v: %v: the guard denies step %d (%s), check deviates at %d (%s)", log, f+1, g, caps, p, denied, reason, at, verdict)
 							}
+							// In monitor mode every step passes; the guard names
+							// a cap where replay does (but where replay is lost).
+							for i, st := range c.Replay(p) {
+								d := mon.Step(id, p[i].Event, p[i].Label)
+								if v := st.Verdict; v != conform.StepLost && d.Reason != v && (slices.Contains(capReasons, d.Reason) || slices.Contains(capReasons, v)) {
+									t.Fatalf("%s, fold %d, %s, caps %v, monitor: %v: step %d is %q in the guard, %s in replay", log, f+1, g, caps, p, i, d.Reason, v)
+								}
+							}
+							mon.End(id)
 						}
 					}
 					t.Logf("%s, fold %d, %s, caps %v: %d sequences, %d fit", log, f+1, g, caps, n, fits)
