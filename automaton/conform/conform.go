@@ -419,12 +419,14 @@ func (c *Checker) step(w *walker, mv automaton.Move) (verdict string, ti int32) 
 		w.iters++
 	}
 	switch {
-	case t.general:
-		verdict = StepGeneral
+	case t.rare && (!t.general || c.opt.RareIsDeviation):
+		// A transition marked both (a hand edit) is rare where rare moves
+		// are deviations, as the guard denies it, else generalised.
+		verdict = StepRare
 		w.unusual++
 		w.oddRun++
-	case t.rare:
-		verdict = StepRare
+	case t.general:
+		verdict = StepGeneral
 		w.unusual++
 		w.oddRun++
 	default:

@@ -1068,3 +1068,40 @@ func TestGuardUnmarkedBackEdge(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardRareAndGeneralised: a transition marked both rare and
+// generalised (a hand edit) is judged alike by check and the guard: rare
+// where rare moves are deviations, else generalised.
+func TestGuardRareAndGeneralised(t *testing.T) {
+	m := modeltest.Retry(t)
+	for i := range m.Transitions {
+		if tr := &m.Transitions[i]; tr.Event == "skip" {
+			tr.Generalized = "event"
+		}
+	}
+	m.Digest = m.ComputeDigest()
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	moves := modeltest.Moves(">a", "skip>c", "ok>__end__")
+	for _, tt := range []struct {
+		policy string
+		opt    conform.Options
+		reason string
+	}{
+		{`{"rare_is_deviation": true}`, conform.Options{RareIsDeviation: true}, ReasonRare},
+		{`{"generalized": "deny"}`, conform.Options{GeneralizedIsDeviation: true}, ReasonGeneralized},
+		{`{}`, conform.Options{}, ""},
+	} {
+		at, verdict := conform.New(m, tt.opt).Miss(moves)
+		g, err := New(m, guardPolicy(t, tt.policy), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Step("s", "", "a")
+		d := g.Step("s", "skip", "c")
+		if d.Reason != tt.reason || (at == 1) != (tt.reason != "") {
+			t.Errorf("%s: the guard says %q, check deviates at %d (%s); want %q at step 1", tt.policy, d.Reason, at, verdict, tt.reason)
+		}
+	}
+}
