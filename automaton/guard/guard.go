@@ -1239,7 +1239,7 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 	case taken, resync:
 		s.run = 1
 	}
-	if taken || (dest != cur && c.monitor) {
+	if taken || fellBack || (dest != cur && c.monitor) {
 		c.cons.Visit(s.seen, dest.label)
 	}
 	if d.Allowed {

@@ -1105,3 +1105,32 @@ func TestGuardRareAndGeneralised(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardFallbackVisits: the watchdog's fallback state counts as visited
+// for the model's constraints: a step that needs it before passes after
+// the fallback.
+func TestGuardFallbackVisits(t *testing.T) {
+	m := buildModel(t, 1, []edge{
+		{automaton.StartID, "", "a", 10, false},
+		{"a", "ok", "b", 6, false},
+		{"a", "ok", "c", 4, false},
+		{"b", "ok", "c", 6, false},
+		{"c", "ok", automaton.EndID, 10, false},
+	})
+	m.Constraints = []automaton.Constraint{{Kind: automaton.ConstraintPrecedence, A: "b", B: "c", Support: 6, Confidence: 1}}
+	m.Digest = m.ComputeDigest()
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(m, guardPolicy(t, `{"watchdog": {"max_turns": 1, "fallback": {"event": "ok", "to": "b"}}}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Step("s", "", "a")
+	if d := g.Step("s", "ok", "zzz"); d.Reason != ReasonWatchdog || d.State != "b" {
+		t.Fatalf("the stuck step = %+v, want the watchdog's fallback to b", d)
+	}
+	if d := g.Step("s", "ok", "c"); !d.Allowed {
+		t.Errorf("c after the fallback to b = %+v, want allowed", d)
+	}
+}
