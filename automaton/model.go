@@ -148,6 +148,10 @@ type Params struct {
 	// Generalize is the generalisation setting the model was mined with
 	// (see mine.Options.Generalize); empty for none.
 	Generalize string `json:"generalize,omitempty"`
+	// ConstraintSupport is the fewest sessions a learned constraint had
+	// to hold in (see mine.Options.ConstraintSupport); 0, and left out,
+	// for the default.
+	ConstraintSupport int `json:"constraint_support,omitempty"`
 	// Examples is how many example session ids the miner kept per state
 	// and per transition (see State.Examples); 0, and left out of the
 	// file, for none.

@@ -135,6 +135,7 @@ type modelOptions struct {
 	rareCount             int
 	rareRatio             float64
 	general               string
+	support               int // --constraint-support
 	examples              int
 	link                  string
 	version               int
@@ -180,6 +181,9 @@ func (o *modelOptions) prepare() error {
 	if o.examples < 0 || o.examples > mine.MaxExamples {
 		return usagef("--examples %d: want 0 to %d", o.examples, mine.MaxExamples)
 	}
+	if o.support < 1 || o.support > maxSupport {
+		return usagef("--constraint-support %d: want 1 to %d", o.support, maxSupport)
+	}
 	if o.link != "" && (!strings.Contains(o.link, "{session}") || automaton.SessionURL(o.link, "s") == "") {
 		return usagef("--link %q: want an http or https URL with {session} where the session id goes, e.g. https://cloud.langfuse.com/project/P/traces/{session}", o.link)
 	}
@@ -213,6 +217,7 @@ func bindModelFlags(f *pflag.FlagSet, opts *modelOptions) {
 	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
 	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
 	f.StringVar(&opts.general, "generalize", def.Generalize, "generalise beyond the sessions' paths where the log supports it: "+strings.Join(mine.Generalizes, " or ")+" (any-order: any order of the stages, only the learned constraints and run caps deciding; loose: any-order less the moves the log argues against)")
+	f.IntVar(&opts.support, "constraint-support", mine.MinConstraintSupport, "learn a constraint over whole sessions (generalize auto, constraints, loose, any-order) only where at least `N` sessions show it")
 	f.IntVar(&opts.examples, "examples", def.Examples, fmt.Sprintf("keep up to `N` example session ids per state and per transition (0: none; at most %d)", mine.MaxExamples))
 	f.StringVar(&opts.link, "link", "", "URL `TEMPLATE` of a session in the tool that wrote the logs, {session} standing for its id: report, replay and stats link the examples")
 	f.IntVar(&opts.version, "version", 0, "model version `N` (default 1, or the parent's + 1)")
@@ -550,7 +555,7 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 	bopt := mine.DefaultOptions()
 	bopt.Merge, bopt.Alpha, bopt.RareCount, bopt.RareRatio = opts.merge, opts.alpha, opts.rareCount, opts.rareRatio
 	bopt.BayesMovePrior, bopt.BayesStatePrior = opts.priorMove, opts.priorState
-	bopt.Generalize, bopt.Examples = opts.general, opts.examples
+	bopt.Generalize, bopt.Examples, bopt.ConstraintSupport = opts.general, opts.examples, opts.support
 	parent := opts.parentModel
 	var m *automaton.Model
 	var err error
@@ -883,6 +888,9 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 	fmt.Fprintf(w, "trunk: %s\n", text.Path(m.Trunk, " -> "))
 }
 
+// maxSupport bounds --constraint-support.
+const maxSupport = 1_000_000
+
 // inheritModelFlags gives the mining options not given on the command line
 // the values the updated model was mined with, so that its next version is
 // mined as it was. The error is a value of the model's that is out of
@@ -923,6 +931,15 @@ func inheritModelFlags(o *modelOptions, p automaton.Params, changed func(string)
 	}
 	if !given("examples") {
 		o.examples = p.Examples
+	}
+	if !given("constraint-support") {
+		o.support = mine.MinConstraintSupport
+		if p.ConstraintSupport != 0 {
+			if p.ConstraintSupport < 1 || p.ConstraintSupport > maxSupport {
+				return fmt.Errorf("params.constraint_support %d: want 1 to %d", p.ConstraintSupport, maxSupport)
+			}
+			o.support = p.ConstraintSupport
+		}
 	}
 	if !given("link") {
 		o.link = p.Link

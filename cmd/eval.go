@@ -28,6 +28,7 @@ type evalOptions struct {
 	priorStates   []string
 	maxUnusual    []string
 	maxUnusualRun []string
+	support       []string
 	generalize    []string
 	rareCount     int
 	rareRatio     float64
@@ -79,12 +80,12 @@ a designed flow), also:
 and the model's size: states, transitions, common (not rare) transitions,
 generalised transitions, and the time to mine it.
 
---merge, --alpha, --prior-move, --prior-state, --generalize, --max-unusual and
---max-unusual-run take comma-separated lists; every combination is scored on
-the same folds (alpha applies to the alergia merge only, the priors to the
-bayes merge; the caps judge the held-out sessions as check's flags of the
-same names do, on one model per fold). The
-settings on the Pareto front of accepted and rejected are marked with *,
+--merge, --alpha, --prior-move, --prior-state, --generalize,
+--constraint-support, --max-unusual and --max-unusual-run take comma-separated
+lists; every combination is scored on the same folds (alpha applies to the
+alergia merge only, the priors to the bayes merge; the caps judge the
+held-out sessions as check's flags of the same names do, on one model per
+fold). The settings on the Pareto front of accepted and rejected are marked with *,
 and one is recommended: of those rejecting at least --min-rejected
 of the perturbed sessions, the one accepting the most held-out sessions.
 
@@ -119,6 +120,7 @@ label in common with the log).`,
 	f.StringSliceVar(&opts.priorStates, "prior-state", []string{strconv.FormatFloat(def.BayesStatePrior, 'g', -1, 64)}, "bayes merge: what a state costs, in ln(moves)/2, a list")
 	f.StringSliceVar(&opts.generalize, "generalize", []string{def.Generalize}, "generalisation, a list: "+strings.Join(mine.Generalizes, ", "))
 	f.StringSliceVar(&opts.maxUnusual, "max-unusual", []string{"0"}, "judge held-out sessions as check --max-unusual N does (at most N rare or generalised transitions a session; 0: no cap), a list")
+	f.StringSliceVar(&opts.support, "constraint-support", []string{strconv.Itoa(mine.MinConstraintSupport)}, "learn constraints only where at least N sessions show them, as build --constraint-support N does, a list")
 	f.StringSliceVar(&opts.maxUnusualRun, "max-unusual-run", []string{"0"}, "judge held-out sessions as check --max-unusual-run N does (at most N rare or generalised transitions in a row; 0: no cap), a list")
 	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
 	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
@@ -171,6 +173,10 @@ func evalSettings(opts *evalOptions) ([]eval.Setting, error) {
 	if err != nil {
 		return nil, err
 	}
+	supports, err := numbers("constraint-support", opts.support, func(x float64) bool { return x >= 1 && x == math.Trunc(x) && x <= maxSupport }, fmt.Sprintf("whole numbers from 1 to %d", maxSupport))
+	if err != nil {
+		return nil, err
+	}
 	var out []eval.Setting
 	for _, m := range opts.merges {
 		m = strings.TrimSpace(m)
@@ -198,10 +204,12 @@ func evalSettings(opts *evalOptions) ([]eval.Setting, error) {
 				merged = append(merged, eval.Setting{Merge: m, Generalize: g})
 			}
 			for _, st := range merged {
-				for _, u := range unusual {
-					for _, r := range oddRuns {
-						st.MaxUnusual, st.MaxUnusualRun = int(u), int(r)
-						out = append(out, st)
+				for _, cs := range supports {
+					for _, u := range unusual {
+						for _, r := range oddRuns {
+							st.ConstraintSupport, st.MaxUnusual, st.MaxUnusualRun = int(cs), int(u), int(r)
+							out = append(out, st)
+						}
 					}
 				}
 			}

@@ -115,6 +115,9 @@ func (b *builder) model() *automaton.Model {
 	m.Params.Examples = b.opt.Examples
 	if b.opt.Generalize != "" && b.opt.Generalize != GeneralizeNone {
 		m.Params.Generalize = b.opt.Generalize
+		if b.opt.ConstraintSupport != MinConstraintSupport {
+			m.Params.ConstraintSupport = b.opt.ConstraintSupport
+		}
 		m.Constraints = b.cons
 	}
 	m.Loops = b.loops(keys, scc, back, ids)

@@ -18,7 +18,8 @@ import (
 // a model of what must and must not happen, the order between left free.
 //
 //   - start: a session may start with a label the log shows first, or with
-//     one visited in fewer than MinConstraintSupport sessions, too few for
+//     one visited in fewer than the constraints' support (MinConstraintSupport
+//     unless Options.ConstraintSupport), too few for
 //     its absence at the start to say anything (Declare's init, held to a
 //     precedence's support).
 //   - events: a visit of A may end with any event the log shows ending A's
@@ -107,7 +108,7 @@ func (b *builder) anyOrder() error {
 			continue
 		case u == 0:
 			for _, z := range targets {
-				if (ev.first[z] || ev.sessions[z] < MinConstraintSupport) && best[z] != b.end {
+				if (ev.first[z] || ev.sessions[z] < b.support()) && best[z] != b.end {
 					for _, e := range ev.start {
 						add(0, e, z)
 					}

@@ -79,6 +79,12 @@ type Options struct {
 	// Examples is how many example session ids the model keeps per state
 	// and per transition, from 0 (none) to MaxExamples (see examples.go).
 	Examples int
+	// ConstraintSupport is the fewest sessions a constraint over whole
+	// sessions must hold in to be learned (see constraints.go), and under
+	// any-order and loose the fewest a label needs for its absence at the
+	// start of sessions to count (see anyorder.go); 0 means
+	// MinConstraintSupport.
+	ConstraintSupport int
 }
 
 // Generalisation settings.

@@ -41,6 +41,15 @@ import (
 // rejections on the real logs.
 const MinConstraintSupport = 12
 
+// support is the fewest sessions a constraint must hold in: the options'
+// ConstraintSupport, or MinConstraintSupport.
+func (b *builder) support() int {
+	if b.opt.ConstraintSupport > 0 {
+		return b.opt.ConstraintSupport
+	}
+	return MinConstraintSupport
+}
+
 // MinOnceSupport is the fewest sessions a once constraint must hold in. A
 // second visit is often a rare, legitimate thing (a second request with
 // the same action), which a few dozen sessions need not show: a once
@@ -77,7 +86,7 @@ func (b *builder) constraints() []automaton.Constraint {
 	}
 	var labels []uint32
 	for l, n := range sessions {
-		if n >= MinConstraintSupport {
+		if n >= b.support() {
 			labels = append(labels, l)
 		}
 	}
@@ -219,7 +228,7 @@ func (b *builder) eitherPrecedences(labels []uint32, idx map[uint32]int, session
 	cands := map[int][]int{} // B -> candidate labels, most frequent first
 	for bl := 0; bl < n; bl++ {
 		sb := sessions[labels[bl]]
-		if sb < 2*MinConstraintSupport {
+		if sb < 2*b.support() {
 			continue // a choice among pairs needs more sessions than one rule
 		}
 		single := false

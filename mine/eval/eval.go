@@ -77,6 +77,9 @@ type Setting struct {
 	PriorMove  float64 `json:"prior_move,omitempty"`
 	PriorState float64 `json:"prior_state,omitempty"`
 	Generalize string  `json:"generalize"`
+	// ConstraintSupport is mine.Options.ConstraintSupport (0: the
+	// default).
+	ConstraintSupport int `json:"constraint_support,omitempty"`
 	// MaxUnusual caps the rare and generalised transitions a held-out
 	// session may take (conform.Options.MaxUnusual, as check --max-unusual
 	// checks), 0 for no cap.
@@ -126,7 +129,7 @@ func (s Setting) mined() Setting {
 // conditions the model; neither is a mining option.)
 func (s Setting) options(base mine.Options) mine.Options {
 	opt := base
-	opt.Merge, opt.Alpha, opt.Generalize = s.Merge, s.Alpha, s.Generalize
+	opt.Merge, opt.Alpha, opt.Generalize, opt.ConstraintSupport = s.Merge, s.Alpha, s.Generalize, s.ConstraintSupport
 	if s.Merge == mine.MergeBayes {
 		opt.BayesMovePrior, opt.BayesStatePrior = s.PriorMove, s.PriorState
 	}
@@ -148,6 +151,9 @@ func (s Setting) String() string {
 		g = mine.GeneralizeNone
 	}
 	b.WriteString(" generalize=" + g)
+	if s.ConstraintSupport > 0 && s.ConstraintSupport != mine.MinConstraintSupport {
+		fmt.Fprintf(&b, " support=%d", s.ConstraintSupport)
+	}
 	if s.MaxUnusual > 0 {
 		fmt.Fprintf(&b, " max-unusual=%d", s.MaxUnusual)
 	}

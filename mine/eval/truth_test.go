@@ -290,3 +290,32 @@ func TestGenOutsideEscaped(t *testing.T) {
 		t.Errorf("raw control characters in %q", out)
 	}
 }
+
+// TestConstraintSupport: mine.Options.ConstraintSupport raises the
+// sessions a constraint needs: at 60 of the agent truth's 100 sessions
+// every constraint learned holds in at least 60 and some of the default's
+// are not learned; the model records the setting, and not the default.
+func TestConstraintSupport(t *testing.T) {
+	lg := sampleTruth(t, gen.AgentTruth(), 100, 3)
+	def, err := mine.Build(lg, mine.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := mine.DefaultOptions()
+	opt.ConstraintSupport = 60
+	m, err := mine.Build(lg, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Constraints) == 0 || len(m.Constraints) >= len(def.Constraints) {
+		t.Errorf("%d constraints at 60, %d at the default: want fewer, and some", len(m.Constraints), len(def.Constraints))
+	}
+	for _, c := range m.Constraints {
+		if c.Support < 60 {
+			t.Errorf("%s: support %d, want at least 60", c, c.Support)
+		}
+	}
+	if m.Params.ConstraintSupport != 60 || def.Params.ConstraintSupport != 0 {
+		t.Errorf("params record %d and %d, want 60 and none for the default", m.Params.ConstraintSupport, def.Params.ConstraintSupport)
+	}
+}
