@@ -204,7 +204,13 @@ func evalSettings(opts *evalOptions) ([]eval.Setting, error) {
 				merged = append(merged, eval.Setting{Merge: m, Generalize: g})
 			}
 			for _, st := range merged {
-				for _, cs := range supports {
+				for i, cs := range supports {
+					if g == mine.GeneralizeNone && i > 0 {
+						break // no constraints to learn: one model
+					}
+					if cs == mine.MinConstraintSupport {
+						cs = 0 // the default, as models record it
+					}
 					for _, u := range unusual {
 						for _, r := range oddRuns {
 							st.ConstraintSupport, st.MaxUnusual, st.MaxUnusualRun = int(cs), int(u), int(r)

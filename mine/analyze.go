@@ -115,8 +115,8 @@ func (b *builder) model() *automaton.Model {
 	m.Params.Examples = b.opt.Examples
 	if b.opt.Generalize != "" && b.opt.Generalize != GeneralizeNone {
 		m.Params.Generalize = b.opt.Generalize
-		if b.opt.ConstraintSupport != MinConstraintSupport {
-			m.Params.ConstraintSupport = b.opt.ConstraintSupport
+		if n := b.support(); n != MinConstraintSupport {
+			m.Params.ConstraintSupport = n
 		}
 		m.Constraints = b.cons
 	}

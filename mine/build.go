@@ -139,6 +139,9 @@ func (opt Options) CheckBayesPriors() error {
 // loop iterations. The model's Source and Params are filled from the log and
 // options; Version, Parent, Created and Generator are the caller's.
 func Build(lg *Log, opt Options) (*automaton.Model, error) {
+	if opt.ConstraintSupport < 0 {
+		return nil, fmt.Errorf("constraint support %d: want 1 or more (0: MinConstraintSupport)", opt.ConstraintSupport)
+	}
 	if opt.Examples < 0 || opt.Examples > MaxExamples {
 		return nil, fmt.Errorf("examples %d: want 0 to %d", opt.Examples, MaxExamples)
 	}

@@ -12,7 +12,8 @@ import (
 // supports it.
 //
 //   - precedence A, B: every session that visits B visits A before its
-//     first B, in at least MinConstraintSupport sessions. Of a chain of
+//     first B, in at least the support's sessions (MinConstraintSupport, or
+//     Options.ConstraintSupport). Of a chain of
 //     them only the links are kept (A before C is implied by A before B
 //     and B before C).
 //   - once A: no session visits A twice, in at least MinOnceSupport
@@ -24,7 +25,7 @@ import (
 //     several, the one visited in most sessions, the rule that denies
 //     least); a label visited at most once needs no run rule.
 //   - not_both A, B: no session visits both, though each is visited in at
-//     least MinConstraintSupport sessions and, were they independent, at
+//     least the support's sessions and, were they independent, at
 //     least 10 sessions would visit both (the chance of none, about e^-10,
 //     is negligible; one action per session makes pairs rarer than chance): a pair too rare to meet says nothing.
 //

@@ -319,3 +319,13 @@ func TestConstraintSupport(t *testing.T) {
 		t.Errorf("params record %d and %d, want 60 and none for the default", m.Params.ConstraintSupport, def.Params.ConstraintSupport)
 	}
 }
+
+// TestConstraintSupportNegative: a negative support is an error, not the
+// default with a negative value recorded.
+func TestConstraintSupportNegative(t *testing.T) {
+	opt := mine.DefaultOptions()
+	opt.ConstraintSupport = -3
+	if _, err := mine.Build(sampleTruth(t, gen.AgentTruth(), 10, 3), opt); err == nil || !strings.Contains(err.Error(), "constraint support -3") {
+		t.Errorf("support -3: %v, want an error naming it", err)
+	}
+}
