@@ -33,6 +33,7 @@ type evalOptions struct {
 	rareCount     int
 	rareRatio     float64
 	minRejected   float64
+	nested        bool
 	format        string
 	outcome       string
 	quiet         bool
@@ -125,6 +126,7 @@ label in common with the log).`,
 	f.IntVar(&opts.rareCount, "rare-count", def.RareCount, "flag transitions taken fewer than `N` times as rare (0: off)")
 	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
 	f.Float64Var(&opts.minRejected, "min-rejected", eval.DefaultMinRejected, "share of perturbed sessions a recommended setting must reject")
+	f.BoolVar(&opts.nested, "nested", false, "also measure the recommendation held out: for each fold, the setting recommended on the other folds (at least 2), mined on them and scored on it (mines each setting that many times more)")
 	f.StringVar(&opts.format, "format", "text", "output: text or json")
 	f.StringVar(&opts.truth, "truth", "", "a model `FILE` that is right about the log (gen --truth-out, or a designed flow): also score truth-rejected perturbations rejected and generalisation precision")
 	f.StringVar(&opts.outcome, "outcome", "", "score each held-out session's risk (surprisal) against its outcome, `EXPR`, a test of a record field such as attrs.reward>=1: ROC AUC for failure beside the session-length baseline, failures flagged and successes passed")
@@ -234,6 +236,9 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	if opts.folds < 2 {
 		return usagef("--folds %d: want at least 2", opts.folds)
 	}
+	if opts.nested && opts.folds < 3 {
+		return usagef("--nested: --folds %d leaves %d to choose on; want at least 3 folds", opts.folds, opts.folds-1)
+	}
 	if opts.rareCount < 0 || opts.rareRatio < 0 || opts.rareRatio >= 1 {
 		return usagef("--rare-count must be >= 0 and --rare-ratio in [0, 1)")
 	}
@@ -270,7 +275,7 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	}
 	base := mine.DefaultOptions()
 	base.RareCount, base.RareRatio = opts.rareCount, opts.rareRatio
-	eopt := eval.Options{Folds: opts.folds, Settings: settings, Base: base, MinRejected: opts.minRejected, Truth: truth}
+	eopt := eval.Options{Folds: opts.folds, Settings: settings, Base: base, MinRejected: opts.minRejected, Truth: truth, Nested: opts.nested}
 	if opts.by != "" {
 		if !twiceReadable(inputs) {
 			return usagef("--by reads the logs twice: give log files or folders (not standard input or a pipe)")

@@ -98,6 +98,34 @@ type Setting struct {
 	ByMode string `json:"by_mode,omitempty"`
 }
 
+// nested measures the recommendation held out (see Options.Nested):
+// tests are the folds' held-out sessions.
+func nested(lg *mine.Log, opt Options, tests []test) (*Nested, error) {
+	if opt.Folds < 3 {
+		return nil, fmt.Errorf("eval: nested: %d folds leave %d to choose on; want at least 3 folds", opt.Folds, opt.Folds-1)
+	}
+	inner := opt
+	inner.Folds, inner.Nested, inner.Outcome, inner.Progress = opt.Folds-1, false, nil, nil
+	n := &Nested{}
+	folds := make([]Scores, opt.Folds)
+	for f := range folds {
+		train := lg.Subset(func(s *mine.Session) bool { return Fold(s.ID, opt.Folds) != f })
+		rep, err := Run(train, inner)
+		if err != nil {
+			return nil, fmt.Errorf("eval: nested, held-out fold %d: %w", f+1, err)
+		}
+		s := rep.Results[rep.Recommended].Setting
+		m, sc, err := mineFold(train, &tests[f], s, opt.Base, opt.By, false)
+		if err != nil {
+			return nil, fmt.Errorf("eval: nested, held-out fold %d, %s: %w", f+1, s.mined(), err)
+		}
+		folds[f] = judge(m, sc, &tests[f], s, opt.By)
+		n.Chosen = append(n.Chosen, s.String())
+	}
+	n.Overall = overall(folds)
+	return n, nil
+}
+
 // shareModels groups settings by the model they score, in order: settings
 // that differ only in how sessions are judged share one model per fold, so
 // that a job mines it once and scores each.
@@ -198,6 +226,11 @@ type Options struct {
 	// Scores.TruthRejected and Scores.GenPrecision). Run returns an error
 	// when it has no label in common with the log.
 	Truth *automaton.Model
+	// Nested, when set, has Run measure the recommendation itself held
+	// out (Report.Nested): for each fold, the setting Run recommends on the
+	// other folds (Folds-1 of them, at least 2) is mined on them and scored
+	// on it.
+	Nested bool
 
 	// oracle, for tests: each mined model is given the moves its held-out
 	// sessions take (see addOracle), a bound no method reaches.
@@ -335,6 +368,18 @@ type Report struct {
 	// Outcome is the risk scores against the sessions' outcomes, when
 	// Options.Outcome asked for them.
 	Outcome *OutcomeReport `json:"outcome,omitempty"`
+	// Nested is the recommendation measured held out, when Options.Nested
+	// asked for it.
+	Nested *Nested `json:"nested,omitempty"`
+}
+
+// Nested is choosing a setting with Run, measured on sessions the choice
+// did not see: per fold, the setting recommended on the other folds
+// (Chosen, by name), mined on them and scored on the fold; Overall sums
+// the folds' scores.
+type Nested struct {
+	Chosen  []string `json:"chosen"`
+	Overall Scores   `json:"overall"`
 }
 
 // ErrTooFew is wrapped by the errors Run returns for a log that cannot be
@@ -471,6 +516,12 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 	}
 	rep.pareto()
 	rep.recommend()
+	if opt.Nested {
+		var err error
+		if rep.Nested, err = nested(lg, opt, tests); err != nil {
+			return nil, err
+		}
+	}
 	if opt.Outcome != nil {
 		var err error
 		if rep.Outcome, err = Outcome(lg, opt.OutcomeExpr, opt.Outcome, opt); err != nil {

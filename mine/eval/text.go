@@ -57,6 +57,13 @@ func (rep *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "recommended: %s (no setting rejects %.2f of perturbed sessions; this one rejects the most, %.3f)\n",
 			best.Name, rep.MinRejected, best.Overall.Rejected)
 	}
+	if n := rep.Nested; n != nil {
+		fmt.Fprintf(&b, "nested: recommended on the other %d folds, scored on the held-out one: accepts %.3f, rejects %.3f\n",
+			rep.Folds-1, n.Overall.Accepted, n.Overall.Rejected)
+		for f, name := range n.Chosen {
+			fmt.Fprintf(&b, "  fold %d: %s\n", f+1, name)
+		}
+	}
 	fmt.Fprintf(&b, "\nper fold (accepted / rejected):\n")
 	for _, r := range rep.Results {
 		fmt.Fprintf(&b, "  %-*s", width, r.Name)
