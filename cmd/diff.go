@@ -36,6 +36,7 @@ type diffOptions struct {
 	from       string
 	imports    importFlags
 	generalize string
+	support    int // --constraint-support
 }
 
 func newDiffCmd(streams IO) *cobra.Command {
@@ -102,6 +103,7 @@ flags).`,
 	f.StringArrayVar(&opts.fields, "field", nil, "with --by: read a record field from another path, `NAME=PATH` (repeatable)")
 	f.StringVar(&opts.from, "from", mine.FormatAuto, "with --by: input format: "+strings.Join(mine.Formats(), ", "))
 	f.StringVar(&opts.generalize, "generalize", mine.GeneralizeNone, "with --by: generalisation of the models (none compares what the sessions did)")
+	f.IntVar(&opts.support, "constraint-support", mine.MinConstraintSupport, "with --by and a generalisation: learn a constraint only where at least `N` sessions show it")
 	opts.imports.bind(f)
 	return c
 }
@@ -227,6 +229,9 @@ func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
 	if !slices.Contains(mine.Generalizes, opts.generalize) {
 		return usagef("--generalize %q: want one of %s", opts.generalize, strings.Join(mine.Generalizes, ", "))
 	}
+	if opts.support < 1 || opts.support > maxSupport {
+		return usagef("--constraint-support %d: want 1 to %d", opts.support, maxSupport)
+	}
 	ropt, err := newReadOptions(opts.from, opts.fields, opts.labels, false, &opts.imports)
 	if err != nil {
 		return err
@@ -269,7 +274,7 @@ func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
 		return err
 	}
 	bopt := mine.DefaultOptions()
-	bopt.Generalize = opts.generalize
+	bopt.Generalize, bopt.ConstraintSupport = opts.generalize, opts.support
 	g, err := mine.BuildEach(lg, bopt, vals)
 	if err != nil {
 		return fmt.Errorf("--by %s: %w", opts.by, err)
