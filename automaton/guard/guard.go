@@ -1138,11 +1138,9 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 		if c.rules != nil {
 			r = c.rules[t]
 		}
-		switch {
-		case cr.run > 0 && s.run >= cr.run:
-			reason = ReasonRepeatCap
-		case cr.slot >= 0 && s.counts[cr.slot] >= cr.max, cr.back && s.iters >= c.loopMax[cur.loop]:
-			reason = ReasonLoopCap
+		switch capped := c.capReason(s, cr); {
+		case capped != ReasonNone:
+			reason = capped
 		case t.Rare && c.rareDev:
 			reason = ReasonRare
 		case t.Generalized != "" && c.genDeny:
@@ -1254,6 +1252,20 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 	return d
 }
 
+// capReason says which of a transition's caps, cr, a step along it from s's
+// state would break: ReasonRepeatCap (its label once more in a row than
+// the target's max_run), ReasonLoopCap (its own cap used up in this stay, or
+// a back edge past the loop's max_iterations), or ReasonNone.
+func (c *compiled) capReason(s *session, cr capRef) string {
+	switch {
+	case cr.run > 0 && s.run >= cr.run:
+		return ReasonRepeatCap
+	case cr.slot >= 0 && s.counts[cr.slot] >= cr.max, cr.back && s.iters >= c.loopMax[s.state.loop]:
+		return ReasonLoopCap
+	}
+	return ReasonNone
+}
+
 // enterLoop starts a stay in loop li (-1: none), with fresh counts.
 func (s *session) enterLoop(li int, c *compiled) {
 	s.loop = li
@@ -1279,7 +1291,7 @@ func (c *compiled) nextMoves(s *session) []MoveOption {
 		moves, caps = st.common, st.commonCaps // max_unusual used up, or max_unusual_run reached
 	}
 	blocked := func(i int) bool {
-		if cr := caps[i]; cr.slot >= 0 && s.counts[cr.slot] >= cr.max || cr.back && s.iters >= c.loopMax[st.loop] || cr.run > 0 && s.run >= cr.run {
+		if c.capReason(s, caps[i]) != ReasonNone {
 			return true
 		}
 		if kind, _ := c.cons.Check(s.seen, moves[i].Label); kind != "" {
