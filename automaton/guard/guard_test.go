@@ -906,6 +906,27 @@ func TestGuardRepeatCap(t *testing.T) {
 	agreeInMonitor(t, m, &Policy{Mode: ModeMonitor}, conform.Options{}, moves, 7)
 }
 
+// firstDenial steps mvs through a new guard for m under p and returns the
+// first step it denies and why, -1 for none; a walk check finds incomplete
+// (at, verdict: check's first deviation) counts as denied there, since the
+// guard does not judge a walk that has not ended.
+func firstDenial(t *testing.T, m *automaton.Model, p *Policy, mvs []automaton.Move, at int, verdict string) (int, string) {
+	t.Helper()
+	g, err := New(m, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, mv := range mvs {
+		if d := g.Step("s", mv.Event, mv.Label); !d.Allowed {
+			return i, d.Reason
+		}
+	}
+	if verdict == conform.StepIncomplete {
+		return at, verdict
+	}
+	return -1, ""
+}
+
 // agreeWithCheck walks every sequence of moves out of the model's start (its
 // first step to "a"), up to depth steps or the end, through a new guard
 // under p and through check under opt, and fails where they deny different
@@ -920,20 +941,7 @@ func agreeWithCheck(t *testing.T, m *automaton.Model, p *Policy, opt conform.Opt
 		if len(mvs) > 1 {
 			walks++
 			at, v := c.Miss(mvs)
-			g, err := New(m, p, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			denied, why := -1, ""
-			for i, mv := range mvs {
-				if d := g.Step("s", mv.Event, mv.Label); !d.Allowed {
-					denied, why = i, d.Reason
-					break
-				}
-			}
-			if v == conform.StepIncomplete && denied < 0 {
-				denied, why = at, v // the guard does not judge an unfinished walk
-			}
+			denied, why := firstDenial(t, m, p, mvs, at, v)
 			if denied != at || at >= 0 && (why == reason) != (v == verdict) {
 				t.Fatalf("%+v, walk %v: the guard denies step %d (%s), check deviates at %d (%s)", opt, mvs, denied, why, at, v)
 			}

@@ -130,20 +130,7 @@ func TestGuardAgreesRandomModels(t *testing.T) {
 				}
 			}
 			at, verdict := c.Miss(mvs)
-			g, err := New(m, p, Options{})
-			if err != nil {
-				t.Fatalf("%v", err)
-			}
-			denied, reason := -1, ""
-			for i, mv := range mvs {
-				if d := g.Step("s", mv.Event, mv.Label); !d.Allowed {
-					denied, reason = i, d.Reason
-					break
-				}
-			}
-			if verdict == conform.StepIncomplete && denied < 0 {
-				denied, reason = at, verdict
-			}
+			denied, reason := firstDenial(t, m, p, mvs, at, verdict)
 			if denied != at || at >= 0 && reason != verdict && (slices.Contains(capReasons, reason) || slices.Contains(capReasons, verdict)) {
 				t.Fatalf("policy %+v, walk %v: the guard denies step %d (%s), check deviates at %d (%s)\nmodel %+v", *p, mvs, denied, reason, at, verdict, m)
 			}
