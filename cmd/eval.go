@@ -207,8 +207,11 @@ func evalSettings(opts *evalOptions) ([]eval.Setting, error) {
 			}
 			for _, st := range merged {
 				for i, cs := range supports {
-					if g == mine.GeneralizeNone && i > 0 {
-						break // no constraints to learn: one model
+					if g == mine.GeneralizeNone {
+						if i > 0 {
+							break // no constraints to learn: one model
+						}
+						cs = 0
 					}
 					if cs == mine.MinConstraintSupport {
 						cs = 0 // the default, as models record it
