@@ -368,8 +368,10 @@ func TestMaxUnusualRealLogs(t *testing.T) {
 // loose, --max-unusual 4 --max-unusual-run 2: 0.887 / 0.610 and 0.896 /
 // 0.457) dominates loose with --max-unusual 3, which it replaced, on both.
 // On airline any-order with constraints learned at a support of 40
-// sessions and --max-unusual-run 4 (0.973 / 0.158) dominates the inductive
-// miner on the same folds (0.973 / 0.108).
+// sessions, checked with --max-unusual 8 --max-unusual-run 4 (0.973 /
+// 0.160), dominates the inductive miner on the same folds (0.973 / 0.108)
+// and the figure the generalisation issue gives for it (0.973 / 0.158),
+// which --max-unusual-run 4 alone only equals.
 func TestMaxUnusualRunRealLogs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real logs: skipped in -short mode")
@@ -384,7 +386,7 @@ func TestMaxUnusualRunRealLogs(t *testing.T) {
 		at(mine.GeneralizeLoose, 0, 0), at(mine.GeneralizeLoose, 0, 2), at(mine.GeneralizeLoose, 3, 0),
 		at(mine.GeneralizeAnyOrder, 0, 0), at(mine.GeneralizeAnyOrder, 0, 2),
 		{Merge: mine.MergeBayes, PriorMove: 8, PriorState: 0.5, Generalize: mine.GeneralizeLoose, MaxUnusual: 4, MaxUnusualRun: 2},
-		{Merge: def.Merge, Alpha: def.Alpha, Generalize: mine.GeneralizeAnyOrder, ConstraintSupport: 40, MaxUnusualRun: 4},
+		{Merge: def.Merge, Alpha: def.Alpha, Generalize: mine.GeneralizeAnyOrder, ConstraintSupport: 40, MaxUnusual: 8, MaxUnusualRun: 4},
 	}
 	dominates := func(t *testing.T, a, b Result) {
 		t.Helper()
@@ -411,9 +413,10 @@ func TestMaxUnusualRunRealLogs(t *testing.T) {
 		}
 		dominates(t, r[7], r[4])
 		// The inductive miner on these folds (testdata/bench/im.py):
-		// 0.973 / 0.108.
-		if o := r[8].Overall; o.Accepted < 0.9725 || o.Rejected <= 0.108 {
-			t.Errorf("%s: %.3f / %.3f; want to dominate the inductive miner's 0.973 / 0.108", r[8].Name, o.Accepted, o.Rejected)
+		// 0.973 / 0.108; the issue's figure for it 0.973 / 0.158 (177 of
+		// 182 held-out sessions is 0.97253).
+		if o := r[8].Overall; o.Accepted < 0.9725 || o.Rejected <= 0.158 {
+			t.Errorf("%s: %.4f / %.4f; want to dominate the inductive miner's 0.973 / 0.158", r[8].Name, o.Accepted, o.Rejected)
 		}
 	})
 }
