@@ -67,22 +67,25 @@ type parser struct {
 
 func newParser(fields map[string]string, rules *Rules) (*parser, error) {
 	p := &parser{rules: rules, pos: map[string]int{}}
-	add := func(path string) {
-		if _, ok := p.pos[path]; !ok {
-			p.pos[path] = len(p.paths)
-			p.paths = append(p.paths, path)
-		}
-	}
+	// The core fields hold slots 0 to 5, in coreFields' order, whatever
+	// their paths: parse reads them by position, and two fields may read
+	// one path (--field ts=step). A rule path is added once.
 	for _, f := range coreFields {
 		path := f
 		if mapped, ok := fields[f]; ok {
 			path = mapped
 		}
-		add(path)
+		if _, ok := p.pos[path]; !ok {
+			p.pos[path] = len(p.paths)
+		}
+		p.paths = append(p.paths, path)
 	}
 	if rules != nil {
 		for _, path := range rules.Paths() {
-			add(path)
+			if _, ok := p.pos[path]; !ok {
+				p.pos[path] = len(p.paths)
+				p.paths = append(p.paths, path)
+			}
 		}
 	}
 	x, err := newExtractor(p.paths)

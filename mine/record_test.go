@@ -164,3 +164,41 @@ func TestHashLine(t *testing.T) {
 		}
 	}
 }
+
+// TestFieldsSharePath: two record fields may read one path (--field
+// ts=step), and a mapped field reads its own path, not a neighbour's
+// (node=event beside session_id=session).
+func TestFieldsSharePath(t *testing.T) {
+	tests := []struct {
+		name, log string
+		fields    map[string]string
+		want      string // the first session's labels
+	}{
+		{"ts=step", `{"session_id":"a","node":"x","event":"ok","step":2}` + "\n" + `{"session_id":"a","node":"y","event":"ok","step":1}` + "\n",
+			map[string]string{FieldTime: "step"}, "y x"},
+		{"session and node mapped", `{"session":"a","event":"login","ts":"2024-01-01T00:00:01Z"}` + "\n" + `{"session":"a","event":"search","ts":"2024-01-01T00:00:00Z"}` + "\n",
+			map[string]string{FieldSession: "session", FieldNode: "event"}, "search login"},
+		{"node=session_id", `{"session_id":"x","step":1}` + "\n",
+			map[string]string{FieldNode: "session_id"}, "x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lg, err := Read([]Input{strInput("f.jsonl", tt.log)}, ReadOptions{Fields: tt.fields})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lg.Skipped > 0 || len(lg.Sessions) != 1 {
+				t.Fatalf("%d skipped %v, %d sessions; want none skipped, 1", lg.Skipped, lg.Bad, len(lg.Sessions))
+			}
+			var got []string
+			for _, mv := range lg.Moves(&lg.Sessions[0]) {
+				if mv.Label != "__end__" {
+					got = append(got, mv.Label)
+				}
+			}
+			if strings.Join(got, " ") != tt.want {
+				t.Errorf("labels %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
