@@ -210,11 +210,11 @@ func (p *parser) parse(line []byte, r *rec) error {
 		}
 		r.ts, r.hasTS = t, true
 	case kindNumber:
-		f, err := strconv.ParseFloat(view(v[4].raw), 64)
-		if err != nil || f < 0 {
-			return bad("%s is %s, want RFC 3339 text or Unix seconds or milliseconds", p.paths[4], v[4].raw)
+		t, err := timeparse.Number(view(v[4].raw))
+		if err != nil {
+			return bad("%s is %s: %v", p.paths[4], v[4].raw, err)
 		}
-		r.ts, r.hasTS = timeparse.UnixNumber(f), true
+		r.ts, r.hasTS = t, true
 	case kindMissing, kindNull:
 	default:
 		return bad("%s is %s, want RFC 3339 text or a Unix time", p.paths[4], kindName(v[4].kind))

@@ -1,43 +1,98 @@
 // Package timeparse reads the times of records: RFC 3339 (zone-less is
-// UTC), with a fast path for the common layout, or Unix seconds or
-// milliseconds. The reader of records and the importers share it.
+// UTC), with a fast path for the common layout, or Unix seconds,
+// milliseconds, microseconds or nanoseconds. The reader of records and the
+// importers share it. Times are kept as Unix nanoseconds in an int64, so a
+// time outside 1677-09-21 to 2262-04-11 is an error, not a wrapped number.
 package timeparse
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"time"
 )
 
+// The instants an int64 of Unix nanoseconds holds.
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+// ErrRange is returned for a time an int64 of Unix nanoseconds cannot hold.
+var ErrRange = errors.New("out of range: fsmine keeps times from 1677-09-21 to 2262-04-11")
+
 // Parse reads RFC 3339 (with or without fractional seconds or zone
-// offset colon variants that time.RFC3339Nano accepts), or a number of Unix
-// seconds or milliseconds written as a string.
+// offset colon variants that time.RFC3339Nano accepts), or a Unix time
+// written as a number in text (see Number).
 func Parse(s string) (int64, error) {
 	if ns, ok := RFC3339Fast(s); ok {
 		return ns, nil
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UnixNano(), nil
+		return unixNano(t)
 	}
 	// Zone-less timestamps are common in agent logs; take them as UTC.
 	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999"} {
 		if t, err := time.Parse(layout, s); err == nil {
-			return t.UnixNano(), nil
+			return unixNano(t)
 		}
 	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 {
-		return UnixNumber(f), nil
+	if ns, err := Number(s); err == nil || errors.Is(err, ErrRange) {
+		return ns, err
 	}
-	return 0, errors.New("want RFC 3339 time or Unix seconds or milliseconds")
+	return 0, errors.New("want RFC 3339 time or Unix seconds, milliseconds, microseconds or nanoseconds")
 }
 
-// UnixNumber reads a Unix time in seconds or, when it is too large to be
-// seconds before the year 5000, milliseconds.
-func UnixNumber(f float64) int64 {
-	if f > 1e11 {
-		return int64(f * 1e6)
+func unixNano(t time.Time) (int64, error) {
+	if t.Before(minTime) || t.After(maxTime) {
+		return 0, ErrRange
 	}
-	return int64(f * 1e9)
+	return t.UnixNano(), nil
+}
+
+// Number reads a Unix time written as a number: seconds, or, when it is too
+// large to be seconds before the year 5000, milliseconds, likewise
+// microseconds, and from 10^17 on nanoseconds (as OpenTelemetry and
+// time.time_ns() write them). An integer is read exactly; a number with a
+// fraction or exponent as a float64. A negative, non-finite or
+// out-of-range number is an error.
+func Number(s string) (int64, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 0 {
+			return 0, errors.New("a negative Unix time")
+		}
+		scale := unitOf(float64(n))
+		if n > math.MaxInt64/scale {
+			return 0, ErrRange
+		}
+		return n * scale, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, errors.New("want a Unix time")
+	}
+	if math.IsNaN(f) || f < 0 {
+		return 0, errors.New("want a Unix time, not negative")
+	}
+	ns := f * float64(unitOf(f))
+	// 2^63 is the first float64 an int64 cannot hold.
+	if math.IsInf(f, 0) || ns >= math.MaxInt64 {
+		return 0, ErrRange
+	}
+	return int64(ns), nil
+}
+
+// unitOf is the nanoseconds in one unit of a Unix time of size f.
+func unitOf(f float64) int64 {
+	switch {
+	case f < 1e11:
+		return 1e9
+	case f < 1e14:
+		return 1e6
+	case f < 1e17:
+		return 1e3
+	}
+	return 1
 }
 
 // RFC3339Fast reads the common shape of RFC 3339 timestamps,
@@ -100,9 +155,13 @@ func RFC3339Fast(s string) (int64, bool) {
 	default:
 		return 0, false
 	}
-	secs := daysSinceEpoch(year, month, day)*86400 + int64(hour*3600+min*60+sec)
-	// Wrapping as UnixNano's arithmetic does for years it cannot hold.
-	return secs*1e9 + int64(nanos) - int64(offset)*1e9, true
+	secs := daysSinceEpoch(year, month, day)*86400 + int64(hour*3600+min*60+sec) - int64(offset)
+	// Years an int64 of nanoseconds cannot hold are left to Parse, which
+	// says they are out of range (within a second of either end too).
+	if secs <= minTime.Unix() || secs >= maxTime.Unix() {
+		return 0, false
+	}
+	return secs*1e9 + int64(nanos), true
 }
 
 // daysIn is the number of days of a month (1-12) of a year.

@@ -440,7 +440,7 @@ func parseTimeText(s string) (int64, bool) {
 }
 
 // jsonTime reads a time given as RFC 3339 text (zone-less is UTC) or as a
-// number of Unix seconds or milliseconds; ok is false for anything else,
+// Unix time number (see timeparse.Number); ok is false for anything else,
 // null and absence included.
 func jsonTime(raw json.RawMessage) (int64, bool) {
 	switch jsonKind(raw) {
