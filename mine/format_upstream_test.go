@@ -484,3 +484,44 @@ func TestLangfuseObservationList(t *testing.T) {
 		t.Errorf("sessions:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestXESCaseInSeveralTraces: a case whose events come in two traces of one
+// file goes on where its first trace stopped, in either sort order; before,
+// the second trace's steps started again at 0 and interleaved with the
+// first's.
+func TestXESCaseInSeveralTraces(t *testing.T) {
+	ev := func(name, ts string) string {
+		return `<event><string key="concept:name" value="` + name + `"/><date key="time:timestamp" value="` + ts + `"/></event>`
+	}
+	xes := `<log><trace><string key="concept:name" value="1"/>` + ev("a", "2024-01-01T00:00:00Z") + ev("b", "2024-01-01T00:01:00Z") +
+		`</trace><trace><string key="concept:name" value="2"/>` + ev("x", "2024-01-01T00:00:00Z") +
+		`</trace><trace><string key="concept:name" value="1"/>` + ev("d", "2024-02-01T00:01:00Z") + ev("c", "2024-02-01T00:00:00Z") + "</trace></log>\n"
+	for sort, want := range map[string]string{SortTime: "a b c d", SortFile: "a b d c"} {
+		lg, err := Read([]Input{strInput("two.xes", xes)}, ReadOptions{Strict: true, Import: ImportOptions{Sort: sort}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for i := range lg.Sessions {
+			if lg.Sessions[i].ID != "1" {
+				continue
+			}
+			for _, mv := range lg.Moves(&lg.Sessions[i]) {
+				got = append(got, mv.Label)
+			}
+		}
+		if g := strings.Join(got, " "); g != want+" __end__" {
+			t.Errorf("--sort %s: case 1 is %q, want %q", sort, g, want)
+		}
+	}
+}
+
+// TestXESDeepNesting: elements nested past what XES needs are an error at
+// once, not a stack kept growing with the input.
+func TestXESDeepNesting(t *testing.T) {
+	xes := "<log><trace><event>" + strings.Repeat("<a>", 5000)
+	_, err := Read([]Input{strInput("deep.xes", xes)}, ReadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "deep.xes: line 1") || !strings.Contains(err.Error(), "nested 1001 elements deep") {
+		t.Errorf("error %v, want one naming deep.xes, line 1, and the depth", err)
+	}
+}

@@ -192,6 +192,10 @@ type xesConverter struct {
 	clsKey    map[string]int
 	order     []int
 	steps     []int64
+	// caseSteps is the next step of each case a trace has given: a case
+	// whose events come in several traces goes on where its last trace
+	// stopped, rather than starting again at 0 and interleaving with it.
+	caseSteps map[string]int64
 	// The position where the current token starts, for messages and for
 	// the line of an event's record.
 	tokLine, tokCol int
@@ -208,6 +212,11 @@ func (c *xesConverter) parent() string {
 	return ""
 }
 
+// maxXESDepth bounds the elements open at once: a log, a trace, an event
+// and attributes nested in lists and containers need a few, and each open
+// one is kept until it closes.
+const maxXESDepth = 1000
+
 // start takes an element's start tag.
 func (c *xesConverter) start(t xml.StartElement) error {
 	name := t.Name.Local
@@ -219,6 +228,9 @@ func (c *xesConverter) start(t xml.StartElement) error {
 		if name != "log" {
 			return c.errAt("the root element is <%s>, want <log>", name)
 		}
+	}
+	if len(c.stack) >= maxXESDepth {
+		return c.errAt("<%s> nested %d elements deep, more than XES needs (%d)", name, len(c.stack)+1, maxXESDepth)
 	}
 	c.stack = append(c.stack, name)
 	switch {
@@ -391,8 +403,16 @@ func (c *xesConverter) flushTrace() error {
 	for i := range c.steps {
 		c.steps[i] = -1
 	}
+	if c.caseSteps == nil {
+		c.caseSteps = map[string]int64{}
+	}
+	var base int64
+	if c.hasCase {
+		base = c.caseSteps[c.caseName]
+		c.caseSteps[c.caseName] = base + int64(len(c.order))
+	}
 	for k, i := range c.order {
-		c.steps[i] = int64(k)
+		c.steps[i] = base + int64(k)
 	}
 	for i, e := range c.events {
 		if c.steps[i] < 0 {
