@@ -14,10 +14,7 @@ import (
 // (both valid only during the call). Lines Read skipped as bad are left
 // out. fn returns false to stop the read.
 func rereadRecords(inputs []Input, opt ReadOptions, fn func(fi, line int, l []byte, r *rec) bool) error {
-	maxLine := opt.MaxLine
-	if maxLine <= 0 {
-		maxLine = 64 << 20
-	}
+	maxLine := opt.maxLine()
 	p, err := newParser(opt.Fields, opt.Rules)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"github.com/fsmine/fsmine/mine/formats"
 	"io"
 	"os"
@@ -465,5 +466,31 @@ func TestSpanParentInOtherFile(t *testing.T) {
 				t.Errorf("sessions:\n%s\nwant:\n%s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSpanFormatsMaxLine: the longest line is also the longest item of a
+// span format (a line, an array's element), whose importer stops reading it
+// about there rather than holding it whole.
+func TestSpanFormatsMaxLine(t *testing.T) {
+	span := `{"traceId":"t","spanId":"%s","name":"x","startTimeUnixNano":"1","attributes":[{"key":"k","value":{"stringValue":"%s"}}]}`
+	line := func(id, val string) string {
+		return `{"resourceSpans":[{"scopeSpans":[{"spans":[` + fmt.Sprintf(span, id, val) + `]}]}]}` + "\n"
+	}
+	in := line("a", "short") + line("b", strings.Repeat("x", 1<<20)) + line("c", "short")
+	if _, err := Read([]Input{strInput("big.jsonl", in)}, ReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Read([]Input{strInput("big.jsonl", in)}, ReadOptions{MaxLine: 64 << 10})
+	if err == nil || err.Error() != "reading big.jsonl: line 2, column 1: a JSON value over 65536 bytes, the longest line fsmine reads" {
+		t.Errorf("with lines of at most 64 KiB: %v, want the second line over the limit", err)
+	}
+	// The small fixtures of every span format read as before under a
+	// limit above their items, their top-level arrays and trailing space
+	// included.
+	for _, name := range []string{"langfuse.jsonl", "langsmith.json", "openai_agents.jsonl", "otlp.jsonl", "phoenix_spans.json", "phoenix_spans.jsonl"} {
+		if _, err := Read([]Input{fixtureInput(name)}, ReadOptions{MaxLine: 4 << 10}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

@@ -43,6 +43,17 @@ func Formats() []string { return formats.Formats() }
 // folders (see formats.DirInput).
 func DirInput(dir, format string) (Input, bool, error) { return formats.DirInput(dir, format) }
 
-// importOptions are the options the importers get: Import, and the fields
-// that --field reads from elsewhere.
-func (o *ReadOptions) importOptions() ImportOptions { return o.Import.WithFields(o.Fields) }
+// importOptions are the options the importers get: Import, the fields
+// that --field reads from elsewhere, and the longest line as the longest
+// item of a span format.
+func (o *ReadOptions) importOptions() ImportOptions {
+	return o.Import.WithFields(o.Fields).WithMaxItem(o.maxLine())
+}
+
+// maxLine is MaxLine, or its default of 64 MiB.
+func (o *ReadOptions) maxLine() int {
+	if o.MaxLine <= 0 {
+		return 64 << 20
+	}
+	return o.MaxLine
+}

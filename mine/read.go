@@ -161,10 +161,7 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	maxLine := opt.MaxLine
-	if maxLine <= 0 {
-		maxLine = 64 << 20
-	}
+	maxLine := opt.maxLine()
 	// Make sure the options are usable before starting goroutines.
 	if _, err := newParser(opt.Fields, opt.Rules); err != nil {
 		return nil, err

@@ -166,6 +166,16 @@ type ImportOptions struct {
 	// fields is ReadOptions.Fields: an importer does not ask for a column
 	// that --field reads from elsewhere.
 	fields map[string]string
+	// maxItem is ReadOptions.MaxLine: the most bytes of one item (a line,
+	// an array's element) of a span format (0: no limit).
+	maxItem int
+}
+
+// WithMaxItem returns o with the longest item a span format's importer
+// reads, in bytes (see mine.ReadOptions.MaxLine); 0 is no limit.
+func (o ImportOptions) WithMaxItem(n int) ImportOptions {
+	o.maxItem = n
+	return o
 }
 
 // WithFields returns o with the field map of the read (see

@@ -176,34 +176,107 @@ func sniffJSON(head []byte) *jsonShape {
 
 // posReader counts the bytes read through it and remembers where lines
 // end, so that an offset into the input can be reported as line and column.
+// Memory follows what is kept, not what is read: blank lines in a row (only
+// white space between their ends) are one entry, and of the items streamed
+// (see forget) only the current one's line ends are kept.
 type posReader struct {
 	r  io.Reader
 	n  int64
-	nl []int64 // offsets of the '\n' bytes read so far
+	nl []lineEnds // from the mark's line on
+	// lines counts the '\n' bytes before nl's; lineStart is where the line
+	// after them starts.
+	lines     int64
+	lineStart int64
+	// blank says that every byte since the last '\n' is white space.
+	blank bool
+	// mark is where the current item starts; limit, when above 0, is the
+	// most bytes read past it (the item and the decoder's read-ahead)
+	// before a read fails with errItemTooLarge. While lead is set, every
+	// byte from the mark on is white space, and the mark moves past it:
+	// the space between items counts for none of them.
+	mark, limit int64
+	lead        bool
+	// solid is the offset of the last byte that is not white space.
+	solid int64
 }
 
+// lineEnds are count '\n' bytes from first to last with only white space
+// between them; upTo counts the '\n' bytes of the input up to last.
+type lineEnds struct {
+	first, last int64
+	count, upTo int64
+}
+
+// errItemTooLarge is the read error of an item over posReader.limit.
+var errItemTooLarge = errors.New("item too large")
+
 func (p *posReader) Read(b []byte) (int, error) {
+	if p.limit > 0 && p.n-p.mark > p.limit {
+		return 0, errItemTooLarge
+	}
 	n, err := p.r.Read(b)
-	for i := 0; i < n; {
-		j := bytes.IndexByte(b[i:n], '\n')
-		if j < 0 {
-			break
+	for i, c := range b[:n] {
+		switch c {
+		case '\n':
+			off := p.n + int64(i)
+			if k := len(p.nl) - 1; p.blank && k >= 0 {
+				p.nl[k].last = off
+				p.nl[k].count++
+				p.nl[k].upTo++
+			} else {
+				p.nl = append(p.nl, lineEnds{off, off, 1, p.total() + 1})
+			}
+			p.blank = true
+		case ' ', '\t', '\r':
+		default:
+			p.blank, p.lead, p.solid = false, false, p.n+int64(i)
 		}
-		p.nl = append(p.nl, p.n+int64(i+j))
-		i += j + 1
+		if p.lead {
+			p.mark = p.n + int64(i) + 1
+		}
 	}
 	p.n += int64(n)
 	return n, err
 }
 
-// pos returns the 1-based line and column (in bytes) of offset off.
-func (p *posReader) pos(off int64) (line, col int) {
-	i := sort.Search(len(p.nl), func(i int) bool { return p.nl[i] >= off })
-	start := int64(0)
-	if i > 0 {
-		start = p.nl[i-1] + 1
+// total is the count of '\n' bytes read.
+func (p *posReader) total() int64 {
+	if k := len(p.nl) - 1; k >= 0 {
+		return p.nl[k].upTo
 	}
-	return i + 1, int(off-start) + 1
+	return p.lines
+}
+
+// forget marks off as where the current item starts: positions before it
+// are not asked for again, so their line ends are counted and let go.
+func (p *posReader) forget(off int64) {
+	p.mark = max(p.mark, off)
+	if p.solid < off {
+		// The bytes read from off on are white space.
+		p.mark, p.lead = max(p.mark, p.n), true
+	}
+	i := sort.Search(len(p.nl), func(i int) bool { return p.nl[i].last >= off })
+	if i == 0 {
+		return
+	}
+	p.lines, p.lineStart = p.nl[i-1].upTo, p.nl[i-1].last+1
+	p.nl = append(p.nl[:0], p.nl[i:]...)
+}
+
+// pos returns the 1-based line and column (in bytes) of offset off, which
+// must not be before the mark (see forget). An offset among blank lines in
+// a row, white space, is given the first of them.
+func (p *posReader) pos(off int64) (line, col int) {
+	i := sort.Search(len(p.nl), func(i int) bool { return p.nl[i].last >= off })
+	if i < len(p.nl) && p.nl[i].first < off {
+		e := p.nl[i]
+		return int(e.upTo-e.count) + 2, 1
+	}
+	lines, start := p.lines, p.lineStart
+	if i > 0 {
+		lines, start = p.nl[i-1].upTo, p.nl[i-1].last+1
+	}
+	return int(lines) + 1, int(off-start) + 1
 }
 
 // jsonReader reads the JSON values of an input, whatever their layout:
@@ -212,6 +285,18 @@ func (p *posReader) pos(off int64) (line, col int) {
 type jsonReader struct {
 	pr  *posReader
 	dec *json.Decoder
+	// stream says that items are done with once fn returns: no position
+	// before the current item is asked for again (see stream).
+	stream bool
+}
+
+// streamItems declares that each item is done with once items' fn returns
+// for it, so that the reader keeps what one item needs, and limits an item
+// to max bytes (0: no limit): the importers of span formats, whose inputs
+// are lines or array elements of any number, each of modest size.
+func (j *jsonReader) streamItems(max int) {
+	j.stream = true
+	j.pr.limit = int64(max)
 }
 
 // newJSONReader returns a reader of r's JSON values; release gives its
@@ -221,7 +306,7 @@ func newJSONReader(r io.Reader) *jsonReader {
 	if b, _ := br.Peek(3); bytes.Equal(b, utf8BOM) {
 		br.Discard(3)
 	}
-	pr := &posReader{r: br}
+	pr := &posReader{r: br, solid: -1}
 	return &jsonReader{pr: pr, dec: json.NewDecoder(pr)}
 }
 
@@ -259,6 +344,11 @@ func putReader(br *bufio.Reader) {
 // errorAt formats an error at offset off of the input.
 func (j *jsonReader) errorAt(off int64, format string, args ...any) error {
 	line, col := j.pr.pos(off)
+	return lineError(line, col, format, args...)
+}
+
+// lineError formats an error at a line and column.
+func lineError(line, col int, format string, args ...any) error {
 	return fmt.Errorf("line %d, column %d: %s", line, col, fmt.Sprintf(format, args...))
 }
 
@@ -273,7 +363,27 @@ func (j *jsonReader) decodeError(err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return j.errorAt(j.pr.n, "the input ends inside a JSON value")
 	}
+	if errors.Is(err, errItemTooLarge) {
+		return j.errorAt(j.pr.mark, "a JSON value over %d bytes, the longest line fsmine reads", j.pr.limit)
+	}
 	return err
+}
+
+// next marks where the next item starts, when items are streamed: past
+// the white space the decoder holds, so that an item over the limit is
+// reported at its own line.
+func (j *jsonReader) next() {
+	if !j.stream {
+		return
+	}
+	off := j.dec.InputOffset()
+	var b [512]byte
+	n, _ := io.ReadFull(j.dec.Buffered(), b[:])
+	k := len(bytes.TrimLeft(b[:n], " \t\r\n"))
+	if k > 0 {
+		off += int64(n - k)
+	}
+	j.pr.forget(off)
 }
 
 // unmarshal decodes raw (found at offset at) into v, naming the position
@@ -331,6 +441,7 @@ func (j *jsonReader) items(fn func(raw json.RawMessage, at int64) error) error {
 			return j.decodeError(err)
 		}
 		for j.dec.More() {
+			j.next()
 			var raw json.RawMessage
 			if err := j.dec.Decode(&raw); err != nil {
 				return j.decodeError(err)
@@ -339,6 +450,7 @@ func (j *jsonReader) items(fn func(raw json.RawMessage, at int64) error) error {
 				return err
 			}
 		}
+		j.next()
 		if _, err := j.dec.Token(); err != nil {
 			return j.decodeError(err)
 		}
@@ -348,6 +460,7 @@ func (j *jsonReader) items(fn func(raw json.RawMessage, at int64) error) error {
 		return nil
 	}
 	for {
+		j.next()
 		var raw json.RawMessage
 		err := j.dec.Decode(&raw)
 		if err == io.EOF {

@@ -142,6 +142,7 @@ type lfTrace struct {
 // parent, when not in the input, is taken as absent.
 func convertLangfuse(r io.Reader, w io.Writer, opt ImportOptions) error {
 	lr := &lfReader{jr: newJSONReader(r), traces: map[string]*lfTrace{}}
+	lr.jr.streamItems(opt.maxItem)
 	defer lr.jr.release()
 	if err := lr.jr.items(lr.item); err != nil {
 		return err

@@ -147,6 +147,7 @@ func (r *lsRun) merge(p *lsRun) {
 // of a run no post creates is skipped (a note at its line).
 func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
+	jr.streamItems(opt.maxItem)
 	defer jr.release()
 	lr := &lsReader{jr: jr, byID: map[string]*lsPosted{}}
 	if err := jr.items(lr.one); err != nil {
@@ -189,7 +190,9 @@ func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 // lsPosted is a run as posted, and where its body starts.
 type lsPosted struct {
 	run lsRun
-	at  int64
+	// line and col are where the run's object starts, taken when it is
+	// read: the reader keeps no line ends of the items before the current.
+	line, col int
 }
 
 // lsReader gathers the runs of a LangSmith export: posts by id (a second
@@ -216,7 +219,8 @@ func (lr *lsReader) item(raw json.RawMessage, at int64, patch bool) error {
 	if jsonKind(raw) != '{' {
 		return jr.errorAt(at, "want a LangSmith run object")
 	}
-	p := &lsPosted{at: at}
+	p := &lsPosted{}
+	p.line, p.col = jr.pr.pos(at)
 	if err := jr.unmarshal(raw, at, &p.run); err != nil {
 		return err
 	}
@@ -251,8 +255,7 @@ func (lr *lsReader) item(raw json.RawMessage, at int64, patch bool) error {
 		return jr.errorAt(at, "a run without an id or trace_id")
 	}
 	if patch {
-		line, _ := jr.pr.pos(at)
-		lr.patches = append(lr.patches, lsPatch{p, id, line})
+		lr.patches = append(lr.patches, lsPatch{p, id, p.line})
 		return nil
 	}
 	if prev := lr.byID[id]; id != "" && prev != nil {
@@ -275,10 +278,9 @@ func (lr *lsReader) item(raw json.RawMessage, at int64, patch bool) error {
 // span makes the tree span of run p, the seq-th, with its record's body
 // built in obj, and returns the thread its metadata names ("" for none).
 func (lr *lsReader) span(p *lsPosted, seq int, obj *jsonObject) (*treeSpan, string, error) {
-	jr := lr.jr
-	run, at := &p.run, p.at
+	run := &p.run
 	if run.Name == "" {
-		return nil, "", jr.errorAt(at, "run %s has no name", run.ID)
+		return nil, "", lineError(p.line, p.col, "run %s has no name", run.ID)
 	}
 	meta := run.Extra.Metadata
 	thread := ""
@@ -293,7 +295,7 @@ func (lr *lsReader) span(p *lsPosted, seq int, obj *jsonObject) (*treeSpan, stri
 	}
 	start, hasStart := lsTime(run.StartTime)
 	if !hasStart && jsonKind(run.StartTime) != 0 && jsonKind(run.StartTime) != 'n' {
-		return nil, "", jr.errorAt(at, "run %s: start_time %s is not a time", run.ID, run.StartTime)
+		return nil, "", lineError(p.line, p.col, "run %s: start_time %s is not a time", run.ID, run.StartTime)
 	}
 	end, hasEnd := lsTime(run.EndTime)
 	failed := run.Status == "error" || (jsonKind(run.Error) != 0 && jsonKind(run.Error) != 'n' && jsonText(run.Error) != "")
@@ -318,7 +320,7 @@ func (lr *lsReader) span(p *lsPosted, seq int, obj *jsonObject) (*treeSpan, stri
 		obj.raw(k, meta[k])
 	}
 	obj.close()
-	line, _ := jr.pr.pos(at)
+	line := p.line
 	it := &treeSpan{
 		spanItem: spanItem{trace: trace, id: run.ID, parent: run.ParentRunID,
 			start: start, hasTime: hasStart, order: run.DottedOrder, seq: seq,

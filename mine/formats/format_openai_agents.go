@@ -85,6 +85,7 @@ type oaSpanData struct {
 // span tree: children after their parent, depth first (see spanTreeOrder).
 func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
+	jr.streamItems(opt.maxItem)
 	defer jr.release()
 	var items []*treeSpan
 	groups := map[string]string{}

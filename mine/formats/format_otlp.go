@@ -299,6 +299,7 @@ func otlpNanos(raw json.RawMessage) (int64, bool, error) {
 // alone), else its name without ids.
 func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
+	jr.streamItems(opt.maxItem)
 	defer jr.release()
 	var spans []*treeSpan
 	type traceSession struct{ conv, sess string }

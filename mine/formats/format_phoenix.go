@@ -107,6 +107,7 @@ func (s *pxSpan) attr(name string) string {
 // ok. A span needs a trace id and a span id.
 func convertPhoenix(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
+	jr.streamItems(opt.maxItem)
 	defer jr.release()
 	var spans []*treeSpan
 	own := map[*treeSpan]string{}
