@@ -494,3 +494,38 @@ func TestSpanFormatsMaxLine(t *testing.T) {
 		}
 	}
 }
+
+// TestDetectLongFirstValue: a first value longer than the 64 KiB head (a
+// Langfuse trace whose input is a long prompt) is looked into further
+// before the input is taken for records; the input's digest is that of its
+// bytes either way, and records with a long first line stay records.
+func TestDetectLongFirstValue(t *testing.T) {
+	data, err := os.ReadFile(fixturePath("langfuse.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(data, []byte(`"input":`))
+	if i < 0 {
+		t.Fatal(`no "input" in the fixture`)
+	}
+	long := append(append(append([]byte{}, data[:i]...), `"input":{"message":"`+strings.Repeat("x", 70000)+`"},`...), data[i:]...)
+	long = bytes.Replace(long, []byte(`"input":`), []byte(`"prompt":`), 2)
+	long = bytes.Replace(long, []byte(`"prompt":{"message"`), []byte(`"input":{"message"`), 1)
+	for _, tt := range []struct {
+		name   string
+		data   []byte
+		format string
+	}{
+		{"langfuse.jsonl", long, formats.FormatLangfuse},
+		{"records.jsonl", []byte(`{"session_id":"s","node":"a","attrs":{"x":"` + strings.Repeat("y", 70000) + `"}}` + "\n" + `{"session_id":"s","node":"b"}` + "\n"), formats.FormatJSONL},
+	} {
+		lg, err := Read([]Input{strInput(tt.name, string(tt.data))}, ReadOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		sum := sha256.Sum256(tt.data)
+		if f := lg.Files[0]; f.Format != tt.format || f.SHA256 != hex.EncodeToString(sum[:]) || lg.Skipped != 0 || lg.NumSessions() == 0 {
+			t.Errorf("%s: read as %s, digest %s (want %s, %x), %d skipped, %d sessions", tt.name, f.Format, f.SHA256, tt.format, sum, lg.Skipped, lg.NumSessions())
+		}
+	}
+}

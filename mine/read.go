@@ -471,6 +471,10 @@ func (c *countReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// maxHead is how far the format of an input is looked for when its first
+// JSON value runs past the usual 64 KiB.
+const maxHead = 4 << 20
+
 // errLineTooLong reports a line longer than the limit.
 var errLineTooLong = errors.New("line too long")
 
@@ -513,7 +517,22 @@ func splitLines(r io.Reader, h io.Writer, format string, convert func(io.Reader,
 	if err != nil {
 		return nil, err
 	}
+	// A first value longer than the head (a trace whose input is a long
+	// prompt) hides the keys that tell its format: read on, as far as
+	// maxHead, and pick again, before taking it for records.
+	var more []byte
+	if convert == nil && f.Name == formats.FormatJSONL && len(head) == 64<<10 && formats.CutShort(head) {
+		more = make([]byte, maxHead)
+		n, _ := io.ReadFull(hr, more)
+		more = more[:n]
+		if f, err = formats.Pick(format, more); err != nil {
+			return nil, err
+		}
+	}
 	r = hr
+	if more != nil {
+		r = io.MultiReader(bytes.NewReader(more), hr)
+	}
 	if convert == nil {
 		convert = f.Convert
 	}
@@ -521,19 +540,23 @@ func splitLines(r io.Reader, h io.Writer, format string, convert func(io.Reader,
 		return nil, err
 	}
 	if convert != nil {
-		// What hr holds was read before the tee was on.
+		// What was read past the head and what hr holds were read before
+		// the tee was on.
 		buffered, _ := hr.Peek(hr.Buffered())
-		if _, err := h.Write(buffered); err != nil {
-			return nil, err
+		for _, b := range [][]byte{more, buffered} {
+			if _, err := h.Write(b); err != nil {
+				return nil, err
+			}
 		}
 		tee.w = h
 	}
 	if convert != nil {
+		in := r
 		pr, pw := io.Pipe()
 		converted := make(chan struct{})
 		go func() {
 			defer close(converted)
-			pw.CloseWithError(convert(hr, pw, iopt))
+			pw.CloseWithError(convert(in, pw, iopt))
 		}()
 		// Wait for the converter on every return, so that it no longer
 		// reads (and hashes) the input once the caller takes the hash.

@@ -7,6 +7,7 @@ package formats
 import (
 	"bufio"
 	"bytes"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"github.com/fsmine/fsmine/internal/timeparse"
@@ -63,6 +64,18 @@ const (
 
 // sniffJSON reads the shape of the first item of a JSON head; nil when the
 // head does not start with an object or an array of objects.
+// CutShort says whether head starts with a JSON object or array that it
+// cuts off: the keys that tell a format may lie past it.
+func CutShort(head []byte) bool {
+	head = trimHead(head)
+	if len(head) == 0 || (head[0] != '{' && head[0] != '[') {
+		return false
+	}
+	var raw stdjson.RawMessage
+	err := stdjson.NewDecoder(bytes.NewReader(head)).Decode(&raw)
+	return errors.Is(err, io.ErrUnexpectedEOF)
+}
+
 func sniffJSON(head []byte) *jsonShape {
 	head = trimHead(head)
 	if len(head) == 0 || (head[0] != '{' && head[0] != '[') {
