@@ -30,7 +30,9 @@ const (
 // trunk changes are listed in the graph's caption. d must be
 // automaton.Compare(old, new, ...).
 // Nodes are written in model order (automaton.CompareIDs) and edges by
-// (from, event, to), so the output is byte-stable.
+// (from, event, to), so the output is byte-stable. Ids, labels and events
+// are quoted as DOT quotes them (dotLines): a control or bidi character
+// shows as its escape and never reaches the file raw.
 func DiffDOT(w io.Writer, old, new *automaton.Model, d *automaton.Diff) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
@@ -38,7 +40,7 @@ func DiffDOT(w io.Writer, old, new *automaton.Model, d *automaton.Diff) error {
 	p("digraph fsmine_diff {\n")
 	p("  rankdir=LR;\n")
 	p("  labelloc=b;\n")
-	p("  label=%s;\n", diffQuote(diffCaption(d)))
+	p("  label=%s;\n", dotLines(diffCaption(d)...))
 	p("  fontname=\"Helvetica\";\n  fontsize=10;\n")
 	p("  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=11];\n")
 	p("  edge [fontname=\"Helvetica\", fontsize=9];\n")
@@ -83,26 +85,26 @@ func DiffDOT(w io.Writer, old, new *automaton.Model, d *automaton.Diff) error {
 		label := diffNodeLabel(id, labels[id])
 		if r, ok := relabeled[id]; ok {
 			color, penwidth = diffChanged, 2
-			label = fmt.Sprintf("%s -> %s", r.OldLabel, r.NewLabel)
+			label = []string{r.OldLabel + " -> " + r.NewLabel}
 			if r.NewLabel != id {
-				label += "\n" + id
+				label = append(label, id)
 			}
 		}
 		if s, ok := shifted[id]; ok {
 			color, penwidth = diffChanged, 2
-			label += fmt.Sprintf("\noutflow shift p=%.2g", s.P)
+			label = append(label, fmt.Sprintf("outflow shift p=%.2g", s.P))
 		}
 		switch id {
 		case automaton.StartID:
 			// A point, as in DOT: Graphviz built into fsmine draws an empty
 			// label as the node's name.
 			p("  %s [shape=point, width=0.15, height=0.15, color=%s, fillcolor=%s];\n",
-				diffQuote(id), diffQuote(color), diffQuote(color))
+				dotString(id), dotString(color), dotString(color))
 		case automaton.EndID:
-			p("  %s [shape=doublecircle, label=%s, fontsize=9, color=%s];\n", diffQuote(id), diffQuote(automaton.EndID), diffQuote(color))
+			p("  %s [shape=doublecircle, label=%s, fontsize=9, color=%s];\n", dotString(id), dotString(automaton.EndID), dotString(color))
 		default:
 			p("  %s [label=%s, style=%s, color=%s, fontcolor=%s, penwidth=%d];\n",
-				diffQuote(id), diffQuote(label), diffQuote(style), diffQuote(color), diffQuote(diffFont(color)), penwidth)
+				dotString(id), dotLines(label...), dotString(style), dotString(color), dotString(diffFont(color)), penwidth)
 		}
 	}
 
@@ -139,38 +141,38 @@ func DiffDOT(w io.Writer, old, new *automaton.Model, d *automaton.Diff) error {
 	slices.SortFunc(union, automaton.CompareEdges)
 	for _, t := range union {
 		k := ref(t.From, t.Event, t.To)
-		label := t.Event
+		label := diffEventLines(t.Event)
 		color, style, penwidth := diffUnchanged, "solid", 1
 		switch {
 		case diffHas(addedE, k):
 			color, penwidth = diffAdded, 2
-			label = diffJoin(label, text.Percent(addedE[k].Share))
+			label = append(label, text.Percent(addedE[k].Share))
 		case diffHas(removedE, k):
 			color, style = diffRemoved, "dashed"
-			label = diffJoin(label, text.Percent(removedE[k].Share))
+			label = append(label, text.Percent(removedE[k].Share))
 		default:
 			c, changed := changedE[k]
 			f, flipped := flippedE[k]
 			if changed {
 				color, penwidth = diffChanged, 2
-				label = diffJoin(label, text.Percent(c.OldShare)+" -> "+text.Percent(c.NewShare))
+				label = append(label, text.Percent(c.OldShare)+" -> "+text.Percent(c.NewShare))
 			}
 			if flipped {
 				color, penwidth = diffChanged, 2
 				if !changed {
-					label = diffJoin(label, text.Percent(f.OldShare)+" -> "+text.Percent(f.NewShare))
+					label = append(label, text.Percent(f.OldShare)+" -> "+text.Percent(f.NewShare))
 				}
-				label += "\n" + diffRareWord(f.OldRare) + " -> " + diffRareWord(f.NewRare)
+				label = append(label, diffRareWord(f.OldRare)+" -> "+diffRareWord(f.NewRare))
 			}
 		}
 		if t.Generalized != "" {
 			// No session took it: dotted, whatever its change.
 			style = "dotted"
-			label += "\ngeneralized (" + t.Generalized + ")"
+			label = append(label, "generalized ("+t.Generalized+")")
 		}
 		p("  %s -> %s [label=%s, color=%s, fontcolor=%s, style=%s, penwidth=%d];\n",
-			diffQuote(t.From), diffQuote(t.To), diffQuote(label), diffQuote(color), diffQuote(diffFont(color)),
-			diffQuote(style), penwidth)
+			dotString(t.From), dotString(t.To), dotLines(label...), dotString(color), dotString(diffFont(color)),
+			dotString(style), penwidth)
 	}
 	p("}\n")
 	return bw.Flush()
@@ -182,8 +184,8 @@ func diffHas[K comparable, V any](m map[K]V, k K) bool {
 }
 
 // diffCaption names both versions and lists the changes an edge colour
-// cannot show: loops and the trunk.
-func diffCaption(d *automaton.Diff) string {
+// cannot show, loops and the trunk, one line each.
+func diffCaption(d *automaton.Diff) []string {
 	lines := []string{fmt.Sprintf("fsmine diff: v%d -> v%d", d.Old.Version, d.New.Version)}
 	for _, l := range d.Loops {
 		states := "{" + strings.Join(l.States, ", ") + "}"
@@ -207,14 +209,24 @@ func diffCaption(d *automaton.Diff) string {
 	if d.Trunk != nil {
 		lines = append(lines, "trunk: "+strings.Join(d.Trunk.Old, " > ")+"  ->  "+strings.Join(d.Trunk.New, " > "))
 	}
-	return strings.Join(lines, "\n")
+	return lines
 }
 
-func diffNodeLabel(id, label string) string {
+// diffNodeLabel is a state's lines: its label, then its id when they
+// differ.
+func diffNodeLabel(id, label string) []string {
 	if label == id || label == "" {
-		return id
+		return []string{id}
 	}
-	return label + "\n" + id
+	return []string{label, id}
+}
+
+// diffEventLines is an edge's first line, its event, or none.
+func diffEventLines(event string) []string {
+	if event == "" {
+		return nil
+	}
+	return []string{event}
 }
 
 // diffFont keeps unchanged labels readable: a darker grey than the lines.
@@ -230,35 +242,4 @@ func diffRareWord(rare bool) string {
 		return "rare"
 	}
 	return "common"
-}
-
-func diffJoin(event, note string) string {
-	if event == "" {
-		return note
-	}
-	return event + "\n" + note
-}
-
-// diffQuote makes s a DOT quoted string: quotes and backslashes are escaped
-// and newlines become centred line breaks, so an id cannot break the file.
-func diffQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '&':
-			b.WriteString("&amp;") // Graphviz reads entities in strings
-		case '\r':
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/internal/goldenfile"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 func loadDiffFixture(t *testing.T, name string) *automaton.Model {
@@ -97,16 +99,71 @@ func TestDiffDOTColours(t *testing.T) {
 	}
 }
 
-func TestDiffQuote(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"plain", `"plain"`},
-		{`say "hi"`, `"say \"hi\""`},
-		{`trailing\`, `"trailing\\"`},
-		{"two\nlines\r", `"two\nlines"`},
-	}
-	for _, tt := range tests {
-		if got := diffQuote(tt.in); got != tt.want {
-			t.Errorf("diffQuote(%q) = %s, want %s", tt.in, got, tt.want)
+// renamedState is m with the state from called to everywhere: its id and
+// label, its transitions, loops, trunk and variants.
+func renamedState(m *automaton.Model, from, to string) *automaton.Model {
+	c := *m
+	name := func(s string) string {
+		if s == from {
+			return to
 		}
+		return s
+	}
+	c.States = slices.Clone(m.States)
+	for i := range c.States {
+		c.States[i].ID, c.States[i].Label = name(c.States[i].ID), name(c.States[i].Label)
+	}
+	c.Transitions = slices.Clone(m.Transitions)
+	for i := range c.Transitions {
+		c.Transitions[i].From, c.Transitions[i].To = name(c.Transitions[i].From), name(c.Transitions[i].To)
+	}
+	c.Loops = slices.Clone(m.Loops)
+	for i := range c.Loops {
+		c.Loops[i].States = slices.Clone(c.Loops[i].States)
+		for j, s := range c.Loops[i].States {
+			c.Loops[i].States[j] = name(s)
+		}
+	}
+	c.Trunk = slices.Clone(m.Trunk)
+	for i, s := range c.Trunk {
+		c.Trunk[i] = name(s)
+	}
+	c.TopVariants = nil
+	return &c
+}
+
+// TestDiffDOTHostileNames: ids with NUL, ESC, a bidi override, quotes,
+// backslashes and newlines are drawn as the model's pictures draw them
+// (shownText), so that the DOT holds none of them raw and the built-in
+// Graphviz draws the overlay; DiffDOT wrote them as they were, and the
+// HTML diff failed on them.
+func TestDiffDOTHostileNames(t *testing.T) {
+	old, new := loadDiffFixture(t, "old.json"), loadDiffFixture(t, "new.json")
+	hostile := map[string]string{"search": "se\x00arch\u202e\x1b[31m", "verify": "ver\"if\ny\\", "plan": "pl\tan\r"}
+	for from, to := range hostile {
+		old, new = renamedState(old, from, to), renamedState(new, from, to)
+	}
+	d := automaton.Compare(old, new, automaton.DiffOptions{})
+	var buf bytes.Buffer
+	if err := DiffDOT(&buf, old, new, d); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, r := range out {
+		if r != '\n' && text.Unshown(r) {
+			t.Errorf("the DOT holds %U raw:\n%s", r, out)
+		}
+	}
+	for _, want := range []string{`"se\\x00arch\\u202e\\x1b[31m"`, `"ver\"if\\ny\\"`, `"pl\\tan\\r"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the DOT lacks %s:\n%s", want, out)
+		}
+	}
+	buf.Reset()
+	if err := DiffReport(&buf, old, new, d, DiffReportOptions{OldFile: "old.json", NewFile: "new.json"}); err != nil {
+		t.Fatalf("DiffReport: %v", err)
+	}
+	if !strings.Contains(buf.String(), "<svg") {
+		t.Error("no overlay")
 	}
 }
