@@ -817,3 +817,39 @@ func TestReportBidi(t *testing.T) {
 		}
 	}
 }
+
+// TestReportProvenanceEscapes: the stage names and the provenance a model
+// file states (its parent's digest, created, generator, its source files'
+// formats and digests) are shown escaped as names are, in the model's page
+// and the diff's; the pages wrote them raw, ESC, BEL and U+202E included.
+func TestReportProvenanceEscapes(t *testing.T) {
+	const bad = "x\x1b[31m\a\u202e"
+	m := loadFixture(t, "orders")
+	for i := range m.States {
+		m.States[i].Label = strings.Replace(m.States[i].Label, "_", bad, 1)
+	}
+	m.Created, m.Generator = bad, bad
+	m.Parent = &automaton.Parent{Version: 1, Digest: bad}
+	m.Source.Files = []automaton.SourceFile{{Path: "a.jsonl", Format: bad, SHA256: bad}}
+	var model bytes.Buffer
+	if err := Report(&model, m, ReportOptions{Detail: DetailSummary, Diagram: DiagramNone}); err != nil {
+		t.Fatal(err)
+	}
+	var diff bytes.Buffer
+	if err := DiffReport(&diff, m, m, automaton.Compare(m, m, automaton.DiffOptions{}), DiffReportOptions{Diagram: DiagramNone}); err != nil {
+		t.Fatal(err)
+	}
+	for name, page := range map[string]string{"report": model.String(), "diff": diff.String()} {
+		for _, r := range page {
+			if r != '\n' && text.Unshown(r) {
+				t.Errorf("%s: the page holds a raw %U", name, r)
+			}
+		}
+		if !strings.Contains(page, `x\x1b[31m\x07\u202e`) {
+			t.Errorf("%s: the page does not show the escapes", name)
+		}
+	}
+	if !strings.Contains(model.String(), `<summary><span class="id">`) {
+		t.Error("a stage's name is not isolated as names are")
+	}
+}
