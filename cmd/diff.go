@@ -182,9 +182,9 @@ func writeDiff(old, new *automaton.Model, opts *diffOptions, streams IO) error {
 	case "html":
 		err = render.DiffReport(streams.Out, old, new, d, render.DiffReportOptions{OldFile: opts.oldPath, NewFile: opts.newPath})
 	default:
-		// Names from the models are escaped for the terminal line by line,
-		// under the colours.
-		o.Color, o.Escape = streams.IsTTY && os.Getenv("NO_COLOR") == "", text.Cell
+		// DiffText escapes each name (text.Cell); what else a line holds
+		// is escaped for the terminal line by line, under the colours.
+		o.Color, o.Escape = streams.IsTTY && os.Getenv("NO_COLOR") == "", text.Line
 		err = render.DiffText(streams.Out, d, o)
 	}
 	if err != nil {

@@ -37,7 +37,7 @@ func TestProgressEscapesInputName(t *testing.T) {
 	p := newProgress(&buf)
 	p.update("x\x1b]0;owned\a.jsonl", 1_000_000)
 	p.done()
-	if got := buf.String(); strings.Contains(got, "\x1b]") || !strings.Contains(got, `x\x1b]0;owned\a.jsonl`) {
+	if got := buf.String(); strings.Contains(got, "\x1b]") || !strings.Contains(got, `x\x1b]0;owned\x07.jsonl`) {
 		t.Errorf("progress %q, want the name's escape written as text", got)
 	}
 }

@@ -9,7 +9,7 @@ func TestTermSafe(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"plain text\tand tabs\n", "plain text\tand tabs\n"},
 		{"état 二", "état 二"},
-		{"\x1b[2J\x1b]0;title\a", `\x1b[2J\x1b]0;title\a`},
+		{"\x1b[2J\x1b]0;title\a", `\x1b[2J\x1b]0;title\x07`},
 		{"a\rb\x7f", `a\rb\x7f`},
 		{"\u009b31m", `\u009b31m`},
 		{"\u202eevil\u2066", `\u202eevil\u2066`},
@@ -30,7 +30,7 @@ func TestTermSafe(t *testing.T) {
 func TestTermSafeProgress(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"\r\x1b[Kmining 1/2", `\r\x1b[Kmining 1/2`},
-		{"\r\x1b[K\x1b]0;x\a", `\r\x1b[K\x1b]0;x\a`},
+		{"\r\x1b[K\x1b]0;x\a", `\r\x1b[K\x1b]0;x\x07`},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer

@@ -102,9 +102,10 @@ func DesignDOT(w io.Writer, design *automaton.Model, d automaton.DesignDiff) err
 // DesignDiffText writes d, a design held against a mined model
 // (automaton.CompareDesign), as text: a summary line per model, then the
 // designed moves never taken and the taken moves never designed, one a
-// line with counts and example sessions. o.OldFile names the design and
-// o.NewFile the mined model; o.Escape, when not nil, rewrites each line
-// (cmd's terminal escaping); o.Color is not used. format is the design's
+// line with counts and example sessions, each name escaped by text.Cell.
+// o.OldFile names the design and o.NewFile the mined model; o.Escape, when
+// not nil, rewrites each line (cmd's terminal escaping); o.Color is not
+// used. format is the design's
 // format (Params.Design) and sessions the mined model's session count.
 func DesignDiffText(w io.Writer, d automaton.DesignDiff, format string, sessions int, o DiffTextOptions) error {
 	esc := o.Escape
@@ -122,12 +123,12 @@ func DesignDiffText(w io.Writer, d automaton.DesignDiff, format string, sessions
 		b.WriteString("\n")
 		line("%s (%d)", sec.title, len(sec.mvs))
 		for _, mv := range sec.mvs {
-			s := fmt.Sprintf("  %s -[%s]-> %s", mv.From, mv.Event, mv.To)
+			s := fmt.Sprintf("  %s -[%s]-> %s", text.Cell(mv.From), text.Cell(mv.Event), text.Cell(mv.To))
 			if mv.Count > 0 {
 				s += fmt.Sprintf("  %d in %s", mv.Count, text.Count(mv.Sessions, "session"))
 			}
 			if len(mv.Examples) > 0 {
-				s += "  e.g. " + strings.Join(mv.Examples, " ")
+				s += "  e.g. " + text.Path(mv.Examples, " ")
 			}
 			line("%s", s)
 		}

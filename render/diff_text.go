@@ -19,9 +19,10 @@ type DiffTextOptions struct {
 	// removed red, changed yellow, headings bold.
 	Color bool
 	// Escape, when not nil, rewrites each line of DiffText before it is
-	// coloured: cmd passes its terminal escaping, so that no escape
-	// sequence in a model's names reaches the terminal while the colours
-	// do. Nil writes the names as they are.
+	// coloured: cmd passes its terminal escaping (text.Line), so that no
+	// escape sequence in the file names reaches the terminal while the
+	// colours do. The models' names DiffText escapes itself (text.Cell),
+	// whatever Escape is.
 	Escape func(string) string
 }
 
@@ -71,7 +72,7 @@ func DiffText(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 			line(diffRed, "  - %s  (%s)", diffStateText(s), text.Count(s.Visits, "visit"))
 		}
 		for _, s := range d.StatesRelabeled {
-			line(diffYellow, "  ~ %s  label %q -> %q", s.ID, s.OldLabel, s.NewLabel)
+			line(diffYellow, "  ~ %s  label %q -> %q", text.Cell(s.ID), s.OldLabel, s.NewLabel)
 		}
 	}
 	if len(d.TransitionsAdded)+len(d.TransitionsRemoved) > 0 {
@@ -93,7 +94,7 @@ func DiffText(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 	if len(d.OutflowShifts) > 0 {
 		section(fmt.Sprintf("outflow shifts  (chi-square, p < %.3g)", d.StateThreshold))
 		for _, s := range d.OutflowShifts {
-			line(diffYellow, "  ~ %s  chi2=%.2f  df=%d  p=%.2g  (outflow %d -> %d)", s.State, s.Chi2, s.DF, s.P, s.OldOutflow, s.NewOutflow)
+			line(diffYellow, "  ~ %s  chi2=%.2f  df=%d  p=%.2g  (outflow %d -> %d)", text.Cell(s.State), s.Chi2, s.DF, s.P, s.OldOutflow, s.NewOutflow)
 		}
 	}
 	if len(d.RareFlips) > 0 {
@@ -106,19 +107,19 @@ func DiffText(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 	if len(d.ConstraintsAdded)+len(d.ConstraintsRemoved) > 0 {
 		section("constraints")
 		for _, c := range d.ConstraintsAdded {
-			line(diffGreen, "  + %s  (support %d)", text.Terminal(c.String()), c.Support)
+			line(diffGreen, "  + %s  (support %d)", text.Cell(c.String()), c.Support)
 		}
 		for _, c := range d.ConstraintsRemoved {
-			line(diffRed, "  - %s  (support %d)", text.Terminal(c.String()), c.Support)
+			line(diffRed, "  - %s  (support %d)", text.Cell(c.String()), c.Support)
 		}
 	}
 	if len(d.ArgsAdded)+len(d.ArgsRemoved) > 0 {
 		section("argument rules")
 		for _, r := range d.ArgsAdded {
-			line(diffGreen, "  + %s  (%d sessions)", text.Terminal(r.String()), r.Sessions)
+			line(diffGreen, "  + %s  (%d sessions)", text.Cell(r.String()), r.Sessions)
 		}
 		for _, r := range d.ArgsRemoved {
-			line(diffRed, "  - %s  (%d sessions)", text.Terminal(r.String()), r.Sessions)
+			line(diffRed, "  - %s  (%d sessions)", text.Cell(r.String()), r.Sessions)
 		}
 	}
 	if len(d.GeneralizedFlips) > 0 {
@@ -137,7 +138,7 @@ func DiffText(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 			case automaton.LoopDisappeared:
 				mark, code = "-", diffRed
 			}
-			line(code, "  %s {%s} %s  %s", mark, strings.Join(l.States, ", "), l.Change, diffLoopDetail(l))
+			line(code, "  %s {%s} %s  %s", mark, text.Path(l.States, ", "), l.Change, diffLoopDetail(l))
 		}
 	}
 	if d.Trunk != nil {
@@ -151,9 +152,9 @@ func DiffText(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 
 func diffStateText(s automaton.StateRef) string {
 	if s.Label == s.ID || s.Label == "" {
-		return s.ID
+		return text.Cell(s.ID)
 	}
-	return fmt.Sprintf("%s (label %q)", s.ID, s.Label)
+	return fmt.Sprintf("%s (label %q)", text.Cell(s.ID), s.Label)
 }
 
 func diffRareNote(rare bool, generalized string) string {
@@ -183,7 +184,7 @@ func diffLoopDetail(l automaton.LoopChange) string {
 	}
 	its := fmt.Sprintf("max %d -> %d, p95 %d -> %d",
 		l.Old.MaxIterations, l.New.MaxIterations, l.Old.P95Iterations, l.New.P95Iterations)
-	if m := diffMembership(l, func(s string) string { return s }); m != "" {
+	if m := diffMembership(l, text.Cell); m != "" {
 		return m + "; " + its
 	}
 	return its

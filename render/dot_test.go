@@ -258,6 +258,9 @@ func TestDOTString(t *testing.T) {
 		{"naïve 二", `"naïve 二"`},
 		{"bad\xffbyte", "\"bad\uFFFDbyte\""},
 		{"a&nbsp;b & c", `"a&amp;nbsp;b &amp; c"`},
+		{"x\x1by", `"x\\x1by"`},
+		{`x\x1by`, `"x\\x5cx1by"`}, // the text's own backslash, told from ESC's escape
+		{`two\nlines`, `"two\\x5cnlines"`},
 	}
 	for _, tt := range tests {
 		if got := string(dotString(tt.in)); got != tt.want {

@@ -230,15 +230,23 @@ func stateIDs(states []*automaton.State) []string {
 // as their Go escapes (a newline becomes \n), for formats that cannot carry
 // them; so are U+FFFE and U+FFFF, which XML cannot carry (SVG, SCXML), and
 // the bidi controls (text.BidiControl), which would make a name read as
-// another (a right-to-left override shows "gpj.exe" as "exe.jpg").
+// another (a right-to-left override shows "gpj.exe" as "exe.jpg"). A
+// backslash of s's own that would read as such an escape
+// (text.ReadsAsEscape) is written \x5c, so that two names never show alike
+// ("x\x1by" with ESC is x\x1by, the seven characters x\x1by are
+// x\x5cx1by); other backslashes stay (C:\Users).
 func shownText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	var b strings.Builder
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		if text.Unshown(r) {
+	for i, r := range s {
+		switch {
+		case text.Unshown(r):
 			b.WriteString(goEscape(r))
-			continue
+		case text.ReadsAsEscape(s, i):
+			b.WriteString(`\x5c`)
+		default:
+			b.WriteRune(r)
 		}
-		b.WriteRune(r)
 	}
 	return b.String()
 }
@@ -260,8 +268,9 @@ func uncounted(m *automaton.Model) bool {
 }
 
 // goEscape is r as a Go escape: \n, \t and \r by name, any other in hex
-// (text.HexEscape: \x07, not \a), which a reader can tell from a text's
-// own backslash (fsmine import decodes only the hex forms).
+// (text.HexEscape: \x07, not \a), the escapes text.ReadsAsEscape knows,
+// which shownText tells from a text's own backslash (fsmine import decodes
+// only the hex forms).
 func goEscape(r rune) string {
 	switch r {
 	case '\n':

@@ -108,11 +108,14 @@ func TestWritersDeterministicAndNil(t *testing.T) {
 
 // shown is how pictures show s: a character a picture does not show
 // (text.Unshown) as a Go escape, \n, \t and \r by name and the others in
-// hex (\x07, not \a: the one form import reads back).
+// hex (\x07, not \a: the one form import reads back), and a backslash of
+// s's own that reads as one (text.ReadsAsEscape) as \x5c.
 func shown(s string) string {
 	var b strings.Builder
-	for _, r := range s {
+	for i, r := range s {
 		switch {
+		case text.ReadsAsEscape(s, i):
+			b.WriteString(`\x5c`)
 		case r == '\n' || r == '\t' || r == '\r':
 			q := strconv.QuoteRune(r)
 			b.WriteString(q[1 : len(q)-1])
@@ -127,4 +130,23 @@ func shown(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestShownTextTellsApart: a name with a character pictures escape and the
+// name that spells the escape out never show alike in a picture (both
+// showed as x\x1by); a backslash that reads as no escape stays.
+func TestShownTextTellsApart(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"x\x1by", `x\x1by`}, {"a\nb", `a\nb`}, {"\t", `\t`}, {"\r", `\r`},
+		{"\u202e", `\u202e`}, {"\U000e0001", `\U000e0001`}, {"\\\x00", `\\x00`},
+	} {
+		if a, b := shownText(pair[0]), shownText(pair[1]); a == b {
+			t.Errorf("shownText(%q) = shownText(%q) = %q", pair[0], pair[1], a)
+		}
+	}
+	for _, s := range []string{`C:\Users\bob`, `\N \l`, `a\b`, `\x1`, `\`} {
+		if got := shownText(s); got != s {
+			t.Errorf("shownText(%q) = %q, want it as it is", s, got)
+		}
+	}
 }

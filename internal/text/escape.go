@@ -13,21 +13,67 @@ import (
 // C1 controls as \u0080 ...), U+2028, U+2029 and the bidirectional
 // controls, and invalid UTF-8 bytes as \xHH. Ids, labels, events and file
 // names come from logs and models; their escape sequences must not reach
-// a terminal.
+// a terminal. It leaves backslashes as they are, so that it may run over
+// whole lines and streams (JSON included) whose names Cell escaped.
 func Terminal(s string) string {
-	return escape(s, false)
+	return escape(s, false, false)
 }
 
-// Cell is Terminal for one cell of a text table: newline and tab, which
-// would break the row, are escaped too.
+// Cell is Terminal for one name in a line or a table cell: newline and
+// tab, which would break the row, are escaped too, and a backslash of the
+// name's own that would read as one of these escapes (ReadsAsEscape) is
+// written \x5c, so that two names never show alike ("x\x1by" with ESC
+// is x\x1by, the seven characters x\x1by are x\x5cx1by). Other
+// backslashes stay as they are (C:\Users). Cell of Cell's output is not
+// Cell's output: escape a name once, and pass lines and cells made of
+// escaped names through Line.
 func Cell(s string) string {
-	return escape(s, true)
+	return escape(s, true, true)
 }
 
-func escape(s string, cell bool) string {
+// Line is Cell without the rule for backslashes: for a line or a table
+// cell whose names Cell has escaped already, which it leaves as they are,
+// while a newline or control character anything else holds is escaped.
+func Line(s string) string {
+	return escape(s, true, false)
+}
+
+// ReadsAsEscape reports whether s[i:] reads as one of the escapes Cell,
+// Terminal and fsmine's pictures write for a character they do not show:
+// a backslash then n, t or r, or x, u or U and two, four or eight hex
+// digits.
+func ReadsAsEscape(s string, i int) bool {
+	if i+1 >= len(s) || s[i] != '\\' {
+		return false
+	}
+	n := 0
+	switch s[i+1] {
+	case 'n', 't', 'r':
+		return true
+	case 'x':
+		n = 2
+	case 'u':
+		n = 4
+	case 'U':
+		n = 8
+	default:
+		return false
+	}
+	if i+2+n > len(s) {
+		return false
+	}
+	for _, c := range []byte(s[i+2 : i+2+n]) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func escape(s string, cell, names bool) string {
 	plain := true
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
+		if c := s[i]; c < 0x20 || c >= 0x7f || names && c == '\\' {
 			plain = false
 			break
 		}
@@ -47,11 +93,14 @@ func escape(s string, cell bool) string {
 			b.WriteString(`\n`)
 		case cell && r == '\t':
 			b.WriteString(`\t`)
+		case names && ReadsAsEscape(s, i):
+			b.WriteString(`\x5c`)
 		case r == '\n' || r == '\t' || !unicode.IsControl(r) && r != '\u2028' && r != '\u2029' && !BidiControl(r):
 			b.WriteString(s[i : i+size])
+		case r == '\r':
+			b.WriteString(`\r`)
 		default:
-			q := strconv.QuoteRuneToASCII(r)
-			b.WriteString(q[1 : len(q)-1])
+			b.WriteString(HexEscape(r)) // \x07, not \a: ReadsAsEscape knows only \n, \t, \r by name
 		}
 		i += size
 	}

@@ -7,7 +7,7 @@ func TestTerminalAndCell(t *testing.T) {
 		{"s-1", "s-1", "s-1"},
 		{"plain text\tand tabs\n", "plain text\tand tabs\n", `plain text\tand tabs\n`},
 		{"état 二 ünïcode", "état 二 ünïcode", "état 二 ünïcode"},
-		{"\x1b[2J\x1b]0;title\a", `\x1b[2J\x1b]0;title\a`, `\x1b[2J\x1b]0;title\a`},
+		{"\x1b[2J\x1b]0;title\a", `\x1b[2J\x1b]0;title\x07`, `\x1b[2J\x1b]0;title\x07`},
 		{"a\rb\x7f", `a\rb\x7f`, `a\rb\x7f`},
 		{"\u009b31m", `\u009b31m`, `\u009b31m`},
 		{"\u202eevil\u2066", `\u202eevil\u2066`, `\u202eevil\u2066`},
@@ -15,6 +15,11 @@ func TestTerminalAndCell(t *testing.T) {
 		{"\xff\xfe", `\xff\xfe`, `\xff\xfe`},
 		{"bad\xffutf8", `bad\xffutf8`, `bad\xffutf8`},
 		{"x\r\x1b[K", `x\r\x1b[K`, `x\r\x1b[K`},
+		{`x\x1by`, `x\x1by`, `x\x5cx1by`},
+		{`a\nb \t \r`, `a\nb \t \r`, `a\x5cnb \x5ct \x5cr`},
+		{`\u202E \U0001F600`, `\u202E \U0001F600`, `\x5cu202E \x5cU0001F600`},
+		{`C:\Users\bob\ \x1 \xg1 \u12 \\`, `C:\Users\bob\ \x1 \xg1 \u12 \\`, `C:\Users\bob\ \x1 \xg1 \u12 \\`},
+		{"\\\x1b", `\\x1b`, `\\x1b`},
 	}
 	for _, tt := range tests {
 		if got := Terminal(tt.in); got != tt.terminal {
@@ -22,6 +27,24 @@ func TestTerminalAndCell(t *testing.T) {
 		}
 		if got := Cell(tt.in); got != tt.cell {
 			t.Errorf("Cell(%q) = %q, want %q", tt.in, got, tt.cell)
+		}
+	}
+}
+
+// TestCellTellsApart: a name with a character Cell escapes and the name
+// that spells the escape out never show alike (both showed as x\x1by),
+// and Line leaves what Cell wrote as it is.
+func TestCellTellsApart(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"x\x1by", `x\x1by`}, {"a\nb", `a\nb`}, {"\t", `\t`}, {"\r", `\r`}, {"\a", `\x07`},
+		{"\u202e", `\u202e`}, {"\u0085", `\u0085`}, {"\xff", `\xff`}, {"\\\x1b", `\\x1b`},
+	} {
+		a, b := Cell(pair[0]), Cell(pair[1])
+		if a == b {
+			t.Errorf("Cell(%q) = Cell(%q) = %q", pair[0], pair[1], a)
+		}
+		if Line(a) != a || Line(b) != b {
+			t.Errorf("Line changed %q or %q", a, b)
 		}
 	}
 }

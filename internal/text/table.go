@@ -34,8 +34,9 @@ func Path(ids []string, sep string) string {
 // Table lays rows out as columns separated by two spaces, each column as
 // wide as its widest cell in runes; right lists the columns aligned right.
 // Every row ends in a newline, with its trailing spaces trimmed. Cells are
-// escaped as Cell escapes them (a newline in a name from a log would make a
-// row of its own).
+// escaped as Line escapes them (a newline in a name from a log would make a
+// row of its own); a cell that is a name, or holds names, should have them
+// escaped by Cell (Move, Arrow and Path do), which Line leaves as they are.
 func Table(rows [][]string, right map[int]bool) string {
 	rows = cellsEscaped(rows)
 	var width []int
@@ -66,13 +67,13 @@ func Table(rows [][]string, right map[int]bool) string {
 	return b.String()
 }
 
-// cellsEscaped returns a copy of rows with every cell escaped by Cell.
+// cellsEscaped returns a copy of rows with every cell escaped by Line.
 func cellsEscaped(rows [][]string) [][]string {
 	out := make([][]string, len(rows))
 	for r, row := range rows {
 		out[r] = make([]string, len(row))
 		for i, cell := range row {
-			out[r][i] = Cell(cell)
+			out[r][i] = Line(cell)
 		}
 	}
 	return out

@@ -50,7 +50,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		if s.DwellMS != nil {
 			p50, p95 = text.Duration(s.DwellMS.P50), text.Duration(s.DwellMS.P95)
 		}
-		rows = append(rows, []string{"  " + s.ID, strconv.Itoa(s.Visits), strconv.Itoa(s.Sessions), p50, p95, endsText(s.Ends, 3)})
+		rows = append(rows, []string{"  " + text.Cell(s.ID), strconv.Itoa(s.Visits), strconv.Itoa(s.Sessions), p50, p95, endsText(s.Ends, 3)})
 	}
 	b.WriteString(text.Table(rows, map[int]bool{1: true, 2: true, 3: true, 4: true}))
 	if r.EndsFrom == "top_variants" {
@@ -69,7 +69,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			right[i] = true
 		}
 		for _, s := range r.States {
-			row := []string{"  " + s.ID}
+			row := []string{"  " + text.Cell(s.ID)}
 			for _, mp := range r.Measures {
 				q := s.Measures[mp]
 				if q == nil {
@@ -163,7 +163,7 @@ func writeFailures(b *strings.Builder, f *FailureReport) {
 	}
 	rows := [][]string{{"  place", "failed", "rate", "log", "lift", "p", "q", "", "examples"}}
 	for _, pl := range f.Places {
-		name := pl.State
+		name := text.Cell(pl.State)
 		if pl.Kind == "move" {
 			name = text.Move(pl.State, pl.Event, pl.To)
 		}
@@ -172,7 +172,7 @@ func writeFailures(b *strings.Builder, f *FailureReport) {
 			mark = "*"
 		}
 		rows = append(rows, []string{"  " + name, fmt.Sprintf("%d/%d", pl.Failed, pl.Sessions), text.Percent(pl.Rate), text.Percent(f.LogRate),
-			fmt.Sprintf("%.2fx", pl.Lift), fmt.Sprintf("%.2g", pl.P), fmt.Sprintf("%.2g", pl.Q), mark, strings.Join(pl.Examples, " ")})
+			fmt.Sprintf("%.2fx", pl.Lift), fmt.Sprintf("%.2g", pl.P), fmt.Sprintf("%.2g", pl.Q), mark, text.Path(pl.Examples, " ")})
 	}
 	b.WriteString(text.Table(rows, map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true}))
 	p("  * stands out: q at most %g (a screen over many places, not proof of cause)\n", f.Alpha)
@@ -189,7 +189,7 @@ func endsText(ends []End, n int) string {
 			parts = append(parts, fmt.Sprintf("+%d more", len(ends)-n))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s %s", e.State, text.Percent(e.Share)))
+		parts = append(parts, fmt.Sprintf("%s %s", text.Cell(e.State), text.Percent(e.Share)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -197,7 +197,7 @@ func endsText(ends []End, n int) string {
 // statesText lists up to n states and how many more.
 func statesText(states []string, n int) string {
 	if len(states) <= n {
-		return strings.Join(states, ", ")
+		return text.Path(states, ", ")
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(states[:n], ", "), len(states)-n)
+	return fmt.Sprintf("%s and %d more", text.Path(states[:n], ", "), len(states)-n)
 }
