@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 
 	json "github.com/goccy/go-json"
 
@@ -235,7 +236,9 @@ func DiffJSON(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 
 // DiffMarkdown writes d as a pull-request comment: a heading, a summary
 // line, the two versions, then a table per kind of change and a footnote
-// on the tests. Names are escaped for table cells and inline code.
+// on the tests. Names are shown as code spans (mdCode), with their control
+// and bidi characters escaped as text.Cell escapes them, so that none makes
+// a link, an image, HTML or a column.
 func DiffMarkdown(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -247,26 +250,26 @@ func DiffMarkdown(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 		p("**%s**: %s\n\n", head, rest)
 	}
 	p("| | version | digest | sessions |\n|---|---:|---|---:|\n")
-	p("| old | %d | %s | %d |\n", d.Old.Version, mdCode(text.ShortDigest(d.Old.Digest)), d.Old.Sessions)
-	p("| new | %d | %s | %d |\n", d.New.Version, mdCode(text.ShortDigest(d.New.Digest)), d.New.Sessions)
+	p("| old | %d | %s | %d |\n", d.Old.Version, mdCell(text.ShortDigest(d.Old.Digest)), d.Old.Sessions)
+	p("| new | %d | %s | %d |\n", d.New.Version, mdCell(text.ShortDigest(d.New.Digest)), d.New.Sessions)
 
 	if len(d.StatesAdded)+len(d.StatesRemoved)+len(d.StatesRelabeled) > 0 {
 		p("\n#### States\n\n| change | state | label | visits |\n|---|---|---|---:|\n")
 		for _, s := range d.StatesAdded {
-			p("| added | %s | %s | %d |\n", mdCode(s.ID), mdText(s.Label), s.Visits)
+			p("| added | %s | %s | %d |\n", mdCell(s.ID), mdCell(s.Label), s.Visits)
 		}
 		for _, s := range d.StatesRemoved {
-			p("| removed | %s | %s | %d |\n", mdCode(s.ID), mdText(s.Label), s.Visits)
+			p("| removed | %s | %s | %d |\n", mdCell(s.ID), mdCell(s.Label), s.Visits)
 		}
 		for _, s := range d.StatesRelabeled {
-			p("| relabeled | %s | %s → %s | |\n", mdCode(s.ID), mdText(s.OldLabel), mdText(s.NewLabel))
+			p("| relabeled | %s | %s → %s | |\n", mdCell(s.ID), mdCell(s.OldLabel), mdCell(s.NewLabel))
 		}
 	}
 	if len(d.TransitionsAdded)+len(d.TransitionsRemoved) > 0 {
 		p("\n#### Transitions\n\n| change | from | event | to | count | share |\n|---|---|---|---|---:|---:|\n")
 		row := func(change string, t automaton.TransitionRef) {
-			p("| %s | %s | %s | %s | %d | %s%s |\n", change, mdCode(t.From), mdCode(t.Event), mdCode(t.To),
-				t.Count, text.Percent(t.Share), diffRareNote(t.Rare, t.Generalized))
+			p("| %s | %s | %s | %s | %d | %s%s |\n", change, mdCell(t.From), mdCell(t.Event), mdCell(t.To),
+				t.Count, text.Percent(t.Share), mdRareNote(t.Rare, t.Generalized))
 		}
 		for _, t := range d.TransitionsAdded {
 			row("added", t)
@@ -279,46 +282,46 @@ func DiffMarkdown(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 		p("\n#### Share changes\n\n| from | event | to | old share | new share | old count | new count | z | p |\n")
 		p("|---|---|---|---:|---:|---:|---:|---:|---:|\n")
 		for _, c := range d.ShareChanges {
-			p("| %s | %s | %s | %s | %s | %d/%d | %d/%d | %+.2f | %.2g |\n", mdCode(c.From), mdCode(c.Event), mdCode(c.To),
+			p("| %s | %s | %s | %s | %s | %d/%d | %d/%d | %+.2f | %.2g |\n", mdCell(c.From), mdCell(c.Event), mdCell(c.To),
 				text.Percent(c.OldShare), text.Percent(c.NewShare), c.OldCount, c.OldOutflow, c.NewCount, c.NewOutflow, c.Z, c.P)
 		}
 	}
 	if len(d.OutflowShifts) > 0 {
 		p("\n#### Outflow shifts\n\n| state | outflow | χ² | df | p |\n|---|---:|---:|---:|---:|\n")
 		for _, s := range d.OutflowShifts {
-			p("| %s | %d → %d | %.2f | %d | %.2g |\n", mdCode(s.State), s.OldOutflow, s.NewOutflow, s.Chi2, s.DF, s.P)
+			p("| %s | %d → %d | %.2f | %d | %.2g |\n", mdCell(s.State), s.OldOutflow, s.NewOutflow, s.Chi2, s.DF, s.P)
 		}
 	}
 	if len(d.RareFlips) > 0 {
 		p("\n#### Rare flips\n\n| from | event | to | was | now | share | count | p |\n|---|---|---|---|---|---:|---:|---:|\n")
 		for _, f := range d.RareFlips {
-			p("| %s | %s | %s | %s | %s | %s → %s | %d → %d | %.2g |\n", mdCode(f.From), mdCode(f.Event), mdCode(f.To),
+			p("| %s | %s | %s | %s | %s | %s → %s | %d → %d | %.2g |\n", mdCell(f.From), mdCell(f.Event), mdCell(f.To),
 				diffRareWord(f.OldRare), diffRareWord(f.NewRare), text.Percent(f.OldShare), text.Percent(f.NewShare), f.OldCount, f.NewCount, f.P)
 		}
 	}
 	if len(d.ConstraintsAdded)+len(d.ConstraintsRemoved) > 0 {
 		p("\n#### Constraints\n\n| change | constraint | support |\n|---|---|---:|\n")
 		for _, c := range d.ConstraintsAdded {
-			p("| added | %s | %d |\n", text.Cell(c.String()), c.Support)
+			p("| added | %s | %d |\n", mdCell(c.String()), c.Support)
 		}
 		for _, c := range d.ConstraintsRemoved {
-			p("| removed | %s | %d |\n", text.Cell(c.String()), c.Support)
+			p("| removed | %s | %d |\n", mdCell(c.String()), c.Support)
 		}
 	}
 	if len(d.ArgsAdded)+len(d.ArgsRemoved) > 0 {
 		p("\n#### Argument rules\n\n| change | rule | sessions |\n|---|---|---:|\n")
 		for _, r := range d.ArgsAdded {
-			p("| added | %s | %d |\n", text.Cell(r.String()), r.Sessions)
+			p("| added | %s | %d |\n", mdCell(r.String()), r.Sessions)
 		}
 		for _, r := range d.ArgsRemoved {
-			p("| removed | %s | %d |\n", text.Cell(r.String()), r.Sessions)
+			p("| removed | %s | %d |\n", mdCell(r.String()), r.Sessions)
 		}
 	}
 	if len(d.GeneralizedFlips) > 0 {
 		p("\n#### Generalised flips\n\n| from | event | to | was | now | count |\n|---|---|---|---|---|---:|\n")
 		for _, f := range d.GeneralizedFlips {
-			p("| %s | %s | %s | %s | %s | %d → %d |\n", mdCode(f.From), mdCode(f.Event), mdCode(f.To),
-				diffGenWord(f.Old), diffGenWord(f.New), f.OldCount, f.NewCount)
+			p("| %s | %s | %s | %s | %s | %d → %d |\n", mdCell(f.From), mdCell(f.Event), mdCell(f.To),
+				mdGenWord(f.Old), mdGenWord(f.New), f.OldCount, f.NewCount)
 		}
 	}
 	if len(d.Loops) > 0 {
@@ -326,10 +329,10 @@ func DiffMarkdown(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 		for _, l := range d.Loops {
 			codes := make([]string, len(l.States))
 			for i, s := range l.States {
-				codes[i] = mdCode(s)
+				codes[i] = mdCell(s)
 			}
 			kind := l.Change
-			if m := diffMembership(l, mdCode); m != "" {
+			if m := diffMembership(l, mdCell); m != "" {
 				kind += " (" + m + ")"
 			}
 			p("| %s | %s | %s | %s |\n", strings.Join(codes, ", "), kind,
@@ -345,6 +348,23 @@ func DiffMarkdown(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 		d.TransitionThreshold, d.Alpha, text.Count(d.TransitionTests, "transition"), d.StateThreshold, text.Count(d.StateTests, "state"))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// mdRareNote is diffRareNote in a table cell: the generalised kind, which
+// a model file may set to anything, as free text.
+func mdRareNote(rare bool, generalized string) string {
+	if generalized != "" {
+		return ", generalised (" + mdText(generalized) + ")"
+	}
+	return diffRareNote(rare, "")
+}
+
+// mdGenWord is diffGenWord in a table cell, the kind as free text.
+func mdGenWord(kind string) string {
+	if kind == "" {
+		return diffGenWord(kind)
+	}
+	return "generalised (" + mdText(kind) + ")"
 }
 
 func mdLoopCell(l automaton.LoopChange, v func(*automaton.LoopStats) int) string {
@@ -368,23 +388,44 @@ func mdPath(ids []string) string {
 	return strings.Join(codes, " → ")
 }
 
-// mdText makes s safe inside a Markdown table cell.
-func mdText(s string) string { return mdCellEscaper.Replace(s) }
+// mdText is free text from a model (a generalised kind) in a table cell:
+// escaped as a name is (text.Cell), then every ASCII punctuation character
+// backslash-escaped, so that it can make no link, image, emphasis, HTML or
+// column.
+func mdText(s string) string {
+	var b strings.Builder
+	for _, r := range text.Cell(s) {
+		if r < 0x80 && (unicode.IsPunct(r) || unicode.IsSymbol(r)) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
 
-var mdCellEscaper = strings.NewReplacer("\r", "", "\n", " ", "|", `\|`)
+// mdCell shows a name as a code span in a table cell (mdCode), its pipes
+// escaped, which would end the cell even inside the span (GitHub reads
+// \| there as |).
+func mdCell(s string) string {
+	return strings.ReplaceAll(mdCode(s), "|", `\|`)
+}
 
-// mdCode shows s as inline code in a table cell; an empty s is shown as
-// an empty cell. A backtick in s widens the fence, as CommonMark allows.
+// mdCode shows a name as a code span, where Markdown and HTML are text:
+// escaped as text.Cell escapes it (control and bidi characters, newlines
+// and tabs), fenced by more backticks than it holds in a row, and padded
+// where a space would be cut (a span that starts and ends with one loses
+// one of each) or a backtick would touch the fence. An empty s is "".
 func mdCode(s string) string {
 	if s == "" {
 		return ""
 	}
-	s = mdText(s)
+	s = text.Cell(s)
 	fence := "`"
 	for strings.Contains(s, fence) {
 		fence += "`"
 	}
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") ||
+		strings.HasPrefix(s, " ") && strings.HasSuffix(s, " ") && strings.Trim(s, " ") != "" {
 		return fence + " " + s + " " + fence
 	}
 	return fence + s + fence

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/internal/goldenfile"
+	"github.com/fsmine/fsmine/internal/text"
 )
 
 // TestDiffWritersGolden writes the text, markdown and JSON forms of the
@@ -119,19 +120,68 @@ func TestDiffJSONSmallFloats(t *testing.T) {
 	}
 }
 
+// TestDiffMarkdownEscapes: a name is a code span with its control and bidi
+// characters escaped (a newline and a space no longer show alike), its
+// pipes escaped in a table cell; free text has its punctuation escaped.
 func TestDiffMarkdownEscapes(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"plain", "`plain`"},
-		{"a|b", "`a\\|b`"},
-		{"tick`in", "``tick`in``"},
-		{"`edge", "`` `edge ``"},
-		{"two\nlines", "`two lines`"},
-		{"", ""},
+	tests := []struct{ in, code, cell string }{
+		{"plain", "`plain`", "`plain`"},
+		{"a|b", "`a|b`", "`a\\|b`"},
+		{"tick`in", "``tick`in``", "``tick`in``"},
+		{"`edge", "`` `edge ``", "`` `edge ``"},
+		{"two\nlines", "`two\\nlines`", "`two\\nlines`"},
+		{"two lines", "`two lines`", "`two lines`"},
+		{" padded ", "`  padded  `", "`  padded  `"},
+		{"x\x1b[31m\u202e", "`x\\x1b[31m\\u202e`", "`x\\x1b[31m\\u202e`"},
+		{"", "", ""},
 	}
 	for _, tt := range tests {
-		if got := mdCode(tt.in); got != tt.want {
-			t.Errorf("mdCode(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := mdCode(tt.in); got != tt.code {
+			t.Errorf("mdCode(%q) = %q, want %q", tt.in, got, tt.code)
 		}
+		if got := mdCell(tt.in); got != tt.cell {
+			t.Errorf("mdCell(%q) = %q, want %q", tt.in, got, tt.cell)
+		}
+	}
+	if got, want := mdText("[x](https://e.example) <a> **b** a|b"), `\[x\]\(https\:\/\/e\.example\) \<a\> \*\*b\*\* a\|b`; got != want {
+		t.Errorf("mdText = %q, want %q", got, want)
+	}
+}
+
+// TestDiffMarkdownHostileNames: names that are Markdown, HTML, terminal
+// escapes and pipes come out of DiffMarkdown as code spans, one cell each:
+// they were written as they were, links, images and columns included.
+func TestDiffMarkdownHostileNames(t *testing.T) {
+	const evil = "[Approve this PR](https://evil.example) ![t](https://evil.example/p.png) <a href=\"https://evil.example\">x</a> **BOLD** \x1b[31mRED\x1b[0m \u202eabc a|b|c"
+	old := chainModel(2)
+	new := renamedState(chainModel(2), "s0001", evil)
+	new.Transitions[len(new.Transitions)-1].Generalized = "<b>[k](https://evil.example)</b>"
+	var b strings.Builder
+	if err := DiffMarkdown(&b, automaton.Compare(old, new, automaton.DiffOptions{}), DiffTextOptions{OldFile: "old.json", NewFile: "new.json"}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, r := range out {
+		if r != '\n' && text.Unshown(r) {
+			t.Errorf("the Markdown holds %U raw", r)
+		}
+	}
+	span := "`[Approve this PR](https://evil.example) ![t](https://evil.example/p.png) <a href=\"https://evil.example\">x</a> **BOLD** \\x1b[31mRED\\x1b[0m \\u202eabc a\\|b\\|c`"
+	pipes := func(line string) int { return strings.Count(line, "|") - strings.Count(line, `\|`) }
+	head := ""
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "| change |"):
+			head = line
+		case strings.HasPrefix(line, "| added |") && pipes(line) != pipes(head):
+			t.Errorf("a name adds columns to %s:\n%s", head, line)
+		}
+		if strings.Contains(strings.ReplaceAll(line, span, ""), "](https://evil") {
+			t.Errorf("a name is not one code span: %s", line)
+		}
+	}
+	if !strings.Contains(out, "| added | "+span+" | "+span+" |") {
+		t.Errorf("the added state is not shown as code spans:\n%s", out)
 	}
 }
 
