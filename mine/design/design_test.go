@@ -597,6 +597,11 @@ func TestMermaidReads(t *testing.T) {
 		{"stateDiagram-v2\nstate \"X\" as A\nstate \"X\" as B\n[*] --> A\nA --> B : go\nB --> [*]\n", `f.mmd: line 3: the states "A" and "B" are both named "X"`},
 		{"stateDiagram-v2\nB\nstate \"B\" as A\n[*] --> A\nA --> B : go\nB --> [*]\n", `f.mmd: line 3: the states "B" and "A" are both named "B"`},
 		{"stateDiagram-v2\nstate \"X\" as A\nstate \"Y\" as A\n[*] --> A\nA --> [*]\n", `f.mmd: line 3: the state "A" is named twice, "X" and "Y"`},
+		// a label for what is no node of the flow: these panicked
+		{"stateDiagram-v2\n[*] --> G\nstate G {\nx\n}\nG : label: foo\nG --> [*]\n", `f.mmd: node "G": line 6: a label for a composite state: only a state of the flow has one`},
+		{"stateDiagram-v2\nstate \"b\" as a\nb : label: x\n", `f.mmd: line 3: the states "a" and "b" are both named "b"`},
+		// and one that was dropped
+		{"stateDiagram-v2\n[*] --> G\nG : label: foo\nstate G {\nx\n}\nG --> [*]\n", `f.mmd: node "G": line 4: a composite state, labelled before as a state: only a state of the flow has a label`},
 	} {
 		_, err := design.Read([]byte(tc.flow), design.Options{Path: "f.mmd"})
 		if err == nil || err.Error() != tc.want {

@@ -11,6 +11,8 @@ import (
 func FuzzRead(f *testing.F) {
 	for _, seed := range []string{
 		"stateDiagram-v2\n[*] --> a\na --> b : go · 3\nb --> [*] : ok\nstate \"x y\" as c {\n[*] --> d\n}\n",
+		"stateDiagram-v2\n[*] --> G\nstate G {\nx\n}\nG : label: foo\nG --> [*]\n",
+		"stateDiagram-v2\nstate \"b\" as a\nb : label: x\n",
 		`<scxml initial="a"><state id="a"><transition event="go" target="b"/></state><final id="b"/></scxml>`,
 		`{"initial":"a","states":{"a":{"on":{"go":[{"target":"b"}]}},"b":{"type":"final"}}}`,
 		`<scxml xmlns:f="https://github.com/fsmine/fsmine" initial="a"><f:constraint kind="once" a="a" support="1" confidence="1"/><f:loop max_iterations="1"><f:loop_state id="a"/><f:back_edge from="a" event="again" to="a"/></f:loop><state id="a"><transition event="again" target="a"/><transition event="go" target="b" f:prob="0.5"/></state><final id="b"/></scxml>`,

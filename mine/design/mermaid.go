@@ -156,13 +156,13 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 		}
 		name = unescapeFor(name, m[2])
 		if m[3] != "" {
-			return r.open(m[2], name)
+			return r.open(m[2], name, n)
 		}
 		r.declare(m[2], name)
 		return nil
 	}
 	if m := mermaidComposite.FindStringSubmatch(line); m != nil {
-		return r.open(m[1], m[1])
+		return r.open(m[1], m[1], n)
 	}
 	if from, rest, ok := strings.Cut(line, "-->"); ok {
 		from = strings.TrimSpace(from)
@@ -181,9 +181,16 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 		id = strings.TrimSpace(id)
 		r.declare(id, "")
 		// render.Mermaid describes a state whose label is not its id so.
-		if label, ok := strings.CutPrefix(mermaidDecode(unshown(strings.TrimSpace(desc))), "label:"); ok {
-			r.f.nodes[r.names[id]].label = strings.TrimPrefix(label, " ")
+		label, ok := strings.CutPrefix(mermaidDecode(unshown(strings.TrimSpace(desc))), "label:")
+		if !ok || r.err != nil { // a clash of names: the caller reports r.err
+			return nil
 		}
+		name, ok := r.names[id]
+		if !ok {
+			// A composite state is flattened away: no node to label.
+			return f.errorf(id, "line %d: a label for a composite state: only a state of the flow has one", n)
+		}
+		r.f.nodes[name].label = strings.TrimPrefix(label, " ")
 		return nil
 	}
 	if mermaidWord.MatchString(line) {
@@ -257,11 +264,14 @@ func (r *mermaidReader) noteChild(id string) {
 	}
 }
 
-func (r *mermaidReader) open(id, name string) error {
+func (r *mermaidReader) open(id, name string, line int) error {
 	if _, ok := r.groups[id]; ok {
 		return r.f.errorf(name, "two composite states have the id %q", id)
 	}
 	if old, ok := r.names[id]; ok {
+		if r.f.nodes[old].label != "" {
+			return r.f.errorf(id, "line %d: a composite state, labelled before as a state: only a state of the flow has a label", line)
+		}
 		// Met in a move before its braces: a composite, not a state.
 		r.forget(old)
 		delete(r.names, id)
