@@ -138,6 +138,9 @@ type starReader struct {
 	names []string            // its nodes (keys and targets but the decision words), sorted
 	words map[string]bool     // the task's own decision words (keys nothing leads to but hello)
 	preds map[string][]string // per node, the nodes (not words) that lead to it, sorted
+	// branches are the branches walked, by the node they start at
+	branches map[string]starBranch
+	cycle    map[string]bool // the nodes on a cycle, once a branch is walked
 }
 
 // decision reports whether key k is a decision word, STAR's or the task's.
@@ -167,14 +170,17 @@ func (r *starReader) nodes(task string) error {
 		}
 		targets[v] = true
 	}
+	named := map[string]bool{}
 	for _, k := range r.keys {
 		if !starDecision(k) {
 			r.names = append(r.names, k)
+			named[k] = true
 		}
 	}
 	for _, k := range r.keys {
-		if v := r.doc.Graph[k]; r.open(v) && !contains(r.names, v) {
+		if v := r.doc.Graph[k]; r.open(v) && !named[v] {
 			r.names = append(r.names, v)
+			named[v] = true
 		}
 	}
 	sort.Strings(r.names)
@@ -252,15 +258,23 @@ func (r *starReader) decisions() (map[string][]string, error) {
 		}
 	}
 	open := r.openQuestions()
+	var own []string // the question every word of the task's own follows
 	for _, w := range r.keys {
 		if !r.words[w] {
 			continue
 		}
 		var err error
-		if k, ok := infoMissing(w); ok {
+		switch k, ok := infoMissing(w); {
+		case ok:
 			from[w], err = r.infoMissingFrom(w, k)
-		} else {
-			from[w], err = r.question(w, open, answered, true)
+		case own == nil:
+			// The same for every such word: the node a word leads to is
+			// answered, so never among the candidates. Asking once keeps
+			// a graph of many words linear.
+			own, err = r.question(w, open, answered, true)
+			from[w] = own
+		default:
+			from[w] = own
 		}
 		if err != nil {
 			return nil, err
@@ -304,21 +318,75 @@ func infoMissing(w string) (k int, ok bool) {
 // branch is the nodes from word w's next node on, up to the node where the
 // flow comes back in (a node that a node off the branch leads to), and
 // that node ("" when the branch ends, or loops, without coming back).
+// Branches are kept by the node they start at: many info_missingK words
+// leading to one node walk it once.
 func (r *starReader) branch(w string) (nodes []string, back string) {
-	on := map[string]bool{}
-	var all []string
-	for n := r.doc.Graph[w]; n != "" && !on[n]; n = r.doc.Graph[n] {
-		on[n] = true
-		all = append(all, n)
+	start := r.doc.Graph[w]
+	if b, ok := r.branches[start]; ok {
+		return b.nodes, b.back
 	}
-	for i, n := range all {
+	nodes, back = r.walkBranch(start)
+	if r.branches == nil {
+		r.branches = map[string]starBranch{}
+	}
+	r.branches[start] = starBranch{nodes, back}
+	return nodes, back
+}
+
+type starBranch struct {
+	nodes []string
+	back  string
+}
+
+// walkBranch walks branch's nodes from start. A node's predecessor is on
+// the branch only as the node before it or, where the walk closes a
+// cycle, as the cycle's node before it, so the walk stops at the node
+// where the flow comes back in: walking on to its end first made many
+// branches into one long tail quadratic.
+func (r *starReader) walkBranch(start string) (nodes []string, back string) {
+	if r.cycle == nil {
+		r.cycle = r.cycles()
+	}
+	on := map[string]bool{}
+	prev := ""
+	for n := start; n != "" && !on[n]; n = r.doc.Graph[n] {
 		for _, p := range r.preds[n] {
-			if !on[p] {
-				return all[:i], n
+			if p != prev && !(r.cycle[n] && r.cycle[p]) {
+				return nodes, n
 			}
 		}
+		on[n] = true
+		nodes = append(nodes, n)
+		prev = n
 	}
-	return all, ""
+	return nodes, ""
+}
+
+// cycles marks the nodes on a cycle of the graph's moves from node to next
+// node. Each node has one next node, so a walk from any node meets at most
+// one cycle, and a node walked before ends the walk.
+func (r *starReader) cycles() map[string]bool {
+	on := map[string]bool{}
+	state := map[string]int{} // 1 on the walk being made, 2 walked before
+	for _, k := range r.keys {
+		var path []string
+		n := k
+		for n != "" && state[n] == 0 && !r.decision(n) {
+			state[n] = 1
+			path = append(path, n)
+			n = r.doc.Graph[n]
+		}
+		if state[n] == 1 { // the walk came back to n: a cycle from n on
+			for i := len(path) - 1; path[i] != n; i-- {
+				on[path[i]] = true
+			}
+			on[n] = true
+		}
+		for _, p := range path {
+			state[p] = 2
+		}
+	}
+	return on
 }
 
 // infoMissingFrom is the node info_missing word w (the k-th) follows: for
