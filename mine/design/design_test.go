@@ -431,7 +431,9 @@ func TestDesignRoundTrip(t *testing.T) {
 		`"a\u001b[31m":{"on":{"\u001b[0mgo":"b","404":"c\\x1b","bell\u0007":"c\\x1b","lit\\x1b\\u202e":"c\\x1b","new\nline\ttab":"c\\x1b"}},` +
 		`"b":{"meta":{"label":"pl\u001ban\u000c"},"on":{"\u2028":"c\\x1b"}},` +
 		`"c\\x1b":{"type":"final"}}}`
-	for _, flow := range []struct{ path, text string }{{"t.flow.json", star}, {"h.json", hostile}} {
+	// a state Mermaid's accessible description once hid
+	acc := `{"initial":"a","states":{"a":{"on":{"go":"accdescribe"}},"accdescribe":{"on":{"next":"b"}},"b":{"type":"final"}}}`
+	for _, flow := range []struct{ path, text string }{{"t.flow.json", star}, {"h.json", hostile}, {"acc.json", acc}} {
 		m, err := design.Read([]byte(flow.text), design.Options{Path: flow.path})
 		if err != nil {
 			t.Fatal(err)
@@ -593,6 +595,12 @@ func TestMermaidReads(t *testing.T) {
 	}
 	if tr := move(t, "\uFEFFstateDiagram-v2\n[*] --> A\nA --> B : go\nB --> [*]\n", "A", "B"); tr.Event != "go" {
 		t.Errorf("a flow after a byte-order mark: %+v", tr)
+	}
+	if tr := move(t, "stateDiagram-v2\n[*] --> a\na --> accdescribe : go\naccdescribe --> acctitles : next\nacctitles --> [*]\n", "accdescribe", "acctitles"); tr.Event != "next" {
+		t.Errorf("states named accdescribe and acctitles (no accessible title or description): %+v", tr)
+	}
+	if tr := move(t, "stateDiagram-v2\naccTitle : Rides\naccDescr: one move\naccDescr {\nA flow that\n--> books rides\n}\n[*] --> a\naccDescr { on one line } a --> b : go\nb --> [*]\n", "a", "b"); tr.Event != "go" {
+		t.Errorf("a flow with an accessible title and descriptions: %+v", tr)
 	}
 	nested := "stateDiagram-v2\n[*] --> P\nstate P {\nstate Q {\n[*] --> a\na --> b : go\nb --> [*]\n}\n}\nP --> [*]\n"
 	if tr := move(t, nested, "a", "b"); tr.Event != "go" {

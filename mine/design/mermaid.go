@@ -25,7 +25,8 @@ import (
 // ... }) are flattened: a move into one enters its initial child (its
 // "[*] --> X", else its first), a move out of one leaves from its final
 // child (its "X --> [*]", else its last), as render.Mermaid's summary
-// draws a stage. Directions, notes, comments and styling are skipped;
+// draws a stage. Directions, notes, comments, styling and accessible
+// titles and descriptions (accTitle:, accDescr: and accDescr { }) are skipped;
 // choice, fork and join pseudo-states, and concurrency (--), are refused,
 // and so is render.Mermaid's summary map, which counts moves it does not
 // draw.
@@ -39,6 +40,10 @@ var (
 	mermaidVisits    = regexp.MustCompile(` · \d+ visits?( · .*)?$`)
 	mermaidEntity    = regexp.MustCompile(`#(\d+);`)
 	mermaidWord      = regexp.MustCompile(`^[^\s:{}"]+$`)
+	// Mermaid's accessible title and description: "accTitle: text",
+	// "accDescr: text", and "accDescr { text }" over lines up to its }.
+	mermaidAcc      = regexp.MustCompile(`(?i)^acc(?:title|descr)\s*:`)
+	mermaidAccBlock = regexp.MustCompile(`(?i)^accdescr\s*\{`)
 )
 
 type mermaidGroup struct {
@@ -70,12 +75,15 @@ func readMermaid(data []byte, opt Options) (*flow, error) {
 	f := r.f
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
-	lineNo, header, front, inNote := 0, false, false, false
+	lineNo, header, front, inNote, inDescr := 0, false, false, false, false
 	for sc.Scan() {
 		lineNo++
 		// render.Mermaid writes a text's own spaces other than ASCII's as
 		// entity codes, so a line indented by a pasted no-break space reads.
 		line := strings.TrimSpace(sc.Text())
+		if inDescr {
+			line, inDescr = afterDescr(line)
+		}
 		switch {
 		case !header && lineNo == 1 && line == "---":
 			front = true
@@ -98,6 +106,11 @@ func readMermaid(data []byte, opt Options) (*flow, error) {
 			}
 			header = true
 			continue
+		case mermaidAccBlock.MatchString(line):
+			line, inDescr = afterDescr(line[strings.IndexByte(line, '{')+1:])
+			if line == "" {
+				continue
+			}
 		}
 		if err := r.line(line, lineNo, &inNote); err != nil {
 			return nil, err
@@ -129,7 +142,7 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 	switch {
 	case strings.HasPrefix(lower, "direction "), strings.HasPrefix(lower, "classdef "),
 		strings.HasPrefix(lower, "class "), strings.HasPrefix(lower, "style "),
-		strings.HasPrefix(lower, "accdescr"), strings.HasPrefix(lower, "acctitle"),
+		mermaidAcc.MatchString(line),
 		strings.HasPrefix(lower, "hide empty description"), strings.HasPrefix(lower, "scale "):
 		return nil
 	case strings.HasPrefix(lower, "note "):
@@ -198,6 +211,16 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 		return nil
 	}
 	return f.errorf("", "line %d: unknown syntax: %q", n, line)
+}
+
+// afterDescr reads s, inside an accDescr { } block: the text after the }
+// that closes it, and whether it is still open (s has none).
+func afterDescr(s string) (rest string, open bool) {
+	i := strings.IndexByte(s, '}')
+	if i < 0 {
+		return "", true
+	}
+	return strings.TrimSpace(s[i+1:]), false
 }
 
 // innerEnd marks [*] inside a composite state: no Mermaid id holds a NUL.
