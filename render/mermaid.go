@@ -34,8 +34,9 @@ import (
 // default, ...), and made unique with "_2", "_3", ... A state whose
 // Mermaid id differs from its id is declared as state "id" as mermaid_id.
 // In the quoted id and in transition captions, characters that Mermaid would
-// read as syntax (" # : ; % < > &) are written as Mermaid entity codes
-// (#35; for #), and control characters as Go escapes.
+// read as syntax (" # : ; % < > &) and a space at either end, which a
+// reader trims, are written as Mermaid entity codes (#35; for #, #32; for
+// a space), and control characters as Go escapes.
 func Mermaid(w io.Writer, m *automaton.Model, opt Options) error {
 	m, err := sorted(m)
 	if err != nil {
@@ -141,9 +142,10 @@ func mermaidText(s string) string {
 			}
 		case r == '"', r == '#', r == ':', r == ';', r == '%', r == '<', r == '>', r == '&', r == '{', r == '}':
 			fmt.Fprintf(&b, "#%d;", r)
-		case r >= 0x80 && unicode.IsSpace(r):
-			// a space other than ASCII's (U+2028, a no-break space): an
-			// entity, so that a reader trimming a line's white space keeps it
+		case r >= 0x80 && unicode.IsSpace(r), r == ' ' && (i == 0 || i == len(s)-1):
+			// a space other than ASCII's (U+2028, a no-break space), or
+			// ASCII's at either end: an entity, so that a reader trimming a
+			// line's white space keeps it
 			fmt.Fprintf(&b, "#%d;", r)
 		default:
 			b.WriteRune(r)

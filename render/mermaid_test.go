@@ -143,6 +143,8 @@ func TestMermaidText(t *testing.T) {
 		{"a\nb", `a\x0ab`},
 		{`a\x1b`, `a#92;x1b`}, // a backslash of its own where import would decode
 		{`a\b`, `a\b`},
+		{" go  on ", "#32;go  on#32;"}, // a reader trims a line's ends
+		{" ", "#32;"},
 	}
 	for _, tt := range tests {
 		if got := mermaidText(tt.in); got != tt.want {

@@ -433,7 +433,9 @@ func TestDesignRoundTrip(t *testing.T) {
 		`"c\\x1b":{"type":"final"}}}`
 	// a state Mermaid's accessible description once hid
 	acc := `{"initial":"a","states":{"a":{"on":{"go":"accdescribe"}},"accdescribe":{"on":{"next":"b"}},"b":{"type":"final"}}}`
-	for _, flow := range []struct{ path, text string }{{"t.flow.json", star}, {"h.json", hostile}, {"acc.json", acc}} {
+	// spaces at the ends of an event and a label, which a Mermaid reader trims
+	spaces := `{"initial":"a","states":{"a":{"on":{"go ":"b"," back":"a"}},"b":{"meta":{"label":"trail "},"on":{"go2":"c"}},"c":{"meta":{"label":" lead"},"type":"final"}}}`
+	for _, flow := range []struct{ path, text string }{{"t.flow.json", star}, {"h.json", hostile}, {"acc.json", acc}, {"s.json", spaces}} {
 		m, err := design.Read([]byte(flow.text), design.Options{Path: flow.path})
 		if err != nil {
 			t.Fatal(err)
