@@ -435,7 +435,9 @@ func TestDesignRoundTrip(t *testing.T) {
 	acc := `{"initial":"a","states":{"a":{"on":{"go":"accdescribe"}},"accdescribe":{"on":{"next":"b"}},"b":{"type":"final"}}}`
 	// spaces at the ends of an event and a label, which a Mermaid reader trims
 	spaces := `{"initial":"a","states":{"a":{"on":{"go ":"b"," back":"a"}},"b":{"meta":{"label":"trail "},"on":{"go2":"c"}},"c":{"meta":{"label":" lead"},"type":"final"}}}`
-	for _, flow := range []struct{ path, text string }{{"t.flow.json", star}, {"h.json", hostile}, {"acc.json", acc}, {"s.json", spaces}} {
+	// an id with both an ESC and a backslash of its own before x1b
+	both := `{"initial":"a","states":{"a":{"on":{"go":"x\\x1by@x\u001by"}},"x\\x1by@x\u001by":{"type":"final"}}}`
+	for _, flow := range []struct{ path, text string }{{"t.flow.json", star}, {"h.json", hostile}, {"acc.json", acc}, {"s.json", spaces}, {"b.json", both}} {
 		m, err := design.Read([]byte(flow.text), design.Options{Path: flow.path})
 		if err != nil {
 			t.Fatal(err)

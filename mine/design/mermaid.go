@@ -17,7 +17,9 @@ import (
 // (on the left) and the end (on the right), states declared bare or as
 // `state "name" as A`. The quoted name is the state's name in the model
 // (render.Mermaid writes a state's id there when it is not a Mermaid id),
-// with Mermaid's entity codes (#35; for #) decoded, and a description
+// with render.Mermaid's hex escapes (\x1b for an ESC) and Mermaid's
+// entity codes (#35; for #, #92; for a backslash of its own) decoded, as
+// in captions and labels, and a description
 // "A : label: X" gives the state the label X (render.Mermaid writes one for
 // a state whose label is not its id); a caption is the move's
 // event, "event · N" an event and a count as render.Mermaid writes them. A
@@ -163,11 +165,10 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 		return f.errorf("", "line %d: <<%s>> pseudo-states are not supported: draw the decision as moves from the state that decides", n, m[1])
 	}
 	if m := mermaidDeclare.FindStringSubmatch(line); m != nil {
-		name := mermaidDecode(m[1])
+		name := mermaidDecode(unshown(m[1]))
 		if mermaidVisits.MatchString(name) {
 			return f.errorf("", "line %d: an fsmine summary map (render --detail summary), a picture that leaves moves out: import the model's --detail full export, or its SCXML or XState", n)
 		}
-		name = unescapeFor(name, m[2])
 		if m[3] != "" {
 			return r.open(m[2], name, n)
 		}
@@ -408,39 +409,6 @@ func mermaidDecode(s string) string {
 func unshown(s string) string {
 	out, _ := text.HexUnescape(s, text.Unshown)
 	return out
-}
-
-// unescapeFor undoes the Go escapes render.Mermaid writes for control
-// characters in name when that is what gives the Mermaid id alias:
-// render.Mermaid writes a backslash as it is, so "a\b" is either.
-func unescapeFor(name, alias string) string {
-	if !strings.Contains(name, `\`) {
-		return name
-	}
-	decoded, err := strconv.Unquote(`"` + strings.ReplaceAll(name, `"`, `\"`) + `"`)
-	if err != nil || decoded == name {
-		return name
-	}
-	if !asAlias(name, alias) && asAlias(decoded, alias) {
-		return decoded
-	}
-	return name
-}
-
-// asAlias reports whether alias is the Mermaid id render.Mermaid makes of
-// name: ASCII letters, digits and "_" kept, others "_", then perhaps "s_"
-// before and "_N" after.
-func asAlias(name, alias string) bool {
-	var b strings.Builder
-	for _, r := range name {
-		if r < 0x80 && (r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	w := b.String()
-	return alias == w || alias == "s_"+w || strings.HasPrefix(alias, w+"_") || strings.HasPrefix(alias, "s_"+w+"_")
 }
 
 // forget removes the node name, met before a declaration that renames it
