@@ -70,7 +70,9 @@ func Mermaid(w io.Writer, m *automaton.Model, opt Options) error {
 		if name == s.ID {
 			fmt.Fprintf(&b, "    %s\n", name)
 		} else {
-			fmt.Fprintf(&b, "    state \"%s\" as %s\n", mermaidText(s.ID), name)
+			// "·" as an entity code: import takes a name ending
+			// " · N visits" for a state of the summary map
+			fmt.Fprintf(&b, "    state \"%s\" as %s\n", strings.ReplaceAll(mermaidText(s.ID), "·", "#183;"), name)
 		}
 		if s.Label != s.ID {
 			fmt.Fprintf(&b, "    %s : label%s %s\n", name, mermaidText(":"), mermaidText(s.Label))

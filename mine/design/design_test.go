@@ -71,6 +71,17 @@ func TestRoundTrip(t *testing.T) {
 				}
 			})
 		}
+		// The Mermaid summary map is a picture that leaves moves out.
+		t.Run(filepath.Base(path)+"/mermaid/summary", func(t *testing.T) {
+			var b bytes.Buffer
+			if err := render.Mermaid(&b, m, render.Options{Detail: render.DetailSummary}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := design.Read(b.Bytes(), design.Options{Path: "map.mmd"})
+			if err == nil || !strings.Contains(err.Error(), "an fsmine summary map") {
+				t.Errorf("reading the summary map: %v, want it refused as one", err)
+			}
+		})
 	}
 }
 
@@ -437,7 +448,9 @@ func TestDesignRoundTrip(t *testing.T) {
 	spaces := `{"initial":"a","states":{"a":{"on":{"go ":"b"," back":"a"}},"b":{"meta":{"label":"trail "},"on":{"go2":"c"}},"c":{"meta":{"label":" lead"},"type":"final"}}}`
 	// an id with both an ESC and a backslash of its own before x1b
 	both := `{"initial":"a","states":{"a":{"on":{"go":"x\\x1by@x\u001by"}},"x\\x1by@x\u001by":{"type":"final"}}}`
-	for _, flow := range []struct{ path, text string }{{"t.flow.json", star}, {"h.json", hostile}, {"acc.json", acc}, {"s.json", spaces}, {"b.json", both}} {
+	// an id that reads like a state of the summary map
+	visits := `{"initial":"a · 3 visits","states":{"a · 3 visits":{"on":{"go":"b"}},"b":{"type":"final"}}}`
+	for _, flow := range []struct{ path, text string }{{"t.flow.json", star}, {"h.json", hostile}, {"acc.json", acc}, {"s.json", spaces}, {"b.json", both}, {"v.json", visits}} {
 		m, err := design.Read([]byte(flow.text), design.Options{Path: flow.path})
 		if err != nil {
 			t.Fatal(err)

@@ -165,10 +165,12 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 		return f.errorf("", "line %d: <<%s>> pseudo-states are not supported: draw the decision as moves from the state that decides", n, m[1])
 	}
 	if m := mermaidDeclare.FindStringSubmatch(line); m != nil {
-		name := mermaidDecode(unshown(m[1]))
-		if mermaidVisits.MatchString(name) {
+		// The summary writes its " · N visits" as it is; a full export
+		// writes a name's own "·" as an entity code.
+		if mermaidVisits.MatchString(m[1]) {
 			return f.errorf("", "line %d: an fsmine summary map (render --detail summary), a picture that leaves moves out: import the model's --detail full export, or its SCXML or XState", n)
 		}
+		name := mermaidDecode(unshown(m[1]))
 		if m[3] != "" {
 			return r.open(m[2], name, n)
 		}
