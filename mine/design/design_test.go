@@ -85,6 +85,40 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSCXMLEscapes: of two states, one named with an ESC and one with a
+// backslash of its own before x1b, SCXML carries each through the ids,
+// labels, events, constraints and loops (the importer guessed by the names
+// it knew, and read both constraints as the second state's).
+func TestSCXMLEscapes(t *testing.T) {
+	const flow = `{"initial":"a","meta":{"constraints":[` +
+		`{"kind":"precedence","a":"a","b":"x\u001by","support":1,"confidence":1},` +
+		`{"kind":"precedence","a":"a","b":"x\\x1by","support":1,"confidence":1}],` +
+		`"loops":[{"states":["x\u001by"],"back_edges":[{"from":"x\u001by","event":"e\u001b","to":"x\u001by"}],"max_iterations":2}]},` +
+		`"states":{"a":{"on":{"go":"x\u001by","go2":"x\\x1by"}},` +
+		`"x\u001by":{"on":{"e\u001b":"x\u001by","e\\x1b":"z"}},"x\\x1by":{"on":{"next":"z"}},"z":{"meta":{"label":"l\\x1b\u001b"},"type":"final"}}}`
+	m, err := design.Read([]byte(flow), design.Options{Path: "e.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, second bytes.Buffer
+	if err := render.SCXML(&first, m, render.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := design.Read(first.Bytes(), design.Options{Path: "e.scxml"})
+	if err != nil {
+		t.Fatalf("reading the export back: %v\n%s", err, first.String())
+	}
+	if back.Digest != m.Digest {
+		t.Errorf("digest read back %s, want %s\n%s", back.Digest, m.Digest, first.String())
+	}
+	if err := render.SCXML(&second, back, render.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first.Bytes(), second.Bytes()) {
+		t.Errorf("export -> import -> export differs:\n--- first\n%s\n--- second\n%s", first.String(), second.String())
+	}
+}
+
 // TestRoundTripConstraints gives a model with hostile labels constraints of
 // every kind, which the fixtures do not have, and reads its SCXML and
 // XState exports back: same bytes, same digest, the same constraints and

@@ -80,33 +80,17 @@ type scxmlReader struct {
 }
 
 // unescape undoes the Go escapes render.SCXML writes, in fsmine's
-// attributes, for characters XML cannot carry (an ANSI colour's ESC). A
-// text with a backslash of its own is written as it is, so an escaped text
-// is told from it by the XML name render.SCXML made of the same text
-// (encoded, "_x001B_..."): v is decoded only when that name agrees.
-func unescape(v, encoded string) string {
-	if dec, ok := text.HexUnescape(v, scxmlEscaped); ok && xmlNameDecode(encoded) == dec {
-		return dec
-	}
-	return v
+// attributes, for characters XML cannot carry (an ANSI colour's ESC). It
+// writes a text's own backslash that would begin one as \x5c, so every
+// escape decodes: no guess by the names the document holds.
+func unescape(v string) string {
+	out, _ := text.HexUnescape(v, scxmlEscaped)
+	return out
 }
 
-// unescapeRefs decodes, in the constraints and loops, the names that are
-// escaped: a name the flow does not have whose decoding it has (they carry
-// no XML name to tell them by).
+// unescapeRefs decodes the names in the constraints and loops.
 func (r *scxmlReader) unescapeRefs() {
-	known := map[string]bool{}
-	for id, n := range r.f.nodes {
-		known[id], known[n.label] = true, true
-	}
-	for _, e := range r.f.edges {
-		known[e.event] = true
-	}
-	fix := func(v *string) {
-		if dec, ok := text.HexUnescape(*v, scxmlEscaped); ok && !known[*v] && known[dec] {
-			*v = dec
-		}
-	}
+	fix := func(v *string) { *v = unescape(*v) }
 	for i := range r.f.constraints {
 		c := &r.f.constraints[i]
 		fix(&c.A)
@@ -126,30 +110,6 @@ func (r *scxmlReader) unescapeRefs() {
 			fix(&l.BackEdges[j].To)
 		}
 	}
-}
-
-// xmlNameDecode undoes render.SCXML's XML names: _xHHHH_ and _xHHHHHHHH_
-// are the rune of that code; anything else stands for itself.
-func xmlNameDecode(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		if strings.HasPrefix(s[i:], "_x") {
-			for _, n := range []int{4, 8} {
-				end := i + 2 + n
-				if end < len(s) && s[end] == '_' {
-					if c, err := strconv.ParseUint(s[i+2:end], 16, 32); err == nil {
-						b.WriteRune(rune(c))
-						i = end + 1
-						goto next
-					}
-				}
-			}
-		}
-		b.WriteByte(s[i])
-		i++
-	next:
-	}
-	return b.String()
 }
 
 // scxmlAttr is the value of the attribute space:name of se.
@@ -310,12 +270,10 @@ func (r *scxmlReader) state(t xml.StartElement, line int) error {
 	}
 	s := &scxmlState{xmlID: id, id: id, final: t.Name.Local == "final", line: line}
 	if v, ok := scxmlAttr(t, fsmineNS, "id"); ok {
-		s.id = unescape(v, id)
+		s.id = unescape(v)
 	}
 	s.label, _ = scxmlAttr(t, fsmineNS, "label")
-	// render.SCXML writes what XML cannot carry as \xHH or \uHHHH, and
-	// nothing else so
-	s.label, _ = text.HexUnescape(s.label, scxmlEscaped)
+	s.label = unescape(s.label)
 	for _, a := range []struct {
 		name string
 		n    *int
@@ -355,9 +313,7 @@ func (r *scxmlReader) transition(t xml.StartElement, line int) error {
 	mv := scxmlMove{target: target}
 	mv.events, _ = scxmlAttr(t, "", "event")
 	mv.fsmEvent, mv.hasFsmEvent = scxmlAttr(t, fsmineNS, "event")
-	if name, _, dotted := strings.Cut(mv.events, "."); dotted {
-		mv.fsmEvent = unescape(mv.fsmEvent, name) // the event attribute is event.label
-	}
+	mv.fsmEvent = unescape(mv.fsmEvent)
 	if v, ok := scxmlAttr(t, fsmineNS, "count"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
