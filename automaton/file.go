@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -299,6 +300,8 @@ func (m *Model) validateCounts() error {
 		{"variants", []int{m.Variants}},
 		{"params.rare_count", []int{m.Params.RareCount}},
 		{"params.k", []int{m.Params.K}},
+		{"params.constraint_support", []int{m.Params.ConstraintSupport}},
+		{"params.examples", []int{m.Params.Examples}},
 		{"a count of source", []int{src.Sessions, src.Events, src.Records, src.Skipped, src.Duplicates,
 			src.Dropped, src.Folded, src.Detours, src.StepGaps}},
 	} {
@@ -317,8 +320,20 @@ func (m *Model) validateCounts() error {
 		}
 	}
 	for _, s := range m.States {
-		if n, bad := negative(s.Visits, s.Sessions); bad {
+		if n, bad := negative(s.Visits, s.Sessions, s.MaxRun); bad {
 			return fail(fmt.Sprintf("a count of state %q", s.ID), n)
+		}
+		if err := s.DwellMS.validate(s.ID); err != nil {
+			return err
+		}
+	}
+	p := m.Params
+	for _, f := range []struct {
+		what string
+		v    float64
+	}{{"alpha", p.Alpha}, {"prior_move", p.PriorMove}, {"prior_state", p.PriorState}, {"rare_ratio", p.RareRatio}} {
+		if unreadable(f.v) {
+			return fmt.Errorf("invalid model: params.%s is %v, which a model file cannot hold (it would be written as an integer beyond int64)", f.what, f.v)
 		}
 	}
 	for i, l := range m.Loops {
@@ -332,6 +347,36 @@ func (m *Model) validateCounts() error {
 		}
 	}
 	return m.validateOutcomes()
+}
+
+// maxDwell bounds a dwell: from 2^63 up, the encoder writes a float as an
+// integer beyond int64, which every reader refuses (checkIntegers).
+const maxDwell = 1 << 63
+
+// validate checks that the dwell times of state id are below maxDwell
+// milliseconds either way; a nil d has none. A negative one is a model's
+// own: build --sort file of events out of time order mines it.
+func (d *Dwell) validate(id string) error {
+	if d == nil {
+		return nil
+	}
+	for _, v := range []struct {
+		what string
+		ms   float64
+	}{{"p50", d.P50}, {"p95", d.P95}, {"max", d.Max}} {
+		if !(math.Abs(v.ms) < maxDwell) {
+			return fmt.Errorf("invalid model: state %q: dwell_ms.%s is %v, want it below 2^63 either way", id, v.what, v.ms)
+		}
+	}
+	return nil
+}
+
+// unreadable reports whether the encoder writes f as an integer that int64
+// cannot hold (it writes 2^63 up to 1e21 without an exponent), which every
+// reader refuses (checkIntegers).
+func unreadable(f float64) bool {
+	a := math.Abs(f)
+	return a >= 1<<63 && a < 1e21
 }
 
 // validateOutcomes checks the outcome counts (see Params.Outcome): none

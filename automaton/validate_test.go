@@ -19,6 +19,8 @@ func TestReadRefusesInvalidModels(t *testing.T) {
 	m.Trunk = []string{"a", "b"}
 	m.Loops = []Loop{{States: []string{"a"}, BackEdges: []EdgeRef{{"a", "retry", "a"}}, Count: 2, Sessions: 1, MaxIterations: 2, P95Iterations: 2}}
 	m.TopVariants = []Variant{{Count: 4, States: []string{"a", "b"}}}
+	m.State("a").MaxRun = 2
+	m.State("a").DwellMS = &Dwell{P50: 10, P95: 20, Max: 30}
 	m.Digest = m.ComputeDigest()
 	var buf bytes.Buffer
 	if err := m.Write(&buf); err != nil {
@@ -45,6 +47,11 @@ func TestReadRefusesInvalidModels(t *testing.T) {
 		{"back edge that is no transition", `"back_edges":[{"from":"a","event":"retry","to":"a"}]`, `"back_edges":[{"from":"a","event":"again","to":"a"}]`, "back edge a -[again]-> a is not a transition"},
 		{"variant names a missing state", `{"count":4,"states":["a","b"]}`, `{"count":4,"states":["a","x"]}`, `top_variants[0] names unknown state "x"`},
 		{"count past int64", `"event":"ok","to":"b","count":4`, `"event":"ok","to":"b","count":9223372036854775808`, "9223372036854775808"},
+		{"negative max_run", `"max_run":2`, `"max_run":-1`, `a count of state "a" is negative (-1)`},
+		// it fits an int64, but a float64 rounds it up to 2^63, which the
+		// model's writer wrote as an integer that no reader takes
+		{"dwell at int64's end", `"p50":10`, `"p50":9223372036854775807`, `state "a": dwell_ms.p50 is 9.223372036854776e+18, want it below 2^63 either way`},
+		{"dwell at int64's other end", `"max":30`, `"max":-9223372036854775808`, `state "a": dwell_ms.max is -9.223372036854776e+18, want it below 2^63 either way`},
 		{"negative count past int64", `"event":"ok","to":"b","count":4`, `"event":"ok","to":"b","count":-9223372036854775809`, "-9223372036854775809"},
 	}
 	for _, tt := range tests {
@@ -55,6 +62,29 @@ func TestReadRefusesInvalidModels(t *testing.T) {
 			_, err := Read(strings.NewReader(strings.Replace(good, tt.old, tt.new, 1)))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Read: err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestValidateParams: the parameters a model file carries are refused as
+// its counts are, negative, or a float it cannot hold.
+func TestValidateParams(t *testing.T) {
+	tests := []struct {
+		name string
+		set  func(p *Params)
+		want string
+	}{
+		{"negative constraint support", func(p *Params) { p.ConstraintSupport = -1 }, "params.constraint_support is negative (-1)"},
+		{"negative examples", func(p *Params) { p.Examples = -2 }, "params.examples is negative (-2)"},
+		{"alpha written as an integer beyond int64", func(p *Params) { p.Alpha = 1e19 }, "params.alpha is 1e+19, which a model file cannot hold"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := buildModel(t, 1, []edge{{StartID, "", "a", 1, false}, {"a", "done", EndID, 1, false}})
+			tt.set(&m.Params)
+			if err := m.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate: err = %v, want %q", err, tt.want)
 			}
 		})
 	}
