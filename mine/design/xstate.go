@@ -19,7 +19,8 @@ import (
 // key, "#id", {"target": ...} or an array of those; "type": "final" ends
 // the flow. Compound states are flattened: their children are the states,
 // a move into a compound state enters its initial child, and a compound
-// state may not have moves of its own. The meta that fsmine's export
+// state may not have moves of its own ("on", "always", "onDone"), nor may
+// the machine. The meta that fsmine's export
 // writes (render.XState: the model's id, label, visits and sessions on a
 // state, its event, counts, prob, rare and back_edge on a transition, the
 // model's constraints and loops in the machine's meta) is read back, so
@@ -34,6 +35,7 @@ type xstateNode struct {
 	Always  json.RawMessage            `json:"always"`
 	After   json.RawMessage            `json:"after"`
 	Invoke  json.RawMessage            `json:"invoke"`
+	OnDone  json.RawMessage            `json:"onDone"`
 	States  map[string]*xstateNode     `json:"states"`
 }
 
@@ -84,6 +86,16 @@ func readXState(data []byte, opt Options) (*flow, error) {
 	if mc.Type == "parallel" {
 		return nil, f.errorf("", "a parallel machine: not supported; a designed flow is one state at a time")
 	}
+	// Moves of the machine itself would leave every state: refused, not
+	// dropped, as a compound state's own moves are.
+	for _, m := range []struct {
+		key   string
+		given bool
+	}{{"on", len(mc.On) > 0}, {"always", given(mc.Always)}, {"after", given(mc.After)}, {"invoke", given(mc.Invoke)}, {"onDone", given(mc.OnDone)}} {
+		if m.given {
+			return nil, f.errorf("", "moves of the machine itself (%q): not supported; give its states the moves", m.key)
+		}
+	}
 	if v := fsmineVersion.FindStringSubmatch(mc.Description); v != nil {
 		n, err := strconv.Atoi(v[1])
 		if err != nil || n < 0 {
@@ -117,6 +129,12 @@ func readXState(data []byte, opt Options) (*flow, error) {
 	return f, nil
 }
 
+// given reports whether a JSON value is there and not null.
+func given(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && string(raw) != "null"
+}
+
 // xstateReader flattens a machine's state nodes into the flow's nodes.
 type xstateReader struct {
 	f       *flow
@@ -143,6 +161,8 @@ func (r *xstateReader) flatten(states map[string]*xstateNode) error {
 			return r.f.errorf(k, `delayed moves ("after"): not supported; give them an event in "on"`)
 		case len(n.Invoke) > 0 && string(n.Invoke) != "null":
 			return r.f.errorf(k, `an invoked service ("invoke"): not supported; give its outcomes events in "on"`)
+		case given(n.OnDone):
+			return r.f.errorf(k, `a move when the state is done ("onDone"): not supported; give the moves out of its final children events in "on"`)
 		}
 		if len(n.States) > 0 {
 			if len(n.On) > 0 || len(n.Always) > 0 {
