@@ -116,15 +116,8 @@ func runImport(_ context.Context, opts *importOptions, streams IO) error {
 	dopt := design.Options{Path: path, Format: opts.from, Event: opts.event,
 		Note: func(msg string) { fmt.Fprintln(streams.Err, msg) }}
 	if opts.labels != "" {
-		raw, err := readFileAtMost(opts.labels)
-		if err != nil {
+		if dopt.Labels, err = readLabelMap(opts.labels); err != nil {
 			return err
-		}
-		if err := json.Unmarshal(raw, &dopt.Labels); err != nil {
-			return fmt.Errorf("%s: a label map is a JSON object of name to label strings: %w", opts.labels, err)
-		}
-		if err := jsondup.Check(raw); err != nil {
-			return fmt.Errorf("%s: %w", opts.labels, err)
 		}
 		dopt.LabelsPath = opts.labels
 	}
@@ -166,4 +159,23 @@ func readAtMost(r io.Reader, name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: larger than %d MiB: not a designed flow", name, maxFlowBytes>>20)
 	}
 	return data, nil
+}
+
+// readLabelMap reads import --labels: a JSON object of name to label.
+func readLabelMap(path string) (map[string]string, error) {
+	raw, err := readFileAtMost(path)
+	if err != nil {
+		return nil, err
+	}
+	var labels map[string]string
+	if err := json.Unmarshal(raw, &labels); err != nil {
+		return nil, fmt.Errorf("%s: a label map is a JSON object of name to label strings: %w", path, err)
+	}
+	if labels == nil { // null decodes to no map, not to an empty one
+		return nil, fmt.Errorf("%s: a label map is a JSON object of name to label strings, not null", path)
+	}
+	if err := jsondup.Check(raw); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return labels, nil
 }
