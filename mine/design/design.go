@@ -56,6 +56,16 @@ func Formats() []string {
 	return []string{FormatLangGraph, FormatMermaid, FormatSCXML, FormatSTAR, FormatXState}
 }
 
+// maxNesting bounds the composite states a reader follows from a ref to
+// the leaf it enters (each one's initial child): deeper, or round a cycle
+// of initial children, is errNesting, not a missing state.
+const maxNesting = 64
+
+var (
+	errNesting = errors.New("composite states nested more than 64 deep, or initial children that lead round in a cycle")
+	errNoState = errors.New("no such state")
+)
+
 // ErrFlow is wrapped by every error about the content of a flow or of its
 // label map (as opposed to reading the file), for errors.Is.
 var ErrFlow = errors.New("bad flow")

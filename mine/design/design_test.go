@@ -449,6 +449,34 @@ func TestBadFlows(t *testing.T) {
 		{"not deterministic", "n2.mmd", "", "stateDiagram-v2\n[*] --> a\nstate \"b\" as b1\nstate \"c\" as c1\na --> b1 : go\na --> c1 : go\nb1 --> [*] : x\nc1 --> [*] : x\n", map[string]string{"c": "b"},
 			`n2.mmd: invalid model: not deterministic: a -[go]-> label "b" reaches both b and c`},
 	}
+	// composite states 70 deep, and initial children in a cycle
+	deepX, deepS, deepM := `{"type":"final"}`, `<final id="leaf"/>`, "leaf\n"
+	for i := 69; i >= 0; i-- {
+		deepX = fmt.Sprintf(`{"initial":"g%d","states":{"g%d":%s}}`, i+1, i+1, deepX)
+		deepS = fmt.Sprintf(`<state id="g%d">%s</state>`, i, deepS)
+		deepM = fmt.Sprintf("state g%d {\n%s}\n", i, deepM)
+	}
+	const nesting = "composite states nested more than 64 deep, or initial children that lead round in a cycle"
+	tests = append(tests, []struct {
+		name, path, format, flow string
+		labels                   map[string]string
+		want                     string
+	}{
+		{"XState nested too deep", "d.json", "", `{"initial":"g0","states":{"g0":` + deepX + `}}`, nil,
+			`d.json: node "g0": the machine's initial state: ` + nesting},
+		{"XState initial cycle", "c.json", "", `{"initial":"p","states":{"p":{"initial":"p","states":{"x":{"type":"final"}}}}}`, nil,
+			`c.json: node "p": the machine's initial state: ` + nesting},
+		{"SCXML nested too deep", "d.scxml", "", `<scxml initial="g0">` + deepS + `</scxml>`, nil,
+			`d.scxml: node "g0": the initial state: ` + nesting},
+		{"SCXML initial cycle", "c.scxml", "", `<scxml initial="a"><state id="a"><transition event="go" target="p"/></state><state id="p" initial="q"><state id="q" initial="p"><final id="x"/></state></state></scxml>`, nil,
+			`c.scxml: node "a": line 1: its transition goes to "p": ` + nesting},
+		{"Mermaid nested too deep", "d.mmd", "", "stateDiagram-v2\n[*] --> g0\n" + deepM, nil,
+			`d.mmd: node "g0": line 2: ` + nesting},
+		{"XState empty meta.id", "e.json", "", `{"initial":"a","states":{"a":{"meta":{"id":""},"on":{"go":"b"}},"b":{"type":"final"}}}`, nil,
+			`e.json: node "a": its meta.id is empty: a state needs a name`},
+		{"SCXML empty fsmine:id", "e.scxml", "", `<scxml xmlns:f="https://github.com/fsmine/fsmine" initial="a"><state id="a" f:id=""><transition event="go" target="b"/></state><final id="b"/></scxml>`, nil,
+			`e.scxml: node "a": line 1: its fsmine:id is empty: a state needs a name`},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m, err := design.Read([]byte(tt.flow), design.Options{Path: tt.path, Format: tt.format, Labels: tt.labels, LabelsPath: "names.json"})

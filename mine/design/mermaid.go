@@ -3,6 +3,7 @@ package design
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -226,6 +227,9 @@ func afterDescr(s string) (rest string, open bool) {
 	return strings.TrimSpace(s[i+1:]), false
 }
 
+// errEmpty is a move into or out of a composite state with no state in it.
+var errEmpty = errors.New("an empty composite state")
+
 // innerEnd marks [*] inside a composite state: no Mermaid id holds a NUL.
 const innerEnd = "\x00[*]"
 
@@ -322,15 +326,17 @@ func (r *mermaidReader) resolve() error {
 			r.groups[g].exit = mv.from
 		}
 	}
-	leaf := func(id string, entering bool) (string, bool) {
-		for range 64 {
+	leaf := func(id string, entering bool) (string, error) {
+		for range maxNesting {
 			if id == automaton.StartID || id == automaton.EndID {
-				return id, true
+				return id, nil
 			}
 			g, ok := r.groups[id]
 			if !ok {
-				name, ok := r.names[id]
-				return name, ok
+				if name, ok := r.names[id]; ok {
+					return name, nil
+				}
+				return "", errEmpty
 			}
 			next := g.exit
 			if next == "" {
@@ -343,11 +349,11 @@ func (r *mermaidReader) resolve() error {
 				}
 			}
 			if next == "" {
-				return "", false
+				return "", errEmpty
 			}
 			id = next
 		}
-		return "", false
+		return "", errNesting
 	}
 	// A caption is a count only in a counted export (render.Mermaid of a
 	// mined model), which captions the moves out of [*] with their counts
@@ -368,13 +374,13 @@ func (r *mermaidReader) resolve() error {
 		if strings.HasPrefix(mv.from, innerEnd) || strings.HasPrefix(mv.to, innerEnd) {
 			continue
 		}
-		from, ok := leaf(mv.from, false)
-		if !ok {
-			return f.errorf(mv.from, "line %d: an empty composite state", mv.line)
+		from, err := leaf(mv.from, false)
+		if err != nil {
+			return f.errorf(mv.from, "line %d: %v", mv.line, err)
 		}
-		to, ok := leaf(mv.to, true)
-		if !ok {
-			return f.errorf(mv.to, "line %d: an empty composite state", mv.line)
+		to, err := leaf(mv.to, true)
+		if err != nil {
+			return f.errorf(mv.to, "line %d: %v", mv.line, err)
 		}
 		e := edge{from: from, to: to, event: r.opt.Event}
 		if mv.captioned {

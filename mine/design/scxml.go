@@ -270,6 +270,9 @@ func (r *scxmlReader) state(t xml.StartElement, line int) error {
 	}
 	s := &scxmlState{xmlID: id, id: id, final: t.Name.Local == "final", line: line}
 	if v, ok := scxmlAttr(t, fsmineNS, "id"); ok {
+		if v == "" {
+			return r.f.errorf(id, "line %d: its fsmine:id is empty: a state needs a name", line)
+		}
 		s.id = unescape(v)
 	}
 	s.label, _ = scxmlAttr(t, fsmineNS, "label")
@@ -338,21 +341,21 @@ func (r *scxmlReader) transition(t xml.StartElement, line int) error {
 }
 
 // resolve follows compound states to the leaf they enter.
-func (r *scxmlReader) resolve(xmlID string) (*scxmlState, bool) {
-	for range 64 {
+func (r *scxmlReader) resolve(xmlID string) (*scxmlState, error) {
+	for range maxNesting {
 		s, ok := r.states[xmlID]
 		if !ok {
-			return nil, false
+			return nil, errNoState
 		}
 		if !s.compound {
-			return s, true
+			return s, nil
 		}
 		xmlID = s.initial
 		if xmlID == "" {
 			xmlID = s.children[0]
 		}
 	}
-	return nil, false
+	return nil, errNesting
 }
 
 // build makes the flow's nodes and edges.
@@ -377,8 +380,11 @@ func (r *scxmlReader) build() error {
 	if initial == "" && len(r.order) > 0 {
 		initial = r.order[0]
 	}
-	start, ok := r.resolve(initial)
-	if !ok {
+	start, err := r.resolve(initial)
+	if errors.Is(err, errNesting) {
+		return f.errorf(initial, "the initial state: %v", err)
+	}
+	if err != nil {
 		return f.errorf(initial, "no start: the initial state is no state of the document")
 	}
 	if start.id != automaton.StartID {
@@ -405,8 +411,11 @@ func (r *scxmlReader) edges(s *scxmlState, mv scxmlMove) error {
 	if strings.ContainsAny(strings.TrimSpace(mv.target), " \t\n") {
 		return f.errorf(s.id, "a transition with several targets (%q) is not supported", mv.target)
 	}
-	to, ok := r.resolve(mv.target)
-	if !ok {
+	to, err := r.resolve(mv.target)
+	if errors.Is(err, errNesting) {
+		return f.errorf(s.id, "line %d: its transition goes to %q: %v", s.line, mv.target, err)
+	}
+	if err != nil {
 		return f.errorf(s.id, "line %d: its transition goes to %q, which is no state of the document (a dangling target)", s.line, mv.target)
 	}
 	events := strings.Fields(mv.events)

@@ -2,6 +2,7 @@ package design
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -114,8 +115,11 @@ func readXState(data []byte, opt Options) (*flow, error) {
 	if err := r.nodes(); err != nil {
 		return nil, err
 	}
-	init, ok := r.resolve(mc.Initial)
-	if mc.Initial == "" || !ok {
+	init, err := r.resolve(mc.Initial)
+	if errors.Is(err, errNesting) {
+		return nil, f.errorf(mc.Initial, "the machine's initial state: %v", err)
+	}
+	if mc.Initial == "" || err != nil {
 		return nil, f.errorf(mc.Initial, "no start: the machine's initial state is no state of it")
 	}
 	if r.ids[init] != automaton.StartID {
@@ -220,18 +224,18 @@ func (r *xstateReader) ref(k, ref, to string) error {
 
 // resolve is the leaf key a target names; a compound state's ref names its
 // initial child, which may itself be compound.
-func (r *xstateReader) resolve(ref string) (string, bool) {
-	for range 64 {
+func (r *xstateReader) resolve(ref string) (string, error) {
+	for range maxNesting {
 		k, ok := r.byRef[ref]
 		if !ok {
-			return "", false
+			return "", errNoState
 		}
 		if _, leaf := r.leaves[k]; leaf {
-			return k, true
+			return k, nil
 		}
 		ref = k
 	}
-	return "", false
+	return "", errNesting
 }
 
 // nodes adds a node per leaf, named by its meta's id when it has one.
@@ -240,6 +244,9 @@ func (r *xstateReader) nodes() error {
 		n := r.leaves[k]
 		id := k
 		if n.Meta != nil && n.Meta.ID != nil {
+			if *n.Meta.ID == "" {
+				return r.f.errorf(k, "its meta.id is empty: a state needs a name")
+			}
 			id = *n.Meta.ID
 		}
 		if _, dup := r.f.nodes[id]; dup {
@@ -274,8 +281,11 @@ func (r *xstateReader) edges(k string) error {
 			if err != nil {
 				return r.f.errorf(from, "event %q: %v", name, err)
 			}
-			to, ok := r.resolve(ref)
-			if !ok {
+			to, err := r.resolve(ref)
+			if errors.Is(err, errNesting) {
+				return r.f.errorf(from, "its move on %q goes to %q: %v", name, ref, err)
+			}
+			if err != nil {
 				return r.f.errorf(from, "its move on %q goes to %q, which is no state of the machine (a dangling target)", name, ref)
 			}
 			e := edge{from: from, event: name, to: r.ids[to]}
