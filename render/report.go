@@ -782,6 +782,9 @@ func provenanceOf(m *automaton.Model) provenance {
 		} else {
 			p.Labels = string(pr.Labels)
 		}
+		// A JSON string may hold control and bidi characters as they are;
+		// the page shows them escaped, its lines kept.
+		p.Labels = text.Terminal(p.Labels)
 	}
 	return p
 }

@@ -831,6 +831,7 @@ func TestReportProvenanceEscapes(t *testing.T) {
 	m.Created, m.Generator = bad, bad
 	m.Parent = &automaton.Parent{Version: 1, Digest: bad}
 	m.Source.Files = []automaton.SourceFile{{Path: "a.jsonl", Format: bad, SHA256: bad}}
+	m.Params.Labels = []byte("{\"rules\": [{\"match\": {\"node\": \"^a\u202e\"}, \"drop\": true}]}")
 	var model bytes.Buffer
 	if err := Report(&model, m, ReportOptions{Detail: DetailSummary, Diagram: DiagramNone}); err != nil {
 		t.Fatal(err)
@@ -851,5 +852,8 @@ func TestReportProvenanceEscapes(t *testing.T) {
 	}
 	if !strings.Contains(model.String(), `<summary><span class="id">`) {
 		t.Error("a stage's name is not isolated as names are")
+	}
+	if !strings.Contains(model.String(), `&#34;^a\u202e&#34;`) {
+		t.Error("the label rules do not show the bidi control escaped")
 	}
 }

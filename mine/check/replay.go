@@ -277,16 +277,18 @@ func (r *ReplayReport) WriteText(w io.Writer) error {
 		if s.End {
 			step = "end"
 		}
-		state := s.State
-		if state == "" {
+		// Names are escaped one by one (text.Cell), so that two names
+		// never show alike; the table escapes the rest.
+		state := text.Cell(s.State)
+		if s.State == "" {
 			state = "?"
 		}
-		next := s.Next
+		next := text.Cell(s.Next)
 		switch {
 		case s.Verdict == conform.StepUnknown:
-			next = s.Label + " (unknown)"
-		case next == "":
-			next = s.Label + "?"
+			next = text.Cell(s.Label) + " (unknown)"
+		case s.Next == "":
+			next = text.Cell(s.Label) + "?"
 		case s.Resync:
 			next += " (resync)"
 		}
@@ -308,7 +310,7 @@ func (r *ReplayReport) WriteText(w io.Writer) error {
 		if s.DwellMS != nil {
 			dwell = text.Duration(*s.DwellMS)
 		}
-		rows = append(rows, []string{mark, step, fmt.Sprintf("%s:%d", s.File, s.Line), state, s.Event, next, count, shr, verdict, dwell})
+		rows = append(rows, []string{mark, step, fmt.Sprintf("%s:%d", text.Cell(s.File), s.Line), state, text.Cell(s.Event), next, count, shr, verdict, dwell})
 	}
 	b.WriteString(text.Table(rows, map[int]bool{1: true, 6: true, 7: true, 9: true}))
 

@@ -144,3 +144,26 @@ func TestReplayExamples(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayTellsNamesApart: a state named x<ESC>y and one named with the
+// seven characters x\x1by show differently in replay's step table.
+func TestReplayTellsNamesApart(t *testing.T) {
+	log := `{"session_id":"s","step":1,"node":"x\u001by","event":"ok"}
+{"session_id":"s","step":2,"node":"x\\x1by","event":"ok"}
+`
+	lg := readLog(t, "twins.jsonl", log)
+	opt := mine.DefaultOptions()
+	opt.Merge, opt.Generalize = mine.MergeLabel, mine.GeneralizeNone
+	m, err := mine.Build(lg, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := Replay(lg, FindSession(lg, "s"), conform.New(m, conform.Options{})).WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, `x\x1by`) || !strings.Contains(out, `x\x5cx1by`) || strings.Contains(out, "\x1b") {
+		t.Errorf("the two states do not show apart:\n%s", out)
+	}
+}
