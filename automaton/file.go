@@ -354,8 +354,9 @@ func (m *Model) validateCounts() error {
 const maxDwell = 1 << 63
 
 // validate checks that the dwell times of state id are below maxDwell
-// milliseconds either way; a nil d has none. A negative one is a model's
-// own: build --sort file of events out of time order mines it.
+// milliseconds either way; a nil d has none. A negative one is read, as
+// files that fsmine mined before it took no gap against the times (build
+// --sort file of events out of time order) hold them.
 func (d *Dwell) validate(id string) error {
 	if d == nil {
 		return nil

@@ -228,3 +228,27 @@ func TestFieldsSharePath(t *testing.T) {
 		})
 	}
 }
+
+// TestDwellAgainstTime: a next record earlier in time than its step puts
+// it gives no dwell (it was a negative one), the others theirs.
+func TestDwellAgainstTime(t *testing.T) {
+	log := `{"session_id":"s","step":1,"node":"a","ts":"2024-01-01T00:00:10Z"}
+{"session_id":"s","step":2,"node":"b","ts":"2024-01-01T00:00:00Z"}
+{"session_id":"s","step":3,"node":"c","ts":"2024-01-01T00:00:05Z","duration_ms":7}
+`
+	lg, err := Read([]Input{strInput("late.jsonl", log)}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range lg.Sessions[0].Visits {
+		d := "-"
+		if v.HasDwell {
+			d = strconv.FormatFloat(v.DwellMS, 'g', -1, 64)
+		}
+		got = append(got, lg.Name(v.Label)+":"+d)
+	}
+	if g := strings.Join(got, " "); g != "a:- b:5000 c:7" {
+		t.Errorf("dwell %s, want a:- b:5000 c:7", g)
+	}
+}
