@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -271,14 +272,17 @@ func BenchmarkJSONImport(b *testing.B) {
 	}
 	// The fixtures are JSON lines or (LangSmith) one array: repeat the
 	// lines, or the array's elements.
+	// Each copy of a JSON lines fixture renames its traces (the prefix
+	// of their ids): a span id twice in one trace is an error.
 	fixtures := []struct {
 		name, file string
 		convert    func(io.Reader, io.Writer, ImportOptions) error
+		traceIDs   string // the text every trace id of the fixture starts with
 	}{
-		{"langfuse", "langfuse.jsonl", formatNamed("langfuse").Convert},
-		{"openai-agents", "openai_agents.jsonl", formatNamed("openai-agents").Convert},
-		{"otlp", "otlp.jsonl", formatNamed("otlp").Convert},
-		{"langsmith", "langsmith.json", formatNamed("langsmith").Convert},
+		{"langfuse", "langfuse.jsonl", formatNamed("langfuse").Convert, `"t-`},
+		{"openai-agents", "openai_agents.jsonl", formatNamed("openai-agents").Convert, `:"trace_`},
+		{"otlp", "otlp.jsonl", formatNamed("otlp").Convert, `"traceId":"`},
+		{"langsmith", "langsmith.json", formatNamed("langsmith").Convert, ""},
 	}
 	for _, f := range fixtures {
 		b.Run(f.name, func(b *testing.B) {
@@ -299,8 +303,8 @@ func BenchmarkJSONImport(b *testing.B) {
 				}
 				data = append(data, ']')
 			} else {
-				for len(data) < 1<<20 {
-					data = append(data, one...)
+				for k := 0; len(data) < 1<<20; k++ {
+					data = append(data, bytes.ReplaceAll(one, []byte(f.traceIDs), []byte(f.traceIDs+strconv.Itoa(k)))...)
 				}
 			}
 			benchConvert(b, f.convert, data)
