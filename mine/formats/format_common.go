@@ -301,6 +301,7 @@ type jsonReader struct {
 	// stream says that items are done with once fn returns: no position
 	// before the current item is asked for again (see stream).
 	stream bool
+	peek   []byte // next's look at what the decoder holds
 }
 
 // streamItems declares that each item is done with once items' fn returns
@@ -390,9 +391,11 @@ func (j *jsonReader) next() {
 		return
 	}
 	off := j.dec.InputOffset()
-	var b [512]byte
-	n, _ := io.ReadFull(j.dec.Buffered(), b[:])
-	k := len(bytes.TrimLeft(b[:n], " \t\r\n"))
+	if j.peek == nil {
+		j.peek = make([]byte, 512)
+	}
+	n, _ := io.ReadFull(j.dec.Buffered(), j.peek)
+	k := len(bytes.TrimLeft(j.peek[:n], " \t\r\n"))
 	if k > 0 {
 		off += int64(n - k)
 	}
