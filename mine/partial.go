@@ -124,6 +124,15 @@ func readPartial(r io.Reader, name string) (*Log, string, error) {
 	if h.Schema != PartialSchema {
 		return nil, "", fmt.Errorf("%s: partial schema is %q, this fsmine reads %q", name, h.Schema, PartialSchema)
 	}
+	for _, c := range []struct {
+		what string
+		n    int
+	}{{"records", h.Records}, {"skipped", h.Skipped}, {"duplicates", h.Duplicates}, {"dropped", h.Dropped}, {"emptied", h.Emptied},
+		{"folded", h.Folded}, {"detours", h.Detours}, {"step_gaps", h.StepGaps}, {"sessions", h.Sessions}} {
+		if c.n < 0 {
+			return nil, "", fmt.Errorf("%s: the header's %s is negative (%d)", name, c.what, c.n)
+		}
+	}
 	lg := newLog(0)
 	lg.Files = h.Files
 	lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, lg.Emptied = h.Records, h.Skipped, h.Duplicates, h.Dropped, h.Emptied
@@ -140,7 +149,9 @@ func readPartial(r io.Reader, name string) (*Log, string, error) {
 	if len(lg.names) != len(h.Names) {
 		return nil, "", fmt.Errorf("%s: the name table repeats a name", name)
 	}
-	lg.Sessions = make([]Session, 0, h.Sessions)
+	// The header's count is checked against the sessions read, not
+	// trusted for memory: the list grows as they come.
+	lg.Sessions = make([]Session, 0, min(h.Sessions, 1<<16))
 	for i := 0; i < h.Sessions; i++ {
 		var ps struct {
 			ID     string              `json:"id"`
@@ -149,6 +160,11 @@ func readPartial(r io.Reader, name string) (*Log, string, error) {
 		if err := dec.Decode(&ps); err != nil {
 			return nil, "", fmt.Errorf("%s: session %d of %d: %w", name, i+1, h.Sessions, err)
 		}
+		// A read makes no session without an id or a visit (a session
+		// whose records were all dropped is counted as emptied).
+		if ps.ID == "" || len(ps.Visits) == 0 {
+			return nil, "", fmt.Errorf("%s: session %d of %d has no id or no visit", name, i+1, h.Sessions)
+		}
 		s := Session{ID: ps.ID, Visits: make([]Visit, len(ps.Visits))}
 		for j, pv := range ps.Visits {
 			var label, event uint32
@@ -156,9 +172,14 @@ func readPartial(r io.Reader, name string) (*Log, string, error) {
 				int(label) >= len(lg.names) || int(event) >= len(lg.names) {
 				return nil, "", fmt.Errorf("%s: session %q: visit %d is not [label, event, dwell]", name, ps.ID, j+1)
 			}
+			if l := lg.names[label]; l == "" || isReserved(l) {
+				return nil, "", fmt.Errorf("%s: session %q: visit %d has the label %q, which no read gives", name, ps.ID, j+1, l)
+			}
 			v := Visit{Label: label, Event: event, Step: -1, Records: 1}
 			if string(pv[2]) != "null" {
-				if err := json.Unmarshal(pv[2], &v.DwellMS); err != nil || math.IsNaN(v.DwellMS) {
+				// A read's dwell is a time spent: not negative, and below
+				// what a model file can write (2^63 ms).
+				if err := json.Unmarshal(pv[2], &v.DwellMS); err != nil || !(v.DwellMS >= 0 && v.DwellMS < 1<<63) {
 					return nil, "", fmt.Errorf("%s: session %q: visit %d has a bad dwell", name, ps.ID, j+1)
 				}
 				v.HasDwell = true
@@ -201,14 +222,16 @@ func MergeLogs(logs []*Log, names []string) (*Log, error) {
 			return nil, fmt.Errorf("%s and %s were labelled with different rules", names[0], names[i])
 		}
 		out.Files = append(out.Files, lg.Files...)
-		out.Records += lg.Records
-		out.Skipped += lg.Skipped
-		out.Duplicates += lg.Duplicates
-		out.Dropped += lg.Dropped
-		out.Emptied += lg.Emptied
-		out.Folded += lg.Folded
-		out.Detours += lg.Detours
-		out.StepGaps += lg.StepGaps
+		for _, c := range []struct {
+			sum *int
+			n   int
+		}{{&out.Records, lg.Records}, {&out.Skipped, lg.Skipped}, {&out.Duplicates, lg.Duplicates}, {&out.Dropped, lg.Dropped},
+			{&out.Emptied, lg.Emptied}, {&out.Folded, lg.Folded}, {&out.Detours, lg.Detours}, {&out.StepGaps, lg.StepGaps}} {
+			if c.n < 0 || *c.sum > math.MaxInt-c.n {
+				return nil, fmt.Errorf("%s: a count (%d) that the counts of the partial results before it cannot add up with", names[i], c.n)
+			}
+			*c.sum += c.n
+		}
 		for _, b := range lg.Bad {
 			if len(out.Bad) < maxBadExamples {
 				out.Bad = append(out.Bad, b)

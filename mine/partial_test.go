@@ -2,8 +2,10 @@ package mine
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -83,5 +85,53 @@ func TestPartialMerge(t *testing.T) {
 	}
 	if _, err := ReadPartial(strings.NewReader("not gzip"), "x.fsp"); err == nil || !strings.HasPrefix(err.Error(), "x.fsp: not an fsmine partial result") {
 		t.Errorf("ReadPartial(garbage) = %v", err)
+	}
+}
+
+// TestPartialHostile: a partial result's header and sessions are checked as
+// they are read, each error naming the file: a negative or huge session
+// count (which reserved memory before anything was read), negative counts,
+// a visit of a name no read gives, a session without an id or visits, a
+// dwell no read gives; and counts that overflow when partials are merged.
+func TestPartialHostile(t *testing.T) {
+	partial := func(header, sessions string) *bytes.Buffer {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write([]byte(`{"schema":"` + PartialSchema + `","files":[],"records":2,"skipped":0,"duplicates":0,"dropped":0,"folded":0,"detours":0,"step_gaps":0,"bad":[],"fields":null,"labels":null,"names":["","a","__start__"],` + header + "}\n" + sessions))
+		zw.Close()
+		return &b
+	}
+	tests := []struct{ name, header, sessions, want string }{
+		{"sessions -1", `"sessions":-1`, "", "p.fsp: the header's sessions is negative (-1)"},
+		{"sessions 2^40", `"sessions":1099511627776`, `{"id":"s","v":[[1,0,null]]}` + "\n", "p.fsp: session 2 of 1099511627776: EOF"},
+		{"records -5", `"sessions":0,"records":-5`, "", "p.fsp: the header's records is negative (-5)"},
+		{"start as a label", `"sessions":1`, `{"id":"s","v":[[2,0,null]]}` + "\n", `p.fsp: session "s": visit 1 has the label "__start__", which no read gives`},
+		{"empty label", `"sessions":1`, `{"id":"s","v":[[0,0,null]]}` + "\n", `p.fsp: session "s": visit 1 has the label "", which no read gives`},
+		{"no id", `"sessions":1`, `{"id":"","v":[[1,0,null]]}` + "\n", "p.fsp: session 1 of 1 has no id or no visit"},
+		{"no visit", `"sessions":1`, `{"id":"s","v":[]}` + "\n", "p.fsp: session 1 of 1 has no id or no visit"},
+		{"dwell 1e19", `"sessions":1`, `{"id":"s","v":[[1,0,1e19]]}` + "\n", `p.fsp: session "s": visit 1 has a bad dwell`},
+		{"dwell -1", `"sessions":1`, `{"id":"s","v":[[1,0,-1]]}` + "\n", `p.fsp: session "s": visit 1 has a bad dwell`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The header's keys after the template's win (records).
+			b := partial(tt.header, tt.sessions)
+			_, err := ReadPartial(b, "p.fsp")
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("error %v, want %s", err, tt.want)
+			}
+		})
+	}
+	big, err := ReadPartial(partial(`"sessions":1`, `{"id":"s","v":[[1,0,null]]}`+"\n"), "a.fsp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big.Records = math.MaxInt - 1
+	other, err := ReadPartial(partial(`"sessions":1`, `{"id":"t","v":[[1,0,null]]}`+"\n"), "b.fsp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := MergeLogs([]*Log{big, other}, []string{"a.fsp", "b.fsp"}); err == nil || !strings.HasPrefix(err.Error(), "b.fsp: a count (2)") {
+		t.Errorf("merging counts past the int's end: %v, want an error naming b.fsp", err)
 	}
 }
