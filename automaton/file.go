@@ -185,6 +185,7 @@ func (m *Model) Validate() error {
 		return fmt.Errorf("invalid model: initial is %q, want %q", m.Initial, StartID)
 	}
 	keys := make(map[moveKey]string, len(m.Transitions))
+	total := 0 // the transitions' counts, which readers add up
 	for _, t := range m.Transitions {
 		lbl, ok := seen[t.To]
 		if _, okFrom := seen[t.From]; !okFrom || !ok {
@@ -196,6 +197,10 @@ func (m *Model) Validate() error {
 		if t.Count < 0 || t.Sessions < 0 {
 			return fmt.Errorf("invalid model: transition %s -[%s]-> %s has a negative count", t.From, t.Event, t.To)
 		}
+		if t.Count > math.MaxInt64-total {
+			return fmt.Errorf("invalid model: transition %s -[%s]-> %s: the transitions' counts add up past %d", t.From, t.Event, t.To, int64(math.MaxInt64))
+		}
+		total += t.Count
 		k := moveKey{t.From, t.Event, lbl}
 		if other, dup := keys[k]; dup {
 			return fmt.Errorf("invalid model: not deterministic: %s -[%s]-> label %q reaches both %s and %s", t.From, t.Event, lbl, other, t.To)

@@ -52,6 +52,7 @@ func TestReadRefusesInvalidModels(t *testing.T) {
 		// model's writer wrote as an integer that no reader takes
 		{"dwell at int64's end", `"p50":10`, `"p50":9223372036854775807`, `state "a": dwell_ms.p50 is 9.223372036854776e+18, want it below 2^63 either way`},
 		{"dwell at int64's other end", `"max":30`, `"max":-9223372036854775808`, `state "a": dwell_ms.max is -9.223372036854776e+18, want it below 2^63 either way`},
+		{"counts adding up past int64", `"event":"ok","to":"b","count":4`, `"event":"ok","to":"b","count":9223372036854775807`, "the transitions' counts add up past 9223372036854775807"},
 		{"negative count past int64", `"event":"ok","to":"b","count":4`, `"event":"ok","to":"b","count":-9223372036854775809`, "-9223372036854775809"},
 	}
 	for _, tt := range tests {

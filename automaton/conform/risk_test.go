@@ -108,3 +108,22 @@ func TestRiskMostVisited(t *testing.T) {
 		t.Errorf("unseen move costs %v in all, the seen one %v: want more", got.Bits, want.Bits)
 	}
 }
+
+// TestRiskHugeCounts: counts that add up past what an int holds (a model
+// made in memory; a model file's are refused by Validate) give finite bits,
+// not NaN, which JSON cannot carry.
+func TestRiskHugeCounts(t *testing.T) {
+	m := modeltest.Check(t,
+		automaton.Transition{From: automaton.StartID, To: "a", Count: 1},
+		automaton.Transition{From: automaton.StartID, To: "b", Count: 1},
+		automaton.Transition{From: "a", Event: "ok", To: automaton.EndID, Count: 1},
+		automaton.Transition{From: "b", Event: "ok", To: automaton.EndID, Count: 1},
+	)
+	for i := range m.Transitions {
+		m.Transitions[i].Count = math.MaxInt64
+	}
+	r := Surprisal(m, modeltest.Moves(">a", "ok>__end__"))
+	if math.IsNaN(r.Bits) || math.IsInf(r.Bits, 0) || math.Abs(r.Bits-1) > 1e-6 {
+		t.Errorf("Bits = %v, want about 1 (a or b, then the end for sure)", r.Bits)
+	}
+}

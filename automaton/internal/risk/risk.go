@@ -68,18 +68,20 @@ func New(m *automaton.Model) *Tables {
 		}
 		return id
 	}
-	into := map[string]int{}
-	n := 0
-	out := make([]int, len(m.States))
+	// Counts are added up as floats: a model's counts may add up past
+	// what an int holds, and a sum that wrapped made the bits NaN.
+	into := map[string]float64{}
+	n := 0.0
+	out := make([]float64, len(m.States))
 	distinct := make([]int, len(m.States))
 	for _, t := range m.Transitions {
 		if t.Count <= 0 {
 			continue
 		}
-		into[labelOf(t.To)] += t.Count
-		n += t.Count
+		into[labelOf(t.To)] += float64(t.Count)
+		n += float64(t.Count)
 		if i, ok := state[t.From]; ok {
-			out[i] += t.Count
+			out[i] += float64(t.Count)
 			distinct[i]++
 		}
 	}
@@ -91,14 +93,14 @@ func New(m *automaton.Model) *Tables {
 			rt.common[s.Label] = i
 		}
 	}
-	den := float64(n + len(into) + 1)
+	den := n + float64(len(into)+1)
 	for l, k := range into {
-		rt.label[l] = -math.Log2(float64(k+1) / den)
+		rt.label[l] = -math.Log2((k + 1) / den)
 	}
 	rt.Unknown = -math.Log2(1 / den)
 	for i := range m.States {
 		if out[i] > 0 {
-			rt.Novel[i] = -math.Log2(float64(distinct[i]) / float64(out[i]+distinct[i]))
+			rt.Novel[i] = -math.Log2(float64(distinct[i]) / (out[i] + float64(distinct[i])))
 		}
 	}
 	for ti, t := range m.Transitions {
@@ -111,7 +113,7 @@ func New(m *automaton.Model) *Tables {
 			rt.Trans[ti] = rt.Novel[i] + pl
 		default:
 			d := float64(distinct[i])
-			p := (float64(t.Count) + d*math.Exp2(-pl)) / float64(out[i]+distinct[i])
+			p := (float64(t.Count) + d*math.Exp2(-pl)) / (out[i] + d)
 			rt.Trans[ti] = -math.Log2(p)
 		}
 	}
