@@ -184,7 +184,7 @@ func (o *modelOptions) prepare() error {
 	if o.support < 1 || o.support > maxSupport {
 		return usagef("--constraint-support %d: want 1 to %d", o.support, maxSupport)
 	}
-	if o.link != "" && (!strings.Contains(o.link, "{session}") || automaton.SessionURL(o.link, "s") == "") {
+	if o.link != "" && !validLink(o.link) {
 		return usagef("--link %q: want an http or https URL with {session} where the session id goes, e.g. https://cloud.langfuse.com/project/P/traces/{session}", o.link)
 	}
 	if o.parent != "" {
@@ -947,7 +947,31 @@ func inheritModelFlags(o *modelOptions, p automaton.Params, changed func(string)
 	if !given("slots") {
 		o.slots = p.Slots
 	}
+	// What the model gave is checked as the flags are, before any log is
+	// read (a flag given is checked already and passes again).
+	switch {
+	case !slices.Contains(mine.Merges, o.merge):
+		return fmt.Errorf("merge %q: want one of %s", o.merge, strings.Join(mine.Merges, ", "))
+	case o.merge == mine.MergeAlergia && !(o.alpha > 0 && o.alpha < 1):
+		return fmt.Errorf("alpha %v: want a number between 0 and 1", o.alpha)
+	case !slices.Contains(mine.Generalizes, o.general):
+		return fmt.Errorf("generalize %q: want one of %s", o.general, strings.Join(mine.Generalizes, ", "))
+	case o.rareCount < 0:
+		return fmt.Errorf("rare_count %d: want 0 or more", o.rareCount)
+	case !(o.rareRatio >= 0 && o.rareRatio < 1):
+		return fmt.Errorf("rare_ratio %v: want 0 or more, below 1", o.rareRatio)
+	case o.examples < 0 || o.examples > mine.MaxExamples:
+		return fmt.Errorf("examples %d: want 0 to %d", o.examples, mine.MaxExamples)
+	case o.link != "" && !validLink(o.link):
+		return fmt.Errorf("link %q: want an http or https URL with {session} where the session id goes", o.link)
+	}
 	return nil
+}
+
+// validLink says whether link is an http or https URL with {session} in it
+// (build --link).
+func validLink(link string) bool {
+	return strings.Contains(link, "{session}") && automaton.SessionURL(link, "s") != ""
 }
 
 // printBySummary says how build --by split the sessions; nothing for a
