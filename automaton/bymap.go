@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode"
 )
 
@@ -191,6 +192,9 @@ func (m *Model) validateBy() error {
 	}
 	if b.Field == "" {
 		return fmt.Errorf("invalid model: by has no field")
+	}
+	if slices.Contains(strings.Split(b.Field, "."), "") {
+		return fmt.Errorf("invalid model: by.field %q: want names joined by dots, e.g. attrs.task_id", b.Field)
 	}
 	if b.Mode != "" && !slices.Contains(ByModes, b.Mode) {
 		return fmt.Errorf("invalid model: by.mode is %q, want %q, %q, %q or none", b.Mode, ByPaths, ByMoves, ByStages)

@@ -45,6 +45,9 @@ func (lf *logFlags) readOptions(m *automaton.Model, path string) (mine.ReadOptio
 	if ropt.Import, err = lf.imports.options(); err != nil {
 		return ropt, err
 	}
+	if err := mine.CheckFieldMap(m.Params.Fields); err != nil {
+		return ropt, fmt.Errorf("%s: params.fields: %w", path, err)
+	}
 	if len(m.Params.Fields)+len(flagFields) > 0 {
 		ropt.Fields = map[string]string{}
 		for k, v := range m.Params.Fields {

@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"github.com/fsmine/fsmine/mine/formats"
+	"maps"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -30,7 +32,7 @@ const (
 var coreFields = []string{FieldSession, FieldNode, FieldEvent, FieldStep, FieldTime, FieldDuration}
 
 // ParseFieldMap turns "name=path" pairs into a field map, checking that each
-// name is one of the record's fields.
+// name is one of the record's fields and each path a dotted path.
 func ParseFieldMap(pairs []string) (map[string]string, error) {
 	if len(pairs) == 0 {
 		return nil, nil
@@ -41,16 +43,27 @@ func ParseFieldMap(pairs []string) (map[string]string, error) {
 		if !ok || path == "" {
 			return nil, fmt.Errorf("--field %q: want NAME=PATH, e.g. session_id=conversation_id", p)
 		}
-		known := false
-		for _, f := range coreFields {
-			known = known || f == name
-		}
-		if !known {
-			return nil, fmt.Errorf("--field %q: %q is not a record field (want one of %s)", p, name, strings.Join(coreFields, ", "))
+		if err := CheckFieldMap(map[string]string{name: path}); err != nil {
+			return nil, fmt.Errorf("--field %q: %w", p, err)
 		}
 		m[name] = path
 	}
 	return m, nil
+}
+
+// CheckFieldMap checks a field map (ReadOptions.Fields, a model's
+// params.fields): each name one of the record's fields, each path a dotted
+// path of names.
+func CheckFieldMap(fields map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if !slices.Contains(coreFields, name) {
+			return fmt.Errorf("%q is not a record field (want one of %s)", name, strings.Join(coreFields, ", "))
+		}
+		if path := fields[name]; path == "" || slices.Contains(strings.Split(path, "."), "") {
+			return fmt.Errorf("%s: path %q: want names joined by dots, e.g. attrs.conversation_id", name, path)
+		}
+	}
+	return nil
 }
 
 // parser turns one JSONL line into a labelled record. It is not safe for
