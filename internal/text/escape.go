@@ -46,20 +46,12 @@ func ReadsAsEscape(s string, i int) bool {
 	if i+1 >= len(s) || s[i] != '\\' {
 		return false
 	}
-	n := 0
 	switch s[i+1] {
 	case 'n', 't', 'r':
 		return true
-	case 'x':
-		n = 2
-	case 'u':
-		n = 4
-	case 'U':
-		n = 8
-	default:
-		return false
 	}
-	if i+2+n > len(s) {
+	n := hexDigits(s[i+1])
+	if n == 0 || i+2+n > len(s) {
 		return false
 	}
 	for _, c := range []byte(s[i+2 : i+2+n]) {
@@ -68,6 +60,20 @@ func ReadsAsEscape(s string, i int) bool {
 		}
 	}
 	return true
+}
+
+// hexDigits is the number of hex digits the escape \c takes: 2 for \x, 4
+// for \u, 8 for \U, and 0 for any other c.
+func hexDigits(c byte) int {
+	switch c {
+	case 'x':
+		return 2
+	case 'u':
+		return 4
+	case 'U':
+		return 8
+	}
+	return 0
 }
 
 func escape(s string, cell, names bool) string {
@@ -150,18 +156,8 @@ func HexEscapeAt(s string, i int, escaped func(rune) bool) (rune, int) {
 	if i+1 >= len(s) || s[i] != '\\' {
 		return 0, 0
 	}
-	var n int
-	switch s[i+1] {
-	case 'x':
-		n = 2
-	case 'u':
-		n = 4
-	case 'U':
-		n = 8
-	default:
-		return 0, 0
-	}
-	if i+2+n > len(s) {
+	n := hexDigits(s[i+1])
+	if n == 0 || i+2+n > len(s) {
 		return 0, 0
 	}
 	c, err := strconv.ParseUint(s[i+2:i+2+n], 16, 32)
