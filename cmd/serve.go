@@ -76,10 +76,12 @@ ends, idles past --ttl or is evicted by --max-sessions it is written with an
 empty event. At most --max-sessions lines wait (1,048,576 without a bound).
 
 Slow clients are cut: a request's headers and body must arrive within
---read-timeout, a kept-alive connection may idle --idle-timeout between
-requests, and at most --max-conns connections are served at once (the
-others wait to be accepted), so that clients that trickle their bytes
-cannot use up the process's file descriptors.
+--read-timeout, its answer must be written within --write-timeout of its
+headers (a client that does not read its answers is cut), a kept-alive
+connection may idle --idle-timeout between requests, and at most
+--max-conns connections are served at once (the others wait to be
+accepted), so that clients that trickle their bytes, or never read, cannot
+use up the process's file descriptors.
 
 A line names the step's slots and whether each is valid; their values only
 with --log-slot-values (values can be personal data).
@@ -114,6 +116,7 @@ flags, unreadable model or policy, the address is taken).`,
 	f.BoolVar(&opts.check, "check", false, "load the model and policy, print what would be enforced, and exit")
 	f.BoolVar(&opts.suggest, "suggest", false, "with --check: print a policy draft mined from the model instead (required slots from build --slots, loop caps, a watchdog), for a person to edit")
 	f.DurationVar(&opts.cfg.ReadTimeout, "read-timeout", d.ReadTimeout, "a request's headers and body must arrive within this (0: no limit)")
+	f.DurationVar(&opts.cfg.WriteTimeout, "write-timeout", d.WriteTimeout, "a request's answer must be written within this of its headers' arrival; a client that does not read its answers is cut (0: no limit)")
 	f.DurationVar(&opts.cfg.IdleTimeout, "idle-timeout", d.IdleTimeout, "close a kept-alive connection idle this long between requests (0: never)")
 	f.IntVar(&opts.cfg.MaxConns, "max-conns", d.MaxConns, "connections served at once; more wait to be accepted (0: no bound)")
 	f.DurationVar(&opts.cfg.LogHold, "log-hold", d.LogHold, "with --log, write a decision's line with an empty event once its session has been idle this long (0: when the session ends)")
@@ -129,8 +132,8 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 	if cfg.History < 0 {
 		return usagef("serve: --history %d: want 0 or more decisions", cfg.History)
 	}
-	if cfg.ReadTimeout < 0 || cfg.IdleTimeout < 0 || cfg.LogHold < 0 || cfg.MaxConns < 0 {
-		return usagef("serve: --read-timeout, --idle-timeout, --log-hold and --max-conns must not be negative")
+	if cfg.ReadTimeout < 0 || cfg.WriteTimeout < 0 || cfg.IdleTimeout < 0 || cfg.LogHold < 0 || cfg.MaxConns < 0 {
+		return usagef("serve: --read-timeout, --write-timeout, --idle-timeout, --log-hold and --max-conns must not be negative")
 	}
 	if !opts.check {
 		if err := checkOutputs([]string{opts.model, opts.policy}, [][2]string{{"--log", opts.log}}); err != nil {

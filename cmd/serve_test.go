@@ -36,8 +36,9 @@ func TestServeRefusesNegativeFlags(t *testing.T) {
 		flag, want string
 	}{
 		{"--history=-1", "fsmine: serve: --history -1: want 0 or more decisions\n"},
-		{"--read-timeout=-1s", "fsmine: serve: --read-timeout, --idle-timeout, --log-hold and --max-conns must not be negative\n"},
-		{"--max-conns=-1", "fsmine: serve: --read-timeout, --idle-timeout, --log-hold and --max-conns must not be negative\n"},
+		{"--read-timeout=-1s", "fsmine: serve: --read-timeout, --write-timeout, --idle-timeout, --log-hold and --max-conns must not be negative\n"},
+		{"--write-timeout=-1s", "fsmine: serve: --read-timeout, --write-timeout, --idle-timeout, --log-hold and --max-conns must not be negative\n"},
+		{"--max-conns=-1", "fsmine: serve: --read-timeout, --write-timeout, --idle-timeout, --log-hold and --max-conns must not be negative\n"},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer

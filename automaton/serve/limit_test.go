@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -99,6 +100,139 @@ func TestServeCutsSlowBodies(t *testing.T) {
 	}
 	for _, c := range slow {
 		closedByServer(t, c)
+	}
+}
+
+// TestServeCutsNonReaders: a client that never reads its answers (its
+// connection's writes block once the socket's buffers are full) is cut at
+// WriteTimeout; with MaxConns two such clients cannot keep others out for
+// longer. Before the fix Serve had no write timeout, and /healthz went
+// unanswered for as long as the two clients stayed.
+func TestServeCutsNonReaders(t *testing.T) {
+	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.WriteTimeout, cfg.MaxConns = 300*time.Millisecond, 2
+	s, err := New(m, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the first two connections the service accepts are full: their
+	// writes wait for their deadline
+	ln := &fullListener{Listener: inner, n: 2, blocked: make(chan struct{}, 2)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		s.Close()
+	})
+	addr := inner.Addr().String()
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	}
+	for range 2 {
+		<-ln.blocked
+	}
+	resp, err := (&http.Client{Timeout: failAfter}).Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatalf("/healthz while two clients do not read: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/healthz while two clients do not read: status %d, want 200", resp.StatusCode)
+	}
+}
+
+// fullListener makes its first n connections full: a write waits until
+// the write deadline passes or the connection is closed, as a write to a
+// client that does not read does once the socket's buffers are full. Each
+// such write sends on blocked once.
+type fullListener struct {
+	net.Listener
+	n       int
+	blocked chan struct{}
+	mu      sync.Mutex
+	taken   int
+}
+
+func (l *fullListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return c, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.taken >= l.n {
+		return c, nil
+	}
+	l.taken++
+	return &fullConn{Conn: c, blocked: l.blocked, changed: make(chan struct{}), closed: make(chan struct{})}, nil
+}
+
+type fullConn struct {
+	net.Conn
+	blocked   chan struct{}
+	mu        sync.Mutex
+	deadline  time.Time
+	changed   chan struct{} // closed and replaced when the deadline changes
+	closed    chan struct{}
+	closeOnce sync.Once
+	told      sync.Once
+}
+
+func (c *fullConn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.deadline = t
+	close(c.changed)
+	c.changed = make(chan struct{})
+	return c.Conn.SetWriteDeadline(t)
+}
+
+func (c *fullConn) SetDeadline(t time.Time) error {
+	c.SetWriteDeadline(t)
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *fullConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
+
+func (c *fullConn) Write(p []byte) (int, error) {
+	c.told.Do(func() { c.blocked <- struct{}{} })
+	for {
+		c.mu.Lock()
+		d, changed := c.deadline, c.changed
+		c.mu.Unlock()
+		var expired <-chan time.Time
+		if !d.IsZero() {
+			timer := time.NewTimer(time.Until(d))
+			defer timer.Stop()
+			expired = timer.C
+		}
+		select {
+		case <-expired:
+			return 0, os.ErrDeadlineExceeded
+		case <-changed:
+		case <-c.closed:
+			return 0, net.ErrClosed
+		}
 	}
 }
 

@@ -91,6 +91,11 @@ type Config struct {
 	// ReadTimeout bounds the time a request's headers and body take to
 	// arrive, in Serve (0: no limit; headers alone have 10 s at most).
 	ReadTimeout time.Duration
+	// WriteTimeout bounds the time from the end of a request's headers to
+	// the end of its answer's writing, body included, in Serve (0: no
+	// limit): a client that does not read its answers is cut, so that it
+	// cannot hold one of MaxConns's connections for ever.
+	WriteTimeout time.Duration
 	// IdleTimeout closes a kept-alive connection idle this long between
 	// requests, in Serve (0: never).
 	IdleTimeout time.Duration
@@ -101,17 +106,18 @@ type Config struct {
 
 // DefaultConfig returns the bounds `fsmine serve` starts with: a TTL of 30
 // minutes, 100,000 sessions, 16 decisions of history, a log hold of a
-// minute, a read timeout of 30 seconds, an idle timeout of 2 minutes and
-// 1,024 connections. It sets no model, token or log.
+// minute, a read timeout and a write timeout of 30 seconds each, an idle
+// timeout of 2 minutes and 1,024 connections. It sets no model, token or log.
 func DefaultConfig() Config {
 	return Config{
-		TTL:         30 * time.Minute,
-		MaxSessions: 100000,
-		History:     16,
-		LogHold:     time.Minute,
-		ReadTimeout: 30 * time.Second,
-		IdleTimeout: 2 * time.Minute,
-		MaxConns:    1024,
+		TTL:          30 * time.Minute,
+		MaxSessions:  100000,
+		History:      16,
+		LogHold:      time.Minute,
+		ReadTimeout:  30 * time.Second,
+		WriteTimeout: 30 * time.Second,
+		IdleTimeout:  2 * time.Minute,
+		MaxConns:     1024,
 	}
 }
 
@@ -177,7 +183,7 @@ func New(m *automaton.Model, p *guard.Policy, cfg Config) (*Server, error) {
 		negative bool
 	}{
 		{"TTL", cfg.TTL < 0}, {"MaxSessions", cfg.MaxSessions < 0}, {"History", cfg.History < 0}, {"LogHold", cfg.LogHold < 0},
-		{"ReadTimeout", cfg.ReadTimeout < 0}, {"IdleTimeout", cfg.IdleTimeout < 0}, {"MaxConns", cfg.MaxConns < 0},
+		{"ReadTimeout", cfg.ReadTimeout < 0}, {"WriteTimeout", cfg.WriteTimeout < 0}, {"IdleTimeout", cfg.IdleTimeout < 0}, {"MaxConns", cfg.MaxConns < 0},
 	} {
 		if b.negative {
 			return nil, fmt.Errorf("serve: Config.%s is negative", b.name)
@@ -253,7 +259,7 @@ func (s *Server) Stats() Stats {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Serve answers on ln with Handler, under Config's ReadTimeout,
-// IdleTimeout and MaxConns, until ctx is done; then it stops accepting,
+// WriteTimeout, IdleTimeout and MaxConns, until ctx is done; then it stops accepting,
 // lets the requests in flight finish (10 seconds at most) and returns nil.
 // It closes ln. It returns the error that stopped it otherwise. Serve
 // leaves the decision log open: call Close after it returns.
@@ -267,6 +273,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
 	}
 	if s.cfg.ReadTimeout > 0 {
