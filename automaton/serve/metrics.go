@@ -15,8 +15,8 @@ import (
 var latencyBounds = []float64{0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}
 
 // statusCodes are the HTTP statuses the service answers with, in the order
-// /metrics lists them.
-var statusCodes = []int{200, 204, 400, 401, 404, 405, 413, 500}
+// /metrics lists them; any other is counted as code="other".
+var statusCodes = []int{200, 204, 400, 401, 403, 404, 405, 408, 413, 500, 503}
 
 // metrics counts what the service did, for /metrics. All fields are updated
 // atomically.
@@ -28,7 +28,7 @@ type metrics struct {
 	buckets     []atomic.Int64 // len(latencyBounds)+1, the last is +Inf
 	latSum      atomic.Int64   // nanoseconds
 	latCount    atomic.Int64
-	responses   []atomic.Int64 // by statusCodes index
+	responses   []atomic.Int64 // by statusCodes index, and the last for any other
 	reloadsOK   atomic.Int64
 	reloadsKO   atomic.Int64
 }
@@ -36,7 +36,7 @@ type metrics struct {
 func newMetrics() *metrics {
 	m := &metrics{
 		buckets:   make([]atomic.Int64, len(latencyBounds)+1),
-		responses: make([]atomic.Int64, len(statusCodes)),
+		responses: make([]atomic.Int64, len(statusCodes)+1),
 	}
 	for i := range m.decisions {
 		m.decisions[i] = make([]atomic.Int64, len(guard.Reasons))
@@ -80,6 +80,7 @@ func (m *metrics) response(code int) {
 			return
 		}
 	}
+	m.responses[len(statusCodes)].Add(1)
 }
 
 // write renders the metrics in the Prometheus text exposition format
@@ -135,6 +136,7 @@ func (m *metrics) write(b *bytes.Buffer, g *guard.Guard, info *ModelInfo, log *d
 	for i, c := range statusCodes {
 		fmt.Fprintf(b, "fsmine_guard_http_responses_total{code=\"%d\"} %d\n", c, m.responses[i].Load())
 	}
+	fmt.Fprintf(b, "fsmine_guard_http_responses_total{code=\"other\"} %d\n", m.responses[len(statusCodes)].Load())
 	if log != nil {
 		family("fsmine_guard_log_lines_total", "counter", "Lines written to the decision log.")
 		fmt.Fprintf(b, "fsmine_guard_log_lines_total %d\n", log.lines.Load())
