@@ -53,8 +53,9 @@ type Config struct {
 	// ModelPath names the model in force: GET /v1/model reports it as
 	// "path", and the errors of New and Reload begin with it.
 	ModelPath string
-	// Load reads the model and the policy (nil for the defaults) again, for
-	// Reload and POST /v1/model/reload; nil refuses reloads.
+	// Load reads the model and the policy (nil for the defaults, as New
+	// takes it; not the policy in force) again, for Reload and POST
+	// /v1/model/reload; nil refuses reloads.
 	Load func() (*automaton.Model, *guard.Policy, error)
 	// Token, when not empty, is the bearer token every route but /healthz
 	// wants ("Authorization: Bearer <token>").
@@ -696,7 +697,8 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 var errNoLoad = errors.New("no Config.Load to read the model again")
 
 // Reload reads the model and policy again with Config.Load and puts them
-// in force, keeping the live sessions (see guard.Guard.Reload). On an
+// in force, keeping the live sessions (see guard.Guard.Reload); a nil
+// policy puts the defaults in force, as New takes it. On an
 // error the model in force stays, and the error says which it is.
 // Reloads are serialised.
 func (s *Server) Reload() (ReloadResult, error) {
@@ -714,6 +716,10 @@ func (s *Server) Reload() (ReloadResult, error) {
 	m, p, err := s.cfg.Load()
 	if err != nil {
 		return fail(err)
+	}
+	if p == nil {
+		// the guard's nil keeps the policy in force; Load's is the defaults
+		p = &guard.Policy{}
 	}
 	st, err := s.guard.Reload(m, p)
 	if err != nil {

@@ -413,6 +413,31 @@ func TestReloadWithoutLoad(t *testing.T) {
 	}
 }
 
+// TestReloadNilPolicy: a Config.Load that gives no policy puts the
+// defaults in force, as New takes a nil policy. Reload kept the policy in
+// force instead: a policy file taken away stayed enforced.
+func TestReloadNilPolicy(t *testing.T) {
+	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Load: func() (*automaton.Model, *guard.Policy, error) { return m, nil, nil }}
+	s, err := New(m, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Guard().Policy().Watchdog == nil {
+		t.Fatal("the fixture policy has no watchdog")
+	}
+	if _, err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Guard().Policy(); got.Watchdog != nil || len(got.LoopCaps) > 0 {
+		t.Errorf("after a reload without a policy, the policy in force is %+v, want the defaults", got)
+	}
+}
+
 // TestStepAfterClose: a step that comes after Close is refused, and steps
 // racing with Close neither panic nor lose count of their lines.
 func TestStepAfterClose(t *testing.T) {
