@@ -280,6 +280,15 @@ func TestPolicyErrors(t *testing.T) {
 		{"fallback to start", `{"watchdog":{"max_turns":3,"fallback":{"to":"__start__"}}}`, `policy: watchdog: fallback: cannot go to __start__`},
 		{"no max_turns", `{"watchdog":{"fallback":{"to":"human"}}}`, `policy: watchdog: max_turns is 0, want at least 1`},
 		{"fallback without to", `{"watchdog":{"max_turns":2,"fallback":{"event":"x"}}}`, `policy: watchdog: fallback.to is required`},
+		// the decoder took the last of two values, and keys in any case
+		{"mode twice", `{"mode":"monitor","mode":"enforce"}`, `policy: the key "mode" is given twice`},
+		{"max_turns twice", `{"watchdog":{"max_turns":9,"max_turns":2}}`, `policy: the key "max_turns" is given twice in watchdog`},
+		{"key in other case", `{"WatchDog":{"max_turns":2}}`, `policy: key "WatchDog" is in other case: want "watchdog"`},
+		{"nested key in other case", `{"watchdog":{"MAX_TURNS":2}}`, `policy: watchdog: key "MAX_TURNS" is in other case: want "max_turns"`},
+		{"condition key in other case", `{"transitions":[{"from":"order","to":"order","when":[{"Slot":"x","present":true}]}]}`, `policy: transitions[0].when[0]: key "Slot" is in other case: want "slot"`},
+		{"state key in other case", `{"states":{"order":{"Instructions":"x"}}}`, `policy: states.order: key "Instructions" is in other case: want "instructions"`},
+		// the label was ignored, whatever it said
+		{"fallback label", `{"watchdog":{"max_turns":2,"fallback":{"to":"human","label":"greet"}}}`, `policy: watchdog: fallback: label is not read from a policy`},
 	}
 	m := modeltest.Returns(t)
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"regexp"
 	"regexp/syntax"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/jsondup"
 	"github.com/goccy/go-json"
 )
 
@@ -204,10 +206,19 @@ type Fallback struct {
 
 // ReadPolicy decodes a policy. It checks the policy's own form (mode, caps at
 // least 1, max_turns at least 1) but not its fit to a model: see
-// Policy.Check.
+// Policy.Check. A key given twice in one object, a key in other case than
+// its field's ("Mode") and watchdog.fallback.label are errors that name the
+// key: JSON decoders take the last of two values, match keys in any case,
+// and the label is the guard's to fill in from to.
 func ReadPolicy(r io.Reader) (*Policy, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
+		return nil, err
+	}
+	if err := jsondup.Check(data); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	if err := exactKeys(data); err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -220,10 +231,103 @@ func ReadPolicy(r io.Reader) (*Policy, error) {
 	if dec.More() {
 		return nil, errors.New("decoding policy: more than one JSON value")
 	}
+	if w := p.Watchdog; w != nil && w.Fallback != nil && w.Fallback.Label != "" {
+		// Label is what a Guard reports; a file that gave one would have
+		// it ignored, or contradict to.
+		return nil, errors.New("policy: watchdog: fallback: label is not read from a policy (the guard gives the label of the state to names); name the state by to")
+	}
 	if _, err := p.checkForm(); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// exactKeys refuses a key of data that names a field of Policy (or of a
+// value within it) in other case than the field's: the decoder would take
+// it. It leaves unknown keys, wrong types and syntax to the decoder, which
+// words them.
+func exactKeys(data []byte) error {
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return nil
+	}
+	return exactKeysOf(v, reflect.TypeOf(Policy{}), "")
+}
+
+func exactKeysOf(v any, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	at := func(sub string) string {
+		if path == "" {
+			return sub
+		}
+		return path + "." + sub
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, _ := v.(map[string]any)
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			f, exact := jsonField(t, k)
+			if f == nil {
+				continue // unknown: the decoder says so
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !exact {
+				where := "policy"
+				if path != "" {
+					where += ": " + path
+				}
+				return fmt.Errorf("%s: key %s is in other case: want %s", where, strconv.Quote(k), strconv.Quote(name))
+			}
+			if err := exactKeysOf(obj[k], f.Type, at(name)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		obj, _ := v.(map[string]any)
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if err := exactKeysOf(obj[k], t.Elem(), at(k)); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		arr, _ := v.([]any)
+		for i, e := range arr {
+			if err := exactKeysOf(e, t.Elem(), path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonField returns the field of struct t that JSON key k decodes into,
+// and whether k names it in its own case; nil when none does.
+func jsonField(t reflect.Type, k string) (*reflect.StructField, bool) {
+	var fold *reflect.StructField
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "" || name == "-":
+		case name == k:
+			return &f, true
+		case fold == nil && strings.EqualFold(name, k):
+			fold = &f
+		}
+	}
+	return fold, false
 }
 
 // LoadPolicy reads the policy file at path; errors name the path.
