@@ -112,7 +112,7 @@ flags, unreadable model or policy, the address is taken).`,
 	f.StringVar(&opts.cfg.Token, "token", "", "bearer token clients must send (default $FSMINE_TOKEN)")
 	f.DurationVar(&opts.cfg.TTL, "ttl", d.TTL, "forget sessions idle this long (0: never)")
 	f.IntVar(&opts.cfg.MaxSessions, "max-sessions", d.MaxSessions, "live sessions at most; the least recently used of its shard (the bound is split over up to 64) go first (0: no bound)")
-	f.IntVar(&opts.cfg.History, "history", d.History, "recent decisions kept per session for GET /v1/sessions/{id} (0: none; each costs about 0.12 KB)")
+	f.IntVar(&opts.cfg.History, "history", d.History, "recent decisions kept per session for GET /v1/sessions/{id} (0: none; each costs about 0.12 KB, 0.3 KB at most with names the model lacks)")
 	f.BoolVar(&opts.check, "check", false, "load the model and policy, print what would be enforced, and exit")
 	f.BoolVar(&opts.suggest, "suggest", false, "with --check: print a policy draft mined from the model instead (required slots from build --slots, loop caps, a watchdog), for a person to edit")
 	f.DurationVar(&opts.cfg.ReadTimeout, "read-timeout", d.ReadTimeout, "a request's headers and body must arrive within this (0: no limit)")

@@ -13,9 +13,11 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/automaton/internal/risk"
@@ -194,7 +196,9 @@ type Options struct {
 	Shards int
 	// History is how many recent decisions each session keeps for
 	// Session (default 16; negative keeps none). A session costs about
-	// 0.2 KB plus 0.12 KB per kept decision.
+	// 0.4 KB plus 0.12 KB per kept decision, and 0.3 KB at most for one
+	// whose event or next the model lacks: history keeps such a name cut
+	// to its first 64 bytes (see HistoryEntry).
 	History int
 	// Now is the clock (default time.Now); tests inject their own.
 	Now func() time.Time
@@ -225,7 +229,9 @@ type ReloadStats struct {
 	Dropped  int `json:"dropped"`
 }
 
-// HistoryEntry is one past decision of a session.
+// HistoryEntry is one past decision of a session. Event and Next are as
+// the step gave them, but a name the model lacks that is longer than 64
+// bytes is cut (at a rune) and marked "…(N bytes)" with its length.
 type HistoryEntry struct {
 	Step    int       `json:"step"`
 	Event   string    `json:"event"`
@@ -319,6 +325,8 @@ type compiled struct {
 	rareDev   bool
 	states    map[string]*gstate
 	labels    map[string]*gstate // label -> the most visited state carrying it
+	names     map[string]string  // the states' ids and labels, for history to share
+	events    map[string]string  // the transitions' events, for history to share
 	caps      map[automaton.EdgeRef]capRef
 	loopSlots []int           // per loop: how many capped transitions
 	loopMax   []int           // per loop: its max_iterations, the back edges of one stay together (0: none)
@@ -472,7 +480,15 @@ func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*comp
 		maxOddRun: p.MaxUnusualRun,
 		states:    make(map[string]*gstate, len(m.States)),
 		labels:    make(map[string]*gstate, len(m.States)),
+		names:     make(map[string]string, 2*len(m.States)),
+		events:    make(map[string]string),
 		caps:      make(map[automaton.EdgeRef]capRef),
+	}
+	for _, st := range m.States {
+		c.names[st.ID], c.names[st.Label] = st.ID, st.Label
+	}
+	for _, t := range m.Transitions {
+		c.events[t.Event] = t.Event
 	}
 	c.risk = risk.New(m)
 	loopOf := make(map[string]int)
@@ -940,7 +956,7 @@ func (g *Guard) StepByCall(id, value, event, next string, slots []Slot, call *Ca
 	s.last = now
 	sh.touch(s)
 	if g.history > 0 {
-		e := HistoryEntry{Step: d.Step, Event: event, Next: next, Allowed: d.Allowed, Reason: d.Reason, State: d.State, Time: now}
+		e := HistoryEntry{Step: d.Step, Event: c.keptName(event, c.events), Next: c.keptName(next, c.names), Allowed: d.Allowed, Reason: d.Reason, State: d.State, Time: now}
 		if len(s.hist) < g.history {
 			s.hist = append(s.hist, e)
 		} else {
@@ -952,6 +968,29 @@ func (g *Guard) StepByCall(id, value, event, next string, slots []Slot, call *Ca
 		g.observe(d, event, next, slots)
 	}
 	return d, nil
+}
+
+// maxKeptName is the most bytes of a name the model lacks that a
+// session's history keeps: such a name may be 1,024 bytes long (serve's
+// bound), and sixteen of them, event and next, cost a session 34 KB.
+const maxKeptName = 64
+
+// keptName is name as a session's history keeps it: the model's own
+// string when known has it (shared by every session, and pinning no
+// request's memory), else a copy of name, cut past maxKeptName bytes and
+// marked with its length.
+func (c *compiled) keptName(name string, known map[string]string) string {
+	if k, ok := known[name]; ok {
+		return k
+	}
+	if len(name) <= maxKeptName {
+		return strings.Clone(name)
+	}
+	cut := maxKeptName
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut] + "…(" + strconv.Itoa(len(name)) + " bytes)"
 }
 
 // checkSlots sets each slot's Valid by the policy's patterns; a slot the

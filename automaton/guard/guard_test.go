@@ -3,6 +3,7 @@ package guard
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -415,6 +416,57 @@ func TestGuardHistory(t *testing.T) {
 	if _, ok := g.Session("s"); ok {
 		t.Error("session s outlived End")
 	}
+}
+
+// TestGuardHistoryCutsUnknownNames: a session's history keeps a next or an
+// event the model lacks cut to 64 bytes and marked with its length, and the
+// documented bound on a session's memory holds with such names: 0.4 KB
+// plus 0.3 KB at most per kept decision. History kept them whole, and
+// sixteen 1,000-byte names cost a session 34 KB.
+func TestGuardHistoryCutsUnknownNames(t *testing.T) {
+	g, err := New(modeltest.Returns(t), nil, Options{History: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := func(i, j int) string { return fmt.Sprintf("%d-%d-x%s", i, j, strings.Repeat("é", 500)) }
+	g.Step("s", long(0, 0), long(0, 1))
+	info, _ := g.Session("s")
+	h := info.History[0]
+	for _, f := range []struct{ name, got, given string }{{"event", h.Event, long(0, 0)}, {"next", h.Next, long(0, 1)}} {
+		want := f.given[:63] + "…(1005 bytes)" // cut at a rune
+		if f.got != want {
+			t.Errorf("history's %s = %q, want %q", f.name, f.got, want)
+		}
+	}
+	g.Step("s", "", "agent_msg")
+	if info, _ := g.Session("s"); info.History[1].Next != "agent_msg" {
+		t.Errorf("history's next = %q, want agent_msg", info.History[1].Next)
+	}
+
+	if testing.Short() {
+		return
+	}
+	const sessions = 2000
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	g, err = New(modeltest.Returns(t), nil, Options{History: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range sessions {
+		id := fmt.Sprintf("s%d", i)
+		for j := range 16 {
+			g.Step(id, long(i, j), long(i, j+16))
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perSession := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / sessions / 1024
+	if bound := 0.4 + 16*0.3; perSession > bound {
+		t.Errorf("a session with 16 decisions on unknown names costs %.1f KB, documented bound %.1f KB", perSession, bound)
+	}
+	runtime.KeepAlive(g)
 }
 
 // reshapedModel returns a copy of m changed by edit and re-validated.
