@@ -2,6 +2,9 @@ package guard
 
 import (
 	"fmt"
+	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
@@ -125,5 +128,72 @@ func TestGuardArgsConditioned(t *testing.T) {
 		if d.Allowed || d.Reason != automaton.KindValueWithoutSource {
 			t.Errorf("value %q: a recipient from the page: allowed %v, reason %q; want denied as %s", value, d.Allowed, d.Reason, automaton.KindValueWithoutSource)
 		}
+	}
+}
+
+// TestGuardArgsSeenLabels: text seen under a label the model and its rules
+// lack sources only a rule of any source, however long the label, and past
+// 63 labels the user's words still source the recipient, as check judges
+// them; and a session keeps no caller's label whole. A session kept up to
+// 63 of them, each pinning its request's body through serve: 70 steps with
+// 60 KB labels cost a session 4 MB.
+func TestGuardArgsSeenLabels(t *testing.T) {
+	g, err := New(modeltest.Args(t), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("page ", 400)
+	many := make([]SeenText, 70)
+	for i := range many {
+		many[i] = SeenText{fmt.Sprintf("%s%d", long, i), "nothing here"}
+	}
+	tests := []struct {
+		name   string
+		seen   []SeenText
+		reason string
+	}{
+		{"the user's words", []SeenText{{"user_msg", "mail bob@corp.example"}}, ReasonNone},
+		{"a long label of its own", []SeenText{{long, "mail bob@corp.example"}}, automaton.KindValueWithoutSource},
+		{"past 63 labels", append(slices.Clone(many), SeenText{"user_msg", "mail bob@corp.example"}), ReasonNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := tt.name
+			g.Step(id, "start", "user_msg")
+			g.StepCall(id, "ok", "read", nil, &Call{Seen: tt.seen})
+			d, _ := g.StepCall(id, "ok", "send", nil, &Call{Args: []automaton.Arg{{Name: "to", Value: "bob@corp.example"}}})
+			if d.Reason != tt.reason {
+				t.Errorf("send: reason %q, want %q", d.Reason, tt.reason)
+			}
+		})
+	}
+
+	// 63 labels of 4 KB cost a session no more than 63 short ones, give
+	// or take less than one of them.
+	perSession := func(label func(i, j int) string) float64 {
+		const sessions = 50
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		g, err := New(modeltest.Args(t), nil, Options{History: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range sessions {
+			id := fmt.Sprintf("s%d", i)
+			g.Step(id, "start", "user_msg")
+			for j := range 63 {
+				g.StepCall(id, "ok", "nope", nil, &Call{Seen: []SeenText{{label(i, j), "x"}}})
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(g)
+		return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / sessions
+	}
+	short := perSession(func(i, j int) string { return fmt.Sprintf("l%d-%d", i, j) })
+	longer := perSession(func(i, j int) string { return fmt.Sprintf("%d-%d-%s", i, j, strings.Repeat("x", 4<<10)) })
+	if longer-short >= 4<<10 {
+		t.Errorf("a session seeing 63 labels of 4 KB costs %.1f KB, %.1f KB more than with short labels", longer/1024, (longer-short)/1024)
 	}
 }

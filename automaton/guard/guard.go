@@ -344,6 +344,7 @@ type compiled struct {
 	cons      *rules.Set                      // the model's constraints, nil for none
 	risk      *risk.Tables
 	args      *automaton.ArgRules // the model's argument rules, nil for none
+	argFrom   map[string]string   // the labels the rules' From give, for seenLabel
 	by        byCompiled          // a conditioned model's sub-maps (see bymap.go)
 }
 
@@ -489,6 +490,14 @@ func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*comp
 	}
 	for _, t := range m.Transitions {
 		c.events[t.Event] = t.Event
+	}
+	for _, r := range m.Args {
+		for _, l := range r.From {
+			if c.argFrom == nil {
+				c.argFrom = make(map[string]string)
+			}
+			c.argFrom[l] = l
+		}
 	}
 	c.risk = risk.New(m)
 	loopOf := make(map[string]int)
@@ -1205,7 +1214,7 @@ func (c *compiled) decide(s *session, event, next string, slots []Slot, call *Ca
 	}
 	var argDev *automaton.ArgDeviation
 	if call != nil && c.args != nil {
-		argDev = s.callArgs(c.args, target, call, reason == ReasonNone)
+		argDev = s.callArgs(c, target, call, reason == ReasonNone)
 		if argDev != nil {
 			reason = argDev.Kind
 		}

@@ -40,6 +40,14 @@ func TestServeArgs(t *testing.T) {
 		{"send to the user's contact", "a", `{"event":"ok","next":"send","args":{"to":"bob@corp.example"}}`, 200, []string{`"allowed":true`, `"state":"send"`}},
 		{"args not an object", "b", `{"event":"start","next":"user_msg","args":["x"]}`, 400, []string{`\"args\" is not an object`}},
 		{"seen not strings", "b", `{"event":"start","next":"user_msg","seen":{"user_msg":3}}`, 400, []string{`\"seen\" is not an object of strings`}},
+		// a session kept every label of seen whole, and null was no call
+		{"seen label too long", "b", `{"event":"start","next":"user_msg","seen":{"` + strings.Repeat("p", 1025) + `":"x"}}`, 400,
+			[]string{`seen[\"pppp`, `…\"] is a label 1025 bytes long, at most 1024 allowed`}},
+		{"seen label with a control character", "b", `{"event":"start","next":"user_msg","seen":{"page\u001b":"x"}}`, 400,
+			[]string{`seen[\"page\\x1b\"]: the label holds the control character U+001B`}},
+		{"seen label the model has", "c", `{"event":"start","next":"user_msg","seen":{"user_msg":"x"}}`, 200, []string{`"allowed":true`}},
+		{"args null", "b", `{"event":"start","next":"user_msg","args":null}`, 400, []string{`\"args\" is null`}},
+		{"seen null", "b", `{"event":"start","next":"user_msg","seen":null}`, 400, []string{`\"seen\" is null`}},
 	}
 	for _, tt := range tests {
 		code, _, body := ts.do(t, "POST", "/v1/sessions/"+tt.session+"/steps", tt.body, "")

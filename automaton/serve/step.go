@@ -118,7 +118,7 @@ func readStep(body []byte, n names, buf []guard.Slot) (event, next string, slots
 	if slots, err = decodeSlots(req.Slots, buf); err != nil {
 		return "", "", buf, nil, false, err
 	}
-	if call, err = decodeCall(req.Args, req.Seen); err != nil {
+	if call, err = decodeCall(req.Args, req.Seen, n); err != nil {
 		return "", "", buf, nil, false, err
 	}
 	if err := checkFields(*req.Event, *req.Next, slots, n); err != nil {
@@ -246,14 +246,17 @@ type stepRequest struct {
 // object, read by automaton.FlattenArgs) and "seen" (the text that entered
 // the session since the last step: an object from the label of the step
 // that brought it to a string), for the model's argument rules; nil when
-// the body has neither.
-func decodeCall(args, seen json.RawMessage) (*guard.Call, error) {
+// the body has neither. A label of seen that is none of n is held to what
+// checkFields asks of a name.
+func decodeCall(args, seen json.RawMessage, n names) (*guard.Call, error) {
 	if args == nil && seen == nil {
 		return nil, nil
 	}
 	call := &guard.Call{}
 	if args != nil {
-		if k := bytes.TrimSpace(args); len(k) > 0 && k[0] != '{' && string(k) != "null" {
+		if k := bytes.TrimSpace(args); string(k) == "null" {
+			return nil, errors.New(`bad step body: "args" is null: want the call's arguments, {"name": value, ...} (or leave it out)`)
+		} else if len(k) > 0 && k[0] != '{' {
 			return nil, errors.New(`bad step body: "args" is not an object: want the call's arguments, {"name": value, ...}`)
 		}
 		// A key given twice would let the guard judge one value while the
@@ -267,17 +270,32 @@ func decodeCall(args, seen json.RawMessage) (*guard.Call, error) {
 		}
 	}
 	if seen != nil {
+		const want = `want {"label of the step that brought it": "text", ...}`
+		if string(bytes.TrimSpace(seen)) == "null" {
+			return nil, errors.New(`bad step body: "seen" is null: ` + want + ` (or leave it out)`)
+		}
 		if err := jsondup.Check(seen); err != nil {
 			return nil, fmt.Errorf("bad step body: seen: %v", err)
 		}
 		var texts map[string]string
 		if err := json.Unmarshal(seen, &texts); err != nil {
-			return nil, errors.New(`bad step body: "seen" is not an object of strings: want {"label of the step that brought it": "text", ...}`)
+			return nil, errors.New(`bad step body: "seen" is not an object of strings: ` + want)
 		}
 		for label, text := range texts {
 			call.Seen = append(call.Seen, guard.SeenText{Label: label, Text: text})
 		}
 		sort.Slice(call.Seen, func(i, j int) bool { return call.Seen[i].Label < call.Seen[j].Label })
+		for _, st := range call.Seen {
+			if _, known := n[st.Label]; known {
+				continue
+			}
+			if len(st.Label) > maxName {
+				return nil, fmt.Errorf("bad step body: seen[%s] is a label %d bytes long, at most %d allowed for a name the model does not have", strconv.Quote(shortPath(st.Label)), len(st.Label), maxName)
+			}
+			if err := badText(st.Label); err != "" {
+				return nil, fmt.Errorf("bad step body: seen[%s]: the label %s", strconv.Quote(st.Label), err)
+			}
+		}
 	}
 	return call, nil
 }
