@@ -169,7 +169,7 @@ type modelOptions struct {
 // prepare checks the options and loads the parent model, so that a bad flag
 // fails before a long read.
 func (o *modelOptions) prepare() error {
-	if o.rareCount < 0 || o.rareRatio < 0 || o.rareRatio >= 1 {
+	if o.rareCount < 0 || !(o.rareRatio >= 0 && o.rareRatio < 1) {
 		return usagef("--rare-count must be >= 0 and --rare-ratio in [0, 1)")
 	}
 	if o.version < 0 {
@@ -611,14 +611,16 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 			return err
 		}
 	}
-	if err := writeOutput(opts.out, streams.Out, m.Write); err != nil {
-		return err
-	}
+	// The model last, as the evidence before it: an output that cannot be
+	// written leaves the model as it was.
 	if opts.dot != "" {
 		detail, _ := detailOf(opts.detail) // checked by prepare
 		if err := writeDOT(opts.dot, streams.Out, m, detail); err != nil {
 			return err
 		}
+	}
+	if err := writeOutput(opts.out, streams.Out, m.Write); err != nil {
+		return err
 	}
 	if !opts.quiet {
 		printBuildSummary(streams.Err, lg, m)

@@ -193,6 +193,9 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	// Sessions are checked as the read finishes them; a read that starts
 	// over holding every session gives them all again.
 	if opts.outside != "" {
+		if opts.outside == "-" {
+			return usagef("--outside needs a file name: the report goes to standard output")
+		}
 		if slices.Contains(opts.inputs, "-") {
 			return usagef("--outside reads the logs again: give files, not standard input")
 		}

@@ -242,7 +242,7 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	if opts.nested && opts.folds < 3 {
 		return usagef("--nested: --folds %d leaves %d to choose on; want at least 3 folds", opts.folds, opts.folds-1)
 	}
-	if opts.rareCount < 0 || opts.rareRatio < 0 || opts.rareRatio >= 1 {
+	if opts.rareCount < 0 || !(opts.rareRatio >= 0 && opts.rareRatio < 1) {
 		return usagef("--rare-count must be >= 0 and --rare-ratio in [0, 1)")
 	}
 	if !(opts.minRejected >= 0 && opts.minRejected <= 1) {

@@ -154,6 +154,12 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 			}
 		}
 	}
+	if truthOut == "-" {
+		return usagef("--truth-out -: the truth is a model file; give it a file name")
+	}
+	if err := checkOutputs([]string{opts.model}, [][2]string{{"--output", output}, {"--truth-out", truthOut}}); err != nil {
+		return err
+	}
 	if truthOut != "" {
 		t := *m
 		t.Digest = t.ComputeDigest()

@@ -99,6 +99,9 @@ func runImport(_ context.Context, opts *importOptions, streams IO) error {
 	if opts.from != "" && !slices.Contains(design.Formats(), opts.from) {
 		return usagef("unknown --from %q: want one of %s", opts.from, strings.Join(design.Formats(), ", "))
 	}
+	if err := checkOutputs([]string{opts.flow, opts.labels}, [][2]string{{"--output", opts.output}}); err != nil {
+		return err
+	}
 	var (
 		data []byte
 		err  error

@@ -135,10 +135,8 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 	if cfg.ReadTimeout < 0 || cfg.WriteTimeout < 0 || cfg.IdleTimeout < 0 || cfg.LogHold < 0 || cfg.MaxConns < 0 {
 		return usagef("serve: --read-timeout, --write-timeout, --idle-timeout, --log-hold and --max-conns must not be negative")
 	}
-	if !opts.check {
-		if err := checkOutputs([]string{opts.model, opts.policy}, [][2]string{{"--log", opts.log}}); err != nil {
-			return err
-		}
+	if err := checkOutputs([]string{opts.model, opts.policy}, [][2]string{{"--log", opts.log}}); err != nil {
+		return err
 	}
 	m, p, err := serve.LoadFiles(opts.model, opts.policy)
 	if err != nil {
