@@ -169,6 +169,12 @@ type modelOptions struct {
 // prepare checks the options and loads the parent model, so that a bad flag
 // fails before a long read.
 func (o *modelOptions) prepare() error {
+	if !slices.Contains(mine.Merges, o.merge) {
+		return usagef("--merge %q: want one of %s", o.merge, strings.Join(mine.Merges, ", "))
+	}
+	if !slices.Contains(mine.Generalizes, o.general) {
+		return usagef("--generalize %q: want one of %s", o.general, strings.Join(mine.Generalizes, ", "))
+	}
 	if o.rareCount < 0 || !(o.rareRatio >= 0 && o.rareRatio < 1) {
 		return usagef("--rare-count must be >= 0 and --rare-ratio in [0, 1)")
 	}
