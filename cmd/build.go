@@ -435,15 +435,16 @@ func (opts *buildOptions) secondReads(inputs []mine.Input, ropt *mine.ReadOption
 			return nil, err
 		}
 	}
+	// Checked whether or not --by is given: a bad value is a mistake either way.
+	if err := checkByMode(opts.model.byMode); err != nil {
+		return nil, err
+	}
 	if opts.model.by != "" {
 		if opts.partial != "" || opts.update != "" || opts.model.slots || outcome != nil || !twiceReadable(inputs) {
 			return nil, usagef("--by reads the logs twice: give log files or folders (not standard input or a pipe), and no --partial, --update, --slots or --outcome")
 		}
 		if opts.model.byMin < 1 {
 			return nil, usagef("--by-min %d: want 1 or more", opts.model.byMin)
-		}
-		if err := checkByMode(opts.model.byMode); err != nil {
-			return nil, err
 		}
 		opts.model.byValues = func() (map[string]string, error) {
 			return mine.SessionValues(inputs, *ropt, opts.model.by)

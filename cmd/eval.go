@@ -279,15 +279,16 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	base := mine.DefaultOptions()
 	base.RareCount, base.RareRatio = opts.rareCount, opts.rareRatio
 	eopt := eval.Options{Folds: opts.folds, Settings: settings, Base: base, MinRejected: opts.minRejected, Truth: truth, Nested: opts.nested}
+	// Checked whether or not --by is given: a bad value is a mistake either way.
+	if err := checkByMode(opts.byMode); err != nil {
+		return err
+	}
 	if opts.by != "" {
 		if !twiceReadable(inputs) {
 			return usagef("--by reads the logs twice: give log files or folders (not standard input or a pipe)")
 		}
 		if opts.byMin < 1 {
 			return usagef("--by-min %d: want 1 or more", opts.byMin)
-		}
-		if err := checkByMode(opts.byMode); err != nil {
-			return err
 		}
 		if eopt.By, err = mine.SessionValues(inputs, ropt, opts.by); err != nil {
 			return err
