@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"reflect"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -267,12 +269,7 @@ func exactKeysOf(v any, t reflect.Type, path string) error {
 	switch t.Kind() {
 	case reflect.Struct:
 		obj, _ := v.(map[string]any)
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			f, exact := jsonField(t, k)
 			if f == nil {
 				continue // unknown: the decoder says so
@@ -291,12 +288,7 @@ func exactKeysOf(v any, t reflect.Type, path string) error {
 		}
 	case reflect.Map:
 		obj, _ := v.(map[string]any)
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			if err := exactKeysOf(obj[k], t.Elem(), at(k)); err != nil {
 				return err
 			}
