@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -243,6 +245,34 @@ func (w *ArgWatch) See(label, text string) {
 			w.seen[h] = old | bit
 		}
 	})
+}
+
+// Relabel gives the text seen under each label that rename maps to
+// another name that name instead (a guard's stand-in for a label that a
+// reloaded model has), as if it had been seen under it; where the watch
+// has the name already, the text counts under both.
+func (w *ArgWatch) Relabel(rename func(label string) (string, bool)) {
+	for _, from := range slices.Sorted(maps.Keys(w.labels)) {
+		to, ok := rename(from)
+		if !ok || to == from {
+			continue
+		}
+		bit := w.labels[from]
+		have, ok := w.labels[to]
+		if !ok {
+			// The bit moves to the name: no bit is freed or taken.
+			delete(w.labels, from)
+			w.labels[to] = bit
+			continue
+		}
+		// Both: from keeps its bit (a freed bit would be given again
+		// while tokens still carry it), and its tokens gain to's.
+		for h, b := range w.seen {
+			if b&bit != 0 {
+				w.seen[h] = b | have
+			}
+		}
+	}
 }
 
 // mask gives the bits of labels; nil labels are every bit.

@@ -226,3 +226,33 @@ func TestDiffArgs(t *testing.T) {
 		t.Errorf("a model against itself: added %v, removed %v", a, r)
 	}
 }
+
+// TestArgWatchRelabel: a label renamed keeps its text's bits under the new
+// name; renamed onto a name the watch has, the text counts under both, and
+// no bit is given twice to labels seen after.
+func TestArgWatchRelabel(t *testing.T) {
+	rules := NewArgRules([]ArgRule{{Tool: "send", Arg: "to", Kind: KindValueWithoutSource, Steps: 5, Sessions: 5, From: []string{"inbox"}}})
+	call := func(w *ArgWatch, value string) bool {
+		return w.Call(rules, "send", []Arg{{Name: "to", Value: value}}) == nil
+	}
+	w := NewArgWatch()
+	w.See("stand-a", "mail ann@corp.example")
+	w.See("inbox", "mail bob@corp.example")
+	w.See("stand-b", "mail cy@corp.example")
+	if call(w, "ann@corp.example") || !call(w, "bob@corp.example") || call(w, "cy@corp.example") {
+		t.Fatal("before: want only bob sourced from the inbox")
+	}
+	w.Relabel(func(l string) (string, bool) {
+		switch l {
+		case "stand-a":
+			return "inbox", true
+		case "stand-b":
+			return "other", true
+		}
+		return "", false
+	})
+	w.See("late", "mail dee@corp.example")
+	if !call(w, "ann@corp.example") || !call(w, "bob@corp.example") || call(w, "cy@corp.example") || call(w, "dee@corp.example") {
+		t.Error("after: want ann and bob sourced from the inbox, cy and dee not")
+	}
+}

@@ -197,3 +197,43 @@ func TestGuardArgsSeenLabels(t *testing.T) {
 		t.Errorf("a session seeing 63 labels of 4 KB costs %.1f KB, %.1f KB more than with short labels", longer/1024, (longer-short)/1024)
 	}
 }
+
+// TestGuardArgsReloadSeenLabel: text seen under a label the model lacked
+// (kept under a stand-in) counts as a source under that label once a
+// reloaded model's rule names it, as it does for a session begun under the
+// new model; seen both before and after, under both.
+func TestGuardArgsReloadSeenLabel(t *testing.T) {
+	v1 := modeltest.Args(t)
+	v2 := modeltest.Args(t)
+	for i := range v2.Args {
+		if v2.Args[i].Kind == automaton.KindValueWithoutSource {
+			v2.Args[i].From = []string{"mailbox", "user_msg"}
+		}
+	}
+	v2.Digest = v2.ComputeDigest()
+	send := &Call{Args: []automaton.Arg{{Name: "to", Value: "bob@corp.example"}, {Name: "from", Value: "desk@corp.example"}}}
+	for _, tt := range []struct {
+		name          string
+		before, after []SeenText
+	}{
+		{"seen before the reload", []SeenText{{"mailbox", "mail it to bob@corp.example"}}, nil},
+		{"seen before and after", []SeenText{{"mailbox", "mail it to bob@corp.example"}}, []SeenText{{"mailbox", "nothing"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := New(v1, nil, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.Step("s", "start", "user_msg")
+			g.StepCall("s", "ok", "read", nil, &Call{Seen: tt.before})
+			if _, err := g.Reload(v2, nil); err != nil {
+				t.Fatal(err)
+			}
+			call := *send
+			call.Seen = tt.after
+			if d, _ := g.StepCall("s", "ok", "send", nil, &call); d.Reason != ReasonNone {
+				t.Errorf("carried over: %q, want the call allowed", d.Reason)
+			}
+		})
+	}
+}

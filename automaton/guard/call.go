@@ -58,11 +58,16 @@ func (c *compiled) seenLabel(label string) string {
 	if l, ok := c.argFrom[label]; ok {
 		return l
 	}
-	var h [8]byte
-	binary.BigEndian.PutUint64(h[:], maphash.String(seenLabelSeed, label))
-	stand := "\x00" + hex.EncodeToString(h[:])
+	stand := standIn(label)
 	for c.labels[stand] != nil || c.argFrom[stand] != "" {
 		stand += "\x00" // a model's label of that form: never mistake one for it
 	}
 	return stand
+}
+
+// standIn is the stand-in of label: "\x00" and its keyed hash.
+func standIn(label string) string {
+	var h [8]byte
+	binary.BigEndian.PutUint64(h[:], maphash.String(seenLabelSeed, label))
+	return "\x00" + hex.EncodeToString(h[:])
 }

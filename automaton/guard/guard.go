@@ -345,7 +345,12 @@ type compiled struct {
 	risk      *risk.Tables
 	args      *automaton.ArgRules // the model's argument rules, nil for none
 	argFrom   map[string]string   // the labels the rules' From give, for seenLabel
-	by        byCompiled          // a conditioned model's sub-maps (see bymap.go)
+	// standFor maps the stand-in seenLabel gives a label that no model
+	// had to the label, for each label this model (with argument rules)
+	// has: a session carried over from an earlier model keeps what it saw
+	// under the label's own name (see carry).
+	standFor map[string]string
+	by       byCompiled // a conditioned model's sub-maps (see bymap.go)
 }
 
 type gstate struct {
@@ -497,6 +502,15 @@ func compileWith(m *automaton.Model, p *Policy, patterns *policyPatterns) (*comp
 				c.argFrom = make(map[string]string)
 			}
 			c.argFrom[l] = l
+		}
+	}
+	if len(m.Args) > 0 {
+		c.standFor = make(map[string]string)
+		for l := range c.labels {
+			c.standFor[standIn(l)] = l
+		}
+		for l := range c.argFrom {
+			c.standFor[standIn(l)] = l
 		}
 	}
 	c.risk = risk.New(m)
@@ -1442,6 +1456,14 @@ func (g *Guard) carry(s *session, c *compiled) int {
 	if s.cons != c.cons {
 		// The constrained labels visited, by name, in c's indexes.
 		s.seen, s.cons = s.cons.Carry(s.seen, c.cons), c.cons
+	}
+	if s.args != nil && c.standFor != nil {
+		// Text seen under a label the earlier model lacked, kept under
+		// its stand-in, counts under the label now that c has it.
+		s.args.Relabel(func(label string) (string, bool) {
+			l, ok := c.standFor[label]
+			return l, ok
+		})
 	}
 	return res
 }

@@ -24,7 +24,8 @@ func Terminal(s string) string {
 // name's own that would read as one of these escapes (ReadsAsEscape) is
 // written \x5c, so that two names never show alike ("x\x1by" with ESC
 // is x\x1by, the seven characters x\x1by are x\x5cx1by). Other
-// backslashes stay as they are (C:\Users). Cell of Cell's output is not
+// backslashes stay as they are (C:\Users, but C:\x5ctemp: \t reads as
+// an escape). Cell of Cell's output is not
 // Cell's output: escape a name once, and pass lines and cells made of
 // escaped names through Line.
 func Cell(s string) string {

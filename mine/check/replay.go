@@ -310,7 +310,7 @@ func (r *ReplayReport) WriteText(w io.Writer) error {
 		if s.DwellMS != nil {
 			dwell = text.Duration(*s.DwellMS)
 		}
-		rows = append(rows, []string{mark, step, fmt.Sprintf("%s:%d", text.Cell(s.File), s.Line), state, text.Cell(s.Event), next, count, shr, verdict, dwell})
+		rows = append(rows, []string{mark, step, fmt.Sprintf("%s:%d", text.Line(s.File), s.Line), state, text.Cell(s.Event), next, count, shr, verdict, dwell})
 	}
 	b.WriteString(text.Table(rows, map[int]bool{1: true, 6: true, 7: true, 9: true}))
 

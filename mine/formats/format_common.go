@@ -205,11 +205,12 @@ type posReader struct {
 	// mark is where the current item starts; limit, when above 0, is the
 	// most bytes read past it (the item and the decoder's read-ahead)
 	// before a read fails with errItemTooLarge. While lead is set, every
-	// byte from the mark on is white space, and the mark moves past it:
-	// the space between items counts for none of them.
+	// byte from the mark on is white space (or an array's commas), and the
+	// mark moves past it: the space between items counts for none of them.
 	mark, limit int64
 	lead        bool
-	// solid is the offset of the last byte that is not white space.
+	// solid is the offset of the last byte that is not white space or a
+	// comma.
 	solid int64
 }
 
@@ -241,6 +242,10 @@ func (p *posReader) Read(b []byte) (int, error) {
 			}
 			p.blank = true
 		case ' ', '\t', '\r':
+		case ',':
+			// Between an array's elements a comma is space too: it sets
+			// no solid, and a lead goes on over it.
+			p.blank = false
 		default:
 			p.blank, p.lead, p.solid = false, false, p.n+int64(i)
 		}
@@ -395,7 +400,7 @@ func (j *jsonReader) next() {
 		j.peek = make([]byte, 512)
 	}
 	n, _ := io.ReadFull(j.dec.Buffered(), j.peek)
-	k := len(bytes.TrimLeft(j.peek[:n], " \t\r\n"))
+	k := len(bytes.TrimLeft(j.peek[:n], " \t\r\n,"))
 	if k > 0 {
 		off += int64(n - k)
 	}
@@ -456,6 +461,7 @@ func (j *jsonReader) items(fn func(raw json.RawMessage, at int64) error) error {
 		if _, err := j.dec.Token(); err != nil {
 			return j.decodeError(err)
 		}
+		j.next()
 		for j.dec.More() {
 			j.next()
 			var raw json.RawMessage
@@ -465,11 +471,15 @@ func (j *jsonReader) items(fn func(raw json.RawMessage, at int64) error) error {
 			if err := fn(raw, j.dec.InputOffset()-int64(len(raw))); err != nil {
 				return err
 			}
+			// Done with the element: the space and comma More reads past
+			// count for none.
+			j.next()
 		}
 		j.next()
 		if _, err := j.dec.Token(); err != nil {
 			return j.decodeError(err)
 		}
+		j.next()
 		if _, err := j.dec.Token(); err != io.EOF {
 			return j.errorAt(j.dec.InputOffset()-1, "more input after the top-level array")
 		}

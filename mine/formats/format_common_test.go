@@ -109,3 +109,23 @@ func TestJSONItemLimitSpace(t *testing.T) {
 		t.Errorf("the last item at %d:%d, want 100003:50001", line, col)
 	}
 }
+
+// TestJSONItemLimitArraySpace: in a top-level array too, the space and the
+// commas between elements count for none of them.
+func TestJSONItemLimitArraySpace(t *testing.T) {
+	space := strings.Repeat("\n", 10000)
+	for _, in := range []string{
+		"[{}," + space + `{"a":1}]`,
+		"[{}" + space + `,{"a":1}]`,
+		"[" + space + `{},{"a":1}]`,
+		`[{},{"a":1}` + space + "]",
+		"[{}" + space + "," + space + `{"a":1}` + space + "]" + space,
+	} {
+		jr := newJSONReader(strings.NewReader(in))
+		jr.streamItems(4096)
+		var items int
+		if err := jr.items(func(json.RawMessage, int64) error { items++; return nil }); err != nil || items != 2 {
+			t.Errorf("%q…: %d items, %v; want 2, no error", in[:8], items, err)
+		}
+	}
+}
