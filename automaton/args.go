@@ -247,6 +247,12 @@ func (w *ArgWatch) See(label, text string) {
 	})
 }
 
+// Has reports whether the watch keeps text under label.
+func (w *ArgWatch) Has(label string) bool {
+	_, ok := w.labels[label]
+	return ok
+}
+
 // Relabel gives the text seen under each label that rename maps to
 // another name that name instead (a guard's stand-in for a label that a
 // reloaded model has), as if it had been seen under it; where the watch

@@ -237,3 +237,38 @@ func TestGuardArgsReloadSeenLabel(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardArgsSeenLabelKept: a label a session keeps by name (seen while
+// its model had it) stays so after a reload to a model without it, so that
+// what it sees then counts under it when a later model has it again, also
+// for a session that keeps the most labels it can.
+func TestGuardArgsSeenLabelKept(t *testing.T) {
+	with := modeltest.Args(t)
+	for i := range with.Args {
+		if with.Args[i].Kind == automaton.KindValueWithoutSource {
+			with.Args[i].From = []string{"mailbox", "user_msg"}
+		}
+	}
+	with.Digest = with.ComputeDigest()
+	g, err := New(with, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := []SeenText{{"mailbox", "nothing"}, {"user_msg", "nothing"}}
+	for i := range 61 {
+		seen = append(seen, SeenText{fmt.Sprintf("page%d", i), "nothing"})
+	}
+	g.Step("s", "start", "user_msg")
+	g.StepCall("s", "ok", "read", nil, &Call{Seen: seen})
+	if _, err := g.Reload(modeltest.Args(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	g.StepCall("s", "ok", "read", nil, &Call{Seen: []SeenText{{"mailbox", "mail bob@corp.example"}}})
+	if _, err := g.Reload(with, nil); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := g.StepCall("s", "ok", "send", nil, &Call{Args: []automaton.Arg{{Name: "to", Value: "bob@corp.example"}, {Name: "from", Value: "desk@corp.example"}}})
+	if d.Reason != ReasonNone {
+		t.Errorf("send: %q, want the call allowed", d.Reason)
+	}
+}

@@ -32,7 +32,13 @@ func (s *session) callArgs(c *compiled, target *gstate, call *Call, judge bool) 
 		s.args = automaton.NewArgWatch()
 	}
 	for _, st := range call.Seen {
-		s.args.See(c.seenLabel(st.Label), st.Text)
+		label := st.Label
+		if !s.args.Has(label) {
+			// A label the session keeps by name (seen under a model
+			// that had it) stays so; others as seenLabel gives them.
+			label = c.seenLabel(label)
+		}
+		s.args.See(label, st.Text)
 	}
 	if judge && target != nil {
 		return s.args.Call(c.args, target.label, call.Args)

@@ -206,12 +206,15 @@ type posReader struct {
 	// most bytes read past it (the item and the decoder's read-ahead)
 	// before a read fails with errItemTooLarge. While lead is set, every
 	// byte from the mark on is white space (or an array's commas), and the
-	// mark moves past it: the space between items counts for none of them.
-	mark, limit int64
-	lead        bool
+	// mark moves past the space the decoder lets go: between JSON values
+	// all of it, so that it counts for none of them; between an array's
+	// elements (sep) only what follows the comma, as the decoder holds what
+	// comes before it while it looks for the comma or the array's end.
+	mark, limit      int64
+	lead, sep, comma bool
 	// solid is the offset of the last byte that is not white space or a
-	// comma.
-	solid int64
+	// comma, lastComma that of the last comma.
+	solid, lastComma int64
 }
 
 // lineEnds are count '\n' bytes from first to last with only white space
@@ -245,11 +248,12 @@ func (p *posReader) Read(b []byte) (int, error) {
 		case ',':
 			// Between an array's elements a comma is space too: it sets
 			// no solid, and a lead goes on over it.
-			p.blank = false
+			p.blank, p.lastComma = false, p.n+int64(i)
+			p.comma = p.comma || p.lead
 		default:
 			p.blank, p.lead, p.solid = false, false, p.n+int64(i)
 		}
-		if p.lead {
+		if p.lead && (!p.sep || p.comma) {
 			p.mark = p.n + int64(i) + 1
 		}
 	}
@@ -270,8 +274,13 @@ func (p *posReader) total() int64 {
 func (p *posReader) forget(off int64) {
 	p.mark = max(p.mark, off)
 	if p.solid < off {
-		// The bytes read from off on are white space.
-		p.mark, p.lead = max(p.mark, p.n), true
+		// The bytes read from off on are white space (and commas): the
+		// mark moves on as they are let go (see Read); those read already,
+		// at most a read's worth, count.
+		p.lead, p.comma = true, p.lastComma >= off
+		if !p.sep {
+			p.mark = max(p.mark, p.n)
+		}
 	}
 	i := sort.Search(len(p.nl), func(i int) bool { return p.nl[i].last >= off })
 	if i == 0 {
@@ -325,7 +334,7 @@ func newJSONReader(r io.Reader) *jsonReader {
 	if b, _ := br.Peek(3); bytes.Equal(b, utf8BOM) {
 		br.Discard(3)
 	}
-	pr := &posReader{r: br, solid: -1}
+	pr := &posReader{r: br, solid: -1, lastComma: -1}
 	return &jsonReader{pr: pr, dec: json.NewDecoder(pr)}
 }
 
@@ -458,6 +467,7 @@ func (j *jsonReader) items(fn func(raw json.RawMessage, at int64) error) error {
 		first = t[0]
 	}
 	if first == '[' {
+		j.pr.sep = true
 		if _, err := j.dec.Token(); err != nil {
 			return j.decodeError(err)
 		}

@@ -110,22 +110,34 @@ func TestJSONItemLimitSpace(t *testing.T) {
 	}
 }
 
-// TestJSONItemLimitArraySpace: in a top-level array too, the space and the
-// commas between elements count for none of them.
+// TestJSONItemLimitArraySpace: in a top-level array the space after a
+// comma, which the decoder lets go, counts for no element; the space it
+// holds while it looks for the comma or the array's end (after "[", before
+// "," or "]") counts, so that the limit bounds what is held.
 func TestJSONItemLimitArraySpace(t *testing.T) {
 	space := strings.Repeat("\n", 10000)
-	for _, in := range []string{
-		"[{}," + space + `{"a":1}]`,
-		"[{}" + space + `,{"a":1}]`,
-		"[" + space + `{},{"a":1}]`,
-		`[{},{"a":1}` + space + "]",
-		"[{}" + space + "," + space + `{"a":1}` + space + "]" + space,
+	for _, tt := range []struct {
+		in string
+		ok bool
+	}{
+		{"[{}," + space + `{"a":1}]`, true},
+		{"[{}," + space + "," + `{"a":1}]`, false}, // not JSON
+		{"[{}" + space + `,{"a":1}]`, false},
+		{"[" + space + `{},{"a":1}]`, false},
+		{`[{},{"a":1}` + space + "]", false},
 	} {
-		jr := newJSONReader(strings.NewReader(in))
+		jr := newJSONReader(strings.NewReader(tt.in))
 		jr.streamItems(4096)
 		var items int
-		if err := jr.items(func(json.RawMessage, int64) error { items++; return nil }); err != nil || items != 2 {
-			t.Errorf("%q…: %d items, %v; want 2, no error", in[:8], items, err)
+		err := jr.items(func(json.RawMessage, int64) error { items++; return nil })
+		if tt.ok && (err != nil || items != 2) {
+			t.Errorf("%q…: %d items, %v; want 2, no error", tt.in[:8], items, err)
+		}
+		if !tt.ok && err == nil {
+			t.Errorf("%q…: %d items and no error; want one", tt.in[:8], items)
+		}
+		if jr.pr.n > 1<<14 {
+			t.Errorf("%q…: read %d bytes, want about the limit", tt.in[:8], jr.pr.n)
 		}
 	}
 }
