@@ -489,11 +489,7 @@ func (j *jsonReader) items(fn func(raw json.RawMessage, at int64) error) error {
 		if _, err := j.dec.Token(); err != nil {
 			return j.decodeError(err)
 		}
-		j.next()
-		if _, err := j.dec.Token(); err != io.EOF {
-			return j.errorAt(j.dec.InputOffset()-1, "more input after the top-level array")
-		}
-		return nil
+		return j.spaceToEnd()
 	}
 	for {
 		j.next()
@@ -506,6 +502,29 @@ func (j *jsonReader) items(fn func(raw json.RawMessage, at int64) error) error {
 			return j.decodeError(err)
 		}
 		if err := fn(raw, j.dec.InputOffset()-int64(len(raw))); err != nil {
+			return err
+		}
+	}
+}
+
+// spaceToEnd reads what follows a top-level array, which must be white
+// space, past the decoder (which would hold all of it) through a buffer of
+// its own, so that any amount of it is taken in constant memory.
+func (j *jsonReader) spaceToEnd() error {
+	j.pr.sep, j.pr.limit = false, 0
+	off := j.dec.InputOffset()
+	rest := io.MultiReader(j.dec.Buffered(), j.pr)
+	buf := make([]byte, 4096)
+	for {
+		n, err := rest.Read(buf)
+		if i := bytes.IndexFunc(buf[:n], func(r rune) bool { return !strings.ContainsRune(" \t\r\n", r) }); i >= 0 {
+			return j.errorAt(off+int64(i), "more input after the top-level array")
+		}
+		off += int64(n)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 	}

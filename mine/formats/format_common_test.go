@@ -141,3 +141,23 @@ func TestJSONItemLimitArraySpace(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONArrayTrailingSpace: any amount of space after a top-level array
+// is read in constant memory and taken; anything else there is an error at
+// its own line.
+func TestJSONArrayTrailingSpace(t *testing.T) {
+	for _, limit := range []int{0, 4096} {
+		space := strings.Repeat("\n \t", 1<<20)
+		jr := newJSONReader(strings.NewReader("[{}]" + space))
+		jr.streamItems(limit)
+		if err := jr.items(func(json.RawMessage, int64) error { return nil }); err != nil {
+			t.Errorf("limit %d: %v, want no error", limit, err)
+		}
+		jr = newJSONReader(strings.NewReader("[{}]" + space + "x"))
+		jr.streamItems(limit)
+		err := jr.items(func(json.RawMessage, int64) error { return nil })
+		if want := "line 1048577, column 3: more input after the top-level array"; err == nil || err.Error() != want {
+			t.Errorf("limit %d: %v, want %s", limit, err, want)
+		}
+	}
+}
