@@ -74,16 +74,9 @@ func serveLoopback(t *testing.T, s *Server) string {
 // deadline, and every trickling client held a connection (a file
 // descriptor) for as long as it liked.
 func TestServeCutsSlowBodies(t *testing.T) {
-	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := DefaultConfig()
 	cfg.ReadTimeout, cfg.MaxConns = 300*time.Millisecond, 2
-	s, err := New(m, p, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := fixtureServer(t, cfg)
 	base := serveLoopback(t, s)
 	addr := strings.TrimPrefix(base, "http://")
 	slow := []net.Conn{slowBody(t, addr), slowBody(t, addr)}
@@ -109,16 +102,9 @@ func TestServeCutsSlowBodies(t *testing.T) {
 // longer. Before the fix Serve had no write timeout, and /healthz went
 // unanswered for as long as the two clients stayed.
 func TestServeCutsNonReaders(t *testing.T) {
-	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := DefaultConfig()
 	cfg.WriteTimeout, cfg.MaxConns = 300*time.Millisecond, 2
-	s, err := New(m, p, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := fixtureServer(t, cfg)
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -239,16 +225,9 @@ func (c *fullConn) Write(p []byte) (int, error) {
 // TestServeSlowBodyAnswer: a body that does not arrive within ReadTimeout
 // gets 408, in words that do not give the connection's addresses.
 func TestServeSlowBodyAnswer(t *testing.T) {
-	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := DefaultConfig()
 	cfg.ReadTimeout = 200 * time.Millisecond
-	s, err := New(m, p, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := fixtureServer(t, cfg)
 	addr := strings.TrimPrefix(serveLoopback(t, s), "http://")
 	c := slowBody(t, addr)
 	c.SetReadDeadline(time.Now().Add(failAfter))
@@ -612,16 +591,9 @@ func TestServeRefusesWebPages(t *testing.T) {
 // closes idle connections, which otherwise held their slots for the whole
 // idle timeout.
 func TestServeIdleConnsYield(t *testing.T) {
-	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := DefaultConfig()
 	cfg.MaxConns, cfg.IdleTimeout = 2, time.Hour
-	s, err := New(m, p, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := fixtureServer(t, cfg)
 	base := serveLoopback(t, s)
 	addr := strings.TrimPrefix(base, "http://")
 	for range cfg.MaxConns {
@@ -665,16 +637,9 @@ func (l *countingListener) Accept() (net.Conn, error) {
 // knock out another client's connection: 120 to 190 connections and 23 to
 // 50 failed POSTs of 600.
 func TestServeKeepsIdleAtTheLimit(t *testing.T) {
-	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := DefaultConfig()
 	cfg.MaxConns = 2
-	s, err := New(m, p, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := fixtureServer(t, cfg)
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -34,14 +34,7 @@ func TestMetricsCountConstraintDenials(t *testing.T) {
 // 403 (a foreign request), 408 (a slow body) and 503 (after Close, or the
 // decision log failing), which then went uncounted.
 func TestMetricsCountEveryAnswer(t *testing.T) {
-	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(m, p, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := fixtureServer(t, Config{})
 	do := func(method, path, origin string) {
 		r := httptest.NewRequest(method, path, strings.NewReader(`{"next":"agent_msg"}`))
 		if origin != "" {

@@ -398,16 +398,9 @@ func TestNewRefusesNegativeBounds(t *testing.T) {
 // TestReloadWithoutLoad: a Server with no Config.Load refuses reloads and
 // keeps its model.
 func TestReloadWithoutLoad(t *testing.T) {
-	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(m, p, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := fixtureServer(t, Config{})
 	defer s.Close()
-	_, err = s.Reload()
+	_, err := s.Reload()
 	if err == nil || !strings.Contains(err.Error(), "no Config.Load to read the model again; still enforcing version 1 (sha256:") {
 		t.Errorf("Reload = %v, want a refusal naming version 1", err)
 	}
@@ -494,4 +487,18 @@ func TestServeMaxUnusual(t *testing.T) {
 	if code, _, body := newTestServer(t, "").do(t, "GET", "/v1/model", "", ""); code != 200 || strings.Contains(body, "max_unusual") {
 		t.Errorf("GET /v1/model without the cap: %d %s; want no max_unusual", code, body)
 	}
+}
+
+// fixtureServer is a Server of the fixture's model and policy under cfg.
+func fixtureServer(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	m, p, err := LoadFiles(fixtureModel, fixturePolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(m, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
