@@ -34,6 +34,7 @@ type evalOptions struct {
 	rareRatio     float64
 	minRejected   float64
 	nested        bool
+	args          bool
 	format        string
 	outcome       string
 	quiet         bool
@@ -90,6 +91,12 @@ fold). The settings on the Pareto front of accepted and rejected are marked with
 and one is recommended: of those rejecting at least --min-rejected
 of the perturbed sessions, the one accepting the most held-out sessions.
 
+With --args, argument rules (build --args) are learned on each fold's
+training sessions too, and a held-out session, or a perturbation, is
+refused also at a call that breaks one: a perturbed session's records move
+with its steps, so a removed lookup takes the text a later call's value
+came from, and that call breaks its rule (see docs/arguments.md).
+
 Logs are read as build reads them (--labels, --field, --from), whole.
 
 Exit status: 0 ok; 2 trouble (bad flags, unreadable logs, fewer sessions than
@@ -127,6 +134,7 @@ label in common with the log).`,
 	f.Float64Var(&opts.rareRatio, "rare-ratio", def.RareRatio, "flag transitions below this share of their source's outflow as rare (0: off)")
 	f.Float64Var(&opts.minRejected, "min-rejected", eval.DefaultMinRejected, "share of perturbed sessions a recommended setting must reject")
 	f.BoolVar(&opts.nested, "nested", false, "also measure the recommendation held out: for each fold, the setting recommended on the other folds (at least 2), mined on them and scored on it (mines each setting that many times more)")
+	f.BoolVar(&opts.args, "args", false, "also learn argument rules on each fold (build --args) and refuse held-out sessions and perturbations at a call that breaks one (reads the logs twice)")
 	f.StringVar(&opts.format, "format", "text", "output: text or json")
 	f.StringVar(&opts.truth, "truth", "", "a model `FILE` that is right about the log (gen --truth-out, or a designed flow): also score truth-rejected perturbations rejected and generalisation precision")
 	f.StringVar(&opts.outcome, "outcome", "", "score each held-out session's risk (surprisal) against its outcome, `EXPR`, a test of a record field such as attrs.reward>=1: ROC AUC for failure beside the session-length baseline, failures flagged and successes passed")
@@ -266,6 +274,12 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	if opts.args {
+		if !twiceReadable(inputs) {
+			return usagef("--args reads the logs twice: give log files or folders (not standard input or a pipe)")
+		}
+		ropt.Import.Seen = true
+	}
 	var done func()
 	ropt.Progress, done = startProgress(streams, opts.quiet)
 	lg, err := mine.Read(inputs, ropt)
@@ -279,6 +293,12 @@ func runEval(ctx context.Context, opts *evalOptions, streams IO) error {
 	base := mine.DefaultOptions()
 	base.RareCount, base.RareRatio = opts.rareCount, opts.rareRatio
 	eopt := eval.Options{Folds: opts.folds, Settings: settings, Base: base, MinRejected: opts.minRejected, Truth: truth, Nested: opts.nested}
+	if opts.args {
+		ropt.Progress = nil
+		if eopt.Args, err = mine.ReadArgSessions(inputs, ropt); err != nil {
+			return err
+		}
+	}
 	// Checked whether or not --by is given: a bad value is a mistake either way.
 	if err := checkByMode(opts.byMode); err != nil {
 		return err

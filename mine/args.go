@@ -31,7 +31,11 @@ type ArgSession struct {
 
 // ArgStep is one record of an ArgSession: the label of its step, the
 // arguments of its call (none for a step that is no call) and the text it
-// brought into the session, a source for later steps.
+// brought into the session, a source for later steps. A record the label
+// rules drop is no step of the map, but the text it brought entered the
+// session all the same (a user's turn with the email a later call uses):
+// it is kept for that text alone, labelled with its node, its call not
+// judged.
 type ArgStep struct {
 	Label string
 	Args  []automaton.Arg
@@ -41,6 +45,7 @@ type ArgStep struct {
 	hasStep  bool
 	fileLine int
 	file     int
+	dropped  bool // a record the label rules drop, kept for its text
 }
 
 // Bounds on what one record gives the argument rules.
@@ -49,7 +54,8 @@ const maxSeenText = formats.MaxSeenText // bytes of attrs.seen a record
 // ReadArgSessions reads the inputs again, as Read read them (opt must be the
 // options Read was given), and gives every session's calls and text, in
 // the order of the first record of each session. Records the label rules
-// drop or fold are left out. A record whose attrs.args or attrs.seen is
+// drop are kept only for their text (see ArgStep); records they fold into
+// the visit before them are calls like any other. A record whose attrs.args or attrs.seen is
 // not of the documented shape is an error naming the input and line.
 func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 	index := map[string]int{}
@@ -62,7 +68,8 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 		} `json:"attrs"`
 	}
 	err := rereadRecords(inputs, opt, func(fi, line int, l []byte, r *rec) bool {
-		if r.drop || r.fold {
+		hasSeen := bytes.Contains(l, []byte(`"seen"`))
+		if r.drop && !hasSeen {
 			return true
 		}
 		si, ok := index[r.session]
@@ -71,8 +78,11 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 			index[r.session] = si
 			out = append(out, ArgSession{ID: r.session})
 		}
-		st := ArgStep{Label: r.label, step: r.step, hasStep: r.hasStep, fileLine: line, file: fi}
-		if bytes.Contains(l, []byte(`"args"`)) || bytes.Contains(l, []byte(`"seen"`)) {
+		st := ArgStep{Label: r.label, step: r.step, hasStep: r.hasStep, fileLine: line, file: fi, dropped: r.drop}
+		if r.drop {
+			st.Label = r.node
+		}
+		if hasSeen || bytes.Contains(l, []byte(`"args"`)) {
 			probe.Attrs.Args, probe.Attrs.Seen = nil, nil
 			if err := json.Unmarshal(l, &probe); err != nil {
 				bad = fmt.Errorf("%s:%d: %v", inputs[fi].Name, line, err)
@@ -86,6 +96,9 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 			if st.Seen, err = seenTexts(probe.Attrs.Seen); err != nil {
 				bad = fmt.Errorf("%s:%d: attrs.seen: %v", inputs[fi].Name, line, err)
 				return false
+			}
+			if r.drop {
+				st.Args = nil // no step of the map: its call is not judged
 			}
 		}
 		out[si].Steps = append(out[si].Steps, st)
@@ -346,25 +359,76 @@ func CheckArgs(sessions []ArgSession, rules []automaton.ArgRule) []ArgFinding {
 	}
 	var out []ArgFinding
 	for _, s := range sessions {
-		w := automaton.NewArgWatch()
-		for i, st := range s.Steps {
-			if d := w.Call(ar, st.Label, st.Args); d != nil {
-				at := int64(i)
-				if st.hasStep {
-					at = st.step
-				}
-				out = append(out, ArgFinding{Session: s.ID, Step: at, ArgDeviation: *d})
-				break
+		if i, d := FirstArgBreak(ar, s.Steps); d != nil {
+			at := int64(i)
+			if st := s.Steps[i]; st.hasStep {
+				at = st.step
 			}
-			for _, text := range st.Seen {
-				w.See(st.Label, text)
-			}
+			out = append(out, ArgFinding{Session: s.ID, Step: at, ArgDeviation: *d})
 		}
 	}
 	return out
 }
 
+// FirstArgBreak judges steps, one session's records in order, by ar (from
+// automaton.NewArgRules; nil judges nothing) and gives the first call that
+// breaks a rule, its index and deviation; -1 and nil when none does.
+func FirstArgBreak(ar *automaton.ArgRules, steps []ArgStep) (int, *automaton.ArgDeviation) {
+	if ar == nil {
+		return -1, nil
+	}
+	w := automaton.NewArgWatch()
+	for i, st := range steps {
+		if d := w.Call(ar, st.Label, st.Args); d != nil {
+			return i, d
+		}
+		for _, text := range st.Seen {
+			w.See(st.Label, text)
+		}
+	}
+	return -1, nil
+}
+
 // String names a finding for a human: session, step, kind, tool and arg.
 func (f ArgFinding) String() string {
 	return strconv.Quote(f.Session) + " step " + strconv.FormatInt(f.Step, 10) + ": " + f.Kind + " " + f.Tool + "(" + f.Arg + ")"
+}
+
+// ArgBlocks splits a, the records of session s of lg (read by
+// ReadArgSessions with the options lg was read with), by s's visits: for
+// n visits, 2n+1 blocks, where blocks[2k+1] holds the records of visit k
+// (its first record, the records folded into it, detours collapsed into
+// it, and records the rules drop that come before its last record) and
+// blocks[2k] the dropped records before visit k (blocks[2n], after the
+// last). A session perturbed by visits takes its records along: eval
+// removes a visit's block, or swaps two, and the text between them stays
+// in place. It fails when a visit's first record is not among a's.
+func (lg *Log) ArgBlocks(s *Session, a ArgSession) ([][]ArgStep, error) {
+	n := len(s.Visits)
+	blocks := make([][]ArgStep, 2*n+1)
+	k := -1 // the visit of the records so far
+	var pending []ArgStep
+	for _, st := range a.Steps {
+		if st.dropped {
+			pending = append(pending, st)
+			continue
+		}
+		if k+1 < n {
+			if v := s.Visits[k+1]; int(v.File) == st.file && int(v.Line) == st.fileLine {
+				k++
+				blocks[2*k] = pending
+				pending = nil
+			}
+		}
+		if k < 0 {
+			return nil, fmt.Errorf("session %q: the record at %s:%d comes before its first visit", s.ID, lg.Files[st.file].Path, st.fileLine)
+		}
+		blocks[2*k+1] = append(append(blocks[2*k+1], pending...), st)
+		pending = nil
+	}
+	if k+1 != n {
+		return nil, fmt.Errorf("session %q: visit %d (%s:%d) has no record among its arguments", s.ID, k+1, lg.Files[s.Visits[k+1].File].Path, s.Visits[k+1].Line)
+	}
+	blocks[2*n] = pending
+	return blocks, nil
 }

@@ -188,3 +188,94 @@ func TestFlattenArgsBounded(t *testing.T) {
 		t.Errorf("first value %+v, want ctl as given", args[0])
 	}
 }
+
+// TestArgsDroppedText: a record the label rules drop (a user's turn, here)
+// is no step of the map, but its text entered the session: the account a
+// later call uses is sourced from it, and a rule says so. A call on a
+// dropped record is not judged.
+func TestArgsDroppedText(t *testing.T) {
+	rules, err := ParseRules([]byte(`{"rules": [{"match": {"node": "^user_msg$"}, "drop": true}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := ReadOptions{Rules: rules}
+	sessions, err := ReadArgSessions(argInput(argLog(24, -1)), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := sessions[0].Steps[0]; st.Label != "user_msg" || !st.dropped || len(st.Seen) != 1 {
+		t.Fatalf("first step %+v: want the dropped user_msg with its text", st)
+	}
+	var account *automaton.ArgRule
+	learned := LearnArgs(sessions, ArgOptions{})
+	for i, r := range learned {
+		if r.Tool == "send" && r.Arg == "account" && r.Kind == automaton.KindValueWithoutSource {
+			account = &learned[i]
+		}
+	}
+	if account == nil || len(account.From) != 1 || account.From[0] != "user_msg" {
+		t.Fatalf("rules %v: want send(account) value_without_source from user_msg", learned)
+	}
+	// The same log with a call on the dropped record that breaks every
+	// rule: not judged, so nothing is found.
+	data := strings.ReplaceAll(string(argLog(5, -1)), `"node":"user_msg","event":"user","attrs":{`, `"node":"user_msg","event":"user","attrs":{"args":{"to":"eve@evil.example"},`)
+	test, err := ReadArgSessions(argInput([]byte(data)), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(test[0].Steps[0].Args) != 0 {
+		t.Errorf("a dropped record's call kept: %+v", test[0].Steps[0])
+	}
+	if got := CheckArgs(test, append(learned, automaton.ArgRule{Tool: "user_msg", Arg: "to", Kind: automaton.KindValueWithoutSource, Steps: 24, Sessions: 24})); len(got) != 0 {
+		t.Errorf("CheckArgs = %v, want nothing", got)
+	}
+}
+
+// TestArgBlocks: a session's records split by its visits, with the dropped
+// records between visits apart and those inside a visit in it.
+func TestArgBlocks(t *testing.T) {
+	rules, err := ParseRules([]byte(`{"rules": [{"match": {"node": "^user_msg$"}, "drop": true}, {"match": {"node": "^lookup$"}, "state": "lookup", "fold": true}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := `{"session_id":"a","step":0,"node":"user_msg","event":"user","attrs":{"seen":"u0"}}
+{"session_id":"a","step":1,"node":"lookup","event":"ok","attrs":{"seen":"l1"}}
+{"session_id":"a","step":2,"node":"user_msg","event":"user","attrs":{"seen":"u2"}}
+{"session_id":"a","step":3,"node":"lookup","event":"ok","attrs":{"seen":"l3"}}
+{"session_id":"a","step":4,"node":"user_msg","event":"user","attrs":{"seen":"u4"}}
+{"session_id":"a","step":5,"node":"act","event":"ok","attrs":{"args":{"x":"l3"}}}
+{"session_id":"a","step":6,"node":"user_msg","event":"user","attrs":{"seen":"u6"}}
+`
+	opt := ReadOptions{Rules: rules}
+	in := argInput([]byte(data))
+	lg, err := Read(in, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := ReadArgSessions(in, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := lg.ArgBlocks(&lg.Sessions[0], args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range blocks {
+		var names []string
+		for _, st := range b {
+			names = append(names, strings.Join(st.Seen, "")+st.Label)
+		}
+		got = append(got, strings.Join(names, " "))
+	}
+	want := []string{"u0user_msg", "l1lookup u2user_msg l3lookup", "u4user_msg", "act", "u6user_msg"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("blocks %q, want %q", got, want)
+	}
+	// Records of another session do not line up.
+	other := args[0]
+	other.Steps = other.Steps[:2]
+	if _, err := lg.ArgBlocks(&lg.Sessions[0], other); err == nil || !strings.Contains(err.Error(), "no record") {
+		t.Errorf("ArgBlocks of too few records: %v, want an error", err)
+	}
+}

@@ -232,6 +232,17 @@ type Options struct {
 	// on it.
 	Nested bool
 
+	// Args, when not nil, are the sessions' records with their calls'
+	// arguments and the text they brought (mine.ReadArgSessions, read as
+	// the log was): for each fold, argument rules are learned from the
+	// training sessions' records (mine.LearnArgs), and a held-out session
+	// or perturbation is refused also at a call that breaks one. A
+	// perturbation moves a visit's records with it (a removed step takes
+	// its call and its text), so a call no longer preceded by the text its
+	// value came from breaks its rule. Every session of the log must have
+	// its records here.
+	Args []mine.ArgSession
+
 	// oracle, for tests: each mined model is given the moves its held-out
 	// sessions take (see addOracle), a bound no method reaches.
 	oracle bool
@@ -365,6 +376,9 @@ type Report struct {
 	// none does, the one that rejects the most.
 	Recommended int     `json:"recommended"`
 	MinRejected float64 `json:"min_rejected"`
+	// ArgRules, with Options.Args, is the mean number of argument rules
+	// learned a fold; every setting was judged with them.
+	ArgRules *float64 `json:"arg_rules,omitempty"`
 	// Outcome is the risk scores against the sessions' outcomes, when
 	// Options.Outcome asked for them.
 	Outcome *OutcomeReport `json:"outcome,omitempty"`
@@ -460,8 +474,21 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 	for f := range trains {
 		trains[f] = lg.Subset(func(s *mine.Session) bool { return Fold(s.ID, opt.Folds) != f })
 	}
+	if opt.Args != nil {
+		if err := argTests(lg, fold, opt.Args, tests); err != nil {
+			return nil, err
+		}
+	}
 
 	rep := &Report{Sessions: n, Emptied: lg.Emptied, Folds: opt.Folds, MinRejected: minRej}
+	if opt.Args != nil {
+		rules := 0
+		for _, t := range tests {
+			rules += t.nArgRules
+		}
+		rep.ArgRules = new(float64)
+		*rep.ArgRules = round1(float64(rules) / float64(opt.Folds))
+	}
 	rep.Results = make([]Result, len(opt.Settings))
 	for i, s := range opt.Settings {
 		rep.Results[i] = Result{Setting: s, Name: s.String(), Folds: make([]Scores, opt.Folds)}
@@ -531,6 +558,39 @@ func Run(lg *mine.Log, opt Options) (*Report, error) {
 	return rep, nil
 }
 
+// argTests gives each fold of tests its sessions' records split by visits
+// and the argument rules of its training sessions (see Options.Args).
+func argTests(lg *mine.Log, fold []int, args []mine.ArgSession, tests []test) error {
+	byID := make(map[string]int, len(args))
+	for i, a := range args {
+		byID[a.ID] = i
+	}
+	train := make([][]mine.ArgSession, len(tests))
+	for i := range lg.Sessions {
+		s := &lg.Sessions[i]
+		a, ok := byID[s.ID]
+		if !ok {
+			return fmt.Errorf("eval: session %q has no records among the arguments read", s.ID)
+		}
+		blocks, err := lg.ArgBlocks(s, args[a])
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		t := &tests[fold[i]]
+		t.blocks = append(t.blocks, blocks)
+		for f := range train {
+			if f != fold[i] {
+				train[f] = append(train[f], args[a])
+			}
+		}
+	}
+	for f := range tests {
+		rules := mine.LearnArgs(train[f], mine.ArgOptions{})
+		tests[f].argRules, tests[f].nArgRules = automaton.NewArgRules(rules), len(rules)
+	}
+	return nil
+}
+
 // test is a held-out fold: its sessions, and what perturbing them needs.
 // The perturbations are made anew for each model scored, so that memory
 // holds the sessions, not their perturbations (a session of n steps has
@@ -546,6 +606,12 @@ type test struct {
 	// realMoves are the moves of the held-out sessions as (label, event,
 	// label).
 	realMoves map[triple]bool
+	// With Options.Args: each session's records split by its visits
+	// (mine.Log.ArgBlocks), parallel to sessions, and the argument rules
+	// learned from the fold's training sessions.
+	blocks    [][][]mine.ArgStep
+	argRules  *automaton.ArgRules
+	nArgRules int
 }
 
 type triple struct{ from, event, to string }
@@ -679,19 +745,65 @@ func labelTriples(m *automaton.Model) map[triple]bool {
 // for the label (a run already that long or longer gives none). The
 // perturbations may include the session itself only through maxRun.
 func Perturb(mvs []automaton.Move, maxRun map[string]int) map[string][][]automaton.Move {
-	return perturb(mvs, maxRun, nil)
+	return movesOf(perturb(mvs, maxRun, nil))
 }
 
 // PerturbEvents is Perturb with the event kind too: each visit ending with
 // each other event that events lists for its label.
 func PerturbEvents(mvs []automaton.Move, maxRun map[string]int, events map[string][]string) map[string][][]automaton.Move {
-	return perturb(mvs, maxRun, events)
+	return movesOf(perturb(mvs, maxRun, events))
+}
+
+func movesOf(ps map[string][]perturbation) map[string][][]automaton.Move {
+	out := make(map[string][][]automaton.Move, len(ps))
+	for k, list := range ps {
+		for _, p := range list {
+			out[k] = append(out[k], p.moves)
+		}
+	}
+	return out
+}
+
+// perturbation is a perturbed session: its moves, and where it changed the
+// visits (the kind says how), so that the records of the visits can be
+// perturbed alike (see perturbArgs).
+type perturbation struct {
+	moves []automaton.Move
+	// at is the visit removed, the first of the two swapped, or the last
+	// of the run repeated, extra times more; unused for an event change.
+	at, extra int
+}
+
+// perturbArgs gives the records of the session blocks splits by visits (see
+// mine.Log.ArgBlocks) as p, a perturbation of kind, changes its visits: a
+// visit's records go with it, and the records between visits (text the
+// label rules drop) stay in place.
+func perturbArgs(kind string, p perturbation, blocks [][]mine.ArgStep) []mine.ArgStep {
+	var out []mine.ArgStep
+	for b := range blocks {
+		switch {
+		case kind == KindRemove && b == 2*p.at+1:
+			continue
+		case kind == KindSwap && b == 2*p.at+1:
+			out = append(out, blocks[b+2]...)
+		case kind == KindSwap && b == 2*p.at+3:
+			out = append(out, blocks[b-2]...)
+		default:
+			out = append(out, blocks[b]...)
+		}
+		if kind == KindRepeat && b == 2*p.at+1 {
+			for range p.extra {
+				out = append(out, blocks[b]...)
+			}
+		}
+	}
+	return out
 }
 
 // perturb is PerturbEvents. Visits 0..n-1 are moves 0..n-1 (the label of a
 // move is the visit's label, the event of move i+1 is visit i's event), and
 // move n is the move into the end.
-func perturb(mvs []automaton.Move, maxRun map[string]int, events map[string][]string) map[string][][]automaton.Move {
+func perturb(mvs []automaton.Move, maxRun map[string]int, events map[string][]string) map[string][]perturbation {
 	n := len(mvs) - 1 // visits
 	type visit struct{ label, event string }
 	vs := make([]visit, n)
@@ -707,19 +819,19 @@ func perturb(mvs []automaton.Move, maxRun map[string]int, events map[string][]st
 		}
 		return append(out, automaton.Move{Event: ev, Label: automaton.EndID})
 	}
-	out := map[string][][]automaton.Move{}
+	out := map[string][]perturbation{}
 	seen := map[string]bool{}
-	add := func(kind string, vs []visit) {
+	add := func(kind string, vs []visit, at, extra int) {
 		p := toMoves(vs)
 		k := key(p)
 		if !seen[k] {
 			seen[k] = true
-			out[kind] = append(out[kind], p)
+			out[kind] = append(out[kind], perturbation{p, at, extra})
 		}
 	}
 	for i := 1; i < n-1; i++ {
 		p := append(append([]visit{}, vs[:i]...), vs[i+1:]...)
-		add(KindRemove, p)
+		add(KindRemove, p, i, 0)
 	}
 	for i := 0; i+1 < n; i++ {
 		if vs[i].label == vs[i+1].label {
@@ -728,7 +840,7 @@ func perturb(mvs []automaton.Move, maxRun map[string]int, events map[string][]st
 		p := append([]visit{}, vs...)
 		// Labels change places; each position keeps its event.
 		p[i].label, p[i+1].label = vs[i+1].label, vs[i].label
-		add(KindSwap, p)
+		add(KindSwap, p, i, 0)
 	}
 	for i := 0; i < n; {
 		j := i
@@ -746,7 +858,7 @@ func perturb(mvs []automaton.Move, maxRun map[string]int, events map[string][]st
 		for k := 0; k < extra; k++ {
 			p = append(p, vs[j])
 		}
-		add(KindRepeat, append(p, vs[j+1:]...))
+		add(KindRepeat, append(p, vs[j+1:]...), j, extra)
 		i = j + 1
 	}
 	for i := range vs {
@@ -756,7 +868,7 @@ func perturb(mvs []automaton.Move, maxRun map[string]int, events map[string][]st
 			}
 			p := append([]visit{}, vs...)
 			p[i].event = e
-			add(KindEvent, p)
+			add(KindEvent, p, i, 0)
 		}
 	}
 	return out
@@ -854,9 +966,15 @@ func judge(m *automaton.Model, sc Scores, t *test, s Setting, values map[string]
 		}
 		return checkers.For(m)
 	}
+	// With argument rules a session is refused also at a call that breaks
+	// one (see Options.Args).
+	argsBreak := func(steps []mine.ArgStep) bool {
+		i, _ := mine.FirstArgBreak(t.argRules, steps)
+		return i >= 0
+	}
 	for i, mvs := range t.sessions {
 		v := checkerOf(i).Check(mvs)
-		if v.Fits() {
+		if v.Fits() && (t.blocks == nil || !argsBreak(slices.Concat(t.blocks[i]...))) {
 			sc.accepted++
 		}
 		sc.fitSum += v.Fitness
@@ -864,13 +982,14 @@ func judge(m *automaton.Model, sc Scores, t *test, s Setting, values map[string]
 	for i, mvs := range t.sessions {
 		c := checkerOf(i)
 		for kind, ps := range perturb(mvs, t.maxRun, t.events) {
-			for _, p := range ps {
+			for _, pt := range ps {
+				p := pt.moves
 				if t.real[key(p)] {
 					continue
 				}
 				sc.ofKind[kind]++
 				at, verdict := c.Miss(p)
-				rejected := at >= 0
+				rejected := at >= 0 || t.blocks != nil && argsBreak(perturbArgs(kind, pt, t.blocks[i]))
 				if rejected {
 					sc.byKind[kind]++
 				}
@@ -878,8 +997,11 @@ func judge(m *automaton.Model, sc Scores, t *test, s Setting, values map[string]
 					sc.Perturbed++
 					if rejected {
 						sc.rejected++
-						if mv := moveAt(p, min(at, len(p)-1)); (verdict == conform.StepIllegal || verdict == conform.StepIncomplete) && !has[mv] && t.realMoves[mv] {
-							sc.rejectedReal++
+						// (at < 0: refused by an argument rule alone)
+						if at >= 0 && (verdict == conform.StepIllegal || verdict == conform.StepIncomplete) {
+							if mv := moveAt(p, min(at, len(p)-1)); !has[mv] && t.realMoves[mv] {
+								sc.rejectedReal++
+							}
 						}
 					}
 				}

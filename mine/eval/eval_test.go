@@ -52,7 +52,7 @@ func mv(event, label string) automaton.Move { return automaton.Move{Event: event
 func TestPerturb(t *testing.T) {
 	// Visits a/1 b/2 b/3 c/4: labels a, b, b, c ending with events 1..4.
 	s := []automaton.Move{mv("", "a"), mv("1", "b"), mv("2", "b"), mv("3", "c"), mv("4", automaton.EndID)}
-	got := perturb(s, map[string]int{"a": 1, "b": 3, "c": 1}, map[string][]string{"a": {"1", "9"}})
+	got := movesOf(perturb(s, map[string]int{"a": 1, "b": 3, "c": 1}, map[string][]string{"a": {"1", "9"}}))
 	text := func(ps [][]automaton.Move) []string {
 		var out []string
 		for _, p := range ps {

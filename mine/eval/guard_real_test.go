@@ -59,7 +59,7 @@ func TestGuardAgreesRealLogs(t *testing.T) {
 					n, fits := 0, 0
 					for _, mvs := range tests[f].sessions {
 						seqs := [][]automaton.Move{mvs}
-						for _, ps := range perturb(mvs, tests[f].maxRun, tests[f].events) {
+						for _, ps := range movesOf(perturb(mvs, tests[f].maxRun, tests[f].events)) {
 							seqs = append(seqs, ps...)
 						}
 						for _, p := range seqs {

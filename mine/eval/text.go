@@ -18,6 +18,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 	if rep.Emptied > 0 {
 		fmt.Fprintf(&b, "%s with every record dropped by the label rules, left out\n", text.Count(rep.Emptied, "more session"))
 	}
+	if rep.ArgRules != nil {
+		fmt.Fprintf(&b, "argument rules learned on each fold's training sessions (%.1f a fold): a call that breaks one refuses its session\n", *rep.ArgRules)
+	}
 	b.WriteString("\n")
 	truth := len(rep.Results) > 0 && rep.Results[0].Overall.TruthRejected != nil
 	width := 42

@@ -97,7 +97,7 @@ func scoreTruth(t testing.TB, truth *automaton.Model, train, held *mine.Log, opt
 			}
 			why[k]++
 		}
-		for kind, ps := range perturb(mvs, nil, events) {
+		for kind, ps := range movesOf(perturb(mvs, nil, events)) {
 			for _, p := range ps {
 				if tc.Fits(p) {
 					continue
