@@ -11,6 +11,7 @@ package mine
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"github.com/fsmine/fsmine/mine/formats"
 	"slices"
@@ -42,10 +43,13 @@ type ArgStep struct {
 	Seen  []string
 
 	step     int64
+	ts       int64
 	hasStep  bool
 	fileLine int
 	file     int
 	dropped  bool // a record the label rules drop, kept for its text
+	folded   bool // a record folded into the visit before it
+	visit    int  // the visit it belongs to, in order (see sortArgSteps)
 }
 
 // Bounds on what one record gives the argument rules.
@@ -60,6 +64,10 @@ const maxSeenText = formats.MaxSeenText // bytes of attrs.seen a record
 func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 	index := map[string]int{}
 	var out []ArgSession
+	// What orders each session's records, as Read orders them (see
+	// sortArgSteps): over all its records, those left out here too.
+	type order struct{ allStep, allTS, visits bool }
+	var orders []order
 	var bad error
 	var probe struct {
 		Attrs struct {
@@ -68,17 +76,20 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 		} `json:"attrs"`
 	}
 	err := rereadRecords(inputs, opt, func(fi, line int, l []byte, r *rec) bool {
-		hasSeen := bytes.Contains(l, []byte(`"seen"`))
-		if r.drop && !hasSeen {
-			return true
-		}
 		si, ok := index[r.session]
 		if !ok {
 			si = len(out)
 			index[r.session] = si
 			out = append(out, ArgSession{ID: r.session})
+			orders = append(orders, order{true, true, false})
 		}
-		st := ArgStep{Label: r.label, step: r.step, hasStep: r.hasStep, fileLine: line, file: fi, dropped: r.drop}
+		o := &orders[si]
+		o.allStep, o.allTS, o.visits = o.allStep && r.hasStep, o.allTS && r.hasTS, o.visits || !r.drop
+		hasSeen := bytes.Contains(l, []byte(`"seen"`))
+		if r.drop && !hasSeen {
+			return true
+		}
+		st := ArgStep{Label: r.label, step: r.step, ts: r.ts, hasStep: r.hasStep, fileLine: line, file: fi, dropped: r.drop, folded: r.fold}
 		if r.drop {
 			st.Label = r.node
 		}
@@ -110,20 +121,50 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A session whose every record the rules drop is no session of the
+	// log.
+	kept := out[:0]
 	for i := range out {
-		steps := out[i].Steps
-		sort.SliceStable(steps, func(a, b int) bool {
-			x, y := &steps[a], &steps[b]
-			if x.hasStep && y.hasStep && x.step != y.step {
-				return x.step < y.step
-			}
-			if x.file != y.file {
-				return x.file < y.file
-			}
-			return x.fileLine < y.fileLine
-		})
+		if !orders[i].visits {
+			continue
+		}
+		sortArgSteps(out[i].Steps, orders[i].allStep, orders[i].allTS)
+		kept = append(kept, out[i])
 	}
+	clear(out[len(kept):])
+	out = kept
 	return out, nil
+}
+
+// sortArgSteps orders one session's records as Read orders a session's
+// (shard.visits): by step when every record of it has one, else by time
+// when every record has one, else, as for ties, by position in the input,
+// which is the order steps are in. Each record's visit is then the number
+// of the records up to it that begin a visit (neither dropped nor folded
+// into a visit of its label), less one: the step a finding names when
+// records have no step number, as replay numbers its rows (a run of
+// detour records, which Read collapses, still counts here).
+func sortArgSteps(steps []ArgStep, allStep, allTS bool) {
+	slices.SortStableFunc(steps, func(x, y ArgStep) int {
+		if allStep && x.step != y.step {
+			return cmp.Compare(x.step, y.step)
+		}
+		if allTS && x.ts != y.ts {
+			return cmp.Compare(x.ts, y.ts)
+		}
+		return 0
+	})
+	visit, last := -1, -1 // the last record that is a step of the map
+	for i := range steps {
+		st := &steps[i]
+		if !st.dropped {
+			if !st.folded || last < 0 || !steps[last].folded || steps[last].Label != st.Label {
+				visit++
+			}
+			last = i
+		}
+		st.visit = max(visit, 0)
+	}
 }
 
 // seenTexts reads attrs.seen: a string or a list of strings, at most
@@ -360,7 +401,7 @@ func CheckArgs(sessions []ArgSession, rules []automaton.ArgRule) []ArgFinding {
 	var out []ArgFinding
 	for _, s := range sessions {
 		if i, d := FirstArgBreak(ar, s.Steps); d != nil {
-			at := int64(i)
+			at := int64(s.Steps[i].visit)
 			if st := s.Steps[i]; st.hasStep {
 				at = st.step
 			}
@@ -421,7 +462,7 @@ func (lg *Log) ArgBlocks(s *Session, a ArgSession) ([][]ArgStep, error) {
 			}
 		}
 		if k < 0 {
-			return nil, fmt.Errorf("session %q: the record at %s:%d comes before its first visit", s.ID, lg.Files[st.file].Path, st.fileLine)
+			return nil, fmt.Errorf("session %q: the record at %s:%d is not where the log's first visit of the session is (the records were read in another order)", s.ID, lg.Files[st.file].Path, st.fileLine)
 		}
 		blocks[2*k+1] = append(append(blocks[2*k+1], pending...), st)
 		pending = nil

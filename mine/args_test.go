@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -277,5 +278,69 @@ func TestArgBlocks(t *testing.T) {
 	other.Steps = other.Steps[:2]
 	if _, err := lg.ArgBlocks(&lg.Sessions[0], other); err == nil || !strings.Contains(err.Error(), "no record") {
 		t.Errorf("ArgBlocks of too few records: %v, want an error", err)
+	}
+}
+
+// TestArgSessionsOrder: the records are ordered as Read orders them (by
+// time when no record has a step, whatever the file's order; a dropped
+// record without text still decides), sessions of dropped records alone are
+// none of the log's, and a finding in a log without steps names the visit,
+// as replay numbers its rows.
+func TestArgSessionsOrder(t *testing.T) {
+	rules, err := ParseRules([]byte(`{"rules": [{"match": {"node": "^user_msg$"}, "drop": true}, {"match": {"node": "^lookup$"}, "state": "lookup", "fold": true}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Session a, by time: user (text), lookup, lookup (folded), send;
+	// written in reverse. Session b: user turns alone. Session c: every
+	// record has a step but a dropped one, so Read orders c by time.
+	data := `{"session_id":"a","ts":"2026-01-01T00:00:04Z","node":"send","event":"ok","attrs":{"args":{"to":"bob@example.com"}}}
+{"session_id":"a","ts":"2026-01-01T00:00:03Z","node":"lookup","event":"ok","attrs":{"seen":"x"}}
+{"session_id":"a","ts":"2026-01-01T00:00:02Z","node":"lookup","event":"ok","attrs":{"seen":"y"}}
+{"session_id":"a","ts":"2026-01-01T00:00:01Z","node":"user_msg","event":"user","attrs":{"seen":"send it to bob@example.com"}}
+{"session_id":"b","ts":"2026-01-01T00:00:01Z","node":"user_msg","event":"user","attrs":{"seen":"hello"}}
+{"session_id":"c","step":2,"ts":"2026-01-01T00:00:01Z","node":"lookup","event":"ok","attrs":{"seen":"z"}}
+{"session_id":"c","ts":"2026-01-01T00:00:02Z","node":"user_msg","event":"user"}
+{"session_id":"c","step":1,"ts":"2026-01-01T00:00:03Z","node":"send","event":"ok","attrs":{"args":{"to":"z"}}}
+`
+	opt := ReadOptions{Rules: rules}
+	in := argInput([]byte(data))
+	lg, err := Read(in, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := ReadArgSessions(in, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(args) != 2 || args[0].ID != "a" || args[1].ID != "c" {
+		t.Fatalf("sessions %v: want a and c (b has dropped records alone)", args)
+	}
+	for i := range lg.Sessions {
+		if _, err := lg.ArgBlocks(&lg.Sessions[i], args[i]); err != nil {
+			t.Errorf("ArgBlocks: %v", err)
+		}
+	}
+	var order []string
+	for _, st := range args[0].Steps {
+		order = append(order, st.Label+strings.Join(st.Seen, ""))
+	}
+	if got := strings.Join(order, " "); got != "user_msgsend it to bob@example.com lookupy lookupx send" {
+		t.Errorf("session a in order %q", got)
+	}
+	if got := args[1].Steps[len(args[1].Steps)-1].Label; got != "send" {
+		t.Errorf("session c ends with %q, want send (by time, as Read orders it)", got)
+	}
+	// The user's words are the source of a's recipient; a recipient
+	// from nowhere breaks the rule at visit 1 (lookup is visit 0).
+	rule := []automaton.ArgRule{{Tool: "send", Arg: "to", Kind: automaton.KindValueWithoutSource, Steps: 10, Sessions: 10}}
+	if got := CheckArgs(args[:1], rule); len(got) != 0 {
+		t.Errorf("CheckArgs on a = %v, want nothing", got)
+	}
+	bad := args[0]
+	bad.Steps = slices.Clone(bad.Steps)
+	bad.Steps[0].Seen = []string{"send it"}
+	if got := CheckArgs([]ArgSession{bad}, rule); len(got) != 1 || got[0].Step != 1 {
+		t.Errorf("CheckArgs = %v, want a finding at step 1 (the send, second visit)", got)
 	}
 }

@@ -972,9 +972,10 @@ func judge(m *automaton.Model, sc Scores, t *test, s Setting, values map[string]
 		i, _ := mine.FirstArgBreak(t.argRules, steps)
 		return i >= 0
 	}
+	args := t.blocks != nil && t.argRules != nil // no rule learned: nothing to judge
 	for i, mvs := range t.sessions {
 		v := checkerOf(i).Check(mvs)
-		if v.Fits() && (t.blocks == nil || !argsBreak(slices.Concat(t.blocks[i]...))) {
+		if v.Fits() && (!args || !argsBreak(slices.Concat(t.blocks[i]...))) {
 			sc.accepted++
 		}
 		sc.fitSum += v.Fitness
@@ -989,7 +990,7 @@ func judge(m *automaton.Model, sc Scores, t *test, s Setting, values map[string]
 				}
 				sc.ofKind[kind]++
 				at, verdict := c.Miss(p)
-				rejected := at >= 0 || t.blocks != nil && argsBreak(perturbArgs(kind, pt, t.blocks[i]))
+				rejected := at >= 0 || args && argsBreak(perturbArgs(kind, pt, t.blocks[i]))
 				if rejected {
 					sc.byKind[kind]++
 				}
