@@ -128,12 +128,19 @@ func argDigestLines(d *digester, rs []ArgRule) {
 // of the text it was copied from match however the text wraps it: a
 // sentence, a JSON document, a list.
 func Tokens(text string, fn func(tok string)) {
+	TokenSpans(text, func(_, tok string) { fn(tok) })
+}
+
+// TokenSpans is Tokens with each token's run as text has it: the run, alone
+// or among others apart by spaces, gives the same token again.
+func TokenSpans(text string, fn func(run, tok string)) {
 	start := -1
 	flush := func(end int) {
 		if start < 0 {
 			return
 		}
-		tok := strings.Trim(text[start:end], ".:/-")
+		run := text[start:end]
+		tok := strings.Trim(run, ".:/-")
 		start = -1
 		if tok == "" {
 			return
@@ -141,7 +148,7 @@ func Tokens(text string, fn func(tok string)) {
 		if len(tok) > maxTokenLen {
 			tok = tok[:maxTokenLen]
 		}
-		fn(strings.ToLower(tok))
+		fn(run, strings.ToLower(tok))
 	}
 	for i, r := range text {
 		if tokenRune(r) {

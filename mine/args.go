@@ -17,6 +17,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	json "github.com/goccy/go-json"
 
@@ -62,6 +63,10 @@ const maxSeenText = formats.MaxSeenText // bytes of attrs.seen a record
 // the visit before them are calls like any other. A record whose attrs.args or attrs.seen is
 // not of the documented shape is an error naming the input and line.
 func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
+	want, err := argTokens(inputs, opt)
+	if err != nil {
+		return nil, err
+	}
 	index := map[string]int{}
 	var out []ArgSession
 	// What orders each session's records, as Read orders them (see
@@ -75,7 +80,7 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 			Seen json.RawMessage `json:"seen"`
 		} `json:"attrs"`
 	}
-	err := rereadRecords(inputs, opt, func(fi, line int, l []byte, r *rec) bool {
+	err = rereadRecords(inputs, opt, func(fi, line int, l []byte, r *rec) bool {
 		si, ok := index[r.session]
 		if !ok {
 			si = len(out)
@@ -108,6 +113,7 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 				bad = fmt.Errorf("%s:%d: attrs.seen: %v", inputs[fi].Name, line, err)
 				return false
 			}
+			st.Seen = keepTokens(st.Seen, want[r.session])
 			if r.drop {
 				st.Args = nil // no step of the map: its call is not judged
 			}
@@ -134,6 +140,70 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 	clear(out[len(kept):])
 	out = kept
 	return out, nil
+}
+
+// argTokens reads the inputs for the tokens of each session's call
+// arguments (see automaton.Tokens), by session: all of a session's text
+// that the rules can look at. A record whose arguments cannot be read is
+// passed over; ReadArgSessions reports it.
+func argTokens(inputs []Input, opt ReadOptions) (map[string]map[string]struct{}, error) {
+	var probe struct {
+		Attrs struct {
+			Args json.RawMessage `json:"args"`
+		} `json:"attrs"`
+	}
+	want := map[string]map[string]struct{}{}
+	err := rereadRecords(inputs, opt, func(_, _ int, l []byte, r *rec) bool {
+		if r.drop || !bytes.Contains(l, []byte(`"args"`)) {
+			return true
+		}
+		probe.Attrs.Args = nil
+		if json.Unmarshal(l, &probe) != nil {
+			return true
+		}
+		args, err := automaton.FlattenArgs(probe.Attrs.Args)
+		if err != nil || len(args) == 0 {
+			return true
+		}
+		set := want[r.session]
+		if set == nil {
+			set = map[string]struct{}{}
+			want[r.session] = set
+		}
+		for _, a := range args {
+			automaton.Tokens(clip(a.Value, automaton.MaxArgValue), func(tok string) { set[tok] = struct{}{} })
+		}
+		return true
+	})
+	return want, err
+}
+
+// keepTokens cuts texts to the runs of the tokens in want, each once, apart
+// by spaces: they read as the same tokens, and a value that is none of
+// the session's arguments is looked for nowhere. So a session holds what
+// its calls may copy, not all the text that entered it (a chat turn of 50
+// KB for an address).
+func keepTokens(texts []string, want map[string]struct{}) []string {
+	var out []string
+	for _, text := range texts {
+		var b strings.Builder
+		var kept map[string]bool
+		automaton.TokenSpans(text, func(run, tok string) {
+			if _, ok := want[tok]; !ok || kept[tok] {
+				return
+			}
+			if kept == nil {
+				kept = map[string]bool{}
+			}
+			kept[tok] = true
+			b.WriteString(run)
+			b.WriteByte(' ')
+		})
+		if b.Len() > 0 {
+			out = append(out, b.String())
+		}
+	}
+	return out
 }
 
 // sortArgSteps orders one session's records as Read orders a session's

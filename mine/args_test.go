@@ -265,11 +265,11 @@ func TestArgBlocks(t *testing.T) {
 	for _, b := range blocks {
 		var names []string
 		for _, st := range b {
-			names = append(names, strings.Join(st.Seen, "")+st.Label)
+			names = append(names, fmt.Sprintf("%s%d", st.Label, st.fileLine))
 		}
 		got = append(got, strings.Join(names, " "))
 	}
-	want := []string{"u0user_msg", "l1lookup u2user_msg l3lookup", "u4user_msg", "act", "u6user_msg"}
+	want := []string{"user_msg1", "lookup2 user_msg3 lookup4", "user_msg5", "act6", "user_msg7"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("blocks %q, want %q", got, want)
 	}
@@ -323,9 +323,9 @@ func TestArgSessionsOrder(t *testing.T) {
 	}
 	var order []string
 	for _, st := range args[0].Steps {
-		order = append(order, st.Label+strings.Join(st.Seen, ""))
+		order = append(order, fmt.Sprintf("%s%d", st.Label, st.fileLine))
 	}
-	if got := strings.Join(order, " "); got != "user_msgsend it to bob@example.com lookupy lookupx send" {
+	if got := strings.Join(order, " "); got != "user_msg4 lookup3 lookup2 send1" {
 		t.Errorf("session a in order %q", got)
 	}
 	if got := args[1].Steps[len(args[1].Steps)-1].Label; got != "send" {
@@ -342,5 +342,34 @@ func TestArgSessionsOrder(t *testing.T) {
 	bad.Steps[0].Seen = []string{"send it"}
 	if got := CheckArgs([]ArgSession{bad}, rule); len(got) != 1 || got[0].Step != 1 {
 		t.Errorf("CheckArgs = %v, want a finding at step 1 (the send, second visit)", got)
+	}
+}
+
+// TestArgTextKept: of the text that entered a session, only the runs of
+// tokens its calls' arguments have are held, each once: a long chat turn
+// costs what its address costs, and the address is still its source.
+func TestArgTextKept(t *testing.T) {
+	long := strings.Repeat("lorem ipsum dolor sit amet ", 2000)
+	data := `{"session_id":"a","step":0,"node":"user_msg","event":"user","attrs":{"seen":"` + long + `Send it to Bob@Example.com, please; bob@example.com."}}
+{"session_id":"a","step":1,"node":"read","event":"ok","attrs":{"seen":["nothing here", "id: 7-x."]}}
+{"session_id":"a","step":2,"node":"send","event":"ok","attrs":{"args":{"to":"bob@example.com","ref":"7-x"}}}
+`
+	sessions, err := ReadArgSessions(argInput([]byte(data)), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := sessions[0].Steps
+	if got := strings.Join(steps[0].Seen, "|"); got != "Bob@Example.com " {
+		t.Errorf("the user's turn kept as %q", got)
+	}
+	if got := strings.Join(steps[1].Seen, "|"); got != "7-x. " {
+		t.Errorf("the read's text kept as %q", got)
+	}
+	rule := []automaton.ArgRule{
+		{Tool: "send", Arg: "to", Kind: automaton.KindValueWithoutSource, Steps: 10, Sessions: 10, From: []string{"user_msg"}},
+		{Tool: "send", Arg: "ref", Kind: automaton.KindValueWithoutSource, Steps: 10, Sessions: 10, From: []string{"read"}},
+	}
+	if got := CheckArgs(sessions, rule); len(got) != 0 {
+		t.Errorf("CheckArgs = %v, want nothing: both values have their sources", got)
 	}
 }
