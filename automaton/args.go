@@ -443,7 +443,7 @@ func FlattenArgs(raw []byte) ([]Arg, error) {
 // clipString cuts s to at most n bytes.
 func clipString(s string, n int) string {
 	if len(s) > n {
-		return s[:n]
+		return strings.Clone(s[:n]) // not the whole value's memory
 	}
 	return s
 }

@@ -49,8 +49,11 @@ type ArgStep struct {
 	fileLine int
 	file     int
 	dropped  bool // a record the label rules drop, kept for its text
-	folded   bool // a record folded into the visit before it
-	visit    int  // the visit it belongs to, in order (see sortArgSteps)
+	folded   bool // a record the rules fold into a visit of its label before it
+	detour   bool // a record of a detour stage
+	event    string
+	hash     uint64 // of the line, to find duplicates as Read does
+	visit    int    // the visit it belongs to, in order (see sortArgSteps)
 }
 
 // Bounds on what one record gives the argument rules.
@@ -63,7 +66,7 @@ const maxSeenText = formats.MaxSeenText // bytes of attrs.seen a record
 // the visit before them are calls like any other. A record whose attrs.args or attrs.seen is
 // not of the documented shape is an error naming the input and line.
 func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
-	want, err := argTokens(inputs, opt)
+	want, whole, err := argTokens(inputs, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +97,7 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 		if r.drop && !hasSeen {
 			return true
 		}
-		st := ArgStep{Label: r.label, step: r.step, ts: r.ts, hasStep: r.hasStep, fileLine: line, file: fi, dropped: r.drop, folded: r.fold}
+		st := ArgStep{Label: r.label, step: r.step, ts: r.ts, hasStep: r.hasStep, fileLine: line, file: fi, dropped: r.drop, folded: r.fold, detour: r.detour, event: r.event, hash: r.hash}
 		if r.drop {
 			st.Label = r.node
 		}
@@ -113,7 +116,9 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 				bad = fmt.Errorf("%s:%d: attrs.seen: %v", inputs[fi].Name, line, err)
 				return false
 			}
-			st.Seen = keepTokens(st.Seen, want[r.session])
+			if !whole[r.session] {
+				st.Seen = keepTokens(st.Seen, want[r.session])
+			}
 			if r.drop {
 				st.Args = nil // no step of the map: its call is not judged
 			}
@@ -134,7 +139,7 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 		if !orders[i].visits {
 			continue
 		}
-		sortArgSteps(out[i].Steps, orders[i].allStep, orders[i].allTS)
+		out[i].Steps = sortArgSteps(out[i].Steps, orders[i].allStep, orders[i].allTS)
 		kept = append(kept, out[i])
 	}
 	clear(out[len(kept):])
@@ -144,21 +149,44 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 
 // argTokens reads the inputs for the tokens of each session's call
 // arguments (see automaton.Tokens), by session: all of a session's text
-// that the rules can look at. A record whose arguments cannot be read is
-// passed over; ReadArgSessions reports it.
-func argTokens(inputs []Input, opt ReadOptions) (map[string]map[string]struct{}, error) {
+// that the rules can look at. A record whose arguments or text cannot be
+// read is passed over; ReadArgSessions reports it. whole holds the
+// sessions whose text has more than automaton.MaxSeenTokens tokens: the
+// watch of a session forgets tokens past that many distinct ones (as the
+// guard's does), so which text was held decides, and those sessions keep
+// their text whole.
+func argTokens(inputs []Input, opt ReadOptions) (want map[string]map[string]struct{}, whole map[string]bool, err error) {
 	var probe struct {
 		Attrs struct {
 			Args json.RawMessage `json:"args"`
+			Seen json.RawMessage `json:"seen"`
 		} `json:"attrs"`
 	}
-	want := map[string]map[string]struct{}{}
-	err := rereadRecords(inputs, opt, func(_, _ int, l []byte, r *rec) bool {
-		if r.drop || !bytes.Contains(l, []byte(`"args"`)) {
+	want, whole = map[string]map[string]struct{}{}, map[string]bool{}
+	tokens := map[string]int{}
+	err = rereadRecords(inputs, opt, func(_, _ int, l []byte, r *rec) bool {
+		hasArgs := !r.drop && bytes.Contains(l, []byte(`"args"`))
+		hasSeen := bytes.Contains(l, []byte(`"seen"`))
+		if !hasArgs && !hasSeen {
 			return true
 		}
-		probe.Attrs.Args = nil
+		probe.Attrs.Args, probe.Attrs.Seen = nil, nil
 		if json.Unmarshal(l, &probe) != nil {
+			return true
+		}
+		if texts, err := seenTexts(probe.Attrs.Seen); err == nil && !whole[r.session] {
+			n := tokens[r.session]
+			for _, text := range texts {
+				automaton.Tokens(text, func(string) { n++ })
+			}
+			if n > automaton.MaxSeenTokens {
+				whole[r.session] = true
+				delete(tokens, r.session)
+			} else {
+				tokens[r.session] = n
+			}
+		}
+		if !hasArgs {
 			return true
 		}
 		args, err := automaton.FlattenArgs(probe.Attrs.Args)
@@ -171,50 +199,51 @@ func argTokens(inputs []Input, opt ReadOptions) (map[string]map[string]struct{},
 			want[r.session] = set
 		}
 		for _, a := range args {
-			automaton.Tokens(clip(a.Value, automaton.MaxArgValue), func(tok string) { set[tok] = struct{}{} })
+			automaton.Tokens(clip(a.Value, automaton.MaxArgValue), func(tok string) {
+				if _, ok := set[tok]; !ok {
+					set[strings.Clone(tok)] = struct{}{} // not the value's memory
+				}
+			})
 		}
 		return true
 	})
-	return want, err
+	return want, whole, err
 }
 
-// keepTokens cuts texts to the runs of the tokens in want, each once, apart
-// by spaces: they read as the same tokens, and a value that is none of
-// the session's arguments is looked for nowhere. So a session holds what
-// its calls may copy, not all the text that entered it (a chat turn of 50
-// KB for an address).
+// keepTokens cuts a record's texts to the runs of the tokens in want, each
+// once a record, apart by spaces: they read as the same tokens, and a value
+// that is none of the session's arguments is looked for nowhere. So a
+// session holds what its calls may copy, not all the text that entered it
+// (a chat turn of 50 KB for an address). A record left without text keeps
+// an empty one: that it brought text under its label counts (see
+// automaton.ArgWatch.See).
 func keepTokens(texts []string, want map[string]struct{}) []string {
-	var out []string
+	if len(texts) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	kept := map[string]bool{}
 	for _, text := range texts {
-		var b strings.Builder
-		var kept map[string]bool
 		automaton.TokenSpans(text, func(run, tok string) {
 			if _, ok := want[tok]; !ok || kept[tok] {
 				return
-			}
-			if kept == nil {
-				kept = map[string]bool{}
 			}
 			kept[tok] = true
 			b.WriteString(run)
 			b.WriteByte(' ')
 		})
-		if b.Len() > 0 {
-			out = append(out, b.String())
-		}
 	}
-	return out
+	return []string{b.String()}
 }
 
 // sortArgSteps orders one session's records as Read orders a session's
-// (shard.visits): by step when every record of it has one, else by time
-// when every record has one, else, as for ties, by position in the input,
-// which is the order steps are in. Each record's visit is then the number
-// of the records up to it that begin a visit (neither dropped nor folded
-// into a visit of its label), less one: the step a finding names when
-// records have no step number, as replay numbers its rows (a run of
-// detour records, which Read collapses, still counts here).
-func sortArgSteps(steps []ArgStep, allStep, allTS bool) {
+// (shard.visits), and drops the duplicates Read drops: by step when every
+// record of it has one, else by time when every record has one, else, as
+// for ties, by position in the input, which is the order steps are in.
+// Each record's visit is then the visit of Read's that it is, or is folded
+// or collapsed into (see argVisits): the step a finding names when records
+// have no step number, as replay numbers its rows.
+func sortArgSteps(steps []ArgStep, allStep, allTS bool) []ArgStep {
 	slices.SortStableFunc(steps, func(x, y ArgStep) int {
 		if allStep && x.step != y.step {
 			return cmp.Compare(x.step, y.step)
@@ -224,16 +253,97 @@ func sortArgSteps(steps []ArgStep, allStep, allTS bool) {
 		}
 		return 0
 	})
-	visit, last := -1, -1 // the last record that is a step of the map
-	for i := range steps {
-		st := &steps[i]
-		if !st.dropped {
-			if !st.folded || last < 0 || !steps[last].folded || steps[last].Label != st.Label {
-				visit++
+	if allStep || allTS {
+		// Exact duplicates, as Read finds them: within a run of equal
+		// keys, the same line and fields.
+		kept := steps[:0]
+		for _, st := range steps {
+			dup := false
+			for j := len(kept) - 1; j >= 0; j-- {
+				k := &kept[j]
+				if (allStep && k.step != st.step) || (!allStep && k.ts != st.ts) {
+					break
+				}
+				if k.hash == st.hash && k.step == st.step && k.ts == st.ts && k.Label == st.Label && k.event == st.event && k.dropped == st.dropped {
+					dup = true
+					break
+				}
 			}
-			last = i
+			if !dup {
+				kept = append(kept, st)
+			}
 		}
-		st.visit = max(visit, 0)
+		clear(steps[len(kept):])
+		steps = kept
+	}
+	argVisits(steps)
+	return steps
+}
+
+// argVisits numbers the visits of a session's ordered records as Read
+// forms them (shard.visits): each record that is a step of the map is a
+// visit; a run of detour records between two visits of one label is none
+// (collapseDetours), and the visit after it is not folded into; a record
+// the rules fold joins the visit before it when that visit's records are
+// folded too and of its label (fold). A dropped record, or a collapsed
+// one, belongs to the visit before it (the first, if none).
+func argVisits(steps []ArgStep) {
+	var idx []int // the steps of the map, in order
+	for i := range steps {
+		if !steps[i].dropped {
+			idx = append(idx, i)
+		}
+	}
+	// collapsed[k]: idx[k] is a detour record collapsed into the visit
+	// before it; exit[k]: the visit at idx[k] was left through a detour.
+	collapsed := make([]bool, len(idx))
+	exit := make([]bool, len(idx))
+	for k := 0; k < len(idx); k++ {
+		if !steps[idx[k]].detour || k == 0 {
+			continue
+		}
+		j := k
+		for j < len(idx) && steps[idx[j]].detour {
+			j++
+		}
+		// The visit before the run: the last one not collapsed.
+		p := k - 1
+		for p > 0 && collapsed[p] {
+			p--
+		}
+		if j < len(idx) && steps[idx[j]].Label == steps[idx[p]].Label {
+			for x := k; x < j; x++ {
+				collapsed[x] = true
+			}
+			exit[p] = true
+		}
+		k = j - 1
+	}
+	visit := -1
+	last := -1 // k of the first record of the last visit formed
+	at := make([]int, len(idx))
+	for k, i := range idx {
+		if collapsed[k] {
+			at[k] = max(visit, 0)
+			continue
+		}
+		st := &steps[i]
+		if last >= 0 && st.folded && steps[idx[last]].folded && !exit[last] && steps[idx[last]].Label == st.Label {
+			exit[last] = exit[k] // the visit is left as its last record is
+		} else {
+			visit++
+			last = k
+		}
+		at[k] = visit
+	}
+	k := 0
+	visit = 0
+	for i := range steps {
+		if k < len(idx) && idx[k] == i {
+			visit = at[k]
+			k++
+		}
+		steps[i].visit = max(visit, 0)
 	}
 }
 

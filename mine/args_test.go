@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -371,5 +372,128 @@ func TestArgTextKept(t *testing.T) {
 	}
 	if got := CheckArgs(sessions, rule); len(got) != 0 {
 		t.Errorf("CheckArgs = %v, want nothing: both values have their sources", got)
+	}
+}
+
+// TestArgVisitsAsRead: on random logs with dropped, folded and detour
+// records, duplicates, and records ordered by step, by time or as written,
+// every record's visit is the one Read forms (each visit's first record
+// is where Read says it is) and ArgBlocks lines them up.
+func TestArgVisitsAsRead(t *testing.T) {
+	rules, err := ParseRules([]byte(`{"rules": [
+		{"match": {"node": "^chat$"}, "drop": true},
+		{"match": {"node": "^look$"}, "state": "look", "fold": true},
+		{"match": {"node": "^talk$"}, "state": "talk", "detour": true}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	nodes := []string{"chat", "look", "look", "talk", "talk", "act", "read"}
+	for round := range 300 {
+		var b strings.Builder
+		mode := round % 3 // 0: steps, 1: times, 2: as written
+		for s := range 4 {
+			n := 2 + rng.IntN(10)
+			var lines []string
+			for i := range n {
+				node := nodes[rng.IntN(len(nodes))]
+				key := ""
+				switch mode {
+				case 0:
+					key = fmt.Sprintf(`"step":%d,`, rng.IntN(n)) // ties too
+				case 1:
+					key = fmt.Sprintf(`"ts":"2026-01-01T00:00:%02dZ",`, rng.IntN(n))
+				}
+				line := fmt.Sprintf(`{"session_id":"s%d",%s"node":%q,"event":"ok","attrs":{"seen":"t%d"}}`, s, key, node, i)
+				lines = append(lines, line)
+				if rng.IntN(8) == 0 {
+					lines = append(lines, line) // an exact duplicate
+				}
+			}
+			rng.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
+			for _, l := range lines {
+				b.WriteString(l + "\n")
+			}
+		}
+		in := argInput([]byte(b.String()))
+		opt := ReadOptions{Rules: rules}
+		lg, err := Read(in, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args, err := ReadArgSessions(in, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID := map[string]ArgSession{}
+		for _, a := range args {
+			byID[a.ID] = a
+		}
+		for i := range lg.Sessions {
+			s := &lg.Sessions[i]
+			a, ok := byID[s.ID]
+			if !ok {
+				t.Fatalf("round %d: session %s has no records", round, s.ID)
+			}
+			if _, err := lg.ArgBlocks(s, a); err != nil {
+				t.Fatalf("round %d: %v\n%s", round, err, b.String())
+			}
+			for k, v := range s.Visits {
+				for _, st := range a.Steps {
+					if st.fileLine == int(v.Line) && st.visit != k {
+						t.Fatalf("round %d, session %s: the record at line %d starts visit %d, numbered %d\n%s", round, s.ID, v.Line, k, st.visit, b.String())
+					}
+				}
+			}
+			if last := a.Steps[len(a.Steps)-1].visit; last > len(s.Visits)-1 {
+				t.Fatalf("round %d, session %s: visit %d of %d", round, s.ID, last, len(s.Visits))
+			}
+		}
+	}
+}
+
+// TestArgTextWhole: a session whose text has more tokens than a watch keeps
+// (automaton.MaxSeenTokens) keeps its text whole, so that check finds what
+// the guard, which forgets tokens past that many, finds; and a record
+// whose text is cut away still counts as having brought text under its
+// label.
+func TestArgTextWhole(t *testing.T) {
+	var b strings.Builder
+	var texts []string
+	for r := range 3 {
+		var words []string
+		for i := range 6000 {
+			words = append(words, fmt.Sprintf("w%d_%d", r, i))
+		}
+		texts = append(texts, strings.Join(words, " "))
+	}
+	texts = append(texts, "mail u1@x.example")
+	for i, text := range texts {
+		fmt.Fprintf(&b, `{"session_id":"a","step":%d,"node":"user_msg","event":"user","attrs":{"seen":%q}}`+"\n", i, text)
+	}
+	fmt.Fprintf(&b, `{"session_id":"a","step":4,"node":"send","event":"ok","attrs":{"args":{"to":"u1@x.example"}}}`+"\n")
+	fmt.Fprintf(&b, `{"session_id":"b","step":0,"node":"note","event":"ok","attrs":{"seen":"nothing of use"}}`+"\n")
+	fmt.Fprintf(&b, `{"session_id":"b","step":1,"node":"user_msg","event":"user","attrs":{"seen":"mail u2@x.example"}}`+"\n")
+	fmt.Fprintf(&b, `{"session_id":"b","step":2,"node":"send","event":"ok","attrs":{"args":{"to":"u2@x.example"}}}`+"\n")
+	sessions, err := ReadArgSessions(argInput([]byte(b.String())), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sessions[0].Steps[0].Seen; len(got) != 1 || got[0] != texts[0] {
+		t.Errorf("session a's first text cut (%d bytes of %d)", len(strings.Join(got, "")), len(texts[0]))
+	}
+	if got := sessions[1].Steps[0].Seen; len(got) != 1 || got[0] != "" {
+		t.Errorf("session b's note kept as %q, want an empty text", got)
+	}
+	// What a guard's watch makes of the whole text.
+	rule := []automaton.ArgRule{{Tool: "send", Arg: "to", Kind: automaton.KindValueWithoutSource, Steps: 10, Sessions: 10}}
+	w := automaton.NewArgWatch()
+	for _, text := range texts {
+		w.See("user_msg", text)
+	}
+	guard := w.Call(automaton.NewArgRules(rule), "send", []automaton.Arg{{Name: "to", Value: "u1@x.example"}}) != nil
+	found := len(CheckArgs(sessions[:1], rule)) > 0
+	if !guard || found != guard {
+		t.Errorf("check finds %v, the guard's watch %v: want both true (the address came past the watch's bound)", found, guard)
 	}
 }
