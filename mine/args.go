@@ -52,7 +52,7 @@ type ArgStep struct {
 	folded   bool // a record the rules fold into a visit of its label before it
 	detour   bool // a record of a detour stage
 	event    string
-	hash     uint64 // of the line, to find duplicates as Read does
+	flags    uint32 // as Read keeps them (hashFlags), to find duplicates as Read does
 	visit    int    // the visit it belongs to, in order (see sortArgSteps)
 }
 
@@ -97,7 +97,7 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 		if r.drop && !hasSeen {
 			return true
 		}
-		st := ArgStep{Label: r.label, step: r.step, ts: r.ts, hasStep: r.hasStep, fileLine: line, file: fi, dropped: r.drop, folded: r.fold, detour: r.detour, event: r.event, hash: r.hash}
+		st := ArgStep{Label: r.label, step: r.step, ts: r.ts, hasStep: r.hasStep, fileLine: line, file: fi, dropped: r.drop, folded: r.fold, detour: r.detour, event: r.event, flags: hashFlags(r)}
 		if r.drop {
 			st.Label = r.node
 		}
@@ -165,9 +165,10 @@ func argTokens(inputs []Input, opt ReadOptions) (want map[string]map[string]stru
 	want, whole = map[string]map[string]struct{}{}, map[string]bool{}
 	tokens := map[string]int{}
 	err = rereadRecords(inputs, opt, func(_, _ int, l []byte, r *rec) bool {
-		hasArgs := !r.drop && bytes.Contains(l, []byte(`"args"`))
+		// Parsed as ReadArgSessions parses them (the decoder matches
+		// keys in any case: "Args" is args).
 		hasSeen := bytes.Contains(l, []byte(`"seen"`))
-		if !hasArgs && !hasSeen {
+		if !hasSeen && !bytes.Contains(l, []byte(`"args"`)) {
 			return true
 		}
 		probe.Attrs.Args, probe.Attrs.Seen = nil, nil
@@ -186,7 +187,7 @@ func argTokens(inputs []Input, opt ReadOptions) (want map[string]map[string]stru
 				tokens[r.session] = n
 			}
 		}
-		if !hasArgs {
+		if r.drop {
 			return true
 		}
 		args, err := automaton.FlattenArgs(probe.Attrs.Args)
@@ -254,20 +255,37 @@ func sortArgSteps(steps []ArgStep, allStep, allTS bool) []ArgStep {
 		return 0
 	})
 	if allStep || allTS {
-		// Exact duplicates, as Read finds them: within a run of equal
-		// keys, the same line and fields.
+		// Exact duplicates, as Read finds them (shard.visits): within a
+		// run of equal keys, the same hash and flags, step, time, label
+		// and event.
+		type dupKey struct {
+			flags        uint32
+			step, ts     int64
+			label, event string
+		}
+		keyOf := func(s *ArgStep) dupKey { return dupKey{s.flags, s.step, s.ts, s.Label, s.event} }
 		kept := steps[:0]
+		run := 0
+		var runSet map[dupKey]bool
 		for _, st := range steps {
-			dup := false
-			for j := len(kept) - 1; j >= 0; j-- {
-				k := &kept[j]
-				if (allStep && k.step != st.step) || (!allStep && k.ts != st.ts) {
-					break
+			if n := len(kept); n > 0 && !((allStep && kept[n-1].step == st.step) || (!allStep && kept[n-1].ts == st.ts)) {
+				run, runSet = n, nil
+			}
+			key := keyOf(&st)
+			dup := runSet[key]
+			if runSet == nil {
+				for j := len(kept) - 1; j >= run && !dup; j-- {
+					dup = keyOf(&kept[j]) == key
 				}
-				if k.hash == st.hash && k.step == st.step && k.ts == st.ts && k.Label == st.Label && k.event == st.event && k.dropped == st.dropped {
-					dup = true
-					break
+				if len(kept)-run >= dupScan {
+					runSet = make(map[dupKey]bool, 2*dupScan)
+					for j := run; j < len(kept); j++ {
+						runSet[keyOf(&kept[j])] = true
+					}
 				}
+			}
+			if runSet != nil && !dup {
+				runSet[key] = true
 			}
 			if !dup {
 				kept = append(kept, st)
@@ -298,24 +316,28 @@ func argVisits(steps []ArgStep) {
 	// before it; exit[k]: the visit at idx[k] was left through a detour.
 	collapsed := make([]bool, len(idx))
 	exit := make([]bool, len(idx))
+	top := -1 // k of the last record not collapsed
 	for k := 0; k < len(idx); k++ {
-		if !steps[idx[k]].detour || k == 0 {
+		if !steps[idx[k]].detour || top < 0 {
+			top = k
 			continue
 		}
-		j := k
+		j := k // the run of detour records is idx[k:j]
 		for j < len(idx) && steps[idx[j]].detour {
 			j++
 		}
-		// The visit before the run: the last one not collapsed.
-		p := k - 1
-		for p > 0 && collapsed[p] {
-			p--
-		}
-		if j < len(idx) && steps[idx[j]].Label == steps[idx[p]].Label {
-			for x := k; x < j; x++ {
-				collapsed[x] = true
+		// As Read tries each record of the run in turn: the rest of the
+		// run collapses when the record after it has the label of the
+		// last one kept, which may be a record of the run.
+		for ; k < j; k++ {
+			if j < len(idx) && steps[idx[j]].Label == steps[idx[top]].Label {
+				for x := k; x < j; x++ {
+					collapsed[x] = true
+				}
+				exit[top] = true
+				break
 			}
-			exit[p] = true
+			top = k
 		}
 		k = j - 1
 	}

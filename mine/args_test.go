@@ -383,13 +383,16 @@ func TestArgVisitsAsRead(t *testing.T) {
 	rules, err := ParseRules([]byte(`{"rules": [
 		{"match": {"node": "^chat$"}, "drop": true},
 		{"match": {"node": "^look$"}, "state": "look", "fold": true},
-		{"match": {"node": "^talk$"}, "state": "talk", "detour": true}]}`))
+		{"match": {"node": "^lookd$"}, "state": "look", "fold": true, "detour": true},
+		{"match": {"node": "^talk$"}, "state": "talk", "detour": true},
+		{"match": {"node": "^talk2$"}, "state": "talk"},
+		{"match": {"node": "^other$"}, "state": "other", "detour": true}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
-	nodes := []string{"chat", "look", "look", "talk", "talk", "act", "read"}
-	for round := range 300 {
+	nodes := []string{"chat", "look", "look", "lookd", "talk", "talk", "talk2", "other", "act", "read"}
+	for round := range 2000 {
 		var b strings.Builder
 		mode := round % 3 // 0: steps, 1: times, 2: as written
 		for s := range 4 {
@@ -495,5 +498,45 @@ func TestArgTextWhole(t *testing.T) {
 	found := len(CheckArgs(sessions[:1], rule)) > 0
 	if !guard || found != guard {
 		t.Errorf("check finds %v, the guard's watch %v: want both true (the address came past the watch's bound)", found, guard)
+	}
+}
+
+// TestArgsKeyCase: the decoder reads "Args" as args; the tokens a call's
+// value has are found so too, and its source text is kept for it.
+func TestArgsKeyCase(t *testing.T) {
+	data := `{"session_id":"a","step":0,"node":"user_msg","event":"user","attrs":{"seen":"mail u@x.example"}}
+{"session_id":"a","step":1,"node":"send","event":"ok","attrs":{"Args":{"to":"u@x.example"},"seen":"sent"}}
+`
+	sessions, err := ReadArgSessions(argInput([]byte(data)), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := []automaton.ArgRule{{Tool: "send", Arg: "to", Kind: automaton.KindValueWithoutSource, Steps: 10, Sessions: 10}}
+	if got := CheckArgs(sessions, rule); len(got) != 0 {
+		t.Errorf("CheckArgs = %v, want nothing: the user named the address", got)
+	}
+}
+
+// TestDuplicatesLongRun: a run of thousands of records of one time finds
+// its exact duplicates as a short one does.
+func TestDuplicatesLongRun(t *testing.T) {
+	var b strings.Builder
+	for i := range 3000 {
+		line := fmt.Sprintf(`{"session_id":"a","ts":"2026-01-01T00:00:00Z","node":"n%d","event":"ok"}`, i%1000)
+		b.WriteString(line + "\n")
+	}
+	lg, err := Read(argInput([]byte(b.String())), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(lg.Sessions[0].Visits); got != 1000 || lg.Files[0].Duplicates != 2000 {
+		t.Errorf("%d visits, %d duplicates: want 1000 and 2000", got, lg.Files[0].Duplicates)
+	}
+	args, err := ReadArgSessions(argInput([]byte(strings.ReplaceAll(b.String(), `"ok"}`, `"ok","attrs":{"seen":"x"}}`))), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(args[0].Steps); got != 1000 {
+		t.Errorf("%d argument records, want 1000", got)
 	}
 }

@@ -172,6 +172,31 @@ const (
 
 func (s *rawStep) has(f uint32) bool { return s.hashFlags&f != 0 }
 
+// hashFlags gives r's rawStep.hashFlags: 24 bits of the line's hash and
+// the record's flags.
+func hashFlags(r *rec) uint32 {
+	flags := uint32(r.hash) &^ 0xff
+	if r.hasStep {
+		flags |= rsHasStep
+	}
+	if r.hasTS {
+		flags |= rsHasTS
+	}
+	if r.hasDur {
+		flags |= rsHasDur
+	}
+	if r.drop {
+		flags |= rsDrop
+	}
+	if r.fold {
+		flags |= rsFold
+	}
+	if r.detour {
+		flags |= rsDetour
+	}
+	return flags
+}
+
 func newLog(files int) *Log {
 	lg := &Log{
 		Files:     make([]automaton.SourceFile, files),
@@ -484,25 +509,7 @@ func (sh *shard) add(c *chunk, k int) bool {
 			sh.err, sh.errPos = err, pos
 			return false
 		}
-		flags := uint32(r.hash) &^ 0xff
-		if r.hasStep {
-			flags |= rsHasStep
-		}
-		if r.hasTS {
-			flags |= rsHasTS
-		}
-		if r.hasDur {
-			flags |= rsHasDur
-		}
-		if r.drop {
-			flags |= rsDrop
-		}
-		if r.fold {
-			flags |= rsFold
-		}
-		if r.detour {
-			flags |= rsDetour
-		}
+		flags := hashFlags(r)
 		if raw := sh.raw[si]; len(raw) == cap(raw) {
 			// Grow by half rather than double: sessions are short and
 			// millions of them are open at once. A streaming read
@@ -680,19 +687,36 @@ func (sh *shard) visits(steps []rawStep, into []Visit) []Visit {
 	}
 	// Exact duplicates sort next to each other only within a run of equal
 	// keys; look for them there.
+	// A long run (thousands of records of one time) is looked up in a set,
+	// so that it costs its length, not its square.
+	type dupKey struct {
+		hashFlags, label, event uint32
+		step, ts                int64
+	}
+	keyOf := func(s *rawStep) dupKey { return dupKey{s.hashFlags, s.label, s.event, s.step, s.ts} }
 	kept := steps[:0]
+	run := 0 // where the run of equal keys begins in kept
+	var runSet map[dupKey]bool
 	for i := range steps {
 		s := steps[i]
-		dup := false
-		for j := len(kept) - 1; j >= 0; j-- {
-			k := kept[j]
-			if (allStep && k.step != s.step) || (!allStep && allTS && k.ts != s.ts) || (!allStep && !allTS) {
-				break
+		if n := len(kept); n > 0 && !((allStep && kept[n-1].step == s.step) || (!allStep && allTS && kept[n-1].ts == s.ts)) {
+			run, runSet = n, nil
+		}
+		key := keyOf(&s)
+		dup := runSet[key]
+		if runSet == nil {
+			for j := len(kept) - 1; j >= run && !dup; j-- {
+				dup = keyOf(&kept[j]) == key
 			}
-			if k.hashFlags == s.hashFlags && k.step == s.step && k.ts == s.ts && k.label == s.label && k.event == s.event {
-				dup = true
-				break
+			if len(kept)-run >= dupScan {
+				runSet = make(map[dupKey]bool, 2*dupScan)
+				for j := run; j < len(kept); j++ {
+					runSet[keyOf(&kept[j])] = true
+				}
 			}
+		}
+		if runSet != nil && !dup {
+			runSet[key] = true
 		}
 		if dup {
 			cnt.duplicates++
@@ -759,6 +783,11 @@ func (sh *shard) visits(steps []rawStep, into []Visit) []Visit {
 	return vs
 }
 
+// dupScan is the longest run of records of one step or time that is
+// searched for duplicates record by record; a longer one is looked up in a
+// set.
+const dupScan = 32
+
 // Flags carried in Visit.Records while visits are formed.
 const (
 	detourBit     = 1 << 31
@@ -772,13 +801,17 @@ const (
 func (sh *shard) collapseDetours(vs []Visit) []Visit {
 	lg := sh.lg
 	out := vs[:0]
+	end := 0 // where the run of detour visits at i ends, once found
 	for i := 0; i < len(vs); i++ {
 		v := vs[i]
 		if v.Records&detourBit != 0 && len(out) > 0 {
-			j := i
-			for j < len(vs) && vs[j].Records&detourBit != 0 {
-				j++
+			// A run that does not collapse at i is tried again at i+1:
+			// its end is found once.
+			if end <= i {
+				for end = i; end < len(vs) && vs[end].Records&detourBit != 0; end++ {
+				}
 			}
+			j := end
 			prev := &out[len(out)-1]
 			if j < len(vs) && vs[j].Label == prev.Label {
 				var names []string
