@@ -93,7 +93,7 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 		}
 		o := &orders[si]
 		o.allStep, o.allTS, o.visits = o.allStep && r.hasStep, o.allTS && r.hasTS, o.visits || !r.drop
-		hasSeen := bytes.Contains(l, []byte(`"seen"`))
+		hasSeen := mayHaveKey(l, "seen")
 		if r.drop && !hasSeen {
 			return true
 		}
@@ -101,7 +101,7 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 		if r.drop {
 			st.Label = r.node
 		}
-		if hasSeen || bytes.Contains(l, []byte(`"args"`)) {
+		if hasSeen || mayHaveKey(l, "args") {
 			probe.Attrs.Args, probe.Attrs.Seen = nil, nil
 			if err := json.Unmarshal(l, &probe); err != nil {
 				bad = fmt.Errorf("%s:%d: %v", inputs[fi].Name, line, err)
@@ -167,8 +167,8 @@ func argTokens(inputs []Input, opt ReadOptions) (want map[string]map[string]stru
 	err = rereadRecords(inputs, opt, func(_, _ int, l []byte, r *rec) bool {
 		// Parsed as ReadArgSessions parses them (the decoder matches
 		// keys in any case: "Args" is args).
-		hasSeen := bytes.Contains(l, []byte(`"seen"`))
-		if !hasSeen && !bytes.Contains(l, []byte(`"args"`)) {
+		hasSeen := mayHaveKey(l, "seen")
+		if !hasSeen && !mayHaveKey(l, "args") {
 			return true
 		}
 		probe.Attrs.Args, probe.Attrs.Seen = nil, nil
@@ -209,6 +209,25 @@ func argTokens(inputs []Input, opt ReadOptions) (want map[string]map[string]stru
 		return true
 	})
 	return want, whole, err
+}
+
+// mayHaveKey says whether line may have the member key (lower case), as the
+// decoder matches names: in any case, or escaped (any \u in the line
+// counts), so that a line is parsed whenever the decoder would find it.
+func mayHaveKey(line []byte, key string) bool {
+	if bytes.Contains(line, []byte(`\u`)) {
+		return true
+	}
+	for i := 0; ; {
+		j := bytes.IndexByte(line[i:], '"')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		if end := i + len(key); end < len(line) && line[end] == '"' && bytes.EqualFold(line[i:end], []byte(key)) {
+			return true
+		}
+	}
 }
 
 // keepTokens cuts a record's texts to the runs of the tokens in want, each
@@ -263,36 +282,9 @@ func sortArgSteps(steps []ArgStep, allStep, allTS bool) []ArgStep {
 			step, ts     int64
 			label, event string
 		}
-		keyOf := func(s *ArgStep) dupKey { return dupKey{s.flags, s.step, s.ts, s.Label, s.event} }
-		kept := steps[:0]
-		run := 0
-		var runSet map[dupKey]bool
-		for _, st := range steps {
-			if n := len(kept); n > 0 && !((allStep && kept[n-1].step == st.step) || (!allStep && kept[n-1].ts == st.ts)) {
-				run, runSet = n, nil
-			}
-			key := keyOf(&st)
-			dup := runSet[key]
-			if runSet == nil {
-				for j := len(kept) - 1; j >= run && !dup; j-- {
-					dup = keyOf(&kept[j]) == key
-				}
-				if len(kept)-run >= dupScan {
-					runSet = make(map[dupKey]bool, 2*dupScan)
-					for j := run; j < len(kept); j++ {
-						runSet[keyOf(&kept[j])] = true
-					}
-				}
-			}
-			if runSet != nil && !dup {
-				runSet[key] = true
-			}
-			if !dup {
-				kept = append(kept, st)
-			}
-		}
-		clear(steps[len(kept):])
-		steps = kept
+		steps = dropDuplicates(steps, func(a, b *ArgStep) bool {
+			return (allStep && a.step == b.step) || (!allStep && a.ts == b.ts)
+		}, func(s *ArgStep) dupKey { return dupKey{s.flags, s.step, s.ts, s.Label, s.event} }, nil)
 	}
 	argVisits(steps)
 	return steps

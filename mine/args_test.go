@@ -540,3 +540,48 @@ func TestDuplicatesLongRun(t *testing.T) {
 		t.Errorf("%d argument records, want 1000", got)
 	}
 }
+
+// TestArgRecordsFresh: a record without a time or step is read with none,
+// not with the line before's (another session's), so duplicates are found
+// as Read finds them and findings name Read's visits.
+func TestArgRecordsFresh(t *testing.T) {
+	data := `{"session_id":"t","ts":"2026-01-01T00:00:00Z","node":"user_msg","event":"user","attrs":{"seen":"mail a@x.example"}}
+{"session_id":"z","step":5,"node":"user_msg","event":"user"}
+{"session_id":"t","ts":"2026-01-01T00:00:00Z","node":"user_msg","event":"user","attrs":{"seen":"mail a@x.example"}}
+{"session_id":"t","ts":"2026-01-01T00:00:01Z","node":"send","event":"ok","attrs":{"args":{"to":"b@x.example"}}}
+`
+	in := argInput([]byte(data))
+	lg, err := Read(in, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := ReadArgSessions(in, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(args[0].Steps) != len(lg.Sessions[0].Visits) {
+		t.Errorf("%d argument records, %d visits: want as many", len(args[0].Steps), len(lg.Sessions[0].Visits))
+	}
+	rule := []automaton.ArgRule{{Tool: "send", Arg: "to", Kind: automaton.KindValueWithoutSource, Steps: 10, Sessions: 10}}
+	if got := CheckArgs(args[:1], rule); len(got) != 1 || got[0].Step != 1 {
+		t.Errorf("CheckArgs = %v, want a finding at step 1", got)
+	}
+}
+
+// TestArgsKeySpelled: arguments under "Args", or an escaped name, are read
+// as the decoder reads them, with or without text on the same record.
+func TestArgsKeySpelled(t *testing.T) {
+	for _, key := range []string{`"Args"`, `"ARGS"`, `"\u0061rgs"`} {
+		data := `{"session_id":"a","step":0,"node":"send","event":"ok","attrs":{` + key + `:{"to":"u@x.example"}}}` + "\n"
+		sessions, err := ReadArgSessions(argInput([]byte(data)), ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sessions[0].Steps[0].Args; len(got) != 1 || got[0].Value != "u@x.example" {
+			t.Errorf("%s: args %v, want to=u@x.example", key, got)
+		}
+	}
+	if mayHaveKey([]byte(`{"a":"argsx"}`), "args") || !mayHaveKey([]byte(`{"sEEn":1}`), "seen") {
+		t.Error("mayHaveKey")
+	}
+}

@@ -44,6 +44,7 @@ func rereadRecords(inputs []Input, opt ReadOptions, fn func(fi, line int, l []by
 				}
 				n := line
 				line++
+				r = rec{} // as Read parses each line: nothing left of the line before
 				if len(bytes.TrimSpace(l)) == 0 || p.parse(l, &r) != nil {
 					continue
 				}

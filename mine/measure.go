@@ -125,23 +125,16 @@ func sumVisits(s *Session, recs []measureRec, vals []float64, np int) []float64 
 		sums[i] = math.NaN()
 	}
 	cur := 0
-	kept := recs[:0]
+	type dupKey struct {
+		hash     uint64
+		step, ts int64
+	}
+	if allStep || allTS {
+		recs = dropDuplicates(recs, func(a, b *measureRec) bool {
+			return (allStep && a.step == b.step) || (!allStep && a.ts == b.ts)
+		}, func(r *measureRec) dupKey { return dupKey{r.hash, r.step, r.ts} }, nil)
+	}
 	for _, r := range recs {
-		dup := false
-		for j := len(kept) - 1; j >= 0; j-- {
-			k := kept[j]
-			if (allStep && k.step != r.step) || (!allStep && allTS && k.ts != r.ts) || (!allStep && !allTS) {
-				break
-			}
-			if k.hash == r.hash && k.step == r.step && k.ts == r.ts {
-				dup = true
-				break
-			}
-		}
-		if dup {
-			continue
-		}
-		kept = append(kept, r)
 		if vi, ok := starts[r.pos]; ok {
 			cur = vi
 		}

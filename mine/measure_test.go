@@ -107,3 +107,31 @@ func TestMeasureErrors(t *testing.T) {
 		t.Error("bad path: no error")
 	}
 }
+
+// TestMeasureFresh: a record without a step or time is measured with none
+// (not the line before's, another session's), so its exact duplicate is
+// counted once, as Read counts it.
+func TestMeasureFresh(t *testing.T) {
+	log := `{"session_id":"t","ts":"2026-01-01T00:00:00Z","node":"a","event":"ok","duration_ms":100}
+{"session_id":"z","step":5,"node":"a","event":"ok","duration_ms":1}
+{"session_id":"t","ts":"2026-01-01T00:00:00Z","node":"a","event":"ok","duration_ms":100}
+{"session_id":"t","ts":"2026-01-01T00:00:01Z","node":"b","event":"ok","duration_ms":7}
+`
+	in := []Input{strInput("log.jsonl", log)}
+	lg, err := Read(in, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := Measure(in, ReadOptions{}, lg, []string{"duration_ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for si, s := range lg.Sessions {
+		if s.ID != "t" {
+			continue
+		}
+		if x, _ := ms.Value(si, 0, 0); x != 100 {
+			t.Errorf("session t's first visit measures %v, want 100 (the duplicate counted once)", x)
+		}
+	}
+}
