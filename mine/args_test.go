@@ -248,16 +248,7 @@ func TestArgBlocks(t *testing.T) {
 {"session_id":"a","step":5,"node":"act","event":"ok","attrs":{"args":{"x":"l3"}}}
 {"session_id":"a","step":6,"node":"user_msg","event":"user","attrs":{"seen":"u6"}}
 `
-	opt := ReadOptions{Rules: rules}
-	in := argInput([]byte(data))
-	lg, err := Read(in, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	args, err := ReadArgSessions(in, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lg, args := readWithArgs(t, data, rules)
 	blocks, err := lg.ArgBlocks(&lg.Sessions[0], args[0])
 	if err != nil {
 		t.Fatal(err)
@@ -304,16 +295,7 @@ func TestArgSessionsOrder(t *testing.T) {
 {"session_id":"c","ts":"2026-01-01T00:00:02Z","node":"user_msg","event":"user"}
 {"session_id":"c","step":1,"ts":"2026-01-01T00:00:03Z","node":"send","event":"ok","attrs":{"args":{"to":"z"}}}
 `
-	opt := ReadOptions{Rules: rules}
-	in := argInput([]byte(data))
-	lg, err := Read(in, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	args, err := ReadArgSessions(in, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lg, args := readWithArgs(t, data, rules)
 	if len(args) != 2 || args[0].ID != "a" || args[1].ID != "c" {
 		t.Fatalf("sessions %v: want a and c (b has dropped records alone)", args)
 	}
@@ -550,15 +532,7 @@ func TestArgRecordsFresh(t *testing.T) {
 {"session_id":"t","ts":"2026-01-01T00:00:00Z","node":"user_msg","event":"user","attrs":{"seen":"mail a@x.example"}}
 {"session_id":"t","ts":"2026-01-01T00:00:01Z","node":"send","event":"ok","attrs":{"args":{"to":"b@x.example"}}}
 `
-	in := argInput([]byte(data))
-	lg, err := Read(in, ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	args, err := ReadArgSessions(in, ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lg, args := readWithArgs(t, data, nil)
 	if len(args[0].Steps) != len(lg.Sessions[0].Visits) {
 		t.Errorf("%d argument records, %d visits: want as many", len(args[0].Steps), len(lg.Sessions[0].Visits))
 	}
@@ -584,4 +558,20 @@ func TestArgsKeySpelled(t *testing.T) {
 	if mayHaveKey([]byte(`{"a":"argsx"}`), "args") || !mayHaveKey([]byte(`{"sEEn":1}`), "seen") {
 		t.Error("mayHaveKey")
 	}
+}
+
+// readWithArgs reads data as Read and ReadArgSessions do, under rules.
+func readWithArgs(t *testing.T, data string, rules *Rules) (*Log, []ArgSession) {
+	t.Helper()
+	in := argInput([]byte(data))
+	opt := ReadOptions{Rules: rules}
+	lg, err := Read(in, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := ReadArgSessions(in, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lg, args
 }
