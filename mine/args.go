@@ -120,6 +120,9 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 				st.Seen = keepTokens(st.Seen, want[r.session])
 			}
 			if r.drop {
+				if len(st.Seen) == 0 {
+					return true // no text: nothing to keep it for
+				}
 				st.Args = nil // no step of the map: its call is not judged
 			}
 		}
@@ -211,20 +214,34 @@ func argTokens(inputs []Input, opt ReadOptions) (want map[string]map[string]stru
 	return want, whole, err
 }
 
-// mayHaveKey says whether line may have the member key (lower case), as the
-// decoder matches names: in any case, or escaped (any \u in the line
-// counts), so that a line is parsed whenever the decoder would find it.
+// mayHaveKey says whether line may have the member key (lower-case
+// ASCII), as the decoder matches names: in any case (ſ folds to s), or
+// escaped, so that a line is parsed whenever the decoder would find it.
+// Every run between two quotes is tried; one longer than the longest
+// spelling of key (6 bytes a letter, \u0061) is not key.
 func mayHaveKey(line []byte, key string) bool {
-	if bytes.Contains(line, []byte(`\u`)) {
-		return true
-	}
 	for i := 0; ; {
 		j := bytes.IndexByte(line[i:], '"')
 		if j < 0 {
 			return false
 		}
 		i += j + 1
-		if end := i + len(key); end < len(line) && line[end] == '"' && bytes.EqualFold(line[i:end], []byte(key)) {
+		k := bytes.IndexByte(line[i:], '"')
+		if k < 0 {
+			return false
+		}
+		seg := line[i : i+k]
+		if len(seg) > 6*len(key) {
+			continue
+		}
+		if bytes.IndexByte(seg, '\\') >= 0 {
+			var name string
+			if json.Unmarshal(line[i-1:i+k+1], &name) != nil || strings.EqualFold(name, key) {
+				return true // an escaped quote ends seg early, or the name is key
+			}
+			continue
+		}
+		if bytes.EqualFold(seg, []byte(key)) {
 			return true
 		}
 	}

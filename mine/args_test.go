@@ -545,7 +545,7 @@ func TestArgRecordsFresh(t *testing.T) {
 // TestArgsKeySpelled: arguments under "Args", or an escaped name, are read
 // as the decoder reads them, with or without text on the same record.
 func TestArgsKeySpelled(t *testing.T) {
-	for _, key := range []string{`"Args"`, `"ARGS"`, `"\u0061rgs"`} {
+	for _, key := range []string{`"Args"`, `"ARGS"`, `"\u0061rgs"`, `"argſ"`, `"ARGſ"`} {
 		data := `{"session_id":"a","step":0,"node":"send","event":"ok","attrs":{` + key + `:{"to":"u@x.example"}}}` + "\n"
 		sessions, err := ReadArgSessions(argInput([]byte(data)), ReadOptions{})
 		if err != nil {
@@ -555,8 +555,17 @@ func TestArgsKeySpelled(t *testing.T) {
 			t.Errorf("%s: args %v, want to=u@x.example", key, got)
 		}
 	}
-	if mayHaveKey([]byte(`{"a":"argsx"}`), "args") || !mayHaveKey([]byte(`{"sEEn":1}`), "seen") {
-		t.Error("mayHaveKey")
+	for line, want := range map[string]bool{
+		`{"a":"argsx"}`:   false,
+		`{"sEEn":1}`:      true,
+		`{"ſeen":1}`:      true,
+		`{"\u0073een":1}`: true,
+		`{"t":"caf\u00e9 au lait, with more words"}`: false, // an escape elsewhere is no key
+		`{"t":"\u00e9"}`: false,
+	} {
+		if got := mayHaveKey([]byte(line), "seen"); got != want {
+			t.Errorf("mayHaveKey(%s, seen) = %v, want %v", line, got, want)
+		}
 	}
 }
 
@@ -574,4 +583,20 @@ func readWithArgs(t *testing.T, data string, rules *Rules) (*Log, []ArgSession) 
 		t.Fatal(err)
 	}
 	return lg, args
+}
+
+// TestArgsDroppedNoText: a dropped record whose text is empty is not kept.
+func TestArgsDroppedNoText(t *testing.T) {
+	rules, err := ParseRules([]byte(`{"rules": [{"match": {"node": "^user_msg$"}, "drop": true}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := `{"session_id":"a","step":0,"node":"user_msg","event":"user","attrs":{"seen":null}}
+{"session_id":"a","step":1,"node":"user_msg","event":"user","attrs":{"seen":[]}}
+{"session_id":"a","step":2,"node":"send","event":"ok","attrs":{"args":{"to":"x"}}}
+`
+	_, args := readWithArgs(t, data, rules)
+	if len(args) != 1 || len(args[0].Steps) != 1 || args[0].Steps[0].Label != "send" {
+		t.Errorf("argument records %+v: want the send alone", args)
+	}
 }

@@ -802,11 +802,11 @@ func dropDuplicates[T any, K comparable](items []T, sameRun func(a, b *T) bool, 
 	run := 0
 	var runSet map[K]bool
 	for i := range items {
-		it := items[i]
-		if n := len(kept); n > 0 && !sameRun(&kept[n-1], &it) {
+		it := &items[i] // kept never passes i: it is still there to read
+		if n := len(kept); n > 0 && !sameRun(&kept[n-1], it) {
 			run, runSet = n, nil
 		}
-		k := key(&it)
+		k := key(it)
 		dup := runSet[k]
 		if runSet == nil {
 			for j := len(kept) - 1; j >= run && !dup; j-- {
@@ -824,11 +824,11 @@ func dropDuplicates[T any, K comparable](items []T, sameRun func(a, b *T) bool, 
 		}
 		if dup {
 			if onDup != nil {
-				onDup(&it)
+				onDup(it)
 			}
 			continue
 		}
-		kept = append(kept, it)
+		kept = append(kept, *it)
 	}
 	clear(items[len(kept):])
 	return kept
