@@ -235,9 +235,11 @@ func mayHaveKey(line []byte, key string) bool {
 			continue
 		}
 		if bytes.IndexByte(seg, '\\') >= 0 {
+			// Only \u spells a letter; a name that is key has no quote
+			// in it, so it is always a run of its own.
 			var name string
-			if json.Unmarshal(line[i-1:i+k+1], &name) != nil || strings.EqualFold(name, key) {
-				return true // an escaped quote ends seg early, or the name is key
+			if bytes.Contains(seg, []byte(`\u`)) && json.Unmarshal(line[i-1:i+k+1], &name) == nil && strings.EqualFold(name, key) {
+				return true
 			}
 			continue
 		}

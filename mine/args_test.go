@@ -561,7 +561,8 @@ func TestArgsKeySpelled(t *testing.T) {
 		`{"ſeen":1}`:      true,
 		`{"\u0073een":1}`: true,
 		`{"t":"caf\u00e9 au lait, with more words"}`: false, // an escape elsewhere is no key
-		`{"t":"\u00e9"}`: false,
+		`{"t":"\u00e9"}`:                    false,
+		`{"out":"{\"order_id\": \"#W1\"}"}`: false, // JSON inside a string
 	} {
 		if got := mayHaveKey([]byte(line), "seen"); got != want {
 			t.Errorf("mayHaveKey(%s, seen) = %v, want %v", line, got, want)
