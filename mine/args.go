@@ -48,13 +48,16 @@ type ArgStep struct {
 	hasStep  bool
 	fileLine int
 	file     int
-	dropped  bool // a record the label rules drop, kept for its text
-	folded   bool // a record the rules fold into a visit of its label before it
-	detour   bool // a record of a detour stage
 	event    string
-	flags    uint32 // as Read keeps them (hashFlags), to find duplicates as Read does
-	visit    int    // the visit it belongs to, in order (see sortArgSteps)
+	// flags are as Read keeps them (hashFlags): whether the rules drop,
+	// fold or detour the record, and 24 bits of its line's hash, to find
+	// duplicates as Read does.
+	flags uint32
+	visit int // the visit it belongs to, in order (see sortArgSteps)
 }
+
+// dropped says whether the label rules drop the record (kept for its text).
+func (s *ArgStep) dropped() bool { return s.flags&rsDrop != 0 }
 
 // Bounds on what one record gives the argument rules.
 const maxSeenText = formats.MaxSeenText // bytes of attrs.seen a record
@@ -97,7 +100,7 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 		if r.drop && !hasSeen {
 			return true
 		}
-		st := ArgStep{Label: r.label, step: r.step, ts: r.ts, hasStep: r.hasStep, fileLine: line, file: fi, dropped: r.drop, folded: r.fold, detour: r.detour, event: r.event, flags: hashFlags(r)}
+		st := ArgStep{Label: r.label, step: r.step, ts: r.ts, hasStep: r.hasStep, fileLine: line, file: fi, event: r.event, flags: hashFlags(r)}
 		if r.drop {
 			st.Label = r.node
 		}
@@ -319,7 +322,7 @@ func sortArgSteps(steps []ArgStep, allStep, allTS bool) []ArgStep {
 func argVisits(steps []ArgStep) {
 	var idx []int // the steps of the map, in order
 	for i := range steps {
-		if !steps[i].dropped {
+		if !steps[i].dropped() {
 			idx = append(idx, i)
 		}
 	}
@@ -329,12 +332,12 @@ func argVisits(steps []ArgStep) {
 	exit := make([]bool, len(idx))
 	top := -1 // k of the last record not collapsed
 	for k := 0; k < len(idx); k++ {
-		if !steps[idx[k]].detour || top < 0 {
+		if steps[idx[k]].flags&rsDetour == 0 || top < 0 {
 			top = k
 			continue
 		}
 		j := k // the run of detour records is idx[k:j]
-		for j < len(idx) && steps[idx[j]].detour {
+		for j < len(idx) && steps[idx[j]].flags&rsDetour != 0 {
 			j++
 		}
 		// As Read tries each record of the run in turn: the rest of the
@@ -361,7 +364,7 @@ func argVisits(steps []ArgStep) {
 			continue
 		}
 		st := &steps[i]
-		if last >= 0 && st.folded && steps[idx[last]].folded && !exit[last] && steps[idx[last]].Label == st.Label {
+		if last >= 0 && st.flags&rsFold != 0 && steps[idx[last]].flags&rsFold != 0 && !exit[last] && steps[idx[last]].Label == st.Label {
 			exit[last] = exit[k] // the visit is left as its last record is
 		} else {
 			visit++
@@ -663,7 +666,7 @@ func (lg *Log) ArgBlocks(s *Session, a ArgSession) ([][]ArgStep, error) {
 	k := -1 // the visit of the records so far
 	var pending []ArgStep
 	for _, st := range a.Steps {
-		if st.dropped {
+		if st.dropped() {
 			pending = append(pending, st)
 			continue
 		}

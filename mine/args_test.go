@@ -205,7 +205,7 @@ func TestArgsDroppedText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := sessions[0].Steps[0]; st.Label != "user_msg" || !st.dropped || len(st.Seen) != 1 {
+	if st := sessions[0].Steps[0]; st.Label != "user_msg" || !st.dropped() || len(st.Seen) != 1 {
 		t.Fatalf("first step %+v: want the dropped user_msg with its text", st)
 	}
 	var account *automaton.ArgRule
@@ -400,16 +400,7 @@ func TestArgVisitsAsRead(t *testing.T) {
 				b.WriteString(l + "\n")
 			}
 		}
-		in := argInput([]byte(b.String()))
-		opt := ReadOptions{Rules: rules}
-		lg, err := Read(in, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		args, err := ReadArgSessions(in, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
+		lg, args := readWithArgs(t, b.String(), rules)
 		byID := map[string]ArgSession{}
 		for _, a := range args {
 			byID[a.ID] = a

@@ -55,6 +55,12 @@ func serveLoopback(t *testing.T, s *Server) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	serveOn(t, s, ln)
+	return "http://" + ln.Addr().String()
+}
+
+// serveOn runs s.Serve on ln until the test ends.
+func serveOn(t *testing.T, s *Server, ln net.Listener) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, ln) }()
@@ -65,7 +71,6 @@ func serveLoopback(t *testing.T, s *Server) string {
 		}
 		s.Close()
 	})
-	return "http://" + ln.Addr().String()
 }
 
 // TestServeCutsSlowBodies: a client that sends its body a byte at a time,
@@ -112,16 +117,7 @@ func TestServeCutsNonReaders(t *testing.T) {
 	// the first two connections the service accepts are full: their
 	// writes wait for their deadline
 	ln := &fullListener{Listener: inner, n: 2, blocked: make(chan struct{}, 2)}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		s.Close()
-	})
+	serveOn(t, s, ln)
 	addr := inner.Addr().String()
 	for range 2 {
 		c, err := net.Dial("tcp", addr)
