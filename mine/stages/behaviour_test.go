@@ -223,3 +223,40 @@ func TestSuggestQuizOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// TestSuggestFreeTextByContext: free text typed mostly in the middle of a
+// long task (next to each step about as often as that step comes, but
+// bunched where a search is repeated) has no place of its own, though its
+// positions are not spread over the whole session: the nodes around its
+// runs are those around any run. A step that half the sessions take at its
+// own place is a step.
+func TestSuggestFreeTextByContext(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var b strings.Builder
+	for s := range 300 {
+		seq := []string{"greet", "ask_name", "ask_city", "ask_date"}
+		for range 2 + rng.IntN(6) {
+			seq = append(seq, "search", "show_results", "ask_refine")
+		}
+		if rng.IntN(2) == 0 {
+			seq = append(seq, "ask_seat")
+		}
+		seq = append(seq, "book", "confirm", "anything_else", "bye")
+		if rng.IntN(3) == 0 {
+			i := 4 + rng.IntN(len(seq)-5)
+			seq = slices.Insert(seq, i, "zz")
+		}
+		for i, n := range seq {
+			fmt.Fprintf(&b, "{\"session_id\":\"s%d\",\"step\":%d,\"node\":%q}\n", s, i, n)
+		}
+	}
+	s := suggest(t, b.String(), Options{})
+	if !slices.Equal(s.Chat, []string{"zz"}) {
+		t.Fatalf("chat = %q, want zz", s.Chat)
+	}
+	for _, r := range s.Rules {
+		if strings.Contains(r.Match["node"], "zz") && !strings.Contains(r.Why, "departs") {
+			t.Errorf("zz found by %q, want the rule of its context", r.Why)
+		}
+	}
+}
