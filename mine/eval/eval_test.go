@@ -666,31 +666,32 @@ func TestEmptiedRealLog(t *testing.T) {
 	}
 }
 
-// TestUnseenRealLogs holds the figures of two real logs no setting was
-// chosen on, tau2-bench's telecom (40 sessions) and airline (20) runs, read
-// from their raw exports with the chat turns dropped
-// (docs/check-replay-eval.md, "Logs no setting was chosen on"). Each
-// setting must keep at least what it measured, less 0.01.
+// TestUnseenRealLogs holds the figures of three real logs no setting was
+// chosen on: tau2-bench's telecom (40 sessions) and airline (20) runs, read
+// from their raw exports with the chat turns dropped, and pm4py's receipt
+// log (1,434 cases, CSV) (docs/check-replay-eval.md, "Logs no setting was
+// chosen on"). Each setting must keep at least what it measured, less 0.01.
 func TestUnseenRealLogs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real logs: skipped in -short mode")
 	}
 	data, chat := realData(t)
-	raw := filepath.Join(data, "..", "raw", "tau2")
+	raw := filepath.Join(data, "..", "raw")
 	def := mine.DefaultOptions()
 	var settings []Setting
 	for _, g := range []string{mine.GeneralizeNone, mine.GeneralizeAuto, mine.GeneralizeLoose, mine.GeneralizeAnyOrder} {
 		settings = append(settings, Setting{Merge: def.Merge, Alpha: def.Alpha, Generalize: g})
 	}
 	for _, tt := range []struct {
-		file string
-		want [][2]float64 // per setting: accepted, rejected as measured
+		file, labels string
+		want         [][2]float64 // per setting: accepted, rejected as measured
 	}{
-		{"gpt-4.1_telecom_default_gpt-4.1_1trials.json", [][2]float64{{0.275, 0.939}, {0.275, 0.869}, {0.675, 0.392}, {0.800, 0.226}}},
-		{"gpt-4.1_airline_default_gpt-4.1_1trials.json", [][2]float64{{0.250, 0.876}, {0.300, 0.856}, {0.500, 0.536}, {0.650, 0.402}}},
+		{"tau2/gpt-4.1_telecom_default_gpt-4.1_1trials.json", chat, [][2]float64{{0.275, 0.939}, {0.275, 0.869}, {0.675, 0.392}, {0.800, 0.226}}},
+		{"tau2/gpt-4.1_airline_default_gpt-4.1_1trials.json", chat, [][2]float64{{0.250, 0.876}, {0.300, 0.856}, {0.500, 0.536}, {0.650, 0.402}}},
+		{"csv/receipt.csv", "", [][2]float64{{0.976, 0.838}, {0.987, 0.820}, {0.993, 0.807}, {0.998, 0.692}}},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
-			lg := readFile(t, filepath.Join(raw, tt.file), chat)
+			lg := readFile(t, filepath.Join(raw, tt.file), tt.labels)
 			for i, r := range fiveFolds(t, lg, settings) {
 				o, w := r.Overall, tt.want[i]
 				if o.Accepted < w[0]-0.01 || o.Rejected < w[1]-0.01 {
