@@ -98,7 +98,10 @@ func (a *analysis) findTurns() {
 // where the task has many steps and free text touches fewer of them, in
 // FreeSessions of the sessions with what comes before and after its runs
 // close to what comes around the other nodes' (FreeDependence; see
-// dependence). A query that every branch comes back to is next to every
+// dependence), anywhere in them (FreeSpread, which steps done in any
+// order between fixed ones do not reach), unless half the task nodes or
+// more would be so taken: a log with no flow shows nothing to tell free
+// text from. A query that every branch comes back to is next to every
 // node too, but at its place in the flow. The second rule's two
 // thresholds were set on the five STAR tasks of the project's data and
 // its four real logs (free text at most 0.86 and in 28% of the sessions at
@@ -149,7 +152,7 @@ func (a *analysis) findFreeText() {
 			ctx.add(id, prev, next, w)
 		}
 	}
-	var free []int
+	var free, byContext []int
 	for id := range n {
 		if a.chat[id] || runs[id] < FreeRuns {
 			continue
@@ -180,12 +183,25 @@ func (a *analysis) findFreeText() {
 		if share < FreeSessions {
 			continue
 		}
-		if dep := ctx.dependence(int32(id)); dep <= FreeDependence {
-			free = append(free, id)
-			a.chatWhy[id] = fmt.Sprintf("a message turn, not a task step (free text, the log says so: in %.0f%% of the sessions, and what comes before and after it departs from what comes around the other task nodes by %.2f, a step's by several times 1)", 100*share, dep)
+		if dep := ctx.dependence(int32(id)); dep <= FreeDependence && sd >= FreeSpread {
+			byContext = append(byContext, id)
+			a.chatWhy[id] = fmt.Sprintf("a message turn, not a task step (free text, the log says so: in %.0f%% of the sessions, anywhere in them, and what comes before and after it departs from what comes around the other task nodes by %.2f, a step's by several times 1)", 100*share, dep)
 		}
 	}
+	// Free text is told by its context against the flow of the others: a
+	// log where half the task nodes have no place of their own shows no
+	// flow to tell it from.
+	if 2*len(byContext) > tasks {
+		for _, id := range byContext {
+			a.chatWhy[id] = ""
+		}
+		byContext = nil
+	}
+	free = append(free, byContext...)
 	if len(free) == 0 || tasks-len(free) < 2 {
+		for _, id := range free {
+			a.chatWhy[id] = ""
+		}
 		return
 	}
 	for _, id := range free {
@@ -407,15 +423,15 @@ func depart(obs, tot map[int32]int, keys []int32, x int32) float64 {
 		if z == x {
 			continue
 		}
-		o, rest := obs[z], tot[z]-obs[z]
-		if rest == 0 {
-			if o > 0 {
-				return math.Inf(1) // x alone leads there: a place of its own
-			}
+		o, rest := float64(obs[z]), float64(tot[z]-obs[z])
+		if rest == 0 && o == 0 {
 			continue
 		}
-		e := float64(n) * float64(rest) / float64(m)
-		chi += (float64(o) - e) * (float64(o) - e) / e
+		// A cell expected less than half a record counts as expected
+		// half a record: else one stray record of a rare neighbour (or
+		// of one no other node's runs have) would outweigh the rest.
+		e := max(float64(n)*rest/float64(m), 0.5)
+		chi += (o - e) * (o - e) / e
 		k++
 	}
 	return max(0, chi-float64(k-1)) / float64(n)
