@@ -254,32 +254,46 @@ func TestSuggestFreeTextByContext(t *testing.T) {
 	}
 }
 
-// TestSuggestAnyOrder: five checks done once each, in any order, between
-// fixed steps, are next to each other much as any run is next to its
-// neighbours, but they keep to their place in the flow: steps, not free
-// text. A log with no flow at all (every node anywhere) gives no flow to
-// tell free text from: none is taken for it.
+// TestSuggestAnyOrder: checks done once each, in any order, between fixed
+// steps are steps, not free text: four among ten, and five among eight,
+// whose context is then much that of any run. A log with no flow at all
+// (200 nodes anywhere, each next to few of the others) gives no flow to
+// tell free text from: none is taken for it, though half its nodes are
+// anywhere and the context of any run.
 func TestSuggestAnyOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
-	checks := []string{"check_a", "check_b", "check_c", "check_d", "check_e"}
+	checks := []string{"check_a", "check_b", "check_c", "check_d"}
 	var b, r strings.Builder
 	for s := range 300 {
-		seq := []string{"receive_order"}
+		seq := []string{"receive_order", "verify_customer", "open_case"}
 		p := slices.Clone(checks)
 		rng.Shuffle(len(p), func(i, j int) { p[i], p[j] = p[j], p[i] })
-		seq = append(append(seq, p...), "ship_order", "close_case")
+		seq = append(append(seq, p...), "ship_order", "bill_order", "close_case")
 		for i, n := range seq {
 			fmt.Fprintf(&b, "{\"session_id\":\"s%d\",\"step\":%d,\"node\":%q}\n", s, i, n)
 		}
-		for i := range 12 {
-			k := rng.IntN(40)
-			fmt.Fprintf(&r, "{\"session_id\":\"s%d\",\"step\":%d,\"node\":\"step_%c%c\"}\n", s, i, 'a'+k/8, 'a'+k%8)
+	}
+	for s := range 100 {
+		for i := range 50 {
+			k := rng.IntN(200)
+			fmt.Fprintf(&r, "{\"session_id\":\"s%d\",\"step\":%d,\"node\":\"step_%c%c%c\"}\n", s, i, 'a'+k/100, 'a'+k/10%10, 'a'+k%10)
 		}
 	}
-	if s := suggest(t, b.String(), Options{}); len(s.Chat) != 0 {
-		t.Errorf("any-order checks: chat = %q, want none", s.Chat)
+	var five strings.Builder
+	for s := range 300 {
+		p := append(slices.Clone(checks), "check_e")
+		rng.Shuffle(len(p), func(i, j int) { p[i], p[j] = p[j], p[i] })
+		seq := append(append([]string{"receive_order"}, p...), "ship_order", "close_case")
+		for i, n := range seq {
+			fmt.Fprintf(&five, "{\"session_id\":\"s%d\",\"step\":%d,\"node\":%q}\n", s, i, n)
+		}
+	}
+	for _, log := range []string{b.String(), five.String()} {
+		if s := suggest(t, log, Options{}); len(s.Chat) != 0 {
+			t.Errorf("any-order checks: chat = %q, want none", s.Chat)
+		}
 	}
 	if s := suggest(t, r.String(), Options{}); len(s.Chat) != 0 {
-		t.Errorf("no flow: chat = %q, want none", s.Chat)
+		t.Errorf("no flow: %d nodes taken for chat, want none", len(s.Chat))
 	}
 }

@@ -153,6 +153,7 @@ func (a *analysis) findFreeText() {
 		}
 	}
 	var free, byContext []int
+	contextFree := 0 // task nodes whose context is any run's, spread or not
 	for id := range n {
 		if a.chat[id] || runs[id] < FreeRuns {
 			continue
@@ -183,15 +184,20 @@ func (a *analysis) findFreeText() {
 		if share < FreeSessions {
 			continue
 		}
-		if dep := ctx.dependence(int32(id)); dep <= FreeDependence && sd >= FreeSpread {
+		dep := ctx.dependence(int32(id))
+		if dep > FreeDependence {
+			continue
+		}
+		contextFree++
+		if sd >= FreeSpread {
 			byContext = append(byContext, id)
 			a.chatWhy[id] = fmt.Sprintf("a message turn, not a task step (free text, the log says so: in %.0f%% of the sessions, anywhere in them, and what comes before and after it departs from what comes around the other task nodes by %.2f, a step's by several times 1)", 100*share, dep)
 		}
 	}
 	// Free text is told by its context against the flow of the others: a
-	// log where half the task nodes have no place of their own shows no
+	// log where half the task nodes have the context of any run shows no
 	// flow to tell it from.
-	if 2*len(byContext) > tasks {
+	if 2*contextFree > tasks {
 		for _, id := range byContext {
 			a.chatWhy[id] = ""
 		}
