@@ -265,7 +265,10 @@ type Transition struct {
 // all sessions, Sessions the number of sessions that took a back edge at
 // least once. An iteration is one back-edge traversal during one continuous
 // stay in the component; MaxIterations and P95Iterations are taken over the
-// stays that iterated at least once: the data for retry caps.
+// stays that iterated at least once: the data for retry caps. MaxIterations
+// is the cap check and the guard hold a stay to: the most a stay made, or,
+// mined with the auto or constraints generalisation, more where the stays
+// make a longer one plausible (as State.MaxRun).
 type Loop struct {
 	States        []string  `json:"states"`
 	BackEdges     []EdgeRef `json:"back_edges"`

@@ -88,3 +88,59 @@ func TestSkipNeedsANewSuccessor(t *testing.T) {
 		t.Errorf("a successor of a seen once: generalised %q, want %q among them", got, skip)
 	}
 }
+
+// TestLoopCap: a loop's cap under generalisation is the most a stay made,
+// raised where 50 stays or more make a longer one plausible; fewer stays,
+// or stays that never iterate twice, keep the most seen.
+func TestLoopCap(t *testing.T) {
+	// 74 stays, 83 iterations (the bundled sample's {identify_customer}):
+	// one more iteration follows at the rate 9/83, so a stay of 4 has a
+	// chance of 0.108^3, about 1 in 800, and of 5, below 1 in 1,000.
+	iters, weights := []int{1, 2}, []int{65, 9}
+	if got := loopCap(2, iters, weights, RunTail); got != 4 {
+		t.Errorf("74 stays, 83 iterations: cap %d, want 4", got)
+	}
+	if got := loopCap(2, iters, []int{30, 9}, RunTail); got != 2 {
+		t.Errorf("39 stays: cap %d, want the most seen, 2", got)
+	}
+	if got := loopCap(1, []int{1}, []int{200}, RunTail); got != 1 {
+		t.Errorf("200 stays of one iteration: cap %d, want 1", got)
+	}
+}
+
+// TestSharedRate: where labels like X agree on how often Z follows them,
+// X's visits without Z count against that agreement, not against each
+// label's rate alone: 14 of 81 among its likes, none in 27 visits of X,
+// leaves a rate above MinRate; none in 100 visits does not; likes that
+// disagree weigh less; one like alone gives no prior.
+func TestSharedRate(t *testing.T) {
+	st := &genStats{events: map[levent]int{}, pairEv: map[lpairEv]int{}}
+	const ok, z = 100, 50
+	top := map[uint32]uint32{}
+	like := func(counts ...[2]int) []uint32 {
+		var ys []uint32
+		for i, c := range counts {
+			y := uint32(i + 1)
+			top[y] = ok
+			st.events[levent{y, ok}] = c[1]
+			st.pairEv[lpairEv{y, ok, z}] = c[0]
+			ys = append(ys, y)
+		}
+		return ys
+	}
+	agree := like([2]int{5, 29}, [2]int{4, 25}, [2]int{5, 27})
+	if r := sharedRate(st, agree, top, z, 27); r < MinRate {
+		t.Errorf("agreeing likes 14 of 81, X none in 27: rate %.3f, want at least %.2f", r, MinRate)
+	}
+	if r := sharedRate(st, agree, top, z, 100); r >= MinRate {
+		t.Errorf("agreeing likes 14 of 81, X none in 100: rate %.3f, want below %.2f", r, MinRate)
+	}
+	if r := sharedRate(st, agree[:1], top, z, 1); r != 0 {
+		t.Errorf("one like: rate %.3f, want 0 (no prior)", r)
+	}
+	st = &genStats{events: map[levent]int{}, pairEv: map[lpairEv]int{}}
+	apart := like([2]int{1, 40}, [2]int{13, 41})
+	if r := sharedRate(st, apart, top, z, 27); r >= MinRate {
+		t.Errorf("likes 1 of 40 and 13 of 41, X none in 27: rate %.3f, want below %.2f", r, MinRate)
+	}
+}

@@ -134,11 +134,10 @@ func scoreTruth(t testing.TB, truth *automaton.Model, train, held *mine.Log, opt
 // sessions no generalised move outside the truth and every perturbation the
 // truth rejects caught; on the agent truth at 30 and 100 sessions (2,000
 // held-out sessions each) at least 0.95 and 0.98 of the perturbations the
-// truth rejects caught and at least 0.90 of held-out sessions accepted at
-// 30 (the issue's targets), at least 0.92 at 100 (the issue asks for 0.98,
-// not reached on seed 5: docs/build.md says why), and at most 10% of the
-// generalised moves, pooled over the runs, outside the truth (precision
-// 0.90, the issue's target).
+// truth rejects caught and at least 0.90 and 0.98 of held-out sessions
+// accepted (the issue's targets), and at most 10% of the generalised moves,
+// pooled over the runs, outside the truth (precision 0.90, the issue's
+// target).
 // Seeds 3, 5 and 8 are the issue's, on which the rules were chosen; 11, 13,
 // 17, 21 and 24 were added after every choice, so that the figures are not
 // those of three samples alone. Run with -v for the table docs/build.md
@@ -165,7 +164,7 @@ func TestTruthTable(t *testing.T) {
 				if want := map[int]float64{30: 0.95, 100: 0.98}[n]; sc.TruthRejected < want {
 					t.Errorf("agent, %d sessions, seed %d: %.3f of the truth's negatives rejected, want at least %.2f", n, seed, sc.TruthRejected, want)
 				}
-				if want := map[int]float64{30: 0.90, 100: 0.92}[n]; sc.Accepted < want {
+				if want := map[int]float64{30: 0.90, 100: 0.98}[n]; sc.Accepted < want {
 					t.Errorf("agent, %d sessions, seed %d: %.3f of held-out sessions accepted, want at least %.2f", n, seed, sc.Accepted, want)
 				}
 			}
@@ -327,5 +326,38 @@ func TestConstraintSupportNegative(t *testing.T) {
 	opt.ConstraintSupport = -3
 	if _, err := mine.Build(sampleTruth(t, gen.AgentTruth(), 10, 3), opt); err == nil || !strings.Contains(err.Error(), "constraint support -3") {
 		t.Errorf("support -3: %v, want an error naming it", err)
+	}
+}
+
+// TestTruthFreshSeeds scores the default on 30 more samples of the agent
+// truth at 30 and 100 sessions (seeds 40-69, drawn after every choice of
+// the rules, none of them seen while choosing), as TestTruthTable does:
+// the share of seeds below each of the issue's targets, and the means.
+// Run with -v for the figures docs/build.md quotes.
+func TestTruthFreshSeeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("truth samples: skipped in -short mode")
+	}
+	agent := gen.AgentTruth()
+	for _, n := range []int{30, 100} {
+		wantAcc, wantRej := map[int]float64{30: 0.90, 100: 0.98}[n], map[int]float64{30: 0.95, 100: 0.98}[n]
+		var acc, rej float64
+		gens, outside, lowAcc, lowRej, k := 0, 0, 0, 0, 0
+		for seed := uint64(40); seed < 70; seed++ {
+			sc := scoreTruth(t, agent, sampleTruth(t, agent, n, seed), sampleTruth(t, agent, 2000, 1000+seed), mine.DefaultOptions())
+			acc, rej, k = acc+sc.Accepted, rej+sc.TruthRejected, k+1
+			gens, outside = gens+sc.GenTotal, outside+sc.GenOutside
+			if sc.Accepted < wantAcc {
+				lowAcc++
+			}
+			if sc.TruthRejected < wantRej {
+				lowRej++
+			}
+		}
+		t.Logf("agent auto n=%d, %d seeds: accepted %.3f (below %.2f: %d), truth-rejected %.4f (below %.2f: %d), generalised %d, outside the truth %d",
+			n, k, acc/float64(k), wantAcc, lowAcc, rej/float64(k), wantRej, lowRej, gens, outside)
+		if acc/float64(k) < wantAcc || rej/float64(k) < wantRej || 10*outside > gens {
+			t.Errorf("%d sessions: means %.3f and %.4f, %d of %d moves outside the truth; want at least %.2f and %.2f, at most 10%%", n, acc/float64(k), rej/float64(k), outside, gens, wantAcc, wantRej)
+		}
 	}
 }

@@ -122,7 +122,9 @@ type BackEdge struct {
 }
 
 // Loop is one of the model's loops: its iterations and sessions, and how
-// many times a stay in it iterated.
+// many times a stay in it iterated. MaxIterations is, with logs, the most a
+// stay made; from the model alone, the model's max_iterations, the loop's
+// cap, which a generalised model may raise above it.
 type Loop struct {
 	States        []string `json:"states"`
 	Count         int      `json:"count"`

@@ -116,7 +116,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	for _, l := range r.Loops {
 		p("  {%s}\n", statesText(l.States, 4))
-		p("    %s in %s; max %d, p95 %d", text.Count(l.Count, "iteration"), text.Count(l.Sessions, "session"), l.MaxIterations, l.P95Iterations)
+		// From the model alone its max_iterations is the loop's cap, which
+		// under generalisation may exceed the most a stay made.
+		most := "max"
+		if l.Histogram == nil {
+			most = "cap"
+		}
+		p("    %s in %s; %s %d, p95 %d", text.Count(l.Count, "iteration"), text.Count(l.Sessions, "session"), most, l.MaxIterations, l.P95Iterations)
 		switch {
 		case l.Histogram == nil:
 		case len(l.Histogram) == 0:
