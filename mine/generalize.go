@@ -887,8 +887,9 @@ func (b *builder) follow(g *generalizer) {
 // each acting step but one, 14 of 81 times after the others and none in 27
 // after that one, which the test refuses (0.83^27 < 0.05) but the truth
 // allows as often as after the others. A context seen often without the
-// move still never gains it: the posterior falls under MinRate once n
-// outweighs the prior.
+// move still never gains it: X's absence counts as a difference from its
+// likes once it is stranger than RunTail at their rate, and the posterior
+// falls under MinRate once n outweighs the prior.
 func sharedRate(st *genStats, like []uint32, topEvent map[uint32]uint32, z uint32, n int) float64 {
 	var shows, visits, k int
 	for _, y := range like {
@@ -904,6 +905,12 @@ func sharedRate(st *genStats, like []uint32, topEvent map[uint32]uint32, z uint3
 	}
 	mu := float64(shows) / float64(visits)
 	if mu >= 1 {
+		return 0
+	}
+	// X must be one of them: its visits without Z no stranger, at their
+	// rate, than the tail the caps allow (RunTail). 3,000 visits without a
+	// move its likes take half the time are no rare sample.
+	if float64(n)*math.Log1p(-mu) < math.Log(RunTail) {
 		return 0
 	}
 	var spread float64 // the visits-weighted variance of their shares

@@ -106,6 +106,17 @@ func TestLoopCap(t *testing.T) {
 	if got := loopCap(1, []int{1}, []int{200}, RunTail); got != 1 {
 		t.Errorf("200 stays of one iteration: cap %d, want 1", got)
 	}
+	// 80 stays of 4 to 18 iterations: the geometric fit (q 0.89) would give
+	// a stay past 18 a chance of 1 in 8, yet none of 80 went past it. The
+	// fit does not explain them: the cap stays 18, not 61.
+	var long, w []int
+	for k := 4; k <= 18; k++ {
+		long, w = append(long, k), append(w, 5)
+	}
+	long, w = append(long, 10), append(w, 5)
+	if got := loopCap(18, long, w, RunTail); got != 18 {
+		t.Errorf("80 stays of 4 to 18: cap %d, want the most seen, 18", got)
+	}
 }
 
 // TestSharedRate: where labels like X agree on how often Z follows them,
@@ -135,6 +146,10 @@ func TestSharedRate(t *testing.T) {
 	if r := sharedRate(st, agree, top, z, 100); r >= MinRate {
 		t.Errorf("agreeing likes 14 of 81, X none in 100: rate %.3f, want below %.2f", r, MinRate)
 	}
+	if r := sharedRate(st, like([2]int{500, 1000}, [2]int{500, 1000}), top, z, 3000); r != 0 {
+		t.Errorf("likes half the time, X none in 3,000: rate %.3f, want 0 (X is not one of them)", r)
+	}
+	agree = like([2]int{5, 29}, [2]int{4, 25}, [2]int{5, 27})
 	if r := sharedRate(st, agree[:1], top, z, 1); r != 0 {
 		t.Errorf("one like: rate %.3f, want 0 (no prior)", r)
 	}

@@ -33,6 +33,6 @@ func ExampleRun() {
 	fmt.Println("recommended:", rep.Results[rep.Recommended].Name)
 	// Output:
 	// alergia alpha=0.01 generalize=none: accepted 0.978, rejected 0.964
-	// alergia alpha=0.01 generalize=auto: accepted 0.983, rejected 0.941
+	// alergia alpha=0.01 generalize=auto: accepted 0.980, rejected 0.941
 	// recommended: alergia alpha=0.01 generalize=auto
 }
