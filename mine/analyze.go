@@ -417,8 +417,8 @@ func loopCap(most int, iters, weights []int, tail float64) int {
 	// The fit must explain the stays it is fitted to: where no stay went
 	// past the most seen though the fit gives that a chance below tail, the
 	// stays are no geometric and the cap stays the most seen (tau2 retail's
-	// order lookups with --slots: 80 stays of 4 to 18 iterations, q 0.89,
-	// would have raised 18 to 61).
+	// loop over the whole conversation, read with --slots: 80 stays of 4 to
+	// 18 iterations, q 0.89, would have raised 18 to 61).
 	if float64(stays)*math.Log1p(-math.Pow(q, float64(most))) < math.Log(tail) {
 		return most
 	}
