@@ -119,8 +119,7 @@ func (a *analysis) findFreeText() {
 	if tasks < 4 {
 		return
 	}
-	around := make([]map[int32]int, n) // node -> runs of the node (or start -1, end -2) next to its runs
-	ctx := newContexts(n)
+	ctx := newContexts(n) // what comes before and after each node's runs
 	runs := make([]int, n)
 	var sum, sq []float64 = make([]float64, n), make([]float64, n)
 	var rs []int32
@@ -137,9 +136,6 @@ func (a *analysis) findFreeText() {
 			p := relPos(i, len(rs))
 			sum[id] += float64(w) * p
 			sq[id] += float64(w) * p * p
-			if around[id] == nil {
-				around[id] = map[int32]int{}
-			}
 			prev, next := int32(-1), int32(-2)
 			if i > 0 {
 				prev = rs[i-1]
@@ -147,8 +143,6 @@ func (a *analysis) findFreeText() {
 			if i+1 < len(rs) {
 				next = rs[i+1]
 			}
-			around[id][prev] += w
-			around[id][next] += w
 			ctx.add(id, prev, next, w)
 		}
 	}
@@ -158,17 +152,18 @@ func (a *analysis) findFreeText() {
 		if a.chat[id] || runs[id] < FreeRuns {
 			continue
 		}
-		keys := slices.Sorted(maps.Keys(around[id])) // sums in one order: the same floats every run
+		around := ctx.around(int32(id))
+		keys := slices.Sorted(maps.Keys(around)) // sums in one order: the same floats every run
 		nodes, tot := 0, 0
 		for _, x := range keys {
 			if x >= 0 {
 				nodes++
 			}
-			tot += around[id][x]
+			tot += around[x]
 		}
 		ent := 0.0
 		for _, x := range keys {
-			p := float64(around[id][x]) / float64(tot)
+			p := float64(around[x]) / float64(tot)
 			ent -= p * math.Log(p)
 		}
 		ent /= math.Log(float64(tasks + 1)) // the other task nodes, start and end
@@ -391,6 +386,19 @@ func (c *contexts) add(id, prev, next int32, w int) {
 	if next == -2 {
 		c.prevTot[id] += w // the end, a target of its own, is preceded by id
 	}
+}
+
+// around is what comes next to x's runs on either side (the start -1, the
+// end -2), each side counted.
+func (c *contexts) around(x int32) map[int32]int {
+	m := make(map[int32]int, len(c.next[x])+len(c.prev[x]))
+	for z, w := range c.next[x] {
+		m[z] += w
+	}
+	for z, w := range c.prev[x] {
+		m[z] += w
+	}
+	return m
 }
 
 // dependence is how much what comes next to x's runs departs from what
