@@ -805,8 +805,9 @@ func (b *builder) follow(g *generalizer) {
 	}
 	for _, x := range labels {
 		// The labels like X (below), whose shares of a Z pool as a prior
-		// for X's (see sharedRate).
+		// for X's (see sharedRate), once per Z.
 		var like []uint32
+		shared := map[uint32]float64{}
 		for _, y := range labels {
 			if x == y {
 				continue
@@ -839,8 +840,15 @@ func (b *builder) follow(g *generalizer) {
 				// ending with its usual event: the stricter test.
 				ey := levent{y, topEvent[y]}
 				p := float64(st.pairEv[lpairEv{y, ey.e, z}]) / float64(st.events[ey])
-				if !plausible(p, tot[x]) && sharedRate(st, like, topEvent, z, tot[x]) < MinRate {
-					continue
+				if !plausible(p, tot[x]) {
+					r, ok := shared[z]
+					if !ok {
+						r = sharedRate(st, like, topEvent, z, tot[x])
+						shared[z] = r
+					}
+					if r < MinRate {
+						continue
+					}
 				}
 				to, ok := best[z]
 				if !ok {
