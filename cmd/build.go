@@ -154,8 +154,9 @@ type modelOptions struct {
 	args      bool
 	learnArgs func() ([]automaton.ArgRule, error)
 	// beforeWrite, when not nil, is called with the finished model just
-	// before it is written (build --evidence writes the evidence there).
-	beforeWrite func(*automaton.Model) error
+	// before it is written, and the batch the outputs are written in
+	// (build --evidence writes the evidence there).
+	beforeWrite func(*automaton.Model, *atomicfile.Batch) error
 	// by is build --by's field, byMin --by-min and byMode --by-mode;
 	// byValues reads each session's value of the field.
 	by       string
@@ -477,9 +478,9 @@ func (opts *buildOptions) afterRead(lg *mine.Log, inputs []mine.Input, ropt mine
 	}
 	if opts.evidence {
 		// The evidence first: see mine.WriteEvidence.
-		opts.model.beforeWrite = func(m *automaton.Model) error {
+		opts.model.beforeWrite = func(m *automaton.Model, batch *atomicfile.Batch) error {
 			ev := &automaton.Evidence{}
-			err := writeOutput(opts.model.out+evidenceExt, streams.Out, func(w io.Writer) (err error) {
+			err := writeOutputIn(batch, opts.model.out+evidenceExt, streams.Out, func(w io.Writer) (err error) {
 				ev.Sessions, err = lg.WriteEvidence(w, m.Digest)
 				return err
 			})
@@ -487,7 +488,7 @@ func (opts *buildOptions) afterRead(lg *mine.Log, inputs []mine.Input, ropt mine
 				return err
 			}
 			if fields != nil {
-				err := writeOutput(opts.model.out+fieldsExt, streams.Out, func(w io.Writer) (err error) {
+				err := writeOutputIn(batch, opts.model.out+fieldsExt, streams.Out, func(w io.Writer) (err error) {
 					ev.Fields, err = mine.WriteFieldEvidence(w, fields, m.Digest)
 					return err
 				})
@@ -613,21 +614,29 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 	if err := m.Validate(); err != nil {
 		return err
 	}
+	// The outputs change together: an output that cannot be written leaves
+	// every one as it was (the model's evidence, its diagram, the model).
+	var batch atomicfile.Batch
+	defer batch.Abort()
 	if opts.beforeWrite != nil {
-		if err := opts.beforeWrite(m); err != nil {
+		if err := opts.beforeWrite(m, &batch); err != nil {
 			return err
 		}
 	}
-	// The model last, as the evidence before it: an output that cannot be
-	// written leaves the model as it was.
 	if opts.dot != "" {
 		detail, _ := detailOf(opts.detail) // checked by prepare
-		if err := writeDOT(opts.dot, streams.Out, m, detail); err != nil {
+		err := writeOutputIn(&batch, opts.dot, streams.Out, func(w io.Writer) error {
+			return render.DOT(w, m, render.Options{Detail: detail})
+		})
+		if err != nil {
 			return err
 		}
 	}
-	if err := writeOutput(opts.out, streams.Out, m.Write); err != nil {
+	if err := writeOutputIn(&batch, opts.out, streams.Out, m.Write); err != nil {
 		return err
+	}
+	if err := batch.Commit(); err != nil {
+		return fmt.Errorf("writing %s: %w", opts.out, err)
 	}
 	if !opts.quiet {
 		printBuildSummary(streams.Err, lg, m)
@@ -734,10 +743,23 @@ func created() string {
 
 // writeOutput writes to path atomically, or to stdout for "-".
 func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) error {
+	var b atomicfile.Batch
+	if err := writeOutputIn(&b, path, stdout, write); err != nil {
+		return err
+	}
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeOutputIn writes to path in batch b, to be committed with the
+// batch's other files, or to stdout for "-" at once.
+func writeOutputIn(b *atomicfile.Batch, path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == "-" || path == "" {
 		return write(stdout)
 	}
-	if err := atomicfile.Write(path, write); err != nil {
+	if err := b.Write(path, write); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

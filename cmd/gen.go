@@ -160,11 +160,14 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 	if err := checkOutputs([]string{opts.model}, [][2]string{{"--output", output}, {"--truth-out", truthOut}}); err != nil {
 		return err
 	}
+	// The truth and the sessions change together, or neither does.
+	var batch atomicfile.Batch
+	defer batch.Abort()
 	if truthOut != "" {
 		t := *m
 		t.Digest = t.ComputeDigest()
-		if err := atomicfile.Write(truthOut, t.Write); err != nil {
-			return fmt.Errorf("writing %s: %w", truthOut, err)
+		if err := writeOutputIn(&batch, truthOut, streams.Out, t.Write); err != nil {
+			return err
 		}
 	}
 	write := func(w io.Writer) error {
@@ -174,10 +177,10 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 		}
 		return bw.Flush()
 	}
-	if output == "-" || output == "" {
-		return write(streams.Out)
+	if err := writeOutputIn(&batch, output, streams.Out, write); err != nil {
+		return err
 	}
-	if err := atomicfile.Write(output, write); err != nil {
+	if err := batch.Commit(); err != nil {
 		return fmt.Errorf("writing %s: %w", output, err)
 	}
 	return nil

@@ -24,6 +24,49 @@ import (
 // killed) are removed; RemoveTemps removes
 // the ones being written, for a process that is about to exit on a signal.
 func Write(path string, write func(io.Writer) error) error {
+	var b Batch
+	if err := b.Write(path, write); err != nil {
+		return err
+	}
+	return b.Commit()
+}
+
+// A Batch writes several files so that a failure leaves every one of them
+// as it was: Write writes each to its temporary file (as the package's
+// Write does), and Commit renames them all into place, in the order they
+// were written. A Write that fails removes the batch's temporary files and
+// Commit does nothing after it; Abort removes them too. Only a rename that
+// fails part way (the file system full of names, a folder removed) can
+// leave some files new and the rest as they were. A path that is not a
+// regular file is written in place at once, as Write does.
+type Batch struct {
+	pending []pending
+	failed  error
+}
+
+// pending is a file written and not yet renamed: it stays open, and so
+// locked, until then, so that no other writer of its path sweeps it as a
+// killed writer's.
+type pending struct {
+	f         *os.File
+	tmp, path string
+}
+
+// Write writes what write produces to path's temporary file, to be renamed
+// into place by Commit.
+func (b *Batch) Write(path string, write func(io.Writer) error) error {
+	if b.failed != nil {
+		return b.failed
+	}
+	err := b.write(path, write)
+	if err != nil {
+		b.Abort()
+		b.failed = err
+	}
+	return err
+}
+
+func (b *Batch) write(path string, write func(io.Writer) error) error {
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		if fi.IsDir() {
 			return fmt.Errorf("%s is a directory", path)
@@ -46,10 +89,10 @@ func Write(path string, write func(io.Writer) error) error {
 		return err
 	}
 	tmp := f.Name()
-	defer tempFiles.remove(tmp)
 	fail := func(err error) error {
 		f.Close()
 		os.Remove(tmp)
+		tempFiles.remove(tmp)
 		return err
 	}
 	if err := lockFile(f); err != nil {
@@ -64,15 +107,43 @@ func Write(path string, write func(io.Writer) error) error {
 	if err := f.Chmod(0o644); err != nil {
 		return fail(err)
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
+	b.pending = append(b.pending, pending{f, tmp, path})
 	return nil
+}
+
+// Commit renames the files written into place, in the order written. After
+// a failed Write it does nothing and returns that failure; a rename that
+// fails stops it, and the files not yet renamed are removed.
+func (b *Batch) Commit() error {
+	if b.failed != nil {
+		return b.failed
+	}
+	for i, p := range b.pending {
+		err := p.f.Close()
+		if err == nil {
+			err = os.Rename(p.tmp, p.path)
+		}
+		tempFiles.remove(p.tmp)
+		if err != nil {
+			os.Remove(p.tmp)
+			b.pending = b.pending[i+1:]
+			b.Abort()
+			b.failed = err
+			return err
+		}
+	}
+	b.pending = nil
+	return nil
+}
+
+// Abort removes the temporary files written and not yet committed.
+func (b *Batch) Abort() {
+	for _, p := range b.pending {
+		p.f.Close()
+		os.Remove(p.tmp)
+		tempFiles.remove(p.tmp)
+	}
+	b.pending = nil
 }
 
 // tempFiles are the temporary files Write is writing.

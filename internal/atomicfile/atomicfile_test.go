@@ -34,3 +34,57 @@ func TestWrite(t *testing.T) {
 		t.Error("writing over a directory succeeded")
 	}
 }
+
+// A batch changes all of its files or none: a write that fails leaves the
+// ones written before it as they were, and no temporary file behind.
+func TestBatch(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	text := func(s string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	for _, p := range []string{a, b} {
+		if err := Write(p, text("old")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var fail Batch
+	if err := fail.Write(a, text("new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := fail.Write(b, func(io.Writer) error { return io.ErrShortWrite }); err == nil {
+		t.Fatal("a failing write succeeded")
+	}
+	if err := fail.Commit(); err == nil {
+		t.Error("Commit after a failed write succeeded")
+	}
+	for _, p := range []string{a, b} {
+		if got, _ := os.ReadFile(p); string(got) != "old" {
+			t.Errorf("%s holds %q after a failed batch, want old", filepath.Base(p), got)
+		}
+	}
+	if names := dirNames(t, dir); len(names) != 2 {
+		t.Errorf("folder holds %q after a failed batch, want a and b alone", names)
+	}
+
+	var ok Batch
+	for _, p := range []string{a, b} {
+		if err := ok.Write(p, text("new")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := os.ReadFile(a); string(got) != "old" {
+		t.Errorf("a holds %q before Commit, want old", got)
+	}
+	if err := ok.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{a, b} {
+		if got, _ := os.ReadFile(p); string(got) != "new" {
+			t.Errorf("%s holds %q after Commit, want new", filepath.Base(p), got)
+		}
+	}
+	if names := dirNames(t, dir); len(names) != 2 {
+		t.Errorf("folder holds %q after Commit, want a and b alone", names)
+	}
+}
