@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/fsmine/fsmine/mine/formats"
 	"io"
 	"strings"
 )
@@ -30,7 +31,7 @@ func rereadRecords(inputs []Input, opt ReadOptions, fn func(fi, line int, l []by
 			format = in.Format
 		}
 		stopped := false
-		_, err = splitLines(rc, io.Discard, format, in.Convert, opt.importOptions(), maxLine, func(first int, data []byte, _ bool) bool {
+		_, err = splitLines(rc, io.Discard, format, in.Convert, opt.importOptions(), maxLine, func(first int, data []byte, converted bool) bool {
 			// fn keeps nothing of a line: the buffer goes back for the
 			// next chunk.
 			defer putChunkBuf(data)
@@ -44,6 +45,9 @@ func rereadRecords(inputs []Input, opt ReadOptions, fn func(fi, line int, l []by
 				}
 				n := line
 				line++
+				if rl, at, ok := formats.RecordAt(l); ok && converted {
+					l, n = rl, at // as Read takes it (parseChunk)
+				}
 				r = rec{} // as Read parses each line: nothing left of the line before
 				if len(bytes.TrimSpace(l)) == 0 || p.parse(l, &r) != nil {
 					continue

@@ -304,6 +304,34 @@ func TestUpstreamBadInput(t *testing.T) {
 			bad:      "log.xes:4: missing node",
 		},
 		{
+			// A line may hold many events: each is named by its own.
+			name: "xes events on one line",
+			in: strInput("one.xes", `<log><trace><string key="concept:name" value="c1"/><event><string key="concept:name" value="a"/></event><event><string key="concept:name" value="b"/></event><event><string key="concept:name" value="c"/></event></trace>
+<trace><string key="concept:name" value="c2"/><event><string key="org:resource" value="Pete"/></event><event><string key="concept:name" value="d"/></event></trace>
+</log>`),
+			sessions: []string{"c1: a/a b/b c/c", "c2: d/d"},
+			bad:      "one.xes:2: missing node",
+		},
+		{
+			// Latin-1 "café" and "cafè" would both be "caf\ufffd".
+			name: "csv not in UTF-8",
+			in: strInput("latin1.csv", "case,activity,timestamp\n"+
+				"c1,open,2024-01-01T00:00:00Z\n"+
+				"c1,caf\xe9,2024-01-01T00:00:01Z\n"+
+				"c1,close,2024-01-01T00:00:02Z\n"),
+			sessions: []string{"c1: open/open close/close"},
+			bad:      "latin1.csv:3: node is not valid UTF-8",
+		},
+		{
+			name: "jsonl not in UTF-8",
+			in: strInput("bytes.jsonl", `{"session_id":"s","step":0,"node":"a"}
+{"session_id":"s","step":1,"node":"caf`+"\xe8"+`"}
+{"session_id":"s","step":2,"node":"b"}
+`),
+			sessions: []string{"s: a/ b/"},
+			bad:      "bytes.jsonl:2: node is not valid UTF-8",
+		},
+		{
 			name: "xes event without a classifier key",
 			in: strInput("cls.xes", `<log>
   <classifier name="Who" keys="org:resource"/>
@@ -523,5 +551,19 @@ func TestXESDeepNesting(t *testing.T) {
 	_, err := Read([]Input{strInput("deep.xes", xes)}, ReadOptions{})
 	if err == nil || !strings.Contains(err.Error(), "deep.xes: line 1") || !strings.Contains(err.Error(), "nested 1001 elements deep") {
 		t.Errorf("error %v, want one naming deep.xes, line 1, and the depth", err)
+	}
+}
+
+// TestTauUnknownRole: a message of a role the importer has no record for
+// is an error naming it, not a message left out without a word.
+func TestTauUnknownRole(t *testing.T) {
+	for name, text := range map[string]string{
+		"tau2": `{"id": "s1", "task_id": "1", "termination_reason": "user_stop", "messages": [{"role": "user", "content": "hi"}, {"role": "developer", "content": "x"}]}`,
+		"tau-bench": `[{"task_id": 1, "trial": 0, "reward": 1, "traj": [{"role": "user", "content": "hi"}, {"role": "Assistant", "content": "x"}]}]`,
+	} {
+		_, err := Read([]Input{strInput(name+".json", text)}, ReadOptions{Format: "tau"})
+		if err == nil || !strings.Contains(err.Error(), "message 1: role") {
+			t.Errorf("%s: Read error %v, want one naming message 1's role", name, err)
+		}
 	}
 }

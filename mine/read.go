@@ -678,7 +678,11 @@ func parseChunk(p *parser, c *chunk, name string) {
 			line++
 			continue
 		}
-		if c.converted && l[0] == 0 {
+		at := line // the input's line of the record
+		if r, n, ok := formats.RecordAt(l); ok && c.converted {
+			// A record placed after its input line (see formats.RecordAt).
+			l, at = r, n
+		} else if c.converted && l[0] == 0 {
 			// An importer's note (see writeNote): an item it skipped, or
 			// one it left out on purpose.
 			n := formats.ParseNote(l, name, line)
@@ -694,13 +698,13 @@ func parseChunk(p *parser, c *chunk, name string) {
 		var r rec
 		if err := p.parse(l, &r); err != nil {
 			if errors.Is(err, errUnmatched) {
-				c.err = &LineError{BadLine{name, line, err.Error()}}
+				c.err = &LineError{BadLine{name, at, err.Error()}}
 				return
 			}
-			c.bad = append(c.bad, BadLine{name, line, err.Error()})
-			r = rec{fileLine: -line}
+			c.bad = append(c.bad, BadLine{name, at, err.Error()})
+			r = rec{fileLine: -at}
 		} else {
-			r.fileLine = line
+			r.fileLine = at
 		}
 		c.recs = append(c.recs, r)
 		line++

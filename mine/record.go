@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/fsmine/fsmine/automaton"
@@ -173,6 +174,9 @@ func (p *parser) parse(line []byte, r *rec) error {
 		if len(v[0].raw) == 0 {
 			return bad("%s is empty", p.paths[0])
 		}
+		if !utf8.Valid(v[0].raw) {
+			return bad("%s is not valid UTF-8", p.paths[0])
+		}
 		r.session = p.str(v[0].raw)
 	case kindNumber:
 		r.session = p.str(v[0].raw)
@@ -186,6 +190,9 @@ func (p *parser) parse(line []byte, r *rec) error {
 		if len(v[1].raw) == 0 {
 			return bad("%s is empty", p.paths[1])
 		}
+		if !utf8.Valid(v[1].raw) {
+			return bad("%s is not valid UTF-8", p.paths[1])
+		}
 		r.node = p.str(v[1].raw)
 	case kindMissing:
 		return bad("missing %s", p.paths[1])
@@ -194,6 +201,9 @@ func (p *parser) parse(line []byte, r *rec) error {
 	}
 	switch v[2].kind {
 	case kindString:
+		if !utf8.Valid(v[2].raw) {
+			return bad("%s is not valid UTF-8", p.paths[2])
+		}
 		r.event = p.str(v[2].raw)
 	case kindMissing, kindNull:
 		r.event = ""

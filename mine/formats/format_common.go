@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fsmine/fsmine/automaton"
 	json "github.com/goccy/go-json"
@@ -742,7 +743,38 @@ func (o *jsonObject) bytes() []byte {
 
 // appendJSONString appends s as a JSON string, as the JSON library writes
 // it with HTML escaping off (see automaton.AppendJSONString).
-func appendJSONString(b []byte, s string) []byte { return automaton.AppendJSONString(b, s, false) }
+//
+// Bytes that are not UTF-8 (a Latin-1 export) are copied as they are, not
+// made U+FFFD: the record's reader then skips the record, naming its line
+// and field ("node is not valid UTF-8"), where a U+FFFD would merge "café"
+// and "cafè" in Latin-1 into one name without a word.
+func appendJSONString(b []byte, s string) []byte {
+	if utf8.ValidString(s) {
+		return automaton.AppendJSONString(b, s, false)
+	}
+	b = append(b, '"')
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				break
+			}
+			i += size
+		}
+		if i > 0 { // the valid run, escaped, without its quotes
+			n := len(b)
+			b = automaton.AppendJSONString(b, s[:i], false)
+			b = append(b[:n], b[n+1:len(b)-1]...)
+		}
+		if i < len(s) {
+			b = append(b, s[i])
+			i++
+		}
+		s = s[i:]
+	}
+	return append(b, '"')
+}
 
 // recordWriter writes records, one JSON object a line, and can place a
 // record on a given line of its output so that the line numbers in mine's
@@ -779,6 +811,44 @@ func (rw *recordWriter) alignTo(line int) error {
 		rw.line++
 	}
 	return nil
+}
+
+// writeAt writes one record as that of input line line: on that line of
+// the output when it has not been passed, else on the next with a prefix
+// that names line (see RecordAt), as when a line of the input holds
+// several events (an XES file written on one line).
+func (rw *recordWriter) writeAt(line int, rec []byte) error {
+	if line > rw.line {
+		if err := rw.alignTo(line); err != nil {
+			return err
+		}
+		return rw.write(rec)
+	}
+	b := rw.w.AvailableBuffer()
+	b = append(b, 0, 'p')
+	b = strconv.AppendInt(b, int64(line), 10)
+	b = append(b, 0)
+	if _, err := rw.w.Write(b); err != nil {
+		return err
+	}
+	return rw.write(rec)
+}
+
+// RecordAt reads a line of an importer's output that writeAt prefixed: the
+// record and the input line it names. ok is false for any other line.
+func RecordAt(l []byte) (rec []byte, line int, ok bool) {
+	if len(l) < 4 || l[0] != 0 || l[1] != 'p' {
+		return nil, 0, false
+	}
+	end := bytes.IndexByte(l[2:], 0)
+	if end < 1 {
+		return nil, 0, false
+	}
+	n, err := strconv.Atoi(string(l[2 : 2+end]))
+	if err != nil || n < 1 {
+		return nil, 0, false
+	}
+	return l[2+end+1:], n, true
 }
 
 func (rw *recordWriter) flush() error { return rw.w.Flush() }

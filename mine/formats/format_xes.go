@@ -421,10 +421,7 @@ func (c *xesConverter) flushTrace() error {
 			}
 			continue
 		}
-		if err := c.rw.alignTo(e.line); err != nil {
-			return err
-		}
-		if err := c.rw.write(c.record(e, c.steps[i])); err != nil {
+		if err := c.rw.writeAt(e.line, c.record(e, c.steps[i])); err != nil {
 			return err
 		}
 	}
