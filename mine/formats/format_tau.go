@@ -372,6 +372,8 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, info *t
 			if err := emit("user_msg", "user"); err != nil {
 				return err
 			}
+		default:
+			return jr.errorAt(simAt, "simulation %s, message %d: role %q, want user, assistant, tool or system", sim.ID, mi, m.Role)
 		}
 	}
 	return nil
@@ -443,6 +445,8 @@ func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, r
 			if err := emit("user_msg", "user", m.Role); err != nil {
 				return err
 			}
+		default:
+			return jr.errorAt(at, "task %s trial %s, message %d: role %q, want user, assistant, tool or system", task, trial, mi, m.Role)
 		}
 	}
 	return nil
