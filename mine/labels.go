@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/fsmine/fsmine/internal/jsondup"
 	"regexp"
 	"strconv"
 	"strings"
@@ -109,6 +110,11 @@ func (m matchOrder) MarshalJSON() ([]byte, error) {
 // rule by number (from 1) and name.
 func ParseRules(data []byte) (*Rules, error) {
 	var rs Rules
+	if err := jsondup.Check(data); err != nil {
+		// The decoder would keep the last value, or (a rule's "match")
+		// join both.
+		return nil, fmt.Errorf("label rules: %w", err)
+	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&rs); err != nil {

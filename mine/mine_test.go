@@ -381,6 +381,11 @@ func TestParseRulesErrors(t *testing.T) {
 		{"unmatched", `{"rules":[],"unmatched":"skip"}`, `"unmatched" is "skip"`},
 		{"unknown key", `{"rulez":[]}`, `unknown field`},
 		{"reserved", `{"rules":[{"match":{"node":"a"},"state":"__end__"}]}`, `reserved`},
+		// The decoder would join two "match" objects into one condition,
+		// and keep the last of other keys given twice.
+		{"match twice", `{"rules":[{"match":{"node":"^a$"},"match":{"event":"^ok$"},"state":"A"}]}`, `the key "match" is given twice in rules[0]`},
+		{"pattern twice", `{"rules":[{"match":{"node":"^a$","node":"^b$"},"state":"A"}]}`, `the key "node" is given twice in rules[0].match`},
+		{"rules twice", `{"rules":[],"rules":[{"match":{"node":"^a$"},"state":"A"}]}`, `the key "rules" is given twice`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,13 +19,19 @@ func Check(data []byte) error {
 	type frame struct {
 		keys      map[string]bool // nil for an array
 		key       string          // of the value being read
+		index     int             // in an array, of the value being read
 		expectKey bool
 	}
 	var stack []*frame
 	// ends a value: in an object, a key (or its end) comes next
 	valueDone := func() {
-		if len(stack) > 0 && stack[len(stack)-1].keys != nil {
-			stack[len(stack)-1].expectKey = true
+		if len(stack) == 0 {
+			return
+		}
+		if top := stack[len(stack)-1]; top.keys != nil {
+			top.expectKey = true
+		} else {
+			top.index++
 		}
 	}
 	for {
@@ -42,16 +48,21 @@ func Check(data []byte) error {
 			}
 			key, _ := tok.(string)
 			if top.keys[key] {
-				var parts []string
+				var path strings.Builder
 				for _, f := range stack[:n-1] {
-					if f.keys != nil {
-						parts = append(parts, f.key)
+					if f.keys == nil {
+						fmt.Fprintf(&path, "[%d]", f.index)
+						continue
 					}
+					if path.Len() > 0 {
+						path.WriteByte('.')
+					}
+					path.WriteString(f.key)
 				}
-				if len(parts) == 0 {
+				if path.Len() == 0 {
 					return fmt.Errorf("the key %s is given twice", strconv.Quote(key))
 				}
-				return fmt.Errorf("the key %s is given twice in %s", strconv.Quote(key), strings.Join(parts, "."))
+				return fmt.Errorf("the key %s is given twice in %s", strconv.Quote(key), path.String())
 			}
 			top.keys[key], top.key, top.expectKey = true, key, false
 			continue
