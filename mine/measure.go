@@ -17,8 +17,12 @@ import (
 type Measures struct {
 	// Paths are the dotted field paths measured, in the order asked.
 	Paths []string
-	// Found counts, per path, the records that carry a number there.
-	Found []int
+	// Found counts, per path, the records that carry a number there;
+	// Unusable those that carry something else there (text, true, an
+	// object, a number too large for a float64 such as 1e400), which
+	// does not count: a caller says so.
+	Found    []int
+	Unusable []int
 
 	vals [][]float64 // per session: visit*len(Paths) + path; NaN: no record had it
 }
@@ -45,8 +49,8 @@ type measureRec struct {
 // Measure reads the inputs again, as Read read them into lg (opt must be
 // the options Read was given, and inputs the same inputs in the same
 // order), and sums the numbers found at paths over the records of each of
-// lg's visits. A field that is absent, or not a JSON number, does not
-// count. Bad lines are skipped as Read skipped them.
+// lg's visits. A field that is absent, or not a JSON number a float64
+// holds, does not count (Measures.Unusable counts the second kind). Bad lines are skipped as Read skipped them.
 func Measure(inputs []Input, opt ReadOptions, lg *Log, paths []string) (*Measures, error) {
 	if len(inputs) != len(lg.Files) {
 		return nil, errors.New("measure: the inputs are not those the log was read from")
@@ -55,7 +59,7 @@ func Measure(inputs []Input, opt ReadOptions, lg *Log, paths []string) (*Measure
 	if err != nil {
 		return nil, fmt.Errorf("measure: %w", err)
 	}
-	ms := &Measures{Paths: paths, Found: make([]int, len(paths))}
+	ms := &Measures{Paths: paths, Found: make([]int, len(paths)), Unusable: make([]int, len(paths))}
 	bySess := make(map[string]int, len(lg.Sessions))
 	for i := range lg.Sessions {
 		bySess[lg.Sessions[i].ID] = i
@@ -77,11 +81,17 @@ func Measure(inputs []Input, opt ReadOptions, lg *Log, paths []string) (*Measure
 		})
 		for k, v := range out {
 			f := math.NaN()
-			if v.kind == kindNumber {
+			switch v.kind {
+			case kindMissing, kindNull:
+			case kindNumber:
 				if g, err := strconv.ParseFloat(string(v.raw), 64); err == nil {
 					f = g
 					ms.Found[k]++
+				} else {
+					ms.Unusable[k]++
 				}
+			default:
+				ms.Unusable[k]++
 			}
 			vals[si] = append(vals[si], f)
 		}

@@ -22,7 +22,7 @@ func TestMeasure(t *testing.T) {
 	//   step 3 chat (dropped: counts toward identify)
 	//   step 4 lookup; step 5 smalltalk (detour back to lookup); step 6 lookup
 	//   step 7 refund, twice (an exact duplicate: counted once)
-	// Session b has no tokens at all.
+	// Session b has no tokens a float64 holds.
 	log := `{"session_id":"a","step":1,"node":"find_x","event":"fail","tokens":{"prompt":10,"completion":1},"duration_ms":5}
 {"session_id":"a","step":0,"node":"chat","event":"said","tokens":{"prompt":1000}}
 {"session_id":"b","step":0,"node":"greet","event":"ok"}
@@ -34,7 +34,7 @@ func TestMeasure(t *testing.T) {
 {"session_id":"a","step":7,"node":"refund","event":"done","tokens":{"prompt":70}}
 {"session_id":"a","step":7,"node":"refund","event":"done","tokens":{"prompt":70}}
 not json
-{"session_id":"b","step":1,"node":"close","event":"ok"}
+{"session_id":"b","step":1,"node":"close","event":"ok","tokens":{"prompt":1e400}}
 `
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
@@ -89,6 +89,10 @@ not json
 			}
 			if wantFound := []int{9, 2, 1}; !reflect.DeepEqual(ms.Found, wantFound) {
 				t.Errorf("found %v, want %v", ms.Found, wantFound)
+			}
+			// "many" and 1e400 are there and count for nothing: said so.
+			if want := []int{1, 1, 0}; !reflect.DeepEqual(ms.Unusable, want) {
+				t.Errorf("unusable %v, want %v", ms.Unusable, want)
 			}
 		})
 	}

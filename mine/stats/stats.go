@@ -48,6 +48,10 @@ type Report struct {
 	// Measures are the record fields measured that some record carries,
 	// in the order asked.
 	Measures []string `json:"measures"`
+	// Unusable counts, per measured field, the records that carry it as
+	// something else than a number a float64 holds (text, true, 1e400):
+	// left out of the figures.
+	Unusable map[string]int `json:"unusable,omitempty"`
 	// States are the model's states but __start__ and __end__, by visits
 	// (most first), then by id.
 	States []State `json:"states"`
@@ -322,6 +326,12 @@ func FromLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures, top int) *Rep
 	for p, path := range ms.Paths {
 		if ms.Found[p] > 0 {
 			r.Measures = append(r.Measures, path)
+		}
+		if p < len(ms.Unusable) && ms.Unusable[p] > 0 {
+			if r.Unusable == nil {
+				r.Unusable = map[string]int{}
+			}
+			r.Unusable[path] = ms.Unusable[p]
 		}
 	}
 	if r.Measures == nil {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,6 +41,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			p("; %s with every record dropped by the label rules, left out", text.Count(r.Emptied, "more session"))
 		}
 		p("\n")
+		for _, path := range slices.Sorted(maps.Keys(r.Unusable)) {
+			p("          %s with %s not a number (text, true, or beyond a float64), left out\n", text.Count(r.Unusable[path], "record"), text.Cell(path))
+		}
 	} else {
 		p("source    the model alone: %d sessions, %d events when mined (give logs for exact endings, loop histograms, tokens and latency)\n", r.Sessions, r.Events)
 	}
