@@ -558,7 +558,7 @@ func TestXESDeepNesting(t *testing.T) {
 // is an error naming it, not a message left out without a word.
 func TestTauUnknownRole(t *testing.T) {
 	for name, text := range map[string]string{
-		"tau2": `{"id": "s1", "task_id": "1", "termination_reason": "user_stop", "messages": [{"role": "user", "content": "hi"}, {"role": "developer", "content": "x"}]}`,
+		"tau2":      `{"id": "s1", "task_id": "1", "termination_reason": "user_stop", "messages": [{"role": "user", "content": "hi"}, {"role": "developer", "content": "x"}]}`,
 		"tau-bench": `[{"task_id": 1, "trial": 0, "reward": 1, "traj": [{"role": "user", "content": "hi"}, {"role": "Assistant", "content": "x"}]}]`,
 	} {
 		_, err := Read([]Input{strInput(name+".json", text)}, ReadOptions{Format: "tau"})
