@@ -52,6 +52,7 @@ func (k valueKind) String() string {
 // bracket. raw is nil for kindMissing.
 type value struct {
 	kind valueKind
+	high bool // a string that may hold bytes at or above 0x80 (scanStringHigh)
 	raw  []byte
 }
 
@@ -323,7 +324,7 @@ func (x *extractor) value(d []byte, i int, n *pathNode, depth int, out []value) 
 	var err error
 	switch c := d[i]; {
 	case c == '"':
-		j, esc, err := scanString(d, i+1)
+		j, esc, high, err := scanStringHigh(d, i+1)
 		if err != nil {
 			return j, err
 		}
@@ -335,7 +336,7 @@ func (x *extractor) value(d []byte, i int, n *pathNode, depth int, out []value) 
 				s = x.scratch[k:len(x.scratch):len(x.scratch)]
 			}
 			for _, k := range n.slots {
-				out[k] = value{kind: kindString, raw: s}
+				out[k] = value{kind: kindString, raw: s, high: high}
 			}
 		}
 		return j, nil
@@ -542,10 +543,22 @@ func stopMask(w uint64) uint64 {
 // d[i-1] and returns the index after its closing quote and whether it holds
 // escapes. Bytes at or above 0x80 pass unchecked, as in encoding/json.
 func scanString(d []byte, i int) (int, bool, error) {
+	j, esc, _, err := scanStringHigh(d, i)
+	return j, esc, err
+}
+
+// scanStringHigh is scanString that also says whether the string may hold
+// a byte at or above 0x80, which only then need be checked for UTF-8 (it
+// may say so of a string that holds none: the bytes after the closing
+// quote in its last 8 count too).
+func scanStringHigh(d []byte, i int) (int, bool, bool, error) {
 	esc := false
+	var seen uint64 // the bytes scanned, or'ed
 	for {
 		if i+8 <= len(d) {
-			m := stopMask(binary.LittleEndian.Uint64(d[i:]))
+			w := binary.LittleEndian.Uint64(d[i:])
+			seen |= w
+			m := stopMask(w)
 			if m == 0 {
 				i += 8
 				continue
@@ -553,19 +566,20 @@ func scanString(d []byte, i int) (int, bool, error) {
 			i += bits.TrailingZeros64(m) >> 3
 		} else {
 			for i < len(d) && d[i] >= ' ' && d[i] != '"' && d[i] != '\\' {
+				seen |= uint64(d[i])
 				i++
 			}
 			if i >= len(d) {
-				return i, esc, errEnd(d)
+				return i, esc, seen&msb != 0, errEnd(d)
 			}
 		}
 		switch c := d[i]; c {
 		case '"':
-			return i + 1, esc, nil
+			return i + 1, esc, seen&msb != 0, nil
 		case '\\':
 			esc = true
 			if i++; i >= len(d) {
-				return i, esc, errEnd(d)
+				return i, esc, false, errEnd(d)
 			}
 			switch d[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -573,18 +587,18 @@ func scanString(d []byte, i int) (int, bool, error) {
 			case 'u':
 				for k := i + 1; k < i+5; k++ {
 					if k >= len(d) {
-						return k, esc, errEnd(d)
+						return k, esc, false, errEnd(d)
 					}
 					if !isHex(d[k]) {
-						return k, esc, errChar(d, k, "in \\u hexadecimal character escape")
+						return k, esc, false, errChar(d, k, "in \\u hexadecimal character escape")
 					}
 				}
 				i += 5
 			default:
-				return i, esc, errChar(d, i, "in string escape")
+				return i, esc, false, errChar(d, i, "in string escape")
 			}
 		default:
-			return i, esc, errChar(d, i, "in string literal")
+			return i, esc, false, errChar(d, i, "in string literal")
 		}
 	}
 }

@@ -756,6 +756,10 @@ func TestScanStringMatchesNaive(t *testing.T) {
 		if err != nil || end != wantEnd || esc != wantEsc {
 			t.Fatalf("scanString(%q) = %d, %v, %v, want %d, %v, nil", d, end, esc, err, wantEnd, wantEsc)
 		}
+		// A string with a byte at or above 0x80 is never said to hold none.
+		if _, _, high, _ := scanStringHigh(d, 1); !high && slices.ContainsFunc(d[1:end-1], func(c byte) bool { return c >= 0x80 }) {
+			t.Fatalf("scanStringHigh(%q) says no byte at or above 0x80", d)
+		}
 	}
 	// Every byte value at every position of two words, after and before
 	// bytes that sit next to the special ones.

@@ -174,7 +174,7 @@ func (p *parser) parse(line []byte, r *rec) error {
 		if len(v[0].raw) == 0 {
 			return bad("%s is empty", p.paths[0])
 		}
-		if !utf8.Valid(v[0].raw) {
+		if v[0].high && !utf8.Valid(v[0].raw) {
 			return bad("%s is not valid UTF-8", p.paths[0])
 		}
 		r.session = p.str(v[0].raw)
@@ -190,7 +190,7 @@ func (p *parser) parse(line []byte, r *rec) error {
 		if len(v[1].raw) == 0 {
 			return bad("%s is empty", p.paths[1])
 		}
-		if !utf8.Valid(v[1].raw) {
+		if v[1].high && !utf8.Valid(v[1].raw) {
 			return bad("%s is not valid UTF-8", p.paths[1])
 		}
 		r.node = p.str(v[1].raw)
@@ -201,7 +201,7 @@ func (p *parser) parse(line []byte, r *rec) error {
 	}
 	switch v[2].kind {
 	case kindString:
-		if !utf8.Valid(v[2].raw) {
+		if v[2].high && !utf8.Valid(v[2].raw) {
 			return bad("%s is not valid UTF-8", p.paths[2])
 		}
 		r.event = p.str(v[2].raw)
