@@ -44,8 +44,8 @@ where the flow hurts:
 - loops: max and p95 iterations per stay and, with logs, the histogram of
   stays that iterated 1, 2, 3... times;
 - with logs, numeric record fields per state (--measure; by default
-  tokens.prompt, tokens.completion and duration_ms, those the records carry):
-  total, mean, p50 and p95 per visit.
+  tokens.prompt, tokens.completion, cost and duration_ms, those the records
+  carry): total, mean, p50 and p95 per visit.
 
 Without logs, everything comes from the model: its states' counts and dwell,
 its back edges and loops, and endings estimated from its top variants (the
