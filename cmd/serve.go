@@ -55,9 +55,12 @@ policy allow it. It speaks JSON over HTTP:
 
 A session starts at __start__: its first step proposes its first state with
 an empty event. next is the label (or the state id) of the proposed state.
-A denied step is still a 200 answer, with "allowed": false and a reason
-(illegal_transition, unknown_state, loop_cap, rare_transition, watchdog,
-generalized_transition, missing_slot, invalid_slot, condition_failed). A
+A denied step is still a 200 answer, with "allowed": false and a reason:
+illegal_transition, unknown_state, loop_cap, repeat_cap, rare_transition,
+watchdog, generalized_transition, unusual_cap, unusual_run, missing_slot,
+invalid_slot or condition_failed; missing_prerequisite, once_only, not_both
+or rerun (a constraint of the model); unseen_value or value_without_source
+(an argument rule of the model, on a step that carries "args"). A
 step may carry slots (strings, numbers, bools) that the policy declares; the
 answer carries the policy's instructions for the session's state, and
 "surprise" and "risk": the proposed step's surprisal under the model in bits
