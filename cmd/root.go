@@ -38,7 +38,9 @@ type IO struct {
 }
 
 // errFound is returned by a command that ran well and found what it reports
-// with exit status 1 (a diff with differences, a check below --min-fit).
+// with exit status 1 (a diff with differences, a check below --min-fit or
+// with a session that breaks an argument rule, a replay whose session
+// deviates or breaks one).
 var errFound = errors.New("found")
 
 // usageError marks bad flags or arguments: usage is printed and the exit
@@ -145,8 +147,11 @@ func newRootCmd(streams IO) *cobra.Command {
 		Long: `fsmine turns the trajectory logs of LLM agents into a state machine that people
 can review, version, diff, check new logs against, and enforce at run time.
 
-Exit status: 0 ok; 1 found something (diff found differences, check fell
-below --min-fit); 2 trouble (bad flags, unreadable input).`,
+Exit status: 0 ok; 1 found something (diff found differences; check fell
+below --min-fit, or a session broke an argument rule; replay's session
+deviates or breaks an argument rule); 2 trouble (bad flags, unreadable
+input); 130 and 143 interrupted by SIGINT and SIGTERM (the temporary files
+of outputs being written are removed; serve stops gracefully, with 0).`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       version,
