@@ -39,8 +39,8 @@ func newRenderCmd(streams IO) *cobra.Command {
 Mermaid, W3C SCXML, an XState v5 machine (JSON) or a LangGraph skeleton
 (Python), to standard output or, with -o, to a file written atomically.
 MODEL.json "-" reads the model from standard input. Without --format, the
-format follows the extension of -o (.dot .gv .svg .png .mmd .scxml .py;
-.json is XState; any other extension is an error, none gives DOT).
+format follows the extension of -o (.dot .gv .svg .png .mmd .mermaid .scxml
+.py; .json is XState; any other extension is an error, none gives DOT).
 
 SVG and PNG are laid out by Graphviz built into fsmine (--engine builtin,
 the default): nothing needs installing. --engine dot runs Graphviz's dot
@@ -115,7 +115,7 @@ func runRender(_ context.Context, opts *renderOptions, streams IO) error {
 		case ext != "":
 			// -o map.pdf is a request for a PDF, not for DOT in a file so
 			// named; a name without an extension gets the default.
-			return usagef("-o %s: fsmine writes no %s; name the file .dot .gv .svg .png .mmd .scxml .json or .py, or give --format", opts.output, ext)
+			return usagef("-o %s: fsmine writes no %s; name the file .dot .gv .svg .png .mmd .mermaid .scxml .json or .py, or give --format", opts.output, ext)
 		}
 	}
 	write, ok := render.Formats[format]
