@@ -73,8 +73,9 @@ type Config struct {
 	History int
 
 	// Log, when not nil, receives every decision as a JSONL line in
-	// fsmine's record form (see the decision log in the README); it is
-	// written by one goroutine of the Server's, buffered.
+	// fsmine's record form (see "Sessions and the decision log" in
+	// docs/guard.md); it is written by one goroutine of the Server's,
+	// buffered.
 	Log io.Writer
 	// LogSync, when not nil, makes what was written to Log durable; Close
 	// calls it last (for a file, (*os.File).Sync).
