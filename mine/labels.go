@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 
@@ -110,9 +111,12 @@ func (m matchOrder) MarshalJSON() ([]byte, error) {
 // rule by number (from 1) and name.
 func ParseRules(data []byte) (*Rules, error) {
 	var rs Rules
+	// A key given twice, or in other case than its field's ("Match"): the
+	// decoder would keep the last value, or (a rule's "match") join both.
 	if err := jsondup.Check(data); err != nil {
-		// The decoder would keep the last value, or (a rule's "match")
-		// join both.
+		return nil, fmt.Errorf("label rules: %w", err)
+	}
+	if err := jsondup.ExactKeys(data, Rules{}); err != nil {
 		return nil, fmt.Errorf("label rules: %w", err)
 	}
 	d := json.NewDecoder(bytes.NewReader(data))
@@ -347,7 +351,13 @@ next:
 				b.WriteString(caps[t.num])
 			}
 		}
-		return labelResult{label: b.String(), fold: r.Fold, detour: r.Detour}, nil
+		label := b.String()
+		if !utf8.ValidString(label) {
+			// A capture of a field's bytes that are not UTF-8 (a node is
+			// checked as it is read; other fields are not).
+			return labelResult{}, bad("label rules give node %q the state %q, which is not valid UTF-8", node, label)
+		}
+		return labelResult{label: label, fold: r.Fold, detour: r.Detour}, nil
 	}
 	switch rs.Unmatched {
 	case "drop":

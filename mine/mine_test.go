@@ -386,6 +386,8 @@ func TestParseRulesErrors(t *testing.T) {
 		{"match twice", `{"rules":[{"match":{"node":"^a$"},"match":{"event":"^ok$"},"state":"A"}]}`, `the key "match" is given twice in rules[0]`},
 		{"pattern twice", `{"rules":[{"match":{"node":"^a$","node":"^b$"},"state":"A"}]}`, `the key "node" is given twice in rules[0].match`},
 		{"rules twice", `{"rules":[],"rules":[{"match":{"node":"^a$"},"state":"A"}]}`, `the key "rules" is given twice`},
+		{"match in other case", `{"rules":[{"match":{"node":"^a$"},"Match":{"event":"^ok$"},"state":"A"}]}`, `rules[0]: key "Match" is in other case: want "match"`},
+		{"rules in other case", `{"Rules":[{"match":{"node":"^a$"},"state":"A"}]}`, `key "Rules" is in other case: want "rules"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

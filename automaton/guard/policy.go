@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"reflect"
 	"regexp"
 	"regexp/syntax"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -220,8 +217,8 @@ func ReadPolicy(r io.Reader) (*Policy, error) {
 	if err := jsondup.Check(data); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
-	if err := exactKeys(data); err != nil {
-		return nil, err
+	if err := jsondup.ExactKeys(data, Policy{}); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -242,84 +239,6 @@ func ReadPolicy(r io.Reader) (*Policy, error) {
 		return nil, err
 	}
 	return p, nil
-}
-
-// exactKeys refuses a key of data that names a field of Policy (or of a
-// value within it) in other case than the field's: the decoder would take
-// it. It leaves unknown keys, wrong types and syntax to the decoder, which
-// words them.
-func exactKeys(data []byte) error {
-	var v any
-	if json.Unmarshal(data, &v) != nil {
-		return nil
-	}
-	return exactKeysOf(v, reflect.TypeOf(Policy{}), "")
-}
-
-func exactKeysOf(v any, t reflect.Type, path string) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	at := func(sub string) string {
-		if path == "" {
-			return sub
-		}
-		return path + "." + sub
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		obj, _ := v.(map[string]any)
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			f, exact := jsonField(t, k)
-			if f == nil {
-				continue // unknown: the decoder says so
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if !exact {
-				where := "policy"
-				if path != "" {
-					where += ": " + path
-				}
-				return fmt.Errorf("%s: key %s is in other case: want %s", where, strconv.Quote(k), strconv.Quote(name))
-			}
-			if err := exactKeysOf(obj[k], f.Type, at(name)); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		obj, _ := v.(map[string]any)
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if err := exactKeysOf(obj[k], t.Elem(), at(k)); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice:
-		arr, _ := v.([]any)
-		for i, e := range arr {
-			if err := exactKeysOf(e, t.Elem(), path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// jsonField returns the field of struct t that JSON key k decodes into,
-// and whether k names it in its own case; nil when none does.
-func jsonField(t reflect.Type, k string) (*reflect.StructField, bool) {
-	var fold *reflect.StructField
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch {
-		case name == "" || name == "-":
-		case name == k:
-			return &f, true
-		case fold == nil && strings.EqualFold(name, k):
-			fold = &f
-		}
-	}
-	return fold, false
 }
 
 // LoadPolicy reads the policy file at path; errors name the path.
