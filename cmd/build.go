@@ -636,7 +636,7 @@ func buildModel(lg *mine.Log, what string, opts *modelOptions, streams IO) error
 		return err
 	}
 	if err := batch.Commit(); err != nil {
-		return fmt.Errorf("writing %s: %w", opts.out, err)
+		return fmt.Errorf("writing the outputs: %w", err) // the error names the file
 	}
 	if !opts.quiet {
 		printBuildSummary(streams.Err, lg, m)

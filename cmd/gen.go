@@ -181,7 +181,7 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 		return err
 	}
 	if err := batch.Commit(); err != nil {
-		return fmt.Errorf("writing %s: %w", output, err)
+		return fmt.Errorf("writing the outputs: %w", err) // the error names the file
 	}
 	return nil
 }

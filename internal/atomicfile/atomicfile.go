@@ -113,7 +113,8 @@ func (b *Batch) write(path string, write func(io.Writer) error) error {
 
 // Commit renames the files written into place, in the order written. After
 // a failed Write it does nothing and returns that failure; a rename that
-// fails stops it, and the files not yet renamed are removed.
+// fails stops it, and the files not yet renamed are removed. Its error names
+// the file it could not rename.
 func (b *Batch) Commit() error {
 	if b.failed != nil {
 		return b.failed
@@ -121,7 +122,9 @@ func (b *Batch) Commit() error {
 	for i, p := range b.pending {
 		err := p.f.Close()
 		if err == nil {
-			err = os.Rename(p.tmp, p.path)
+			err = os.Rename(p.tmp, p.path) // a *LinkError, naming path
+		} else {
+			err = fmt.Errorf("%s: %w", p.path, err)
 		}
 		tempFiles.remove(p.tmp)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -86,5 +87,21 @@ func TestBatch(t *testing.T) {
 	}
 	if names := dirNames(t, dir); len(names) != 2 {
 		t.Errorf("folder holds %q after Commit, want a and b alone", names)
+	}
+
+	// A rename that fails is named by its file, and leaves no temporary.
+	var late Batch
+	c := filepath.Join(dir, "c")
+	if err := late.Write(c, text("new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(c, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := late.Commit(); err == nil || !strings.Contains(err.Error(), c) {
+		t.Errorf("Commit over a folder: %v, want an error naming %s", err, c)
+	}
+	if names := dirNames(t, dir); len(names) != 3 {
+		t.Errorf("folder holds %q after a failed rename, want a, b and c alone", names)
 	}
 }
