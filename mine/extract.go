@@ -45,8 +45,8 @@ func rereadRecords(inputs []Input, opt ReadOptions, fn func(fi, line int, l []by
 				}
 				n := line
 				line++
-				if rl, at, ok := formats.RecordAt(l); ok && converted {
-					l, n = rl, at // as Read takes it (parseChunk)
+				if rl, _, ok := formats.RecordAt(l); ok && converted {
+					l = rl // as Read takes it, n still the converted line (parseChunk)
 				}
 				r = rec{} // as Read parses each line: nothing left of the line before
 				if len(bytes.TrimSpace(l)) == 0 || p.parse(l, &r) != nil {

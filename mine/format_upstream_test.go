@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -323,6 +324,16 @@ func TestUpstreamBadInput(t *testing.T) {
 			bad:      "latin1.csv:3: node is not valid UTF-8",
 		},
 		{
+			// A label rule's capture of another field's bytes.
+			name: "label captured from a field not in UTF-8",
+			in: strInput("who.csv", "case,activity,timestamp,resource\n"+
+				"c1,open,2024-01-01T00:00:00Z,Ann\n"+
+				"c1,open,2024-01-01T00:00:01Z,Jos\xe9\n"),
+			opt:      ReadOptions{Rules: mustRules(`{"rules":[{"match":{"attrs.resource":"^(.*)$"},"state":"by_$1"}]}`)},
+			sessions: []string{"c1: by_Ann/open"},
+			bad:      `who.csv:3: label rules give node "open" the state "by_Jos\xe9", which is not valid UTF-8`,
+		},
+		{
 			name: "jsonl not in UTF-8",
 			in: strInput("bytes.jsonl", `{"session_id":"s","step":0,"node":"a"}
 {"session_id":"s","step":1,"node":"caf`+"\xe8"+`"}
@@ -566,4 +577,44 @@ func TestTauUnknownRole(t *testing.T) {
 			t.Errorf("%s: Read error %v, want one naming message 1's role", name, err)
 		}
 	}
+}
+
+// TestXESOneLineReadAgain: events that share an input line stay apart when
+// the log is read again for what its records carry (measures, fields),
+// while messages name their input line.
+func TestXESOneLineReadAgain(t *testing.T) {
+	in := strInput("one.xes", `<log><trace><string key="concept:name" value="c1"/><event><string key="concept:name" value="a"/><float key="cost" value="1"/></event><event><string key="concept:name" value="b"/><float key="cost" value="10"/></event><event><string key="concept:name" value="c"/><float key="cost" value="100"/></event></trace><trace><string key="concept:name" value="c2"/><event><string key="concept:name" value="a"/><float key="cost" value="2"/></event><event><string key="concept:name" value="b"/><float key="cost" value="20"/></event></trace></log>`)
+	lg, err := Read([]Input{in}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := Measure([]Input{in}, ReadOptions{}, lg, []string{"attrs.cost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for si, s := range lg.Sessions {
+		for vi := range s.Visits {
+			v, _ := ms.Value(si, vi, 0)
+			got = append(got, s.ID+":"+lg.Name(s.Visits[vi].Label)+"="+strconv.FormatFloat(v, 'g', -1, 64))
+		}
+	}
+	if want := "c1:a=1 c1:b=10 c1:c=100 c2:a=2 c2:b=20"; strings.Join(got, " ") != want {
+		t.Errorf("costs by visit %q, want %q", strings.Join(got, " "), want)
+	}
+	m, err := Build(lg, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := RecordFields(lg, m, []Input{in}, ReadOptions{}, FieldOptions{}); err != nil {
+		t.Errorf("RecordFields: %v", err)
+	}
+}
+
+func mustRules(text string) *Rules {
+	rs, err := ParseRules([]byte(text))
+	if err != nil {
+		panic(err)
+	}
+	return rs
 }

@@ -678,7 +678,11 @@ func parseChunk(p *parser, c *chunk, name string) {
 			line++
 			continue
 		}
-		at := line // the input's line of the record
+		// at is the input's line of the record, which messages name;
+		// line, the converted line, stays what identifies the record
+		// (visits, and the reads again that find their records, key on
+		// it), as several records may share an input line.
+		at := line
 		if r, n, ok := formats.RecordAt(l); ok && c.converted {
 			// A record placed after its input line (see formats.RecordAt).
 			l, at = r, n
@@ -702,9 +706,9 @@ func parseChunk(p *parser, c *chunk, name string) {
 				return
 			}
 			c.bad = append(c.bad, BadLine{name, at, err.Error()})
-			r = rec{fileLine: -at}
+			r = rec{fileLine: -line}
 		} else {
-			r.fileLine = at
+			r.fileLine = line
 		}
 		c.recs = append(c.recs, r)
 		line++
