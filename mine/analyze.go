@@ -494,6 +494,11 @@ const trunkDetour = 2
 // optional step); at 0.9 plane_book's branch joins the road.
 const trunkUpstream = 0.7
 
+// trunkStates bounds the states the trunk is chosen among (start and end
+// included): those entered by the most sessions. A trunk is read on a map
+// of at most ten boxes; only logs whose node names carry ids reach it.
+const trunkStates = 4096
+
 // maxRoadRounds bounds the rounds of the trunk's search (see mainRoad):
 // each round refuses at least one more state, and a round's trunk is a
 // path whatever it refused.
@@ -587,28 +592,11 @@ func mainRoad(m *automaton.Model, withRare bool) []string {
 	if mark[end] != finished {
 		return nil
 	}
-	words := (n + 63) / 64
-	reach := make([][]uint64, n)
-	for _, v := range order { // a state finishes after every state it reaches
-		r := make([]uint64, words)
-		r[v/64] |= 1 << (v % 64)
-		for _, j := range succ[v] {
-			for w := range r {
-				r[w] |= reach[j][w]
-			}
-		}
-		reach[v] = r
-	}
-	reaches := func(a, b int) bool { return reach[a] != nil && reach[a][b/64]&(1<<(b%64)) != 0 }
-
-	cands := make([]int, 0, n)
-	for i := range m.States {
-		if i != start && i != end && reaches(start, i) && reaches(i, end) {
-			cands = append(cands, i)
-		}
-	}
-	sort.Slice(cands, func(x, y int) bool {
-		a, b := &m.States[cands[x]], &m.States[cands[y]]
+	// The states the trunk may take: the trunkStates entered by the most
+	// sessions (see cands), which the reachability below is kept for, so
+	// that a model of a hundred thousand states (names with ids in them)
+	// does not hold a bit for every pair (1.2 GB).
+	byTraffic := func(a, b *automaton.State) bool {
 		if a.Sessions != b.Sessions {
 			return a.Sessions > b.Sessions
 		}
@@ -616,7 +604,50 @@ func mainRoad(m *automaton.Model, withRare bool) []string {
 			return a.Visits > b.Visits
 		}
 		return automaton.CompareIDs(a.ID, b.ID) < 0
-	})
+	}
+	universe := make([]int, 0, n)
+	for i := range m.States {
+		if i != start && i != end {
+			universe = append(universe, i)
+		}
+	}
+	if len(universe) > trunkStates-2 {
+		sort.Slice(universe, func(x, y int) bool { return byTraffic(&m.States[universe[x]], &m.States[universe[y]]) })
+		universe = universe[:trunkStates-2]
+	}
+	universe = append(universe, start, end)
+	col := make([]int32, n) // a state's bit in the reachability sets, or -1
+	for i := range col {
+		col[i] = -1
+	}
+	slices.Sort(universe)
+	for k, v := range universe {
+		col[v] = int32(k)
+	}
+	words := (len(universe) + 63) / 64
+	reach := make([][]uint64, n)
+	for _, v := range order { // a state finishes after every state it reaches
+		r := make([]uint64, words)
+		if c := col[v]; c >= 0 {
+			r[c/64] |= 1 << (c % 64)
+		}
+		for _, j := range succ[v] {
+			for w := range r {
+				r[w] |= reach[j][w]
+			}
+		}
+		reach[v] = r
+	}
+	// b must be in the universe.
+	reaches := func(a, b int) bool { return reach[a] != nil && reach[a][col[b]/64]&(1<<(col[b]%64)) != 0 }
+
+	cands := make([]int, 0, len(universe))
+	for _, i := range universe {
+		if i != start && i != end && reaches(start, i) && reaches(i, end) {
+			cands = append(cands, i)
+		}
+	}
+	sort.Slice(cands, func(x, y int) bool { return byTraffic(&m.States[cands[x]], &m.States[cands[y]]) })
 	// direct counts the sessions' steps from a straight to b.
 	direct := func(a, b int) int {
 		n := 0
@@ -724,11 +755,49 @@ func mainRoad(m *automaton.Model, withRare bool) []string {
 			break
 		}
 	}
+	if len(universe) < n {
+		// A gap only states outside the universe fill: the shortest way
+		// through them, so that the trunk stays a path.
+		for i := 0; i+1 < len(chain); i++ {
+			if direct(chain[i], chain[i+1]) == 0 {
+				way := forwardWay(succ, chain[i], chain[i+1])
+				chain = slices.Insert(chain, i+1, way...)
+				i += len(way)
+			}
+		}
+	}
 	path := make([]string, 0, len(chain)-2)
 	for _, v := range chain[1 : len(chain)-1] {
 		path = append(path, m.States[v].ID)
 	}
 	return path
+}
+
+// forwardWay is the states strictly between a and b on a shortest path of
+// succ's moves from a to b (breadth first, moves in succ's order); nil
+// when b is a's successor or out of reach.
+func forwardWay(succ [][]int, a, b int) []int {
+	prev := map[int]int{a: -1}
+	queue := []int{a}
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		if v == b {
+			var way []int
+			for u := prev[b]; u != a; u = prev[u] {
+				way = append(way, u)
+			}
+			slices.Reverse(way)
+			return way
+		}
+		for _, w := range succ[v] {
+			if _, ok := prev[w]; !ok {
+				prev[w] = v
+				queue = append(queue, w)
+			}
+		}
+	}
+	return nil
 }
 
 // topVariants lists the most frequent variants as state paths.

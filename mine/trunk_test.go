@@ -180,3 +180,25 @@ func TestTrunkIsAPath(t *testing.T) {
 		}
 	}
 }
+
+// TestTrunkManyStates: with more states than the trunk is chosen among
+// (trunkStates), states of one session each whose names carry ids, the
+// trunk is still a path, through states outside those it chose among.
+func TestTrunkManyStates(t *testing.T) {
+	// Alike in traffic, states are chosen among by id: the first session's
+	// middle state sorts last, outside those chosen among.
+	var sessions []string
+	for i := range trunkStates/3 + 10 {
+		sessions = append(sessions, fmt.Sprintf("a%04d:ok z%04d:ok b%04d:ok", i, 9999-i, i))
+	}
+	opt := DefaultOptions()
+	opt.Generalize = GeneralizeNone
+	m := mustBuild(t, opt, ReadOptions{}, strInput("ids.jsonl", sessionsJSONL(sessions...)))
+	if len(m.States) <= trunkStates {
+		t.Fatalf("%d states, want more than %d", len(m.States), trunkStates)
+	}
+	if len(m.Trunk) != 3 {
+		t.Errorf("trunk %v, want one session's three states", m.Trunk)
+	}
+	checkTrunkPath(t, m)
+}
