@@ -2,6 +2,7 @@ package mine
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -408,10 +409,15 @@ type generalizer struct {
 
 	seen  []int32 // reaches' marks, valid where equal to stamp
 	stamp int32
-	// The scratch of one edit: its moves and the states the original path
-	// gives them (thread), and the moves thread would add.
+	// The scratch of one edit: its own moves and the states the original
+	// path gives them, then the original's rest (rest and restTo, parts of
+	// the variant's moves and path, not copies: a session of a million
+	// steps edited at each would copy its rest a million times); and the
+	// moves thread would add. See editLen, editMove and editTarget.
 	mvs     []move
 	targets []int32
+	rest    []move
+	restTo  []int32
 	add     []dkey
 	addTo   []int32
 	occ     [][]pathPos // per state: places on training paths (followKeeps)
@@ -454,11 +460,12 @@ func (g *generalizer) checkpoint(w *editWalk) {
 // first point where the edited path is back in the variant's state.
 func (g *generalizer) keepsEdit(w *editWalk, i, k, m int) bool {
 	if !w.kept {
-		return g.keeps(w.lab[1:i+1], g.mvs)
+		return g.keeps(w.lab[1:i+1], slices.Concat(g.mvs, g.rest))
 	}
 	at := func(j int) []uint64 { return w.states[j*w.stride : (j+1)*w.stride] }
 	g.cons.Resume(at(i))
-	for t, mv := range g.mvs {
+	for t := range g.editLen() {
+		mv := g.editMove(t)
 		if !g.cons.Visit(g.b.lg.names[mv.label()]) {
 			return false
 		}
@@ -563,10 +570,29 @@ func (g *generalizer) reaches(from, to int32, extra []dkey, extraTo []int32) boo
 	return false
 }
 
+// editLen is the length of the edit being made: its own moves and the
+// original's rest.
+func (g *generalizer) editLen() int { return len(g.mvs) + len(g.rest) }
+
+// editMove is move t of the edit being made.
+func (g *generalizer) editMove(t int) move {
+	if t < len(g.mvs) {
+		return g.mvs[t]
+	}
+	return g.rest[t-len(g.mvs)]
+}
+
+// editTarget is the state the original path gives move t of the edit.
+func (g *generalizer) editTarget(t int) int32 {
+	if t < len(g.mvs) {
+		return g.targets[t]
+	}
+	return g.restTo[t-len(g.mvs)]
+}
+
 // thread walks an edited path from state from, where the path leaves the
-// original: g.mvs[:edited] are the edited moves, g.mvs[edited:] the
-// original's rest, and g.targets[i] the state the original path gives move
-// i. It adds the missing moves as generalised transitions of kind, unless
+// original: the edit's first edited moves are its own, the rest the
+// original's, and editTarget gives each the state the original path gives it. It adds the missing moves as generalised transitions of kind, unless
 // one would close a new cycle. Once the walk is back on the original path
 // within its rest, the rest is the original's own.
 func (g *generalizer) thread(from int32, edited int, kind string) {
@@ -574,11 +600,12 @@ func (g *generalizer) thread(from int32, edited int, kind string) {
 	g.add, g.addTo = g.add[:0], g.addTo[:0]
 	cur := from
 	rejoined := false
-	for i, mv := range g.mvs {
-		if i >= edited && cur == g.targets[i-1] {
+	for i := range g.editLen() {
+		if i >= edited && cur == g.editTarget(i-1) {
 			rejoined = true
 			break
 		}
+		mv, to := g.editMove(i), g.editTarget(i)
 		if to, ok := g.next(cur, mv); ok {
 			cur = to
 			continue
@@ -593,7 +620,6 @@ func (g *generalizer) thread(from int32, edited int, kind string) {
 		if found {
 			continue
 		}
-		to := g.targets[i]
 		if d.label[to] != mv.label() || b.detour[mv.event()] {
 			return
 		}
@@ -647,8 +673,7 @@ func (g *generalizer) skips(w *editWalk) {
 		// The move into C carries the event that ended the visit before B.
 		g.mvs = append(g.mvs, mkMove(ea, c))
 		g.targets = append(g.targets, path[i+2])
-		g.mvs = append(g.mvs, v.moves[i+2:]...)
-		g.targets = append(g.targets, path[i+3:]...)
+		g.rest, g.restTo = v.moves[i+2:], path[i+3:]
 		if g.keepsEdit(w, i, 1, i+2) {
 			g.thread(path[i], 1, GenSkip)
 		}
@@ -681,8 +706,7 @@ func (g *generalizer) swaps(w *editWalk) {
 		g.mvs, g.targets = g.mvs[:0], g.targets[:0]
 		g.mvs = append(g.mvs, mkMove(ep, y), mkMove(ey, x), mkMove(ex, q))
 		g.targets = append(g.targets, path[i+2], path[i+1], path[i+3])
-		g.mvs = append(g.mvs, v.moves[i+3:]...)
-		g.targets = append(g.targets, path[i+4:]...)
+		g.rest, g.restTo = v.moves[i+3:], path[i+4:]
 		if g.keepsEdit(w, i, 3, i+3) {
 			g.thread(path[i], 3, GenSwap)
 		}
@@ -725,8 +749,8 @@ func (g *generalizer) events(w *editWalk) {
 			}
 			g.mvs, g.targets = g.mvs[:0], g.targets[:0]
 			g.mvs = append(g.mvs, mkMove(alt, c))
-			g.mvs = append(g.mvs, v.moves[i+2:]...)
-			g.targets = append(g.targets, path[i+2:]...)
+			g.targets = append(g.targets, path[i+2])
+			g.rest, g.restTo = v.moves[i+2:], path[i+3:]
 			g.thread(path[i+1], 1, GenEvent)
 		}
 	}
