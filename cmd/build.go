@@ -743,11 +743,10 @@ func created() string {
 
 // writeOutput writes to path atomically, or to stdout for "-".
 func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) error {
-	var b atomicfile.Batch
-	if err := writeOutputIn(&b, path, stdout, write); err != nil {
-		return err
+	if path == "-" || path == "" {
+		return write(stdout)
 	}
-	if err := b.Commit(); err != nil {
+	if err := atomicfile.Write(path, write); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/fsmine/fsmine/mine/formats"
 	"io"
 	"strings"
+
+	"github.com/fsmine/fsmine/mine/formats"
 )
 
 // rereadRecords reads the inputs again, as Read read them (opt must be the
@@ -45,8 +46,10 @@ func rereadRecords(inputs []Input, opt ReadOptions, fn func(fi, line int, l []by
 				}
 				n := line
 				line++
-				if rl, _, ok := formats.RecordAt(l); ok && converted {
-					l = rl // as Read takes it, n still the converted line (parseChunk)
+				if converted {
+					if rl, _, ok := formats.RecordAt(l); ok {
+						l = rl // as Read takes it, n still the converted line (parseChunk)
+					}
 				}
 				r = rec{} // as Read parses each line: nothing left of the line before
 				if len(bytes.TrimSpace(l)) == 0 || p.parse(l, &r) != nil {

@@ -592,7 +592,8 @@ func (g *generalizer) editTarget(t int) int32 {
 
 // thread walks an edited path from state from, where the path leaves the
 // original: the edit's first edited moves are its own, the rest the
-// original's, and editTarget gives each the state the original path gives it. It adds the missing moves as generalised transitions of kind, unless
+// original's, and editTarget gives each the state the original path gives
+// it. It adds the missing moves as generalised transitions of kind, unless
 // one would close a new cycle. Once the walk is back on the original path
 // within its rest, the rest is the original's own.
 func (g *generalizer) thread(from int32, edited int, kind string) {
@@ -605,7 +606,7 @@ func (g *generalizer) thread(from int32, edited int, kind string) {
 			rejoined = true
 			break
 		}
-		mv, to := g.editMove(i), g.editTarget(i)
+		mv := g.editMove(i)
 		if to, ok := g.next(cur, mv); ok {
 			cur = to
 			continue
@@ -620,6 +621,7 @@ func (g *generalizer) thread(from int32, edited int, kind string) {
 		if found {
 			continue
 		}
+		to := g.editTarget(i)
 		if d.label[to] != mv.label() || b.detour[mv.event()] {
 			return
 		}
@@ -836,11 +838,6 @@ func (b *builder) follow(g *generalizer) {
 	// labels' lists, so that a log of ten thousand labels does not compare
 	// every pair (it took 160 s where 0.9 s do).
 	endLabel := b.lg.intern(automaton.EndID)
-	rankOf := func(l []uint32) { sort.Slice(l, func(i, j int) bool { return b.rank[l[i]] < b.rank[l[j]] }) }
-	hasLabel := map[uint32]bool{}
-	for _, a := range labels {
-		hasLabel[a] = true
-	}
 	startEnd := func(a uint32) bool { // a little wide: overlapAt decides
 		const slack = 1e-9
 		return float64(pred[a][b.startLabel]) >= (FollowBefore-slack)*float64(ptot[a]) &&
@@ -884,11 +881,11 @@ func (b *builder) follow(g *generalizer) {
 		}
 		ys := make([]uint32, 0, len(cand))
 		for y := range cand {
-			if hasLabel[y] {
+			if y != b.startLabel && succ[y] != nil { // one of labels
 				ys = append(ys, y)
 			}
 		}
-		rankOf(ys)
+		sort.Slice(ys, func(i, j int) bool { return b.rank[ys[i]] < b.rank[ys[j]] })
 		for _, y := range ys {
 			if x == y {
 				continue

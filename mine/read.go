@@ -683,21 +683,23 @@ func parseChunk(p *parser, c *chunk, name string) {
 		// (visits, and the reads again that find their records, key on
 		// it), as several records may share an input line.
 		at := line
-		if r, n, ok := formats.RecordAt(l); ok && c.converted {
-			// A record placed after its input line (see formats.RecordAt).
-			l, at = r, n
-		} else if c.converted && l[0] == 0 {
-			// An importer's note (see writeNote): an item it skipped, or
-			// one it left out on purpose.
-			n := formats.ParseNote(l, name, line)
-			if n.Skip {
-				c.bad = append(c.bad, BadLine{n.File, n.Line, n.Reason})
-				c.recs = append(c.recs, rec{fileLine: -max(n.Line, 1)})
+		if c.converted && l[0] == 0 {
+			if r, n, ok := formats.RecordAt(l); ok {
+				// A record placed after its input line.
+				l, at = r, n
 			} else {
-				c.leftOut++
+				// An importer's note (see writeNote): an item it skipped,
+				// or one it left out on purpose.
+				n := formats.ParseNote(l, name, line)
+				if n.Skip {
+					c.bad = append(c.bad, BadLine{n.File, n.Line, n.Reason})
+					c.recs = append(c.recs, rec{fileLine: -max(n.Line, 1)})
+				} else {
+					c.leftOut++
+				}
+				line++
+				continue
 			}
-			line++
-			continue
 		}
 		var r rec
 		if err := p.parse(l, &r); err != nil {
