@@ -211,7 +211,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 		window:  window,
 		each:    run.Add,
 		restart: run.Reset,
-	})
+	}, "")
 	if err != nil {
 		return err
 	}

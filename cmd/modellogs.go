@@ -109,15 +109,19 @@ func readModelLogs(path string, args []string, lf *logFlags, stdin io.Reader, st
 	if err != nil {
 		return nil, nil, nil, mine.ReadOptions{}, err
 	}
-	lg, inputs, ropt, err := readLogs(m, path, args, lf, stdin, streams, nil)
+	lg, inputs, ropt, err := readLogs(m, path, args, lf, stdin, streams, nil, "")
 	return m, lg, inputs, ropt, err
 }
 
 // readLogs reads logs for model m, loaded from path. With a sink, files are
 // read streaming into it (the Log holds no sessions, unless the read
-// started over). A progress line is drawn on a terminal while the logs are
-// read.
-func readLogs(m *automaton.Model, path string, args []string, lf *logFlags, stdin io.Reader, streams IO, sink *sessionSink) (*mine.Log, []mine.Input, mine.ReadOptions, error) {
+// started over). With a session id (only), files and folders are read for
+// that session alone (see mine.ReadOptions.Session), so that memory grows
+// with the session, not the logs; should the session not be there, or have
+// no step, they are read again whole, for the error to say what they hold.
+// Standard input, which cannot be read twice, is read whole at once. A
+// progress line is drawn on a terminal while the logs are read.
+func readLogs(m *automaton.Model, path string, args []string, lf *logFlags, stdin io.Reader, streams IO, sink *sessionSink, only string) (*mine.Log, []mine.Input, mine.ReadOptions, error) {
 	ropt, err := lf.readOptions(m, path)
 	if err != nil {
 		return nil, nil, ropt, err
@@ -126,9 +130,13 @@ func readLogs(m *automaton.Model, path string, args []string, lf *logFlags, stdi
 	if err != nil {
 		return nil, nil, ropt, err
 	}
-	if sink == nil {
+	switch {
+	case sink == nil && only != "" && twiceReadable(inputs):
+		// The read holds one session: the collector needs no tuning.
+		ropt.Session = only
+	case sink == nil:
 		tuneGC(inputs)
-	} else {
+	default:
 		if err := streamReads(&ropt, inputs, sink.window, sink.restart); err != nil {
 			return nil, nil, ropt, err
 		}
@@ -141,7 +149,14 @@ func readLogs(m *automaton.Model, path string, args []string, lf *logFlags, stdi
 	ropt.Progress, done = startProgress(streams, lf.quiet)
 	lg, err := mine.Read(inputs, ropt)
 	done()
-	ropt.Progress, ropt.Each, ropt.Reread = nil, nil, nil
+	if err == nil && ropt.Session != "" && len(lg.Sessions) == 0 {
+		ropt.Session = ""
+		tuneGC(inputs)
+		ropt.Progress, done = startProgress(streams, lf.quiet)
+		lg, err = mine.Read(inputs, ropt)
+		done()
+	}
+	ropt.Progress, ropt.Each, ropt.Reread, ropt.Session = nil, nil, nil, ""
 	if err != nil {
 		return nil, nil, ropt, err
 	}

@@ -126,7 +126,13 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 			return usagef("the model has argument rules, which read the logs again: give files, not standard input")
 		}
 	}
-	m, lg, inputs, ropt, err := readModelLogs(opts.model, opts.inputs, &opts.logs, streams.In, streams)
+	m, err := loadDiffModel(opts.model)
+	if err != nil {
+		return err
+	}
+	// The read keeps the session asked for alone, where it can (see
+	// readLogs).
+	lg, inputs, ropt, err := readLogs(m, opts.model, opts.inputs, &opts.logs, streams.In, streams, nil, opts.session)
 	if err != nil {
 		return err
 	}
@@ -137,6 +143,9 @@ func runReplay(_ context.Context, opts *replayOptions, streams IO) error {
 	if s == nil {
 		return fmt.Errorf("session %q not found in %s (%d sessions; %s)", opts.session, strings.Join(opts.inputs, ", "), len(lg.Sessions), check.SimilarIDs(lg, opts.session))
 	}
+	// The reads again, for the map's value and the calls, keep the
+	// session alone too.
+	ropt.Session = s.ID
 	mapName := ""
 	if m.By != nil {
 		vals, err := mine.SessionValues(inputs, ropt, m.By.Field)

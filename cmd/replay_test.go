@@ -1,7 +1,11 @@
 package cmd
 
 import (
+	"bytes"
+	"io"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -46,5 +50,50 @@ func TestReplayExitCodes(t *testing.T) {
 	}
 	if code, _, stderr := checkRun("replay", "--model", model, "--session", "a-fit"); code != 2 || !strings.Contains(stderr, "at least one LOG") {
 		t.Errorf("without logs: exit %d, %s", code, stderr)
+	}
+}
+
+// TestReplayReadsOneSession reads logs as replay does and wants the log to
+// hold the session asked for alone when the inputs are files, which can be
+// read again should it not be there: then (and from standard input, read
+// once) every session is held, for the error to say what the logs hold.
+func TestReplayReadsOneSession(t *testing.T) {
+	dir := checkFixture(t)
+	model := filepath.Join(dir, "m.json")
+	newLog := filepath.Join(dir, "new.jsonl")
+	data, err := os.ReadFile(newLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := loadDiffModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, session, log string
+		want               []string
+	}{
+		{"file", "b-skip", newLog, []string{"b-skip"}},
+		{"file, not there", "nope", newLog, []string{"a-fit", "b-skip", "c-unknown", "d-retry", "e-trunc"}},
+		{"stdin", "b-skip", "-", []string{"a-fit", "b-skip", "c-unknown", "d-retry", "e-trunc"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			streams := IO{In: bytes.NewReader(data), Out: io.Discard, Err: io.Discard}
+			lg, _, ropt, err := readLogs(m, model, []string{tt.log}, &logFlags{}, streams.In, streams, nil, tt.session)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range lg.Sessions {
+				got = append(got, s.ID)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("sessions %q, want %q", got, tt.want)
+			}
+			if ropt.Session != "" {
+				t.Errorf("options returned with Session %q, want none", ropt.Session)
+			}
+		})
 	}
 }

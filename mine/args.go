@@ -67,7 +67,9 @@ const maxSeenText = formats.MaxSeenText // bytes of attrs.seen a record
 // the order of the first record of each session. Records the label rules
 // drop are kept only for their text (see ArgStep); records they fold into
 // the visit before them are calls like any other. A record whose attrs.args or attrs.seen is
-// not of the documented shape is an error naming the input and line.
+// not of the documented shape is an error naming the input and line. With
+// opt.Session, that session alone is given (or none), but the records of
+// every session are checked, so that a bad one is the same error.
 func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 	want, whole, err := argTokens(inputs, opt)
 	if err != nil {
@@ -80,13 +82,19 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 	type order struct{ allStep, allTS, visits bool }
 	var orders []order
 	var bad error
-	var probe struct {
-		Attrs struct {
-			Args json.RawMessage `json:"args"`
-			Seen json.RawMessage `json:"seen"`
-		} `json:"attrs"`
-	}
+	var probe argProbe
 	err = rereadRecords(inputs, opt, func(fi, line int, l []byte, r *rec) bool {
+		if opt.Session != "" && r.session != opt.Session {
+			// Another session's record: checked as the session's own
+			// are below, and not kept.
+			if mayHaveKey(l, "seen") || !r.drop && mayHaveKey(l, "args") {
+				if _, _, err := argFields(l, &probe); err != nil {
+					bad = fmt.Errorf("%s:%d: %v", inputs[fi].Name, line, err)
+					return false
+				}
+			}
+			return true
+		}
 		si, ok := index[r.session]
 		if !ok {
 			si = len(out)
@@ -105,18 +113,9 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 			st.Label = r.node
 		}
 		if hasSeen || mayHaveKey(l, "args") {
-			probe.Attrs.Args, probe.Attrs.Seen = nil, nil
-			if err := json.Unmarshal(l, &probe); err != nil {
-				bad = fmt.Errorf("%s:%d: %v", inputs[fi].Name, line, err)
-				return false
-			}
 			var err error
-			if st.Args, err = automaton.FlattenArgs(probe.Attrs.Args); err != nil {
-				bad = fmt.Errorf("%s:%d: attrs.args: %v", inputs[fi].Name, line, err)
-				return false
-			}
-			if st.Seen, err = seenTexts(probe.Attrs.Seen); err != nil {
-				bad = fmt.Errorf("%s:%d: attrs.seen: %v", inputs[fi].Name, line, err)
+			if st.Args, st.Seen, err = argFields(l, &probe); err != nil {
+				bad = fmt.Errorf("%s:%d: %v", inputs[fi].Name, line, err)
 				return false
 			}
 			if !whole[r.session] {
@@ -153,6 +152,32 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 	return out, nil
 }
 
+// argProbe is what a record's line is decoded into for its arguments and
+// text.
+type argProbe struct {
+	Attrs struct {
+		Args json.RawMessage `json:"args"`
+		Seen json.RawMessage `json:"seen"`
+	} `json:"attrs"`
+}
+
+// argFields decodes a record's line for its attrs.args, flattened, and its
+// attrs.seen texts, in probe; the error says which is not of the
+// documented shape.
+func argFields(l []byte, probe *argProbe) (args []automaton.Arg, seen []string, err error) {
+	probe.Attrs.Args, probe.Attrs.Seen = nil, nil
+	if err := json.Unmarshal(l, probe); err != nil {
+		return nil, nil, err
+	}
+	if args, err = automaton.FlattenArgs(probe.Attrs.Args); err != nil {
+		return nil, nil, fmt.Errorf("attrs.args: %v", err)
+	}
+	if seen, err = seenTexts(probe.Attrs.Seen); err != nil {
+		return nil, nil, fmt.Errorf("attrs.seen: %v", err)
+	}
+	return args, seen, nil
+}
+
 // argTokens reads the inputs for the tokens of each session's call
 // arguments (see automaton.Tokens), by session: all of a session's text
 // that the rules can look at. A record whose arguments or text cannot be
@@ -160,7 +185,7 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 // sessions whose text has more than automaton.MaxSeenTokens tokens: the
 // watch of a session forgets tokens past that many distinct ones (as the
 // guard's does), so which text was held decides, and those sessions keep
-// their text whole.
+// their text whole. With opt.Session, that session's alone.
 func argTokens(inputs []Input, opt ReadOptions) (want map[string]map[string]struct{}, whole map[string]bool, err error) {
 	var probe struct {
 		Attrs struct {
@@ -171,6 +196,9 @@ func argTokens(inputs []Input, opt ReadOptions) (want map[string]map[string]stru
 	want, whole = map[string]map[string]struct{}{}, map[string]bool{}
 	tokens := map[string]int{}
 	err = rereadRecords(inputs, opt, func(_, _ int, l []byte, r *rec) bool {
+		if opt.Session != "" && r.session != opt.Session {
+			return true
+		}
 		// Parsed as ReadArgSessions parses them (the decoder matches
 		// keys in any case: "Args" is args).
 		hasSeen := mayHaveKey(l, "seen")

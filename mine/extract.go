@@ -109,7 +109,8 @@ func Extract(inputs []Input, opt ReadOptions, keep func(session string) bool, w 
 // field at path (a dotted path, as --field takes): the first value, in input
 // order, of the session's records that carry it, as its text (a string
 // unquoted, anything else as written). Sessions none of whose records carry
-// the field are not in the map.
+// the field are not in the map; with opt.Session, that session's value
+// alone is.
 func SessionValues(inputs []Input, opt ReadOptions, path string) (map[string]string, error) {
 	x, err := newExtractor([]string{path})
 	if err != nil {
@@ -118,6 +119,9 @@ func SessionValues(inputs []Input, opt ReadOptions, path string) (map[string]str
 	vals := map[string]string{}
 	out := make([]value, 1)
 	err = rereadRecords(inputs, opt, func(_, _ int, l []byte, r *rec) bool {
+		if opt.Session != "" && r.session != opt.Session {
+			return true
+		}
 		if _, done := vals[r.session]; done || x.extract(l, out) != nil || out[0].kind == kindMissing {
 			return true
 		}

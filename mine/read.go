@@ -71,6 +71,17 @@ type ReadOptions struct {
 	// Reread, when set, is called when a streaming read starts over to
 	// hold every session, with the reason.
 	Reread func(reason string)
+	// Session, when not empty, keeps the records of the session with that
+	// id alone, for a reader that wants one session (fsmine replay): the
+	// Log holds that session (or its id in EmptiedIDs when the label rules
+	// drop all its records) or none, so that memory grows with the
+	// session, not the log. Records, Skipped, LeftOut, Bad and the files'
+	// counts still cover every record read, and a strict read still fails
+	// on any bad line; what forming visits counts (Duplicates, Dropped,
+	// Emptied, Folded, Detours, StepGaps) is the session's alone.
+	// SessionValues and ReadArgSessions, given these options, read that
+	// session alone too.
+	Session string
 	// Progress, when set, is called from the reading goroutine after each
 	// chunk with the input's name and the bytes read so far from all
 	// inputs, as stored (before decompression and conversion); the last
@@ -205,7 +216,7 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 			ix := map[string]uint32{}
 			for c := range todo {
 				parseChunk(p, c, inputs[c.file].Name)
-				indexChunk(c, ix, lg.seed, nshards)
+				indexChunk(c, ix, lg.seed, nshards, opt.Session)
 				done <- c
 			}
 		}()
@@ -316,8 +327,9 @@ func (lg *Log) startShards() (in []chan *chunk, wg *sync.WaitGroup, failed *atom
 // indexChunk notes, for the consumer and the shards, a parsed chunk's
 // counts, its distinct labels and events (ix is the worker's scratch map),
 // each usable record's place and session hash (with seed), and the records
-// of each of n shards.
-func indexChunk(c *chunk, ix map[string]uint32, seed maphash.Seed, n int) {
+// of each of n shards. When only is not empty, the records of other
+// sessions are counted and given their place but go to no shard.
+func indexChunk(c *chunk, ix map[string]uint32, seed maphash.Seed, n int, only string) {
 	clear(ix)
 	c.names = c.names[:0]
 	// Labels and events repeat from record to record: a few of the
@@ -349,6 +361,10 @@ func indexChunk(c *chunk, ix map[string]uint32, seed maphash.Seed, n int) {
 		r := &c.recs[i]
 		if r.fileLine < 0 {
 			c.skipped++
+			continue
+		}
+		if only != "" && r.session != only {
+			c.good++ // its place, so that the positions of the kept records are as in a whole read
 			continue
 		}
 		h := sessionHash(seed, r.session)
