@@ -949,6 +949,9 @@ func (lg *Log) Moves(s *Session) []automaton.Move {
 // and returns it: with buf[:0] of a slice kept between sessions, a caller
 // that checks many sessions does not allocate for each.
 func (lg *Log) AppendMoves(buf []automaton.Move, s *Session) []automaton.Move {
+	// Grown once: a session of a million visits would otherwise copy its
+	// moves over and over as append grows them.
+	buf = slices.Grow(buf, len(s.Visits)+1)
 	ev := ""
 	for i := range s.Visits {
 		v := &s.Visits[i]

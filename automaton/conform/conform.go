@@ -719,19 +719,25 @@ func (c *Checker) Align(moves []automaton.Move) Alignment {
 	return c.align(moves, true)
 }
 
-// alignScratch holds the search's per-node arrays, indexed by
-// position*states + state and valid where stamp equals gen, so that they are
-// reused across sessions without clearing. Searches whose node space is too
-// large for arrays use the map instead.
+// alignScratch holds the search's nodes and queue. Nodes are move position
+// * states + state. Small node spaces are kept in an array, valid where
+// stamp equals gen so that it is reused across sessions without clearing;
+// larger ones in a map, of the nodes reached alone. A node is 8 bytes and
+// holds no pointer: a search of a long session reaches millions of nodes,
+// and the collector need not scan them.
+//
+// The queue is a bucket per cost plus heuristic (see alignBucket). The
+// nodes an expansion reaches in a higher bucket than its own are queued
+// only when the search gets to that bucket: most never are, as the search
+// ends first. A search of a million moves against a model whose states
+// have ten transitions out would otherwise keep ten nodes for each it
+// expands.
 type alignScratch struct {
 	gen     uint32
 	stamp   []uint32
-	closed  []uint32
-	g       []int32
-	par     []int64
-	via     []int32
-	sparse  map[int64]*alignNode
-	buckets [][]alignEntry
+	nodes   []alignNode
+	sparse  map[int64]alignNode
+	buckets []alignBucket
 	syms    []int32
 	unknown []int32
 	// The search at hand: nodes are move position * nq + state, in arrays
@@ -742,16 +748,50 @@ type alignScratch struct {
 	dist  []int32
 }
 
+// alignNode is what the search keeps of a node it reached: g, the cost of
+// the cheapest way found to it, and in last how that way's last move got
+// there and whether the node was expanded. The node the move came from is
+// not kept, as the move tells it: a model move stays at the node's
+// position and a log or synchronous move comes from the one before; a
+// model or synchronous move leaves its transition's source and a log move
+// the node's own state. last names transitions below 1 << (32 -
+// viaShift), half a billion: far more than a model holds.
 type alignNode struct {
-	g      int32
-	par    int64
-	via    int32
-	closed bool
+	g    int32
+	last uint32 // the move's kind (byStart ... bySync), closedBit, and the transition << viaShift
 }
 
-type alignEntry struct {
-	node int64
-	g    int32
+// The kinds of an alignNode's last move, its bits under kindMask.
+const (
+	byStart = iota // the search's first node: no move
+	byLog
+	byModel
+	bySync
+
+	kindMask  = 3
+	closedBit = 4
+	viaShift  = 3
+)
+
+// alignBucket is the queue's bucket of one cost plus heuristic.
+type alignBucket struct {
+	// queue holds the nodes queued here, a stack.
+	queue []int64
+	// later holds the nodes expanded in lower buckets that reach nodes
+	// in this one, in the order expanded: the search queues those when
+	// it gets here (see Checker.expand), in the order the expansions
+	// would have queued them.
+	later []int64
+}
+
+// reached returns the node of a way to it of cost g whose last move is of
+// kind by through transition via (ignored for byStart and byLog).
+func reached(g int32, by int, via int32) alignNode {
+	nd := alignNode{g: g, last: uint32(by)}
+	if by == byModel || by == bySync {
+		nd.last |= uint32(via) << viaShift
+	}
+	return nd
 }
 
 // prepare readies the scratch for aligning moves with c's model: the
@@ -781,91 +821,162 @@ func (a *alignScratch) prepare(c *Checker, moves []automaton.Move) {
 	if a.dense {
 		if int64(len(a.stamp)) < size {
 			a.stamp = make([]uint32, size)
-			a.closed = make([]uint32, size)
-			a.g = make([]int32, size)
-			a.par = make([]int64, size)
-			a.via = make([]int32, size)
+			a.nodes = make([]alignNode, size)
 			a.gen = 0
 		}
 		a.gen++
 		if a.gen == 0 {
 			clear(a.stamp)
-			clear(a.closed)
 			a.gen = 1
 		}
 	} else {
-		a.sparse = map[int64]*alignNode{}
+		a.sparse = map[int64]alignNode{}
 	}
 	for i := range a.buckets {
-		a.buckets[i] = a.buckets[i][:0]
+		a.buckets[i].queue = a.buckets[i].queue[:0]
+		a.buckets[i].later = a.buckets[i].later[:0]
 	}
 }
 
-// cost returns node k's cost so far, if it has been reached.
-func (a *alignScratch) cost(k int64) (int32, bool) {
+// release lets go of what a search of a long session grew: the map of
+// its nodes and the queue's large buckets, which the checker would
+// otherwise hold until its next search.
+func (a *alignScratch) release() {
+	a.sparse = nil
+	for f := range a.buckets {
+		a.buckets[f].trim()
+	}
+}
+
+// trim lets go of the bucket's lists that have grown large.
+func (b *alignBucket) trim() {
+	if cap(b.queue) > keptBucket {
+		b.queue = nil
+	}
+	if cap(b.later) > keptBucket {
+		b.later = nil
+	}
+}
+
+// bucket returns bucket f, adding the buckets up to it.
+func (a *alignScratch) bucket(f int) *alignBucket {
+	for len(a.buckets) <= f {
+		a.buckets = append(a.buckets, alignBucket{})
+	}
+	return &a.buckets[f]
+}
+
+// keptBucket is the largest bucket (in nodes) that the scratch keeps for
+// the next search.
+const keptBucket = 1 << 12
+
+// node returns node k, if it has been reached.
+func (a *alignScratch) node(k int64) (alignNode, bool) {
 	if a.dense {
 		if a.stamp[k] == a.gen {
-			return a.g[k], true
+			return a.nodes[k], true
 		}
-		return 0, false
-	}
-	if nd, ok := a.sparse[k]; ok {
-		return nd.g, true
-	}
-	return 0, false
-}
-
-func (a *alignScratch) isClosed(k int64) bool {
-	if a.dense {
-		return a.closed[k] == a.gen
+		return alignNode{}, false
 	}
 	nd, ok := a.sparse[k]
-	return ok && nd.closed
+	return nd, ok
 }
 
-func (a *alignScratch) close(k int64) {
+// set stores node k.
+func (a *alignScratch) set(k int64, nd alignNode) {
 	if a.dense {
-		a.closed[k] = a.gen
+		a.stamp[k], a.nodes[k] = a.gen, nd
 		return
 	}
-	a.sparse[k].closed = true
+	a.sparse[k] = nd
 }
 
-// parent returns the node k was reached from and the transition taken (-1
-// for a log move).
-func (a *alignScratch) parent(k int64) (int64, int32) {
-	if a.dense {
-		return a.par[k], a.via[k]
+// parent returns the node k was reached from (-1 for the first) and the
+// transition taken (-1 for a log move).
+func (a *alignScratch) parent(k int64, trans []ctrans) (int64, int32) {
+	nd, _ := a.node(k)
+	i := k / a.nq
+	via := int32(nd.last >> viaShift)
+	switch nd.last & kindMask {
+	case byLog:
+		return k - a.nq, -1
+	case byModel:
+		return i*a.nq + int64(trans[via].from), via
+	case bySync:
+		return (i-1)*a.nq + int64(trans[via].from), via
 	}
-	nd := a.sparse[k]
-	return nd.par, nd.via
+	return -1, -1
 }
 
-// push reaches node k at cost g from par through via, unless it was reached
-// as cheaply before or the end is out of reach from its state, and queues
-// it by cost plus the heuristic.
-func (a *alignScratch) push(k int64, g int32, par int64, via int32) {
-	i, q := int(k/a.nq), int32(k%a.nq)
-	if a.dist[q] < 0 {
-		return // automaton.EndID is out of reach from q
-	}
-	if old, ok := a.cost(k); ok && old <= g {
+// h is node k's heuristic (see alignHeuristic): a node queued at cost g
+// is in bucket g + h(k).
+func (a *alignScratch) h(k int64) int32 {
+	i, q := int(k/a.nq), k%a.nq
+	return alignHeuristic(int32(a.n-i), a.unknown[i], a.dist[q])
+}
+
+// push reaches node k at cost g by a move of kind by through transition
+// via, unless it was reached as cheaply before, and queues it in bucket f,
+// its cost plus its heuristic.
+func (a *alignScratch) push(k int64, g int32, f int, by int, via int32) {
+	if old, ok := a.node(k); ok && old.g <= g {
 		return
 	}
-	if a.dense {
-		a.stamp[k], a.g[k], a.par[k], a.via[k] = a.gen, g, par, via
-	} else {
-		a.sparse[k] = &alignNode{g: g, par: par, via: via}
-	}
-	f := int(g + alignHeuristic(int32(a.n-i), a.unknown[i], a.dist[q]))
-	for len(a.buckets) <= f {
-		a.buckets = append(a.buckets, nil)
-	}
-	a.buckets[f] = append(a.buckets[f], alignEntry{k, g})
+	a.set(k, reached(g, by, via))
+	b := a.bucket(f)
+	b.queue = append(b.queue, k)
 }
 
-// maxDenseAlign is the largest node space searched with arrays.
-const maxDenseAlign = 1 << 20
+// reach handles node s, which node k reaches at cost g by a move of kind
+// by through transition via while the search is at bucket f. It drops s
+// when automaton.EndID is out of reach from s's state, and pushes s when s
+// falls in bucket f (with later set, also below f: a consistent heuristic
+// never puts it there, but the search always pushed those). With later
+// set, it notes k in the later list of s's bucket when that is above f,
+// for the search to push s when it gets there.
+func (a *alignScratch) reach(k, s int64, g int32, by int, via int32, f int, later bool) {
+	if a.dist[s%a.nq] < 0 {
+		return
+	}
+	fs := int(g + a.h(s))
+	switch {
+	case fs == f || later && fs < f:
+		a.push(s, g, fs, by, via)
+	case later && fs > f:
+		// One note per expansion: the notes of this one are the last.
+		b := a.bucket(fs)
+		if n := len(b.later); n == 0 || b.later[n-1] != k {
+			b.later = append(b.later, k)
+		}
+	}
+}
+
+// expand reaches the nodes one move from node k, reached at cost g, while
+// the search is at bucket f: model moves first, then the log move, then
+// the synchronous move, so that the synchronous move, when there is one,
+// is on top of the bucket's stack. With later set it is k's expansion,
+// and notes k in the higher buckets it reaches; without, it queues what
+// k's expansion reached in bucket f, which the search got to.
+func (c *Checker) expand(k int64, g int32, f int, later bool) {
+	a := &c.a
+	nq := a.nq
+	i, q := k/nq, k%nq
+	for _, ti := range c.out[q] {
+		a.reach(k, i*nq+int64(c.trans[ti].to), g+1, byModel, ti, f, later)
+	}
+	if int(i) < a.n {
+		a.reach(k, k+nq, g+1, byLog, -1, f, later)
+		if s := a.syms[i]; s >= 0 {
+			if ti, ok := c.next[uint64(q)<<32|uint64(s)]; ok {
+				a.reach(k, (i+1)*nq+int64(c.trans[ti].to), g, bySync, ti, f, later)
+			}
+		}
+	}
+}
+
+// maxDenseAlign is the largest node space searched with arrays. A
+// variable so that the tests search small sessions both ways.
+var maxDenseAlign int64 = 1 << 20
 
 func (c *Checker) align(moves []automaton.Move, withOps bool) Alignment {
 	n := len(moves)
@@ -878,21 +989,33 @@ func (c *Checker) align(moves []automaton.Move, withOps bool) Alignment {
 	}
 	a := &c.a
 	a.prepare(c, moves)
+	defer a.release()
 	nq := a.nq
 	goal := int64(n)*nq + int64(c.end)
-	a.push(int64(c.start), 0, -1, -1)
+	a.push(int64(c.start), 0, int(a.h(int64(c.start))), byStart, -1)
 	found := false
 	for f := 0; f < len(a.buckets) && !found && al.Explored <= c.opt.MaxAlignStates; f++ {
-		for len(a.buckets[f]) > 0 {
-			b := a.buckets[f]
-			e := b[len(b)-1]
-			a.buckets[f] = b[:len(b)-1]
-			if g, _ := a.cost(e.node); g != e.g || a.isClosed(e.node) {
+		// The nodes that expansions in lower buckets reached in this one,
+		// in the order they were expanded. An expanded node's cost is
+		// final: the heuristic is consistent.
+		for _, k := range a.buckets[f].later {
+			nd, _ := a.node(k)
+			c.expand(k, nd.g, f, false)
+		}
+		for b := &a.buckets[f]; len(b.queue) > 0; b = &a.buckets[f] {
+			k := b.queue[len(b.queue)-1]
+			b.queue = b.queue[:len(b.queue)-1]
+			// The entry was queued at cost f - h; a cheaper way to the
+			// node queued it again, in a lower bucket.
+			g := int32(f) - a.h(k)
+			nd, _ := a.node(k)
+			if nd.g != g || nd.last&closedBit != 0 {
 				continue // superseded by a cheaper entry
 			}
-			a.close(e.node)
-			if e.node == goal {
-				al.Cost = int(e.g)
+			nd.last |= closedBit
+			a.set(k, nd)
+			if k == goal {
+				al.Cost = int(g)
 				found = true
 				break
 			}
@@ -900,22 +1023,11 @@ func (c *Checker) align(moves []automaton.Move, withOps bool) Alignment {
 			if al.Explored > c.opt.MaxAlignStates {
 				break
 			}
-			i, q := int(e.node/nq), int32(e.node%nq)
-			// Model moves first, then the log move, then the synchronous
-			// move: the bucket is a stack, so the synchronous move, when
-			// there is one, is expanded next.
-			for _, ti := range c.out[q] {
-				a.push(int64(i)*nq+int64(c.trans[ti].to), e.g+1, e.node, ti)
-			}
-			if i < n {
-				a.push(e.node+nq, e.g+1, e.node, -1)
-				if s := a.syms[i]; s >= 0 {
-					if ti, ok := c.next[uint64(q)<<32|uint64(s)]; ok {
-						a.push(int64(i+1)*nq+int64(c.trans[ti].to), e.g, e.node, ti)
-					}
-				}
-			}
+			c.expand(k, g, f, true)
 		}
+		// No node is queued below the bucket at hand again (the heuristic
+		// is consistent), so large lists can go now.
+		a.buckets[f].trim()
 	}
 	if !found {
 		al.Bounded = true
@@ -935,7 +1047,7 @@ func (c *Checker) alignOps(moves []automaton.Move, goal int64, ops []AlignOp) []
 	nq := a.nq
 	start := len(ops)
 	for k := goal; ; {
-		par, via := a.parent(k)
+		par, via := a.parent(k, c.trans)
 		if par < 0 {
 			break
 		}

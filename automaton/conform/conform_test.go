@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
@@ -648,5 +649,167 @@ func TestDeviationOrder(t *testing.T) {
 	// The rare move that breaks the constraint, under RareIsDeviation: rare.
 	if d := New(m, Options{RareIsDeviation: true}).Check(modeltest.Moves(">a", "skip>c", "ok>__end__")).Deviation; d == nil || d.Kind != KindRare {
 		t.Errorf("rare move into c before b: deviation %+v; want %s", d, KindRare)
+	}
+}
+
+// denseModel is the model in which any of k labels may follow any other,
+// begin and end a session: every state has k+1 transitions out, the most
+// an alignment's search can take from one node.
+func denseModel(tb testing.TB, k int) *automaton.Model {
+	var ts []automaton.Transition
+	for i := range k {
+		a := fmt.Sprintf("n%d", i)
+		ts = append(ts, automaton.Transition{From: automaton.StartID, To: a, Count: 1},
+			automaton.Transition{From: a, To: automaton.EndID, Count: 1})
+		for j := range k {
+			ts = append(ts, automaton.Transition{From: a, To: fmt.Sprintf("n%d", j), Count: 1})
+		}
+	}
+	return modeltest.Check(tb, ts...)
+}
+
+// BenchmarkCheckLong checks one session of a million moves, as fsmine
+// check does a log that holds a runaway session. session=random: random
+// labels, two of twelve unknown, against denseModel(10), so that each
+// node the search expands reaches eleven. session=loop: round the cycle
+// n0 -> n1 -> n2 -> n0 of a model that ends after n2, stopping at n0, so
+// that the search follows the whole session before it finds the model's
+// moves to the end.
+func BenchmarkCheckLong(b *testing.B) {
+	const n = 1_000_000
+	rng := rand.New(rand.NewPCG(3, 3))
+	cycle := modeltest.Check(b,
+		automaton.Transition{From: automaton.StartID, To: "n0", Count: 1},
+		automaton.Transition{From: "n0", To: "n1", Count: 1},
+		automaton.Transition{From: "n1", To: "n2", Count: 1},
+		automaton.Transition{From: "n2", To: "n0", Count: 1},
+		automaton.Transition{From: "n2", To: automaton.EndID, Count: 1},
+	)
+	for _, kind := range []string{"random", "loop"} {
+		m := denseModel(b, 10)
+		moves := make([]automaton.Move, 0, n+1)
+		for i := range n {
+			l := i % 3
+			if kind == "random" {
+				l = rng.IntN(12)
+			}
+			moves = append(moves, automaton.Move{Label: fmt.Sprintf("n%d", l)})
+		}
+		moves = append(moves, automaton.Move{Label: automaton.EndID})
+		if kind == "loop" {
+			m = cycle
+		}
+		b.Run("session="+kind, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				New(m, Options{}).Check(moves)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "moves/s")
+		})
+	}
+}
+
+// randomModel is a model of k states, each labelled as its id, with
+// random transitions over a few events: from start to some, from some to
+// end, and about three out of each.
+func randomModel(tb testing.TB, rng *rand.Rand, k int) *automaton.Model {
+	name := func(i int) string { return fmt.Sprintf("s%d", i) }
+	events := []string{"", "ok", "retry"}
+	seen := map[string]bool{}
+	var ts []automaton.Transition
+	add := func(from, event, to string) {
+		if key := from + "\x00" + event + "\x00" + to; !seen[key] {
+			seen[key] = true
+			ts = append(ts, automaton.Transition{From: from, Event: event, To: to, Count: 1})
+		}
+	}
+	add(automaton.StartID, "", name(0))
+	add(name(k-1), "ok", automaton.EndID)
+	for i := range k {
+		if rng.IntN(3) == 0 {
+			add(automaton.StartID, "", name(i))
+		}
+		if rng.IntN(3) == 0 {
+			add(name(i), events[rng.IntN(len(events))], automaton.EndID)
+		}
+		for range 1 + rng.IntN(5) {
+			add(name(i), events[rng.IntN(len(events))], name(rng.IntN(k)))
+		}
+	}
+	return modeltest.Check(tb, ts...)
+}
+
+// TestAlignSameSearch holds the alignment's search to the one it replaced
+// (refAlign): on random models and sessions, bounded or not, with its
+// nodes in arrays or a map, the same cost, the same nodes expanded and the
+// same operations.
+func TestAlignSameSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	defer func(d int64) { maxDenseAlign = d }(maxDenseAlign)
+	for mi := range 40 {
+		m := randomModel(t, rng, 2+rng.IntN(12))
+		if mi%10 == 0 {
+			m = denseModel(t, 2+mi/10)
+		}
+		labels := []string{"zz", automaton.EndID}
+		for _, s := range m.States {
+			labels = append(labels, s.Label)
+		}
+		events := []string{"", "ok", "retry", "boom"}
+		for si := range 30 {
+			var moves []automaton.Move
+			if si%2 == 0 {
+				moves = m.Sample(rng, 20+rng.IntN(200))
+				for k := rng.IntN(8); k > 0 && len(moves) > 0; k-- {
+					moves[rng.IntN(len(moves))] = automaton.Move{Event: events[rng.IntN(len(events))], Label: labels[rng.IntN(len(labels))]}
+				}
+			} else {
+				for range rng.IntN(150) {
+					moves = append(moves, automaton.Move{Event: events[rng.IntN(len(events))], Label: labels[rng.IntN(len(labels))]})
+				}
+			}
+			bound := []int{0, 1, 7, 60, 500}[si%5]
+			c := New(m, Options{MaxAlignStates: bound})
+			for _, dense := range []bool{true, false} {
+				maxDenseAlign = 0
+				if dense {
+					maxDenseAlign = 1 << 20
+				}
+				for _, withOps := range []bool{false, true} {
+					got := c.align(moves, withOps)
+					want := refAlign(c, dense, moves, withOps)
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("model %d session %d (dense %v, ops %v, bound %d): %+v, want %+v", mi, si, dense, withOps, bound, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCheckLongSessionMemory: checking a long session that deviates all
+// along keeps a few bytes per move, not a search node for every
+// transition out of each node the search expands. The search stored to
+// allocate some 1,900 bytes a move here (eleven nodes of 40 bytes and a
+// pointer each, for each node expanded); it allocates under 200.
+func TestCheckLongSessionMemory(t *testing.T) {
+	const n = 200_000
+	m := denseModel(t, 10)
+	rng := rand.New(rand.NewPCG(3, 3))
+	moves := make([]automaton.Move, 0, n+1)
+	for range n {
+		moves = append(moves, automaton.Move{Label: fmt.Sprintf("n%d", rng.IntN(12))})
+	}
+	moves = append(moves, automaton.Move{Label: automaton.EndID})
+	c := New(m, Options{})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	v := c.Check(moves)
+	runtime.ReadMemStats(&after)
+	if v.Bounded || v.Cost == 0 {
+		t.Fatalf("cost %d, bounded %v: want an exact alignment that costs something", v.Cost, v.Bounded)
+	}
+	if perMove := (after.TotalAlloc - before.TotalAlloc) / n; perMove > 500 {
+		t.Errorf("Check allocated %d bytes a move, want at most 500", perMove)
 	}
 }
