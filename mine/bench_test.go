@@ -208,3 +208,39 @@ func BenchmarkExamplesCost(b *testing.B) {
 		}
 	})
 }
+
+// eventIDLog writes n/3 sessions of three steps over ten node names whose
+// every event carries an id (a careless export): nearly n distinct events,
+// each label ended by about n/10 of them.
+func eventIDLog(n int) []byte {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var buf bytes.Buffer
+	for s := 0; s < n/3; s++ {
+		for k := 0; k < 3; k++ {
+			fmt.Fprintf(&buf, `{"session_id":"s%d","step":%d,"node":"tool_%d","event":"ev_%d"}`+"\n", s, k, rng.IntN(10), rng.IntN(n))
+		}
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkEventIDs builds logs whose events carry ids, with the label
+// merge so that the generalisation's edits, not the merge, dominate: how
+// the event edit's cost grows with the number of events of a label.
+func BenchmarkEventIDs(b *testing.B) {
+	for _, n := range []int{3000, 10000, 30000} {
+		lg, err := Read(benchInput(eventIDLog(n)), ReadOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			o := DefaultOptions()
+			o.Merge = MergeLabel
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Build(lg, o); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
