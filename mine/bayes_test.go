@@ -1,8 +1,11 @@
 package mine
 
 import (
+	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -107,6 +110,7 @@ func (p *pta) clone() *pta {
 	c := &pta{nodes: append([]ptaNode(nil), p.nodes...)}
 	for i := range c.nodes {
 		c.nodes[i].edges = append([]ptaEdge(nil), c.nodes[i].edges...)
+		c.nodes[i].byMove = maps.Clone(c.nodes[i].byMove)
 	}
 	return c
 }
@@ -158,4 +162,106 @@ func TestBayesGainFolds(t *testing.T) {
 	if checked < 1000 {
 		t.Errorf("%d merges checked, want at least 1000", checked)
 	}
+}
+
+// TestBayesPickerScan holds learnBayes's picker to what trying every red
+// state of the label with bayesGain picks, on random logs whose events
+// carry ids (so that red states pile up and have many moves), with some
+// events shared, at several priors (a state prior of 0 and of 1000 make
+// ties): the automata must be the same.
+func TestBayesPickerScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	priors := [][2]float64{{1, 0.5}, {0.1, 0}, {1, 0}, {8, 2}, {1, 1000}}
+	trials := 60
+	if testing.Short() {
+		trials = 15
+	}
+	for trial := range trials {
+		labels, events := 1+r.IntN(4), 2+r.IntN(2000)
+		var sessions []string
+		for range 20 + r.IntN(400) {
+			var steps []string
+			for range r.IntN(5) {
+				ev := fmt.Sprintf("e%d", r.IntN(events))
+				if r.IntN(3) == 0 {
+					ev = fmt.Sprintf("ok%d", r.IntN(2))
+				}
+				steps = append(steps, fmt.Sprintf("l%d:%s", r.IntN(labels), ev))
+			}
+			sessions = append(sessions, strings.Join(steps, " "))
+		}
+		for _, pr := range priors {
+			p, _ := prefixTree(t, sessions...)
+			got := learnBayes(p.clone(), pr[0], pr[1])
+			want := learnBayesScan(p, pr[0], pr[1])
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("trial %d, priors %v: the picker's automaton (%d states) differs from the scan's (%d states)", trial, pr, len(got.label), len(want.label))
+			}
+		}
+	}
+}
+
+// learnBayesScan is learnBayes trying every red state of the label with
+// bayesGain, as it did before its picker.
+func learnBayesScan(p *pta, movePrior, statePrior float64) *dfa {
+	moves := 0
+	for i := range p.nodes {
+		for _, e := range p.nodes[i].edges {
+			moves += e.count
+		}
+	}
+	unit := math.Log(float64(max(moves, 2))) / 2
+	mp, sp := movePrior*unit, statePrior*unit
+	return redBlue(p, func(b int32, reds []int32) int32 {
+		best, bestGain := int32(-1), 0.0
+		for _, r := range reds {
+			if g := bayesGain(p, r, b, mp, sp); best < 0 && g >= 0 || best >= 0 && g > bestGain {
+				best, bestGain = r, g
+			}
+		}
+		return best
+	})
+}
+
+// TestChildIndex holds the move index of nodes with many moves to the list
+// it indexes, after the tree is built and after Alergia folds it: child
+// finds each move where a scan of the list does, and no other.
+func TestChildIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var sessions []string
+	for range 600 {
+		var steps []string
+		for range 1 + r.IntN(4) {
+			steps = append(steps, fmt.Sprintf("l%d:e%d", r.IntN(3), r.IntN(300)))
+		}
+		sessions = append(sessions, strings.Join(steps, " "))
+	}
+	check := func(when string, p *pta) {
+		t.Helper()
+		indexed := 0
+		for n := range p.nodes {
+			nd := &p.nodes[n]
+			if nd.byMove != nil {
+				indexed++
+				if len(nd.byMove) != len(nd.edges) {
+					t.Fatalf("%s: node %d indexes %d moves of %d", when, n, len(nd.byMove), len(nd.edges))
+				}
+			}
+			for i := range nd.edges {
+				if got := p.child(int32(n), nd.edges[i].mv); got != &nd.edges[i] {
+					t.Fatalf("%s: node %d: child of move %d is not its edge %d", when, n, nd.edges[i].mv, i)
+				}
+			}
+			if p.child(int32(n), mkMove(1<<31, 1<<31)) != nil {
+				t.Fatalf("%s: node %d has a move it lacks", when, n)
+			}
+		}
+		if indexed == 0 {
+			t.Fatalf("%s: no node indexed", when)
+		}
+	}
+	p, _ := prefixTree(t, sessions...)
+	check("built", p)
+	learnAlergia(p, 0.05)
+	check("merged", p)
 }

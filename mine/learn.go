@@ -57,15 +57,25 @@ func learnLabel(vars []variant, startLabel uint32) *dfa {
 // place into an automaton.
 type pta struct {
 	nodes []ptaNode
+	// grown lists the red nodes that fold added to, where it is not nil:
+	// for the Bayesian merge's index of red states (see bayesPicker).
+	grown []int32
 }
 
 type ptaNode struct {
 	label uint32
 	count int // arrivals
+	out   int // the sum of the edges' counts
 	edges []ptaEdge
-	order int32 // shortlex rank of the node in the tree
-	red   bool
-	dead  bool
+	// byMove is the position of each move in edges, kept once a node has
+	// more than indexedEdges of them (nil before): a node with thousands
+	// of moves (events that carry ids) would otherwise be searched in a
+	// list at every step of a merge.
+	byMove map[move]int32
+	in     move  // the move of the tree edge into the node
+	order  int32 // shortlex rank of the node in the tree
+	red    bool
+	dead   bool
 }
 
 type ptaEdge struct {
@@ -74,14 +84,46 @@ type ptaEdge struct {
 	count int
 }
 
+// indexedEdges is how many moves a node holds before they are indexed by
+// move: below it a scan of the list is as fast as a map.
+const indexedEdges = 16
+
+// child is n's edge of move mv, or nil.
 func (p *pta) child(n int32, mv move) *ptaEdge {
-	es := p.nodes[n].edges
-	for i := range es {
-		if es[i].mv == mv {
-			return &es[i]
+	nd := &p.nodes[n]
+	if nd.byMove != nil {
+		if i, ok := nd.byMove[mv]; ok {
+			return &nd.edges[i]
+		}
+		return nil
+	}
+	for i := range nd.edges {
+		if nd.edges[i].mv == mv {
+			return &nd.edges[i]
 		}
 	}
 	return nil
+}
+
+// addEdge appends e to n's edges (n must lack e's move) and returns it.
+func (p *pta) addEdge(n int32, e ptaEdge) *ptaEdge {
+	nd := &p.nodes[n]
+	nd.edges = append(nd.edges, e)
+	switch {
+	case nd.byMove != nil:
+		nd.byMove[e.mv] = int32(len(nd.edges) - 1)
+	case len(nd.edges) > indexedEdges:
+		nd.index()
+	}
+	return &nd.edges[len(nd.edges)-1]
+}
+
+// index builds n's byMove from its edges.
+func (n *ptaNode) index() {
+	n.byMove = make(map[move]int32, len(n.edges))
+	for i, e := range n.edges {
+		n.byMove[e.mv] = int32(i)
+	}
 }
 
 // buildPTA builds the prefix tree of the variants. Children are ordered by
@@ -95,11 +137,11 @@ func buildPTA(vars []variant, startLabel uint32, less func(a, b move) bool) *pta
 		for _, mv := range v.moves {
 			e := p.child(cur, mv)
 			if e == nil {
-				p.nodes = append(p.nodes, ptaNode{label: mv.label()})
-				p.nodes[cur].edges = append(p.nodes[cur].edges, ptaEdge{mv: mv, to: int32(len(p.nodes) - 1)})
-				e = &p.nodes[cur].edges[len(p.nodes[cur].edges)-1]
+				p.nodes = append(p.nodes, ptaNode{label: mv.label(), in: mv})
+				e = p.addEdge(cur, ptaEdge{mv: mv, to: int32(len(p.nodes) - 1)})
 			}
 			e.count += v.count
+			p.nodes[cur].out += v.count
 			cur = e.to
 			p.nodes[cur].count += v.count
 		}
@@ -114,6 +156,9 @@ func buildPTA(vars []variant, startLabel uint32, less func(a, b move) bool) *pta
 		rank++
 		es := p.nodes[n].edges
 		sort.Slice(es, func(i, j int) bool { return less(es[i].mv, es[j].mv) })
+		if p.nodes[n].byMove != nil {
+			p.nodes[n].index()
+		}
 		for _, e := range es {
 			queue = append(queue, e.to)
 		}
@@ -150,9 +195,13 @@ func learnAlergia(p *pta, alpha float64) *dfa {
 				return false
 			}
 		}
-		for _, re := range rn.edges {
-			if p.child(b, re.mv) == nil && !compatible(rn.count, bn.count, re.count, 0) {
-				return false
+		// Below the least count every move passes: skip the list of r's
+		// moves, which may be long where b's is short.
+		if rn.count >= minTestCount && bn.count >= minTestCount {
+			for _, re := range rn.edges {
+				if p.child(b, re.mv) == nil && !compatible(rn.count, bn.count, re.count, 0) {
+					return false
+				}
 			}
 		}
 		for _, be := range bn.edges {
@@ -193,15 +242,7 @@ func learnBayes(p *pta, movePrior, statePrior float64) *dfa {
 	}
 	unit := math.Log(float64(max(moves, 2))) / 2
 	mp, sp := movePrior*unit, statePrior*unit
-	return redBlue(p, func(b int32, reds []int32) int32 {
-		best, bestGain := int32(-1), 0.0
-		for _, r := range reds {
-			if g := bayesGain(p, r, b, mp, sp); best < 0 && g >= 0 || best >= 0 && g > bestGain {
-				best, bestGain = r, g
-			}
-		}
-		return best
-	})
+	return redBlue(p, newBayesPicker(p, mp, sp).pick)
 }
 
 // bayesGain is the change in log posterior (see learnBayes) of folding
@@ -358,17 +399,19 @@ const minTestCount = 10
 // r's and b's edges join r's, recursively along the moves they share; attach
 // is told of each edge r takes whole (r, the subtree's root).
 func (p *pta) merge(r, b, par int32, attach func(r, child int32)) {
-	for i := range p.nodes[par].edges {
-		if p.nodes[par].edges[i].to == b {
-			p.nodes[par].edges[i].to = r
-		}
-	}
+	// b is not red, so that edge is its only way in, of the move it had
+	// in the tree (a subtree taken whole keeps its move).
+	p.child(par, p.nodes[b].in).to = r
 	p.fold(r, b, attach)
 }
 
 // fold merges tree node b into node r: counts add and b's edges join r's.
 func (p *pta) fold(r, b int32, attach func(r, child int32)) {
 	p.nodes[r].count += p.nodes[b].count
+	p.nodes[r].out += p.nodes[b].out
+	if p.grown != nil && p.nodes[r].red {
+		p.grown = append(p.grown, r)
+	}
 	p.nodes[b].dead = true
 	for _, be := range p.nodes[b].edges {
 		if re := p.child(r, be.mv); re != nil {
@@ -376,10 +419,10 @@ func (p *pta) fold(r, b int32, attach func(r, child int32)) {
 			p.fold(re.to, be.to, attach)
 			continue
 		}
-		p.nodes[r].edges = append(p.nodes[r].edges, be)
+		p.addEdge(r, be)
 		attach(r, be.to)
 	}
-	p.nodes[b].edges = nil
+	p.nodes[b].edges, p.nodes[b].byMove = nil, nil
 }
 
 // nodeHeap orders blue nodes by their shortlex rank in the tree.
