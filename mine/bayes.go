@@ -334,57 +334,41 @@ func (h *keyHeap) Pop() any {
 // exceeds T, the sum of n (ln n + 1) over the likelihoods and of the
 // other terms.
 func bayesGainEstimate(p *pta, r, b int32, movePrior, statePrior float64) (gain, err float64) {
-	type pair struct{ r, b int32 }
 	type added struct {
 		at    int32
 		mv    move
 		count int
 	}
 	var (
-		into     []int32            // nodes that gain counts, in first-visit order
-		inInto   = map[int32]int{}  // their index in into
-		adds     []added            // the counts they gain, by move
-		addAt    = map[dkey]int{}   // index in adds
-		attached = map[dkey]int32{} // moves a node gains with their subtree
-		size     float64            // T above
-		terms    int                // K above
+		into   []int32           // nodes that gain counts, in first-visit order
+		inInto = map[int32]int{} // their index in into
+		adds   []added           // the counts they gain, by move
+		addAt  = map[dkey]int{}  // index in adds
+		size   float64           // T above
+		terms  int               // K above
 	)
 	trans, states := 0, 0
-	stack := []pair{{r, b}}
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
+	p.foldPairs(r, b, func(x, y int32) {
 		states++
-		if _, ok := inInto[x.r]; !ok {
-			inInto[x.r] = len(into)
-			into = append(into, x.r)
+		if _, ok := inInto[x]; !ok {
+			inInto[x] = len(into)
+			into = append(into, x)
 		}
-		es := p.nodes[x.b].edges
+		es := p.nodes[y].edges
 		gain -= logLikelihood(es)
-		size += scale(p.nodes[x.b].out)
+		size += scale(p.nodes[y].out)
 		terms += len(es) + 1
 		trans -= len(es)
 		for _, be := range es {
-			k := dkey{x.r, be.mv}
+			k := dkey{x, be.mv}
 			if i, ok := addAt[k]; ok {
 				adds[i].count += be.count
 			} else {
 				addAt[k] = len(adds)
-				adds = append(adds, added{x.r, be.mv, be.count})
-			}
-			if re := p.child(x.r, be.mv); re != nil {
-				to := re.to
-				if to == b { // the parent's edge, turned to r
-					to = r
-				}
-				stack = append(stack, pair{to, be.to})
-			} else if t, ok := attached[k]; ok {
-				stack = append(stack, pair{t, be.to})
-			} else {
-				attached[k] = be.to
+				adds = append(adds, added{x, be.mv, be.count})
 			}
 		}
-	}
+	})
 	gained := make([]int, len(into)) // counts each node of into gains
 	moves := make([]int, len(into))  // and the moves they are of
 	for _, a := range adds {

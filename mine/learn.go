@@ -251,25 +251,48 @@ func learnBayes(p *pta, movePrior, statePrior float64) *dfa {
 // r lacks takes its subtree along. Sums run in the tree's edge order, so
 // that the result does not depend on map order.
 func bayesGain(p *pta, r, b int32, movePrior, statePrior float64) float64 {
-	type pair struct{ r, b int32 }
 	var into []int32             // nodes that gain counts, in first-visit order
 	add := map[int32][]ptaEdge{} // the counts each gains, by move
-	attached := map[dkey]int32{} // moves a node gains with their subtree
 	gain, trans, states := 0.0, 0, 0
+	p.foldPairs(r, b, func(x, y int32) {
+		states++
+		if _, ok := add[x]; !ok {
+			into = append(into, x)
+			add[x] = nil
+		}
+		es := p.nodes[y].edges
+		gain -= logLikelihood(es)
+		trans -= len(es)
+		for _, be := range es {
+			add[x] = addCount(add[x], be.mv, be.count)
+		}
+	})
+	for _, n := range into {
+		old := p.nodes[n].edges
+		merged := append([]ptaEdge(nil), old...)
+		for _, e := range add[n] {
+			merged = addCount(merged, e.mv, e.count)
+		}
+		gain += logLikelihood(merged) - logLikelihood(old)
+		trans += len(merged) - len(old)
+	}
+	return gain - movePrior*float64(trans) + statePrior*float64(states)
+}
+
+// foldPairs calls each(x, y) for every pair of nodes that folding blue
+// node b into red node r joins, y's moves going to x, in the order
+// bayesGain sums them: r and b first, then along the moves they share (a
+// move of b that x lacks takes its subtree to x whole, and a later node's
+// move that x gained so continues into that subtree).
+func (p *pta) foldPairs(r, b int32, each func(x, y int32)) {
+	type pair struct{ r, b int32 }
+	attached := map[dkey]int32{} // moves a node gains with their subtree
 	stack := []pair{{r, b}}
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		states++
-		if _, ok := add[x.r]; !ok {
-			into = append(into, x.r)
-			add[x.r] = nil
-		}
-		es := p.nodes[x.b].edges
-		gain -= logLikelihood(es)
-		trans -= len(es)
-		for _, be := range es {
-			add[x.r] = addCount(add[x.r], be.mv, be.count)
+		each(x.r, x.b)
+		for _, be := range p.nodes[x.b].edges {
 			k := dkey{x.r, be.mv}
 			if re := p.child(x.r, be.mv); re != nil {
 				to := re.to
@@ -284,16 +307,6 @@ func bayesGain(p *pta, r, b int32, movePrior, statePrior float64) float64 {
 			}
 		}
 	}
-	for _, n := range into {
-		old := p.nodes[n].edges
-		merged := append([]ptaEdge(nil), old...)
-		for _, e := range add[n] {
-			merged = addCount(merged, e.mv, e.count)
-		}
-		gain += logLikelihood(merged) - logLikelihood(old)
-		trans += len(merged) - len(old)
-	}
-	return gain - movePrior*float64(trans) + statePrior*float64(states)
 }
 
 // addCount adds c to mv's count in es, appending mv when es lacks it.
