@@ -255,3 +255,44 @@ func TestRereadSession(t *testing.T) {
 		}
 	}
 }
+
+// TestReadSessionRealLogs reads sessions of real logs one at a time, as
+// replay does, and wants each as the whole read gives it, with the counts
+// of the whole log: a tau2 export (JSONL), the help desk log gzipped and its
+// XES original (events converted to records).
+func TestReadSessionRealLogs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real logs: skipped in -short mode")
+	}
+	for _, rel := range []string{"jsonl/tau2_retail.jsonl", "jsonl/helpdesk.jsonl.gz", "raw/xes/helpdesk.xes.gz"} {
+		t.Run(rel, func(t *testing.T) {
+			ins := []Input{realInput(t, rel)}
+			whole, err := Read(ins, ReadOptions{Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := len(whole.Sessions)
+			if n < 3 {
+				t.Fatalf("%d sessions", n)
+			}
+			counts := func(lg *Log) string {
+				return fmt.Sprintf("records %d skipped %d left out %d files %v", lg.Records, lg.Skipped, lg.LeftOut, fileRecords(lg))
+			}
+			for _, s := range []*Session{&whole.Sessions[0], &whole.Sessions[n/2], &whole.Sessions[n-1]} {
+				one, err := Read(ins, ReadOptions{Workers: 2, Session: s.ID})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := counts(one), counts(whole); got != want {
+					t.Errorf("session %q: %s, want %s", s.ID, got, want)
+				}
+				if len(one.Sessions) != 1 {
+					t.Fatalf("session %q: read %d sessions, want 1", s.ID, len(one.Sessions))
+				}
+				if got, want := sessionText(one, &one.Sessions[0]), sessionText(whole, s); got != want {
+					t.Errorf("session %q:\n%s\nwant\n%s", s.ID, got, want)
+				}
+			}
+		})
+	}
+}
