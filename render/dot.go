@@ -252,6 +252,38 @@ func dotString(s string) dot.Literal {
 	return dotLines(s)
 }
 
+// maxShownRunes is the most of a line a picture shows, its last rune an
+// ellipsis: a name of a megabyte (an id, a careless export) made a box no
+// screen holds and Graphviz's layout take minutes. The model, the exports
+// and the report's tables keep the whole name.
+const maxShownRunes = 200
+
+// clipped cuts each of s's lines (a tooltip lists ids a line each) at
+// maxShownRunes, its last rune an ellipsis.
+func clipped(s string) string {
+	if len(s) < maxShownRunes {
+		return s
+	}
+	var b strings.Builder
+	shown := 0
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			shown = 0
+		case shown == maxShownRunes-1:
+			b.WriteRune('…')
+			shown++
+			continue
+		case shown >= maxShownRunes:
+			continue
+		default:
+			shown++
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // dotLines quotes lines, each as dotString does, joined by Graphviz's
 // centred line break.
 func dotLines(lines ...string) dot.Literal {
@@ -261,7 +293,7 @@ func dotLines(lines ...string) dot.Literal {
 		if i > 0 {
 			b.WriteString(`\n`)
 		}
-		for _, r := range shownText(line) {
+		for _, r := range shownText(clipped(line)) {
 			switch r {
 			case '"':
 				b.WriteString(`\"`)

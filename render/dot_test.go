@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"slices"
@@ -261,6 +262,9 @@ func TestDOTString(t *testing.T) {
 		{"x\x1by", `"x\\x1by"`},
 		{`x\x1by`, `"x\\x5cx1by"`}, // the text's own backslash, told from ESC's escape
 		{`two\nlines`, `"two\\x5cnlines"`},
+		{strings.Repeat("é", maxShownRunes), `"` + strings.Repeat("é", maxShownRunes-1) + `…"`},
+		{strings.Repeat("é", maxShownRunes-1), `"` + strings.Repeat("é", maxShownRunes-1) + `"`},
+		{strings.Repeat("ab\n", maxShownRunes), `"` + strings.Repeat(`ab\\n`, maxShownRunes) + `"`}, // a tooltip's lines, each cut alone
 	}
 	for _, tt := range tests {
 		if got := string(dotString(tt.in)); got != tt.want {
@@ -284,5 +288,24 @@ func TestDOTEdgeShares(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("no edge label with %q in:\n%s", want, all)
 		}
+	}
+}
+
+// TestPictureLongName draws a state named by a megabyte: the picture shows
+// the name's first runes (a box no screen holds made Graphviz's layout take
+// seconds a megabyte), the tooltip likewise, in the summary and in full.
+func TestPictureLongName(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	m := renamedState(loadFixture(t, "orders"), "order_pay", long)
+	svg := render(t, SVG, m, Options{})
+	if len(svg) > 200_000 {
+		t.Errorf("SVG of %d bytes for a name of 1 MiB: the name is drawn whole", len(svg))
+	}
+	if !bytes.Contains(svg, []byte(strings.Repeat("x", maxShownRunes-1)+"…")) {
+		t.Errorf("SVG does not show the name's first %d runes and an ellipsis", maxShownRunes-1)
+	}
+	d := render(t, DOT, m, Options{Detail: DetailFull})
+	if len(d) > 200_000 {
+		t.Errorf("full DOT of %d bytes for a name of 1 MiB: the name is drawn whole", len(d))
 	}
 }
