@@ -244,3 +244,38 @@ func BenchmarkEventIDs(b *testing.B) {
 		})
 	}
 }
+
+// frequentEventLog writes n/10 sessions of ten steps over ten node names
+// whose events carry ids drawn from n/50 values: each label ends about
+// n/50 events, each of them some five times, enough for the event edit's
+// neutrality test to compare them pairwise.
+func frequentEventLog(n int) []byte {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var buf bytes.Buffer
+	for s := 0; s < n/10; s++ {
+		for k := 0; k < 10; k++ {
+			fmt.Fprintf(&buf, `{"session_id":"s%d","step":%d,"node":"tool_%d","event":"ev_%d"}`+"\n", s, k, rng.IntN(10), rng.IntN(n/50))
+		}
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkFrequentEventIDs builds, with the default options, logs whose
+// events carry ids each seen about five times after a label: how the
+// neutrality test's cost grows with a label's frequent events.
+func BenchmarkFrequentEventIDs(b *testing.B) {
+	for _, n := range []int{10000, 30000, 100000} {
+		lg, err := Read(benchInput(frequentEventLog(n)), ReadOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Build(lg, DefaultOptions()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -760,13 +760,14 @@ func (g *generalizer) events(w *editWalk) {
 		if !known {
 			open = g.evs.start[lpair{a, c}]
 		}
-		for _, alt := range g.evs.union(open, g.evs.neutralTo(st, a, e)) {
+		like := g.evs.neutralTo(st, a, e)
+		for _, alt := range g.evs.union(open, like) {
 			if alt == e {
 				continue
 			}
 			if st.pairEv[lpairEv{a, alt, c}] == 0 {
 				switch {
-				case st.neutral(a, e, alt):
+				case g.evs.has(like, alt): // st.neutral(a, e, alt)
 					p := float64(st.pairEv[lpairEv{a, e, c}]) / float64(st.events[levent{a, e}])
 					if !plausible(p, st.events[levent{a, alt}]) {
 						continue
@@ -820,6 +821,7 @@ type eventEdits struct {
 	start    map[lpair][]uint32
 	frequent map[uint32][]uint32 // per A: the events ending at least minNeutral of its visits
 	like     map[levent][]uint32 // per A and e: the events of frequent that neutral finds like e
+	neutral  map[uint32]*neutralIndex
 	// Per place (a state of A, the state the original goes to, C): the
 	// events of start whose edit may still add a move there. An event is
 	// dropped once its move from the place leads where the original goes.
@@ -864,19 +866,89 @@ func (b *builder) eventEdits(st *genStats) *eventEdits {
 
 // neutralTo returns the events neutral finds like e after A, in name order.
 func (x *eventEdits) neutralTo(st *genStats, a, e uint32) []uint32 {
-	if st.events[levent{a, e}] < minNeutral {
+	ne := st.events[levent{a, e}]
+	if ne < minNeutral {
 		return nil // neutral passes no event
 	}
 	like, ok := x.like[levent{a, e}]
-	if !ok {
-		for _, alt := range x.frequent[a] {
-			if alt != e && st.neutral(a, e, alt) {
-				like = append(like, alt)
-			}
-		}
-		x.like[levent{a, e}] = like
+	if ok {
+		return like
 	}
+	// neutral over every other frequent event (e is one), with e's
+	// successors spread over an array by their place: a label whose
+	// events carry ids has thousands of them, and the pairs' map lookups
+	// took seconds.
+	nx := x.neutralIndex(st, a)
+	for _, k := range st.successors(a, e) {
+		nx.buf[nx.place[k.c]] = int64(st.pairEv[k])
+	}
+	for j, alt := range x.frequent[a] {
+		if alt == e {
+			continue
+		}
+		na := nx.visits[j]
+		var common int64
+		for _, s := range nx.succ[j] {
+			common += min(s.n*int64(ne), nx.buf[s.c]*na)
+		}
+		if float64(common) >= NeutralOverlap*float64(ne)*float64(na) {
+			like = append(like, alt)
+		}
+	}
+	for _, k := range st.successors(a, e) {
+		nx.buf[nx.place[k.c]] = 0
+	}
+	x.like[levent{a, e}] = like
 	return like
+}
+
+// neutralIndex holds the successors of a label's frequent events as
+// neutralTo compares them: for the j-th event of frequent, its visits and
+// its successors, each by its place among the label's successors (place)
+// with its count.
+type neutralIndex struct {
+	visits []int64
+	succ   [][]placeCount
+	place  map[uint32]int32
+	buf    []int64 // by place; zero between calls
+}
+
+type placeCount struct {
+	c int32
+	n int64
+}
+
+// neutralIndex returns A's neutralIndex, made on first use.
+func (x *eventEdits) neutralIndex(st *genStats, a uint32) *neutralIndex {
+	if nx := x.neutral[a]; nx != nil {
+		return nx
+	}
+	nx := &neutralIndex{place: map[uint32]int32{}}
+	for _, e := range x.frequent[a] {
+		var succ []placeCount
+		for _, k := range st.successors(a, e) {
+			p, ok := nx.place[k.c]
+			if !ok {
+				p = int32(len(nx.place))
+				nx.place[k.c] = p
+			}
+			succ = append(succ, placeCount{p, int64(st.pairEv[k])})
+		}
+		nx.visits = append(nx.visits, int64(st.events[levent{a, e}]))
+		nx.succ = append(nx.succ, succ)
+	}
+	nx.buf = make([]int64, len(nx.place))
+	if x.neutral == nil {
+		x.neutral = map[uint32]*neutralIndex{}
+	}
+	x.neutral[a] = nx
+	return nx
+}
+
+// has says whether the events es, in name order, hold e.
+func (x *eventEdits) has(es []uint32, e uint32) bool {
+	_, ok := slices.BinarySearchFunc(es, e, func(p, q uint32) int { return x.rank[p] - x.rank[q] })
+	return ok
 }
 
 // union returns the events of p and q, each in name order, in name order
