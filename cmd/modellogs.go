@@ -131,7 +131,7 @@ func readLogs(m *automaton.Model, path string, args []string, lf *logFlags, stdi
 		return nil, nil, ropt, err
 	}
 	switch {
-	case sink == nil && only != "" && twiceReadable(inputs):
+	case sink == nil && only != "":
 		// The read holds one session: the collector needs no tuning.
 		ropt.Session = only
 	case sink == nil:
@@ -149,7 +149,13 @@ func readLogs(m *automaton.Model, path string, args []string, lf *logFlags, stdi
 	ropt.Progress, done = startProgress(streams, lf.quiet)
 	lg, err := mine.Read(inputs, ropt)
 	done()
-	if err == nil && ropt.Session != "" && len(lg.Sessions) == 0 {
+	once := only != "" && !twiceReadable(inputs)
+	if err == nil && once && len(lg.Sessions) == 0 && lg.Records > 0 && !slices.Contains(lg.EmptiedIDs, only) {
+		// A stream is read once: its other sessions were counted as
+		// records, not kept, and cannot be read again for their ids.
+		return nil, nil, ropt, fmt.Errorf("session %q not found in %s (%d records read; a stream is read once and holds the session asked for alone: give a file to have its sessions' ids)", only, strings.Join(args, ", "), lg.Records)
+	}
+	if err == nil && ropt.Session != "" && len(lg.Sessions) == 0 && !once {
 		ropt.Session = ""
 		tuneGC(inputs)
 		ropt.Progress, done = startProgress(streams, lf.quiet)
@@ -160,7 +166,7 @@ func readLogs(m *automaton.Model, path string, args []string, lf *logFlags, stdi
 	if err != nil {
 		return nil, nil, ropt, err
 	}
-	if lg.NumSessions() == 0 {
+	if lg.NumSessions() == 0 && !(once && slices.Contains(lg.EmptiedIDs, only)) {
 		return nil, nil, ropt, noSessionsError(strings.Join(args, ", "), lg)
 	}
 	return lg, inputs, ropt, nil

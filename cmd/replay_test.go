@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -54,9 +55,10 @@ func TestReplayExitCodes(t *testing.T) {
 }
 
 // TestReplayReadsOneSession reads logs as replay does and wants the log to
-// hold the session asked for alone when the inputs are files, which can be
-// read again should it not be there: then (and from standard input, read
-// once) every session is held, for the error to say what the logs hold.
+// hold the session asked for alone, from files and from standard input.
+// Files are read again should it not be there, every session held, for the
+// error to say what the logs hold; standard input, read once, gives an
+// error that counts its records.
 func TestReplayReadsOneSession(t *testing.T) {
 	dir := checkFixture(t)
 	model := filepath.Join(dir, "m.json")
@@ -75,7 +77,7 @@ func TestReplayReadsOneSession(t *testing.T) {
 	}{
 		{"file", "b-skip", newLog, []string{"b-skip"}},
 		{"file, not there", "nope", newLog, []string{"a-fit", "b-skip", "c-unknown", "d-retry", "e-trunc"}},
-		{"stdin", "b-skip", "-", []string{"a-fit", "b-skip", "c-unknown", "d-retry", "e-trunc"}},
+		{"stdin", "b-skip", "-", []string{"b-skip"}}, // a stream of the whole log held no more than a file
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,5 +97,11 @@ func TestReplayReadsOneSession(t *testing.T) {
 				t.Errorf("options returned with Session %q, want none", ropt.Session)
 			}
 		})
+	}
+	streams := IO{In: bytes.NewReader(data), Out: io.Discard, Err: io.Discard}
+	_, _, _, err = readLogs(m, model, []string{"-"}, &logFlags{}, streams.In, streams, nil, "nope")
+	want := `session "nope" not found in - (` + strconv.Itoa(bytes.Count(data, []byte("\n"))) + ` records read; a stream is read once`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("stdin, not there: error %v, want it to contain %q", err, want)
 	}
 }
