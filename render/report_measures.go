@@ -74,6 +74,8 @@ func measureText(x float64) string {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case x == math.Trunc(x) && math.Abs(x) < 1e15:
 		return thousands(int(x))
+	case math.Abs(x) >= 1e15: // past int's exact whole numbers: rounding gives x again
+		return strconv.FormatFloat(x, 'g', 3, 64)
 	case math.Abs(x) >= 100:
 		return measureText(math.Round(x))
 	}
