@@ -149,21 +149,76 @@ func roundP(p float64) float64 {
 
 // fisherUpper is the one-sided Fisher exact test: the chance that a draw of
 // s sessions out of n, k of which failed, holds at least x failures (the
-// upper tail of the hypergeometric distribution).
+// upper tail of the hypergeometric distribution). Up to maxFisherTerms
+// terms it sums the tail; past that (millions of sessions, or a model
+// file's counts), see fisherTail.
 func fisherUpper(n, k, s, x int) float64 {
-	lc := func(a, b int) float64 { // log of a choose b
-		la, _ := math.Lgamma(float64(a + 1))
-		lb, _ := math.Lgamma(float64(b + 1))
-		lab, _ := math.Lgamma(float64(a - b + 1))
-		return la - lb - lab
+	if min(s, k)-x >= maxFisherTerms {
+		return fisherTail(n, k, s, x)
 	}
-	total := lc(n, s)
+	total := logChoose(n, s)
 	p := 0.0
 	for i := x; i <= min(s, k); i++ {
 		if s-i > n-k {
 			continue
 		}
-		p += math.Exp(lc(k, i) + lc(n-k, s-i) - total)
+		p += math.Exp(logChoose(k, i) + logChoose(n-k, s-i) - total)
 	}
 	return math.Min(p, 1)
+}
+
+// maxFisherTerms is the most terms fisherUpper sums one by one.
+const maxFisherTerms = 10_000
+
+// logChoose is the log of a choose b.
+func logChoose(a, b int) float64 {
+	la, _ := math.Lgamma(float64(a) + 1)
+	lb, _ := math.Lgamma(float64(b) + 1)
+	lab, _ := math.Lgamma(float64(a-b) + 1)
+	return la - lb - lab
+}
+
+// fisherTail is fisherUpper's tail for large counts, in work that does not
+// grow with them: the terms fall away from the distribution's mode on both
+// sides, so the sum runs from x away from the mode (the tail above x when
+// x is past the mode, else one less the tail below x) until a term no
+// longer changes it. Where the spread (standard deviation) is past 1,000
+// that would still be thousands of terms: the normal approximation, with
+// continuity correction, stands in.
+func fisherTail(n, k, s, x int) float64 {
+	lo, hi := max(0, s-(n-k)), min(s, k)
+	if x <= lo {
+		return 1
+	}
+	if x > hi {
+		return 0
+	}
+	fn, fk, fs := float64(n), float64(k), float64(s)
+	mean := fs * fk / fn
+	if sd := math.Sqrt(mean * (fn - fk) / fn * (fn - fs) / math.Max(fn-1, 1)); sd > 1000 {
+		return 0.5 * math.Erfc((float64(x)-0.5-mean)/sd/math.Sqrt2)
+	}
+	total := logChoose(n, s)
+	term := func(i int) float64 { return math.Exp(logChoose(k, i) + logChoose(n-k, s-i) - total) }
+	mode := min(max(int(math.Floor((fs+1)*(fk+1)/(fn+2))), lo), hi)
+	if x > mode {
+		p := 0.0
+		for i := x; i <= hi; i++ {
+			t := term(i)
+			p += t
+			if t <= p*1e-17 {
+				break
+			}
+		}
+		return math.Min(p, 1)
+	}
+	q := 0.0
+	for i := x - 1; i >= lo; i-- {
+		t := term(i)
+		q += t
+		if t <= q*1e-17 {
+			break
+		}
+	}
+	return math.Max(0, 1-q)
 }

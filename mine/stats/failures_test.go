@@ -73,3 +73,35 @@ func TestFailures(t *testing.T) {
 		t.Errorf("all succeeded: note %q, %d places", r.Note, len(r.Places))
 	}
 }
+
+// TestFisherTail holds fisherUpper's tail for large counts to the sum of
+// every term, and wants an answer from counts of billions (a place in a
+// log of millions of sessions, or a model file's outcome counts): the sum
+// ran over every value from x up, and stats and report hung.
+func TestFisherTail(t *testing.T) {
+	n, k, s := 100_000, 30_000, 40_000 // mode 12,000, spread about 77
+	for _, x := range []int{0, 10_000, 11_900, 12_000, 12_100, 12_400, 13_000, 30_000} {
+		want := 0.0
+		for i := x; i <= min(s, k); i++ {
+			want += math.Exp(logChoose(k, i) + logChoose(n-k, s-i) - logChoose(n, s))
+		}
+		want = math.Min(want, 1)
+		if got := fisherTail(n, k, s, x); math.Abs(got-want) > 1e-12+1e-9*want {
+			t.Errorf("fisherTail(%d, %d, %d, %d) = %v, want %v", n, k, s, x, got, want)
+		}
+	}
+	tests := []struct {
+		n, k, s, x int
+		lo, hi     float64
+	}{
+		{2e9, 1e9, 1e9, 5e8, 0.49, 0.51},
+		{2e9, 1e9, 1e9, 4.99e8, 1 - 1e-9, 1},
+		{2e9, 1e9, 1e9, 5.01e8, 0, 1e-9},
+		{1 << 62, 1 << 61, 1 << 60, 1 << 59, 0, 1},
+	}
+	for _, tt := range tests {
+		if got := fisherUpper(tt.n, tt.k, tt.s, tt.x); got < tt.lo || got > tt.hi || math.IsNaN(got) {
+			t.Errorf("fisherUpper(%d, %d, %d, %d) = %v, want it in [%v, %v]", tt.n, tt.k, tt.s, tt.x, got, tt.lo, tt.hi)
+		}
+	}
+}
