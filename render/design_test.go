@@ -2,6 +2,9 @@ package render
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -141,5 +144,49 @@ taken moves never designed (1)
 `
 	if b.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// tangledDesign is a design of n states where every state may go to every
+// other: n·(n-1) moves, far past what the builtin engine lays out.
+func tangledDesign(n int) *automaton.Model {
+	m := &automaton.Model{Schema: automaton.Schema, Initial: automaton.StartID, Params: automaton.Params{Design: "mermaid"}}
+	m.States = append(m.States, automaton.State{ID: automaton.StartID, Label: automaton.StartID}, automaton.State{ID: automaton.EndID, Label: automaton.EndID})
+	for i := range n {
+		id := fmt.Sprintf("s%02d", i)
+		m.States = append(m.States, automaton.State{ID: id, Label: id})
+		for j := range n {
+			if j != i {
+				m.Transitions = append(m.Transitions, automaton.Transition{From: id, Event: "go", To: fmt.Sprintf("s%02d", j)})
+			}
+		}
+	}
+	m.Transitions = append(m.Transitions, automaton.Transition{From: automaton.StartID, To: "s00"}, automaton.Transition{From: "s01", Event: "done", To: automaton.EndID})
+	m.Sort()
+	return m
+}
+
+// TestPictureTooTangled: a picture in full of a tangle the builtin engine
+// would take minutes over, not to be interrupted, is refused at once (SVG
+// and PNG), and the report's design section says why it has no picture; a
+// long chain is no tangle. A 30-state design of every move (870) ran past
+// 25 seconds in the report, a 64 KB one past 160.
+func TestPictureTooTangled(t *testing.T) {
+	design := tangledDesign(30)
+	for _, f := range []Func{SVG, PNG} {
+		err := f(io.Discard, design, Options{})
+		if !errors.Is(err, ErrTooTangled) || !strings.Contains(err.Error(), "840 transitions beyond one into each state, more than 400") {
+			t.Errorf("err = %v, want ErrTooTangled counting 840", err)
+		}
+	}
+	var page bytes.Buffer
+	if err := Report(&page, loadFixture(t, "support"), ReportOptions{Design: design}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "No picture: the design&#39;s 872 moves for 32 states are more than the builtin Graphviz lays out"; !strings.Contains(page.String(), want) {
+		t.Errorf("the report lacks %q", want)
+	}
+	if n := tangle(chainModel(5000), false); n > 0 {
+		t.Errorf("a chain's tangle is %d, want none", n)
 	}
 }

@@ -37,10 +37,53 @@ func PNG(w io.Writer, m *automaton.Model, opt Options) error {
 	return layout(w, m, opt, "png")
 }
 
+// ErrTooTangled is returned (wrapped) by SVG and PNG with the builtin
+// engine for a picture in full of more than MaxBuiltinTangle transitions
+// beyond a path through its states.
+var ErrTooTangled = errors.New("too tangled for the builtin engine to lay out")
+
+// MaxBuiltinTangle is the most transitions beyond one into each state (the
+// transitions less the states) that the builtin engine lays out. Graphviz's
+// layout of a tangled graph can take minutes, and inside fsmine it cannot be
+// interrupted (not even by a signal: WebAssembly compiled by wazero does not
+// yield to Go's scheduler): every transition of the BPI 2012 model (813, of
+// 161 states) ran past 120 seconds, its 250 common ones take half a second.
+// A long chain, however long, is no tangle. Layout time does not follow the
+// count alone: 291 random transitions of 99 states (a tangle of 192) still
+// ran past 400 seconds.
+const MaxBuiltinTangle = 2 * AutoDiagramLimit
+
+// tangle is the number of transitions a picture of m in full draws, less
+// its states.
+func tangle(m *automaton.Model, hideRare bool) int {
+	n := 0
+	for _, t := range m.Transitions {
+		if !hideRare || !t.Rare {
+			n++
+		}
+	}
+	return n - len(m.States)
+}
+
+// checkTangle refuses, with ErrTooTangled, a picture in full the builtin
+// engine should not lay out.
+func checkTangle(n int) error {
+	if n <= MaxBuiltinTangle {
+		return nil
+	}
+	return fmt.Errorf("%w: %d transitions beyond one into each state, more than %d (its layout can take many minutes and cannot be interrupted); draw the summary, leave rare transitions out, or lay the DOT out with Graphviz's dot program", ErrTooTangled, n, MaxBuiltinTangle)
+}
+
 func layout(w io.Writer, m *automaton.Model, opt Options, format string) error {
-	src, err := dotBytes(m, opt)
+	src, err := dotBytes(m, opt) // refuses a nil model
 	if err != nil {
 		return err
+	}
+	builtin := opt.Engine == "" || opt.Engine == EngineBuiltin
+	if builtin && (opt.Detail != DetailSummary || uncounted(m)) {
+		if err := checkTangle(tangle(m, opt.HideRare)); err != nil {
+			return err
+		}
 	}
 	var out []byte
 	switch opt.Engine {

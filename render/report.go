@@ -216,6 +216,12 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 				thousands(common), 2*AutoDiagramLimit)}
 		}
 	}
+	if mode != DiagramNone && (opt.Engine == "" || opt.Engine == EngineBuiltin) {
+		if err := checkTangle(tangle(m, mode == DiagramCommon)); err != nil {
+			mode = DiagramNone
+			page.Diagram = &diagram{Note: fmt.Sprintf("No picture: %v. The tables below list every transition.", err)}
+		}
+	}
 	if mode != DiagramNone {
 		ropt := Options{HideRare: mode == DiagramCommon, ClusterSep: opt.ClusterSep, Engine: opt.Engine}
 		doc, err := modelSVG(m, ropt)
@@ -967,6 +973,13 @@ func designPage(design *automaton.Model, file string, m *automaton.Model, engine
 	if n := len(v.NeverDesigned); n > designRows {
 		v.More = n - designRows
 		v.NeverDesigned = v.NeverDesigned[:designRows]
+	}
+	if engine == "" || engine == EngineBuiltin {
+		if err := checkTangle(tangle(design, false)); err != nil {
+			v.Diagram = &diagram{Note: fmt.Sprintf("No picture: the design's %s for %s are more than the builtin Graphviz lays out; the tables below list its moves.",
+				text.Count(len(design.Transitions), "move"), text.Count(len(design.States), "state"))}
+			return v, nil
+		}
 	}
 	var src bytes.Buffer
 	if err := DesignDOT(&src, design, d); err != nil {
