@@ -57,8 +57,8 @@ full draws every state and transition; with it, --hide-rare leaves rare
 transitions out of pictures (DOT, SVG, PNG, Mermaid) and --cluster SEP
 groups states by the part of their label before SEP (DOT, SVG, PNG).
 The builtin engine refuses an SVG or PNG in full of more than 400
-transitions beyond one into each state (a layout of minutes that not even
-Ctrl-C stops): draw the summary, --hide-rare, or --engine dot.
+transitions beyond one into each state (a layout of minutes that Ctrl-C
+may not stop): draw the summary, --hide-rare, or --engine dot.
 Machine exports (scxml, xstate, langgraph) always keep every transition.
 
 Exit status: 0 ok; 2 trouble (bad flags, unreadable model, unwritable

@@ -167,7 +167,7 @@ func tangledDesign(n int) *automaton.Model {
 }
 
 // TestPictureTooTangled: a picture in full of a tangle the builtin engine
-// would take minutes over, not to be interrupted, is refused at once (SVG
+// would take minutes over, that a signal may not stop, is refused at once (SVG
 // and PNG), and the report's design section says why it has no picture; a
 // long chain is no tangle. A 30-state design of every move (870) ran past
 // 25 seconds in the report, a 64 KB one past 160.

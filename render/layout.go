@@ -44,13 +44,14 @@ var ErrTooTangled = errors.New("too tangled for the builtin engine to lay out")
 
 // MaxBuiltinTangle is the most transitions beyond one into each state (the
 // transitions less the states) that the builtin engine lays out. Graphviz's
-// layout of a tangled graph can take minutes, and inside fsmine it cannot be
-// interrupted (not even by a signal: WebAssembly compiled by wazero does not
-// yield to Go's scheduler): every transition of the BPI 2012 model (813, of
-// 161 states) ran past 120 seconds, its 250 common ones take half a second.
-// A long chain, however long, is no tangle. Layout time does not follow the
-// count alone: 291 random transitions of 99 states (a tangle of 192) still
-// ran past 400 seconds.
+// layout of a tangled graph can take minutes, and inside fsmine a signal may
+// not stop it: WebAssembly compiled by wazero does not yield to Go's
+// scheduler, so once the collector asks to stop the world nothing else runs
+// until the layout ends (a hostile-input hunt saw runs go on 100 seconds past
+// their SIGTERM). Every transition of the BPI 2012 model (813, of 161
+// states) ran past 120 seconds. A long chain, however long, is no tangle.
+// Layout time does not follow the count alone: 291 random transitions of 99
+// states (a tangle of 192) still ran past 400 seconds.
 const MaxBuiltinTangle = 2 * AutoDiagramLimit
 
 // tangle is the number of transitions a picture of m in full draws, less
@@ -71,7 +72,7 @@ func checkTangle(n int) error {
 	if n <= MaxBuiltinTangle {
 		return nil
 	}
-	return fmt.Errorf("%w: %d transitions beyond one into each state, more than %d (its layout can take many minutes and cannot be interrupted); draw the summary, leave rare transitions out, or lay the DOT out with Graphviz's dot program", ErrTooTangled, n, MaxBuiltinTangle)
+	return fmt.Errorf("%w: %d transitions beyond one into each state, more than %d (its layout can take many minutes, and a signal may not stop it); draw the summary, leave rare transitions out, or lay the DOT out with Graphviz's dot program", ErrTooTangled, n, MaxBuiltinTangle)
 }
 
 func layout(w io.Writer, m *automaton.Model, opt Options, format string) error {
