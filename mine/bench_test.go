@@ -213,11 +213,17 @@ func BenchmarkExamplesCost(b *testing.B) {
 // every event carries an id (a careless export): nearly n distinct events,
 // each label ended by about n/10 of them.
 func eventIDLog(n int) []byte {
-	rng := rand.New(rand.NewPCG(5, 6))
+	return idEventLog(n, 3, n, rand.NewPCG(5, 6))
+}
+
+// idEventLog writes n/steps sessions of steps steps over ten node names,
+// each record's event an id drawn from values, with src's numbers.
+func idEventLog(n, steps, values int, src rand.Source) []byte {
+	rng := rand.New(src)
 	var buf bytes.Buffer
-	for s := 0; s < n/3; s++ {
-		for k := 0; k < 3; k++ {
-			fmt.Fprintf(&buf, `{"session_id":"s%d","step":%d,"node":"tool_%d","event":"ev_%d"}`+"\n", s, k, rng.IntN(10), rng.IntN(n))
+	for s := 0; s < n/steps; s++ {
+		for k := 0; k < steps; k++ {
+			fmt.Fprintf(&buf, `{"session_id":"s%d","step":%d,"node":"tool_%d","event":"ev_%d"}`+"\n", s, k, rng.IntN(10), rng.IntN(values))
 		}
 	}
 	return buf.Bytes()
@@ -250,14 +256,7 @@ func BenchmarkEventIDs(b *testing.B) {
 // n/50 events, each of them some five times, enough for the event edit's
 // neutrality test to compare them pairwise.
 func frequentEventLog(n int) []byte {
-	rng := rand.New(rand.NewPCG(7, 8))
-	var buf bytes.Buffer
-	for s := 0; s < n/10; s++ {
-		for k := 0; k < 10; k++ {
-			fmt.Fprintf(&buf, `{"session_id":"s%d","step":%d,"node":"tool_%d","event":"ev_%d"}`+"\n", s, k, rng.IntN(10), rng.IntN(n/50))
-		}
-	}
-	return buf.Bytes()
+	return idEventLog(n, 10, n/50, rand.NewPCG(7, 8))
 }
 
 // BenchmarkFrequentEventIDs builds, with the default options, logs whose

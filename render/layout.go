@@ -80,8 +80,7 @@ func layout(w io.Writer, m *automaton.Model, opt Options, format string) error {
 	if err != nil {
 		return err
 	}
-	builtin := opt.Engine == "" || opt.Engine == EngineBuiltin
-	if builtin && (opt.Detail != DetailSummary || uncounted(m)) {
+	if opt.Engine.builtin() && (opt.Detail != DetailSummary || uncounted(m)) {
 		if err := checkTangle(tangle(m, opt.HideRare)); err != nil {
 			return err
 		}

@@ -64,6 +64,9 @@ const (
 	EngineDot Engine = "dot"
 )
 
+// builtin says whether e is EngineBuiltin, the zero value included.
+func (e Engine) builtin() bool { return e == "" || e == EngineBuiltin }
+
 // ErrNilModel is returned by the writers in Formats given a nil model.
 var ErrNilModel = errors.New("nil model")
 

@@ -216,7 +216,7 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 				thousands(common), 2*AutoDiagramLimit)}
 		}
 	}
-	if mode != DiagramNone && (opt.Engine == "" || opt.Engine == EngineBuiltin) {
+	if mode != DiagramNone && opt.Engine.builtin() {
 		if err := checkTangle(tangle(m, mode == DiagramCommon)); err != nil {
 			mode = DiagramNone
 			page.Diagram = &diagram{Note: fmt.Sprintf("No picture: %v. The tables below list every transition.", err)}
@@ -974,7 +974,7 @@ func designPage(design *automaton.Model, file string, m *automaton.Model, engine
 		v.More = n - designRows
 		v.NeverDesigned = v.NeverDesigned[:designRows]
 	}
-	if engine == "" || engine == EngineBuiltin {
+	if engine.builtin() {
 		if err := checkTangle(tangle(design, false)); err != nil {
 			v.Diagram = &diagram{Note: fmt.Sprintf("No picture: the design's %s for %s are more than the builtin Graphviz lays out; the tables below list its moves.",
 				text.Count(len(design.Transitions), "move"), text.Count(len(design.States), "state"))}
