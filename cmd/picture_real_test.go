@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -82,6 +83,16 @@ func TestDefaultPictureRealLogs(t *testing.T) {
 			table = append(table, fmtRow(tt.name, "%d × %d | %.1f | %d", l.Width, l.Height, onScreen, l.Crossings))
 			if onScreen < 9 || l.Crossings > 5 {
 				t.Errorf("%d × %d px, smallest label %.1f px at 1,920 px, %d crossings; want >= 9 px and <= 5 crossings", l.Width, l.Height, onScreen, l.Crossings)
+			}
+			if tt.name == "bpic2012" {
+				// Every transition of it, laid out in full by the builtin
+				// engine, ran past 120 s: refused at once, nothing written.
+				svg := filepath.Join(tmp, "full.svg")
+				var errb bytes.Buffer
+				code := Run(context.Background(), []string{"render", "--detail", "full", "-o", svg, model}, IO{In: strings.NewReader(""), Out: io.Discard, Err: &errb})
+				if _, err := os.Stat(svg); code != exitError || !strings.Contains(errb.String(), "too tangled for the builtin engine") || err == nil {
+					t.Errorf("render --detail full of BPI 2012: exit %d, %s (file written: %v); want exit 2, too tangled, no file", code, errb.String(), err == nil)
+				}
 			}
 			if !tt.star {
 				return
