@@ -180,7 +180,7 @@ func writeDiff(old, new *automaton.Model, opts *diffOptions, streams IO) error {
 	case "markdown":
 		err = render.DiffMarkdown(streams.Out, d, o)
 	case "html":
-		err = render.DiffReport(streams.Out, old, new, d, render.DiffReportOptions{OldFile: opts.oldPath, NewFile: opts.newPath})
+		err = render.DiffReport(streams.Out, old, new, d, render.DiffReportOptions{OldFile: opts.oldPath, NewFile: opts.newPath, Timeout: defaultLayoutTimeout})
 	default:
 		// DiffText escapes each name (text.Cell); what else a line holds
 		// is escaped for the terminal line by line, under the colours.

@@ -6,8 +6,10 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/internal/atomicfile"
@@ -28,6 +30,8 @@ type renderOptions struct {
 	engine     string
 	detail     string
 	failures   bool
+	// layoutTimeout limits an SVG's or PNG's layout (--layout-timeout).
+	layoutTimeout time.Duration
 }
 
 func newRenderCmd(streams IO) *cobra.Command {
@@ -57,8 +61,9 @@ full draws every state and transition; with it, --hide-rare leaves rare
 transitions out of pictures (DOT, SVG, PNG, Mermaid) and --cluster SEP
 groups states by the part of their label before SEP (DOT, SVG, PNG).
 The builtin engine refuses an SVG or PNG in full of more than 400
-transitions beyond one into each state (a layout of minutes that Ctrl-C
-may not stop): draw the summary, --hide-rare, or --engine dot.
+transitions beyond one into each state (a layout of minutes): draw the
+summary, --hide-rare, or --engine dot. A layout that takes longer than
+--layout-timeout (default 2 minutes; 0 for no limit) stops with an error.
 Machine exports (scxml, xstate, langgraph) always keep every transition.
 
 Exit status: 0 ok; 2 trouble (bad flags, unreadable model, unwritable
@@ -90,7 +95,24 @@ output).`,
 	f.StringVar(&opts.title, "title", "", "title of the picture")
 	f.StringVar(&opts.engine, "engine", string(render.EngineBuiltin), "layout for svg and png: builtin (Graphviz inside fsmine) or dot (Graphviz's dot on PATH)")
 	f.StringVar(&opts.detail, "detail", string(render.DetailSummary), "summary (stages, the trunk and the busiest edges) or full (every state and transition)")
+	bindLayoutTimeout(f, &opts.layoutTimeout)
 	return cmd
+}
+
+// defaultLayoutTimeout is --layout-timeout's default: a picture fsmine
+// lays out in more than two minutes is no picture to review (the real logs'
+// pictures in full take 2 seconds at most; see docs/diff-stats-report-render.md).
+const defaultLayoutTimeout = 2 * time.Minute
+
+func bindLayoutTimeout(f *pflag.FlagSet, d *time.Duration) {
+	f.DurationVar(d, "layout-timeout", defaultLayoutTimeout, "stop a picture's layout that takes longer than this (0: no limit)")
+}
+
+func checkLayoutTimeout(d time.Duration) error {
+	if d < 0 {
+		return usagef("--layout-timeout %v: want a duration of 0 or more", d)
+	}
+	return nil
 }
 
 // formatByExt maps output file extensions to formats, for -o without
@@ -133,6 +155,9 @@ func runRender(_ context.Context, opts *renderOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	if err := checkLayoutTimeout(opts.layoutTimeout); err != nil {
+		return err
+	}
 	if opts.failures && format != "dot" && format != "svg" && format != "png" {
 		return usagef("--failures colours pictures: want --format dot, svg or png, not %s", format)
 	}
@@ -165,7 +190,7 @@ func runRender(_ context.Context, opts *renderOptions, streams IO) error {
 		return fmt.Errorf("%s: --failures: %w", opts.model, render.ErrNoOutcomes)
 	}
 
-	ropt := render.Options{HideRare: opts.hideRare, ClusterSep: opts.clusterSep, Title: opts.title, Engine: engine, Detail: detail, Failures: opts.failures}
+	ropt := render.Options{HideRare: opts.hideRare, ClusterSep: opts.clusterSep, Title: opts.title, Engine: engine, Detail: detail, Failures: opts.failures, Timeout: opts.layoutTimeout}
 	if opts.output == "-" {
 		return write(streams.Out, m, ropt)
 	}

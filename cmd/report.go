@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -32,6 +33,8 @@ type reportOptions struct {
 	engine     string
 	detail     string
 	design     string
+	// layoutTimeout limits each picture's layout (--layout-timeout).
+	layoutTimeout time.Duration
 }
 
 func newReportCmd(streams IO) *cobra.Command {
@@ -110,6 +113,7 @@ output).`,
 	f.StringVar(&opts.clusterSep, "cluster", "", "group the picture's states by the part of their label before `SEP`")
 	f.StringVar(&opts.engine, "engine", string(render.EngineBuiltin), "layout of the picture: builtin (Graphviz inside fsmine) or dot (Graphviz's dot on PATH)")
 	f.StringVar(&opts.detail, "detail", string(render.DetailSummary), "summary (stages, the trunk and the busiest edges; each stage opens below) or full (every state and transition, as --diagram says)")
+	bindLayoutTimeout(f, &opts.layoutTimeout)
 	f.StringVar(&opts.design, "design", "", "add the Design vs reality section: the designed model `FILE` (fsmine import) beside the map")
 	f.StringArrayVar(&opts.measures, "measure", stats.DefaultMeasures, "with logs: numeric record field `PATH` to sum per visit (repeatable; dotted path)")
 	opts.logs.bind(f)
@@ -145,6 +149,9 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 	}
 	detail, err := detailOf(opts.detail)
 	if err != nil {
+		return err
+	}
+	if err := checkLayoutTimeout(opts.layoutTimeout); err != nil {
 		return err
 	}
 	if err := checkMeasurePaths(opts.measures); err != nil {
@@ -189,7 +196,7 @@ func runReport(_ context.Context, opts *reportOptions, streams IO) error {
 		}
 	}
 
-	ropt := render.ReportOptions{Title: opts.title, File: file, Diagram: mode, ClusterSep: opts.clusterSep, Engine: engine, Detail: detail, Measures: measures}
+	ropt := render.ReportOptions{Title: opts.title, File: file, Diagram: mode, ClusterSep: opts.clusterSep, Engine: engine, Detail: detail, Measures: measures, Timeout: opts.layoutTimeout}
 	if t := mine.TallyFromModel(m); t != nil {
 		ropt.Failures = stats.Failures(m, t, 20, 0)
 	}

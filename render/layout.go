@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/internal/graphviz"
@@ -44,14 +45,11 @@ var ErrTooTangled = errors.New("too tangled for the builtin engine to lay out")
 
 // MaxBuiltinTangle is the most transitions beyond one into each state (the
 // transitions less the states) that the builtin engine lays out. Graphviz's
-// layout of a tangled graph can take minutes, and inside fsmine a signal may
-// not stop it: WebAssembly compiled by wazero does not yield to Go's
-// scheduler, so once the collector asks to stop the world nothing else runs
-// until the layout ends (a hostile-input hunt saw runs go on 100 seconds past
-// their SIGTERM). Every transition of the BPI 2012 model (813, of 161
-// states) ran past 120 seconds. A long chain, however long, is no tangle.
-// Layout time does not follow the count alone: 291 random transitions of 99
-// states (a tangle of 192) still ran past 400 seconds.
+// layout of a tangled graph can take minutes: every transition of the BPI
+// 2012 model (813, of 161 states) ran past 120 seconds. A long chain,
+// however long, is no tangle. Layout time does not follow the count alone
+// (291 transitions of 99 states, a tangle of 192, ran past 400 seconds; 159
+// of 55, 8 seconds): below the cap, Options.Timeout stops a long one.
 const MaxBuiltinTangle = 2 * AutoDiagramLimit
 
 // tangle is the number of transitions a picture of m in full draws, less
@@ -72,7 +70,7 @@ func checkTangle(n int) error {
 	if n <= MaxBuiltinTangle {
 		return nil
 	}
-	return fmt.Errorf("%w: %d transitions beyond one into each state, more than %d (its layout can take many minutes, and a signal may not stop it); draw the summary, leave rare transitions out, or lay the DOT out with Graphviz's dot program", ErrTooTangled, n, MaxBuiltinTangle)
+	return fmt.Errorf("%w: %d transitions beyond one into each state, more than %d (its layout can take many minutes); draw the summary, leave rare transitions out, or lay the DOT out with Graphviz's dot program", ErrTooTangled, n, MaxBuiltinTangle)
 }
 
 func layout(w io.Writer, m *automaton.Model, opt Options, format string) error {
@@ -80,7 +78,8 @@ func layout(w io.Writer, m *automaton.Model, opt Options, format string) error {
 	if err != nil {
 		return err
 	}
-	if opt.Engine.builtin() && (opt.Detail != DetailSummary || uncounted(m)) {
+	full := opt.Detail != DetailSummary || uncounted(m)
+	if opt.Engine.builtin() && full {
 		if err := checkTangle(tangle(m, opt.HideRare)); err != nil {
 			return err
 		}
@@ -88,9 +87,11 @@ func layout(w io.Writer, m *automaton.Model, opt Options, format string) error {
 	var out []byte
 	switch opt.Engine {
 	case "", EngineBuiltin:
-		out, err = layoutBuiltin(src, format)
+		// A summary draws at most a dozen boxes, laid out in well under
+		// a second: it runs unguarded, which is faster.
+		out, err = layoutBuiltin(src, format, guard{on: full, timeout: opt.Timeout})
 	case EngineDot:
-		out, err = layoutDot(src, format)
+		out, err = layoutDot(src, format, opt.Timeout)
 	default:
 		return fmt.Errorf("unknown layout engine %q: want %s or %s", opt.Engine, EngineBuiltin, EngineDot)
 	}
@@ -99,6 +100,26 @@ func layout(w io.Writer, m *automaton.Model, opt Options, format string) error {
 	}
 	_, err = w.Write(out)
 	return err
+}
+
+// ErrLayoutTimeout is returned (wrapped) by SVG and PNG when a layout
+// takes longer than Options.Timeout.
+var ErrLayoutTimeout = errors.New("the layout took too long")
+
+// guard says how a builtin layout runs. A guarded one (pictures in full)
+// runs Graphviz's guarded code (graphviz.SetGuarded): it stops once
+// timeout (if not zero) has passed, and a signal stops fsmine at once even
+// while it runs, at some 2.4 times the time of unguarded code (a picture
+// in full of tau-bench airline's model, 0.75 s unguarded, 1.8 s guarded).
+// Unguarded code runs to its end: a signal waits for it where the
+// collector wants to stop the world, or where Go has one processor.
+type guard struct {
+	on      bool
+	timeout time.Duration
+}
+
+func timeoutError(d time.Duration) error {
+	return fmt.Errorf("%w: past %v (draw the summary, leave rare transitions out, allow more time, or lay the DOT out with Graphviz's dot program)", ErrLayoutTimeout, d)
 }
 
 // builtinMu serialises the builtin engine: go-graphviz runs one WebAssembly
@@ -110,19 +131,24 @@ func layout(w io.Writer, m *automaton.Model, opt Options, format string) error {
 // anew before the next picture (about 0.04 s). A summary map is laid out in
 // json before it is drawn, once per pass of untangle, and pays that each
 // time.
+// builtinGuarded, also under it, says whether the instance runs guarded
+// code; an instance of the other kind is made when a picture asks for it.
+// builtinMade says whether fsmine made one yet.
 var (
-	builtinMu     sync.Mutex
-	builtinSpoilt bool
+	builtinMu      sync.Mutex
+	builtinSpoilt  bool
+	builtinGuarded bool
+	builtinMade    bool
 )
 
 // layoutBuiltin lays src out with Graphviz compiled to WebAssembly. SVG is
 // Graphviz's own; PNG is drawn by drawPNG from Graphviz's json output.
-func layoutBuiltin(src []byte, format string) ([]byte, error) {
+func layoutBuiltin(src []byte, format string, g guard) ([]byte, error) {
 	gvFormat := format
 	if format == "png" {
 		gvFormat = "json"
 	}
-	out, err := runBuiltin(src, gvFormat)
+	out, err := runBuiltin(src, gvFormat, g)
 	if err != nil {
 		return nil, err
 	}
@@ -132,14 +158,23 @@ func layoutBuiltin(src []byte, format string) ([]byte, error) {
 	return out, nil
 }
 
-func runBuiltin(src []byte, format string) ([]byte, error) {
+func runBuiltin(src []byte, format string, gd guard) ([]byte, error) {
 	builtinMu.Lock()
 	defer builtinMu.Unlock()
-	if builtinSpoilt {
+	switch {
+	case !builtinMade:
+		graphviz.SetGuarded(gd.on) // the first graphviz.New makes the instance
+	case builtinSpoilt || builtinGuarded != gd.on:
+		graphviz.SetGuarded(gd.on)
 		graphviz.Restart()
-		builtinSpoilt = false
 	}
+	builtinMade, builtinGuarded, builtinSpoilt = true, gd.on, false
 	ctx := context.Background()
+	if gd.on && gd.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, gd.timeout)
+		defer cancel()
+	}
 	gv, err := graphviz.New(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("builtin graphviz: %w", err)
@@ -158,6 +193,10 @@ func runBuiltin(src []byte, format string) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	if err := gv.Render(ctx, g, graphviz.Format(format), &buf); err != nil {
+		if ctx.Err() != nil { // the instance is closed: make another next time
+			builtinSpoilt = true
+			return nil, timeoutError(gd.timeout)
+		}
 		return nil, fmt.Errorf("builtin graphviz: rendering %s: %w", format, err)
 	}
 	if buf.Len() == 0 {
@@ -166,18 +205,28 @@ func runBuiltin(src []byte, format string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// layoutDot lays src out with the dot program on PATH.
-func layoutDot(src []byte, format string) ([]byte, error) {
+// layoutDot lays src out with the dot program on PATH, killed past
+// timeout unless that is zero.
+func layoutDot(src []byte, format string, timeout time.Duration) ([]byte, error) {
 	path, err := exec.LookPath("dot")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoDot, err)
 	}
-	cmd := exec.Command(path, "-T"+format)
+	ctx := context.Background()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, path, "-T"+format)
 	cmd.Stdin = bytes.NewReader(src)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, timeoutError(timeout)
+		}
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
 			return nil, fmt.Errorf("running %s: %w", path, err)

@@ -24,7 +24,7 @@ func TestBuiltinEngineAfterJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := layoutBuiltin(src, "png"); err != nil {
+		if _, err := layoutBuiltin(src, "png", guard{}); err != nil {
 			t.Fatalf("PNG of %s: %v", f, err)
 		}
 	}

@@ -294,7 +294,7 @@ func TestXDOTTextMatchesSVG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layout, err := runBuiltin(src, "json")
+	layout, err := runBuiltin(src, "json", guard{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func TestXDOTTextMatchesSVG(t *testing.T) {
 			}
 		}
 	}
-	svg, err := runBuiltin(src, "svg")
+	svg, err := runBuiltin(src, "svg", guard{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func MeasureLayout(m *automaton.Model, opt Options) (Legibility, error) {
 	if err != nil {
 		return Legibility{}, err
 	}
-	out, err := runBuiltin(src, "json")
+	out, err := runBuiltin(src, "json", guard{})
 	if err != nil {
 		return Legibility{}, err
 	}

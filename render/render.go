@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/internal/text"
@@ -46,6 +47,12 @@ type Options struct {
 	// share, green below, grey at it. DetailFull DOT, SVG and PNG only;
 	// ErrNoOutcomes without outcome counts.
 	Failures bool
+
+	// Timeout, when not zero, is the most time SVG and PNG lay a picture
+	// out for; past it they return ErrLayoutTimeout. The builtin engine
+	// does not limit a summary's layout (its few boxes take well under a
+	// second).
+	Timeout time.Duration
 }
 
 // ErrNoOutcomes is returned for Options.Failures on a model mined without

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsmine/fsmine/automaton/measure"
 
@@ -71,6 +72,9 @@ type ReportOptions struct {
 	ClusterSep string
 	// Engine lays the picture out, as Options.Engine does for SVG.
 	Engine Engine
+	// Timeout limits each picture's layout, as Options.Timeout does; a
+	// picture that takes longer is left out with a note saying so.
+	Timeout time.Duration
 	// Detail is DetailFull (also the zero value: the picture Diagram
 	// asks for) or DetailSummary: the summary DOT draws (Diagram none
 	// still draws none), and a Stages section where each stage opens to
@@ -106,6 +110,9 @@ type DiffReportOptions struct {
 	Diagram DiagramMode
 	// Engine lays the overlay out, as Options.Engine does for SVG.
 	Engine Engine
+	// Timeout limits the overlay's layout, as Options.Timeout does; past
+	// it the overlay is left out with a note saying so.
+	Timeout time.Duration
 }
 
 // errUnknownMode is returned for a DiagramMode that is not one of
@@ -132,16 +139,25 @@ func modelSVG(m *automaton.Model, opt Options) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// dotSVG lays DOT source out as an SVG document with engine, for the diff
-// overlay.
-func dotSVG(src []byte, engine Engine) ([]byte, error) {
-	switch engine {
+// dotSVG lays DOT source of a picture in full out as an SVG document with
+// lay's engine and timeout, for the diff overlay and the design.
+func dotSVG(src []byte, lay Options) ([]byte, error) {
+	switch lay.Engine {
 	case "", EngineBuiltin:
-		return layoutBuiltin(src, "svg")
+		return layoutBuiltin(src, "svg", guard{on: true, timeout: lay.Timeout})
 	case EngineDot:
-		return layoutDot(src, "svg")
+		return layoutDot(src, "svg", lay.Timeout)
 	}
-	return nil, fmt.Errorf("unknown layout engine %q: want %s or %s", engine, EngineBuiltin, EngineDot)
+	return nil, fmt.Errorf("unknown layout engine %q: want %s or %s", lay.Engine, EngineBuiltin, EngineDot)
+}
+
+// timedOut is the note a report shows for a picture whose layout took
+// longer than its timeout (err wraps ErrLayoutTimeout), or nil.
+func timedOut(err error, tables string) *diagram {
+	if !errors.Is(err, ErrLayoutTimeout) {
+		return nil
+	}
+	return &diagram{Note: fmt.Sprintf("No picture: %v. %s", err, tables)}
 }
 
 // Report writes m as one self-contained HTML page for a reviewer to read
@@ -174,7 +190,7 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 	page.Measures = measuresPage(opt.Measures)
 	page.Failures = opt.Failures
 	if opt.Design != nil {
-		if page.Design, err = designPage(opt.Design, opt.DesignFile, m, opt.Engine); err != nil {
+		if page.Design, err = designPage(opt.Design, opt.DesignFile, m, Options{Engine: opt.Engine, Timeout: opt.Timeout}); err != nil {
 			return err
 		}
 	}
@@ -197,7 +213,7 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 			dg.Summary = true
 			page.Diagram = dg
 		}
-		stages, err := stageViews(m, opt.Engine)
+		stages, err := stageViews(m, Options{Engine: opt.Engine, Timeout: opt.Timeout})
 		if err != nil {
 			return err
 		}
@@ -223,8 +239,12 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 		}
 	}
 	if mode != DiagramNone {
-		ropt := Options{HideRare: mode == DiagramCommon, ClusterSep: opt.ClusterSep, Engine: opt.Engine}
+		ropt := Options{HideRare: mode == DiagramCommon, ClusterSep: opt.ClusterSep, Engine: opt.Engine, Timeout: opt.Timeout}
 		doc, err := modelSVG(m, ropt)
+		if note := timedOut(err, "The tables below list every transition."); note != nil {
+			page.Diagram = note
+			return execute(w, "model", page)
+		}
 		if err != nil {
 			return fmt.Errorf("drawing the model: %w", err)
 		}
@@ -272,7 +292,11 @@ func DiffReport(w io.Writer, old, new *automaton.Model, d *automaton.Diff, opt D
 		if err := DiffDOT(&src, o, n, d); err != nil {
 			return err
 		}
-		doc, err := dotSVG(src.Bytes(), opt.Engine)
+		doc, err := dotSVG(src.Bytes(), Options{Engine: opt.Engine, Timeout: opt.Timeout})
+		if note := timedOut(err, "The tables below list every change."); note != nil {
+			page.Diagram = note
+			return execute(w, "diff", page)
+		}
 		if err != nil {
 			return fmt.Errorf("drawing the overlay: %w", err)
 		}
@@ -963,7 +987,7 @@ type designView struct {
 // ones; the rest are counted.
 const designRows = 40
 
-func designPage(design *automaton.Model, file string, m *automaton.Model, engine Engine) (*designView, error) {
+func designPage(design *automaton.Model, file string, m *automaton.Model, lay Options) (*designView, error) {
 	d := automaton.CompareDesign(design, m)
 	v := &designView{
 		File: file, Format: design.Params.Design,
@@ -974,7 +998,7 @@ func designPage(design *automaton.Model, file string, m *automaton.Model, engine
 		v.More = n - designRows
 		v.NeverDesigned = v.NeverDesigned[:designRows]
 	}
-	if engine.builtin() {
+	if lay.Engine.builtin() {
 		if err := checkTangle(tangle(design, false)); err != nil {
 			v.Diagram = &diagram{Note: fmt.Sprintf("No picture: the design's %s for %s are more than the builtin Graphviz lays out; the tables below list its moves.",
 				text.Count(len(design.Transitions), "move"), text.Count(len(design.States), "state"))}
@@ -985,7 +1009,11 @@ func designPage(design *automaton.Model, file string, m *automaton.Model, engine
 	if err := DesignDOT(&src, design, d); err != nil {
 		return nil, err
 	}
-	doc, err := dotSVG(src.Bytes(), engine)
+	doc, err := dotSVG(src.Bytes(), lay)
+	if note := timedOut(err, "The tables below list its moves."); note != nil {
+		v.Diagram = note
+		return v, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("drawing the design: %w", err)
 	}

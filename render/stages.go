@@ -802,7 +802,7 @@ type stageRow struct {
 const maxStageEdges = 60
 
 // stageViews lays out the report's Stages section for a sorted model.
-func stageViews(m *automaton.Model, engine Engine) ([]stageView, error) {
+func stageViews(m *automaton.Model, lay Options) ([]stageView, error) {
 	trunk := trunkEdges(m)
 	onTrunk := map[string]bool{}
 	for _, id := range m.Trunk {
@@ -842,7 +842,7 @@ func stageViews(m *automaton.Model, engine Engine) ([]stageView, error) {
 		}
 		if len(st.States) > 1 && v.Inside > 0 {
 			sub.Reindex()
-			opt := Options{Engine: engine}
+			opt := Options{Engine: lay.Engine, Timeout: lay.Timeout}
 			note := ""
 			switch {
 			case common > maxStageEdges:
@@ -853,15 +853,17 @@ func stageViews(m *automaton.Model, engine Engine) ([]stageView, error) {
 			}
 			if v.Diagram == nil {
 				doc, err := modelSVG(sub, opt)
-				if err != nil {
-					return nil, fmt.Errorf("drawing stage %s: %w", st.Name, err)
+				if v.Diagram = timedOut(err, "The table lists its transitions."); v.Diagram == nil {
+					if err != nil {
+						return nil, fmt.Errorf("drawing stage %s: %w", st.Name, err)
+					}
+					dg, err := newDiagram(doc)
+					if err != nil {
+						return nil, err
+					}
+					dg.Note = note
+					v.Diagram = dg
 				}
-				dg, err := newDiagram(doc)
-				if err != nil {
-					return nil, err
-				}
-				dg.Note = note
-				v.Diagram = dg
 			}
 		}
 		views = append(views, v)

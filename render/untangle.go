@@ -45,7 +45,7 @@ func edgeID(k int) string { return "e" + strconv.Itoa(k) }
 // out, so the loop ends.
 func (sm *summary) untangle() error {
 	for range maxUntangle {
-		out, err := runBuiltin([]byte(sm.graph(Options{}, true).String()), "json")
+		out, err := runBuiltin([]byte(sm.graph(Options{}, true).String()), "json", guard{})
 		if err != nil {
 			return fmt.Errorf("laying the map out: %w", err)
 		}

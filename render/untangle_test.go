@@ -37,7 +37,7 @@ func TestUntangle(t *testing.T) {
 	m := tangledModel()
 	sm := summarize(m)
 	layout := func(sm *summary) measured {
-		out, err := runBuiltin([]byte(sm.graph(Options{}, true).String()), "json")
+		out, err := runBuiltin([]byte(sm.graph(Options{}, true).String()), "json", guard{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +144,7 @@ func TestSummaryGraphIDs(t *testing.T) {
 	}
 	m.Sort()
 	sm := summarize(m)
-	out, err := runBuiltin([]byte(sm.graph(Options{}, true).String()), "json")
+	out, err := runBuiltin([]byte(sm.graph(Options{}, true).String()), "json", guard{})
 	if err != nil {
 		t.Fatal(err)
 	}

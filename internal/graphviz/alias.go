@@ -324,7 +324,8 @@ const (
 var (
 	ParseFile  = cgraph.ParseFile
 	ParseBytes = cgraph.ParseBytes
-	Restart    = cgraph.Restart // fsmine patch
+	Restart    = cgraph.Restart    // fsmine patch
+	SetGuarded = cgraph.SetGuarded // fsmine patch
 )
 
 // functions from gvc package.

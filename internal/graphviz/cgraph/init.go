@@ -42,6 +42,12 @@ func Restart() {
 	}
 }
 
+// SetGuarded chooses whether the instances made from now on check their
+// context (wasm.SetGuarded); Restart makes one.
+//
+// fsmine patch.
+func SetGuarded(on bool) { wasm.SetGuarded(on) }
+
 func setGlobalVars(ctx context.Context) error {
 	// Set MAX to prevent outputting internally generated errors or warnings with agerr to the stderr.
 	wasm.SetError(ctx, wasm.MAX)
