@@ -158,7 +158,10 @@ func layoutBuiltin(src []byte, format string, g guard) ([]byte, error) {
 	return out, nil
 }
 
-func runBuiltin(src []byte, format string, gd guard) ([]byte, error) {
+// runBuiltin lays src out in format. The render package is the only user of
+// package graphviz, so builtinMade and builtinGuarded say what instance
+// there is.
+func runBuiltin(src []byte, format string, gd guard) (out []byte, err error) {
 	builtinMu.Lock()
 	defer builtinMu.Unlock()
 	switch {
@@ -174,6 +177,13 @@ func runBuiltin(src []byte, format string, gd guard) ([]byte, error) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, gd.timeout)
 		defer cancel()
+		defer func() {
+			if err != nil && ctx.Err() != nil {
+				// The call that saw the time up closed the instance:
+				// make another next time.
+				out, err, builtinSpoilt = nil, timeoutError(gd.timeout), true
+			}
+		}()
 	}
 	gv, err := graphviz.New(ctx)
 	if err != nil {
@@ -193,10 +203,6 @@ func runBuiltin(src []byte, format string, gd guard) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	if err := gv.Render(ctx, g, graphviz.Format(format), &buf); err != nil {
-		if ctx.Err() != nil { // the instance is closed: make another next time
-			builtinSpoilt = true
-			return nil, timeoutError(gd.timeout)
-		}
 		return nil, fmt.Errorf("builtin graphviz: rendering %s: %w", format, err)
 	}
 	if buf.Len() == 0 {
