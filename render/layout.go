@@ -118,8 +118,12 @@ type guard struct {
 	timeout time.Duration
 }
 
-func timeoutError(d time.Duration) error {
-	return fmt.Errorf("%w: past %v (draw the summary, leave rare transitions out, allow more time, or lay the DOT out with Graphviz's dot program)", ErrLayoutTimeout, d)
+func timeoutError(d time.Duration, builtin bool) error {
+	also := ", or lay the DOT out with Graphviz's dot program"
+	if !builtin {
+		also = ""
+	}
+	return fmt.Errorf("%w: past %v (draw the summary, leave rare transitions out, or allow more time%s)", ErrLayoutTimeout, d, also)
 }
 
 // builtinMu serialises the builtin engine: go-graphviz runs one WebAssembly
@@ -181,7 +185,7 @@ func runBuiltin(src []byte, format string, gd guard) (out []byte, err error) {
 			if err != nil && ctx.Err() != nil {
 				// The call that saw the time up closed the instance:
 				// make another next time.
-				out, err, builtinSpoilt = nil, timeoutError(gd.timeout), true
+				out, err, builtinSpoilt = nil, timeoutError(gd.timeout, true), true
 			}
 		}()
 	}
@@ -231,7 +235,7 @@ func layoutDot(src []byte, format string, timeout time.Duration) ([]byte, error)
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
-			return nil, timeoutError(timeout)
+			return nil, timeoutError(timeout, false)
 		}
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
