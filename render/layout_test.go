@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsmine/fsmine/automaton"
 	json "github.com/goccy/go-json"
@@ -188,6 +189,11 @@ func TestEngineDot(t *testing.T) {
 	} else {
 		checkSVG(t, m, render(t, SVG, m, Options{Engine: EngineDot}))
 		decodePNG(t, render(t, PNG, m, Options{Engine: EngineDot}))
+		// A dot that takes too long is killed (past 1 ns: at once).
+		err := SVG(io.Discard, m, Options{Engine: EngineDot, Timeout: time.Nanosecond})
+		if !errors.Is(err, ErrLayoutTimeout) || strings.Contains(err.Error(), "dot program") {
+			t.Errorf("dot past its time: err = %v, want ErrLayoutTimeout without suggesting dot", err)
+		}
 	}
 
 	t.Setenv("PATH", t.TempDir())
