@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
@@ -27,6 +28,7 @@ type diffOptions struct {
 	format           string
 	dot              string
 	alpha            float64
+	layoutTimeout    time.Duration // --layout-timeout, for --format html's overlay
 
 	// --by: one model per value of a record field, from logs.
 	by         string
@@ -96,6 +98,7 @@ flags).`,
 	f := c.Flags()
 	bindMapFlag(f, &opts.mapValue)
 	f.StringVar(&opts.format, "format", "text", "output format: text, json, markdown or html")
+	bindLayoutTimeout(f, &opts.layoutTimeout)
 	f.StringVar(&opts.dot, "dot", "", "also write a Graphviz DOT overlay of both models to `FILE`")
 	f.Float64Var(&opts.alpha, "alpha", automaton.DefaultAlpha, "family-wise significance level of the share and outflow tests, in (0, 1)")
 	f.StringVar(&opts.by, "by", "", "mine one model per value of the record field `PATH` (e.g. attrs.prompt_version) from the LOGs and diff them in value order; an outcome (attrs.reward>=1) diffs the map of the sessions that succeeded with the map of those that failed")
@@ -180,7 +183,7 @@ func writeDiff(old, new *automaton.Model, opts *diffOptions, streams IO) error {
 	case "markdown":
 		err = render.DiffMarkdown(streams.Out, d, o)
 	case "html":
-		err = render.DiffReport(streams.Out, old, new, d, render.DiffReportOptions{OldFile: opts.oldPath, NewFile: opts.newPath, Timeout: defaultLayoutTimeout})
+		err = render.DiffReport(streams.Out, old, new, d, render.DiffReportOptions{OldFile: opts.oldPath, NewFile: opts.newPath, Timeout: opts.layoutTimeout})
 	default:
 		// DiffText escapes each name (text.Cell); what else a line holds
 		// is escaped for the terminal line by line, under the colours.
@@ -207,7 +210,7 @@ func (opts *diffOptions) checkReport() error {
 	if !(opts.alpha > 0 && opts.alpha < 1) {
 		return usagef("--alpha must be between 0 and 1, got %v", opts.alpha)
 	}
-	return nil
+	return checkLayoutTimeout(opts.layoutTimeout)
 }
 
 // loadDiffModel reads a model file; every error names the file.

@@ -135,14 +135,9 @@ func timeoutError(d time.Duration, builtin bool) error {
 // anew before the next picture (about 0.04 s). A summary map is laid out in
 // json before it is drawn, once per pass of untangle, and pays that each
 // time.
-// builtinGuarded, also under it, says whether the instance runs guarded
-// code; an instance of the other kind is made when a picture asks for it.
-// builtinMade says whether fsmine made one yet.
 var (
-	builtinMu      sync.Mutex
-	builtinSpoilt  bool
-	builtinGuarded bool
-	builtinMade    bool
+	builtinMu     sync.Mutex
+	builtinSpoilt bool
 )
 
 // layoutBuiltin lays src out with Graphviz compiled to WebAssembly. SVG is
@@ -162,30 +157,31 @@ func layoutBuiltin(src []byte, format string, g guard) ([]byte, error) {
 	return out, nil
 }
 
-// runBuiltin lays src out in format. The render package is the only user of
-// package graphviz, so builtinMade and builtinGuarded say what instance
-// there is.
+// readyBuiltin sees, under builtinMu, that the next graphviz.New gives an
+// instance of the kind asked for (guarded or not) that can be used: one is
+// made anew where the instance is spoilt, of the other kind, or closed (by
+// a guarded call whose time ran out, even one that returned).
+func readyBuiltin(guarded bool) {
+	graphviz.SetGuarded(guarded) // for the instance made next, by New or Restart
+	if made, kind, closed := graphviz.Instance(); made && (builtinSpoilt || kind != guarded || closed) {
+		graphviz.Restart()
+	}
+	builtinSpoilt = false
+}
+
+// runBuiltin lays src out in format on an instance of the kind gd asks for.
 func runBuiltin(src []byte, format string, gd guard) (out []byte, err error) {
 	builtinMu.Lock()
 	defer builtinMu.Unlock()
-	switch {
-	case !builtinMade:
-		graphviz.SetGuarded(gd.on) // the first graphviz.New makes the instance
-	case builtinSpoilt || builtinGuarded != gd.on:
-		graphviz.SetGuarded(gd.on)
-		graphviz.Restart()
-	}
-	builtinMade, builtinGuarded, builtinSpoilt = true, gd.on, false
+	readyBuiltin(gd.on)
 	ctx := context.Background()
 	if gd.on && gd.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, gd.timeout)
 		defer cancel()
 		defer func() {
-			if err != nil && ctx.Err() != nil {
-				// The call that saw the time up closed the instance:
-				// make another next time.
-				out, err, builtinSpoilt = nil, timeoutError(gd.timeout, true), true
+			if err != nil && ctx.Err() != nil { // the instance is closed
+				out, err = nil, timeoutError(gd.timeout, true)
 			}
 		}()
 	}

@@ -71,6 +71,7 @@ func TestBuiltinEngineEnums(t *testing.T) {
 	ctx := context.Background()
 	builtinMu.Lock()
 	defer builtinMu.Unlock()
+	readyBuiltin(false)
 	gv, err := graphviz.New(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -202,16 +202,18 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 	}
 	if opt.Detail == DetailSummary {
 		if mode != DiagramNone {
-			doc, err := modelSVG(m, Options{Detail: DetailSummary, Engine: opt.Engine})
-			if err != nil {
-				return fmt.Errorf("drawing the model: %w", err)
+			doc, err := modelSVG(m, Options{Detail: DetailSummary, Engine: opt.Engine, Timeout: opt.Timeout})
+			if page.Diagram = timedOut(err, "The tables below list every transition."); page.Diagram == nil {
+				if err != nil {
+					return fmt.Errorf("drawing the model: %w", err)
+				}
+				dg, err := newDiagram(doc)
+				if err != nil {
+					return err
+				}
+				dg.Summary = true
+				page.Diagram = dg
 			}
-			dg, err := newDiagram(doc)
-			if err != nil {
-				return err
-			}
-			dg.Summary = true
-			page.Diagram = dg
 		}
 		stages, err := stageViews(m, Options{Engine: opt.Engine, Timeout: opt.Timeout})
 		if err != nil {

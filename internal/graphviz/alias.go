@@ -326,6 +326,7 @@ var (
 	ParseBytes = cgraph.ParseBytes
 	Restart    = cgraph.Restart    // fsmine patch
 	SetGuarded = cgraph.SetGuarded // fsmine patch
+	Instance   = cgraph.Instance   // fsmine patch
 )
 
 // functions from gvc package.

@@ -48,6 +48,12 @@ func Restart() {
 // fsmine patch.
 func SetGuarded(on bool) { wasm.SetGuarded(on) }
 
+// Instance says whether Graphviz's instance is made, whether it runs guarded
+// code, and whether it is closed (wasm.Instance).
+//
+// fsmine patch.
+func Instance() (made, guarded, closed bool) { return wasm.Instance() }
+
 func setGlobalVars(ctx context.Context) error {
 	// Set MAX to prevent outputting internally generated errors or warnings with agerr to the stderr.
 	wasm.SetError(ctx, wasm.MAX)

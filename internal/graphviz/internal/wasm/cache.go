@@ -296,6 +296,7 @@ var wasmRuntime wazero.Runtime
 // removes the cache's entries: the cache can make a start faster, never
 // fail it.
 func instantiateCached(inst func(wazero.RuntimeConfig)) {
+	instanceGuarded = guarded
 	if cache, dir := compilationCache(); cache != nil {
 		err := func() (err error) {
 			defer func() {
@@ -320,8 +321,19 @@ func instantiateCached(inst func(wazero.RuntimeConfig)) {
 	inst(runtimeConfig())
 }
 
-// guarded is what SetGuarded last chose.
-var guarded bool
+// guarded is what SetGuarded last chose; instanceGuarded, what the instance
+// made last runs.
+var guarded, instanceGuarded bool
+
+// Instance says whether Graphviz's instance is made, whether it runs guarded
+// code, and whether it is closed (a guarded call whose context ended closes
+// it; Restart makes another).
+func Instance() (made, guarded, closed bool) {
+	if mod.mod == nil {
+		return false, false, false
+	}
+	return true, instanceGuarded, mod.mod.IsClosed()
+}
 
 // SetGuarded chooses whether the instances made from now on (by the first
 // Init, or by Restart) are guarded: their code checks, at every loop and in
