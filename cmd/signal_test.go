@@ -95,6 +95,17 @@ func TestSignalStopsLayout(t *testing.T) {
 	if code, _, errOut := runCmd(t, "build", logPath, "-o", model); code != exitOK {
 		t.Fatalf("build: exit %d: %s", code, errOut)
 	}
+	// A picture in full of a tiny model first, so that Graphviz's
+	// guarded code is compiled and cached and the signal below comes in
+	// the layout, not in the compiling.
+	tiny := filepath.Join(dir, "tiny.json")
+	if code, _, errOut := runCmd(t, "build", "../testdata/check/tiny-train.jsonl", "-o", tiny); code != exitOK {
+		t.Fatalf("build: exit %d: %s", code, errOut)
+	}
+	warm := exec.Command(bin, "render", tiny, "--detail", "full", "-o", filepath.Join(dir, "tiny.svg"))
+	if b, err := warm.CombinedOutput(); err != nil {
+		t.Fatalf("render of a tiny model: %v: %s", err, b)
+	}
 	out := filepath.Join(t.TempDir(), "walk.svg")
 	cmd := exec.Command(bin, "render", model, "--detail", "full", "-o", out)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
