@@ -109,8 +109,9 @@ var ErrLayoutTimeout = errors.New("the layout took too long")
 // guard says how a builtin layout runs. A guarded one (pictures in full)
 // runs Graphviz's guarded code (graphviz.SetGuarded): it stops once
 // timeout (if not zero) has passed, and a signal stops fsmine at once even
-// while it runs, at some 2.4 times the time of unguarded code (a picture
-// in full of tau-bench airline's model, 0.75 s unguarded, 1.8 s guarded).
+// while it runs, at 2.2 to 3.3 times the time of unguarded code
+// (BenchmarkGuardedLayout; a picture in full of tau-bench airline's model,
+// 0.75 s unguarded, 1.8 s guarded).
 // Unguarded code runs to its end: a signal waits for it where the
 // collector wants to stop the world, or where Go has one processor.
 type guard struct {

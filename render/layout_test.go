@@ -222,7 +222,7 @@ func syntheticModel(tb testing.TB, n int, seed int64) *automaton.Model {
 	for i := 1; i <= n; i++ {
 		id := fmt.Sprintf("%s_%02d", groups[(i-1)*len(groups)/n], i)
 		ids = append(ids, id)
-		m.States = append(m.States, automaton.State{ID: id, Label: id, Visits: 1000 - 20*i})
+		m.States = append(m.States, automaton.State{ID: id, Label: id, Visits: max(1000-20*i, 20)})
 	}
 	ids = append(ids, automaton.EndID)
 	m.States = append(m.States, automaton.State{ID: automaton.EndID, Label: automaton.EndID, Visits: 1000})

@@ -70,3 +70,34 @@ func TestLayoutTimeout(t *testing.T) {
 		t.Errorf("the report lacks %q", want)
 	}
 }
+
+// BenchmarkGuardedLayout: the cost of guarded code, the same DOT laid out
+// as SVG by an unguarded and a guarded instance (each sub-benchmark makes
+// its instance once): syntheticModel's pictures in full of 30 and 100
+// states.
+//
+//	go test ./render -run '^$' -bench BenchmarkGuardedLayout -count 5
+func BenchmarkGuardedLayout(b *testing.B) {
+	models := []struct {
+		name string
+		m    *automaton.Model
+	}{
+		{"synthetic30", syntheticModel(b, 30, 1)},
+		{"synthetic100", syntheticModel(b, 100, 1)},
+	}
+	for _, tt := range models {
+		src, err := dotBytes(tt.m, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, on := range []bool{false, true} {
+			b.Run(fmt.Sprintf("model=%s/guarded=%v", tt.name, on), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := runBuiltin(src, "svg", guard{on: on}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
