@@ -84,22 +84,26 @@ func layout(w io.Writer, m *automaton.Model, opt Options, format string) error {
 			return err
 		}
 	}
-	var out []byte
-	switch opt.Engine {
-	case "", EngineBuiltin:
-		// A summary draws at most a dozen boxes, laid out in well under
-		// a second: it runs unguarded, which is faster.
-		out, err = layoutBuiltin(src, format, guard{on: full, timeout: opt.Timeout})
-	case EngineDot:
-		out, err = layoutDot(src, format, opt.Timeout)
-	default:
-		return fmt.Errorf("unknown layout engine %q: want %s or %s", opt.Engine, EngineBuiltin, EngineDot)
-	}
+	out, err := layOut(src, format, opt, full)
 	if err != nil {
 		return err
 	}
 	_, err = w.Write(out)
 	return err
+}
+
+// layOut lays DOT source out in format with opt's engine and timeout. The
+// builtin engine guards a picture in full; a summary draws at most a dozen
+// boxes, laid out in well under a second, and runs unguarded, which is
+// faster.
+func layOut(src []byte, format string, opt Options, full bool) ([]byte, error) {
+	switch opt.Engine {
+	case "", EngineBuiltin:
+		return layoutBuiltin(src, format, guard{on: full, timeout: opt.Timeout})
+	case EngineDot:
+		return layoutDot(src, format, opt.Timeout)
+	}
+	return nil, fmt.Errorf("unknown layout engine %q: want %s or %s", opt.Engine, EngineBuiltin, EngineDot)
 }
 
 // ErrLayoutTimeout is returned (wrapped) by SVG and PNG when a layout

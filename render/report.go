@@ -142,22 +142,21 @@ func modelSVG(m *automaton.Model, opt Options) ([]byte, error) {
 // dotSVG lays DOT source of a picture in full out as an SVG document with
 // lay's engine and timeout, for the diff overlay and the design.
 func dotSVG(src []byte, lay Options) ([]byte, error) {
-	switch lay.Engine {
-	case "", EngineBuiltin:
-		return layoutBuiltin(src, "svg", guard{on: true, timeout: lay.Timeout})
-	case EngineDot:
-		return layoutDot(src, "svg", lay.Timeout)
-	}
-	return nil, fmt.Errorf("unknown layout engine %q: want %s or %s", lay.Engine, EngineBuiltin, EngineDot)
+	return layOut(src, "svg", lay, true)
 }
 
-// timedOut is the note a report shows for a picture whose layout took
-// longer than its timeout (err wraps ErrLayoutTimeout), or nil.
-func timedOut(err error, tables string) *diagram {
-	if !errors.Is(err, ErrLayoutTimeout) {
-		return nil
+// picture is the report's diagram of what, the SVG document doc that
+// modelSVG or dotSVG gave with err: where the layout took longer than its
+// timeout, a note saying so and that tables (what below lists its
+// contents) hold the rest.
+func picture(what string, doc []byte, err error, tables string) (*diagram, error) {
+	if errors.Is(err, ErrLayoutTimeout) {
+		return &diagram{Note: fmt.Sprintf("No picture: %v. %s", err, tables)}, nil
 	}
-	return &diagram{Note: fmt.Sprintf("No picture: %v. %s", err, tables)}
+	if err != nil {
+		return nil, fmt.Errorf("drawing %s: %w", what, err)
+	}
+	return newDiagram(doc)
 }
 
 // Report writes m as one self-contained HTML page for a reviewer to read
@@ -203,17 +202,12 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 	if opt.Detail == DetailSummary {
 		if mode != DiagramNone {
 			doc, err := modelSVG(m, Options{Detail: DetailSummary, Engine: opt.Engine, Timeout: opt.Timeout})
-			if page.Diagram = timedOut(err, "The tables below list every transition."); page.Diagram == nil {
-				if err != nil {
-					return fmt.Errorf("drawing the model: %w", err)
-				}
-				dg, err := newDiagram(doc)
-				if err != nil {
-					return err
-				}
-				dg.Summary = true
-				page.Diagram = dg
+			dg, err := picture("the model", doc, err, "The tables below list every transition.")
+			if err != nil {
+				return err
 			}
+			dg.Summary = dg.SVG != ""
+			page.Diagram = dg
 		}
 		stages, err := stageViews(m, Options{Engine: opt.Engine, Timeout: opt.Timeout})
 		if err != nil {
@@ -243,18 +237,11 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 	if mode != DiagramNone {
 		ropt := Options{HideRare: mode == DiagramCommon, ClusterSep: opt.ClusterSep, Engine: opt.Engine, Timeout: opt.Timeout}
 		doc, err := modelSVG(m, ropt)
-		if note := timedOut(err, "The tables below list every transition."); note != nil {
-			page.Diagram = note
-			return execute(w, "model", page)
-		}
-		if err != nil {
-			return fmt.Errorf("drawing the model: %w", err)
-		}
-		dg, err := newDiagram(doc)
+		dg, err := picture("the model", doc, err, "The tables below list every transition.")
 		if err != nil {
 			return err
 		}
-		if mode == DiagramCommon {
+		if mode == DiagramCommon && dg.SVG != "" {
 			dg.Note = fmt.Sprintf("Rare transitions are not drawn (%s of %s): the Rare branches table lists every one.",
 				thousands(rare), thousands(len(m.Transitions)))
 		}
@@ -295,18 +282,11 @@ func DiffReport(w io.Writer, old, new *automaton.Model, d *automaton.Diff, opt D
 			return err
 		}
 		doc, err := dotSVG(src.Bytes(), Options{Engine: opt.Engine, Timeout: opt.Timeout})
-		if note := timedOut(err, "The tables below list every change."); note != nil {
-			page.Diagram = note
-			return execute(w, "diff", page)
-		}
-		if err != nil {
-			return fmt.Errorf("drawing the overlay: %w", err)
-		}
-		dg, err := newDiagram(doc)
+		dg, err := picture("the overlay", doc, err, "The tables below list every change.")
 		if err != nil {
 			return err
 		}
-		if o != old {
+		if o != old && dg.SVG != "" {
 			dg.Note = fmt.Sprintf("Transitions rare in both models that did not change are not drawn (the overlay has %s of %s); every change is.",
 				thousands(unionSize(o, n)), thousands(union))
 		}
@@ -1012,14 +992,7 @@ func designPage(design *automaton.Model, file string, m *automaton.Model, lay Op
 		return nil, err
 	}
 	doc, err := dotSVG(src.Bytes(), lay)
-	if note := timedOut(err, "The tables below list its moves."); note != nil {
-		v.Diagram = note
-		return v, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("drawing the design: %w", err)
-	}
-	if v.Diagram, err = newDiagram(doc); err != nil {
+	if v.Diagram, err = picture("the design", doc, err, "The tables below list its moves."); err != nil {
 		return nil, err
 	}
 	return v, nil

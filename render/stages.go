@@ -853,17 +853,14 @@ func stageViews(m *automaton.Model, lay Options) ([]stageView, error) {
 			}
 			if v.Diagram == nil {
 				doc, err := modelSVG(sub, opt)
-				if v.Diagram = timedOut(err, "The table lists its transitions."); v.Diagram == nil {
-					if err != nil {
-						return nil, fmt.Errorf("drawing stage %s: %w", st.Name, err)
-					}
-					dg, err := newDiagram(doc)
-					if err != nil {
-						return nil, err
-					}
-					dg.Note = note
-					v.Diagram = dg
+				dg, err := picture("stage "+st.Name, doc, err, "The table lists its transitions.")
+				if err != nil {
+					return nil, err
 				}
+				if dg.SVG != "" {
+					dg.Note = note
+				}
+				v.Diagram = dg
 			}
 		}
 		views = append(views, v)
