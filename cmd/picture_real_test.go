@@ -94,6 +94,22 @@ func TestDefaultPictureRealLogs(t *testing.T) {
 					t.Errorf("render --detail full of BPI 2012: exit %d, %s (file written: %v); want exit 2, too tangled, no file", code, errb.String(), err == nil)
 				}
 			}
+			if tt.name == "helpdesk" {
+				// A picture in full is laid out by guarded code: with
+				// the default timeout it is drawn; past a timeout of
+				// 1 ms, refused with the time, nothing written.
+				svg := filepath.Join(tmp, "helpdesk-full.svg")
+				run(t, "render", "--detail", "full", "-o", svg, model)
+				if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) {
+					t.Errorf("render --detail full of help desk: %v, want an SVG", err)
+				}
+				late := filepath.Join(tmp, "helpdesk-late.svg")
+				var errb bytes.Buffer
+				code := Run(context.Background(), []string{"render", "--detail", "full", "--layout-timeout", "1ms", "-o", late, model}, IO{In: strings.NewReader(""), Out: io.Discard, Err: &errb})
+				if _, err := os.Stat(late); code != exitError || !strings.Contains(errb.String(), "the layout took too long: past 1ms") || err == nil {
+					t.Errorf("render --detail full --layout-timeout 1ms of help desk: exit %d, %s (file written: %v); want exit 2, past 1ms, no file", code, errb.String(), err == nil)
+				}
+			}
 			if !tt.star {
 				return
 			}
