@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -175,6 +176,9 @@ func (m *Model) Validate() error {
 		if err := validFields(s); err != nil {
 			return err
 		}
+		if err := m.validExamples(fmt.Sprintf("state %q", s.ID), s.Examples); err != nil {
+			return err
+		}
 	}
 	for _, id := range []string{StartID, EndID} {
 		if _, ok := seen[id]; !ok {
@@ -209,6 +213,12 @@ func (m *Model) Validate() error {
 		if !(t.Prob >= 0 && t.Prob <= 1) {
 			return fmt.Errorf("invalid model: transition %s -[%s]-> %s has prob %v, want 0 to 1", t.From, t.Event, t.To, t.Prob)
 		}
+		if t.Generalized != "" && !slices.Contains(GeneralizedKinds, t.Generalized) {
+			return fmt.Errorf("invalid model: transition %s -[%s]-> %s: generalized is %q, want one of %s", t.From, t.Event, t.To, t.Generalized, strings.Join(GeneralizedKinds, ", "))
+		}
+		if err := m.validExamples(fmt.Sprintf("transition %s -[%s]-> %s", t.From, t.Event, t.To), t.Examples); err != nil {
+			return err
+		}
 	}
 	m.Reindex()
 	for i, id := range m.Trunk {
@@ -235,6 +245,9 @@ func (m *Model) Validate() error {
 	}
 	loopOf := make(map[string]int)
 	for li, l := range m.Loops {
+		if len(l.States) == 0 {
+			return fmt.Errorf("invalid model: loop %d has no states", li)
+		}
 		for _, id := range l.States {
 			if _, ok := seen[id]; !ok {
 				return fmt.Errorf("invalid model: loop %d names unknown state %q", li, id)
@@ -257,6 +270,19 @@ func (m *Model) Validate() error {
 		}
 	}
 	return m.validateBy()
+}
+
+// validExamples checks the example session ids of what (a state or a
+// transition): at most params.examples of them, none empty. Only their
+// count is checked against params.examples, which MaxExamples bounds.
+func (m *Model) validExamples(what string, ids []string) error {
+	if len(ids) > m.Params.Examples {
+		return fmt.Errorf("invalid model: %s has %d examples, more than params.examples %d", what, len(ids), m.Params.Examples)
+	}
+	if slices.Contains(ids, "") {
+		return fmt.Errorf("invalid model: %s has an empty example session id", what)
+	}
+	return nil
 }
 
 // validFields checks a state's Fields: not on StartID or EndID (no record
@@ -313,6 +339,9 @@ func (m *Model) validateCounts() error {
 		if n, bad := negative(c.ns...); bad {
 			return fail(c.what, n)
 		}
+	}
+	if m.Params.Examples > MaxExamples {
+		return fmt.Errorf("invalid model: params.examples is %d, at most %d", m.Params.Examples, MaxExamples)
 	}
 	if m.Parent != nil {
 		if n, bad := negative(m.Parent.Version); bad {

@@ -224,6 +224,25 @@ type Dwell struct {
 	Max float64 `json:"max"`
 }
 
+// The kinds of generalisation, the values of Transition.Generalized (see
+// there and mine.Options.Generalize). A model file whose transition names
+// another kind is refused: a reader cannot know what an unknown kind allows.
+const (
+	GenSkip     = "skip"
+	GenSwap     = "swap"
+	GenEvent    = "event"
+	GenFollow   = "follow"
+	GenAnyOrder = "any-order"
+	GenLoose    = "loose"
+)
+
+// GeneralizedKinds lists the kinds of generalisation a model file may name.
+var GeneralizedKinds = []string{GenSkip, GenSwap, GenEvent, GenFollow, GenAnyOrder, GenLoose}
+
+// MaxExamples is the most example session ids a state or a transition of a
+// model file may hold (see Params.Examples).
+const MaxExamples = 10
+
 // Transition is an edge of the model. Prob is Count over the outflow of From.
 // Rare marks a low-frequency branch (see Params.RareCount and RareRatio); a
 // rare transition is kept, never deleted. BackEdge marks an edge that closes

@@ -91,6 +91,51 @@ func TestValidateParams(t *testing.T) {
 	}
 }
 
+// TestValidateMeaning: fields whose value a reader could not give a
+// meaning are refused: a kind of generalisation fsmine does not know (what
+// would it allow?), more example sessions than the model's params keep, an
+// empty example id, and a loop of no states.
+func TestValidateMeaning(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(m *Model)
+		want string // "" for valid
+	}{
+		{"every kind", func(m *Model) {
+			for i, k := range GeneralizedKinds {
+				m.Transitions = append(m.Transitions, Transition{From: "a", Event: "k" + k, To: EndID, Generalized: GeneralizedKinds[i]})
+			}
+		}, ""},
+		{"unknown kind", func(m *Model) { m.Transitions[1].Generalized = "guess" }, `transition a -[done]-> __end__: generalized is "guess", want one of skip, swap, event, follow, any-order, loose`},
+		{"examples within params", func(m *Model) {
+			m.Params.Examples = 2
+			m.State("a").Examples = []string{"s1", "s2"}
+			m.Transitions[1].Examples = []string{"s1"}
+		}, ""},
+		{"more state examples than params", func(m *Model) {
+			m.Params.Examples = 2
+			m.State("a").Examples = []string{"s1", "s2", "s3"}
+		}, `state "a" has 3 examples, more than params.examples 2`},
+		{"transition examples without params", func(m *Model) { m.Transitions[1].Examples = []string{"s1"} }, `transition a -[done]-> __end__ has 1 examples, more than params.examples 0`},
+		{"an empty example", func(m *Model) {
+			m.Params.Examples = 3
+			m.State("a").Examples = []string{"s1", ""}
+		}, `state "a" has an empty example session id`},
+		{"params.examples past the bound", func(m *Model) { m.Params.Examples = MaxExamples + 1 }, "params.examples is 11, at most 10"},
+		{"a loop of no states", func(m *Model) { m.Loops = []Loop{{}} }, "loop 0 has no states"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := buildModel(t, 1, []edge{{StartID, "", "a", 1, false}, {"a", "done", EndID, 1, false}})
+			tt.edit(m)
+			err := m.Validate()
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("Validate: err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
 func TestCheckIntegers(t *testing.T) {
 	tests := []struct {
 		json string

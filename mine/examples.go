@@ -3,6 +3,8 @@ package mine
 import (
 	"slices"
 	"strings"
+
+	"github.com/fsmine/fsmine/automaton"
 )
 
 // Example sessions: the model keeps, per state and per transition, the ids
@@ -17,7 +19,7 @@ import (
 // MaxExamples is the most example sessions Build keeps per state and per
 // transition. A streaming read keeps this many per distinct path, whatever
 // Build is later asked for, as it runs before Build's options are known.
-const MaxExamples = 10
+const MaxExamples = automaton.MaxExamples
 
 // DefaultExamples is how many example sessions fsmine build keeps.
 const DefaultExamples = 3

@@ -117,14 +117,14 @@ const GeneralizeLevel = 0.05
 
 // Generalisation kinds, the values of automaton.Transition.Generalized.
 const (
-	GenSkip   = "skip"
-	GenSwap   = "swap"
-	GenEvent  = "event"
-	GenFollow = "follow"
+	GenSkip   = automaton.GenSkip
+	GenSwap   = automaton.GenSwap
+	GenEvent  = automaton.GenEvent
+	GenFollow = automaton.GenFollow
 	// GenAnyOrder marks the moves of GeneralizeAnyOrder.
-	GenAnyOrder = "any-order"
+	GenAnyOrder = automaton.GenAnyOrder
 	// GenLoose marks the moves of GeneralizeLoose.
-	GenLoose = "loose"
+	GenLoose = automaton.GenLoose
 )
 
 type genEdge struct {
