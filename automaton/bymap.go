@@ -270,7 +270,7 @@ func (m *Model) restricts(s *SubMap) error {
 
 // digestBy adds a conditioned model's field, threshold and sub-maps to the
 // digest: they decide which map judges a session.
-func (m *Model) digestBy(d *digester) {
+func (m *Model) digestBy(d *digester, kind int) {
 	b := m.By
 	if b == nil {
 		return
@@ -279,6 +279,6 @@ func (m *Model) digestBy(d *digester) {
 	for i := range b.Maps {
 		s := &b.Maps[i]
 		d.line("map", s.Value)
-		s.model(m).digestBody(d)
+		s.model(m).digestBody(d, kind)
 	}
 }

@@ -20,8 +20,9 @@ import (
 //     visited state), max_run (the repeat cap) and fields (the slots a
 //     policy draft requires);
 //   - each transition: from, event, to, count (orders the moves offered),
-//     prob (reported with every decision), rare (rare_is_deviation) and the
-//     kind of generalisation ("generalized": "deny");
+//     prob (reported with every decision), rare (rare_is_deviation), the
+//     kind of generalisation ("generalized": "deny") and the back_edge mark
+//     (a loop's cap counts a marked move inside the loop);
 //   - each loop: its states, max_iterations (the default loop caps) and its
 //     back edges (the transitions those caps count);
 //   - each constraint over whole sessions: kind, labels, support and
@@ -32,26 +33,42 @@ import (
 //
 // What the guard does not read is provenance and is left out, so that the
 // same data and options give the same digest: version, parent, created,
-// generator, source, evidence, params (how the logs are read), sessions
-// counts, dwell times, back_edge marks, examples, p95_iterations, the trunk
-// and the variants. A policy file is not part of the model and has no
-// digest here.
-func (m *Model) ComputeDigest() string {
+// generator, source, evidence, params, sessions counts, dwell times,
+// examples, p95_iterations, the trunk and the variants. Params include how
+// check and replay read logs for the model (params.format, fields and
+// labels): the same map read from two formats, or exported and imported
+// again, keeps its digest, and the digest does not vouch for them. A policy
+// file is not part of the model and has no digest here.
+func (m *Model) ComputeDigest() string { return m.digest(digestKind) }
+
+// digestKind is the kind of digest ComputeDigest makes. Kind 3 added each
+// transition's back_edge mark (a loop's cap counts a marked move inside the
+// loop) to kind 2's lines.
+const digestKind = 3
+
+// digest returns the digest of the given kind, 2 or 3.
+func (m *Model) digest(kind int) string {
 	d := newDigester()
-	d.line("fsmine.digest/2")
-	m.digestBody(d)
+	d.line("fsmine.digest/" + strconv.Itoa(kind))
+	m.digestBody(d, kind)
 	argDigestLines(d, m.Args)
-	m.digestBy(d)
+	m.digestBy(d, kind)
 	return d.sum()
 }
 
-// digestBody hashes the lines of the model's own map.
-func (m *Model) digestBody(d *digester) {
+// digestBody hashes the lines of the model's own map, as the digest of the
+// given kind has them.
+func (m *Model) digestBody(d *digester, kind int) {
 	d.line("initial", m.Initial)
 	for _, s := range m.States {
 		d.line(append([]string{"state", s.ID, s.Label, strconv.Itoa(s.Visits), strconv.Itoa(s.MaxRun), "fields"}, s.Fields...)...)
 	}
 	for _, t := range m.Transitions {
+		if kind >= 3 {
+			d.line("transition", t.From, t.Event, t.To, strconv.Itoa(t.Count),
+				strconv.FormatFloat(t.Prob, 'g', -1, 64), strconv.FormatBool(t.Rare), t.Generalized, strconv.FormatBool(t.BackEdge))
+			continue
+		}
 		d.line("transition", t.From, t.Event, t.To, strconv.Itoa(t.Count),
 			strconv.FormatFloat(t.Prob, 'g', -1, 64), strconv.FormatBool(t.Rare), t.Generalized)
 	}
@@ -112,11 +129,11 @@ func (e *DigestError) Error() string {
 
 // VerifyDigest checks that the model's Digest is the digest of its content
 // (ComputeDigest) and returns a *DigestError when it is not. A digest of the
-// kind fsmine wrote before it covered visits, probabilities and loops is
-// accepted, for models mined before (see LegacyDigest): such a model keeps
-// working, but an edit of what the old digest left out (a loop cap) goes
-// unseen until it is re-sealed (fsmine seal), which gives it a digest of the
-// current kind.
+// two kinds fsmine wrote before is accepted, for models mined before (see
+// LegacyDigest): kind 2, without back_edge marks, and the first, without
+// visits, probabilities and loops either. Such a model keeps working, but
+// an edit of what its digest left out (a loop cap) goes unseen until it is re-sealed (fsmine seal), which gives it a
+// digest of the current kind.
 func (m *Model) VerifyDigest() error {
 	m.legacy = false
 	computed := m.ComputeDigest()
@@ -124,7 +141,7 @@ func (m *Model) VerifyDigest() error {
 	case computed:
 		return nil
 	case "":
-	case m.legacyDigest():
+	case m.digest(2), m.legacyDigest():
 		m.legacy = true
 		return nil
 	}
@@ -132,7 +149,7 @@ func (m *Model) VerifyDigest() error {
 }
 
 // LegacyDigest reports whether VerifyDigest accepted the model's digest as
-// one of the old kind, which does not cover visits, probabilities and loops.
+// one of an older kind, which leaves out some of what is enforced.
 func (m *Model) LegacyDigest() bool { return m.legacy }
 
 // ErrVersionOverflow is returned by Seal for a model at the last version

@@ -17,6 +17,9 @@ func loopModel(t *testing.T) *Model {
 		{"b", "done", EndID, 4, false},
 	})
 	m.Loops = []Loop{{States: []string{"a"}, BackEdges: []EdgeRef{{"a", "retry", "a"}}, Count: 2, Sessions: 1, MaxIterations: 2, P95Iterations: 2}}
+	for i, tr := range m.Transitions {
+		m.Transitions[i].BackEdge = tr.From == "a" && tr.To == "a"
+	}
 	m.Digest = m.ComputeDigest()
 	return m
 }
@@ -48,6 +51,13 @@ func TestDigestCoversWhatTheGuardEnforces(t *testing.T) {
 		{"prob", func(m *Model) { m.Transitions[1].Prob = 0.25 }, true},
 		{"rare", func(m *Model) { m.Transitions[1].Rare = true }, true},
 		{"generalized", func(m *Model) { m.Transitions[1].Generalized = "skip" }, true},
+		// a loop's cap counts the marked moves inside it (guard, check)
+		{"back_edge mark", func(m *Model) {
+			for i := range m.Transitions {
+				m.Transitions[i].BackEdge = false
+			}
+		}, true},
+		{"params", func(m *Model) { m.Params.Labels = RawJSON(`{"rules":[]}`) }, false},
 		{"p95", func(m *Model) { m.Loops[0].P95Iterations = 9 }, false},
 		{"sessions", func(m *Model) { m.States[1].Sessions = 9 }, false},
 		{"version", func(m *Model) { m.Version = 7 }, false},
@@ -113,20 +123,38 @@ func TestReadRefusesEditedModel(t *testing.T) {
 }
 
 // TestReadLegacyDigest: a model of an earlier fsmine, whose digest did not
-// cover loops, is read as it is and marked; sealing gives it a digest of the
-// current kind.
+// cover loops or back_edge marks, is read as it is and marked; sealing gives
+// it a digest of the current kind. Once it has one, an edit of a mark is
+// refused.
 func TestReadLegacyDigest(t *testing.T) {
-	m := loopModel(t)
-	m.Digest = m.legacyDigest()
-	got, err := Read(strings.NewReader(encode(t, m)))
-	if err != nil {
-		t.Fatalf("Read(legacy) = %v", err)
-	}
-	if !got.LegacyDigest() {
-		t.Error("LegacyDigest() = false for a digest of the old kind")
-	}
-	if changed, err := got.Seal(); err != nil || !changed || got.LegacyDigest() || got.Digest != got.ComputeDigest() {
-		t.Errorf("Seal() = %v, %v; legacy %v", changed, err, got.LegacyDigest())
+	for kind, digest := range map[string]func(m *Model) string{
+		"first": (*Model).legacyDigest,
+		"2":     func(m *Model) string { return m.digest(2) },
+	} {
+		m := loopModel(t)
+		m.Digest = digest(m)
+		if m.Digest == m.ComputeDigest() {
+			t.Fatalf("kind %s: the digest is the current kind's", kind)
+		}
+		got, err := Read(strings.NewReader(encode(t, m)))
+		if err != nil {
+			t.Fatalf("Read(kind %s) = %v", kind, err)
+		}
+		if !got.LegacyDigest() {
+			t.Errorf("LegacyDigest() = false for a digest of kind %s", kind)
+		}
+		if changed, err := got.Seal(); err != nil || !changed || got.LegacyDigest() || got.Digest != got.ComputeDigest() {
+			t.Errorf("kind %s: Seal() = %v, %v; legacy %v", kind, changed, err, got.LegacyDigest())
+		}
+		sealed := encode(t, got)
+		unmarked := strings.Replace(sealed, `"back_edge":true`, `"back_edge":false`, 1)
+		if unmarked == sealed {
+			t.Fatal("the model has no back edge to unmark")
+		}
+		var de *DigestError
+		if _, err := Read(strings.NewReader(unmarked)); !errors.As(err, &de) {
+			t.Errorf("kind %s, sealed, a back edge unmarked: Read = %v, want a *DigestError", kind, err)
+		}
 	}
 	if fresh, _ := Read(strings.NewReader(encode(t, loopModel(t)))); fresh.LegacyDigest() {
 		t.Error("LegacyDigest() = true for a digest of the current kind")

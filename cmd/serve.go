@@ -146,7 +146,7 @@ func runServe(ctx context.Context, opts serveOptions, streams IO) error {
 		return err
 	}
 	if m.LegacyDigest() {
-		fmt.Fprintf(streams.Err, "fsmine: note: %s has a digest of an earlier fsmine, which does not cover loop caps, visits and probabilities: fsmine seal %[1]s gives it one that does\n", text.Terminal(opts.model))
+		fmt.Fprintf(streams.Err, "fsmine: note: %s has a digest of an earlier fsmine, which leaves out some of what is enforced (back-edge marks; in the first kind, loop caps, visits and probabilities too): fsmine seal %[1]s gives it one that covers them\n", text.Terminal(opts.model))
 	}
 	if opts.suggest {
 		if !opts.check {

@@ -95,15 +95,15 @@ func TestRealLogDigests(t *testing.T) {
 	// Measured on the code before those indexes (99c1272) with fsmine build
 	// --merge M [--labels L] LOG: the same digests.
 	want := map[string]string{
-		"tau2_retail.jsonl alergia":      "sha256:b8e0b00f37a61ca0075832d675b588801b28085541dd7f7b9bea3b5f2086566d",
-		"tau2_retail.jsonl bayes":        "sha256:d9cce155d2dd4374f19a3b172039f359dd6f64e2ec2a04330ec5c8d0e052f629",
-		"tau2_retail.jsonl label":        "sha256:b8e0b00f37a61ca0075832d675b588801b28085541dd7f7b9bea3b5f2086566d",
-		"taubench_airline.jsonl alergia": "sha256:b8916c217b9b5403a7b99fcde60272b18b78218c56dafc911fc8ef5cd12d930c",
-		"taubench_airline.jsonl bayes":   "sha256:d0b7544d2648da2ecd8097c94fc443473c51f6cb998010a02eee509b90db3a19",
-		"taubench_airline.jsonl label":   "sha256:1b2ec6faf01ad24f3891d909174e268fc02d4d90320ad9089db81e957f152757",
-		"helpdesk.jsonl.gz alergia":      "sha256:81c92dd6eddd90a0d58e0f538ef750dd67c6cb9e70d843d4a93e929e16b2c243",
-		"helpdesk.jsonl.gz bayes":        "sha256:228d587f2e20fccb91f72ba4bd1f789c69bc727b64c7abe3537b071bb1ebe5e0",
-		"helpdesk.jsonl.gz label":        "sha256:c6e03b5b9beca64d17f82cba748452260f82f96aecb13cf0c342da96501d44f7",
+		"tau2_retail.jsonl alergia":      "sha256:90cc09b29aa08681f7bff858e40501e8dad8a91aa19df79590c39ce623a7cef5",
+		"tau2_retail.jsonl bayes":        "sha256:6b7317aa388cf291bd8236af110b24e826e078a39be23e77643a9050081c5b68",
+		"tau2_retail.jsonl label":        "sha256:90cc09b29aa08681f7bff858e40501e8dad8a91aa19df79590c39ce623a7cef5",
+		"taubench_airline.jsonl alergia": "sha256:034a08f72ff0019cbc376575aa0e7a7fc6bc6ad2883d7775c873cf79882301bd",
+		"taubench_airline.jsonl bayes":   "sha256:aa6e8d9b97dab92f7c7be19ceaa5bf675669c781fce63a550c8c8fcd96abbefd",
+		"taubench_airline.jsonl label":   "sha256:a4d7d838ad8c4840d2bc01c17e6a211e99cf3dfbff411487cda7f2cae3f86629",
+		"helpdesk.jsonl.gz alergia":      "sha256:5fd2b9805f3e18f2dec481b27cf03998718a679bf8706e99e133e9895bb07336",
+		"helpdesk.jsonl.gz bayes":        "sha256:f4d2a81c06d52ae86670f104330211828ed5175f0ae488be98c9572856842699",
+		"helpdesk.jsonl.gz label":        "sha256:cd34af526e0fb1d1ef0225c646aff6637f24a31adea5829fd555526959e5ae90",
 	}
 	for _, tt := range []struct{ file, labels string }{
 		{"tau2_retail.jsonl", "../testdata/tau2_retail.labels.json"},

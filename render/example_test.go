@@ -30,8 +30,8 @@ func ExampleDiffText() {
 		fmt.Println(err)
 	}
 	// Output:
-	// --- old.json  v3  sha256:89ba61b2f7c6  100 sessions
-	// +++ new.json  v4  sha256:9f93c86bd575  100 sessions
+	// --- old.json  v3  sha256:e83be798f3ef  100 sessions
+	// +++ new.json  v4  sha256:75865335c14e  100 sessions
 	// 14 differences: 1 state added, 1 state removed, 2 transitions added, 3 transitions removed, 2 share changes, 2 outflow shifts, 1 rare flip, 1 loop changed, trunk changed
 	// tested at alpha 0.01 (Bonferroni): 6 shared transitions (z-test, p < 0.00167), 3 states (chi-square, p < 0.00333)
 	//

@@ -742,7 +742,7 @@ func provenanceOf(m *automaton.Model) provenance {
 		p.DigestCheck = "Matches the model's content."
 	case legacy:
 		p.DigestClass = "muted"
-		p.DigestCheck = "A digest of an earlier fsmine, which matches the model's content but does not cover visits, probabilities and loops (fsmine seal gives it one that does, " + computed + ")."
+		p.DigestCheck = "A digest of an earlier fsmine, which matches the model's content but leaves out some of what is enforced (back-edge marks; in the first kind, visits, probabilities and loops too); fsmine seal gives it one that covers them, " + computed + "."
 	default:
 		p.DigestClass = "bad"
 		p.DigestCheck = "Does not match the model's content, whose digest is " + computed + ": the file was edited after it was written."

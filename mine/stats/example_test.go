@@ -63,7 +63,7 @@ func ExampleFromLogs() {
 		fmt.Println(err)
 	}
 	// Output:
-	// model     model.json  v1 sha256:bd3f9236dcc0  (6 states, 7 transitions, 1 loop)
+	// model     model.json  v1 sha256:526d3b46149b  (6 states, 7 transitions, 1 loop)
 	// logs      2 sessions (1 fit the model), 8 events
 	//
 	// states (by visits)
