@@ -95,6 +95,11 @@ func Decode(r io.Reader) (*Model, error) {
 	if err := checkIntegers(data); err != nil {
 		return nil, err
 	}
+	// A key given twice, or in other case than its field's, is one the
+	// decoder reads silently and other tools (jq, Python) read otherwise.
+	if err := checkKeys(data); err != nil {
+		return nil, fmt.Errorf("invalid model: %w", err)
+	}
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}

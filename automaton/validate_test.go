@@ -2,6 +2,7 @@ package automaton
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -136,6 +137,42 @@ func TestValidateMeaning(t *testing.T) {
 	}
 }
 
+// TestReadRefusesAmbiguousKeys: a key given twice, or in other case than
+// fsmine writes it, is read one way by fsmine's decoder and another by jq
+// or Python, so the model reviewed would not be the one enforced.
+func TestReadRefusesAmbiguousKeys(t *testing.T) {
+	m := loopModel(t)
+	m.Params.Labels = RawJSON(`{"rules":[{"Match":{"node":"x"}}]}`)
+	m.Digest = m.ComputeDigest()
+	good := encode(t, m)
+	if _, err := Read(strings.NewReader(good)); err != nil {
+		t.Fatalf("the valid model: %v", err)
+	}
+	tests := []struct {
+		name, old, new, want string // want "" for valid
+	}{
+		{"a key twice", `"max_iterations":2`, `"max_iterations":7,"max_iterations":2`, `loops[0]: the key "max_iterations" is given twice`},
+		{"a key twice, once escaped", `"max_iterations":2`, `"max_iterations":7,"max_iter\u0061tions":2`, `loops[0]: the key "max_iterations" is given twice`},
+		{"a key in other case", `"max_iterations":2`, `"max_iterations":7,"MAX_ITERATIONS":2`, `loops[0]: the key "MAX_ITERATIONS" is in other case: want "max_iterations"`},
+		{"alone in other case", `"max_iterations":2`, `"Max_Iterations":2`, `the key "Max_Iterations" is in other case`},
+		{"at the top", `"version": 1`, `"Version": 1`, `the top-level object: the key "Version" is in other case: want "version"`},
+		{"in a state", `{"id":"a","label":"a"`, `{"id":"a","Label":"a"`, `states[1]: the key "Label"`},
+		{"a key fsmine does not read", `"max_iterations":2`, `"max_iterations":2,"Note":"x"`, ""},
+		{"an unknown key twice", `"max_iterations":2`, `"max_iterations":2,"note":1,"note":2`, `loops[0]: the key "note" is given twice`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.Contains(good, tt.old) {
+				t.Fatalf("the model file has no %s:\n%s", tt.old, good)
+			}
+			_, err := Read(strings.NewReader(strings.Replace(good, tt.old, tt.new, 1)))
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("Read: err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
 func TestCheckIntegers(t *testing.T) {
 	tests := []struct {
 		json string
@@ -188,4 +225,22 @@ func TestValidateOutcomes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCheckKeys: any JSON that decodes is scanned without a panic, and a
+// key repeated in one object is always found.
+func FuzzCheckKeys(f *testing.F) {
+	f.Add(`{"a":1,"b":[{"c":"d\"e"},null,true,-1.5e3]}`)
+	f.Add(`{"params":{"labels":{"X":1,"X":2}},"loops":[{"Max_Iterations":1}]}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		var v any
+		if json.Unmarshal([]byte(s), &v) != nil {
+			return
+		}
+		err := checkKeys([]byte(s))
+		twice := `{"k":1,"k":2}`
+		if err2 := checkKeys([]byte(`[` + s + `,` + twice + `]`)); err == nil && err2 == nil {
+			t.Errorf("checkKeys missed the key given twice after %s", s)
+		}
+	})
 }
