@@ -365,9 +365,17 @@ func tokenHash(s string) uint64 {
 
 // validArgRules checks a model's argument rules: a known kind, support at
 // least one session, value hashes only on value rules, each 16 hex digits.
-func validArgRules(rs []ArgRule) error {
+func validArgRules(rs []ArgRule, labels map[string]bool) error {
+	type key struct{ tool, arg, kind string }
+	seen := make(map[key]int, len(rs))
 	for i, r := range rs {
+		if j, dup := seen[key{r.Tool, r.Arg, r.Kind}]; dup {
+			return fmt.Errorf("invalid model: args[%d] and args[%d] are both %s rules of %s's %q", j, i, r.Kind, r.Tool, r.Arg)
+		}
+		seen[key{r.Tool, r.Arg, r.Kind}] = i
 		switch {
+		case r.Tool != "" && !labels[r.Tool]:
+			return fmt.Errorf("invalid model: args[%d] is a rule of tool %q, which no state of the model is labelled", i, r.Tool)
 		case r.Tool == "" || r.Arg == "":
 			return fmt.Errorf("invalid model: args[%d] has no tool or no arg", i)
 		case r.Kind != KindUnseenValue && r.Kind != KindValueWithoutSource:
@@ -379,9 +387,12 @@ func validArgRules(rs []ArgRule) error {
 		case r.Kind == KindValueWithoutSource && len(r.Values) > 0:
 			return fmt.Errorf("invalid model: args[%d] is a %s rule with values", i, r.Kind)
 		}
-		for _, v := range r.Values {
-			if _, err := hex.DecodeString(v); err != nil || len(v) != 16 {
-				return fmt.Errorf("invalid model: args[%d] has value %q, want 16 hex digits (fsmine keeps hashes, not values)", i, v)
+		for j, v := range r.Values {
+			if len(v) != 16 || strings.Trim(v, "0123456789abcdef") != "" {
+				return fmt.Errorf("invalid model: args[%d] has value %q, want 16 lower-case hex digits (fsmine keeps hashes, not values)", i, v)
+			}
+			if j > 0 && r.Values[j-1] >= v {
+				return fmt.Errorf("invalid model: args[%d]: values are not sorted and unique at values[%d]", i, j)
 			}
 		}
 	}

@@ -125,15 +125,18 @@ func TestValidArgRules(t *testing.T) {
 		{"value rule", ArgRule{Tool: "t", Arg: "a", Kind: KindUnseenValue, Steps: 2, Sessions: 2, Values: []string{h}}, ""},
 		{"source rule", ArgRule{Tool: "t", Arg: "a", Kind: KindValueWithoutSource, Steps: 2, Sessions: 2}, ""},
 		{"unknown kind", ArgRule{Tool: "t", Arg: "a", Kind: "odd", Steps: 2, Sessions: 2}, `kind "odd"`},
-		{"a value, not a hash", ArgRule{Tool: "t", Arg: "a", Kind: KindUnseenValue, Steps: 2, Sessions: 2, Values: []string{"alice@example.com"}}, "16 hex digits"},
+		{"a value, not a hash", ArgRule{Tool: "t", Arg: "a", Kind: KindUnseenValue, Steps: 2, Sessions: 2, Values: []string{"alice@example.com"}}, "16 lower-case hex digits"},
 		{"no values", ArgRule{Tool: "t", Arg: "a", Kind: KindUnseenValue, Steps: 2, Sessions: 2}, "without values"},
 		{"values on a source rule", ArgRule{Tool: "t", Arg: "a", Kind: KindValueWithoutSource, Steps: 2, Sessions: 2, Values: []string{h}}, "with values"},
 		{"no support", ArgRule{Tool: "t", Arg: "a", Kind: KindValueWithoutSource}, "at least one session"},
 		{"no tool", ArgRule{Arg: "a", Kind: KindValueWithoutSource, Steps: 1, Sessions: 1}, "no tool"},
+		{"upper-case hash", ArgRule{Tool: "t", Arg: "a", Kind: KindUnseenValue, Steps: 2, Sessions: 2, Values: []string{strings.ToUpper(h)}}, "16 lower-case hex digits"},
+		{"values unsorted", ArgRule{Tool: "t", Arg: "a", Kind: KindUnseenValue, Steps: 2, Sessions: 2, Values: []string{h, "0000000000000000"}}, "not sorted and unique at values[1]"},
+		{"a tool no state is", ArgRule{Tool: "u", Arg: "a", Kind: KindValueWithoutSource, Steps: 2, Sessions: 2}, `tool "u", which no state of the model is labelled`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := validArgRules([]ArgRule{tt.r})
+			err := validArgRules([]ArgRule{tt.r}, map[string]bool{"t": true})
 			switch {
 			case tt.want == "" && err != nil:
 				t.Errorf("validArgRules = %v, want nil", err)
@@ -254,5 +257,20 @@ func TestArgWatchRelabel(t *testing.T) {
 	w.See("late", "mail dee@corp.example")
 	if !call(w, "ann@corp.example") || !call(w, "bob@corp.example") || call(w, "cy@corp.example") || call(w, "dee@corp.example") {
 		t.Error("after: want ann and bob sourced from the inbox, cy and dee not")
+	}
+}
+
+// TestValidArgRulesTwice: two rules of one kind for one tool's argument
+// would judge one call twice, each by its own evidence.
+func TestValidArgRulesTwice(t *testing.T) {
+	r := ArgRule{Tool: "t", Arg: "a", Kind: KindValueWithoutSource, Steps: 2, Sessions: 2}
+	other := r
+	other.Kind, other.Values = KindUnseenValue, []string{ArgHash("t", "a", "v")}
+	if err := validArgRules([]ArgRule{r, other}, map[string]bool{"t": true}); err != nil {
+		t.Errorf("two kinds: %v", err)
+	}
+	want := `args[0] and args[2] are both value_without_source rules of t's "a"`
+	if err := validArgRules([]ArgRule{r, other, r}, map[string]bool{"t": true}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("validArgRules = %v, want %q", err, want)
 	}
 }

@@ -193,6 +193,9 @@ func (m *Model) validateBy() error {
 	if b.Field == "" {
 		return fmt.Errorf("invalid model: by has no field")
 	}
+	if err := ValidByValue(b.Field); err != nil {
+		return fmt.Errorf("invalid model: by.field: %w", err)
+	}
 	if slices.Contains(strings.Split(b.Field, "."), "") {
 		return fmt.Errorf("invalid model: by.field %q: want names joined by dots, e.g. attrs.task_id", b.Field)
 	}

@@ -104,6 +104,7 @@ func TestByValidate(t *testing.T) {
 		{"no field", func(b *By) { b.Field = "" }, "by has no field"},
 		{"field of an empty name", func(b *By) { b.Field = "attrs..task_id" }, `by.field "attrs..task_id": want names joined by dots`},
 		{"field a dot", func(b *By) { b.Field = "." }, `by.field ".": want names joined by dots`},
+		{"field with a newline", func(b *By) { b.Field = "attrs.<script>x\"\n" }, `by.field: value "attrs.<script>x\"\n" has a control character at byte 16`},
 		{"min 0", func(b *By) { b.MinSessions = 0 }, "by.min_sessions is 0"},
 		{"unsorted", func(b *By) { b.Maps[0], b.Maps[1] = b.Maps[1], b.Maps[0] }, `value "A" is not after "B"`},
 		{"duplicate", func(b *By) { b.Maps[1].Value = "A" }, `value "A" is not after "A"`},

@@ -70,23 +70,31 @@ func Decode(r io.Reader) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // a byte-order mark an editor added
 	var head struct {
-		Schema *string `json:"schema"`
+		Schema any `json:"schema"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
 		if line, ok := firstLine(data); ok && json.Valid(line) && len(bytes.TrimSpace(data[len(line):])) > 0 {
 			return nil, fmt.Errorf("%w: it holds a JSON value on each line, as a log does, not one model object", ErrNotModel)
 		}
+		if json.Valid(data) {
+			return nil, fmt.Errorf("%w: it is a JSON %s, not an object", ErrNotModel, jsonKind(data))
+		}
 		return nil, fmt.Errorf("%w: %v", ErrNotModel, err)
 	}
+	schema, isString := head.Schema.(string)
 	switch {
 	case head.Schema == nil:
 		return nil, fmt.Errorf("%w: no \"schema\" field", ErrNotModel)
-	case *head.Schema == Schema:
-	case strings.HasPrefix(*head.Schema, SchemaFamily):
-		return nil, fmt.Errorf("%w: file has %q, this binary reads %q", ErrNewerSchema, *head.Schema, Schema)
+	case !isString:
+		raw, _ := json.Marshal(head.Schema)
+		return nil, fmt.Errorf("%w: schema is a JSON %s, want the string %q", ErrNotModel, jsonKind(raw), Schema)
+	case schema == Schema:
+	case strings.HasPrefix(schema, SchemaFamily):
+		return nil, fmt.Errorf("%w: file has %q, this binary reads %q", ErrNewerSchema, schema, Schema)
 	default:
-		return nil, fmt.Errorf("%w: schema is %q, want %q", ErrNotModel, *head.Schema, Schema)
+		return nil, fmt.Errorf("%w: schema is %q, want %q", ErrNotModel, schema, Schema)
 	}
 	m := new(Model)
 	if err := json.Unmarshal(data, m); err != nil {
@@ -211,7 +219,9 @@ func (m *Model) Validate() error {
 		}
 		total += t.Count
 		k := moveKey{t.From, t.Event, lbl}
-		if other, dup := keys[k]; dup {
+		if other, dup := keys[k]; dup && other == t.To {
+			return fmt.Errorf("invalid model: transition %s -[%s]-> %s is given twice", t.From, t.Event, t.To)
+		} else if dup {
 			return fmt.Errorf("invalid model: not deterministic: %s -[%s]-> label %q reaches both %s and %s", t.From, t.Event, lbl, other, t.To)
 		}
 		keys[k] = t.To
@@ -242,10 +252,15 @@ func (m *Model) Validate() error {
 	for _, l := range seen {
 		labels[l] = true
 	}
+	if m.Params.Design != "" {
+		if err := ValidByValue(m.Params.Design); err != nil {
+			return fmt.Errorf("invalid model: params.design: %w", err)
+		}
+	}
 	if err := m.validConstraints(labels); err != nil {
 		return err
 	}
-	if err := validArgRules(m.Args); err != nil {
+	if err := validArgRules(m.Args, labels); err != nil {
 		return err
 	}
 	loopOf := make(map[string]int)
@@ -257,7 +272,9 @@ func (m *Model) Validate() error {
 			if _, ok := seen[id]; !ok {
 				return fmt.Errorf("invalid model: loop %d names unknown state %q", li, id)
 			}
-			if other, dup := loopOf[id]; dup {
+			if other, dup := loopOf[id]; dup && other == li {
+				return fmt.Errorf("invalid model: loop %d names state %q twice", li, id)
+			} else if dup {
 				return fmt.Errorf("invalid model: state %q is in loops %d and %d", id, other, li)
 			}
 			loopOf[id] = li
@@ -554,6 +571,26 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// jsonKind names the kind of the valid JSON value data holds.
+func jsonKind(data []byte) string {
+	data = bytes.TrimSpace(data)
+	switch {
+	case len(data) == 0:
+		return "nothing"
+	case data[0] == '[':
+		return "array"
+	case data[0] == '"':
+		return "string"
+	case data[0] == '{':
+		return "object"
+	case data[0] == 't' || data[0] == 'f':
+		return "boolean"
+	case data[0] == 'n':
+		return "null"
+	}
+	return "number"
 }
 
 // firstLine returns data's first line, without its newline, when data has

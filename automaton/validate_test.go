@@ -55,6 +55,9 @@ func TestReadRefusesInvalidModels(t *testing.T) {
 		{"dwell at int64's other end", `"max":30`, `"max":-9223372036854775808`, `state "a": dwell_ms.max is -9.223372036854776e+18, want it below 2^63 either way`},
 		{"counts adding up past int64", `"event":"ok","to":"b","count":4`, `"event":"ok","to":"b","count":9223372036854775807`, "the transitions' counts add up past 9223372036854775807"},
 		{"negative count past int64", `"event":"ok","to":"b","count":4`, `"event":"ok","to":"b","count":-9223372036854775809`, "-9223372036854775809"},
+		{"a transition twice", `"transitions": [`, `"transitions": [{"from":"a","event":"ok","to":"b","count":4,"sessions":4,"prob":0.6666666666666666,"rare":false,"back_edge":false},`, "transition a -[ok]-> b is given twice"},
+		{"a loop naming a state twice", `{"states":["a"],"back_edges"`, `{"states":["a","a"],"back_edges"`, `loop 0 names state "a" twice`},
+		{"a schema not a string", `"schema": "fsmine.automaton/v1"`, `"schema": 1`, `schema is a JSON number, want the string "fsmine.automaton/v1"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,6 +69,18 @@ func TestReadRefusesInvalidModels(t *testing.T) {
 				t.Errorf("Read: err = %v, want %q", err, tt.want)
 			}
 		})
+	}
+	for _, other := range []struct{ json, want string }{
+		{`[1, 2]`, "not an fsmine model: it is a JSON array, not an object"},
+		{`"fsmine.automaton/v1"`, "not an fsmine model: it is a JSON string, not an object"},
+	} {
+		if _, err := Read(strings.NewReader(other.json)); err == nil || err.Error() != other.want {
+			t.Errorf("Read(%s) = %v, want %q", other.json, err, other.want)
+		}
+	}
+	// A byte-order mark an editor put first is no part of the model.
+	if _, err := Read(strings.NewReader("\uFEFF" + good)); err != nil {
+		t.Errorf("Read with a byte-order mark: %v", err)
 	}
 }
 
@@ -124,6 +139,8 @@ func TestValidateMeaning(t *testing.T) {
 		}, `state "a" has an empty example session id`},
 		{"params.examples past the bound", func(m *Model) { m.Params.Examples = MaxExamples + 1 }, "params.examples is 11, at most 10"},
 		{"a loop of no states", func(m *Model) { m.Loops = []Loop{{}} }, "loop 0 has no states"},
+		{"a design format", func(m *Model) { m.Params.Design = "star" }, ""},
+		{"a design format with a newline", func(m *Model) { m.Params.Design = "star\nfit 100%" }, `params.design: value "star\nfit 100%" has a control character at byte 4`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
