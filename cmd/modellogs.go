@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
 )
 
@@ -163,11 +164,15 @@ func readLogs(m *automaton.Model, path string, args []string, lf *logFlags, stdi
 		done()
 	}
 	ropt.Progress, ropt.Each, ropt.Reread, ropt.Session = nil, nil, nil, ""
+	if err == nil && lg.NumSessions() == 0 && !(once && slices.Contains(lg.EmptiedIDs, only)) {
+		err = noSessionsError(strings.Join(args, ", "), lg)
+	}
+	if err != nil && lf.from == "" && ropt.Format != mine.FormatAuto {
+		// The format came from the model, not from the user.
+		return nil, nil, ropt, fmt.Errorf("%w\n(read as %s, the format %s was built from; --from gives another)", err, ropt.Format, text.Terminal(path))
+	}
 	if err != nil {
 		return nil, nil, ropt, err
-	}
-	if lg.NumSessions() == 0 && !(once && slices.Contains(lg.EmptiedIDs, only)) {
-		return nil, nil, ropt, noSessionsError(strings.Join(args, ", "), lg)
 	}
 	return lg, inputs, ropt, nil
 }
