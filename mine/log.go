@@ -740,9 +740,11 @@ func (sh *shard) visits(steps []rawStep, into []Visit) []Visit {
 	// included, as they are time spent in the stage), else its duration.
 	// A next record earlier in time (steps, or the file's order, against
 	// the times) says nothing of the time spent: no gap is taken then.
+	// The gap is taken unsigned: two times more than 292 years apart
+	// overflow an int64 of nanoseconds, but never a uint64.
 	dwellOf := func(i int) float64 {
 		if steps[i].has(rsHasTS) && i+1 < len(steps) && steps[i+1].has(rsHasTS) && steps[i+1].ts >= steps[i].ts {
-			return float64(steps[i+1].ts-steps[i].ts) / 1e6
+			return float64(uint64(steps[i+1].ts)-uint64(steps[i].ts)) / 1e6
 		} else if steps[i].has(rsHasDur) {
 			return float64(steps[i].dur)
 		}

@@ -252,3 +252,30 @@ func TestDwellAgainstTime(t *testing.T) {
 		t.Errorf("dwell %s, want a:- b:5000 c:7", g)
 	}
 }
+
+// TestDwellCenturies: two times of a session more than 292 years apart
+// (the most an int64 of nanoseconds spans) give their dwell, not one
+// wrapped round to a negative time.
+func TestDwellCenturies(t *testing.T) {
+	log := `{"session_id":"s","step":0,"node":"a","ts":"1700-01-01T00:00:00Z"}
+{"session_id":"s","step":1,"node":"b","ts":"2026-01-05T10:00:00Z"}
+`
+	lg, err := Read([]Input{strInput("old.jsonl", log)}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC)
+	to := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	want := float64(to.Unix()-from.Unix()) * 1e3
+	v := lg.Sessions[0].Visits[0]
+	if !v.HasDwell || math.Abs(v.DwellMS-want) > want*1e-12 {
+		t.Errorf("dwell of a = %v (known %v), want %v ms", v.DwellMS, v.HasDwell, want)
+	}
+	m, err := Build(lg, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Validate(); err != nil {
+		t.Error(err)
+	}
+}
