@@ -760,7 +760,7 @@ func (sh *shard) visits(steps []rawStep, into []Visit) []Visit {
 		if s.has(rsDrop) {
 			cnt.dropped++
 			if n := len(vs); n > 0 && !math.IsNaN(dwell) && vs[n-1].HasDwell {
-				vs[n-1].DwellMS += dwell
+				vs[n-1].DwellMS = addDwell(vs[n-1].DwellMS, dwell)
 			}
 			continue
 		}
@@ -786,6 +786,14 @@ func (sh *shard) visits(steps []rawStep, into []Visit) []Visit {
 	}
 	return vs
 }
+
+// maxDwellMS is the greatest dwell a visit is given: the greatest float64
+// below 2^63 ms, which a model holds (automaton.Dwell).
+const maxDwellMS = 1<<63 - 1<<10
+
+// addDwell adds two dwell times of a visit (the records it stands for),
+// stopping at maxDwellMS: each is below 2^63 ms, their sum need not be.
+func addDwell(a, b float64) float64 { return min(a+b, maxDwellMS) }
 
 // dupScan is the longest run of records of one step or time that is
 // searched for duplicates record by record; a longer one is looked up in a
@@ -870,7 +878,7 @@ func (sh *shard) collapseDetours(vs []Visit) []Visit {
 						names = append(names, n)
 					}
 					if prev.HasDwell && vs[k].HasDwell {
-						prev.DwellMS += vs[k].DwellMS
+						prev.DwellMS = addDwell(prev.DwellMS, vs[k].DwellMS)
 					}
 				}
 				sh.counts.detours += j - i
@@ -897,7 +905,7 @@ func (sh *shard) fold(vs []Visit) []Visit {
 			p.Records = (p.Records &^ flagBits) + (v.Records &^ flagBits) | foldBit | v.Records&detourExitBit
 			p.Event = v.Event
 			if p.HasDwell && v.HasDwell {
-				p.DwellMS += v.DwellMS
+				p.DwellMS = addDwell(p.DwellMS, v.DwellMS)
 			} else {
 				p.HasDwell = false
 			}

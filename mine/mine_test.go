@@ -542,26 +542,68 @@ func TestReadEmptied(t *testing.T) {
 	}
 }
 
-// TestReadDurationOutOfRange: a duration records cannot keep (they hold it
-// as a float32) is a bad line naming the field, not an infinite dwell that
-// the model cannot be written with.
+// TestReadDurationOutOfRange: a duration a model cannot hold as a dwell
+// (2^63 ms or more, also once rounded to the float32 records keep) is a
+// bad line naming the field, not a dwell that fails the whole build when
+// the model is checked (with no file or line), or an infinite one.
 func TestReadDurationOutOfRange(t *testing.T) {
 	log := `{"session_id":"a","step":0,"node":"x","event":"ok","duration_ms":1e39}
 {"session_id":"a","step":1,"node":"y","event":"ok","duration_ms":3e38}
+{"session_id":"a","step":2,"node":"y","event":"ok","duration_ms":1e19}
+{"session_id":"a","step":3,"node":"y","event":"ok","duration_ms":9223372036854775807}
+{"session_id":"a","step":4,"node":"y","event":"ok","duration_ms":9223372036854775000}
+{"session_id":"a","step":5,"node":"z","event":"ok","duration_ms":9.2e18}
 `
 	lg, err := Read([]Input{strInput("d.jsonl", log)}, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lg.Skipped != 1 || len(lg.Bad) != 1 || lg.Bad[0].Line != 1 || !strings.Contains(lg.Bad[0].Reason, "duration_ms is 1e39, more milliseconds than fsmine keeps") {
-		t.Fatalf("skipped %d, bad %v: want line 1 refused for its duration", lg.Skipped, lg.Bad)
+	var got []string
+	for _, b := range lg.Bad {
+		got = append(got, b.String())
+	}
+	want := []string{
+		"d.jsonl:1: duration_ms is 1e39, more milliseconds than fsmine keeps (under 2^63)",
+		"d.jsonl:2: duration_ms is 3e38, more milliseconds than fsmine keeps (under 2^63)",
+		"d.jsonl:3: duration_ms is 1e19, more milliseconds than fsmine keeps (under 2^63)",
+		"d.jsonl:4: duration_ms is 9223372036854775807, more milliseconds than fsmine keeps (under 2^63)",
+		"d.jsonl:5: duration_ms is 9223372036854775000, more milliseconds than fsmine keeps (under 2^63)",
+	}
+	if lg.Skipped != 5 || !slices.Equal(got, want) {
+		t.Fatalf("skipped %d, bad %q; want %q", lg.Skipped, got, want)
 	}
 	m, err := Build(lg, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Write(io.Discard); err != nil {
-		t.Errorf("writing the model: %v", err)
+	if err := m.Validate(); err != nil {
+		t.Error(err)
+	}
+	if d, want := m.State("z").DwellMS, float64(float32(9.2e18)); d == nil || d.Max != want {
+		t.Errorf("dwell of z %+v, want %v ms", d, want)
+	}
+}
+
+// TestDwellSumBelowModelBound: a visit's dwell sums the durations of the
+// records it stands for (here an explicit end record, dropped), each below
+// 2^63 ms: the sum stops below 2^63 too, where the model file holds it.
+func TestDwellSumBelowModelBound(t *testing.T) {
+	log := `{"session_id":"a","step":0,"node":"x","duration_ms":6e18}
+{"session_id":"a","step":1,"node":"__end__","duration_ms":6e18}
+`
+	lg, err := Read([]Input{strInput("d.jsonl", log)}, ReadOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(lg, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if d := m.State("x").DwellMS; d == nil || d.Max != 1<<63-1<<10 {
+		t.Errorf("dwell of x %+v, want the greatest below 2^63 ms", d)
 	}
 }
 

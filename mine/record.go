@@ -254,9 +254,11 @@ func (p *parser) parse(line []byte, r *rec) error {
 		if err != nil || f < 0 || math.IsInf(f, 0) {
 			return bad("%s is %s, want a number of milliseconds", p.paths[5], v[5].raw)
 		}
-		if f > math.MaxFloat32 {
-			// records keep durations as float32 (see rawStep)
-			return bad("%s is %s, more milliseconds than fsmine keeps (%g)", p.paths[5], v[5].raw, math.MaxFloat32)
+		// A model holds no dwell of 2^63 ms or more (automaton.Dwell),
+		// and records keep durations as float32 (see rawStep), which
+		// rounds some below 2^63 up to it.
+		if f >= 1<<63 || float32(f) >= 1<<63 {
+			return bad("%s is %s, more milliseconds than fsmine keeps (under 2^63)", p.paths[5], v[5].raw)
 		}
 		r.dur, r.hasDur = f, true
 	case kindMissing, kindNull:
