@@ -19,13 +19,19 @@ type Measures struct {
 	Paths []string
 	// Found counts, per path, the records that carry a number there;
 	// Unusable those that carry something else there (text, true, an
-	// object, a number too large for a float64 such as 1e400), which
-	// does not count: a caller says so.
+	// object, a negative number, or one above 1e290 such as 1e400), which
+	// does not count: a caller says so. Measures are amounts (tokens,
+	// cost, milliseconds), and none of their sums passes a float64.
 	Found    []int
 	Unusable []int
 
 	vals [][]float64 // per session: visit*len(Paths) + path; NaN: no record had it
 }
+
+// maxMeasure is the largest value measured: a log holds fewer than 2^32
+// records (errTooManyRecords), so no sum of its values, nor the sum
+// rounded to 3 decimals (Round3 multiplies it by 1,000), passes a float64.
+const maxMeasure = 1e290
 
 // Value returns the sum of field p (an index into Paths) over the records
 // of visit vi of session si (indexes into the Log's Sessions and their
@@ -49,8 +55,8 @@ type measureRec struct {
 // Measure reads the inputs again, as Read read them into lg (opt must be
 // the options Read was given, and inputs the same inputs in the same
 // order), and sums the numbers found at paths over the records of each of
-// lg's visits. A field that is absent, or not a JSON number a float64
-// holds, does not count (Measures.Unusable counts the second kind). Bad lines are skipped as Read skipped them.
+// lg's visits. A field that is absent, or not a JSON number from 0 to
+// 1e290, does not count (Measures.Unusable counts the second kind). Bad lines are skipped as Read skipped them.
 func Measure(inputs []Input, opt ReadOptions, lg *Log, paths []string) (*Measures, error) {
 	if len(inputs) != len(lg.Files) {
 		return nil, errors.New("measure: the inputs are not those the log was read from")
@@ -84,7 +90,7 @@ func Measure(inputs []Input, opt ReadOptions, lg *Log, paths []string) (*Measure
 			switch v.kind {
 			case kindMissing, kindNull:
 			case kindNumber:
-				if g, err := strconv.ParseFloat(string(v.raw), 64); err == nil {
+				if g, err := strconv.ParseFloat(string(v.raw), 64); err == nil && g >= 0 && g <= maxMeasure {
 					f = g
 					ms.Found[k]++
 				} else {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"reflect"
+	"strconv"
 	"testing"
 )
 
@@ -136,6 +137,41 @@ func TestMeasureFresh(t *testing.T) {
 		}
 		if x, _ := ms.Value(si, 0, 0); x != 100 {
 			t.Errorf("session t's first visit measures %v, want 100 (the duplicate counted once)", x)
+		}
+	}
+}
+
+// TestMeasureOutOfRange: a measured value that is negative, or so large
+// that sums over a log's records could pass a float64 (1e308 twice is
+// +Inf, which stats --format json cannot write), counts for nothing and is
+// counted as unusable, like text; 1e290 and -0 are taken.
+func TestMeasureOutOfRange(t *testing.T) {
+	log := `{"session_id":"a","step":0,"node":"x","tokens":{"prompt":1e308,"completion":-1},"cost":-1e308}
+{"session_id":"a","step":1,"node":"x","tokens":{"prompt":1e308,"completion":2},"cost":1e290}
+{"session_id":"a","step":2,"node":"y","tokens":{"prompt":1.0000001e290,"completion":-0},"cost":1e290}
+`
+	in := strInput("big.jsonl", log)
+	lg, err := Read([]Input{in}, ReadOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := Measure([]Input{in}, ReadOptions{Strict: true}, lg, []string{"tokens.prompt", "tokens.completion", "cost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 2, 2}; !reflect.DeepEqual(ms.Found, want) {
+		t.Errorf("found %v, want %v", ms.Found, want)
+	}
+	if want := []int{3, 1, 1}; !reflect.DeepEqual(ms.Unusable, want) {
+		t.Errorf("unusable %v, want %v", ms.Unusable, want)
+	}
+	for vi, want := range []string{"-", "2", "0"} {
+		got := "-"
+		if x, ok := ms.Value(0, vi, 1); ok {
+			got = strconv.FormatFloat(x, 'g', -1, 64)
+		}
+		if got != want {
+			t.Errorf("visit %d: tokens.completion %s, want %s", vi, got, want)
 		}
 	}
 }
