@@ -32,7 +32,7 @@ func rereadRecords(inputs []Input, opt ReadOptions, fn func(fi, line int, l []by
 			format = in.Format
 		}
 		stopped := false
-		_, err = splitLines(rc, io.Discard, format, in.Convert, opt.importOptions(), maxLine, func(first int, data []byte, converted bool) bool {
+		_, err = splitLines(rc, io.Discard, format, in.Convert, opt.importOptions(), maxLine, func(first int, data []byte, long []int, converted bool) bool {
 			// fn keeps nothing of a line: the buffer goes back for the
 			// next chunk.
 			defer putChunkBuf(data)
@@ -46,6 +46,10 @@ func rereadRecords(inputs []Input, opt ReadOptions, fn func(fi, line int, l []by
 				}
 				n := line
 				line++
+				if len(long) > 0 && long[0] == n {
+					long = long[1:] // too long: Read skipped it
+					continue
+				}
 				if converted {
 					if rl, _, ok := formats.RecordAt(l); ok {
 						l = rl // as Read takes it, n still the converted line (parseChunk)

@@ -3,6 +3,8 @@ package mine
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -467,9 +469,66 @@ func TestReadLongLines(t *testing.T) {
 	if lg.Records != 2 || lg.Skipped != 0 || lg.Sessions[0].Visits[1].Line != 2 {
 		t.Errorf("records %d, skipped %d, want 2, 0 with b on line 2", lg.Records, lg.Skipped)
 	}
-	_, err = Read([]Input{strInput("big.jsonl", log)}, ReadOptions{MaxLine: 1 << 20})
-	if err == nil || !strings.Contains(err.Error(), "reading big.jsonl: line 1: line too long") {
-		t.Errorf("err = %v, want reading big.jsonl: line 1: line too long", err)
+}
+
+// TestReadLineLimit: a line longer than MaxLine is a bad line, skipped and
+// counted with its file and number (strict: the error), whatever its
+// length past the bound; one as long as the bound is read. The skipped
+// line is hashed with the rest of the input, and the reads again that
+// measure the records skip it too. A 100 MB line in a 64 MiB bound was
+// taken (its end came in the buffer that had doubled past the bound), and
+// a longer one stopped the whole read.
+func TestReadLineLimit(t *testing.T) {
+	const maxLine = 1 << 20
+	rec := func(step int, pad int) string {
+		s := fmt.Sprintf(`{"session_id":"s","step":%d,"node":"n%d","tokens":{"prompt":1},"p":"`, step, step)
+		return s + strings.Repeat("x", pad-len(s)-2) + `"}`
+	}
+	log := rec(0, maxLine) + "\n" + // as long as the bound: read
+		rec(1, maxLine+1) + "\n" + // one byte past it
+		rec(2, 100) + "\n" +
+		rec(3, maxLine*3/2) + "\n" + // ends in the buffer that doubled past the bound
+		rec(4, 5*maxLine) + "\n" + // read through
+		rec(5, 100) + "\n" +
+		rec(6, 3*maxLine) // the last line, without its newline
+	want := []string{
+		"big.jsonl:2: line too long (over 1048576 bytes)",
+		"big.jsonl:4: line too long (over 1048576 bytes)",
+		"big.jsonl:5: line too long (over 1048576 bytes)",
+		"big.jsonl:7: line too long (over 1048576 bytes)",
+	}
+	sum := sha256.Sum256([]byte(log))
+	for _, stream := range []bool{false, true} {
+		in := strInput("big.jsonl", log)
+		opt := ReadOptions{MaxLine: maxLine, Stream: stream}
+		lg, err := Read([]Input{in}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, b := range lg.Bad {
+			got = append(got, b.String())
+		}
+		if lg.Records != 3 || lg.Skipped != 4 || !slices.Equal(got, want[:min(len(want), maxBadExamples)]) {
+			t.Errorf("stream %v: records %d, skipped %d, bad %q; want 3, 4, %q", stream, lg.Records, lg.Skipped, got, want)
+		}
+		if lg.Files[0].SHA256 != hex.EncodeToString(sum[:]) {
+			t.Errorf("stream %v: sha256 %s, want the input's", stream, lg.Files[0].SHA256)
+		}
+		if stream {
+			continue
+		}
+		ms, err := Measure([]Input{in}, opt, lg, []string{"tokens.prompt"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ms.Found[0] != 3 {
+			t.Errorf("measured %d records, want the 3 read", ms.Found[0])
+		}
+	}
+	_, err := Read([]Input{strInput("big.jsonl", log)}, ReadOptions{MaxLine: maxLine, Strict: true})
+	if err == nil || err.Error() != want[0] {
+		t.Errorf("strict: err = %v, want %s", err, want[0])
 	}
 }
 

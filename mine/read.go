@@ -117,7 +117,9 @@ type chunk struct {
 	file      int
 	firstLine int
 	data      []byte
-	converted bool // data was written by an importer, which may write notes
+	converted bool  // data was written by an importer, which may write notes
+	long      []int // lines of data longer than maxLine, skipped (see splitLinesFrom)
+	maxLine   int
 	recs      []rec
 	bad       []BadLine
 	leftOut   int
@@ -425,8 +427,8 @@ func readInputs(inputs []Input, lg *Log, opt ReadOptions, maxLine int, todo chan
 		// file's size whatever the decompression and conversion make of it.
 		cr := &countReader{r: rc}
 		var f *Format
-		f, err = splitLines(cr, h, format, in.Convert, opt.importOptions(), maxLine, func(first int, data []byte, converted bool) bool {
-			c := &chunk{seq: seq, file: i, firstLine: first, data: data, converted: converted}
+		f, err = splitLines(cr, h, format, in.Convert, opt.importOptions(), maxLine, func(first int, data []byte, long []int, converted bool) bool {
+			c := &chunk{seq: seq, file: i, firstLine: first, data: data, converted: converted, long: long, maxLine: maxLine}
 			c.dataRefs.Store(1)
 			if ah != nil && !converted {
 				// The lines are the input's bytes: hash them where
@@ -500,9 +502,10 @@ var errLineTooLong = errors.New("line too long")
 // rest of its bytes), converts it to JSONL records if it is in another format,
 // and calls emit with runs of whole lines (the last one may lack its
 // newline; emit owns them, in a buffer of getChunkBuf's), the 1-based number
-// of the first, and whether an importer wrote them. emit returning false stops the read. convert, when set, converts
+// of the first, the numbers of those too long to read (see splitLinesFrom),
+// and whether an importer wrote them. emit returning false stops the read. convert, when set, converts
 // instead of the format's Convert. It returns the format it read.
-func splitLines(r io.Reader, h io.Writer, format string, convert func(io.Reader, io.Writer, ImportOptions) error, iopt ImportOptions, maxLine int, emit func(first int, data []byte, converted bool) bool) (*Format, error) {
+func splitLines(r io.Reader, h io.Writer, format string, convert func(io.Reader, io.Writer, ImportOptions) error, iopt ImportOptions, maxLine int, emit func(first int, data []byte, long []int, converted bool) bool) (*Format, error) {
 	cr := &countReader{r: r}
 	br := bufio.NewReaderSize(cr, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -579,10 +582,25 @@ func splitLines(r io.Reader, h io.Writer, format string, convert func(io.Reader,
 		defer func() { pr.Close(); <-converted }()
 		r = pr
 	}
-	return f, splitLinesFrom(r, maxLine, func(first int, data []byte) bool { return emit(first, data, convert != nil) })
+	// Of JSONL, a line too long is skipped and its bytes hashed as the
+	// others (emit is given its newline alone); an importer's output stops
+	// at the first (the importer bounds its items by maxLine, too).
+	skipped := h
+	if convert != nil {
+		skipped = nil
+	}
+	return f, splitLinesFrom(r, maxLine, skipped, func(first int, data []byte, long []int) bool { return emit(first, data, long, convert != nil) })
 }
 
-func splitLinesFrom(r io.Reader, maxLine int, emit func(first int, data []byte) bool) error {
+// splitLinesFrom calls emit with runs of whole lines of r (see splitLines)
+// and the numbers of those among them longer than maxLine bytes. Such a
+// line is not read whole: with skipped set, lines are read into buffers of
+// at most maxLine+1 bytes, and a line that fills one is read through and
+// given to skipped, and emit is given its newline alone in its place (or
+// nothing, at the end of r) with its number; emit's runs and skipped's
+// bytes together are r's, in order. With skipped nil, a line found longer
+// than maxLine before its end is an error instead.
+func splitLinesFrom(r io.Reader, maxLine int, skipped io.Writer, emit func(first int, data []byte, long []int) bool) error {
 	line := 1
 	var carry []byte
 	for {
@@ -591,9 +609,17 @@ func splitLinesFrom(r io.Reader, maxLine int, emit func(first int, data []byte) 
 		// geometrically, so that reading it copies each byte a bounded
 		// number of times (growing by half a chunk copied a 64 MiB line
 		// 512 times over).
-		buf := getChunkBuf(len(carry) + max(chunkSize/2, len(carry)))[:len(carry)]
+		size := len(carry) + max(chunkSize/2, len(carry))
+		if skipped != nil {
+			size = min(size, maxLine+1) // more than the carry, at most maxLine
+		}
+		buf := getChunkBuf(size)[:len(carry)]
 		copy(buf, carry)
-		n, err := io.ReadFull(r, buf[len(carry):cap(buf)])
+		end := cap(buf)
+		if skipped != nil {
+			end = min(end, maxLine+1)
+		}
+		n, err := io.ReadFull(r, buf[len(carry):end])
 		buf = buf[:len(carry)+n]
 		eof := err == io.EOF || err == io.ErrUnexpectedEOF
 		if err != nil && !eof {
@@ -613,7 +639,25 @@ func splitLinesFrom(r io.Reader, maxLine int, emit func(first int, data []byte) 
 		if cut == 0 {
 			// No newline in the whole buffer: a long line; keep reading.
 			if len(buf) > maxLine {
-				return fmt.Errorf("line %d: %w (over %d bytes)", line, errLineTooLong, maxLine)
+				if skipped == nil {
+					return fmt.Errorf("line %d: %w (over %d bytes)", line, errLineTooLong, maxLine)
+				}
+				rest, err := skipLine(r, buf, skipped)
+				if err != nil {
+					return err
+				}
+				putChunkBuf(buf)
+				// Its newline stands for it; what came after is read next.
+				var nl []byte
+				if len(rest) > 0 {
+					nl, r = []byte{'\n'}, io.MultiReader(bytes.NewReader(rest[1:]), r)
+				}
+				if !emit(line, nl, []int{line}) {
+					return nil
+				}
+				line++
+				carry = nil
+				continue
 			}
 			carry = buf
 			continue
@@ -623,13 +667,46 @@ func splitLinesFrom(r io.Reader, maxLine int, emit func(first int, data []byte) 
 		if len(data) > 0 {
 			// emit owns data once called (it may give the buffer back).
 			lines := bytes.Count(data, []byte{'\n'})
-			if !emit(line, data) {
+			if !emit(line, data, nil) {
 				return nil
 			}
 			line += lines
 		}
 		if eof {
 			return nil
+		}
+	}
+}
+
+// skipLine gives w the start of a line, head, and the rest of the line
+// read from r up to its newline, a chunk at a time, and returns what it
+// read after: from the newline on, or nothing at the end of r.
+func skipLine(r io.Reader, head []byte, w io.Writer) ([]byte, error) {
+	for len(head) > 0 { // a chunk at a time, as the hash copies what it is given
+		n := min(len(head), chunkSize)
+		if _, err := w.Write(head[:n]); err != nil {
+			return nil, err
+		}
+		head = head[n:]
+	}
+	buf := getChunkBuf(chunkSize)[:chunkSize]
+	defer putChunkBuf(buf)
+	for {
+		n, err := r.Read(buf)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			if _, err := w.Write(buf[:i]); err != nil {
+				return nil, err
+			}
+			return append([]byte(nil), buf[i:n]...), nil
+		}
+		if _, err := w.Write(buf[:n]); err != nil {
+			return nil, err
+		}
+		if err == io.EOF {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 }
@@ -682,6 +759,11 @@ func parseChunk(p *parser, c *chunk, name string) {
 	// allocate a record for each (2 GB of them took 6 GB). Shorter records
 	// grow the slice as they come.
 	c.recs = getRecs(min(bytes.Count(data, []byte{'\n'})+1, len(data)/recordBytes+1))
+	long := c.long
+	tooLong := func(line int) {
+		c.bad = append(c.bad, BadLine{name, line, fmt.Sprintf("%v (over %d bytes)", errLineTooLong, c.maxLine)})
+		c.recs = append(c.recs, rec{fileLine: -line})
+	}
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		var l []byte
@@ -689,6 +771,12 @@ func parseChunk(p *parser, c *chunk, name string) {
 			l, data = data, nil
 		} else {
 			l, data = data[:i], data[i+1:]
+		}
+		if len(long) > 0 && long[0] == line {
+			long = long[1:]
+			tooLong(line)
+			line++
+			continue
 		}
 		if len(bytes.TrimSpace(l)) == 0 {
 			line++
@@ -730,6 +818,9 @@ func parseChunk(p *parser, c *chunk, name string) {
 		}
 		c.recs = append(c.recs, r)
 		line++
+	}
+	for _, n := range long {
+		tooLong(n) // a last line without its newline, skipped unread
 	}
 }
 
