@@ -267,6 +267,24 @@ func TestUpstreamBadInput(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("DirInput = %v, %v", ok, err)
 	}
+	// A folder with a simulation of no messages.
+	quiet := filepath.Join(dir, "quiet")
+	if err := os.MkdirAll(filepath.Join(quiet, "simulations"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"results.json":        `{"info": {}, "tasks": []}`,
+		"simulations/s0.json": "{\n\"id\": \"s0\", \"task_id\": \"1\", \"termination_reason\": \"max_steps\", \"messages\": []}",
+		"simulations/s1.json": sim,
+	} {
+		if err := os.WriteFile(filepath.Join(quiet, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	quietFolder, ok, err := DirInput(quiet, FormatAuto)
+	if err != nil || !ok {
+		t.Fatalf("DirInput = %v, %v", ok, err)
+	}
 
 	tests := []struct {
 		name     string
@@ -291,6 +309,48 @@ func TestUpstreamBadInput(t *testing.T) {
 			in:       folder,
 			sessions: []string{"s1: user_msg/user agent_msg/agent"},
 			bad:      filepath.Join(exp, "results.json") + ":6: simulation s2: " + filepath.Join("simulations", "s2.json") + " is missing",
+		},
+		{
+			name:     "tau2 folder with a simulation of no messages",
+			in:       quietFolder,
+			sessions: []string{"s1: user_msg/user agent_msg/agent"},
+			bad:      filepath.Join(quiet, "simulations", "s0.json") + ":1: simulation s0: no messages",
+		},
+		{
+			name: "tau2 simulation with messages null",
+			in: strInput("null.json", `{"simulations": [
+  {"id": "s0", "task_id": "1", "termination_reason": "max_steps", "reward_info": {"reward": 0.0}, "messages": null},
+  {"id": "s1", "task_id": "1", "termination_reason": "user_stop", "messages": [{"role": "user", "content": "hi"}]}
+]}`),
+			sessions: []string{"s1: user_msg/user"},
+			bad:      "null.json:2: simulation s0: no messages",
+		},
+		{
+			name: "tau2 simulation with messages empty",
+			in: strInput("empty.json", `{"simulations": [
+  {"id": "s1", "task_id": "1", "termination_reason": "user_stop", "messages": [{"role": "user", "content": "hi"}]},
+  {"id": "s0", "task_id": "1", "termination_reason": "max_steps", "messages": []}
+]}`),
+			sessions: []string{"s1: user_msg/user"},
+			bad:      "empty.json:3: simulation s0: no messages",
+		},
+		{
+			name: "tau2 simulation without messages",
+			in: strInput("none.json", `{"simulations": [
+  {"id": "s0", "task_id": "1", "termination_reason": "max_steps"},
+  {"id": "s1", "task_id": "1", "termination_reason": "user_stop", "messages": [{"role": "user", "content": "hi"}]}
+]}`),
+			sessions: []string{"s1: user_msg/user"},
+			bad:      "none.json:2: simulation s0: no messages",
+		},
+		{
+			name: "tau2 simulation of system messages only",
+			in: strInput("sys.json", `{"simulations": [
+  {"id": "s0", "task_id": "1", "termination_reason": "too_many_errors", "messages": [{"role": "system", "content": "policy"}]},
+  {"id": "s1", "task_id": "1", "termination_reason": "user_stop", "messages": [{"role": "user", "content": "hi"}]}
+]}`),
+			sessions: []string{"s1: user_msg/user"},
+			bad:      "sys.json:2: simulation s0: no user, assistant or tool-call message",
 		},
 		{
 			name: "xes event without a name",

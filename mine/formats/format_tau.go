@@ -248,7 +248,7 @@ func convertTau(r io.Reader, w io.Writer, opt ImportOptions) error {
 			v1At = append(v1At, at)
 			return nil
 		case probe.TaskID != nil && probe.TerminationReason != nil:
-			return convertTau2Sim(jr, raw, at, &tau2Info{seen: opt.Seen}, rw, &obj)
+			return convertTau2Sim(jr, raw, at, "", &tau2Info{seen: opt.Seen}, rw, &obj)
 		case probe.Info != nil && probe.Tasks != nil:
 			return jr.errorAt(at, "tau2 results without \"simulations\": the results.json of an experiment folder (name the folder, which holds simulations/)")
 		}
@@ -279,15 +279,17 @@ func convertTau2(jr *jsonReader, raw json.RawMessage, at int64, rw *recordWriter
 	f.Info.seen = seen
 	for _, simRaw := range f.Simulations {
 		simAt := at + int64(indexRaw(raw, simRaw))
-		if err := convertTau2Sim(jr, simRaw, simAt, &f.Info, rw, obj); err != nil {
+		if err := convertTau2Sim(jr, simRaw, simAt, "", &f.Info, rw, obj); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// convertTau2Sim writes the records of one simulation.
-func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, info *tau2Info, rw *recordWriter, obj *jsonObject) error {
+// convertTau2Sim writes the records of one simulation; one that makes no
+// record (no messages, or only tool and system ones) is skipped, with a
+// note naming it. file names the file within a folder input, "" the input.
+func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, file string, info *tau2Info, rw *recordWriter, obj *jsonObject) error {
 	var sim tau2Sim
 	if err := jr.unmarshal(simRaw, simAt, &sim); err != nil {
 		return err
@@ -295,7 +297,7 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, info *t
 	if sim.ID == "" {
 		return jr.errorAt(simAt, "simulation without an id")
 	}
-	if sim.Messages == nil && sim.Ticks != nil {
+	if len(sim.Messages) == 0 && len(sim.Ticks) > 0 {
 		sim.Messages = tau2TickMessages(sim.Ticks)
 	}
 	answers := toolAnswers{}
@@ -375,6 +377,16 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, info *t
 		default:
 			return jr.errorAt(simAt, "simulation %s, message %d: role %q, want user, assistant, tool or system", sim.ID, mi, m.Role)
 		}
+	}
+	if step == 0 {
+		// A run without turns still has a reward and a termination
+		// (--outcome reads them): it is not left out unseen.
+		reason := "simulation " + sim.ID + ": no messages"
+		if len(sim.Messages) > 0 {
+			reason = "simulation " + sim.ID + ": no user, assistant or tool-call message"
+		}
+		line, _ := jr.pr.pos(simAt)
+		return writeNote(rw, true, line, file, reason)
 	}
 	return nil
 }
@@ -701,7 +713,7 @@ func (d *tau2Dir) convert(r io.Reader, w io.Writer, opt ImportOptions) error {
 				info = meta.Info
 				info.seen = opt.Seen
 				for _, simRaw := range meta.Simulations {
-					if err := convertTau2Sim(jr, simRaw, at+int64(indexRaw(raw, simRaw)), &info, rw, &obj); err != nil {
+					if err := convertTau2Sim(jr, simRaw, at+int64(indexRaw(raw, simRaw)), filepath.Join(d.dir, part.name), &info, rw, &obj); err != nil {
 						return err
 					}
 				}
@@ -723,7 +735,7 @@ func (d *tau2Dir) convert(r io.Reader, w io.Writer, opt ImportOptions) error {
 					return nil
 				})
 			}
-			return convertTau2Sim(jr, raw, at, &info, rw, &obj)
+			return convertTau2Sim(jr, raw, at, filepath.Join(d.dir, part.name), &info, rw, &obj)
 		})
 		if err == nil {
 			var trailing bool
