@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -622,6 +623,61 @@ func TestXESDeepNesting(t *testing.T) {
 	_, err := Read([]Input{strInput("deep.xes", xes)}, ReadOptions{})
 	if err == nil || !strings.Contains(err.Error(), "deep.xes: line 1") || !strings.Contains(err.Error(), "nested 1001 elements deep") {
 		t.Errorf("error %v, want one naming deep.xes, line 1, and the depth", err)
+	}
+}
+
+// TestTau2FolderLinks checks that a tau2 folder's simulation file may be a
+// link to a file, and that a simulations/<id>.json that is not a file (or
+// a link to one) is an error naming it, not a run left unread.
+func TestTau2FolderLinks(t *testing.T) {
+	const id = "49b22f0c-4a56-41c5-922f-bc2a56e53a23"
+	tests := []struct {
+		name    string
+		replace func(sim, store string) error // sim: the simulation's path; store: a file of it outside the folder
+		want    string                        // the error, %s the simulation's path; "" for the folder's sessions
+	}{
+		{"link to a file", func(sim, store string) error { return os.Symlink(store, sim) }, ""},
+		{"directory", func(sim, _ string) error { return os.Mkdir(sim, 0o755) }, "%s is a directory, want a simulation file"},
+		{"link to nothing", func(sim, store string) error { return os.Symlink(store+".gone", sim) }, "stat %s: no such file or directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			exp := filepath.Join(dir, "exp")
+			if err := os.CopyFS(exp, os.DirFS(upstreamPath("tau2_voice_experiment"))); err != nil {
+				t.Fatal(err)
+			}
+			sim := filepath.Join(exp, "simulations", id+".json")
+			store := filepath.Join(dir, id+".json")
+			if err := os.Rename(sim, store); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.replace(sim, store); err != nil {
+				t.Fatal(err)
+			}
+			in, ok, err := DirInput(exp, FormatAuto)
+			if err != nil || !ok {
+				t.Fatalf("DirInput = %v, %v", ok, err)
+			}
+			lg, err := Read([]Input{in}, ReadOptions{})
+			if tt.want != "" {
+				want := fmt.Sprintf(tt.want, sim)
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Fatalf("error %v, want %s", err, want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{
+				id + ": user_msg/user agent_msg/agent",
+				"cd9c5ed2-9751-4c86-8dac-8a895a332e41: agent_msg/agent user_msg/user agent_msg/agent",
+			}
+			if got := sessionLines(lg); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("sessions %q, want %q", got, want)
+			}
+		})
 	}
 }
 

@@ -592,9 +592,26 @@ func (d *tau2Dir) open() (io.ReadCloser, error) {
 	}
 	var sims []string
 	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".json") && e.Type().IsRegular() {
-			sims = append(sims, filepath.Join(tau2SimDir, e.Name()))
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
 		}
+		name := filepath.Join(tau2SimDir, e.Name())
+		if !e.Type().IsRegular() {
+			// A link is followed, as a file named on the command line
+			// is; what is not a file by its name stops the read, as
+			// tau2's Results.load would, rather than go unread.
+			fi, err := os.Stat(filepath.Join(d.dir, name))
+			if err != nil {
+				return nil, err
+			}
+			if fi.IsDir() {
+				return nil, fmt.Errorf("%s is a directory, want a simulation file", filepath.Join(d.dir, name))
+			}
+			if !fi.Mode().IsRegular() {
+				return nil, fmt.Errorf("%s is not a regular file, want a simulation file", filepath.Join(d.dir, name))
+			}
+		}
+		sims = append(sims, name)
 	}
 	sort.Strings(sims)
 	names = append(names, sims...)
