@@ -196,7 +196,7 @@ type lsPosted struct {
 }
 
 // lsReader gathers the runs of a LangSmith export: posts by id (a second
-// post of an id merges into the first), patches to apply after.
+// post of an id is an error), patches to apply after.
 type lsReader struct {
 	jr      *jsonReader
 	runs    []*lsPosted
@@ -258,14 +258,15 @@ func (lr *lsReader) item(raw json.RawMessage, at int64, patch bool) error {
 		lr.patches = append(lr.patches, lsPatch{p, id, p.line})
 		return nil
 	}
-	if prev := lr.byID[id]; id != "" && prev != nil {
-		prev.run.merge(run)
-		return nil
-	}
 	if run.RunType == "" {
 		// Spans of another tracer (Phoenix's have id, name and
 		// start_time too) must not pass for runs, one trace each.
 		return jr.errorAt(at, "not a LangSmith run: no \"run_type\"")
+	}
+	if prev := lr.byID[id]; id != "" && prev != nil {
+		// Run ids are UUIDs: a second post of one is another run that
+		// would take the first's place, as in the other span formats.
+		return jr.errorAt(at, "run %s: a second run with this id (the first: line %d)", id, prev.line)
 	}
 	run.ID = id
 	lr.runs = append(lr.runs, p)
