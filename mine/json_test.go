@@ -88,7 +88,7 @@ func TestFormatJSONValues(t *testing.T) {
 	if got, want := convert(formatNamed("otlp").Convert, strings.Replace(otlpLine, "plan", "pl\xffan", 1)), convert(formatNamed("otlp").Convert, strings.Replace(otlpLine, "plan", "pl\uFFFDan", 1)); got != want {
 		t.Errorf("invalid UTF-8 in a name:\n%s\nwant the same as U+FFFD:\n%s", got, want)
 	}
-	got := convert(formatNamed("langsmith").Convert, `{"id":"a","name":"x","run_type":"chain","extra":{"metadata":{"langgraph_node":"x","langgraph_step":1e400}}}`)
+	got := convert(formatNamed("langsmith").Convert, `{"id":"a","trace_id":"a","name":"x","run_type":"chain","extra":{"metadata":{"langgraph_node":"x","langgraph_step":1e400}}}`)
 	if !strings.Contains(got, `"langgraph_step":1e400`) {
 		t.Errorf("a number past float64's range:\n%s\nwant it as written, 1e400", got)
 	}

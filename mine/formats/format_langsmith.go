@@ -139,7 +139,8 @@ func (r *lsRun) merge(p *lsRun) {
 // langgraph_step), LangGraph's __start__ and __end__ runs, llm runs under
 // a step and chains that hold other runs are left out. The node is the
 // run's name; the event error when the run has an error (or status
-// "error"), else ok. A run needs a run_type (a patch excepted).
+// "error"), else ok. A run needs a run_type (a patch excepted), an id (or
+// a dotted_order that ends with one) and a trace_id (its own or a patch's).
 // Runs are ordered by dotted_order within their thread and carry their
 // start time as ts. In the SDK's batch-ingest bodies ({"post": [...],
 // "patch": [...]}, the payloads its tests capture) a patch completes the
@@ -263,16 +264,17 @@ func (lr *lsReader) item(raw json.RawMessage, at int64, patch bool) error {
 		// start_time too) must not pass for runs, one trace each.
 		return jr.errorAt(at, "not a LangSmith run: no \"run_type\"")
 	}
-	if prev := lr.byID[id]; id != "" && prev != nil {
+	if id == "" {
+		return jr.errorAt(at, "run %q (run_type %s) has no id", run.Name, run.RunType)
+	}
+	if prev := lr.byID[id]; prev != nil {
 		// Run ids are UUIDs: a second post of one is another run that
 		// would take the first's place, as in the other span formats.
 		return jr.errorAt(at, "run %s: a second run with this id (the first: line %d)", id, prev.line)
 	}
 	run.ID = id
 	lr.runs = append(lr.runs, p)
-	if id != "" {
-		lr.byID[id] = p
-	}
+	lr.byID[id] = p
 	return nil
 }
 
@@ -292,7 +294,9 @@ func (lr *lsReader) span(p *lsPosted, seq int, obj *jsonObject) (*treeSpan, stri
 	}
 	trace := run.TraceID
 	if trace == "" {
-		trace = run.ID
+		// Taken for a trace of its own, a run would be a session of
+		// its own and relabel its children.
+		return nil, "", lineError(p.line, p.col, "run %s has no trace_id", run.ID)
 	}
 	start, hasStart := lsTime(run.StartTime)
 	if !hasStart && jsonKind(run.StartTime) != 0 && jsonKind(run.StartTime) != 'n' {
