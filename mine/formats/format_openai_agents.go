@@ -119,6 +119,9 @@ func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 		if it.TraceID == "" {
 			return jr.errorAt(at, "span %s has no trace_id", it.ID)
 		}
+		if it.ID == "" {
+			return jr.errorAt(at, "a span of trace %s without an id", it.TraceID)
+		}
 		if jsonKind(it.SpanData) != '{' {
 			return jr.errorAt(at, "span %s has no span_data object", it.ID)
 		}

@@ -346,6 +346,9 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 					if sp.TraceID == "" {
 						return jr.errorAt(at, "a span without a traceId (%q)", sp.Name)
 					}
+					if sp.SpanID == "" {
+						return jr.errorAt(at, "a span of trace %s without a spanId (%q)", sp.TraceID, sp.Name)
+					}
 					start, hasStart, err := otlpNanos(sp.Start)
 					if err != nil {
 						return errorf("%s: startTimeUnixNano %s: want an integer", where(), sp.Start)
