@@ -96,6 +96,7 @@ func TestFormatDetectInline(t *testing.T) {
 		{"pm4py csv", "case:concept:name,concept:name,time:timestamp\n", FormatCSV},
 		{"csv", "Case,Activity\nc1,a\nc1,b\n", FormatCSV},
 		{"tsv", "Case\tActivity\tTime\nc1\ta\t1\n", FormatCSV},
+		{"csv with CR line ends", "Case,Activity\rc1,a\rc1,b\r", FormatCSV},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

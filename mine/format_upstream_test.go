@@ -558,6 +558,39 @@ func TestCSVNoColumnsWithField(t *testing.T) {
 	}
 }
 
+// TestCSVLineEnds checks that a CSV file is read whether its lines end in
+// LF, CR LF or, as classic Mac OS wrote them, CR alone, with the file's
+// line numbers in messages.
+func TestCSVLineEnds(t *testing.T) {
+	tests := []struct {
+		name, eol string
+	}{
+		{"lf", "\n"},
+		{"crlf", "\r\n"},
+		{"cr", "\r"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := []string{"case,activity,note", "c1,a,x", `c1,b,"two` + tt.eol + `lines"`, "c2,a,", "c2,c,y", ""}
+			in := strings.Join(rows, tt.eol)
+			lg, err := Read([]Input{strInput("log.csv", in)}, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"c1: a/a b/b", "c2: a/a c/c"}
+			if got := sessionLines(lg); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("sessions %q, want %q", got, want)
+			}
+			// The row after the two-line cell starts on line 5.
+			bad := strings.Replace(in, "c2,a,", "c2", 1)
+			_, err = Read([]Input{strInput("bad.csv", bad)}, ReadOptions{Format: FormatCSV})
+			if want := "reading bad.csv: line 5, column 1: wrong number of fields"; err == nil || err.Error() != want {
+				t.Errorf("error %v, want %s", err, want)
+			}
+		})
+	}
+}
+
 // TestLangfuseObservationList reads the observations of a Langfuse
 // download on their own, as a JSON array (the UI's log view copies them
 // so): the same steps, the session from their metadata.

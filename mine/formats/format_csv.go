@@ -94,6 +94,9 @@ func csvDelimiter(header []byte) rune {
 // width of at least two fields, or whose header names pm4py's case column.
 func detectCSV(head []byte) bool {
 	head = bytes.TrimPrefix(head, utf8BOM)
+	if csvBareCR(head) {
+		head = bytes.ReplaceAll(bytes.ReplaceAll(head, []byte("\r\n"), []byte("\n")), []byte("\r"), []byte("\n"))
+	}
 	t := bytes.TrimLeft(head, " \t\r\n")
 	if len(t) == 0 || t[0] == '{' || t[0] == '[' || t[0] == '<' {
 		return false
@@ -137,10 +140,14 @@ func convertCSV(r io.Reader, w io.Writer, opt ImportOptions) error {
 		br.Discard(3)
 	}
 	first, _ := br.Peek(64 << 10)
-	if i := bytes.IndexByte(first, '\n'); i >= 0 {
+	var in io.Reader = br
+	if csvBareCR(first) {
+		in = &crLines{r: br}
+	}
+	if i := bytes.IndexAny(first, "\r\n"); i >= 0 {
 		first = first[:i]
 	}
-	cr := csv.NewReader(br)
+	cr := csv.NewReader(in)
 	cr.Comma = csvDelimiter(first)
 	cr.ReuseRecord = true
 	header, err := cr.Read()
@@ -211,6 +218,45 @@ func convertCSV(r io.Reader, w io.Writer, opt ImportOptions) error {
 		}
 	}
 	return rw.flush()
+}
+
+// csvBareCR reports whether the first line of head ends in a CR alone, as
+// classic Mac OS ended lines: encoding/csv ends lines at LF only, and would
+// read such a file as a header of every row and no rows.
+func csvBareCR(head []byte) bool {
+	i := bytes.IndexAny(head, "\r\n")
+	return i >= 0 && i+1 < len(head) && head[i] == '\r' && head[i+1] != '\n'
+}
+
+// crLines reads text whose lines end in CR as text whose lines end in LF,
+// a CR LF staying one line end, so that the line numbers of messages are
+// the file's.
+type crLines struct {
+	r  io.Reader
+	cr bool // the last byte read was a CR
+}
+
+func (c *crLines) Read(p []byte) (int, error) {
+	for {
+		n, err := c.r.Read(p)
+		out := 0
+		for _, b := range p[:n] {
+			switch {
+			case b == '\n' && c.cr:
+				c.cr = false
+				continue
+			case b == '\r':
+				c.cr, b = true, '\n'
+			default:
+				c.cr = false
+			}
+			p[out] = b
+			out++
+		}
+		if out > 0 || n == 0 || err != nil {
+			return out, err
+		}
+	}
 }
 
 // csvNoColumns is the error of a header without a case or an activity
