@@ -146,6 +146,42 @@ func (v *otlpAny) appendJSON(b []byte) []byte {
 	return append(b, "null"...)
 }
 
+// otlpBadInt finds an intValue in kvs (or in their arrays and lists) that
+// is not an int64, as OTLP/JSON writes one (a decimal string, or a
+// number), and returns its key and text: read as text, "notint" would pass
+// for a name.
+func otlpBadInt(kvs []otlpKV) (key, text string, bad bool) {
+	var walk func(key string, v *otlpAny) bool
+	walk = func(k string, v *otlpAny) bool {
+		switch {
+		case v.IntValue != nil:
+			if _, err := strconv.ParseInt(jsonText(v.IntValue), 10, 64); err != nil {
+				key, text = k, string(v.IntValue)
+				return true
+			}
+		case v.ArrayValue != nil:
+			for i := range v.ArrayValue.Values {
+				if walk(k, &v.ArrayValue.Values[i]) {
+					return true
+				}
+			}
+		case v.KvlistValue != nil:
+			for i := range v.KvlistValue.Values {
+				if walk(k+"."+v.KvlistValue.Values[i].Key, &v.KvlistValue.Values[i].Value) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for i := range kvs {
+		if walk(kvs[i].Key, &kvs[i].Value) {
+			return key, text, true
+		}
+	}
+	return "", "", false
+}
+
 // text is a scalar AnyValue as text ("" for arrays, objects and empty).
 func (v *otlpAny) text() string {
 	switch {
@@ -327,6 +363,9 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 		line, _ := jr.pr.pos(at)
 		for ri := range td.ResourceSpans {
 			rs := &td.ResourceSpans[ri]
+			if k, v, bad := otlpBadInt(rs.Resource.Attributes); bad {
+				return jr.errorAt(at, "resource attribute %s: intValue %s: want an integer", k, v)
+			}
 			res := otlpAttrTree(rs.Resource.Attributes)
 			scopes := rs.ScopeSpans
 			if len(scopes) == 0 {
@@ -356,6 +395,9 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 					end, hasEnd, err := otlpNanos(sp.End)
 					if err != nil {
 						return errorf("%s: endTimeUnixNano %s: want an integer", where(), sp.End)
+					}
+					if k, v, bad := otlpBadInt(sp.Attributes); bad {
+						return errorf("%s: attribute %s: intValue %s: want an integer", where(), k, v)
 					}
 					attr := func(k string) string { return otlpAttr(sp.Attributes, k) }
 					op := attr("gen_ai.operation.name")
