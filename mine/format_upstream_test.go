@@ -240,6 +240,78 @@ func TestCSVColumnNames(t *testing.T) {
 	}
 }
 
+// TestTauDirSimulationTwice checks that a tau2 experiment folder that
+// holds one simulation id twice, in two simulation files or in
+// results.json and a simulation file, is an error naming both places,
+// where the two runs were read as one session, their turns interleaved.
+func TestTauDirSimulationTwice(t *testing.T) {
+	sim := func(id, role string) string {
+		return `{"id": "` + id + `", "task_id": "1", "termination_reason": "user_stop", "messages": [{"role": "` + role + `", "content": "hi"}]}`
+	}
+	tests := []struct {
+		name    string
+		results string
+		sims    map[string]string
+		want    string // with {dir} for the folder
+	}{
+		{
+			name:    "each once",
+			results: `{"info": {}, "tasks": []}`,
+			sims:    map[string]string{"s1.json": sim("s1", "user"), "s2.json": sim("s2", "assistant")},
+		},
+		{
+			name:    "two files",
+			results: `{"info": {}, "tasks": []}`,
+			sims:    map[string]string{"a.json": sim("s1", "user"), "b.json": "\n" + sim("s1", "assistant")},
+			want:    "reading {dir}: {dir}/simulations/b.json: line 2, column 1: simulation s1: a second simulation with this id (the first: {dir}/simulations/a.json: line 1, column 1)",
+		},
+		{
+			name:    "results and a file",
+			results: "{\"info\": {}, \"tasks\": [], \"simulations\": [\n" + sim("s1", "user") + "]}",
+			sims:    map[string]string{"s1.json": sim("s1", "assistant")},
+			want:    "reading {dir}: {dir}/simulations/s1.json: line 1, column 1: simulation s1: a second simulation with this id (the first: {dir}/results.json: line 2, column 1)",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "exp")
+			if err := os.MkdirAll(filepath.Join(dir, "simulations"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			files := map[string]string{"results.json": tt.results}
+			for name, text := range tt.sims {
+				files[filepath.Join("simulations", name)] = text
+			}
+			for name, text := range files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			in, ok, err := DirInput(dir, FormatAuto)
+			if err != nil || !ok {
+				t.Fatalf("DirInput = %v, %v", ok, err)
+			}
+			lg, err := Read([]Input{in}, ReadOptions{})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := strings.Join(sessionLines(lg), "\n"), "s1: user_msg/user\ns2: agent_msg/agent"; got != want {
+					t.Errorf("sessions:\n%s\nwant:\n%s", got, want)
+				}
+				return
+			}
+			want := strings.ReplaceAll(filepath.FromSlash(tt.want), "{dir}", dir)
+			if err == nil {
+				t.Fatalf("Read succeeded, want %q", want)
+			}
+			if got := err.Error(); got != want {
+				t.Errorf("error %q, want %q", got, want)
+			}
+		})
+	}
+}
+
 // TestUpstreamBadInput checks that bad items are skipped and reported
 // with their file and position, and that a strict read stops at the first.
 func TestUpstreamBadInput(t *testing.T) {

@@ -222,6 +222,7 @@ func convertTau(r io.Reader, w io.Writer, opt ImportOptions) error {
 	defer rw.release()
 	var obj jsonObject
 	sawArray := false
+	ids := tau2IDs{}
 	err := jr.items(func(raw json.RawMessage, at int64) error {
 		if jsonKind(raw) != '{' {
 			return jr.errorAt(at, "want a tau2 results object or a tau-bench list of runs")
@@ -241,14 +242,14 @@ func convertTau(r io.Reader, w io.Writer, opt ImportOptions) error {
 		}
 		switch {
 		case probe.Simulations != nil:
-			return convertTau2(jr, raw, at, rw, &obj, opt.Seen)
+			return convertTau2(jr, raw, at, ids, rw, &obj, opt.Seen)
 		case probe.Traj != nil:
 			sawArray = true
 			v1 = append(v1, raw)
 			v1At = append(v1At, at)
 			return nil
 		case probe.TaskID != nil && probe.TerminationReason != nil:
-			return convertTau2Sim(jr, raw, at, "", &tau2Info{seen: opt.Seen}, rw, &obj)
+			return convertTau2Sim(jr, raw, at, "", ids, &tau2Info{seen: opt.Seen}, rw, &obj)
 		case probe.Info != nil && probe.Tasks != nil:
 			return jr.errorAt(at, "tau2 results without \"simulations\": the results.json of an experiment folder (name the folder, which holds simulations/)")
 		}
@@ -262,8 +263,9 @@ func convertTau(r io.Reader, w io.Writer, opt ImportOptions) error {
 		// digest (its first 8 hex digits, as in the model's source.files)
 		// so that runs of different files stay different sessions.
 		prefix := hex.EncodeToString(h.Sum(nil))[:8]
+		runs := map[string][2]int{} // task and trial -> line and column of the run
 		for i, raw := range v1 {
-			if err := convertTau1(jr, raw, v1At[i], prefix, rw, &obj, opt.Seen); err != nil {
+			if err := convertTau1(jr, raw, v1At[i], prefix, runs, rw, &obj, opt.Seen); err != nil {
 				return err
 			}
 		}
@@ -271,7 +273,7 @@ func convertTau(r io.Reader, w io.Writer, opt ImportOptions) error {
 	return rw.flush()
 }
 
-func convertTau2(jr *jsonReader, raw json.RawMessage, at int64, rw *recordWriter, obj *jsonObject, seen bool) error {
+func convertTau2(jr *jsonReader, raw json.RawMessage, at int64, ids tau2IDs, rw *recordWriter, obj *jsonObject, seen bool) error {
 	var f tau2File
 	if err := jr.unmarshal(raw, at, &f); err != nil {
 		return err
@@ -279,17 +281,29 @@ func convertTau2(jr *jsonReader, raw json.RawMessage, at int64, rw *recordWriter
 	f.Info.seen = seen
 	for _, simRaw := range f.Simulations {
 		simAt := at + int64(indexRaw(raw, simRaw))
-		if err := convertTau2Sim(jr, simRaw, simAt, "", &f.Info, rw, obj); err != nil {
+		if err := convertTau2Sim(jr, simRaw, simAt, "", ids, &f.Info, rw, obj); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// tau2IDs holds where each simulation id of an input was read: the
+// file within a folder input ("" the input), the line and the column.
+type tau2IDs map[string]tau2Where
+
+type tau2Where struct {
+	file      string
+	line, col int
+}
+
 // convertTau2Sim writes the records of one simulation; one that makes no
 // record (no messages, or only tool and system ones) is skipped, with a
 // note naming it. file names the file within a folder input, "" the input.
-func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, file string, info *tau2Info, rw *recordWriter, obj *jsonObject) error {
+// A simulation whose id ids already holds is an error: the id is its
+// session, and two runs in one session would be read as one, their turns
+// interleaved by step.
+func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, file string, ids tau2IDs, info *tau2Info, rw *recordWriter, obj *jsonObject) error {
 	var sim tau2Sim
 	if err := jr.unmarshal(simRaw, simAt, &sim); err != nil {
 		return err
@@ -297,6 +311,15 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, file st
 	if sim.ID == "" {
 		return jr.errorAt(simAt, "simulation without an id")
 	}
+	line, col := jr.pr.pos(simAt)
+	if prev, dup := ids[sim.ID]; dup {
+		first := fmt.Sprintf("line %d, column %d", prev.line, prev.col)
+		if prev.file != file {
+			first = prev.file + ": " + first
+		}
+		return jr.errorAt(simAt, "simulation %s: a second simulation with this id (the first: %s)", sim.ID, first)
+	}
+	ids[sim.ID] = tau2Where{file, line, col}
 	if len(sim.Messages) == 0 && len(sim.Ticks) > 0 {
 		sim.Messages = tau2TickMessages(sim.Ticks)
 	}
@@ -385,13 +408,15 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, file st
 		if len(sim.Messages) > 0 {
 			reason = "simulation " + sim.ID + ": no user, assistant or tool-call message"
 		}
-		line, _ := jr.pr.pos(simAt)
 		return writeNote(rw, true, line, file, reason)
 	}
 	return nil
 }
 
-func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, rw *recordWriter, obj *jsonObject, withSeen bool) error {
+// convertTau1 writes the records of one tau-bench v1 run. runs holds the
+// line and column of each task and trial read so far: a second run of a
+// task and trial is an error, for both would be one session.
+func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, runs map[string][2]int, rw *recordWriter, obj *jsonObject, withSeen bool) error {
 	var run tau1Run
 	if err := jr.unmarshal(raw, at, &run); err != nil {
 		return err
@@ -404,6 +429,11 @@ func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, r
 		trial = "0"
 	}
 	session := prefix + ":" + task + ":t" + trial
+	if prev, dup := runs[session]; dup {
+		return jr.errorAt(at, "task %s trial %s: a second run of this task and trial (the first: line %d, column %d)", task, trial, prev[0], prev[1])
+	}
+	line, col := jr.pr.pos(at)
+	runs[session] = [2]int{line, col}
 	answers := toolAnswers{}
 	for i, m := range run.Traj {
 		if m.Role == "tool" {
@@ -693,6 +723,7 @@ func (d *tau2Dir) convert(r io.Reader, w io.Writer, opt ImportOptions) error {
 	defer rw.release()
 	var obj jsonObject
 	info := tau2Info{seen: opt.Seen}
+	ids := tau2IDs{}
 	indexed := map[string]int{} // simulation id -> line of its index entry
 	var order []string
 	for pi := 0; ; pi++ {
@@ -730,7 +761,7 @@ func (d *tau2Dir) convert(r io.Reader, w io.Writer, opt ImportOptions) error {
 				info = meta.Info
 				info.seen = opt.Seen
 				for _, simRaw := range meta.Simulations {
-					if err := convertTau2Sim(jr, simRaw, at+int64(indexRaw(raw, simRaw)), filepath.Join(d.dir, part.name), &info, rw, &obj); err != nil {
+					if err := convertTau2Sim(jr, simRaw, at+int64(indexRaw(raw, simRaw)), filepath.Join(d.dir, part.name), ids, &info, rw, &obj); err != nil {
 						return err
 					}
 				}
@@ -752,7 +783,7 @@ func (d *tau2Dir) convert(r io.Reader, w io.Writer, opt ImportOptions) error {
 					return nil
 				})
 			}
-			return convertTau2Sim(jr, raw, at, filepath.Join(d.dir, part.name), &info, rw, &obj)
+			return convertTau2Sim(jr, raw, at, filepath.Join(d.dir, part.name), ids, &info, rw, &obj)
 		})
 		if err == nil {
 			var trailing bool
