@@ -702,6 +702,61 @@ func TestReadTruncatedGzip(t *testing.T) {
 	}
 }
 
+// TestReadGzipMembers checks that concatenated gzip files read as one
+// stream of all their members, and that bytes after the last member that
+// start no other are an error naming where they start, where they were
+// reported as truncated gzip data (under 10 bytes) or an invalid header.
+func TestReadGzipMembers(t *testing.T) {
+	gz := func(data string) string {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		io.WriteString(zw, data)
+		zw.Close()
+		return buf.String()
+	}
+	a := gz(sessionsJSONL("a:ok b:ok c:done"))
+	b := gz(strings.ReplaceAll(sessionsJSONL("a:retry c:done"), `"s0"`, `"s1"`))
+	tests := []struct {
+		name    string
+		input   string
+		records int
+		want    string // the error, "" for none
+	}{
+		{"one member", a, 3, ""},
+		{"two members", a + b, 5, ""},
+		{"an empty member between", gz("") + a + gz("") + b, 5, ""},
+		{"junk after", a + "junk", 0, fmt.Sprintf("reading t.gz: trailing data after the gzip stream at byte %d", len(a))},
+		{"junk after the second member", a + b + "junk that is longer than a header", 0, fmt.Sprintf("reading t.gz: trailing data after the gzip stream at byte %d", len(a+b))},
+		{"zeros after", a + strings.Repeat("\x00", 512), 0, fmt.Sprintf("reading t.gz: trailing data after the gzip stream at byte %d", len(a))},
+		{"a newline after", a + "\n", 0, fmt.Sprintf("reading t.gz: trailing data after the gzip stream at byte %d", len(a))},
+		{"a second member cut short", a + b[:1], 0, fmt.Sprintf("reading t.gz: gzip data truncated at byte %d", len(a)+1)},
+		{"a second member cut in its header", a + b[:5], 0, fmt.Sprintf("reading t.gz: gzip data truncated at byte %d", len(a)+5)},
+		{"a second member cut in its data", a + b[:len(b)-4], 0, fmt.Sprintf("reading t.gz: gzip data truncated at byte %d", len(a)+len(b)-4)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, stream := range []bool{false, true} {
+				lg, err := Read([]Input{strInput("t.gz", tt.input)}, ReadOptions{Stream: stream})
+				if tt.want == "" {
+					if err != nil {
+						t.Fatalf("stream=%v: %v", stream, err)
+					}
+					if lg.Records != tt.records {
+						t.Errorf("stream=%v: %d records, want %d", stream, lg.Records, tt.records)
+					}
+					continue
+				}
+				if err == nil {
+					t.Fatalf("stream=%v: Read succeeded, want an error starting %q", stream, tt.want)
+				}
+				if !strings.HasPrefix(err.Error(), tt.want) {
+					t.Errorf("stream=%v: err = %q, want it to start %q", stream, err, tt.want)
+				}
+			}
+		})
+	}
+}
+
 func TestParseChunkAllocatesPerRecord(t *testing.T) {
 	// A chunk of blank lines holds no record and must not reserve one per
 	// line: 1 MiB of newlines took 112 MiB of records, and a 9 MB gzip of

@@ -517,7 +517,8 @@ func splitLines(r io.Reader, h io.Writer, format string, convert func(io.Reader,
 			return nil, err
 		}
 		defer gz.Close()
-		r = &gzipReader{gz: gz, raw: cr}
+		gz.Multistream(false)
+		r = &gzipReader{gz: gz, br: br, raw: cr}
 	} else {
 		r = br
 	}
@@ -724,22 +725,68 @@ func (e *TruncatedError) Error() string {
 	return fmt.Sprintf("gzip data truncated at byte %d (after %d bytes of data)", e.Compressed, e.Decompressed)
 }
 
-// gzipReader reads a gzip stream, turning its io.ErrUnexpectedEOF (the
-// compressed data ends early) into a TruncatedError, which readers further
-// on cannot mistake for the short last read of a whole input.
+// TrailingDataError reports a gzip input whose last member is followed
+// by bytes that do not start another: a file appended to or padded after
+// it was compressed, whose end is not the log's.
+type TrailingDataError struct {
+	// Offset is where the bytes after the gzip data start: the size of
+	// the gzip data.
+	Offset int64
+}
+
+func (e *TrailingDataError) Error() string {
+	return fmt.Sprintf("trailing data after the gzip stream at byte %d", e.Offset)
+}
+
+// gzipReader reads a gzip stream of one or more members (concatenated
+// gzip files are one stream, as gzip(1) reads them), turning its
+// io.ErrUnexpectedEOF (the compressed data ends early) into a
+// TruncatedError, which readers further on cannot mistake for the short
+// last read of a whole input, and bytes after the last member into a
+// TrailingDataError. gz reads one member at a time (Multistream(false))
+// from br, which it reads no further than the member's end: the reader
+// of gzip's multistream mode takes the bytes after the last member for
+// the header of another and reports them as truncated data or an invalid
+// header.
 type gzipReader struct {
 	gz  *gzip.Reader
+	br  *bufio.Reader
 	raw *countReader
 	n   int64
 }
 
 func (g *gzipReader) Read(p []byte) (int, error) {
-	n, err := g.gz.Read(p)
-	g.n += int64(n)
-	if err == io.ErrUnexpectedEOF {
-		err = &TruncatedError{Compressed: g.raw.n, Decompressed: g.n}
+	for {
+		n, err := g.gz.Read(p)
+		g.n += int64(n)
+		if err == io.EOF {
+			if err = g.next(); err == nil && n == 0 {
+				continue
+			}
+		}
+		if err == io.ErrUnexpectedEOF {
+			err = &TruncatedError{Compressed: g.raw.n, Decompressed: g.n}
+		}
+		return n, err
 	}
-	return n, err
+}
+
+// next starts the member after the one gz has read to its end; it
+// returns io.EOF at the end of the input.
+func (g *gzipReader) next() error {
+	b, err := g.br.Peek(2)
+	if len(b) == 0 {
+		return err
+	}
+	if b[0] != 0x1f || (len(b) == 2 && b[1] != 0x8b) {
+		return &TrailingDataError{Offset: g.raw.n - int64(g.br.Buffered())}
+	}
+	// The start of a member (one byte of it is a member cut short).
+	if err := g.gz.Reset(g.br); err != nil {
+		return err
+	}
+	g.gz.Multistream(false)
+	return nil
 }
 
 // recordBytes is the size of a line below which parseChunk stops reserving
