@@ -839,3 +839,23 @@ func mustRules(text string) *Rules {
 	}
 	return rs
 }
+
+// TestCSVRowBound: a CSV row far past the line bound is refused before it
+// is read whole (encoding/csv holds a row at once), naming where it starts.
+func TestCSVRowBound(t *testing.T) {
+	big := strings.Repeat("x", 200<<10)
+	opt := ReadOptions{Format: FormatCSV, MaxLine: 32 << 10}
+	ok := "case,activity,note\nc1,a,x\nc1,b,\"" + strings.Repeat("y", 30<<10) + "\"\n"
+	if _, err := Read([]Input{strInput("ok.csv", ok)}, opt); err != nil {
+		t.Errorf("rows within the bound: %v", err)
+	}
+	for _, tt := range []struct{ name, in, want string }{
+		{"a row", "case,activity,note\nc1,a,x\nc1,b,\"" + big + "\"\nc2,a,y\n", "reading big.csv: the row after the one at line 2 is longer than 32768 bytes"},
+		{"the header", "case,activity," + big + "\nc1,a,x\n", "reading big.csv: the header row is longer than 32768 bytes"},
+	} {
+		_, err := Read([]Input{strInput("big.csv", tt.in)}, opt)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%s: error %v, want %s", tt.name, err, tt.want)
+		}
+	}
+}
