@@ -859,3 +859,20 @@ func TestCSVRowBound(t *testing.T) {
 		}
 	}
 }
+
+// TestXESTokenBound: an XES attribute value far past the line bound is
+// refused before it is read whole, naming where its tag starts.
+func TestXESTokenBound(t *testing.T) {
+	doc := func(v string) string {
+		return `<log xes.version="1.0"><trace><string key="concept:name" value="c1"/>` + "\n" +
+			`<event><string key="concept:name" value="` + v + `"/></event></trace></log>`
+	}
+	opt := ReadOptions{Format: FormatXES, MaxLine: 32 << 10}
+	if _, err := Read([]Input{strInput("ok.xes", doc(strings.Repeat("a", 20<<10)))}, opt); err != nil {
+		t.Errorf("a value within the bound: %v", err)
+	}
+	_, err := Read([]Input{strInput("big.xes", doc(strings.Repeat("a", 200<<10)))}, opt)
+	if want := "reading big.xes: line 2, column 8: a tag or text longer than 32768 bytes"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+}

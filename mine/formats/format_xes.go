@@ -10,6 +10,7 @@ package formats
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -128,16 +129,23 @@ func xesClassifierKeys(s string) []string {
 // node is the activity, or the values of the keys of the classifier
 // opt.Classifier names, joined by "+".
 func convertXES(r io.Reader, w io.Writer, opt ImportOptions) error {
-	dec := xml.NewDecoder(r)
+	// A token (an attribute's value, text) is read whole: bound it as a CSV
+	// row is (see rowBound).
+	bound := &rowBound{r: r, max: int64(opt.maxItem)}
+	dec := xml.NewDecoder(bound)
 	dec.Strict = true
 	dec.CharsetReader = xesCharsetReader
 	c := &xesConverter{opt: opt, rw: newRecordWriter(w), clsKey: map[string]int{}}
 	defer c.rw.release()
 	for {
 		c.tokLine, c.tokCol = dec.InputPos()
+		bound.mark = dec.InputOffset()
 		tok, err := dec.RawToken()
 		if err == io.EOF {
 			break
+		}
+		if bound.overshoot && errors.Is(err, errRowTooLong) {
+			return c.errAt("a tag or text longer than %d bytes", bound.max)
 		}
 		if err != nil {
 			if se, ok := err.(*xml.SyntaxError); ok {
