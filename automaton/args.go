@@ -363,8 +363,10 @@ func tokenHash(s string) uint64 {
 	return h
 }
 
-// validArgRules checks a model's argument rules: a known kind, support at
-// least one session, value hashes only on value rules, each 16 hex digits.
+// validArgRules checks a model's argument rules: a tool some state is
+// labelled (labels), one rule of a kind per tool and argument, a known
+// kind, support at least one session, value hashes only on value rules,
+// each 16 lower-case hex digits, sorted and unique.
 func validArgRules(rs []ArgRule, labels map[string]bool) error {
 	type key struct{ tool, arg, kind string }
 	seen := make(map[key]int, len(rs))

@@ -64,13 +64,13 @@ func (m *Model) digestBody(d *digester, kind int) {
 		d.line(append([]string{"state", s.ID, s.Label, strconv.Itoa(s.Visits), strconv.Itoa(s.MaxRun), "fields"}, s.Fields...)...)
 	}
 	for _, t := range m.Transitions {
-		if kind >= 3 {
-			d.line("transition", t.From, t.Event, t.To, strconv.Itoa(t.Count),
-				strconv.FormatFloat(t.Prob, 'g', -1, 64), strconv.FormatBool(t.Rare), t.Generalized, strconv.FormatBool(t.BackEdge))
-			continue
+		fields := [...]string{"transition", t.From, t.Event, t.To, strconv.Itoa(t.Count),
+			strconv.FormatFloat(t.Prob, 'g', -1, 64), strconv.FormatBool(t.Rare), t.Generalized, strconv.FormatBool(t.BackEdge)}
+		n := len(fields)
+		if kind < 3 {
+			n-- // kind 2 had no back_edge mark
 		}
-		d.line("transition", t.From, t.Event, t.To, strconv.Itoa(t.Count),
-			strconv.FormatFloat(t.Prob, 'g', -1, 64), strconv.FormatBool(t.Rare), t.Generalized)
+		d.line(fields[:n]...)
 	}
 	for _, l := range m.Loops {
 		d.line(append([]string{"loop", strconv.Itoa(l.MaxIterations)}, l.States...)...)
@@ -132,8 +132,8 @@ func (e *DigestError) Error() string {
 // two kinds fsmine wrote before is accepted, for models mined before (see
 // LegacyDigest): kind 2, without back_edge marks, and the first, without
 // visits, probabilities and loops either. Such a model keeps working, but
-// an edit of what its digest left out (a loop cap) goes unseen until it is re-sealed (fsmine seal), which gives it a
-// digest of the current kind.
+// an edit of what its digest left out (a loop cap) goes unseen until it is
+// re-sealed (fsmine seal), which gives it a digest of the current kind.
 func (m *Model) VerifyDigest() error {
 	m.legacy = false
 	computed := m.ComputeDigest()

@@ -78,8 +78,9 @@ func Decode(r io.Reader) (*Model, error) {
 		if line, ok := firstLine(data); ok && json.Valid(line) && len(bytes.TrimSpace(data[len(line):])) > 0 {
 			return nil, fmt.Errorf("%w: it holds a JSON value on each line, as a log does, not one model object", ErrNotModel)
 		}
-		if json.Valid(data) {
-			return nil, fmt.Errorf("%w: it is a JSON %s, not an object", ErrNotModel, jsonKind(data))
+		var v any
+		if json.Unmarshal(data, &v) == nil {
+			return nil, fmt.Errorf("%w: it is a JSON %s, not an object", ErrNotModel, jsonKind(v))
 		}
 		return nil, fmt.Errorf("%w: %v", ErrNotModel, err)
 	}
@@ -88,8 +89,7 @@ func Decode(r io.Reader) (*Model, error) {
 	case head.Schema == nil:
 		return nil, fmt.Errorf("%w: no \"schema\" field", ErrNotModel)
 	case !isString:
-		raw, _ := json.Marshal(head.Schema)
-		return nil, fmt.Errorf("%w: schema is a JSON %s, want the string %q", ErrNotModel, jsonKind(raw), Schema)
+		return nil, fmt.Errorf("%w: schema is a JSON %s, want the string %q", ErrNotModel, jsonKind(head.Schema), Schema)
 	case schema == Schema:
 	case strings.HasPrefix(schema, SchemaFamily):
 		return nil, fmt.Errorf("%w: file has %q, this binary reads %q", ErrNewerSchema, schema, Schema)
@@ -189,8 +189,8 @@ func (m *Model) Validate() error {
 		if err := validFields(s); err != nil {
 			return err
 		}
-		if err := m.validExamples(fmt.Sprintf("state %q", s.ID), s.Examples); err != nil {
-			return err
+		if problem := m.badExamples(s.Examples); problem != "" {
+			return fmt.Errorf("invalid model: state %q %s", s.ID, problem)
 		}
 	}
 	for _, id := range []string{StartID, EndID} {
@@ -231,8 +231,8 @@ func (m *Model) Validate() error {
 		if t.Generalized != "" && !slices.Contains(GeneralizedKinds, t.Generalized) {
 			return fmt.Errorf("invalid model: transition %s -[%s]-> %s: generalized is %q, want one of %s", t.From, t.Event, t.To, t.Generalized, strings.Join(GeneralizedKinds, ", "))
 		}
-		if err := m.validExamples(fmt.Sprintf("transition %s -[%s]-> %s", t.From, t.Event, t.To), t.Examples); err != nil {
-			return err
+		if problem := m.badExamples(t.Examples); problem != "" {
+			return fmt.Errorf("invalid model: transition %s -[%s]-> %s %s", t.From, t.Event, t.To, problem)
 		}
 	}
 	m.Reindex()
@@ -294,17 +294,17 @@ func (m *Model) Validate() error {
 	return m.validateBy()
 }
 
-// validExamples checks the example session ids of what (a state or a
-// transition): at most params.examples of them, none empty. Only their
-// count is checked against params.examples, which MaxExamples bounds.
-func (m *Model) validExamples(what string, ids []string) error {
+// badExamples says what is wrong with the example session ids of a state
+// or a transition, or "": more than params.examples of them (which
+// MaxExamples bounds), or an empty one.
+func (m *Model) badExamples(ids []string) string {
 	if len(ids) > m.Params.Examples {
-		return fmt.Errorf("invalid model: %s has %d examples, more than params.examples %d", what, len(ids), m.Params.Examples)
+		return fmt.Sprintf("has %d examples, more than params.examples %d", len(ids), m.Params.Examples)
 	}
 	if slices.Contains(ids, "") {
-		return fmt.Errorf("invalid model: %s has an empty example session id", what)
+		return "has an empty example session id"
 	}
-	return nil
+	return ""
 }
 
 // validFields checks a state's Fields: not on StartID or EndID (no record
@@ -573,21 +573,18 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// jsonKind names the kind of the valid JSON value data holds.
-func jsonKind(data []byte) string {
-	data = bytes.TrimSpace(data)
-	switch {
-	case len(data) == 0:
-		return "nothing"
-	case data[0] == '[':
+// jsonKind names the JSON kind of v, a value json.Unmarshal made.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
 		return "array"
-	case data[0] == '"':
+	case string:
 		return "string"
-	case data[0] == '{':
+	case map[string]any:
 		return "object"
-	case data[0] == 't' || data[0] == 'f':
+	case bool:
 		return "boolean"
-	case data[0] == 'n':
+	case nil:
 		return "null"
 	}
 	return "number"
