@@ -995,3 +995,35 @@ func indexRaw(raw, sub []byte) int {
 	}
 	return 0
 }
+
+// itemBound gives a decoder that reads an item (a CSV row, an XML token)
+// into memory whole at most max bytes past mark, the end of the last item
+// read (0: no limit), so that an item too long to import is refused before
+// it is held: a CSV field or an XES attribute of 300 MB took 1.8 and 2.0 GB
+// before the line bound refused the record it became.
+type itemBound struct {
+	r       io.Reader
+	n, mark int64
+	max     int64
+}
+
+var errItemTooLong = errors.New("item too long")
+
+// itemSlack is what a decoder may have read past the item it returned
+// (encoding/csv's and encoding/xml's buffers are 4 KiB): an item that long
+// past the bound is refused here, a shorter one over it by the bound on the
+// record it becomes.
+const itemSlack = 64 << 10
+
+func (b *itemBound) Read(p []byte) (int, error) {
+	if b.max > 0 {
+		left := b.mark + b.max + itemSlack - b.n
+		if left <= 0 {
+			return 0, errItemTooLong
+		}
+		p = p[:min(int64(len(p)), left)]
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	return n, err
+}

@@ -147,7 +147,7 @@ func convertCSV(r io.Reader, w io.Writer, opt ImportOptions) error {
 	if i := bytes.IndexAny(first, "\r\n"); i >= 0 {
 		first = first[:i]
 	}
-	bound := &rowBound{r: in, max: int64(opt.maxItem)}
+	bound := &itemBound{r: in, max: int64(opt.maxItem)}
 	cr := csv.NewReader(bound)
 	cr.Comma = csvDelimiter(first)
 	cr.ReuseRecord = true
@@ -156,7 +156,7 @@ func convertCSV(r io.Reader, w io.Writer, opt ImportOptions) error {
 		return nil
 	}
 	if err != nil {
-		return bound.error(err, 0)
+		return bound.csvError(err, 0)
 	}
 	bound.mark = cr.InputOffset()
 	header = append([]string(nil), header...)
@@ -181,7 +181,7 @@ func convertCSV(r io.Reader, w io.Writer, opt ImportOptions) error {
 			break
 		}
 		if err != nil {
-			return bound.error(err, last)
+			return bound.csvError(err, last)
 		}
 		bound.mark = cr.InputOffset()
 		line, _ := cr.FieldPos(0)
@@ -293,41 +293,10 @@ func csvNoColumns(header []string, iCase, iAct, iTime int, fields map[string]str
 	return fmt.Errorf("line 1: no %s column among %s; name them with %s", strings.Join(what, " and no "), strings.Join(cols, ", "), strings.Join(flags, " "))
 }
 
-// rowBound gives a CSV reader at most max bytes past mark, the end of the
-// last row read (0: no limit), so that a row too long to import is refused
-// before it is held whole: encoding/csv reads a row into memory at once, and
-// a field of 300 MB took 1.8 GB before the line bound refused it.
-type rowBound struct {
-	r         io.Reader
-	n, mark   int64
-	max       int64
-	overshoot bool
-}
-
-var errRowTooLong = errors.New("row too long")
-
-// rowSlack is what encoding/csv may have read past the row it returned
-// (its buffer is 4 KiB): a row that long past the bound is refused here,
-// a shorter one over it by the bound on the record it becomes.
-const rowSlack = 64 << 10
-
-func (b *rowBound) Read(p []byte) (int, error) {
-	if b.max > 0 {
-		left := b.mark + b.max + rowSlack - b.n
-		if left <= 0 {
-			b.overshoot = true
-			return 0, errRowTooLong
-		}
-		p = p[:min(int64(len(p)), left)]
-	}
-	n, err := b.r.Read(p)
-	b.n += int64(n)
-	return n, err
-}
-
-// error words err, met reading the row after the one at line last.
-func (b *rowBound) error(err error, last int) error {
-	if b.overshoot && errors.Is(err, errRowTooLong) {
+// csvError words err, met reading the row after the one at line last
+// (0: the header), as b bounds the rows.
+func (b *itemBound) csvError(err error, last int) error {
+	if errors.Is(err, errItemTooLong) {
 		if last == 0 {
 			return fmt.Errorf("the header row is longer than %d bytes", b.max)
 		}

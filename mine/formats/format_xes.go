@@ -129,9 +129,8 @@ func xesClassifierKeys(s string) []string {
 // node is the activity, or the values of the keys of the classifier
 // opt.Classifier names, joined by "+".
 func convertXES(r io.Reader, w io.Writer, opt ImportOptions) error {
-	// A token (an attribute's value, text) is read whole: bound it as a CSV
-	// row is (see rowBound).
-	bound := &rowBound{r: r, max: int64(opt.maxItem)}
+	// A token (an attribute's value, text) is read whole: bound it.
+	bound := &itemBound{r: r, max: int64(opt.maxItem)}
 	dec := xml.NewDecoder(bound)
 	dec.Strict = true
 	dec.CharsetReader = xesCharsetReader
@@ -144,7 +143,7 @@ func convertXES(r io.Reader, w io.Writer, opt ImportOptions) error {
 		if err == io.EOF {
 			break
 		}
-		if bound.overshoot && errors.Is(err, errRowTooLong) {
+		if errors.Is(err, errItemTooLong) {
 			return c.errAt("a tag or text longer than %d bytes", bound.max)
 		}
 		if err != nil {
