@@ -83,13 +83,13 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 	var orders []order
 	var bad error
 	var probe argProbe
-	err = rereadRecords(inputs, opt, func(fi, line int, l []byte, r *rec) bool {
+	err = rereadRecords(inputs, opt, func(fi, line, at int, l []byte, r *rec) bool {
 		if opt.Session != "" && r.session != opt.Session {
 			// Another session's record: checked as the session's own
 			// are below, and not kept.
 			if mayHaveKey(l, "seen") || !r.drop && mayHaveKey(l, "args") {
 				if _, _, err := argFields(l, &probe); err != nil {
-					bad = fmt.Errorf("%s:%d: %v", inputs[fi].Name, line, err)
+					bad = fmt.Errorf("%s:%d: %v", inputs[fi].Name, at, err)
 					return false
 				}
 			}
@@ -115,7 +115,7 @@ func ReadArgSessions(inputs []Input, opt ReadOptions) ([]ArgSession, error) {
 		if hasSeen || mayHaveKey(l, "args") {
 			var err error
 			if st.Args, st.Seen, err = argFields(l, &probe); err != nil {
-				bad = fmt.Errorf("%s:%d: %v", inputs[fi].Name, line, err)
+				bad = fmt.Errorf("%s:%d: %v", inputs[fi].Name, at, err)
 				return false
 			}
 			if !whole[r.session] {
@@ -195,7 +195,7 @@ func argTokens(inputs []Input, opt ReadOptions) (want map[string]map[string]stru
 	}
 	want, whole = map[string]map[string]struct{}{}, map[string]bool{}
 	tokens := map[string]int{}
-	err = rereadRecords(inputs, opt, func(_, _ int, l []byte, r *rec) bool {
+	err = rereadRecords(inputs, opt, func(_, _, _ int, l []byte, r *rec) bool {
 		if opt.Session != "" && r.session != opt.Session {
 			return true
 		}
@@ -706,13 +706,13 @@ func (lg *Log) ArgBlocks(s *Session, a ArgSession) ([][]ArgStep, error) {
 			}
 		}
 		if k < 0 {
-			return nil, fmt.Errorf("session %q: the record at %s:%d is not where the log's first visit of the session is (the records were read in another order)", s.ID, lg.Files[st.file].Path, st.fileLine)
+			return nil, fmt.Errorf("session %q: the record at %s:%d is not where the log's first visit of the session is (the records were read in another order)", s.ID, lg.Files[st.file].Path, lg.InputLine(uint32(st.file), uint32(st.fileLine)))
 		}
 		blocks[2*k+1] = append(append(blocks[2*k+1], pending...), st)
 		pending = nil
 	}
 	if k+1 != n {
-		return nil, fmt.Errorf("session %q: visit %d (%s:%d) has no record among its arguments", s.ID, k+1, lg.Files[s.Visits[k+1].File].Path, s.Visits[k+1].Line)
+		return nil, fmt.Errorf("session %q: visit %d (%s:%d) has no record among its arguments", s.ID, k+1, lg.Files[s.Visits[k+1].File].Path, lg.InputLine(s.Visits[k+1].File, s.Visits[k+1].Line))
 	}
 	blocks[2*n] = pending
 	return blocks, nil

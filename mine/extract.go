@@ -12,10 +12,11 @@ import (
 
 // rereadRecords reads the inputs again, as Read read them (opt must be the
 // options Read was given), and calls fn with every line that parses as a
-// record: the input's index, the line's number, the line and the record
-// (both valid only during the call). Lines Read skipped as bad are left
+// record: the input's index, the line's number (what Visit.Line holds),
+// the input's line of the record (as Log.InputLine gives it), the line and
+// the record (both valid only during the call). Lines Read skipped as bad are left
 // out. fn returns false to stop the read.
-func rereadRecords(inputs []Input, opt ReadOptions, fn func(fi, line int, l []byte, r *rec) bool) error {
+func rereadRecords(inputs []Input, opt ReadOptions, fn func(fi, line, at int, l []byte, r *rec) bool) error {
 	maxLine := opt.maxLine()
 	p, err := newParser(opt.Fields, opt.Rules)
 	if err != nil {
@@ -50,16 +51,17 @@ func rereadRecords(inputs []Input, opt ReadOptions, fn func(fi, line int, l []by
 					long = long[1:] // too long: Read skipped it
 					continue
 				}
+				at := n
 				if converted {
-					if rl, _, ok := formats.RecordAt(l); ok {
-						l = rl // as Read takes it, n still the converted line (parseChunk)
+					if rl, al, ok := formats.RecordAt(l); ok {
+						l, at = rl, al // as Read takes it, n still the converted line (parseChunk)
 					}
 				}
 				r = rec{} // as Read parses each line: nothing left of the line before
 				if len(bytes.TrimSpace(l)) == 0 || p.parse(l, &r) != nil {
 					continue
 				}
-				if !fn(fi, n, l, &r) {
+				if !fn(fi, n, at, l, &r) {
 					stopped = true
 					return false
 				}
@@ -88,7 +90,7 @@ func Extract(inputs []Input, opt ReadOptions, keep func(session string) bool, w 
 	bw := bufio.NewWriterSize(w, 64<<10)
 	written := 0
 	var werr error
-	err := rereadRecords(inputs, opt, func(_, _ int, l []byte, r *rec) bool {
+	err := rereadRecords(inputs, opt, func(_, _, _ int, l []byte, r *rec) bool {
 		if !keep(r.session) {
 			return true
 		}
@@ -122,7 +124,7 @@ func SessionValues(inputs []Input, opt ReadOptions, path string) (map[string]str
 	}
 	vals := map[string]string{}
 	out := make([]value, 1)
-	err = rereadRecords(inputs, opt, func(_, _ int, l []byte, r *rec) bool {
+	err = rereadRecords(inputs, opt, func(_, _, _ int, l []byte, r *rec) bool {
 		if opt.Session != "" && r.session != opt.Session {
 			return true
 		}

@@ -230,7 +230,7 @@ func (r *fieldRun) forget(id uint32) {
 // the field sets of the records noted are kept.
 func (r *fieldRun) reread(inputs []Input, opt ReadOptions) error {
 	found := 0
-	err := rereadRecords(inputs, opt, func(fi, line int, l []byte, _ *rec) bool {
+	err := rereadRecords(inputs, opt, func(fi, line, _ int, l []byte, _ *rec) bool {
 		r.rep.Records++
 		r.ids = r.ids[:0]
 		if err := r.fw.walk(l, func(id uint32) { r.ids = append(r.ids, id) }); err != nil {

@@ -148,7 +148,7 @@ func TestRecordFieldsReal(t *testing.T) {
 func recordSlots(t *testing.T, ins []Input, ropt ReadOptions, declared map[string]bool) map[uint64][]guard.Slot {
 	t.Helper()
 	out := map[uint64][]guard.Slot{}
-	err := rereadRecords(ins, ropt, func(fi, line int, l []byte, _ *rec) bool {
+	err := rereadRecords(ins, ropt, func(fi, line, _ int, l []byte, _ *rec) bool {
 		var r struct {
 			Attrs struct {
 				Args map[string]json.RawMessage `json:"args"`

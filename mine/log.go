@@ -56,6 +56,9 @@ type Log struct {
 	nextPos   uint32
 	fileStart []uint32 // pos of each input's first record; see fileOf
 	fileSeen  []bool
+	// inputLines maps, per input an importer read, the lines of its
+	// output to the input's lines (see InputLine).
+	inputLines [][]linePair
 
 	// The records of a read are grouped into sessions by shards, each
 	// owning the sessions whose ids hash to it (see sessionHash), so that
@@ -487,7 +490,61 @@ func (lg *Log) addChunk(c *chunk, strict bool) error {
 	lg.mu.Unlock()
 	c.pos0 = lg.nextPos
 	lg.nextPos += uint32(c.good)
+	if c.converted {
+		lg.noteInputLines(c)
+	}
 	return nil
+}
+
+// linePair says that from line on, the lines of an importer's output stand
+// for the input's line at (until the next pair).
+type linePair struct{ line, at uint32 }
+
+// noteInputLines records where the records of a chunk an importer wrote
+// stand in its input: a pair wherever that changes, so that a record of
+// the input's line 6,116 is named there and not by its place among the
+// importer's lines.
+func (lg *Log) noteInputLines(c *chunk) {
+	if lg.inputLines == nil {
+		lg.inputLines = make([][]linePair, len(lg.Files))
+	}
+	pairs := lg.inputLines[c.file]
+	for i := range c.recs {
+		r := &c.recs[i]
+		if r.fileLine <= 0 || r.fileLine > math.MaxUint32 || r.at <= 0 || r.at > math.MaxUint32 {
+			continue
+		}
+		want := r.fileLine // what InputLine gives for it so far
+		if n := len(pairs); n > 0 {
+			want = int(pairs[n-1].at)
+		}
+		if r.at != want {
+			pairs = append(pairs, linePair{uint32(r.fileLine), uint32(r.at)})
+		}
+	}
+	lg.inputLines[c.file] = pairs
+}
+
+// InputLine returns the input's line of the record at line of input file
+// (a Visit's File and Line): the same line but for inputs an importer read
+// (tau, OTLP, XES, CSV...), whose records Visit.Line numbers in the
+// importer's output.
+func (lg *Log) InputLine(file, line uint32) int {
+	if int(file) >= len(lg.inputLines) {
+		return int(line)
+	}
+	pairs := lg.inputLines[file]
+	// i: the pairs from line or before.
+	i, _ := slices.BinarySearchFunc(pairs, line, func(p linePair, l uint32) int {
+		if p.line <= l {
+			return -1
+		}
+		return 1
+	})
+	if i == 0 {
+		return int(line)
+	}
+	return int(pairs[i-1].at)
 }
 
 // add groups shard k's records of a chunk that addChunk has taken, then

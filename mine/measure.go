@@ -24,6 +24,9 @@ type Measures struct {
 	// cost, milliseconds), and none of their sums passes a float64.
 	Found    []int
 	Unusable []int
+	// UnusableAt names, per path, where the first unusable value was
+	// found, as file:line ("" where none was).
+	UnusableAt []string
 
 	vals [][]float64 // per session: visit*len(Paths) + path; NaN: no record had it
 }
@@ -65,7 +68,7 @@ func Measure(inputs []Input, opt ReadOptions, lg *Log, paths []string) (*Measure
 	if err != nil {
 		return nil, fmt.Errorf("measure: %w", err)
 	}
-	ms := &Measures{Paths: paths, Found: make([]int, len(paths)), Unusable: make([]int, len(paths))}
+	ms := &Measures{Paths: paths, Found: make([]int, len(paths)), Unusable: make([]int, len(paths)), UnusableAt: make([]string, len(paths))}
 	bySess := make(map[string]int, len(lg.Sessions))
 	for i := range lg.Sessions {
 		bySess[lg.Sessions[i].ID] = i
@@ -73,7 +76,7 @@ func Measure(inputs []Input, opt ReadOptions, lg *Log, paths []string) (*Measure
 	recs := make([][]measureRec, len(lg.Sessions))
 	vals := make([][]float64, len(lg.Sessions))
 	out := make([]value, len(paths))
-	err = rereadRecords(inputs, opt, func(fi, n int, l []byte, r *rec) bool {
+	err = rereadRecords(inputs, opt, func(fi, n, at int, l []byte, r *rec) bool {
 		si, ok := bySess[r.session]
 		if !ok {
 			return true // every record of the session was dropped
@@ -93,10 +96,13 @@ func Measure(inputs []Input, opt ReadOptions, lg *Log, paths []string) (*Measure
 				if g, err := strconv.ParseFloat(string(v.raw), 64); err == nil && g >= 0 && g <= maxMeasure {
 					f = g
 					ms.Found[k]++
-				} else {
-					ms.Unusable[k]++
+					break
 				}
+				fallthrough
 			default:
+				if ms.Unusable[k] == 0 {
+					ms.UnusableAt[k] = inputs[fi].Name + ":" + strconv.Itoa(at)
+				}
 				ms.Unusable[k]++
 			}
 			vals[si] = append(vals[si], f)

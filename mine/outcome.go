@@ -168,7 +168,7 @@ func SessionOutcomes(inputs []Input, opt ReadOptions, o *Outcome) (*Outcomes, er
 	out := &Outcomes{Expr: o.Expr, Succeeded: map[string]bool{}}
 	vals := make([]value, 1)
 	var bad error
-	err = rereadRecords(inputs, opt, func(fi, line int, l []byte, r *rec) bool {
+	err = rereadRecords(inputs, opt, func(fi, _, at int, l []byte, r *rec) bool {
 		if _, done := out.Succeeded[r.session]; done || x.extract(l, vals) != nil {
 			return true
 		}
@@ -177,7 +177,7 @@ func SessionOutcomes(inputs []Input, opt ReadOptions, o *Outcome) (*Outcomes, er
 		}
 		ok, err := o.test(vals[0])
 		if err != nil {
-			bad = &OutcomeError{Expr: o.Expr, Msg: fmt.Sprintf("%s:%d: %v", inputs[fi].Name, line, err)}
+			bad = &OutcomeError{Expr: o.Expr, Msg: fmt.Sprintf("%s:%d: %v", inputs[fi].Name, at, err)}
 			return false
 		}
 		out.Succeeded[strings.Clone(r.session)] = ok

@@ -861,7 +861,7 @@ func parseChunk(p *parser, c *chunk, name string) {
 			c.bad = append(c.bad, BadLine{name, at, err.Error()})
 			r = rec{fileLine: -line}
 		} else {
-			r.fileLine = line
+			r.fileLine, r.at = line, at
 		}
 		c.recs = append(c.recs, r)
 		line++

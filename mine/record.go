@@ -128,6 +128,9 @@ type rec struct {
 	detour   bool
 	hash     uint64
 	fileLine int
+	// at is the input's line of the record where an importer wrote it
+	// (fileLine is then the line of the importer's output), else fileLine.
+	at int
 }
 
 // badRecord is input that cannot be used: its line and why.

@@ -377,7 +377,7 @@ func deviation(lg *mine.Log, s *mine.Session, v *conform.Verdict) *Deviation {
 	dev := &Deviation{
 		SessionID: s.ID, Step: visitStep(rec, min(d.Move, len(s.Visits)-1)), Move: d.Move, Kind: d.Kind,
 		State: d.State, Event: d.Event, Label: d.Label,
-		File: lg.Files[rec.File].Path, Line: int(rec.Line),
+		File: lg.Files[rec.File].Path, Line: lg.InputLine(rec.File, rec.Line),
 		Cost: v.Cost, Fitness: mine.Round6(v.Fitness),
 	}
 	if d.Kind == conform.KindLoopCap || d.Kind == conform.KindRepeatCap || d.Kind == conform.KindUnusualCap || d.Kind == conform.KindUnusualRun {

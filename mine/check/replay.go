@@ -125,7 +125,7 @@ func Replay(lg *mine.Log, s *mine.Session, c *conform.Checker) *ReplayReport {
 		pos := min(st.Move, len(s.Visits)-1)
 		row := ReplayStep{
 			Move: st.Move, Step: visitStep(rec, pos), End: st.Move == len(s.Visits),
-			File: lg.Files[rec.File].Path, Line: int(rec.Line),
+			File: lg.Files[rec.File].Path, Line: lg.InputLine(rec.File, rec.Line),
 			State: st.From, Event: moves[st.Move].Event, Label: moves[st.Move].Label, Next: st.To,
 			Verdict: st.Verdict, Resync: st.Resync,
 		}

@@ -52,6 +52,9 @@ type Report struct {
 	// something else than a number a float64 holds (text, true, 1e400):
 	// left out of the figures.
 	Unusable map[string]int `json:"unusable,omitempty"`
+	// UnusableAt names, per field of Unusable, the first such record as
+	// file:line.
+	UnusableAt map[string]string `json:"unusable_at,omitempty"`
 	// States are the model's states but __start__ and __end__, by visits
 	// (most first), then by id.
 	States []State `json:"states"`
@@ -329,9 +332,12 @@ func FromLogs(m *automaton.Model, lg *mine.Log, ms *mine.Measures, top int) *Rep
 		}
 		if p < len(ms.Unusable) && ms.Unusable[p] > 0 {
 			if r.Unusable == nil {
-				r.Unusable = map[string]int{}
+				r.Unusable, r.UnusableAt = map[string]int{}, map[string]string{}
 			}
 			r.Unusable[path] = ms.Unusable[p]
+			if p < len(ms.UnusableAt) {
+				r.UnusableAt[path] = ms.UnusableAt[p]
+			}
 		}
 	}
 	if r.Measures == nil {

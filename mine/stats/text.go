@@ -42,7 +42,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		p("\n")
 		for _, path := range slices.Sorted(maps.Keys(r.Unusable)) {
-			p("          %s with %s not a number from 0 to 1e290 (text, true, negative or larger), left out\n", text.Count(r.Unusable[path], "record"), text.Cell(path))
+			p("          %s with %s not a number from 0 to 1e290 (text, true, negative or larger), left out", text.Count(r.Unusable[path], "record"), text.Cell(path))
+			if at := r.UnusableAt[path]; at != "" {
+				p(" (the first at %s)", text.Line(at))
+			}
+			p("\n")
 		}
 	} else {
 		p("source    the model alone: %d sessions, %d events when mined (give logs for exact endings, loop histograms, tokens and latency)\n", r.Sessions, r.Events)
