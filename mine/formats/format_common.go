@@ -996,6 +996,26 @@ func indexRaw(raw, sub []byte) int {
 	return 0
 }
 
+// rawCursor finds the elements of an array decoded from raw within raw, in
+// order: each search starts where the element before it ended, so that
+// placing n elements reads raw once, not n times (a tau2 document of 250
+// simulations took ten minutes).
+type rawCursor struct {
+	raw  []byte
+	from int
+}
+
+// index returns the offset of sub within the cursor's raw, searching from
+// the end of the element placed before it (0 when absent).
+func (c *rawCursor) index(sub []byte) int {
+	i := bytes.Index(c.raw[c.from:], sub)
+	if i < 0 {
+		return 0
+	}
+	c.from += i + len(sub)
+	return c.from - len(sub)
+}
+
 // itemBound gives a decoder that reads an item (a CSV row, an XML token)
 // into memory whole at most max bytes past mark, the end of the last item
 // read (0: no limit), so that an item too long to import is refused before

@@ -279,8 +279,9 @@ func convertTau2(jr *jsonReader, raw json.RawMessage, at int64, ids tau2IDs, rw 
 		return err
 	}
 	f.Info.seen = seen
+	sims := rawCursor{raw: raw}
 	for _, simRaw := range f.Simulations {
-		simAt := at + int64(indexRaw(raw, simRaw))
+		simAt := at + int64(sims.index(simRaw))
 		if err := convertTau2Sim(jr, simRaw, simAt, "", ids, &f.Info, rw, obj); err != nil {
 			return err
 		}
@@ -760,8 +761,9 @@ func (d *tau2Dir) convert(r io.Reader, w io.Writer, opt ImportOptions) error {
 				}
 				info = meta.Info
 				info.seen = opt.Seen
+				sims := rawCursor{raw: raw}
 				for _, simRaw := range meta.Simulations {
-					if err := convertTau2Sim(jr, simRaw, at+int64(indexRaw(raw, simRaw)), filepath.Join(d.dir, part.name), ids, &info, rw, &obj); err != nil {
+					if err := convertTau2Sim(jr, simRaw, at+int64(sims.index(simRaw)), filepath.Join(d.dir, part.name), ids, &info, rw, &obj); err != nil {
 						return err
 					}
 				}
