@@ -124,17 +124,13 @@ func (ev *FieldEvidence) Write(w io.Writer) error {
 // ReadFieldEvidence reads what FieldEvidence.Write wrote, checking every
 // index; name is used in errors.
 func ReadFieldEvidence(r io.Reader, name string) (*FieldEvidence, error) {
-	zr, err := gzip.NewReader(r)
+	lines, err := newGzLines(r, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not fsmine fields evidence: %w", name, err)
 	}
-	dec := json.NewDecoder(bufio.NewReaderSize(zr, 64<<10))
 	ev := new(FieldEvidence)
-	if err := dec.Decode(ev); err != nil {
-		return nil, fmt.Errorf("%s: not fsmine fields evidence: %w", name, err)
-	}
-	if ev.Schema != FieldsSchema {
-		return nil, fmt.Errorf("%s: fields schema is %q, this fsmine reads %q", name, ev.Schema, FieldsSchema)
+	if err := lines.decodeHeader(ev, FieldsSchema, "fsmine fields evidence", "fields schema"); err != nil {
+		return nil, err
 	}
 	switch {
 	case len(ev.Counts) != len(ev.Paths):
@@ -158,8 +154,11 @@ func ReadFieldEvidence(r io.Reader, name string) (*FieldEvidence, error) {
 	}
 	for i := 0; i < ev.NumSessions; i++ {
 		var s FieldsOfSession
-		if err := dec.Decode(&s); err != nil {
-			return nil, fmt.Errorf("%s: session %d of %d: %w", name, i+1, ev.NumSessions, err)
+		if err := lines.decodeLine(&s, "id", "v"); err != nil {
+			if err == io.EOF {
+				return nil, fmt.Errorf("%s: the file ends after %d of the %d sessions its header names", name, i, ev.NumSessions)
+			}
+			return nil, err
 		}
 		for _, k := range s.Visits {
 			if k < 0 || k >= len(ev.Sets) {
@@ -171,8 +170,8 @@ func ReadFieldEvidence(r io.Reader, name string) (*FieldEvidence, error) {
 		}
 		ev.Sessions = append(ev.Sessions, s)
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("%s: data after the last of %d sessions", name, ev.NumSessions)
+	if err := lines.end(fmt.Sprintf("the last of the %d sessions the header names", ev.NumSessions)); err != nil {
+		return nil, err
 	}
 	return ev, nil
 }

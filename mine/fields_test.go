@@ -494,8 +494,8 @@ func TestReadFieldEvidence(t *testing.T) {
 		{"counts missing", `"counts":[1,`, `"counts":[`, `counts for 4 paths`},
 		{"a visit past the sets", `{"id":"s0","v":[`, `{"id":"s0","v":[99,`, `session "s0": a visit's set 99 is not one of`},
 		{"sessions out of order", `{"id":"s0"`, `{"id":"s9"`, `session "s1": sessions are not sorted and unique`},
-		{"a session short", `"sessions":4`, `"sessions":5`, `session 5 of 5`},
-		{"a session more", `"sessions":4`, `"sessions":3`, `data after the last of 3 sessions`},
+		{"a session short", `"sessions":4`, `"sessions":5`, `f: the file ends after 4 of the 5 sessions its header names`},
+		{"a session more", `"sessions":4`, `"sessions":3`, `f:5: data after the last of the 3 sessions the header names`},
 		{"a negative count", `"too_long":0`, `"too_long":-1`, `a negative count`},
 	}
 	for _, tt := range tests {

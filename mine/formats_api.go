@@ -50,10 +50,14 @@ func (o *ReadOptions) importOptions() ImportOptions {
 	return o.Import.WithFields(o.Fields).WithMaxItem(o.maxLine())
 }
 
+// defaultMaxLine is the longest line a read takes unless told otherwise
+// (ReadOptions.MaxLine).
+const defaultMaxLine = 64 << 20
+
 // maxLine is MaxLine, or its default of 64 MiB.
 func (o *ReadOptions) maxLine() int {
 	if o.MaxLine <= 0 {
-		return 64 << 20
+		return defaultMaxLine
 	}
 	return o.MaxLine
 }

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/goccy/go-json"
 
@@ -110,28 +112,20 @@ func ReadPartial(r io.Reader, name string) (*Log, error) {
 }
 
 // readPartial reads a partial result and returns the model digest its
-// header names ("" for none).
+// header names ("" for none). Every field is checked, as a read would have
+// made it, so that merging partials gives a model that later commands read;
+// errors name the file and line.
 func readPartial(r io.Reader, name string) (*Log, string, error) {
-	zr, err := gzip.NewReader(r)
+	lines, err := newGzLines(r, name)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: not an fsmine partial result: %w", name, err)
 	}
-	dec := json.NewDecoder(bufio.NewReaderSize(zr, 64<<10))
 	var h partialHeader
-	if err := dec.Decode(&h); err != nil {
-		return nil, "", fmt.Errorf("%s: not an fsmine partial result: %w", name, err)
+	if err := lines.decodeHeader(&h, PartialSchema, "an fsmine partial result", "partial schema"); err != nil {
+		return nil, "", err
 	}
-	if h.Schema != PartialSchema {
-		return nil, "", fmt.Errorf("%s: partial schema is %q, this fsmine reads %q", name, h.Schema, PartialSchema)
-	}
-	for _, c := range []struct {
-		what string
-		n    int
-	}{{"records", h.Records}, {"skipped", h.Skipped}, {"duplicates", h.Duplicates}, {"dropped", h.Dropped}, {"emptied", h.Emptied},
-		{"folded", h.Folded}, {"detours", h.Detours}, {"step_gaps", h.StepGaps}, {"sessions", h.Sessions}} {
-		if c.n < 0 {
-			return nil, "", fmt.Errorf("%s: the header's %s is negative (%d)", name, c.what, c.n)
-		}
+	if err := h.check(); err != nil {
+		return nil, "", fmt.Errorf("%s:1: %w", name, err)
 	}
 	lg := newLog(0)
 	lg.Files = h.Files
@@ -140,14 +134,14 @@ func readPartial(r io.Reader, name string) (*Log, string, error) {
 	lg.Fields = h.Fields
 	if len(h.Labels) > 0 {
 		if lg.Rules, err = ParseRules(h.Labels); err != nil {
-			return nil, "", fmt.Errorf("%s: label rules: %w", name, err)
+			return nil, "", fmt.Errorf("%s:1: label rules: %w", name, err)
 		}
 	}
 	for _, n := range h.Names {
 		lg.intern(n)
 	}
 	if len(lg.names) != len(h.Names) {
-		return nil, "", fmt.Errorf("%s: the name table repeats a name", name)
+		return nil, "", fmt.Errorf("%s:1: the name table repeats a name", name)
 	}
 	// The header's count is checked against the sessions read, not
 	// trusted for memory: the list grows as they come.
@@ -157,30 +151,38 @@ func readPartial(r io.Reader, name string) (*Log, string, error) {
 			ID     string              `json:"id"`
 			Visits [][]json.RawMessage `json:"v"`
 		}
-		if err := dec.Decode(&ps); err != nil {
-			return nil, "", fmt.Errorf("%s: session %d of %d: %w", name, i+1, h.Sessions, err)
+		if err := lines.decodeLine(&ps, "id", "v"); err != nil {
+			if err == io.EOF {
+				return nil, "", fmt.Errorf("%s: the file ends after %d of the %d sessions its header names", name, i, h.Sessions)
+			}
+			return nil, "", err
 		}
+		at := fmt.Sprintf("%s:%d: session %q", name, lines.line, ps.ID)
 		// A read makes no session without an id or a visit (a session
-		// whose records were all dropped is counted as emptied).
-		if ps.ID == "" || len(ps.Visits) == 0 {
-			return nil, "", fmt.Errorf("%s: session %d of %d has no id or no visit", name, i+1, h.Sessions)
+		// whose records were all dropped is counted as emptied), and
+		// gives its sessions sorted by id, each once.
+		switch {
+		case ps.ID == "" || len(ps.Visits) == 0:
+			return nil, "", fmt.Errorf("%s:%d: session %d of %d has no id or no visit", name, lines.line, i+1, h.Sessions)
+		case i > 0 && lg.Sessions[i-1].ID >= ps.ID:
+			return nil, "", fmt.Errorf("%s: sessions are not sorted by id, each once (it follows %q)", at, lg.Sessions[i-1].ID)
 		}
 		s := Session{ID: ps.ID, Visits: make([]Visit, len(ps.Visits))}
 		for j, pv := range ps.Visits {
 			var label, event uint32
 			if len(pv) != 3 || json.Unmarshal(pv[0], &label) != nil || json.Unmarshal(pv[1], &event) != nil ||
 				int(label) >= len(lg.names) || int(event) >= len(lg.names) {
-				return nil, "", fmt.Errorf("%s: session %q: visit %d is not [label, event, dwell]", name, ps.ID, j+1)
+				return nil, "", fmt.Errorf("%s: visit %d is not [label, event, dwell]", at, j+1)
 			}
 			if l := lg.names[label]; l == "" || isReserved(l) {
-				return nil, "", fmt.Errorf("%s: session %q: visit %d has the label %q, which no read gives", name, ps.ID, j+1, l)
+				return nil, "", fmt.Errorf("%s: visit %d has the label %q, which no read gives", at, j+1, l)
 			}
 			v := Visit{Label: label, Event: event, Step: -1, Records: 1}
 			if string(pv[2]) != "null" {
 				// A read's dwell is a time spent: not negative, and below
 				// what a model file can write (2^63 ms).
 				if err := json.Unmarshal(pv[2], &v.DwellMS); err != nil || !(v.DwellMS >= 0 && v.DwellMS < 1<<63) {
-					return nil, "", fmt.Errorf("%s: session %q: visit %d has a bad dwell", name, ps.ID, j+1)
+					return nil, "", fmt.Errorf("%s: visit %d has a bad dwell", at, j+1)
 				}
 				v.HasDwell = true
 			}
@@ -188,10 +190,76 @@ func readPartial(r io.Reader, name string) (*Log, string, error) {
 		}
 		lg.Sessions = append(lg.Sessions, s)
 	}
-	if dec.More() {
-		return nil, "", fmt.Errorf("%s: data after the last of %d sessions", name, h.Sessions)
+	if err := lines.end(fmt.Sprintf("the last of the %d sessions the header names", h.Sessions)); err != nil {
+		return nil, "", err
 	}
 	return lg, h.Model, nil
+}
+
+// check checks what a header says of the read: counts that are not
+// negative and add up over the files, the files a read names, a field map
+// a read takes, and no more bad lines than a read keeps.
+func (h *partialHeader) check() error {
+	for _, c := range []struct {
+		what string
+		n    int
+	}{{"records", h.Records}, {"skipped", h.Skipped}, {"duplicates", h.Duplicates}, {"dropped", h.Dropped}, {"emptied", h.Emptied},
+		{"folded", h.Folded}, {"detours", h.Detours}, {"step_gaps", h.StepGaps}, {"sessions", h.Sessions}} {
+		if c.n < 0 {
+			return fmt.Errorf("the header's %s is negative (%d)", c.what, c.n)
+		}
+	}
+	var records, skipped, dups int
+	for i, f := range h.Files {
+		switch {
+		case f.Path == "":
+			return fmt.Errorf("files[%d] has no path", i)
+		case f.Records < 0 || f.Skipped < 0 || f.Duplicates < 0:
+			return fmt.Errorf("files[%d] (%s) has a negative count", i, f.Path)
+		case f.SHA256 != "" && !isSHA256(f.SHA256):
+			return fmt.Errorf("files[%d] (%s): sha256 %q is not 64 lowercase hex digits", i, f.Path, f.SHA256)
+		case f.Format != "" && !slices.Contains(Formats(), f.Format):
+			return fmt.Errorf("files[%d] (%s): format %q is none of %s", i, f.Path, f.Format, strings.Join(Formats(), ", "))
+		}
+		// Each is below the header's own count, checked below, unless
+		// one is out of range.
+		if records += f.Records; records < 0 || records > h.Records {
+			records = -1
+		}
+		if skipped += f.Skipped; skipped < 0 || skipped > h.Skipped {
+			skipped = -1
+		}
+		if dups += f.Duplicates; dups < 0 || dups > h.Duplicates {
+			dups = -1
+		}
+	}
+	for _, c := range []struct {
+		what      string
+		sum, want int
+	}{{"records", records, h.Records}, {"skipped", skipped, h.Skipped}, {"duplicates", dups, h.Duplicates}} {
+		if c.sum != c.want {
+			return fmt.Errorf("the header's %s (%d) are not the sum of its files'", c.what, c.want)
+		}
+	}
+	if len(h.Bad) > maxBadExamples {
+		return fmt.Errorf("%d bad lines, and a read keeps %d", len(h.Bad), maxBadExamples)
+	}
+	if err := CheckFieldMap(h.Fields); err != nil {
+		return fmt.Errorf("fields: %w", err)
+	}
+	return nil
+}
+
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // ErrSessionAcrossShards is returned by MergeLogs when two shards hold the

@@ -89,45 +89,87 @@ func TestPartialMerge(t *testing.T) {
 }
 
 // TestPartialHostile: a partial result's header and sessions are checked as
-// they are read, each error naming the file: a negative or huge session
-// count (which reserved memory before anything was read), negative counts,
-// a visit of a name no read gives, a session without an id or visits, a
-// dwell no read gives; and counts that overflow when partials are merged.
+// they are read, each error naming the file and line: a negative or huge
+// session count (which reserved memory before anything was read), negative
+// counts and counts that do not add up over the files, files, a field map
+// or bad lines no read gives, a key unknown, in other case or given twice, a
+// visit of a name no read gives, a session without an id or visits, a dwell
+// no read gives, sessions out of order or given twice, gzip data cut short
+// or followed by other bytes, a line past the bound; and counts that
+// overflow when partials are merged.
 func TestPartialHostile(t *testing.T) {
-	partial := func(header, sessions string) *bytes.Buffer {
+	const header = `{"schema":"` + PartialSchema + `","files":[{"path":"a.jsonl","sha256":"","records":2,"skipped":0,"duplicates":0,"format":"jsonl"}],` +
+		`"records":2,"skipped":0,"duplicates":0,"dropped":0,"folded":0,"detours":0,"step_gaps":0,"bad":[],"fields":null,"labels":null,"names":["","a","__start__"],"sessions":1}` + "\n"
+	const session = `{"id":"s","v":[[1,0,null]]}` + "\n"
+	gz := func(s string) []byte {
 		var b bytes.Buffer
 		zw := gzip.NewWriter(&b)
-		zw.Write([]byte(`{"schema":"` + PartialSchema + `","files":[],"records":2,"skipped":0,"duplicates":0,"dropped":0,"folded":0,"detours":0,"step_gaps":0,"bad":[],"fields":null,"labels":null,"names":["","a","__start__"],` + header + "}\n" + sessions))
+		zw.Write([]byte(s))
 		zw.Close()
-		return &b
+		return b.Bytes()
 	}
-	tests := []struct{ name, header, sessions, want string }{
-		{"sessions -1", `"sessions":-1`, "", "p.fsp: the header's sessions is negative (-1)"},
-		{"sessions 2^40", `"sessions":1099511627776`, `{"id":"s","v":[[1,0,null]]}` + "\n", "p.fsp: session 2 of 1099511627776: EOF"},
-		{"records -5", `"sessions":0,"records":-5`, "", "p.fsp: the header's records is negative (-5)"},
-		{"start as a label", `"sessions":1`, `{"id":"s","v":[[2,0,null]]}` + "\n", `p.fsp: session "s": visit 1 has the label "__start__", which no read gives`},
-		{"empty label", `"sessions":1`, `{"id":"s","v":[[0,0,null]]}` + "\n", `p.fsp: session "s": visit 1 has the label "", which no read gives`},
-		{"no id", `"sessions":1`, `{"id":"","v":[[1,0,null]]}` + "\n", "p.fsp: session 1 of 1 has no id or no visit"},
-		{"no visit", `"sessions":1`, `{"id":"s","v":[]}` + "\n", "p.fsp: session 1 of 1 has no id or no visit"},
-		{"dwell 1e19", `"sessions":1`, `{"id":"s","v":[[1,0,1e19]]}` + "\n", `p.fsp: session "s": visit 1 has a bad dwell`},
-		{"dwell -1", `"sessions":1`, `{"id":"s","v":[[1,0,-1]]}` + "\n", `p.fsp: session "s": visit 1 has a bad dwell`},
+	good := gz(header + session)
+	if _, err := ReadPartial(bytes.NewReader(good), "p.fsp"); err != nil {
+		t.Fatalf("the template: %v", err)
+	}
+	// edit replaces old, which the template must hold, by new.
+	edit := func(old, new string) []byte {
+		if !strings.Contains(header+session, old) {
+			t.Fatalf("the template has no %s", old)
+		}
+		return gz(strings.Replace(header+session, old, new, 1))
+	}
+	bound := ownLineBound
+	defer func() { ownLineBound = bound }()
+	ownLineBound = 1000
+	tests := []struct {
+		name string
+		file []byte
+		want string
+	}{
+		{"sessions -1", edit(`"sessions":1`, `"sessions":-1`), "p.fsp:1: the header's sessions is negative (-1)"},
+		{"sessions 2^40", edit(`"sessions":1`, `"sessions":1099511627776`), "p.fsp: the file ends after 1 of the 1099511627776 sessions its header names"},
+		{"records -5", edit(`"records":2,"skipped":0,"duplicates":0,"dropped"`, `"records":-5,"skipped":0,"duplicates":0,"dropped"`), "p.fsp:1: the header's records is negative (-5)"},
+		{"records not the files'", edit(`"records":2,"skipped":0,"duplicates":0,"dropped"`, `"records":9223372036854775807,"skipped":0,"duplicates":0,"dropped"`), "p.fsp:1: the header's records (9223372036854775807) are not the sum of its files'"},
+		{"a file's records -1", edit(`"records":2,"skipped":0,"duplicates":0,"format"`, `"records":-1,"skipped":0,"duplicates":0,"format"`), "p.fsp:1: files[0] (a.jsonl) has a negative count"},
+		{"a file without a path", edit(`"path":"a.jsonl"`, `"path":""`), "p.fsp:1: files[0] has no path"},
+		{"a file's digest", edit(`"sha256":""`, `"sha256":"\u001b[2J"`), `p.fsp:1: files[0] (a.jsonl): sha256 "\x1b[2J" is not 64 lowercase hex digits`},
+		{"a file's format", edit(`"format":"jsonl"`, `"format":"doc"`), `p.fsp:1: files[0] (a.jsonl): format "doc" is none of ` + strings.Join(Formats(), ", ")},
+		{"a field map no read takes", edit(`"fields":null`, `"fields":{"node":"a..b"}`), `p.fsp:1: fields: node: path "a..b": want names joined by dots, e.g. attrs.conversation_id`},
+		{"more bad lines than a read keeps", edit(`"bad":[]`, `"bad":[{},{},{},{},{},{}]`), "p.fsp:1: 6 bad lines, and a read keeps 5"},
+		{"an unknown key", edit(`"dropped":0`, `"dropped":0,"extra":1`), `p.fsp:1: json: unknown field "extra"`},
+		{"a key twice", edit(`"dropped":0`, `"dropped":0,"dropped":7`), `p.fsp:1: the key "dropped" is given twice`},
+		{"a key in other case", edit(`"dropped":0`, `"Dropped":0`), `p.fsp:1: key "Dropped" is in other case: want "dropped"`},
+		{"a key twice in a session", edit(`{"id":"s",`, `{"id":"s","id":"t",`), `p.fsp:2: the key "id" is given twice`},
+		{"an unknown key in a session", edit(`{"id":"s",`, `{"id":"s","n":1,`), `p.fsp:2: unknown key "n"`},
+		{"a session key in other case", edit(`{"id":"s",`, `{"ID":"s",`), `p.fsp:2: unknown key "ID"`},
+		{"start as a label", edit(`[[1,0,null]]`, `[[2,0,null]]`), `p.fsp:2: session "s": visit 1 has the label "__start__", which no read gives`},
+		{"empty label", edit(`[[1,0,null]]`, `[[0,0,null]]`), `p.fsp:2: session "s": visit 1 has the label "", which no read gives`},
+		{"no id", edit(`"id":"s"`, `"id":""`), "p.fsp:2: session 1 of 1 has no id or no visit"},
+		{"no visit", edit(`[[1,0,null]]`, `[]`), "p.fsp:2: session 1 of 1 has no id or no visit"},
+		{"dwell 1e19", edit(`[[1,0,null]]`, `[[1,0,1e19]]`), `p.fsp:2: session "s": visit 1 has a bad dwell`},
+		{"dwell -1", edit(`[[1,0,null]]`, `[[1,0,-1]]`), `p.fsp:2: session "s": visit 1 has a bad dwell`},
+		{"sessions out of order", edit(`"sessions":1`+"}\n"+session, `"sessions":2`+"}\n"+`{"id":"t","v":[[1,0,null]]}`+"\n"+session), `p.fsp:3: session "s": sessions are not sorted by id, each once (it follows "t")`},
+		{"a session twice", edit(`"sessions":1`+"}\n"+session, `"sessions":2`+"}\n"+session+session), `p.fsp:3: session "s": sessions are not sorted by id, each once (it follows "s")`},
+		{"a session more", edit(session, session+`{"id":"t","v":[[1,0,null]]}`+"\n"), "p.fsp:3: data after the last of the 1 sessions the header names"},
+		{"cut short in the trailer", good[:len(good)-4], fmt.Sprintf("p.fsp: gzip data truncated at byte %d (after %d bytes of data)", len(good)-4, len(header+session))},
+		{"bytes after the gzip data", append(append([]byte(nil), good...), "\n"...), fmt.Sprintf("p.fsp: trailing data after the gzip stream at byte %d", len(good))},
+		{"a line past the bound", edit(`"id":"s"`, `"id":"`+strings.Repeat("s", 1000)+`"`), "p.fsp:2: line too long (over 1000 bytes)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// The header's keys after the template's win (records).
-			b := partial(tt.header, tt.sessions)
-			_, err := ReadPartial(b, "p.fsp")
+			_, err := ReadPartial(bytes.NewReader(tt.file), "p.fsp")
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("error %v, want %s", err, tt.want)
 			}
 		})
 	}
-	big, err := ReadPartial(partial(`"sessions":1`, `{"id":"s","v":[[1,0,null]]}`+"\n"), "a.fsp")
+	big, err := ReadPartial(bytes.NewReader(good), "a.fsp")
 	if err != nil {
 		t.Fatal(err)
 	}
 	big.Records = math.MaxInt - 1
-	other, err := ReadPartial(partial(`"sessions":1`, `{"id":"t","v":[[1,0,null]]}`+"\n"), "b.fsp")
+	other, err := ReadPartial(bytes.NewReader(edit(`"id":"s"`, `"id":"t"`)), "b.fsp")
 	if err != nil {
 		t.Fatal(err)
 	}
