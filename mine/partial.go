@@ -278,6 +278,8 @@ func MergeLogs(logs []*Log, names []string) (*Log, error) {
 	out := newLog(0)
 	out.Fields, out.Rules = logs[0].Fields, logs[0].Rules
 	owner := map[string]int{}
+	// A log's path and digest name it in every shard that read it.
+	readBy := map[[2]string]int{}
 	var visits uint64
 	for i, lg := range logs {
 		if lg.Streamed {
@@ -288,6 +290,18 @@ func MergeLogs(logs []*Log, names []string) (*Log, error) {
 		}
 		if !bytes.Equal(rawRules(lg.Rules), rawRules(out.Rules)) {
 			return nil, fmt.Errorf("%s and %s were labelled with different rules", names[0], names[i])
+		}
+		for _, f := range lg.Files {
+			// Of a file that gave no line (empty, or read without its
+			// digest) a second reading changes no count.
+			if f.SHA256 == "" || f.Records+f.Skipped == 0 {
+				continue
+			}
+			k := [2]string{f.Path, f.SHA256}
+			if j, dup := readBy[k]; dup {
+				return nil, fmt.Errorf("%s (sha256 %s) is in %s and in %s: the same log read twice", f.Path, f.SHA256[:12], names[j], names[i])
+			}
+			readBy[k] = i
 		}
 		out.Files = append(out.Files, lg.Files...)
 		for _, c := range []struct {

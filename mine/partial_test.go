@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,10 +79,20 @@ func TestPartialMerge(t *testing.T) {
 		}
 	}
 
-	// A session in two shards is refused, naming it and both shards.
-	_, err = MergeLogs([]*Log{logs[0], logs[0]}, []string{"a.fsp", "b.fsp"})
+	// A session in two shards is refused, naming it and both shards; so
+	// is a log two shards read.
+	copied := *logs[0]
+	copied.Files = slices.Clone(copied.Files)
+	for i := range copied.Files {
+		copied.Files[i].Path = "copy/" + copied.Files[i].Path
+	}
+	_, err = MergeLogs([]*Log{logs[0], &copied}, []string{"a.fsp", "b.fsp"})
 	if !errors.Is(err, ErrSessionAcrossShards) || !strings.Contains(err.Error(), "is in a.fsp and in b.fsp") {
 		t.Errorf("err = %v, want ErrSessionAcrossShards naming a.fsp and b.fsp", err)
+	}
+	_, err = MergeLogs([]*Log{logs[0], logs[0]}, []string{"a.fsp", "b.fsp"})
+	if err == nil || !strings.HasSuffix(err.Error(), "is in a.fsp and in b.fsp: the same log read twice") {
+		t.Errorf("err = %v, want the same log read twice, naming a.fsp and b.fsp", err)
 	}
 	if _, err := ReadPartial(strings.NewReader("not gzip"), "x.fsp"); err == nil || !strings.HasPrefix(err.Error(), "x.fsp: not an fsmine partial result") {
 		t.Errorf("ReadPartial(garbage) = %v", err)
