@@ -3,6 +3,7 @@ package mine
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -13,8 +14,9 @@ import (
 // a value, such as attrs.reward>=1, attrs.termination=user_stop or
 // attrs.status!=error, that says whether a session succeeded.
 //
-// The operators are = (also ==), !=, <, <=, > and >=. A value that parses
-// as a number compares with a JSON number, numerically; true and false
+// The operators are = (also ==), !=, <, <=, > and >=. A value that is a
+// decimal number (1, -0.5, .5, 1e3; not NaN, Inf or hex) compares with a
+// JSON number, numerically; true and false
 // compare with a JSON boolean; any other value (quotes optional, "..." or
 // '...') compares with a JSON string, and only with = and !=.
 type Outcome struct {
@@ -87,8 +89,14 @@ func ParseOutcome(expr string) (*Outcome, error) {
 		return nil, bad("no value after %s", o.Op)
 	}
 	o.Value = v
+	// A number is written in decimal, as JSON writes one (a sign or a
+	// leading point allowed): ParseFloat also takes NaN, Inf, hex and
+	// underscores, which no JSON number equals (=NaN failed every session).
+	decimal := strings.Trim(v, "+-.0123456789eE") == "" && strings.ContainsAny(v, "0123456789")
 	switch x, err := strconv.ParseFloat(v, 64); {
-	case !quoted && err == nil:
+	case !quoted && decimal && errors.Is(err, strconv.ErrRange):
+		return nil, bad("%s is beyond the range of a number (±%g)", v, math.MaxFloat64)
+	case !quoted && decimal && err == nil:
 		o.kind, o.num = kindNumber, x
 	case !quoted && (v == "true" || v == "false"):
 		o.kind = kindBool

@@ -24,6 +24,15 @@ func TestParseOutcome(t *testing.T) {
 		{expr: "attrs.status>error", err: `outcome "attrs.status>error": > compares numbers, and "error" is not one`},
 		{expr: "a=>1", err: `outcome "a=>1": more than one operator`},
 		{expr: "a!1", err: `outcome "a!1": "!" is no operator: want one of = != < <= > >=`},
+		{expr: "a<.5", path: "a", op: "<", value: ".5"},
+		{expr: "a>=-1e3", path: "a", op: ">=", value: "-1e3"},
+		// What ParseFloat takes and no JSON number is.
+		{expr: "a<NaN", err: `outcome "a<NaN": < compares numbers, and "NaN" is not one`},
+		{expr: "a<Inf", err: `outcome "a<Inf": < compares numbers, and "Inf" is not one`},
+		{expr: "a<0x1p10", err: `outcome "a<0x1p10": < compares numbers, and "0x1p10" is not one`},
+		{expr: "a<1_000", err: `outcome "a<1_000": < compares numbers, and "1_000" is not one`},
+		{expr: "a<1e400", err: `outcome "a<1e400": 1e400 is beyond the range of a number (±1.7976931348623157e+308)`},
+		{expr: "a<-1e400", err: `outcome "a<-1e400": -1e400 is beyond the range of a number (±1.7976931348623157e+308)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
@@ -65,6 +74,9 @@ func TestSessionOutcomes(t *testing.T) {
 		{expr: "attrs.nope>=1", err: `outcome "attrs.nope>=1": no record has the field attrs.nope`},
 		{expr: "attrs.end>=1", err: `outcome "attrs.end>=1": log.jsonl:1: attrs.end is a string ("user_stop"), the expression compares a number`},
 		{expr: "attrs.reward=done", err: `outcome "attrs.reward=done": log.jsonl:1: attrs.reward is a number (1), the expression compares a string`},
+		// NaN is no number a log holds: =NaN made every session fail.
+		{expr: "attrs.reward=NaN", err: `outcome "attrs.reward=NaN": log.jsonl:1: attrs.reward is a number (1), the expression compares a string`},
+		{expr: "attrs.reward!=nan", err: `outcome "attrs.reward!=nan": log.jsonl:1: attrs.reward is a number (1), the expression compares a string`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
