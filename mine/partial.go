@@ -209,7 +209,11 @@ func (h *partialHeader) check() error {
 			return fmt.Errorf("the header's %s is negative (%d)", c.what, c.n)
 		}
 	}
-	var records, skipped, dups int
+	sums := []struct {
+		what      string
+		sum, want int
+		over      bool
+	}{{what: "records", want: h.Records}, {what: "skipped", want: h.Skipped}, {what: "duplicates", want: h.Duplicates}}
 	for i, f := range h.Files {
 		switch {
 		case f.Path == "":
@@ -221,23 +225,18 @@ func (h *partialHeader) check() error {
 		case f.Format != "" && !slices.Contains(Formats(), f.Format):
 			return fmt.Errorf("files[%d] (%s): format %q is none of %s", i, f.Path, f.Format, strings.Join(Formats(), ", "))
 		}
-		// Each is below the header's own count, checked below, unless
-		// one is out of range.
-		if records += f.Records; records < 0 || records > h.Records {
-			records = -1
-		}
-		if skipped += f.Skipped; skipped < 0 || skipped > h.Skipped {
-			skipped = -1
-		}
-		if dups += f.Duplicates; dups < 0 || dups > h.Duplicates {
-			dups = -1
+		// A sum past the header's count stays past it: the int would
+		// wrap around to it.
+		for k, n := range []int{f.Records, f.Skipped, f.Duplicates} {
+			if c := &sums[k]; c.over || c.sum > c.want-n {
+				c.over = true
+			} else {
+				c.sum += n
+			}
 		}
 	}
-	for _, c := range []struct {
-		what      string
-		sum, want int
-	}{{"records", records, h.Records}, {"skipped", skipped, h.Skipped}, {"duplicates", dups, h.Duplicates}} {
-		if c.sum != c.want {
+	for _, c := range sums {
+		if c.over || c.sum != c.want {
 			return fmt.Errorf("the header's %s (%d) are not the sum of its files'", c.what, c.want)
 		}
 	}

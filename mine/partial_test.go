@@ -142,6 +142,7 @@ func TestPartialHostile(t *testing.T) {
 		{"sessions 2^40", edit(`"sessions":1`, `"sessions":1099511627776`), "p.fsp: the file ends after 1 of the 1099511627776 sessions its header names"},
 		{"records -5", edit(`"records":2,"skipped":0,"duplicates":0,"dropped"`, `"records":-5,"skipped":0,"duplicates":0,"dropped"`), "p.fsp:1: the header's records is negative (-5)"},
 		{"records not the files'", edit(`"records":2,"skipped":0,"duplicates":0,"dropped"`, `"records":9223372036854775807,"skipped":0,"duplicates":0,"dropped"`), "p.fsp:1: the header's records (9223372036854775807) are not the sum of its files'"},
+		{"files' records that wrap around to the header's", edit(`"files":[{"path":"a.jsonl","sha256":"","records":2,`, `"files":[{"path":"b.jsonl","records":9223372036854775807},{"path":"a.jsonl","sha256":"","records":3,`), "p.fsp:1: the header's records (2) are not the sum of its files'"},
 		{"a file's records -1", edit(`"records":2,"skipped":0,"duplicates":0,"format"`, `"records":-1,"skipped":0,"duplicates":0,"format"`), "p.fsp:1: files[0] (a.jsonl) has a negative count"},
 		{"a file without a path", edit(`"path":"a.jsonl"`, `"path":""`), "p.fsp:1: files[0] has no path"},
 		{"a file's digest", edit(`"sha256":""`, `"sha256":"\u001b[2J"`), `p.fsp:1: files[0] (a.jsonl): sha256 "\x1b[2J" is not 64 lowercase hex digits`},
