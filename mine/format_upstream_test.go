@@ -592,7 +592,8 @@ func TestLangSmithPatchBeforePost(t *testing.T) {
 	if err := formatNamed("langsmith").Convert(strings.NewReader(in), &out, ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"session_id":"r1","node":"agent","ts":"2024-01-01T00:00:00Z","duration_ms":1000,"event":"error","attrs":{"run_id":"r1","name":"agent","run_type":"chain","trace_id":"r1","error":"boom"}}` + "\n"
+	// The run's record is on the line of its post (see writeAt).
+	want := "\n" + `{"session_id":"r1","node":"agent","ts":"2024-01-01T00:00:00Z","duration_ms":1000,"event":"error","attrs":{"run_id":"r1","name":"agent","run_type":"chain","trace_id":"r1","error":"boom"}}` + "\n"
 	if out.String() != want {
 		t.Errorf("records:\n%s\nwant:\n%s", out.String(), want)
 	}

@@ -816,8 +816,12 @@ func (rw *recordWriter) alignTo(line int) error {
 // writeAt writes one record as that of input line line: on that line of
 // the output when it has not been passed, else on the next with a prefix
 // that names line (see RecordAt), as when a line of the input holds
-// several events (an XES file written on one line).
+// several events (an XES file written on one line). A line below 1 (not
+// known) writes the record as write does.
 func (rw *recordWriter) writeAt(line int, rec []byte) error {
+	if line < 1 {
+		return rw.write(rec)
+	}
 	if line > rw.line {
 		if err := rw.alignTo(line); err != nil {
 			return err
@@ -899,6 +903,7 @@ type spanItem struct {
 	seq     int  // input order
 	first   bool // sorts first among the items that start at its start (a handoff)
 	body    []byte
+	at      int // the input line it was read from (0: none), which its record names
 }
 
 // writeSpanItems orders items within each session by their order key when
@@ -978,7 +983,7 @@ func writeSpanItems(rw *recordWriter, items []*spanItem) error {
 		} else {
 			line = append(line, '}')
 		}
-		if err := rw.write(line); err != nil {
+		if err := rw.writeAt(it.at, line); err != nil {
 			return err
 		}
 	}

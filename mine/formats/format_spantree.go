@@ -441,6 +441,7 @@ func writeTreeSpansTo(rw *recordWriter, spans []*treeSpan, opt ImportOptions, or
 	}
 	items := make([]*spanItem, len(steps))
 	for i, s := range steps {
+		s.spanItem.at = s.line
 		items[i] = &s.spanItem
 	}
 	return writeSpanItems(rw, items)

@@ -321,6 +321,13 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, file st
 		return jr.errorAt(simAt, "simulation %s: a second simulation with this id (the first: %s)", sim.ID, first)
 	}
 	ids[sim.ID] = tau2Where{file, line, col}
+	// Where each message starts, so that its records and errors name its
+	// line; a voice run's messages, made from its ticks, are placed at
+	// the simulation.
+	msgAt := func(int) int64 { return simAt }
+	if offs := memberElements(simRaw, "messages"); len(offs) == len(sim.Messages) && len(offs) > 0 {
+		msgAt = func(mi int) int64 { return simAt + int64(offs[mi]) }
+	}
 	if len(sim.Messages) == 0 && len(sim.Ticks) > 0 {
 		sim.Messages = tau2TickMessages(sim.Ticks)
 	}
@@ -334,12 +341,14 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, file st
 	var args json.RawMessage // of the tool call being written
 	var seen string          // the text the step brings in (ImportOptions.Seen)
 	for mi, m := range sim.Messages {
+		at := msgAt(mi)
+		mline, _ := jr.pr.pos(at)
 		var ts int64
 		hasTS := false
 		if m.Timestamp != "" {
 			var ok bool
 			if ts, ok = parseTimeText(m.Timestamp); !ok {
-				return jr.errorAt(simAt, "simulation %s, message %d: timestamp %q is not a time", sim.ID, mi, m.Timestamp)
+				return jr.errorAt(at, "simulation %s, message %d: timestamp %q is not a time", sim.ID, mi, m.Timestamp)
 			}
 			hasTS = true
 		}
@@ -368,14 +377,19 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, file st
 			writeSeen(obj, seen)
 			args, seen = nil, ""
 			step++
-			return rw.write(obj.bytes())
+			if file != "" {
+				// A folder's files are one input: no line of it names
+				// the record.
+				return rw.write(obj.bytes())
+			}
+			return rw.writeAt(mline, obj.bytes())
 		}
 		switch {
 		case m.Role == "tool" || m.Role == "system":
 		case len(m.ToolCalls) > 0:
 			for _, c := range m.ToolCalls {
 				if c.Name == "" {
-					return jr.errorAt(simAt, "simulation %s, message %d: a tool call without a name", sim.ID, mi)
+					return jr.errorAt(at, "simulation %s, message %d: a tool call without a name", sim.ID, mi)
 				}
 				args = c.Arguments
 				if info.seen {
@@ -399,7 +413,7 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, file st
 				return err
 			}
 		default:
-			return jr.errorAt(simAt, "simulation %s, message %d: role %q, want user, assistant, tool or system", sim.ID, mi, m.Role)
+			return jr.errorAt(at, "simulation %s, message %d: role %q, want user, assistant, tool or system", sim.ID, mi, m.Role)
 		}
 	}
 	if step == 0 {
@@ -435,6 +449,13 @@ func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, r
 	}
 	line, col := jr.pr.pos(at)
 	runs[session] = [2]int{line, col}
+	// Where each message starts, so that its records and errors name its
+	// line.
+	msgAt := func(int) int64 { return at }
+	if offs := memberElements(raw, "traj"); len(offs) == len(run.Traj) && len(offs) > 0 {
+		msgAt = func(mi int) int64 { return at + int64(offs[mi]) }
+	}
+	mline := line
 	answers := toolAnswers{}
 	for i, m := range run.Traj {
 		if m.Role == "tool" {
@@ -459,15 +480,17 @@ func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, r
 		writeSeen(obj, seen)
 		args, seen = nil, ""
 		step++
-		return rw.write(obj.bytes())
+		return rw.writeAt(mline, obj.bytes())
 	}
 	for mi, m := range run.Traj {
+		mat := msgAt(mi)
+		mline, _ = jr.pr.pos(mat)
 		switch {
 		case m.Role == "tool" || m.Role == "system":
 		case len(m.ToolCalls) > 0:
 			for _, c := range m.ToolCalls {
 				if c.Function.Name == "" {
-					return jr.errorAt(at, "task %s trial %s, message %d: a tool call without a name", task, trial, mi)
+					return jr.errorAt(mat, "task %s trial %s, message %d: a tool call without a name", task, trial, mi)
 				}
 				args = c.Function.Arguments
 				if ai := answers.answer(c.ID, mi); withSeen && ai >= 0 && run.Traj[ai].Content != nil {
@@ -489,7 +512,7 @@ func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, r
 				return err
 			}
 		default:
-			return jr.errorAt(at, "task %s trial %s, message %d: role %q, want user, assistant, tool or system", task, trial, mi, m.Role)
+			return jr.errorAt(mat, "task %s trial %s, message %d: role %q, want user, assistant, tool or system", task, trial, mi, m.Role)
 		}
 	}
 	return nil
