@@ -257,6 +257,11 @@ func (m *Model) Validate() error {
 			return fmt.Errorf("invalid model: params.design: %w", err)
 		}
 	}
+	if m.Params.Import != nil {
+		if err := m.Params.Import.Validate(); err != nil {
+			return fmt.Errorf("invalid model: params.%w", err)
+		}
+	}
 	if err := m.validConstraints(labels); err != nil {
 		return err
 	}

@@ -176,6 +176,48 @@ type Params struct {
 	// from (fsmine import; see package mine/design). Empty, and left out
 	// of the file, for a mined model.
 	Design string `json:"design,omitempty"`
+	// Import holds the options the importers read the logs with where they
+	// are not the defaults (fsmine build --sort, --lifecycle, --classifier,
+	// --keep-spans): check, replay and stats read new logs with them, as
+	// they read them with Format, Fields and Labels. Nil, and left out of
+	// the file, for the defaults.
+	Import *Import `json:"import,omitempty"`
+}
+
+// Import are options of the importers of event logs and traces (see
+// mine.ImportOptions), each left out at its default.
+type Import struct {
+	// Sort is "file" where a case's XES or CSV events were taken in file
+	// order, not by time.
+	Sort string `json:"sort,omitempty"`
+	// Lifecycle is "complete" or "start" where only the XES or CSV events
+	// of that lifecycle:transition were kept.
+	Lifecycle string `json:"lifecycle,omitempty"`
+	// Classifier names the XES classifier whose keys made an event's node.
+	Classifier string `json:"classifier,omitempty"`
+	// KeepSpans says every span of a trace was a step.
+	KeepSpans bool `json:"keep_spans,omitempty"`
+}
+
+// Validate checks that im holds values the importers take; errors name
+// the field as import.NAME.
+func (im *Import) Validate() error {
+	switch im.Sort {
+	case "", "time", "file":
+	default:
+		return fmt.Errorf("import.sort is %q, want time or file", im.Sort)
+	}
+	switch im.Lifecycle {
+	case "", "all", "complete", "start":
+	default:
+		return fmt.Errorf("import.lifecycle is %q, want complete, start or all", im.Lifecycle)
+	}
+	if im.Classifier != "" {
+		if err := ValidByValue(im.Classifier); err != nil {
+			return fmt.Errorf("import.classifier: %w", err)
+		}
+	}
+	return nil
 }
 
 // State is a state of the model. Visits counts how often sessions entered it,

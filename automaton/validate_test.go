@@ -141,6 +141,12 @@ func TestValidateMeaning(t *testing.T) {
 		{"a loop of no states", func(m *Model) { m.Loops = []Loop{{}} }, "loop 0 has no states"},
 		{"a design format", func(m *Model) { m.Params.Design = "star" }, ""},
 		{"a design format with a newline", func(m *Model) { m.Params.Design = "star\nfit 100%" }, `params.design: value "star\nfit 100%" has a control character at byte 4`},
+		{"import options", func(m *Model) {
+			m.Params.Import = &Import{Sort: "file", Lifecycle: "complete", Classifier: "Activity classifier", KeepSpans: true}
+		}, ""},
+		{"an import sort unknown", func(m *Model) { m.Params.Import = &Import{Sort: "random"} }, `params.import.sort is "random", want time or file`},
+		{"an import lifecycle unknown", func(m *Model) { m.Params.Import = &Import{Lifecycle: "Complete"} }, `params.import.lifecycle is "Complete", want complete, start or all`},
+		{"an import classifier with a newline", func(m *Model) { m.Params.Import = &Import{Classifier: "a\nb"} }, `params.import.classifier: value "a\nb" has a control character at byte 1`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

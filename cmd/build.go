@@ -115,6 +115,30 @@ func newReadOptions(from string, fields []string, labels string, strict bool, im
 }
 
 // options checks the flags and returns them as mine's import options.
+// optionsOver returns the options of the flags given (changed; nil: none)
+// over those p, a model's params.import, records: the logs read as the
+// model's were but for what the flags say.
+func (f *importFlags) optionsOver(p *automaton.Import, changed func(string) bool) (mine.ImportOptions, error) {
+	given := func(name string) bool { return changed != nil && changed(name) }
+	o := mine.WithImportParams(mine.ImportOptions{Seen: f.seen}, p)
+	if given("sort") {
+		o.Sort = f.sort
+	}
+	if given("lifecycle") {
+		o.Lifecycle = f.lifecycle
+	}
+	if given("classifier") {
+		o.Classifier = f.classifier
+	}
+	if given("keep-spans") {
+		o.KeepSpans = f.keepSpans
+	}
+	if err := o.Check(); err != nil {
+		return o, usageError{err}
+	}
+	return o, nil
+}
+
 func (f *importFlags) options() (mine.ImportOptions, error) {
 	o := mine.ImportOptions{Sort: f.sort, Lifecycle: f.lifecycle, Classifier: f.classifier, KeepSpans: f.keepSpans, Seen: f.seen}
 	if err := o.Check(); err != nil {
@@ -330,6 +354,9 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if opts.update != "" {
 		if err := inheritModelFlags(&opts.model, opts.model.parentModel.Params, opts.changed); err != nil {
 			return fmt.Errorf("--update %s: params: %w", opts.update, err)
+		}
+		if ropt.Import, err = opts.input.imports.optionsOver(opts.model.parentModel.Params.Import, opts.changed); err != nil {
+			return err
 		}
 		if opts.model.slots {
 			if oldFields, err = readFieldEvidence(opts.update, opts.model.parentModel); err != nil {

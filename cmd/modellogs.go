@@ -16,8 +16,8 @@ import (
 )
 
 // logFlags say how check, replay and stats read logs: by default as the
-// model was built from them (its params.labels, params.fields and
-// params.format); the flags override.
+// model was built from them (its params.labels, params.fields,
+// params.format and params.import); the flags override.
 type logFlags struct {
 	labels  string
 	fields  []string
@@ -25,6 +25,9 @@ type logFlags struct {
 	imports importFlags
 	strict  bool
 	quiet   bool
+	// changed says whether a flag was given (nil: none was, as in tests
+	// that fill the struct).
+	changed func(name string) bool
 }
 
 func (lf *logFlags) bind(f *pflag.FlagSet) {
@@ -34,6 +37,7 @@ func (lf *logFlags) bind(f *pflag.FlagSet) {
 	f.BoolVar(&lf.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
 	f.BoolVarP(&lf.quiet, "quiet", "q", false, "no progress line on a terminal")
 	lf.imports.bind(f)
+	lf.changed = f.Changed
 }
 
 // readOptions returns the options that read logs for model m from path.
@@ -43,7 +47,7 @@ func (lf *logFlags) readOptions(m *automaton.Model, path string) (mine.ReadOptio
 	if err != nil {
 		return ropt, usageError{err}
 	}
-	if ropt.Import, err = lf.imports.options(); err != nil {
+	if ropt.Import, err = lf.imports.optionsOver(m.Params.Import, lf.changed); err != nil {
 		return ropt, err
 	}
 	if err := mine.CheckFieldMap(m.Params.Fields); err != nil {

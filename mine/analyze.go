@@ -43,6 +43,7 @@ func (b *builder) model() *automaton.Model {
 		Params: automaton.Params{
 			Format:    lg.Format(),
 			Fields:    lg.Fields,
+			Import:    lg.Import,
 			Merge:     b.opt.Merge,
 			RareCount: b.opt.RareCount,
 			RareRatio: b.opt.RareRatio,

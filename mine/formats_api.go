@@ -1,6 +1,9 @@
 package mine
 
-import "github.com/fsmine/fsmine/mine/formats"
+import (
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/mine/formats"
+)
 
 // The importers live in package formats, with their registry; these names
 // keep mine's API for reading logs in every format.
@@ -35,6 +38,40 @@ const (
 	LifecycleComplete = formats.LifecycleComplete
 	LifecycleStart    = formats.LifecycleStart
 )
+
+// ImportParams returns the options of o that are not the defaults, as a
+// model records them (automaton.Params.Import): nil when all are. Seen is
+// left out: argument rules ask for it whatever the model says.
+func ImportParams(o ImportOptions) *automaton.Import {
+	im := automaton.Import{Classifier: o.Classifier, KeepSpans: o.KeepSpans}
+	if o.Sort == SortFile {
+		im.Sort = o.Sort
+	}
+	if o.Lifecycle != LifecycleAll {
+		im.Lifecycle = o.Lifecycle
+	}
+	if im == (automaton.Import{}) {
+		return nil
+	}
+	return &im
+}
+
+// WithImportParams returns o with the options p records (see ImportParams)
+// set, each as p has it or at its default.
+func WithImportParams(o ImportOptions, p *automaton.Import) ImportOptions {
+	o.Sort, o.Lifecycle, o.Classifier, o.KeepSpans = SortTime, LifecycleAll, "", false
+	if p == nil {
+		return o
+	}
+	if p.Sort != "" {
+		o.Sort = p.Sort
+	}
+	if p.Lifecycle != "" {
+		o.Lifecycle = p.Lifecycle
+	}
+	o.Classifier, o.KeepSpans = p.Classifier, p.KeepSpans
+	return o
+}
 
 // Formats lists the formats' names, FormatAuto first (see formats.Formats).
 func Formats() []string { return formats.Formats() }

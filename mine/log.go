@@ -39,6 +39,10 @@ type Log struct {
 	// records them in the model's params.
 	Fields map[string]string
 	Rules  *Rules
+	// Import holds the importers' options the log was read with that are
+	// not the defaults (see ImportParams); Build records them in the
+	// model's params.
+	Import *automaton.Import
 
 	// Streamed says the log was read with ReadOptions.Stream and its
 	// sessions were folded into a tally (or given to ReadOptions.Each) as

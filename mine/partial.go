@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-json"
@@ -41,6 +42,7 @@ type partialHeader struct {
 	Bad        []BadLine              `json:"bad"`
 	Fields     map[string]string      `json:"fields"`
 	Labels     automaton.RawJSON      `json:"labels"`
+	Import     *automaton.Import      `json:"import,omitempty"`
 	Names      []string               `json:"names"`
 	Sessions   int                    `json:"sessions"`
 	// Model is the digest of the model whose evidence this is (see
@@ -74,7 +76,7 @@ func (lg *Log) writePartial(w io.Writer, model string) error {
 		Schema: PartialSchema, Files: lg.Files,
 		Records: lg.Records, Skipped: lg.Skipped, Duplicates: lg.Duplicates, Dropped: lg.Dropped, Emptied: lg.Emptied,
 		Folded: lg.Folded, Detours: lg.Detours, StepGaps: lg.StepGaps, Bad: lg.Bad,
-		Fields: lg.Fields, Names: lg.names, Sessions: len(lg.Sessions), Model: model,
+		Fields: lg.Fields, Import: lg.Import, Names: lg.names, Sessions: len(lg.Sessions), Model: model,
 	}
 	if lg.Rules != nil {
 		h.Labels = lg.Rules.Raw()
@@ -131,7 +133,7 @@ func readPartial(r io.Reader, name string) (*Log, string, error) {
 	lg.Files = h.Files
 	lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, lg.Emptied = h.Records, h.Skipped, h.Duplicates, h.Dropped, h.Emptied
 	lg.Folded, lg.Detours, lg.StepGaps, lg.Bad = h.Folded, h.Detours, h.StepGaps, h.Bad
-	lg.Fields = h.Fields
+	lg.Fields, lg.Import = h.Fields, h.Import
 	if len(h.Labels) > 0 {
 		if lg.Rules, err = ParseRules(h.Labels); err != nil {
 			return nil, "", fmt.Errorf("%s:1: label rules: %w", name, err)
@@ -214,6 +216,11 @@ func (h *partialHeader) check() error {
 		sum, want int
 		over      bool
 	}{{what: "records", want: h.Records}, {what: "skipped", want: h.Skipped}, {what: "duplicates", want: h.Duplicates}}
+	if h.Import != nil {
+		if err := h.Import.Validate(); err != nil {
+			return fmt.Errorf("the header's %w", err)
+		}
+	}
 	for i, f := range h.Files {
 		switch {
 		case f.Path == "":
@@ -275,7 +282,7 @@ func MergeLogs(logs []*Log, names []string) (*Log, error) {
 		return nil, errors.New("no partial results to merge")
 	}
 	out := newLog(0)
-	out.Fields, out.Rules = logs[0].Fields, logs[0].Rules
+	out.Fields, out.Rules, out.Import = logs[0].Fields, logs[0].Rules, logs[0].Import
 	owner := map[string]int{}
 	// A log's path and digest name it in every shard that read it.
 	readBy := map[[2]string]int{}
@@ -289,6 +296,9 @@ func MergeLogs(logs []*Log, names []string) (*Log, error) {
 		}
 		if !bytes.Equal(rawRules(lg.Rules), rawRules(out.Rules)) {
 			return nil, fmt.Errorf("%s and %s were labelled with different rules", names[0], names[i])
+		}
+		if !sameImport(lg.Import, out.Import) {
+			return nil, fmt.Errorf("%s and %s were read with different import options: %s and %s", names[0], names[i], importText(out.Import), importText(lg.Import))
 		}
 		for _, f := range lg.Files {
 			// Of a file that gave no line (empty, or read without its
@@ -343,6 +353,36 @@ func MergeLogs(logs []*Log, names []string) (*Log, error) {
 	sort.SliceStable(out.Files, func(i, j int) bool { return out.Files[i].Path < out.Files[j].Path })
 	sort.Slice(out.Sessions, func(i, j int) bool { return out.Sessions[i].ID < out.Sessions[j].ID })
 	return out, nil
+}
+
+// sameImport reports whether two logs were read with the same importers'
+// options.
+func sameImport(a, b *automaton.Import) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// importText names importers' options as build's flags give them.
+func importText(im *automaton.Import) string {
+	if im == nil {
+		return "the defaults"
+	}
+	var parts []string
+	if im.Sort != "" {
+		parts = append(parts, "--sort "+im.Sort)
+	}
+	if im.Lifecycle != "" {
+		parts = append(parts, "--lifecycle "+im.Lifecycle)
+	}
+	if im.Classifier != "" {
+		parts = append(parts, "--classifier "+strconv.Quote(im.Classifier))
+	}
+	if im.KeepSpans {
+		parts = append(parts, "--keep-spans")
+	}
+	return strings.Join(parts, " ")
 }
 
 func rawRules(r *Rules) []byte {

@@ -183,7 +183,7 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 		return nil, err
 	}
 	lg := newLog(len(inputs))
-	lg.Fields, lg.Rules = opt.Fields, opt.Rules
+	lg.Fields, lg.Rules, lg.Import = opt.Fields, opt.Rules, ImportParams(opt.Import)
 	if opt.Stream {
 		window := opt.Window
 		if window <= 0 {
