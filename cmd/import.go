@@ -180,5 +180,8 @@ func readLabelMap(path string) (map[string]string, error) {
 	if err := jsondup.Check(raw); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := jsondup.Text(raw); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return labels, nil
 }

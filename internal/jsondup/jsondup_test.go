@@ -33,3 +33,30 @@ func TestCheck(t *testing.T) {
 	deep := strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000)
 	_ = Check([]byte(deep)) // the decoder's depth limit stops it: no panic
 }
+
+func TestText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"a":"b"}`, ""},
+		{`{"caf\u00e9":"\ud83d\ude00 \ufffd ` + "\uFFFD é" + `"}`, ""},
+		{`{"a":"\\ud800"}`, ""}, // an escaped backslash, then text
+		{`{"a":"\"\ud800"}`, `line 1: a string holds \ud800, half of a UTF-16 surrogate pair`},
+		{"{\n\"a\":\n\"x\\udc00\"}", `line 3: a string holds \udc00, half of a UTF-16 surrogate pair`},
+		{`{"a":"\ud800\u0041"}`, `line 1: a string holds \ud800, half of a UTF-16 surrogate pair`},
+		{`{"a":"\ud83d"}`, `line 1: a string holds \ud83d, half of a UTF-16 surrogate pair`},
+		{"{\"a\":\n\"b\xff\"}", `line 2: a string holds bytes that are not UTF-8`},
+		{"{\"\xc3\":1}", `line 1: a string holds bytes that are not UTF-8`},
+		{`{"a":"\u12"}`, ""}, // a syntax error is the decoder's to word
+		{`{"a":"\ud800`, `line 1: a string holds \ud800, half of a UTF-16 surrogate pair`},
+		{`{"a":"\`, ""},
+		{``, ""},
+	} {
+		err := Text([]byte(tc.in))
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("Text(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

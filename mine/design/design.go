@@ -38,6 +38,7 @@ import (
 	"strings"
 
 	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/jsondup"
 	"github.com/fsmine/fsmine/internal/walk"
 	"github.com/fsmine/fsmine/mine"
 )
@@ -261,6 +262,19 @@ func (f *flow) add(id string) *node {
 
 func (f *flow) errorf(node, format string, args ...any) error {
 	return &Error{Path: f.path, Node: node, Msg: fmt.Sprintf(format, args...)}
+}
+
+// forgiven refuses what JSON decoders forgive in the flow's file data: a
+// key given twice (the first value would be lost), and a string they would
+// read as U+FFFD (two names would become one).
+func (f *flow) forgiven(data []byte) error {
+	if err := jsondup.Check(data); err != nil {
+		return f.errorf("", "%v", err)
+	}
+	if err := jsondup.Text(data); err != nil {
+		return f.errorf("", "%v", err)
+	}
+	return nil
 }
 
 // model checks the flow's rules and makes the model.

@@ -6,7 +6,6 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/internal/jsondup"
 )
 
 // LangGraph's graph JSON (graph.get_graph().to_json() of a compiled
@@ -34,8 +33,8 @@ func readLangGraph(data []byte, opt Options) (*flow, error) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, f.errorf("", "not a LangGraph graph: %s", whyJSON(data, err))
 	}
-	if err := jsondup.Check(data); err != nil {
-		return nil, f.errorf("", "%v", err)
+	if err := f.forgiven(data); err != nil {
+		return nil, err
 	}
 	if len(doc.Nodes) == 0 {
 		return nil, f.errorf("", `not a LangGraph graph: no "nodes"`)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/internal/text"
@@ -73,11 +74,14 @@ type mermaidMove struct {
 	line              int
 }
 
+// maxMermaidLine bounds a line of a Mermaid flow.
+const maxMermaidLine = 16 << 20
+
 func readMermaid(data []byte, opt Options) (*flow, error) {
 	r := &mermaidReader{f: newFlow(opt.Path), opt: opt, names: map[string]string{}, owner: map[string]string{}, groups: map[string]*mermaidGroup{}}
 	f := r.f
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
+	sc.Buffer(make([]byte, 0, 64*1024), maxMermaidLine)
 	lineNo, header, front, inNote, inDescr := 0, false, false, false, false
 	for sc.Scan() {
 		lineNo++
@@ -122,7 +126,9 @@ func readMermaid(data []byte, opt Options) (*flow, error) {
 			return nil, f.errorf("", "line %d: %v", lineNo, r.err)
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, f.errorf("", "line %d: longer than %d MiB", lineNo+1, maxMermaidLine>>20)
+	} else if err != nil {
 		return nil, f.errorf("", "%v", err)
 	}
 	if !header {
@@ -140,6 +146,10 @@ func (r *mermaidReader) line(line string, n int, inNote *bool) error {
 	if strings.IndexByte(line, 0) >= 0 {
 		// innerEnd relies on no id holding a NUL.
 		return f.errorf("", "line %d: a NUL byte", n)
+	}
+	if !utf8.ValidString(line) {
+		// the model would hold a name its own file cannot write
+		return f.errorf("", "line %d: bytes that are not UTF-8", n)
 	}
 	lower := strings.ToLower(line)
 	switch {

@@ -11,7 +11,6 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/internal/jsondup"
 )
 
 // STAR's task graphs (the *.flow.json files of STAR, the schema-guided
@@ -92,8 +91,8 @@ func readSTAR(data []byte, opt Options) (*flow, error) {
 	if err := json.Unmarshal(data, &r.doc); err != nil {
 		return nil, r.f.errorf("", "not a STAR task graph: %s", whyJSON(data, err))
 	}
-	if err := jsondup.Check(data); err != nil {
-		return nil, r.f.errorf("", "%v", err)
+	if err := r.f.forgiven(data); err != nil {
+		return nil, err
 	}
 	if len(r.doc.Graph) == 0 {
 		return nil, r.f.errorf("", `not a STAR task graph: no "graph" of node -> next node`)

@@ -12,7 +12,6 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
-	"github.com/fsmine/fsmine/internal/jsondup"
 )
 
 // An XState machine config (JSON, as createMachine takes it): "initial" and
@@ -78,8 +77,8 @@ func readXState(data []byte, opt Options) (*flow, error) {
 	if err := json.Unmarshal(data, &mc); err != nil {
 		return nil, f.errorf("", "not an XState machine: %s", whyJSON(data, err))
 	}
-	if err := jsondup.Check(data); err != nil {
-		return nil, f.errorf("", "%v", err)
+	if err := f.forgiven(data); err != nil {
+		return nil, err
 	}
 	if len(mc.States) == 0 {
 		return nil, f.errorf("", `not an XState machine: no "states"`)
