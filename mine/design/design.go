@@ -372,7 +372,9 @@ func (f *flow) check() error {
 }
 
 // checkLabels holds the label map to the flow: every name a node of it,
-// every label not empty.
+// every label not empty. The start and the end keep their own labels, which
+// no other node takes (the flow's or the map's): no record of a log carries
+// them, so check and the guard could never enter such a node.
 func (f *flow) checkLabels(opt Options) error {
 	for _, k := range sortedKeys(opt.Labels) {
 		if _, ok := f.nodes[k]; !ok || k == automaton.StartID || k == automaton.EndID {
@@ -380,6 +382,19 @@ func (f *flow) checkLabels(opt Options) error {
 		}
 		if opt.Labels[k] == "" {
 			return &Error{Path: opt.LabelsPath, Node: k, Msg: "the label map gives it an empty label"}
+		}
+	}
+	for _, id := range sortedIDs(f.order) {
+		label, path := f.nodes[id].label, f.path
+		if l, ok := opt.Labels[id]; ok {
+			label, path = l, opt.LabelsPath
+		}
+		pseudo := id == automaton.StartID || id == automaton.EndID
+		switch {
+		case pseudo && label != "" && label != id:
+			return &Error{Path: path, Node: id, Msg: fmt.Sprintf("labelled %q: the start and the end keep their own labels", label)}
+		case !pseudo && (label == automaton.StartID || label == automaton.EndID):
+			return &Error{Path: path, Node: id, Msg: fmt.Sprintf("labelled %q, the label of the flow's start or end, which no record of a log carries", label)}
 		}
 	}
 	return nil
