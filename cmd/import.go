@@ -8,10 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
-	"github.com/fsmine/fsmine/internal/jsondup"
 	"github.com/fsmine/fsmine/mine/design"
 )
 
@@ -170,18 +168,5 @@ func readLabelMap(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var labels map[string]string
-	if err := json.Unmarshal(raw, &labels); err != nil {
-		return nil, fmt.Errorf("%s: a label map is a JSON object of name to label strings: %w", path, err)
-	}
-	if labels == nil { // null decodes to no map, not to an empty one
-		return nil, fmt.Errorf("%s: a label map is a JSON object of name to label strings, not null", path)
-	}
-	if err := jsondup.Check(raw); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := jsondup.Text(raw); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return labels, nil
+	return design.ReadLabels(raw, path)
 }
