@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -90,6 +91,17 @@ func (m *matchOrder) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// key is m's conditions in an order of their own: two matches with the
+// same key match the same records, whatever the order they are written in.
+func (m matchOrder) key() string {
+	pairs := make([]string, len(m))
+	for i, f := range m {
+		pairs[i] = f.Path + "\x00" + f.Pattern
+	}
+	slices.Sort(pairs)
+	return strings.Join(pairs, "\x00\x00")
+}
+
 func (m matchOrder) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
@@ -119,6 +131,11 @@ func ParseRules(data []byte) (*Rules, error) {
 	if err := jsondup.ExactKeys(data, Rules{}); err != nil {
 		return nil, fmt.Errorf("label rules: %w", err)
 	}
+	// The decoder would read them as U+FFFD: a pattern would match
+	// other text than written.
+	if err := jsondup.Text(data); err != nil {
+		return nil, fmt.Errorf("label rules: %w", err)
+	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&rs); err != nil {
@@ -131,6 +148,7 @@ func ParseRules(data []byte) (*Rules, error) {
 	default:
 		return nil, fmt.Errorf(`"unmatched" is %q, want "keep", "drop" or "error"`, rs.Unmatched)
 	}
+	matches := make(map[string]int, len(rs.Rules)) // a rule's match, as matchKey gives it, to its number
 	for i := range rs.Rules {
 		r := &rs.Rules[i]
 		where := fmt.Sprintf("rule %d", i+1)
@@ -140,6 +158,13 @@ func ParseRules(data []byte) (*Rules, error) {
 		if err := r.compile(); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
+		// The first rule that matches wins: a later one with the same
+		// conditions never would.
+		k := r.Match.key()
+		if first, ok := matches[k]; ok {
+			return nil, fmt.Errorf("%s: its \"match\" is rule %d's, which takes every record it would", where, first)
+		}
+		matches[k] = i + 1
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, data); err != nil {

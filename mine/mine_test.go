@@ -390,6 +390,11 @@ func TestParseRulesErrors(t *testing.T) {
 		{"rules twice", `{"rules":[],"rules":[{"match":{"node":"^a$"},"state":"A"}]}`, `the key "rules" is given twice`},
 		{"match in other case", `{"rules":[{"match":{"node":"^a$"},"Match":{"event":"^ok$"},"state":"A"}]}`, `rules[0]: key "Match" is in other case: want "match"`},
 		{"rules in other case", `{"Rules":[{"match":{"node":"^a$"},"state":"A"}]}`, `key "Rules" is in other case: want "rules"`},
+		// The first rule that matches wins: the second never would.
+		{"match of an earlier rule", `{"rules":[{"match":{"node":"^a$","event":"ok"},"state":"A"},{"match":{"node":"^b$"},"drop":true},{"name":"again","match":{"event":"ok","node":"^a$"},"state":"B"}]}`,
+			`rule 3 ("again"): its "match" is rule 1's, which takes every record it would`},
+		// The decoder would read it as U+FFFD and match other text.
+		{"half a surrogate pair", `{"rules":[{"match":{"node":"^a\udc00$"},"state":"A"}]}`, `label rules: line 1: a string holds \udc00, half of a UTF-16 surrogate pair`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
