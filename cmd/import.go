@@ -64,8 +64,9 @@ design beside the mined map; check and serve hold sessions to it.
 The flow must hold together: every target a node of it, a start, every node
 reachable from the start and able to reach the end (no dead end, no cycle
 without exit), every name of the label map a node of the flow, one next
-state per state, event and next label. Otherwise the error names the file
-and the node, and nothing is written.
+state per state, event and next label, at most 100,000 states and as many
+moves. Otherwise the error names the file and the node, and nothing is
+written.
 
 Exit status: 0 ok; 2 trouble (unreadable or bad flow or label map, bad
 flags).`,

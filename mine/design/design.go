@@ -62,6 +62,15 @@ func Formats() []string {
 // of initial children, is errNesting, not a missing state.
 const maxNesting = 64
 
+// maxStates and maxMoves bound a flow: a design a person drew has tens of
+// states, a mined model read back from an export hundreds to thousands, and
+// checking a flow costs about 3 KB a state and 1 KB a move (a 20 MB Mermaid
+// chain of a million states took 3.2 GB).
+const (
+	maxStates = 100_000
+	maxMoves  = 100_000
+)
+
 var (
 	errNesting = errors.New("composite states nested more than 64 deep, or initial children that lead round in a cycle")
 	errNoState = errors.New("no such state")
@@ -281,6 +290,13 @@ func (f *flow) forgiven(data []byte) error {
 func (f *flow) model(opt Options) (*automaton.Model, error) {
 	if err := f.close(opt); err != nil {
 		return nil, err
+	}
+	// counted as build and check count them, __start__ and __end__ included
+	if n := len(f.nodes); n > maxStates {
+		return nil, f.errorf("", "%d states, more than %d: not a designed flow", n, maxStates)
+	}
+	if n := len(f.edges); n > maxMoves {
+		return nil, f.errorf("", "%d moves, more than %d: not a designed flow", n, maxMoves)
 	}
 	if err := f.check(); err != nil {
 		return nil, err

@@ -497,6 +497,23 @@ func TestBadFlows(t *testing.T) {
 		{"SCXML empty fsmine:id", "e.scxml", "", `<scxml xmlns:f="https://github.com/fsmine/fsmine" initial="a"><state id="a" f:id=""><transition event="go" target="b"/></state><final id="b"/></scxml>`, nil,
 			`e.scxml: node "a": line 1: its fsmine:id is empty: a state needs a name`},
 	}...)
+	// flows too large to be designs: a chain of states, and a fan of moves
+	var chain, fan strings.Builder
+	chain.WriteString("stateDiagram-v2\n[*] --> s0\n")
+	fan.WriteString("stateDiagram-v2\n[*] --> a\nb --> [*]\n")
+	for i := range 100_000 {
+		fmt.Fprintf(&chain, "s%d --> s%d\n", i, i+1)
+		fmt.Fprintf(&fan, "a --> b : e%d\n", i)
+	}
+	chain.WriteString("s100000 --> [*]\n")
+	tests = append(tests, []struct {
+		name, path, format, flow string
+		labels                   map[string]string
+		want                     string
+	}{
+		{"too many states", "c.mmd", "", chain.String(), nil, `c.mmd: 100003 states, more than 100000: not a designed flow`},
+		{"too many moves", "f.mmd", "", fan.String(), nil, `f.mmd: 100002 moves, more than 100000: not a designed flow`},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m, err := design.Read([]byte(tt.flow), design.Options{Path: tt.path, Format: tt.format, Labels: tt.labels, LabelsPath: "names.json"})
