@@ -76,6 +76,16 @@ var (
 	errNoState = errors.New("no such state")
 )
 
+// errWildcard words an event that stands for others ("*" for any, "go.*"
+// for go and the events under it in SCXML and XState): a move of the model
+// is on one event, the one the log's record carries.
+var errWildcard = errors.New("a wildcard event is not supported: name the events it stands for")
+
+// wildcard says whether an event of SCXML or XState stands for others.
+func wildcard(event string) bool {
+	return event == "*" || strings.HasSuffix(event, ".*")
+}
+
 // ErrFlow is wrapped by every error about the content of a flow or of its
 // label map (as opposed to reading the file), for errors.Is.
 var ErrFlow = errors.New("bad flow")

@@ -425,6 +425,11 @@ func (r *scxmlReader) edges(s *scxmlState, mv scxmlMove) error {
 		events = []string{r.opt.Event}
 	}
 	for _, ev := range events {
+		if !mv.hasFsmEvent && wildcard(ev) {
+			return f.errorf(s.id, "line %d: event %q: %s", s.line, ev, errWildcard)
+		}
+	}
+	for _, ev := range events {
 		f.edges = append(f.edges, edge{from: s.id, event: ev, to: to.id, count: mv.count, prob: mv.prob, rare: mv.rare, backEdge: mv.backEdge, generalized: mv.generalized})
 	}
 	return nil

@@ -298,6 +298,9 @@ func (r *xstateReader) edges(k string) error {
 				e.count, e.sessions, e.prob = m.Count, m.Sessions, m.Prob
 				e.rare, e.backEdge, e.generalized = m.Rare, m.BackEdge, m.Generalized
 			}
+			if (t.Meta == nil || t.Meta.Event == nil) && wildcard(name) {
+				return r.f.errorf(from, "event %q: %s", name, errWildcard)
+			}
 			r.f.edges = append(r.f.edges, e)
 		}
 	}
