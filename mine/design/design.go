@@ -33,9 +33,13 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/internal/jsondup"
@@ -544,5 +548,80 @@ func whyJSON(data []byte, err error) string {
 	if serr := stdjson.Unmarshal(data, &v); serr != nil {
 		return jsonError(data, serr)
 	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Offset > 0 && int(te.Offset) <= len(data) {
+		before := data[:te.Offset]
+		line := bytes.Count(before, []byte("\n")) + 1
+		col := int(te.Offset) - bytes.LastIndexByte(before, '\n') - 1
+		return fmt.Sprintf("line %d, column %d: %s", line, col, typeError(err))
+	}
+	return typeError(err)
+}
+
+// typeError words err, from decoding JSON, in the flow's terms where it is
+// a value of the wrong kind ("edges[1].conditional is a string, want a
+// boolean"), not the decoder's Go types.
+func typeError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" && te.Type != nil {
+		return fmt.Sprintf("%s is %s, want %s", fieldPath(te.Field), valueWord(te.Value), typeWord(te.Type))
+	}
 	return err.Error()
+}
+
+// fieldPath writes a decoder's path to a field (edges.1.conditional) as
+// the flow's readers know it (edges[1].conditional).
+func fieldPath(field string) string {
+	var b strings.Builder
+	for i, part := range strings.Split(field, ".") {
+		if _, err := strconv.Atoi(part); err == nil {
+			fmt.Fprintf(&b, "[%s]", part)
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(part)
+	}
+	return b.String()
+}
+
+// valueWord names the kind of JSON value a decoder's type error names
+// ("number -5" is a number).
+func valueWord(v string) string {
+	kind, n, _ := strings.Cut(v, " ")
+	switch kind {
+	case "object", "array":
+		return "an " + kind
+	case "bool":
+		return "a boolean"
+	case "string":
+		return "a string"
+	case "number":
+		if n != "" {
+			return "the number " + n
+		}
+		return "a number"
+	}
+	return v
+}
+
+// typeWord names the JSON kind a Go type takes.
+func typeWord(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct, reflect.Pointer:
+		return "an object"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return t.String()
 }

@@ -77,6 +77,9 @@ func readLangGraph(data []byte, opt Options) (*flow, error) {
 
 // jsonName reads a node id: a string, or a number written as it stands.
 func jsonName(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 {
+		return "", fmt.Errorf("missing")
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
 		if s == "" {

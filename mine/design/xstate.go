@@ -273,7 +273,7 @@ func (r *xstateReader) edges(k string) error {
 	for _, name := range sortedRawKeys(n.On) {
 		targets, err := xstateTargets(n.On[name])
 		if err != nil {
-			return r.f.errorf(from, "event %q: %v", name, err)
+			return r.f.errorf(from, "event %q: %s", name, typeError(err))
 		}
 		for _, t := range targets {
 			ref, err := xstateTargetRef(t.Target)
