@@ -103,7 +103,7 @@ func readSTAR(data []byte, opt Options) (*flow, error) {
 	if base := filepath.Base(opt.Path); strings.HasSuffix(base, ".flow.json") {
 		task = strings.TrimSuffix(base, ".flow.json")
 	}
-	if err := r.nodes(task); err != nil {
+	if err := r.nodes(task, opt.Labels); err != nil {
 		return nil, err
 	}
 	var own []string
@@ -150,7 +150,7 @@ func (r *starReader) open(n string) bool { return !r.doc.hasKey(n) }
 
 // nodes adds the graph's nodes, the queries labelled query:TASK, and finds
 // the start: the one node nothing leads to.
-func (r *starReader) nodes(task string) error {
+func (r *starReader) nodes(task string, labels map[string]string) error {
 	f := r.f
 	targets := map[string]bool{}
 	for k := range r.doc.Graph {
@@ -210,6 +210,10 @@ func (r *starReader) nodes(task string) error {
 	for _, n := range r.names {
 		nd := f.add(n)
 		if starQuery(n) {
+			if _, named := labels[n]; task == "" && !named {
+				// "query:" is no query of a log
+				return f.errorf(n, `a query, but the flow names no task for it: name the file TASK.flow.json, give the graph a "task", or give the query a label in the label map`)
+			}
 			nd.label = "query:" + task
 		}
 	}
