@@ -38,6 +38,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 
@@ -142,6 +143,15 @@ type Options struct {
 // is version 1 with counts of 0. Created and Generator are left for the
 // caller. Errors about the flow are *Error.
 func Read(data []byte, opt Options) (*automaton.Model, error) {
+	// The model would hold a text its own file cannot write.
+	if !utf8.ValidString(opt.Event) {
+		return nil, fmt.Errorf("the event of moves the flow names none for, %q, is not valid UTF-8", opt.Event)
+	}
+	for _, k := range sortedKeys(opt.Labels) {
+		if v := opt.Labels[k]; !utf8.ValidString(v) {
+			return nil, &Error{Path: opt.LabelsPath, Node: k, Msg: fmt.Sprintf("the label map gives it %q, which is not valid UTF-8", v)}
+		}
+	}
 	// An editor's byte-order mark is no part of any of the formats.
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
 	format := opt.Format

@@ -532,6 +532,14 @@ func TestBadFlows(t *testing.T) {
 		{"too many states", "c.mmd", "", chain.String(), nil, `c.mmd: 100003 states, more than 100000: not a designed flow`},
 		{"too many moves", "f.mmd", "", fan.String(), nil, `f.mmd: 100002 moves, more than 100000: not a designed flow`},
 	}...)
+	tests = append(tests, []struct {
+		name, path, format, flow string
+		labels                   map[string]string
+		want                     string
+	}{
+		{"label map's label not UTF-8", "l.mmd", "", "stateDiagram-v2\n[*] --> a\na --> [*] : x\n", map[string]string{"a": "caf\xe9"},
+			`names.json: node "a": the label map gives it "caf\xe9", which is not valid UTF-8`},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m, err := design.Read([]byte(tt.flow), design.Options{Path: tt.path, Format: tt.format, Labels: tt.labels, LabelsPath: "names.json"})
@@ -784,5 +792,15 @@ func TestHexUnescapeForms(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("hexUnescape(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestReadEventNotUTF8: the event of moves a flow names none for goes into
+// the model, which could not write it.
+func TestReadEventNotUTF8(t *testing.T) {
+	_, err := design.Read([]byte("stateDiagram-v2\n[*] --> a\na --> [*]\n"), design.Options{Path: "e.mmd", Event: "caf\xe9"})
+	want := `the event of moves the flow names none for, "caf\xe9", is not valid UTF-8`
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %q", err, want)
 	}
 }
