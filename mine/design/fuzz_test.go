@@ -1,13 +1,16 @@
 package design_test
 
 import (
+	"bytes"
 	"testing"
 
+	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/mine/design"
 )
 
 // FuzzRead feeds every reader arbitrary bytes: none panics, and whatever
-// reads is a valid model whose digest is its own.
+// reads is a valid model whose digest is its own, in memory and once
+// written.
 func FuzzRead(f *testing.F) {
 	for _, seed := range []string{
 		"stateDiagram-v2\n[*] --> a\na --> b : go · 3\nb --> [*] : ok\nstate \"x y\" as c {\n[*] --> d\n}\n",
@@ -19,6 +22,7 @@ func FuzzRead(f *testing.F) {
 		`{"initial":"a","meta":{"constraints":[{"kind":"once","a":"a","support":1,"confidence":1}],"loops":[{"states":["a"],"back_edges":[{"from":"a","event":"again","to":"a"}],"max_iterations":1}]},"states":{"a":{"on":{"again":"a","go":"b"}},"b":{"type":"final"}}}`,
 		`{"nodes":[{"id":"__start__"},{"id":"a"},{"id":"__end__"}],"edges":[{"source":"__start__","target":"a"},{"source":"a","target":"__end__","data":"done","conditional":true}]}`,
 		`{"graph":{"hello":"ask","ask":"query_check","query_success":"ask_confirm","yes":"query_book","no":"ask"}}`,
+		"stateDiagram-v2\n[*] --> a\xff\na\xff --> [*]\n", // a name its model's file could not write
 	} {
 		f.Add([]byte(seed))
 	}
@@ -33,6 +37,14 @@ func FuzzRead(f *testing.F) {
 			}
 			if m.Digest != m.ComputeDigest() {
 				t.Fatalf("%s: digest %s, computed %s", format, m.Digest, m.ComputeDigest())
+			}
+			// and the file written reads back with it
+			var buf bytes.Buffer
+			if err := m.Write(&buf); err != nil {
+				t.Fatalf("%s: writing: %v", format, err)
+			}
+			if _, err := automaton.Read(&buf); err != nil {
+				t.Fatalf("%s: the model written does not read back: %v", format, err)
 			}
 		}
 	})
