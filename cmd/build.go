@@ -223,8 +223,11 @@ func (o *modelOptions) prepare() error {
 		if err != nil {
 			return err
 		}
-		if m.Version == math.MaxInt && o.version == 0 {
-			return fmt.Errorf("--parent %s has version %d, the last there is: name the version with --version", o.parent, m.Version)
+		if m.Version == math.MaxInt {
+			return fmt.Errorf("--parent %s has version %d, the last there is: no version comes after it", o.parent, m.Version)
+		}
+		if o.version != 0 && o.version <= m.Version {
+			return usagef("--version %d: the parent %s is version %d, and a model comes after its parent: give more, or leave --version out for %d", o.version, o.parent, m.Version, m.Version+1)
 		}
 		o.parentModel = m
 	}
@@ -251,7 +254,7 @@ func bindModelFlags(f *pflag.FlagSet, opts *modelOptions) {
 	f.IntVar(&opts.support, "constraint-support", mine.MinConstraintSupport, "learn a constraint over whole sessions (generalize auto, constraints, loose, any-order) only where at least `N` sessions show it")
 	f.IntVar(&opts.examples, "examples", def.Examples, fmt.Sprintf("keep up to `N` example session ids per state and per transition (0: none; at most %d)", mine.MaxExamples))
 	f.StringVar(&opts.link, "link", "", "URL `TEMPLATE` of a session in the tool that wrote the logs, {session} standing for its id: report, replay and stats link the examples")
-	f.IntVar(&opts.version, "version", 0, "model version `N` (default 1, or the parent's + 1)")
+	f.IntVar(&opts.version, "version", 0, "model version `N` (default 1, or the parent's + 1; above the parent's)")
 	f.StringVar(&opts.parent, "parent", "", "the previous model `FILE`: records lineage, version defaults to its + 1")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no summary on standard error")
 }
