@@ -39,12 +39,8 @@ func memberElements(raw []byte, key string) []int {
 				found = arrayElements(raw, i)
 			}
 		}
-		if i = skipValue(raw, i); i < 0 {
+		if i = nextItem(raw, i); i < 0 {
 			return nil
-		}
-		i = skipSpace(raw, i)
-		if i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
 		}
 	}
 	return found
@@ -57,18 +53,27 @@ func arrayElements(raw []byte, i int) []int {
 	i = skipSpace(raw, i+1)
 	for i < len(raw) && raw[i] != ']' {
 		offs = append(offs, i)
-		if i = skipValue(raw, i); i < 0 {
+		if i = nextItem(raw, i); i < 0 {
 			return nil
-		}
-		i = skipSpace(raw, i)
-		if i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
 		}
 	}
 	if i >= len(raw) {
 		return nil
 	}
 	return offs
+}
+
+// nextItem returns the offset of what follows the value at raw[i] and the
+// comma after it, if any (-1: the value is not well formed).
+func nextItem(raw []byte, i int) int {
+	if i = skipValue(raw, i); i < 0 {
+		return -1
+	}
+	i = skipSpace(raw, i)
+	if i < len(raw) && raw[i] == ',' {
+		i = skipSpace(raw, i+1)
+	}
+	return i
 }
 
 func skipSpace(raw []byte, i int) int {
