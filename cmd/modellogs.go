@@ -72,7 +72,7 @@ func (lf *logFlags) readOptions(m *automaton.Model, path string) (mine.ReadOptio
 			return ropt, fmt.Errorf("%s: %w", lf.labels, err)
 		}
 	case len(m.Params.Labels) > 0:
-		if ropt.Rules, err = mine.ParseRules(m.Params.Labels); err != nil {
+		if ropt.Rules, err = mine.ParseStoredRules(m.Params.Labels); err != nil {
 			return ropt, fmt.Errorf("%s: params.labels: %w", path, err)
 		}
 	}

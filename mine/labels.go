@@ -121,7 +121,18 @@ func (m matchOrder) MarshalJSON() ([]byte, error) {
 
 // ParseRules decodes and compiles a rules file. Errors name the offending
 // rule by number (from 1) and name.
-func ParseRules(data []byte) (*Rules, error) {
+func ParseRules(data []byte) (*Rules, error) { return parseRules(data, true) }
+
+// ParseStoredRules is ParseRules for rules a model or a partial result
+// holds, which an earlier fsmine may have taken: it reads them as that
+// fsmine did, a rule whose match repeats an earlier one's (never applied)
+// and text a decoder reads as U+FFFD included, so that a model mined with
+// them still checks its logs.
+func ParseStoredRules(data []byte) (*Rules, error) { return parseRules(data, false) }
+
+// parseRules is ParseRules; strict refuses what a rules file should not
+// say but an earlier fsmine took (see ParseStoredRules).
+func parseRules(data []byte, strict bool) (*Rules, error) {
 	var rs Rules
 	// A key given twice, or in other case than its field's ("Match"): the
 	// decoder would keep the last value, or (a rule's "match") join both.
@@ -133,7 +144,7 @@ func ParseRules(data []byte) (*Rules, error) {
 	}
 	// The decoder would read them as U+FFFD: a pattern would match
 	// other text than written.
-	if err := jsondup.Text(data); err != nil {
+	if err := jsondup.Text(data); strict && err != nil {
 		return nil, fmt.Errorf("label rules: %w", err)
 	}
 	d := json.NewDecoder(bytes.NewReader(data))
@@ -161,7 +172,7 @@ func ParseRules(data []byte) (*Rules, error) {
 		// The first rule that matches wins: a later one with the same
 		// conditions never would.
 		k := r.Match.key()
-		if first, ok := matches[k]; ok {
+		if first, ok := matches[k]; ok && strict {
 			return nil, fmt.Errorf("%s: its \"match\" is rule %d's, which takes every record it would", where, first)
 		}
 		matches[k] = i + 1

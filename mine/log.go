@@ -61,8 +61,9 @@ type Log struct {
 	fileStart []uint32 // pos of each input's first record; see fileOf
 	fileSeen  []bool
 	// inputLines maps, per input an importer read, the lines of its
-	// output to the input's lines (see InputLine).
-	inputLines [][]linePair
+	// output to the input's lines (see InputLine); nil where no caller
+	// asks (a streaming read into Build's tally).
+	inputLines *inputLines
 
 	// The records of a read are grouped into sessions by shards, each
 	// owning the sessions whose ids hash to it (see sessionHash), so that
@@ -504,15 +505,30 @@ func (lg *Log) addChunk(c *chunk, strict bool) error {
 // for the input's line at (until the next pair).
 type linePair struct{ line, at uint32 }
 
+// inputLines are the pairs of each input's lines (see linePair). The read
+// notes a chunk's (noteInputLines) while shards may already be naming the
+// records of earlier chunks (check names a deviation as it finds it), so
+// mu guards the slices' headers; the pairs a header covers never change.
+type inputLines struct {
+	mu    sync.Mutex
+	files [][]linePair
+}
+
 // noteInputLines records where the records of a chunk an importer wrote
 // stand in its input: a pair wherever that changes, so that a record of
 // the input's line 6,116 is named there and not by its place among the
 // importer's lines.
 func (lg *Log) noteInputLines(c *chunk) {
-	if lg.inputLines == nil {
-		lg.inputLines = make([][]linePair, len(lg.Files))
+	il := lg.inputLines
+	if il == nil {
+		return
 	}
-	pairs := lg.inputLines[c.file]
+	il.mu.Lock()
+	if il.files == nil {
+		il.files = make([][]linePair, len(lg.Files))
+	}
+	pairs := il.files[c.file]
+	il.mu.Unlock()
 	for i := range c.recs {
 		r := &c.recs[i]
 		if r.fileLine <= 0 || r.fileLine > math.MaxUint32 || r.at <= 0 || r.at > math.MaxUint32 {
@@ -526,7 +542,9 @@ func (lg *Log) noteInputLines(c *chunk) {
 			pairs = append(pairs, linePair{uint32(r.fileLine), uint32(r.at)})
 		}
 	}
-	lg.inputLines[c.file] = pairs
+	il.mu.Lock()
+	il.files[c.file] = pairs
+	il.mu.Unlock()
 }
 
 // InputLine returns the input's line of the record at line of input file
@@ -534,10 +552,16 @@ func (lg *Log) noteInputLines(c *chunk) {
 // (tau, OTLP, XES, CSV...), whose records Visit.Line numbers in the
 // importer's output.
 func (lg *Log) InputLine(file, line uint32) int {
-	if int(file) >= len(lg.inputLines) {
+	il := lg.inputLines
+	if il == nil {
 		return int(line)
 	}
-	pairs := lg.inputLines[file]
+	il.mu.Lock()
+	var pairs []linePair
+	if int(file) < len(il.files) {
+		pairs = il.files[file]
+	}
+	il.mu.Unlock()
 	// i: the pairs from line or before.
 	i, _ := slices.BinarySearchFunc(pairs, line, func(p linePair, l uint32) int {
 		if p.line <= l {

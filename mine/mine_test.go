@@ -406,6 +406,32 @@ func TestParseRulesErrors(t *testing.T) {
 	}
 }
 
+// TestParseStoredRules: the rules a model or partial result holds are read
+// as the fsmine that wrote them read them, what a rules file may no longer
+// say included, so that the model still checks its logs; the rest is
+// refused as ParseRules refuses it.
+func TestParseStoredRules(t *testing.T) {
+	for _, rules := range []string{
+		`{"rules":[{"match":{"node":"^a$"},"state":"A"},{"match":{"node":"^a$"},"state":"B"}]}`,
+		`{"rules":[{"match":{"node":"^a\udc00$"},"state":"A"}]}`,
+	} {
+		if _, err := ParseRules([]byte(rules)); err == nil {
+			t.Errorf("ParseRules(%s) took it", rules)
+		}
+		rs, err := ParseStoredRules([]byte(rules))
+		if err != nil {
+			t.Errorf("ParseStoredRules(%s): %v", rules, err)
+			continue
+		}
+		if got := rs.Rules[0].State; got != "A" {
+			t.Errorf("ParseStoredRules(%s): first rule's state %q", rules, got)
+		}
+	}
+	if _, err := ParseStoredRules([]byte(`{"rules":[{"match":{"node":"^a$"},"match":{"event":"x"},"state":"A"}]}`)); err == nil {
+		t.Error("ParseStoredRules took a key given twice")
+	}
+}
+
 func TestUnmatchedError(t *testing.T) {
 	rs, err := ParseRules([]byte(`{"rules":[{"match":{"node":"^a$"},"state":"A"}],"unmatched":"error"}`))
 	if err != nil {

@@ -135,7 +135,7 @@ func readPartial(r io.Reader, name string) (*Log, string, error) {
 	lg.Folded, lg.Detours, lg.StepGaps, lg.Bad = h.Folded, h.Detours, h.StepGaps, h.Bad
 	lg.Fields, lg.Import = h.Fields, h.Import
 	if len(h.Labels) > 0 {
-		if lg.Rules, err = ParseRules(h.Labels); err != nil {
+		if lg.Rules, err = ParseStoredRules(h.Labels); err != nil {
 			return nil, "", fmt.Errorf("%s:1: label rules: %w", name, err)
 		}
 	}

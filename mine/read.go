@@ -184,6 +184,11 @@ func read(inputs []Input, opt ReadOptions) (*Log, error) {
 	}
 	lg := newLog(len(inputs))
 	lg.Fields, lg.Rules, lg.Import = opt.Fields, opt.Rules, ImportParams(opt.Import)
+	if !opt.Stream || opt.Each != nil {
+		// Someone may name records by their input line (check's
+		// deviations); Build's tally names none.
+		lg.inputLines = &inputLines{}
+	}
 	if opt.Stream {
 		window := opt.Window
 		if window <= 0 {
