@@ -52,6 +52,16 @@ type importFlags struct {
 	seen       bool
 }
 
+// bindForModel binds the flags for a command that reads logs for a
+// model, which reads them with the model's params.import by default.
+func (f *importFlags) bindForModel(fs *pflag.FlagSet) {
+	fs.StringVar(&f.sort, "sort", "", "order of a case's XES and CSV events: time or file (default: the model's, else time)")
+	fs.StringVar(&f.lifecycle, "lifecycle", "", "keep the XES and CSV events of one lifecycle:transition: complete, start, or all (default: the model's, else all)")
+	fs.StringVar(&f.classifier, "classifier", "", "make an XES event's node from the keys of the log's classifier `NAME` (default: the model's, else the activity)")
+	fs.BoolVar(&f.seen, "seen", false, "tau: write the text each message brings into the session as attrs.seen (on by itself for a model with argument rules)")
+	fs.BoolVar(&f.keepSpans, "keep-spans", false, "make every span of a trace a step (default: the model's, else off)")
+}
+
 func (f *importFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.sort, "sort", mine.SortTime, "order of a case's XES and CSV events: time (as pm4py orders them: by time, events without one last, ties in file order) or file")
 	fs.StringVar(&f.lifecycle, "lifecycle", mine.LifecycleAll, "keep the XES and CSV events of one lifecycle:transition: complete, start, or all (events without one are always kept)")
@@ -114,7 +124,6 @@ func newReadOptions(from string, fields []string, labels string, strict bool, im
 	return ropt, nil
 }
 
-// options checks the flags and returns them as mine's import options.
 // optionsOver returns the options of the flags given (changed; nil: none)
 // over those p, a model's params.import, records: the logs read as the
 // model's were but for what the flags say.
@@ -139,6 +148,7 @@ func (f *importFlags) optionsOver(p *automaton.Import, changed func(string) bool
 	return o, nil
 }
 
+// options checks the flags and returns them as mine's import options.
 func (f *importFlags) options() (mine.ImportOptions, error) {
 	o := mine.ImportOptions{Sort: f.sort, Lifecycle: f.lifecycle, Classifier: f.classifier, KeepSpans: f.keepSpans, Seen: f.seen}
 	if err := o.Check(); err != nil {

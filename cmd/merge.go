@@ -27,7 +27,8 @@ func newMergeCmd(streams IO) *cobra.Command {
 of a log and builds the model from them: the same model, with the same digest,
 as one build over all the logs, when sessions do not cross shards. Shard by
 session id; a session found in two shards is refused, naming it and both.
-The shards must have been read with the same --labels and --field options.
+The shards must have been read with the same --labels, --field and import
+options (--sort, --lifecycle, --classifier, --keep-spans).
 
 Exit status: 0 ok; 2 trouble (unreadable or mismatched partials, a session
 in two shards, bad flags).`,

@@ -36,7 +36,7 @@ func (lf *logFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&lf.from, "from", "", "input format: "+strings.Join(mine.Formats(), ", ")+" (default: the model's)")
 	f.BoolVar(&lf.strict, "strict", false, "fail on the first bad line instead of skipping and counting it")
 	f.BoolVarP(&lf.quiet, "quiet", "q", false, "no progress line on a terminal")
-	lf.imports.bind(f)
+	lf.imports.bindForModel(f)
 	lf.changed = f.Changed
 }
 

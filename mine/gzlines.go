@@ -18,6 +18,12 @@ import (
 // lines have (ReadOptions.MaxLine). A variable for tests.
 var ownLineBound = defaultMaxLine
 
+// ownHeaderBound is the longest header line such a file may have: a
+// partial result's header holds the log's names, which its reader keeps
+// whole anyway (a log of many names with ids in them passes 64 MiB). A
+// variable for tests.
+var ownHeaderBound = 1 << 30
+
 // gzLines reads a gzip-compressed JSONL file that fsmine writes for itself
 // (a partial result, fields evidence) a line at a time: a line longer than
 // ownLineBound is refused where it starts, not held whole (a few hundred
@@ -30,6 +36,9 @@ type gzLines struct {
 	br   *bufio.Reader
 	line int // of the line last read, 1-based
 	buf  []byte
+	// bound is the longest line next takes (ownLineBound, or
+	// ownHeaderBound while the header is read).
+	bound int
 }
 
 // newGzLines starts reading r, which must be gzip data; its error is
@@ -46,7 +55,7 @@ func newGzLines(r io.Reader, name string) (*gzLines, error) {
 	}
 	gz.Multistream(false)
 	g := &gzipReader{gz: gz, br: br, raw: cr}
-	return &gzLines{name: name, gz: g, br: bufio.NewReaderSize(g, 64<<10)}, nil
+	return &gzLines{name: name, gz: g, br: bufio.NewReaderSize(g, 64<<10), bound: ownLineBound}, nil
 }
 
 // next returns the next line without its newline, valid until the next
@@ -55,12 +64,12 @@ func (l *gzLines) next() ([]byte, error) {
 	l.buf = l.buf[:0]
 	for {
 		frag, err := l.br.ReadSlice('\n')
-		if len(l.buf)+len(frag) > ownLineBound+1 {
-			return nil, fmt.Errorf("%s:%d: %w (over %d bytes)", l.name, l.line+1, errLineTooLong, ownLineBound)
+		if len(l.buf)+len(frag) > l.bound+1 {
+			return nil, fmt.Errorf("%s:%d: %w (over %d bytes)", l.name, l.line+1, errLineTooLong, l.bound)
 		}
 		if need := len(l.buf) + len(frag); need > cap(l.buf) {
 			// Grown to the bound at most, not to twice what it holds.
-			buf := make([]byte, len(l.buf), min(max(2*cap(l.buf), need), ownLineBound+1))
+			buf := make([]byte, len(l.buf), min(max(2*cap(l.buf), need), l.bound+1))
 			copy(buf, l.buf)
 			l.buf = buf
 		}
@@ -84,7 +93,9 @@ func (l *gzLines) next() ([]byte, error) {
 // be one of v's fields, in its own case and given once (a JSON decoder takes
 // an unknown key without a word, and the last of two), at any depth.
 func (l *gzLines) decodeHeader(v any, schema, what, field string) error {
+	l.bound = ownHeaderBound
 	line, err := l.next()
+	l.bound = ownLineBound
 	if err == io.EOF {
 		return fmt.Errorf("%s: not %s: no data", l.name, what)
 	}

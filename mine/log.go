@@ -43,6 +43,10 @@ type Log struct {
 	// not the defaults (see ImportParams); Build records them in the
 	// model's params.
 	Import *automaton.Import
+	// importUnknown says Import is not known: the log was read from a
+	// partial result or evidence an earlier fsmine wrote, which did not
+	// record it. MergeLogs takes such a log with any other.
+	importUnknown bool
 
 	// Streamed says the log was read with ReadOptions.Stream and its
 	// sessions were folded into a tally (or given to ReadOptions.Each) as

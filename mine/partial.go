@@ -42,9 +42,12 @@ type partialHeader struct {
 	Bad        []BadLine              `json:"bad"`
 	Fields     map[string]string      `json:"fields"`
 	Labels     automaton.RawJSON      `json:"labels"`
-	Import     *automaton.Import      `json:"import,omitempty"`
-	Names      []string               `json:"names"`
-	Sessions   int                    `json:"sessions"`
+	// Import is the importers' options the log was read with: {} for the
+	// defaults; absent in files an earlier fsmine wrote, which did not
+	// say (Log.importUnknown).
+	Import   *automaton.Import `json:"import,omitempty"`
+	Names    []string          `json:"names"`
+	Sessions int               `json:"sessions"`
 	// Model is the digest of the model whose evidence this is (see
 	// WriteEvidence); empty for a shard's partial result.
 	Model string `json:"model,omitempty"`
@@ -78,13 +81,24 @@ func (lg *Log) writePartial(w io.Writer, model string) error {
 		Folded: lg.Folded, Detours: lg.Detours, StepGaps: lg.StepGaps, Bad: lg.Bad,
 		Fields: lg.Fields, Import: lg.Import, Names: lg.names, Sessions: len(lg.Sessions), Model: model,
 	}
+	if h.Import == nil && !lg.importUnknown {
+		h.Import = &automaton.Import{}
+	}
 	if lg.Rules != nil {
 		h.Labels = lg.Rules.Raw()
 	}
-	enc := json.NewEncoder(bw)
-	if err := enc.Encode(h); err != nil {
+	// No line past what ReadPartial takes (see gzLines): a partial result
+	// is written only if it reads back.
+	head, err := json.Marshal(h)
+	if err != nil {
 		return err
 	}
+	if len(head) > ownHeaderBound {
+		return fmt.Errorf("the log's %d names and its counts take %d bytes, more than a partial result's header holds (%d): label the steps so that names carry no ids (see docs/labels.md)", len(lg.names), len(head), ownHeaderBound)
+	}
+	bw.Write(head)
+	bw.WriteByte('\n')
+	var line []byte
 	var ps partialSession
 	for _, s := range lg.Sessions {
 		ps.ID = s.ID
@@ -96,7 +110,14 @@ func (lg *Log) writePartial(w io.Writer, model string) error {
 			}
 			ps.Visits = append(ps.Visits, [3]any{v.Label, v.Event, d})
 		}
-		if err := enc.Encode(&ps); err != nil {
+		if line, err = json.Marshal(&ps); err != nil {
+			return err
+		}
+		if len(line) > ownLineBound {
+			return fmt.Errorf("session %q: its %d visits take %d bytes, more than a line of a partial result holds (%d)", s.ID, len(s.Visits), len(line), ownLineBound)
+		}
+		bw.Write(line)
+		if err := bw.WriteByte('\n'); err != nil {
 			return err
 		}
 	}
@@ -133,7 +154,10 @@ func readPartial(r io.Reader, name string) (*Log, string, error) {
 	lg.Files = h.Files
 	lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, lg.Emptied = h.Records, h.Skipped, h.Duplicates, h.Dropped, h.Emptied
 	lg.Folded, lg.Detours, lg.StepGaps, lg.Bad = h.Folded, h.Detours, h.StepGaps, h.Bad
-	lg.Fields, lg.Import = h.Fields, h.Import
+	lg.Fields, lg.Import, lg.importUnknown = h.Fields, h.Import, h.Import == nil
+	if lg.Import != nil && *lg.Import == (automaton.Import{}) {
+		lg.Import = nil
+	}
 	if len(h.Labels) > 0 {
 		if lg.Rules, err = ParseStoredRules(h.Labels); err != nil {
 			return nil, "", fmt.Errorf("%s:1: label rules: %w", name, err)
@@ -282,7 +306,16 @@ func MergeLogs(logs []*Log, names []string) (*Log, error) {
 		return nil, errors.New("no partial results to merge")
 	}
 	out := newLog(0)
-	out.Fields, out.Rules, out.Import = logs[0].Fields, logs[0].Rules, logs[0].Import
+	out.Fields, out.Rules, out.importUnknown = logs[0].Fields, logs[0].Rules, true
+	// The import options of the logs that say theirs (a file an earlier
+	// fsmine wrote does not), the first one's.
+	first := 0
+	for i, lg := range logs {
+		if !lg.importUnknown {
+			out.Import, out.importUnknown, first = lg.Import, false, i
+			break
+		}
+	}
 	owner := map[string]int{}
 	// A log's path and digest name it in every shard that read it.
 	readBy := map[[2]string]int{}
@@ -297,8 +330,8 @@ func MergeLogs(logs []*Log, names []string) (*Log, error) {
 		if !bytes.Equal(rawRules(lg.Rules), rawRules(out.Rules)) {
 			return nil, fmt.Errorf("%s and %s were labelled with different rules", names[0], names[i])
 		}
-		if !sameImport(lg.Import, out.Import) {
-			return nil, fmt.Errorf("%s and %s were read with different import options: %s and %s", names[0], names[i], importText(out.Import), importText(lg.Import))
+		if !lg.importUnknown && !sameImport(lg.Import, out.Import) {
+			return nil, fmt.Errorf("%s and %s were read with different import options: %s and %s", names[first], names[i], importText(out.Import), importText(lg.Import))
 		}
 		for _, f := range lg.Files {
 			// Of a file that gave no line (empty, or read without its

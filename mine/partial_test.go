@@ -5,8 +5,10 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -238,4 +240,101 @@ func FuzzReadPartial(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestPartialImportUnknown: a partial result an earlier fsmine wrote does
+// not say how its log was read; it merges with partial results that do, and
+// takes their options, while two that say different options do not merge.
+func TestPartialImportUnknown(t *testing.T) {
+	write := func(lg *Log, strip bool) *Log {
+		t.Helper()
+		var buf bytes.Buffer
+		if err := lg.WritePartial(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if strip {
+			zr, err := gzip.NewReader(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var plain bytes.Buffer
+			if _, err := plain.ReadFrom(zr); err != nil {
+				t.Fatal(err)
+			}
+			old := bytes.Replace(plain.Bytes(), []byte(`"import":{},`), nil, 1)
+			if bytes.Equal(old, plain.Bytes()) {
+				t.Fatalf("no import in the header: %.200s", plain.Bytes())
+			}
+			buf.Reset()
+			zw := gzip.NewWriter(&buf)
+			zw.Write(old)
+			zw.Close()
+		}
+		back, err := ReadPartial(&buf, "p.fsp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return back
+	}
+	read := func(name, lifecycle string) *Log {
+		t.Helper()
+		log := strings.ReplaceAll(sessionsJSONL("a:ok b:ok"), `"s0"`, strconv.Quote(name))
+		lg, err := Read([]Input{strInput(name, log)}, ReadOptions{Import: ImportOptions{Lifecycle: lifecycle}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lg
+	}
+	old := write(read("old.jsonl", ""), true)
+	if !old.importUnknown {
+		t.Fatal("a header without import reads as known")
+	}
+	complete := write(read("new.jsonl", LifecycleComplete), false)
+	out, err := MergeLogs([]*Log{old, complete}, []string{"old.fsp", "new.fsp"})
+	if err != nil {
+		t.Fatalf("an earlier fsmine's partial result does not merge: %v", err)
+	}
+	if out.Import == nil || out.Import.Lifecycle != LifecycleComplete {
+		t.Errorf("merged import %+v, want lifecycle complete", out.Import)
+	}
+	plain := write(read("plain.jsonl", ""), false)
+	if plain.importUnknown || plain.Import != nil {
+		t.Errorf("defaults read back as unknown %v, import %+v", plain.importUnknown, plain.Import)
+	}
+	if _, err := MergeLogs([]*Log{plain, complete}, []string{"plain.fsp", "new.fsp"}); err == nil || !strings.Contains(err.Error(), "different import options: the defaults and --lifecycle complete") {
+		t.Errorf("merge of defaults and complete: %v", err)
+	}
+}
+
+// TestPartialLineBounds: a partial result is written only if it reads
+// back: a session line past the line bound, or a header past the header's,
+// is refused when writing; a header past the line bound (a log of many
+// long names) reads back.
+func TestPartialLineBounds(t *testing.T) {
+	lineBound, headerBound := ownLineBound, ownHeaderBound
+	defer func() { ownLineBound, ownHeaderBound = lineBound, headerBound }()
+	ownLineBound, ownHeaderBound = 200, 600
+	names := sessionsJSONL(strings.Repeat("n", 150)+":ok", "a:ok")
+	lg, err := Read([]Input{strInput("l.jsonl", names)}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := lg.WritePartial(&buf); err != nil {
+		t.Fatalf("a header past the line bound: %v", err)
+	}
+	if _, err := ReadPartial(&buf, "p.fsp"); err != nil {
+		t.Fatalf("a header past the line bound does not read back: %v", err)
+	}
+	long, err := Read([]Input{strInput("l.jsonl", sessionsJSONL(strings.Repeat("a:ok ", 40)))}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := long.WritePartial(io.Discard); err == nil || !strings.Contains(err.Error(), "more than a line of a partial result holds (200)") {
+		t.Errorf("a session past the line bound: %v", err)
+	}
+	ownHeaderBound = 100
+	if err := lg.WritePartial(io.Discard); err == nil || !strings.Contains(err.Error(), "more than a partial result's header holds (100)") {
+		t.Errorf("a header past its bound: %v", err)
+	}
 }
