@@ -39,9 +39,12 @@ type partialHeader struct {
 	Folded     int                    `json:"folded"`
 	Detours    int                    `json:"detours"`
 	StepGaps   int                    `json:"step_gaps"`
-	Bad        []BadLine              `json:"bad"`
-	Fields     map[string]string      `json:"fields"`
-	Labels     automaton.RawJSON      `json:"labels"`
+	// LeftOut counts the events the importers left out as asked (see
+	// Log.LeftOut); left out of the file at 0.
+	LeftOut int               `json:"left_out,omitempty"`
+	Bad     []BadLine         `json:"bad"`
+	Fields  map[string]string `json:"fields"`
+	Labels  automaton.RawJSON `json:"labels"`
 	// Import is the importers' options the log was read with: {} for the
 	// defaults; absent in files an earlier fsmine wrote, which did not
 	// say (Log.importUnknown).
@@ -78,7 +81,7 @@ func (lg *Log) writePartial(w io.Writer, model string) error {
 	h := partialHeader{
 		Schema: PartialSchema, Files: lg.Files,
 		Records: lg.Records, Skipped: lg.Skipped, Duplicates: lg.Duplicates, Dropped: lg.Dropped, Emptied: lg.Emptied,
-		Folded: lg.Folded, Detours: lg.Detours, StepGaps: lg.StepGaps, Bad: lg.Bad,
+		Folded: lg.Folded, Detours: lg.Detours, StepGaps: lg.StepGaps, LeftOut: lg.LeftOut, Bad: lg.Bad,
 		Fields: lg.Fields, Import: lg.Import, Names: lg.names, Sessions: len(lg.Sessions), Model: model,
 	}
 	if h.Import == nil && !lg.importUnknown {
@@ -153,7 +156,7 @@ func readPartial(r io.Reader, name string) (*Log, string, error) {
 	lg := newLog(0)
 	lg.Files = h.Files
 	lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, lg.Emptied = h.Records, h.Skipped, h.Duplicates, h.Dropped, h.Emptied
-	lg.Folded, lg.Detours, lg.StepGaps, lg.Bad = h.Folded, h.Detours, h.StepGaps, h.Bad
+	lg.Folded, lg.Detours, lg.StepGaps, lg.LeftOut, lg.Bad = h.Folded, h.Detours, h.StepGaps, h.LeftOut, h.Bad
 	lg.Fields, lg.Import, lg.importUnknown = h.Fields, h.Import, h.Import == nil
 	if lg.Import != nil && *lg.Import == (automaton.Import{}) {
 		lg.Import = nil
@@ -230,7 +233,7 @@ func (h *partialHeader) check() error {
 		what string
 		n    int
 	}{{"records", h.Records}, {"skipped", h.Skipped}, {"duplicates", h.Duplicates}, {"dropped", h.Dropped}, {"emptied", h.Emptied},
-		{"folded", h.Folded}, {"detours", h.Detours}, {"step_gaps", h.StepGaps}, {"sessions", h.Sessions}} {
+		{"folded", h.Folded}, {"detours", h.Detours}, {"step_gaps", h.StepGaps}, {"left_out", h.LeftOut}, {"sessions", h.Sessions}} {
 		if c.n < 0 {
 			return fmt.Errorf("the header's %s is negative (%d)", c.what, c.n)
 		}
@@ -350,7 +353,8 @@ func MergeLogs(logs []*Log, names []string) (*Log, error) {
 			sum *int
 			n   int
 		}{{&out.Records, lg.Records}, {&out.Skipped, lg.Skipped}, {&out.Duplicates, lg.Duplicates}, {&out.Dropped, lg.Dropped},
-			{&out.Emptied, lg.Emptied}, {&out.Folded, lg.Folded}, {&out.Detours, lg.Detours}, {&out.StepGaps, lg.StepGaps}} {
+			{&out.Emptied, lg.Emptied}, {&out.Folded, lg.Folded}, {&out.Detours, lg.Detours}, {&out.StepGaps, lg.StepGaps},
+			{&out.LeftOut, lg.LeftOut}} {
 			if c.n < 0 || *c.sum > math.MaxInt-c.n {
 				return nil, fmt.Errorf("%s: a count (%d) that the counts of the partial results before it cannot add up with", names[i], c.n)
 			}
