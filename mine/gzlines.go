@@ -156,36 +156,15 @@ func (l *gzLines) decodeLine(v any, keys ...string) error {
 // topKeys calls f with each key of the JSON object obj, in order, up to
 // the first error f returns. obj has been decoded, so it is valid JSON.
 func topKeys(obj []byte, f func(string) error) error {
-	depth, key := 0, false
-	for i := 0; i < len(obj); i++ {
-		switch c := obj[i]; c {
-		case '{', '[':
-			depth++
-			key = c == '{' && depth == 1
-		case '}', ']':
-			depth--
-		case ',':
-			key = depth == 1
-		case '"':
-			start := i
-			for i++; i < len(obj) && obj[i] != '"'; i++ {
-				if obj[i] == '\\' {
-					i++
-				}
-			}
-			if key && i < len(obj) {
-				var k string
-				if err := json.Unmarshal(obj[start:i+1], &k); err != nil {
-					return err
-				}
-				if err := f(k); err != nil {
-					return err
-				}
-				key = false
-			}
+	var err error
+	jsondup.Members(obj, func(name []byte, _, _ int) bool {
+		var k string
+		if err = json.Unmarshal(name, &k); err == nil {
+			err = f(k)
 		}
-	}
-	return nil
+		return err == nil
+	})
+	return err
 }
 
 // end checks that the lines read were the last: nothing follows but the

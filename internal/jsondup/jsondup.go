@@ -1,6 +1,9 @@
 // Package jsondup finds a key given twice in one JSON object, which JSON
 // decoders forgive by keeping the last value: in a file a person wrote, the
-// first value is lost without a word.
+// first value is lost without a word. It also checks keys' case and
+// strings' text as decoders read them, and walks the members of an object
+// a decoder has read (Members, Elements), for the callers that place
+// values by their offsets.
 package jsondup
 
 import (
