@@ -150,11 +150,7 @@ func (f *importFlags) optionsOver(p *automaton.Import, changed func(string) bool
 
 // options checks the flags and returns them as mine's import options.
 func (f *importFlags) options() (mine.ImportOptions, error) {
-	o := mine.ImportOptions{Sort: f.sort, Lifecycle: f.lifecycle, Classifier: f.classifier, KeepSpans: f.keepSpans, Seen: f.seen}
-	if err := o.Check(); err != nil {
-		return o, usageError{err}
-	}
-	return o, nil
+	return f.optionsOver(nil, func(string) bool { return true })
 }
 
 // modelOptions are the flags that shape and write a model, shared by build

@@ -101,7 +101,9 @@ func (lg *Log) writePartial(w io.Writer, model string) error {
 	}
 	bw.Write(head)
 	bw.WriteByte('\n')
-	var line []byte
+	// Each session's line is encoded into one buffer, reused.
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line)
 	var ps partialSession
 	for _, s := range lg.Sessions {
 		ps.ID = s.ID
@@ -113,14 +115,14 @@ func (lg *Log) writePartial(w io.Writer, model string) error {
 			}
 			ps.Visits = append(ps.Visits, [3]any{v.Label, v.Event, d})
 		}
-		if line, err = json.Marshal(&ps); err != nil {
+		line.Reset()
+		if err := enc.Encode(&ps); err != nil { // the line and its newline
 			return err
 		}
-		if len(line) > ownLineBound {
-			return fmt.Errorf("session %q: its %d visits take %d bytes, more than a line of a partial result holds (%d)", s.ID, len(s.Visits), len(line), ownLineBound)
+		if n := line.Len() - 1; n > ownLineBound {
+			return fmt.Errorf("session %q: its %d visits take %d bytes, more than a line of a partial result holds (%d)", s.ID, len(s.Visits), n, ownLineBound)
 		}
-		bw.Write(line)
-		if err := bw.WriteByte('\n'); err != nil {
+		if _, err := bw.Write(line.Bytes()); err != nil {
 			return err
 		}
 	}
