@@ -324,10 +324,7 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, file st
 	// Where each message starts, so that its records and errors name its
 	// line; a voice run's messages, made from its ticks, are placed at
 	// the simulation.
-	msgAt := func(int) int64 { return simAt }
-	if offs := memberElements(simRaw, "messages"); len(offs) == len(sim.Messages) && len(offs) > 0 {
-		msgAt = func(mi int) int64 { return simAt + int64(offs[mi]) }
-	}
+	msgAt := messagePlaces(simRaw, simAt, "messages", len(sim.Messages))
 	if len(sim.Messages) == 0 && len(sim.Ticks) > 0 {
 		sim.Messages = tau2TickMessages(sim.Ticks)
 	}
@@ -428,6 +425,16 @@ func convertTau2Sim(jr *jsonReader, simRaw json.RawMessage, simAt int64, file st
 	return nil
 }
 
+// messagePlaces returns where the i-th of the n messages of a run (raw, at
+// offset at; key names its array of messages) starts in the input: at
+// the message, or at the run where the array read does not hold n.
+func messagePlaces(raw []byte, at int64, key string, n int) func(i int) int64 {
+	if offs := memberElements(raw, key); len(offs) == n && n > 0 {
+		return func(i int) int64 { return at + int64(offs[i]) }
+	}
+	return func(int) int64 { return at }
+}
+
 // convertTau1 writes the records of one tau-bench v1 run. runs holds the
 // line and column of each task and trial read so far: a second run of a
 // task and trial is an error, for both would be one session.
@@ -451,10 +458,7 @@ func convertTau1(jr *jsonReader, raw json.RawMessage, at int64, prefix string, r
 	runs[session] = [2]int{line, col}
 	// Where each message starts, so that its records and errors name its
 	// line.
-	msgAt := func(int) int64 { return at }
-	if offs := memberElements(raw, "traj"); len(offs) == len(run.Traj) && len(offs) > 0 {
-		msgAt = func(mi int) int64 { return at + int64(offs[mi]) }
-	}
+	msgAt := messagePlaces(raw, at, "traj", len(run.Traj))
 	mline := line
 	answers := toolAnswers{}
 	for i, m := range run.Traj {
