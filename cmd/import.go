@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -97,6 +98,9 @@ flags).`,
 func runImport(_ context.Context, opts *importOptions, streams IO) error {
 	if opts.from != "" && !slices.Contains(design.Formats(), opts.from) {
 		return usagef("unknown --from %q: want one of %s", opts.from, strings.Join(design.Formats(), ", "))
+	}
+	if !utf8.ValidString(opts.event) {
+		return usagef("--event %q is not valid UTF-8", opts.event)
 	}
 	if err := checkOutputs([]string{opts.flow, opts.labels}, [][2]string{{"--output", opts.output}}); err != nil {
 		return err
