@@ -361,7 +361,7 @@ func (m *Model) validateCounts() error {
 		{"params.constraint_support", []int{m.Params.ConstraintSupport}},
 		{"params.examples", []int{m.Params.Examples}},
 		{"a count of source", []int{src.Sessions, src.Events, src.Records, src.Skipped, src.Duplicates,
-			src.Dropped, src.Folded, src.Detours, src.StepGaps}},
+			src.Dropped, src.Folded, src.Detours, src.StepGaps, src.LeftOut}},
 	} {
 		if n, bad := negative(c.ns...); bad {
 			return fail(c.what, n)

@@ -98,6 +98,10 @@ type Source struct {
 	Folded     int          `json:"folded"`
 	Detours    int          `json:"detours"`
 	StepGaps   int          `json:"step_gaps"`
+	// LeftOut counts the events the importers left out as asked (XES and
+	// CSV events of another lifecycle transition, LLM calls and wrappers
+	// folded into their spans); left out of the file at 0.
+	LeftOut int `json:"left_out,omitempty"`
 	// Outcome counts the sessions by their outcome under Params.Outcome:
 	// nil, and left out of the file, for a model built without one.
 	Outcome *Outcome `json:"outcome,omitempty"`

@@ -59,6 +59,7 @@ func (b *builder) model() *automaton.Model {
 			Folded:     lg.Folded,
 			Detours:    lg.Detours,
 			StepGaps:   lg.StepGaps,
+			LeftOut:    lg.LeftOut,
 		},
 	}
 	if lg.Rules != nil {

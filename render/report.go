@@ -759,6 +759,9 @@ func provenanceOf(m *automaton.Model) provenance {
 		{"detours", thousands(s.Detours)},
 		{"step gaps", thousands(s.StepGaps)},
 	}
+	if s.LeftOut > 0 {
+		p.Counters = append(p.Counters, fact{"left out (by --lifecycle or span folding)", thousands(s.LeftOut)})
+	}
 	pr := m.Params
 	p.Params = []fact{{"format", orNone(pr.Format)}}
 	fields := make([]string, 0, len(pr.Fields))
