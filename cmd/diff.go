@@ -71,7 +71,8 @@ When OLD is a design (a model from fsmine import) and NEW a mined model,
 by move, a move being the label of the state left, the event and the label
 of the state entered: the designed moves no session took, and the moves
 sessions took that the design lacks, with counts and example sessions
-(those NEW keeps: build --examples).
+(those NEW keeps: build --examples). The design goes first, the output is
+text or json, and there is no --dot: report NEW --design OLD draws both.
 
 Exit status, as diff(1): 0 no differences; 1 differences; 2 trouble (an
 unreadable file, a file that is not a model or has a newer schema, bad
@@ -135,7 +136,17 @@ func runDiff(_ context.Context, opts *diffOptions, streams IO) error {
 	if new, err = pickMap(new, opts.newPath, opts.mapValue, streams.Err); err != nil {
 		return err
 	}
-	if old.Params.Design != "" && new.Params.Design == "" && (opts.format == "text" || opts.format == "json") {
+	switch {
+	case old.Params.Design == "" && new.Params.Design != "":
+		return usagef("%s is a design and %s a mined model: give the design first (fsmine diff %s %s)",
+			opts.newPath, opts.oldPath, opts.newPath, opts.oldPath)
+	case old.Params.Design != "" && new.Params.Design == "":
+		if opts.format != "text" && opts.format != "json" {
+			return usagef("a design held against a mined model is written as text or json, not %s; fsmine report %s --design %s draws both", opts.format, opts.newPath, opts.oldPath)
+		}
+		if opts.dot != "" {
+			return usagef("--dot: a design held against a mined model has no overlay; fsmine report %s --design %s draws both", opts.newPath, opts.oldPath)
+		}
 		return writeDesignDiff(old, new, opts, streams)
 	}
 	return writeDiff(old, new, opts, streams)
