@@ -174,9 +174,16 @@ func tangledDesign(n int) *automaton.Model {
 func TestPictureTooTangled(t *testing.T) {
 	design := tangledDesign(30)
 	for _, f := range []Func{SVG, PNG} {
-		err := f(io.Discard, design, Options{})
-		if !errors.Is(err, ErrTooTangled) || !strings.Contains(err.Error(), "840 transitions beyond one into each state, more than 400") {
-			t.Errorf("err = %v, want ErrTooTangled counting 840", err)
+		// A design is drawn in full even when the summary is asked for,
+		// and has no rare transitions: the advice says so.
+		for _, d := range []Detail{DetailFull, DetailSummary} {
+			err := f(io.Discard, design, Options{Detail: d})
+			if !errors.Is(err, ErrTooTangled) || !strings.Contains(err.Error(), "840 transitions beyond one into each state, more than 400") {
+				t.Errorf("err = %v, want ErrTooTangled counting 840", err)
+			}
+			if err != nil && !strings.HasSuffix(err.Error(), "; a design is drawn in full; lay its DOT out with Graphviz's dot program (--engine dot)") {
+				t.Errorf("err = %v, want the advice for a design", err)
+			}
 		}
 	}
 	var page bytes.Buffer

@@ -65,12 +65,17 @@ func tangle(m *automaton.Model, hideRare bool) int {
 }
 
 // checkTangle refuses, with ErrTooTangled, a picture in full the builtin
-// engine should not lay out.
-func checkTangle(n int) error {
+// engine should not lay out. design says the model is a design without
+// counts, which is always drawn in full and has no rare transitions.
+func checkTangle(n int, design bool) error {
 	if n <= MaxBuiltinTangle {
 		return nil
 	}
-	return fmt.Errorf("%w: %d transitions beyond one into each state, more than %d (its layout can take many minutes); draw the summary, leave rare transitions out, or lay the DOT out with Graphviz's dot program", ErrTooTangled, n, MaxBuiltinTangle)
+	advice := "draw the summary, leave rare transitions out, or lay the DOT out with Graphviz's dot program"
+	if design {
+		advice = "a design is drawn in full; lay its DOT out with Graphviz's dot program (--engine dot)"
+	}
+	return fmt.Errorf("%w: %d transitions beyond one into each state, more than %d (its layout can take many minutes); %s", ErrTooTangled, n, MaxBuiltinTangle, advice)
 }
 
 func layout(w io.Writer, m *automaton.Model, opt Options, format string) error {
@@ -78,9 +83,10 @@ func layout(w io.Writer, m *automaton.Model, opt Options, format string) error {
 	if err != nil {
 		return err
 	}
-	full := opt.Detail != DetailSummary || uncounted(m)
+	design := uncounted(m)
+	full := opt.Detail != DetailSummary || design
 	if opt.Engine.builtin() && full {
-		if err := checkTangle(tangle(m, opt.HideRare)); err != nil {
+		if err := checkTangle(tangle(m, opt.HideRare), design); err != nil {
 			return err
 		}
 	}

@@ -229,7 +229,7 @@ func Report(w io.Writer, m *automaton.Model, opt ReportOptions) error {
 		}
 	}
 	if mode != DiagramNone && opt.Engine.builtin() {
-		if err := checkTangle(tangle(m, mode == DiagramCommon)); err != nil {
+		if err := checkTangle(tangle(m, mode == DiagramCommon), uncounted(m)); err != nil {
 			mode = DiagramNone
 			page.Diagram = &diagram{Note: fmt.Sprintf("No picture: %v. The tables below list every transition.", err)}
 		}
@@ -984,7 +984,7 @@ func designPage(design *automaton.Model, file string, m *automaton.Model, lay Op
 		v.NeverDesigned = v.NeverDesigned[:designRows]
 	}
 	if lay.Engine.builtin() {
-		if err := checkTangle(tangle(design, false)); err != nil {
+		if err := checkTangle(tangle(design, false), true); err != nil {
 			v.Diagram = &diagram{Note: fmt.Sprintf("No picture: the design's %s for %s are more than the builtin Graphviz lays out; the tables below list its moves.",
 				text.Count(len(design.Transitions), "move"), text.Count(len(design.States), "state"))}
 			return v, nil
