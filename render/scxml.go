@@ -46,8 +46,8 @@ const (
 // (State.MaxRun) is fsmine:max_run, a rare transition carries
 // fsmine:rare="true", a back edge fsmine:back_edge="true", and a
 // generalised transition, which no session took, carries
-// fsmine:generalized with its kind. The model's constraints and loops
-// (with their caps and back edges) are elements of FsmineNamespace at the
+// fsmine:generalized with its kind. The model's constraints, loops (with
+// their caps and back edges) and argument rules are elements of FsmineNamespace at the
 // top of the document (see scxmlExtras). That is all that the model's
 // digest covers, so that fsmine import reads the document back to the
 // model.
@@ -123,14 +123,16 @@ func SCXML(w io.Writer, m *automaton.Model, opt Options) error {
 	return err
 }
 
-// scxmlExtras writes the model's constraints and loops as elements of
-// FsmineNamespace, which SCXML processors ignore: one
+// scxmlExtras writes the model's constraints, loops and argument rules as
+// elements of FsmineNamespace, which SCXML processors ignore: one
 // <fsmine:constraint kind a b support confidence/> per constraint (b only
 // when the kind has one; a precedence's alternatives as <fsmine:or label/>
 // inside it), then one <fsmine:loop max_iterations count
 // sessions p95_iterations> per loop, holding a <fsmine:loop_state id/> per
 // state of the loop and a <fsmine:back_edge from event to/> per back edge,
-// with the model's ids and events.
+// with the model's ids and events, then one <fsmine:arg tool arg kind steps
+// sessions> per argument rule, holding a <fsmine:value hash/> per value
+// hash and a <fsmine:from label/> per source label.
 func scxmlExtras(b *bytes.Buffer, m *automaton.Model) {
 	for _, c := range m.Constraints {
 		fmt.Fprintf(b, "  <fsmine:constraint kind=%s a=%s", xmlAttr(c.Kind), xmlAttr(c.A))
@@ -158,6 +160,22 @@ func scxmlExtras(b *bytes.Buffer, m *automaton.Model) {
 			fmt.Fprintf(b, "    <fsmine:back_edge from=%s event=%s to=%s/>\n", xmlAttr(be.From), xmlAttr(be.Event), xmlAttr(be.To))
 		}
 		b.WriteString("  </fsmine:loop>\n")
+	}
+	for _, a := range m.Args {
+		fmt.Fprintf(b, "  <fsmine:arg tool=%s arg=%s kind=%s steps=\"%d\" sessions=\"%d\"",
+			xmlAttr(a.Tool), xmlAttr(a.Arg), xmlAttr(a.Kind), a.Steps, a.Sessions)
+		if len(a.Values) == 0 && len(a.From) == 0 {
+			b.WriteString("/>\n")
+			continue
+		}
+		b.WriteString(">\n")
+		for _, v := range a.Values {
+			fmt.Fprintf(b, "    <fsmine:value hash=%s/>\n", xmlAttr(v))
+		}
+		for _, f := range a.From {
+			fmt.Fprintf(b, "    <fsmine:from label=%s/>\n", xmlAttr(f))
+		}
+		b.WriteString("  </fsmine:arg>\n")
 	}
 }
 

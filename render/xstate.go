@@ -34,10 +34,12 @@ import (
 // (and max_run, the state's repeat cap, when it has one), and every
 // transition's meta its event, label, count, sessions, prob, rare and
 // back_edge (and generalized, the kind of a generalised transition). The
-// machine's meta keeps the model's constraints and loops, as the model file
-// writes them ("constraints": [{"kind", "a", "b", "support",
-// "confidence"}], "loops": [{"states", "back_edges", "count", "sessions",
-// "max_iterations", "p95_iterations"}]), each left out when there are none.
+// machine's meta keeps the model's constraints, loops and argument rules,
+// as the model file writes them ("constraints": [{"kind", "a", "b",
+// "support", "confidence"}], "loops": [{"states", "back_edges", "count",
+// "sessions", "max_iterations", "p95_iterations"}], "args": [{"tool",
+// "arg", "kind", "steps", "sessions", "values", "from"}]), each left out
+// when there are none.
 // That is all that the model's digest covers, so that fsmine import reads
 // the machine back to the model.
 //
@@ -153,6 +155,9 @@ func XState(w io.Writer, m *automaton.Model, opt Options) error {
 	}
 	if len(m.Loops) > 0 {
 		meta = append(meta, field{"loops", m.Loops})
+	}
+	if len(m.Args) > 0 {
+		meta = append(meta, field{"args", m.Args})
 	}
 	if meta != nil {
 		machine = append(machine, field{"meta", meta})

@@ -7,7 +7,7 @@
 // fsmine's own exports read back. render.SCXML and render.XState (full or
 // summary) carry all that the model's digest covers (visits, max_run,
 // counts, probabilities, rare and generalised marks, loops with their caps
-// and back edges, constraints): the model read back has the digest of the
+// and back edges, constraints, argument rules): the model read back has the digest of the
 // model written, and rendering it again gives the same bytes. render.Mermaid
 // (full) carries what it draws (states, labels, moves, events and counts)
 // and reads back to a model that renders to the same Mermaid bytes but has
@@ -257,6 +257,7 @@ type flow struct {
 	// exports carry them.
 	loops       []automaton.Loop
 	constraints []automaton.Constraint
+	args        []automaton.ArgRule
 }
 
 type node struct {
@@ -470,7 +471,7 @@ func (f *flow) build(opt Options) *automaton.Model {
 			Rare: e.rare, BackEdge: e.backEdge, Generalized: e.generalized,
 		})
 	}
-	m.Loops, m.Constraints = f.loops, f.constraints
+	m.Loops, m.Constraints, m.Args = f.loops, f.constraints, f.args
 	markBackEdges(m)
 	m.Sort()
 	return m

@@ -120,9 +120,10 @@ func TestSCXMLEscapes(t *testing.T) {
 }
 
 // TestRoundTripConstraints gives a model with hostile labels constraints of
-// every kind, which the fixtures do not have, and reads its SCXML and
-// XState exports back: same bytes, same digest, the same constraints and
-// loops.
+// every kind and argument rules of both kinds, which the fixtures do not
+// have, and reads its SCXML and XState exports back: same bytes, same
+// digest, the same constraints, loops and argument rules (the exports left
+// the rules out, so a guard of the model read back stopped no call).
 func TestRoundTripConstraints(t *testing.T) {
 	raw, err := os.ReadFile("../../render/testdata/weird.model.json")
 	if err != nil {
@@ -138,6 +139,13 @@ func TestRoundTripConstraints(t *testing.T) {
 		{Kind: automaton.ConstraintOnce, A: "tool: search|web", Support: 5, Confidence: 0.8333333333333334},
 		{Kind: automaton.ConstraintNotBoth, A: "a\\b", B: "naïve step", Support: 7, Confidence: 0.95},
 		{Kind: automaton.ConstraintOnce, A: "<&>'", Support: 1, Confidence: 0},
+	}
+	m.Args = []automaton.ArgRule{
+		{Tool: "<&>'", Arg: "url\x1b\"q\"", Kind: automaton.KindUnseenValue, Steps: 7, Sessions: 5,
+			Values: []string{"0123456789abcdef", "72d3832ae2f7a1f9"}},
+		{Tool: "plan", Arg: "a\\x1bb", Kind: automaton.KindValueWithoutSource, Steps: 3, Sessions: 3,
+			From: []string{"line\nbreak", "say \"hi\""}},
+		{Tool: "plan", Arg: "amount", Kind: automaton.KindValueWithoutSource, Steps: 2, Sessions: 1},
 	}
 	// A label with XML's and JSON's special characters, for the last one.
 	for i := range m.States {
@@ -180,6 +188,9 @@ func TestRoundTripConstraints(t *testing.T) {
 			}
 			if !reflect.DeepEqual(back.Loops, m.Loops) {
 				t.Errorf("loops read back:\n%+v\nwant\n%+v", back.Loops, m.Loops)
+			}
+			if !reflect.DeepEqual(back.Args, m.Args) {
+				t.Errorf("argument rules read back:\n%+v\nwant\n%+v", back.Args, m.Args)
 			}
 		})
 	}

@@ -22,7 +22,7 @@ import (
 // writes (fsmine:id, fsmine:label, fsmine:visits, fsmine:sessions,
 // fsmine:max_run, fsmine:event, fsmine:count, fsmine:rare,
 // fsmine:prob, fsmine:back_edge, fsmine:generalized), its
-// <fsmine:constraint> and <fsmine:loop> elements and its version comment
+// <fsmine:constraint>, <fsmine:loop> and <fsmine:arg> elements and its version comment
 // are read back, so that an export reads back to its model.
 
 const fsmineNS = "https://github.com/fsmine/fsmine"
@@ -77,6 +77,7 @@ type scxmlReader struct {
 	inInit  bool                   // inside an <initial> element
 	loop    *automaton.Loop        // the <fsmine:loop> open, if any
 	cons    int                    // 1 + the index of the <fsmine:constraint> open, 0 for none
+	arg     int                    // 1 + the index of the <fsmine:arg> open, 0 for none
 }
 
 // unescape undoes the Go escapes render.SCXML writes, in fsmine's
@@ -88,9 +89,22 @@ func unescape(v string) string {
 	return out
 }
 
-// unescapeRefs decodes the names in the constraints and loops.
+// unescapeRefs decodes the names in the constraints, loops and argument
+// rules.
 func (r *scxmlReader) unescapeRefs() {
 	fix := func(v *string) { *v = unescape(*v) }
+	for i := range r.f.args {
+		a := &r.f.args[i]
+		fix(&a.Tool)
+		fix(&a.Arg)
+		fix(&a.Kind)
+		for j := range a.Values {
+			fix(&a.Values[j])
+		}
+		for j := range a.From {
+			fix(&a.From[j])
+		}
+	}
 	for i := range r.f.constraints {
 		c := &r.f.constraints[i]
 		fix(&c.A)
@@ -164,6 +178,8 @@ func (r *scxmlReader) read(dec *xml.Decoder) error {
 					r.loop = nil
 				case "constraint":
 					r.cons = 0
+				case "arg":
+					r.arg = 0
 				}
 				continue
 			}
@@ -182,7 +198,7 @@ func (r *scxmlReader) read(dec *xml.Decoder) error {
 }
 
 // fsmine reads an element of fsmine's namespace, which render.SCXML writes
-// for the model's constraints and loops (see render.SCXML); other elements
+// for the model's constraints, loops and argument rules (see render.SCXML); other elements
 // of the namespace are skipped, as SCXML processors skip them.
 func (r *scxmlReader) fsmine(t xml.StartElement, line int) error {
 	attr := func(name string) string { v, _ := scxmlAttr(t, "", name); return v }
@@ -232,6 +248,29 @@ func (r *scxmlReader) fsmine(t xml.StartElement, line int) error {
 		}
 		r.f.loops = append(r.f.loops, l)
 		r.loop = &r.f.loops[len(r.f.loops)-1]
+	case "arg":
+		if r.arg != 0 {
+			return r.f.errorf("", "line %d: a <fsmine:arg> inside another", line)
+		}
+		a := automaton.ArgRule{Tool: attr("tool"), Arg: attr("arg"), Kind: attr("kind")}
+		if a.Steps, err = number("steps"); err != nil {
+			return err
+		}
+		if a.Sessions, err = number("sessions"); err != nil {
+			return err
+		}
+		r.f.args = append(r.f.args, a)
+		r.arg = len(r.f.args)
+	case "value", "from":
+		if r.arg == 0 {
+			return r.f.errorf("", "line %d: a <fsmine:%s> outside a <fsmine:arg>", line, t.Name.Local)
+		}
+		a := &r.f.args[r.arg-1]
+		if t.Name.Local == "value" {
+			a.Values = append(a.Values, attr("hash"))
+		} else {
+			a.From = append(a.From, attr("label"))
+		}
 	case "loop_state", "back_edge":
 		if r.loop == nil {
 			return r.f.errorf("", "line %d: a <fsmine:%s> outside a <fsmine:loop>", line, t.Name.Local)

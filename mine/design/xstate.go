@@ -23,7 +23,7 @@ import (
 // the machine. The meta that fsmine's export
 // writes (render.XState: the model's id, label, visits and sessions on a
 // state, its event, counts, prob, rare and back_edge on a transition, the
-// model's constraints and loops in the machine's meta) is read back, so
+// model's constraints, loops and argument rules in the machine's meta) is read back, so
 // that an export reads back to its model.
 
 type xstateNode struct {
@@ -62,10 +62,11 @@ type xstateMachine struct {
 	xstateNode
 	Description string `json:"description"`
 	// Meta is the machine's meta: render.XState keeps the model's
-	// constraints and loops there. It hides xstateNode's.
+	// constraints, loops and argument rules there. It hides xstateNode's.
 	Meta *struct {
 		Constraints []automaton.Constraint `json:"constraints"`
 		Loops       []automaton.Loop       `json:"loops"`
+		Args        []automaton.ArgRule    `json:"args"`
 	} `json:"meta"`
 }
 
@@ -105,7 +106,7 @@ func readXState(data []byte, opt Options) (*flow, error) {
 		f.versioned = true
 	}
 	if mc.Meta != nil {
-		f.constraints, f.loops = mc.Meta.Constraints, mc.Meta.Loops
+		f.constraints, f.loops, f.args = mc.Meta.Constraints, mc.Meta.Loops, mc.Meta.Args
 	}
 	r := &xstateReader{f: f, opt: opt, machine: mc.ID, leaves: map[string]*xstateNode{}, byRef: map[string]string{}, ids: map[string]string{}}
 	if err := r.flatten(mc.States); err != nil {
