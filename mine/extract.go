@@ -3,6 +3,7 @@ package mine
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -124,11 +125,25 @@ func SessionValues(inputs []Input, opt ReadOptions, path string) (map[string]str
 	}
 	vals := map[string]string{}
 	out := make([]value, 1)
-	err = rereadRecords(inputs, opt, func(_, _, _ int, l []byte, r *rec) bool {
+	var bad error
+	err = rereadRecords(inputs, opt, func(fi, _, at int, l []byte, r *rec) bool {
 		if opt.Session != "" && r.session != opt.Session {
 			return true
 		}
-		if _, done := vals[r.session]; done || x.extract(l, out) != nil || out[0].kind == kindMissing {
+		if _, done := vals[r.session]; done {
+			return true
+		}
+		if err := x.extract(l, out); err != nil {
+			// A line the read took whose value is ambiguous (given
+			// twice) is an error: the session would get either.
+			var ae *ambiguousError
+			if errors.As(err, &ae) {
+				bad = fmt.Errorf("%s:%d: %w", inputs[fi].Name, at, err)
+				return false
+			}
+			return true
+		}
+		if out[0].kind == kindMissing {
 			return true
 		}
 		vals[strings.Clone(r.session)] = string(out[0].raw)
@@ -136,6 +151,9 @@ func SessionValues(inputs []Input, opt ReadOptions, path string) (map[string]str
 	})
 	if err != nil {
 		return nil, err
+	}
+	if bad != nil {
+		return nil, bad
 	}
 	return vals, nil
 }

@@ -67,12 +67,29 @@ func (e *syntaxError) Error() string {
 	return "invalid JSON at byte " + strconv.Itoa(e.Offset) + ": " + e.Msg
 }
 
+// ambiguousError reports JSON whose grammar is sound but whose meaning is
+// not one: a wanted key given twice in one object (encoding/json keeps the
+// last, other readers the first), or a wanted string holding a lone UTF-16
+// surrogate escape (no character; decoders make it U+FFFD, so that two
+// different ids would read as one).
+type ambiguousError struct {
+	Offset int
+	Path   string // the wanted path
+	Msg    string
+}
+
+func (e *ambiguousError) Error() string {
+	return e.Msg + " (at byte " + strconv.Itoa(e.Offset) + ")"
+}
+
 // pathNode is a node of the trie of wanted paths; the root stands for the
 // top-level object.
 type pathNode struct {
 	seg      string
-	index    int // the array index seg names, or -1
-	maxIndex int // the largest index among children, or -1
+	path     string // the wanted path to here, for messages
+	seen     uint64 // the extractor's line count when the line last gave this key
+	index    int    // the array index seg names, or -1
+	maxIndex int    // the largest index among children, or -1
 	children []*pathNode
 	byKey    map[string]*pathNode // children by segment, when there are many
 	slots    []int                // out indexes of the paths ending here
@@ -117,6 +134,10 @@ type extractor struct {
 	scratch []byte // unescaped string values of the current line
 	key     []byte // the current object key, when it has escapes
 	stack   []byte // open brackets while skipping a subtree
+	line    uint64 // lines extracted, to tell a key given twice in one (pathNode.seen)
+	// amb is the line's first ambiguity, returned once the whole line has
+	// scanned as JSON (invalid JSON is reported as such first).
+	amb *ambiguousError
 }
 
 // newExtractor compiles paths. It returns an error for an empty path or a
@@ -135,7 +156,11 @@ func newExtractor(paths []string) (*extractor, error) {
 			}
 			c := n.childByName(seg)
 			if c == nil {
-				c = &pathNode{seg: seg, index: arrayIndex(seg), maxIndex: -1}
+				path := seg
+				if n != root {
+					path = n.path + "." + seg
+				}
+				c = &pathNode{seg: seg, path: path, index: arrayIndex(seg), maxIndex: -1}
 				n.children = append(n.children, c)
 				n.maxIndex = max(n.maxIndex, c.index)
 			}
@@ -190,8 +215,9 @@ func arrayIndex(seg string) int {
 // extract fills out[i] with the value at paths[i] (kindMissing where absent).
 // It validates the whole line as JSON: a single object, optionally surrounded
 // by whitespace, with nothing after it. For invalid input it returns a
-// *syntaxError and out holds no meaningful values. When a key repeats in an
-// object, its last occurrence wins, as in encoding/json. Byte slices in out
+// *syntaxError and out holds no meaningful values. A wanted key given twice
+// in one object, or a wanted string holding a lone surrogate escape, is an
+// *ambiguousError (other keys are not looked at). Byte slices in out
 // alias line or the extractor's scratch buffer and are valid until the next
 // call; extract does not modify line. It panics if len(out) < len(paths).
 func (x *extractor) extract(line []byte, out []value) error {
@@ -200,6 +226,8 @@ func (x *extractor) extract(line []byte, out []value) error {
 	}
 	clear(out[:len(x.paths)])
 	x.scratch = x.scratch[:0]
+	x.line++
+	x.amb = nil
 	i := skipSpace(line, 0)
 	if i >= len(line) {
 		return errEnd(line)
@@ -218,6 +246,9 @@ func (x *extractor) extract(line []byte, out []value) error {
 	}
 	if i = skipSpace(line, i); i < len(line) {
 		return errChar(line, i, "after top-level value")
+	}
+	if x.amb != nil {
+		return x.amb
 	}
 	return nil
 }
@@ -253,11 +284,14 @@ func (x *extractor) object(d []byte, i int, n *pathNode, depth int, out []value)
 			return i, errChar(d, i, "after object key")
 		}
 		i = skipSpace(d, i+1)
-		if c != nil {
-			// A repeated key replaces what an earlier occurrence set.
-			for _, k := range c.under {
-				out[k] = value{}
+		if c != nil && c.seen == x.line {
+			if x.amb == nil {
+				x.amb = &ambiguousError{Offset: i, Path: c.path, Msg: fmt.Sprintf("the key %q is given twice", c.path)}
 			}
+			c = nil // scanned for the line's syntax, and not kept
+		}
+		if c != nil {
+			c.seen = x.line
 			i, err = x.value(d, i, c, depth, out)
 		} else {
 			i, err = x.skip(d, i, depth)
@@ -332,7 +366,10 @@ func (x *extractor) value(d []byte, i int, n *pathNode, depth int, out []value) 
 			s := d[i+1 : j-1 : j-1]
 			if esc {
 				k := len(x.scratch)
-				x.scratch = appendUnescaped(x.scratch, s)
+				var lone bool
+				if x.scratch, lone = unescape(x.scratch, s); lone && x.amb == nil {
+					x.amb = &ambiguousError{Offset: i, Path: n.path, Msg: fmt.Sprintf("%s holds a lone surrogate escape (\\uD800 to \\uDFFF without its pair), which is no character", n.path)}
+				}
 				s = x.scratch[k:len(x.scratch):len(x.scratch)]
 			}
 			for _, k := range n.slots {
@@ -679,10 +716,18 @@ func scanLiteral(d []byte, i int, lit string) (int, error) {
 // \u escape of a lone or mismatched surrogate becomes U+FFFD. Unlike
 // encoding/json, invalid UTF-8 in s is copied as is.
 func appendUnescaped(dst, s []byte) []byte {
+	dst, _ = unescape(dst, s)
+	return dst
+}
+
+// unescape is appendUnescaped, and reports whether s held a lone surrogate
+// escape (made U+FFFD).
+func unescape(dst, s []byte) ([]byte, bool) {
+	lone := false
 	for len(s) > 0 {
 		k := bytes.IndexByte(s, '\\')
 		if k < 0 {
-			return append(dst, s...)
+			return append(dst, s...), lone
 		}
 		dst = append(dst, s[:k]...)
 		s = s[k:]
@@ -707,6 +752,7 @@ func appendUnescaped(dst, s []byte) []byte {
 						r, n = dec, 12
 					}
 				}
+				lone = lone || r == utf8.RuneError
 			}
 			dst = utf8.AppendRune(dst, r)
 			s = s[n:]
@@ -717,7 +763,7 @@ func appendUnescaped(dst, s []byte) []byte {
 		dst = append(dst, c)
 		s = s[2:]
 	}
-	return dst
+	return dst, lone
 }
 
 // hex4 decodes four hexadecimal digits, which scanString has checked.

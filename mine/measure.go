@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Measures are numeric record fields (token counts, latencies) summed over
@@ -81,7 +82,10 @@ func Measure(inputs []Input, opt ReadOptions, lg *Log, paths []string) (*Measure
 		if !ok {
 			return true // every record of the session was dropped
 		}
-		if x.extract(l, out) != nil {
+		// A line the read took where a measure is ambiguous (a key given
+		// twice) counts it as unusable; the others are read.
+		var ae *ambiguousError
+		if err := x.extract(l, out); err != nil && !errors.As(err, &ae) {
 			return true
 		}
 		recs[si] = append(recs[si], measureRec{
@@ -90,6 +94,9 @@ func Measure(inputs []Input, opt ReadOptions, lg *Log, paths []string) (*Measure
 		})
 		for k, v := range out {
 			f := math.NaN()
+			if ae != nil && (paths[k] == ae.Path || strings.HasPrefix(paths[k], ae.Path+".")) {
+				v.kind = kindString // no value: unusable, below
+			}
 			switch v.kind {
 			case kindMissing, kindNull:
 			case kindNumber:

@@ -177,7 +177,17 @@ func SessionOutcomes(inputs []Input, opt ReadOptions, o *Outcome) (*Outcomes, er
 	vals := make([]value, 1)
 	var bad error
 	err = rereadRecords(inputs, opt, func(fi, _, at int, l []byte, r *rec) bool {
-		if _, done := out.Succeeded[r.session]; done || x.extract(l, vals) != nil {
+		if _, done := out.Succeeded[r.session]; done {
+			return true
+		}
+		if err := x.extract(l, vals); err != nil {
+			// A line the read took, whose outcome is ambiguous (given
+			// twice), is an error, as an outcome that is no value is.
+			var ae *ambiguousError
+			if errors.As(err, &ae) {
+				bad = &OutcomeError{Expr: o.Expr, Msg: fmt.Sprintf("%s:%d: %v", inputs[fi].Name, at, err)}
+				return false
+			}
 			return true
 		}
 		if k := vals[0].kind; k == kindMissing || k == kindNull {

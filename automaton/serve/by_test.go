@@ -78,6 +78,23 @@ func TestServeBy(t *testing.T) {
 			t.Errorf("session %s: allowed %v (%s), map %q; want %v, %q", tt.id, d.Allowed, d.Reason, d.Map, tt.allowed, tt.mapName)
 		}
 	}
+	// Two values of the header are refused: a proxy might read the other.
+	req, err := http.NewRequest("POST", ts.URL+"/v1/sessions/d/steps", strings.NewReader(`{"next":"agent_msg"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Add(ByHeader, "strict")
+	req.Header.Add(ByHeader, "other")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e struct{ Error string }
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || resp.StatusCode != http.StatusBadRequest ||
+		e.Error != "the X-Fsmine-By header is given 2 times: give it once" {
+		t.Errorf("two headers: status %d, %q, %v", resp.StatusCode, e.Error, err)
+	}
+	resp.Body.Close()
 	// The decision log names the map on a session's first line.
 	ts.srv.Close()
 	if log := ts.log.String(); !strings.Contains(log, `"session_id":"a","step":0,`) || !strings.Contains(log, `"state":"greet","map":"by:strict"}`) || strings.Count(log, `"map"`) != 3 {

@@ -565,6 +565,16 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 		s.error(w, http.StatusServiceUnavailable, "the service is closed")
 		return
 	}
+	// One value or none: a proxy or framework might read another of two.
+	var by string
+	switch vs := r.Header[ByHeader]; len(vs) {
+	case 0:
+	case 1:
+		by = vs[0]
+	default:
+		s.error(w, http.StatusBadRequest, fmt.Sprintf("the %s header is given %d times: give it once", ByHeader, len(vs)))
+		return
+	}
 	buf := stepBuffers.Get().(*[]byte)
 	body, err := readStepBody(r.Body, (*buf)[:0])
 	if err != nil {
@@ -597,7 +607,7 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 	}
 	// A conditioned model's session is judged by the map of the value the
 	// header gives at its first step.
-	d, err := s.guard.StepByCall(id, r.Header.Get(ByHeader), event, next, slots, call)
+	d, err := s.guard.StepByCall(id, by, event, next, slots, call)
 	if err != nil {
 		s.error(w, http.StatusBadRequest, stepSlotError(err))
 		return

@@ -131,6 +131,7 @@ func TestServeRoutes(t *testing.T) {
 		{"body an array", "POST", "/v1/sessions/s/steps", `[]`, 400, `bad step body: an array; want {`, ""},
 		{"unknown long next", "POST", "/v1/sessions/s/steps", `{"next":"` + strings.Repeat("x", 2000) + `"}`, 400, `\"next\" is 2000 bytes long, at most 1024 allowed`, ""},
 		{"next not UTF-8", "POST", "/v1/sessions/s/steps", "{\"next\":\"a\xffb\"}", 400, `bad step body: not valid UTF-8`, ""},
+		{"next half a surrogate pair", "POST", "/v1/sessions/s/steps", `{"next":"a\ud800"}`, 400, `bad step body: a string holds \\ud800, half of a UTF-16 surrogate pair`, ""},
 		{"event with a control character", "POST", "/v1/sessions/s/steps", `{"event":"a\u0007","next":"agent_msg"}`, 400, `\"event\" holds the control character U+0007`, ""},
 		{"body too large", "POST", "/v1/sessions/s/steps", `{"next":"` + strings.Repeat("x", 70<<10) + `"}`, 413, `larger than 65536 bytes`, ""},
 		{"session id too long", "POST", "/v1/sessions/" + strings.Repeat("x", 300) + "/steps", `{"next":"x"}`, 400, `session id is 300 bytes long`, ""},

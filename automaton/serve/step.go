@@ -187,6 +187,9 @@ func checkKeys(body []byte) error {
 	if !utf8.Valid(body) { // the decoder would make U+FFFD of it
 		return errors.New("bad step body: not valid UTF-8")
 	}
+	if err := jsondup.Text(body); err != nil { // U+FFFD too, of half a surrogate pair
+		return fmt.Errorf("bad step body: %s", strings.TrimPrefix(err.Error(), "line 1: "))
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	tok, err := dec.Token()
 	if err != nil {
