@@ -815,3 +815,142 @@ func TestReadEventNotUTF8(t *testing.T) {
 		t.Errorf("error = %v, want %q", err, want)
 	}
 }
+
+// TestMermaidComposites: a composite state is flattened as a stage, every
+// state that ends it taking its moves out with the one event the two moves
+// give; what cannot be flattened so is refused, naming the composite (an
+// exit was kept and the others dropped with their events, and a composite
+// with no [*] was entered at its first state).
+func TestMermaidComposites(t *testing.T) {
+	tests := []struct {
+		name, flow string
+		want       []string // the moves, or the error
+	}{
+		{"every exit leaves", `stateDiagram-v2
+    [*] --> Comp
+    state Comp {
+        [*] --> X
+        X --> Y : n
+        X --> [*]
+        Y --> [*]
+    }
+    Comp --> Done : fin
+    Comp --> Abort : cancel
+    Done --> [*]
+    Abort --> [*]`,
+			[]string{"__start__ -[]-> X", "Abort -[ok]-> __end__", "Done -[ok]-> __end__", "X -[cancel]-> Abort", "X -[fin]-> Done", "X -[n]-> Y", "Y -[cancel]-> Abort", "Y -[fin]-> Done"}},
+		{"inner exit events kept", `stateDiagram-v2
+    [*] --> Comp
+    state Comp {
+        [*] --> X
+        X --> Y : n
+        X --> [*] : quit
+        Y --> [*] : done
+    }
+    Comp --> Done
+    Done --> [*]`,
+			[]string{"__start__ -[]-> X", "Done -[ok]-> __end__", "X -[n]-> Y", "X -[quit]-> Done", "Y -[done]-> Done"}},
+		{"two starts, into a composite from a composite", `stateDiagram-v2
+    [*] --> A
+    state A {
+        [*] --> a1
+        a1 --> [*] : go
+    }
+    A --> B
+    state B {
+        [*] --> b1
+        [*] --> b2
+        b1 --> [*]
+        b2 --> [*]
+    }
+    B --> [*] : end`,
+			[]string{"__start__ -[]-> a1", "a1 -[go]-> b1", "a1 -[go]-> b2", "b1 -[end]-> __end__", "b2 -[end]-> __end__"}},
+		{"nested exits", `stateDiagram-v2
+    [*] --> P
+    state P {
+        [*] --> Q
+        state Q {
+            [*] --> q
+            q --> [*] : stop
+        }
+        Q --> [*]
+    }
+    P --> [*]`,
+			[]string{"__start__ -[]-> q", "q -[stop]-> __end__"}},
+		{"an event on an exit and on the move out", `stateDiagram-v2
+    [*] --> Comp
+    state Comp {
+        [*] --> X
+        X --> Y : n
+        X --> [*] : quit
+        Y --> [*] : done
+    }
+    Comp --> Done : fin
+    Done --> [*]`,
+			[]string{`f.mmd: node "Comp": line 9: its move on "fin", and the move from "X" into its [*] on "quit" (line 6): one flattened move cannot take both events; flatten it by hand, or caption one of the two`}},
+		{"an event on a nested exit and on its composite's", `stateDiagram-v2
+    [*] --> P
+    state P {
+        [*] --> Q
+        state Q {
+            [*] --> q
+            q --> [*] : stop
+        }
+        Q --> [*] : halt
+    }
+    P --> [*]`,
+			[]string{`f.mmd: node "Q": line 9: its move into the [*] of "P" on "halt", and the move from "q" into its own [*] on "stop" (line 7): one flattened move cannot take both events; flatten it by hand, or caption one of the two`}},
+		{"an exit no move leaves", `stateDiagram-v2
+    [*] --> Comp
+    state Comp {
+        [*] --> X
+        X --> Y : n
+        X --> [*] : quit
+        Y --> Z : m
+    }
+    Z --> [*]`,
+			[]string{`f.mmd: node "Comp": line 6: "X" ends the composite state, but no move leaves it (a dead end)`}},
+		{"no start", `stateDiagram-v2
+    [*] --> Comp
+    state Comp {
+        X --> Y : n
+    }
+    Y --> [*]`,
+			[]string{`f.mmd: node "Comp": line 2: no start: a move enters the composite state, but none of its states follows its [*] (write [*] --> X inside it)`}},
+		{"no exit", `stateDiagram-v2
+    [*] --> Comp
+    state Comp {
+        [*] --> X
+        X --> Y : n
+    }
+    Comp --> [*]`,
+			[]string{`f.mmd: node "Comp": line 7: a move leaves the composite state, but none of its states moves to its [*] (write X --> [*] inside it)`}},
+		{"a caption on the inner start", `stateDiagram-v2
+    [*] --> Comp
+    state Comp {
+        [*] --> X : begin
+        X --> [*]
+    }
+    Comp --> [*]`,
+			[]string{`f.mmd: node "Comp": line 4: a caption on the move out of its [*]: the move into the composite state gives the event; caption that one`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := design.Read([]byte(tt.flow), design.Options{Path: "f.mmd", Event: "ok"})
+			var got []string
+			if err != nil {
+				got = []string{err.Error()}
+				if !errors.Is(err, design.ErrFlow) {
+					t.Errorf("error %v does not wrap ErrFlow", err)
+				}
+			} else {
+				for _, tr := range m.Transitions {
+					got = append(got, tr.From+" -["+tr.Event+"]-> "+tr.To)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}

@@ -26,11 +26,17 @@ import (
 // a state whose label is not its id); a caption is the move's
 // event, "event · N" an event and a count as render.Mermaid writes them. A
 // move without a caption takes Options.Event. Composite states (state A {
-// ... }) are flattened: a move into one enters its initial child (its
-// "[*] --> X", else its first), a move out of one leaves from its final
-// child (its "X --> [*]", else its last), as render.Mermaid's summary
-// draws a stage. Directions, notes, comments, styling and accessible
-// titles and descriptions (accTitle:, accDescr: and accDescr { }) are skipped;
+// ... }) are flattened as stages: a move into one enters the states its
+// "[*] --> X" names, a move out of one leaves from every state that has an
+// "X --> [*]" in it, with the one event the two moves give (the caption of
+// either; a caption on both, unless the same, is refused: one move cannot
+// take two events, and the composite's own moves apply only to the states
+// that end it). A composite of one state stands for it without a [*]; a
+// move into a composite of several with no "[*] --> X" (no start), out of
+// one with no "X --> [*]", a caption on "[*] --> X" inside one, and states
+// that end a composite no move leaves, are refused, naming the composite.
+// Directions, notes, comments, styling and accessible titles and
+// descriptions (accTitle:, accDescr: and accDescr { }) are skipped;
 // choice, fork and join pseudo-states, and concurrency (--), are refused,
 // and so is render.Mermaid's summary map, which counts moves it does not
 // draw.
@@ -50,10 +56,14 @@ var (
 	mermaidAccBlock = regexp.MustCompile(`(?i)^accdescr\s*\{`)
 )
 
+// mermaidGroup is a composite state: the states and composites first met
+// inside it, and its moves out of and into its own [*].
 type mermaidGroup struct {
-	name          string
-	first, last   string
-	initial, exit string
+	name     string
+	children []string
+	starts   []mermaidMove // [*] --> X
+	exits    []mermaidMove // X --> [*]
+	left     bool          // a move left it through its exits
 }
 
 type mermaidReader struct {
@@ -62,6 +72,7 @@ type mermaidReader struct {
 	names  map[string]string // Mermaid id -> model id
 	owner  map[string]string // model id -> Mermaid id
 	groups map[string]*mermaidGroup
+	placed map[string]bool // Mermaid ids that are some composite's child, or at the top
 	stack  []*mermaidGroup
 	moves  []mermaidMove
 	err    error // the first conflict a declaration met
@@ -78,7 +89,7 @@ type mermaidMove struct {
 const maxMermaidLine = 16 << 20
 
 func readMermaid(data []byte, opt Options) (*flow, error) {
-	r := &mermaidReader{f: newFlow(opt.Path), opt: opt, names: map[string]string{}, owner: map[string]string{}, groups: map[string]*mermaidGroup{}}
+	r := &mermaidReader{f: newFlow(opt.Path), opt: opt, names: map[string]string{}, owner: map[string]string{}, groups: map[string]*mermaidGroup{}, placed: map[string]bool{}}
 	f := r.f
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64*1024), maxMermaidLine)
@@ -294,13 +305,15 @@ func (r *mermaidReader) declare(id, name string) {
 	r.noteChild(id)
 }
 
+// noteChild places id in the composite open where it is first met.
 func (r *mermaidReader) noteChild(id string) {
+	if r.placed[id] {
+		return
+	}
+	r.placed[id] = true
 	if n := len(r.stack); n > 0 {
 		g := r.stack[n-1]
-		if g.first == "" {
-			g.first = id
-		}
-		g.last = id
+		g.children = append(g.children, id)
 	}
 }
 
@@ -324,46 +337,30 @@ func (r *mermaidReader) open(id, name string, line int) error {
 	return nil
 }
 
+// mermaidEnd is a state a flattened move leaves or enters, with the
+// caption of the move into a composite's [*] it came through, if any.
+type mermaidEnd struct {
+	id   string // the model's id, or __start__ or __end__
+	exit *mermaidMove
+}
+
 // resolve turns the moves into edges, through composite states.
 func (r *mermaidReader) resolve() error {
 	f := r.f
 	for _, mv := range r.moves {
 		if g, inner := strings.CutPrefix(mv.from, innerEnd); inner {
-			r.groups[g].initial = mv.to
+			if strings.HasPrefix(mv.to, innerEnd) {
+				return f.errorf(g, "line %d: a move from its [*] to its [*]: not supported; flatten it by hand", mv.line)
+			}
+			if mv.captioned {
+				return f.errorf(g, "line %d: a caption on the move out of its [*]: the move into the composite state gives the event; caption that one", mv.line)
+			}
+			r.groups[g].starts = append(r.groups[g].starts, mv)
 			continue
 		}
 		if g, inner := strings.CutPrefix(mv.to, innerEnd); inner {
-			r.groups[g].exit = mv.from
+			r.groups[g].exits = append(r.groups[g].exits, mv)
 		}
-	}
-	leaf := func(id string, entering bool) (string, error) {
-		for range maxNesting {
-			if id == automaton.StartID || id == automaton.EndID {
-				return id, nil
-			}
-			g, ok := r.groups[id]
-			if !ok {
-				if name, ok := r.names[id]; ok {
-					return name, nil
-				}
-				return "", errEmpty
-			}
-			next := g.exit
-			if next == "" {
-				next = g.last
-			}
-			if entering {
-				next = g.initial
-				if next == "" {
-					next = g.first
-				}
-			}
-			if next == "" {
-				return "", errEmpty
-			}
-			id = next
-		}
-		return "", errNesting
 	}
 	// A caption is a count only in a counted export (render.Mermaid of a
 	// mined model), which captions the moves out of [*] with their counts
@@ -384,30 +381,144 @@ func (r *mermaidReader) resolve() error {
 		if strings.HasPrefix(mv.from, innerEnd) || strings.HasPrefix(mv.to, innerEnd) {
 			continue
 		}
-		from, err := leaf(mv.from, false)
+		froms, err := r.leave(mv.from, mv.line, 0)
 		if err != nil {
-			return f.errorf(mv.from, "line %d: %v", mv.line, err)
+			return r.wrap(err, mv.from, mv.line)
 		}
-		to, err := leaf(mv.to, true)
+		tos, err := r.enter(mv.to, mv.line, 0)
 		if err != nil {
-			return f.errorf(mv.to, "line %d: %v", mv.line, err)
+			return r.wrap(err, mv.to, mv.line)
 		}
-		e := edge{from: from, to: to, event: r.opt.Event}
-		if mv.captioned {
-			e.event = mermaidDecode(unshown(mv.caption))
-			if m := mermaidGen.FindStringSubmatch(e.event); counted && m != nil {
-				e.event, e.generalized = m[1], m[2]
-			} else if m := mermaidCount.FindStringSubmatch(e.event); counted && m != nil {
-				e.event = m[1]
-				e.count, _ = strconv.Atoi(m[2])
+		for _, from := range froms {
+			caption := mv
+			if ex := from.exit; ex != nil && ex.captioned {
+				if mv.captioned && mv.caption != ex.caption {
+					return f.errorf(mv.from, "line %d: its move on %q, and the move from %q into its [*] on %q (line %d): one flattened move cannot take both events; flatten it by hand, or caption one of the two",
+						mv.line, mermaidDecode(unshown(mv.caption)), ex.from, mermaidDecode(unshown(ex.caption)), ex.line)
+				}
+				caption = *ex
+			}
+			for _, to := range tos {
+				e := edge{from: from.id, to: to.id, event: r.opt.Event}
+				if caption.captioned {
+					e.event = mermaidDecode(unshown(caption.caption))
+					if m := mermaidGen.FindStringSubmatch(e.event); counted && m != nil {
+						e.event, e.generalized = m[1], m[2]
+					} else if m := mermaidCount.FindStringSubmatch(e.event); counted && m != nil {
+						e.event = m[1]
+						e.count, _ = strconv.Atoi(m[2])
+					}
+				}
+				if from.id == automaton.StartID {
+					e.event = ""
+				}
+				f.edges = append(f.edges, e)
 			}
 		}
-		if from == automaton.StartID {
-			e.event = ""
+	}
+	for _, id := range sortedKeys(r.groups) {
+		if g := r.groups[id]; len(g.exits) > 0 && !g.left {
+			ex := g.exits[0]
+			return f.errorf(id, "line %d: %q ends the composite state, but no move leaves it (a dead end)", ex.line, ex.from)
 		}
-		f.edges = append(f.edges, e)
 	}
 	return nil
+}
+
+// wrap words err, met following a move's end id on line: a sentinel
+// (errEmpty, errNesting) names id, an *Error is returned as it is.
+func (r *mermaidReader) wrap(err error, id string, line int) error {
+	var fe *Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	return r.f.errorf(id, "line %d: %v", line, err)
+}
+
+// enter is the states a move on line into id enters: id's own node, or
+// through a composite state its "[*] --> X" children, depth composites deep.
+func (r *mermaidReader) enter(id string, line, depth int) ([]mermaidEnd, error) {
+	if depth == maxNesting {
+		return nil, errNesting
+	}
+	if id == automaton.StartID || id == automaton.EndID {
+		return []mermaidEnd{{id: id}}, nil
+	}
+	g, ok := r.groups[id]
+	if !ok {
+		if name, ok := r.names[id]; ok {
+			return []mermaidEnd{{id: name}}, nil
+		}
+		return nil, errEmpty
+	}
+	if len(g.starts) == 0 {
+		switch len(g.children) {
+		case 0:
+			return nil, errEmpty
+		case 1:
+			return r.enter(g.children[0], line, depth+1)
+		}
+		return nil, r.f.errorf(id, "line %d: no start: a move enters the composite state, but none of its states follows its [*] (write [*] --> X inside it)", line)
+	}
+	var out []mermaidEnd
+	for _, mv := range g.starts {
+		ends, err := r.enter(mv.to, mv.line, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ends...)
+	}
+	return out, nil
+}
+
+// leave is the states a move on line out of id leaves from: id's own
+// node, or through a composite state every state that moves to its [*],
+// with the caption of that move, depth composites deep.
+func (r *mermaidReader) leave(id string, line, depth int) ([]mermaidEnd, error) {
+	if depth == maxNesting {
+		return nil, errNesting
+	}
+	if id == automaton.StartID || id == automaton.EndID {
+		return []mermaidEnd{{id: id}}, nil
+	}
+	g, ok := r.groups[id]
+	if !ok {
+		if name, ok := r.names[id]; ok {
+			return []mermaidEnd{{id: name}}, nil
+		}
+		return nil, errEmpty
+	}
+	if len(g.exits) == 0 {
+		switch len(g.children) {
+		case 0:
+			return nil, errEmpty
+		case 1:
+			return r.leave(g.children[0], line, depth+1)
+		}
+		return nil, r.f.errorf(id, "line %d: a move leaves the composite state, but none of its states moves to its [*] (write X --> [*] inside it)", line)
+	}
+	g.left = true
+	var out []mermaidEnd
+	for i := range g.exits {
+		mv := &g.exits[i]
+		ends, err := r.leave(mv.from, mv.line, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ends {
+			if e.exit != nil && e.exit.captioned {
+				// a nested composite's exit: its caption and this one's
+				if mv.captioned && mv.caption != e.exit.caption {
+					return nil, r.f.errorf(mv.from, "line %d: its move into the [*] of %q on %q, and the move from %q into its own [*] on %q (line %d): one flattened move cannot take both events; flatten it by hand, or caption one of the two",
+						mv.line, id, mermaidDecode(unshown(mv.caption)), e.exit.from, mermaidDecode(unshown(e.exit.caption)), e.exit.line)
+				}
+				out = append(out, e)
+				continue
+			}
+			out = append(out, mermaidEnd{id: e.id, exit: mv})
+		}
+	}
+	return out, nil
 }
 
 // mermaidDecode undoes Mermaid's entity codes (#35; is "#").
