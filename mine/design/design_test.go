@@ -954,3 +954,81 @@ func TestMermaidComposites(t *testing.T) {
 		})
 	}
 }
+
+// TestSCXMLStructure: SCXML is read as its schema has it. A transition
+// is a move only as a child of a state; executable content and data are
+// skipped whole, and what SCXML has not there is an error naming the line
+// (transitions in an <onentry> or an unknown element were read as moves,
+// and a <state> in a <datamodel> as a state); other namespaces are
+// skipped whole; a root in another namespace is refused; a cond is noted.
+func TestSCXMLStructure(t *testing.T) {
+	const head = `<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0" initial="a">` + "\n"
+	tests := []struct {
+		name, flow string
+		want       []string // the moves, or the error
+		notes      string
+	}{
+		{"review's example", head + `  <state id="a"><transition event="go" target="end"/>
+    <onentry><transition event="sneaky" target="end"/></onentry>
+    <stat id="zz"><transition event="other" target="end"/></stat></state>
+  <final id="end"/>
+</scxml>`, []string{`f.scxml: line 3: a <transition> inside <onentry>: SCXML has none there`}, ""},
+		{"a typo", head + `  <state id="a"><transition event="go" target="end"/>
+    <stat id="zz"><transition event="other" target="end"/></stat></state>
+  <final id="end"/>
+</scxml>`, []string{`f.scxml: line 3: unknown syntax: <stat> is no element of SCXML`}, ""},
+		{"a typo in executable content", head + `  <state id="a"><onentry><lgo expr="1"/></onentry><transition event="go" target="end"/></state>
+  <final id="end"/>
+</scxml>`, []string{`f.scxml: line 2: unknown syntax: <lgo> is no element of SCXML`}, ""},
+		{"a state in the datamodel", head + `  <datamodel><state id="zz"/></datamodel>
+  <state id="a"><transition event="go" target="end"/></state>
+  <final id="end"/>
+</scxml>`, []string{`f.scxml: line 2: a <state> inside <datamodel>: SCXML has none there`}, ""},
+		{"a transition in a final", head + `  <state id="a"><transition event="go" target="end"/></state>
+  <final id="end"><transition event="again" target="a"/></final>
+</scxml>`, []string{`f.scxml: line 3: a <transition> inside <final>: SCXML has none there`}, ""},
+		{"a root in another namespace", `<scxml xmlns="urn:other" initial="a"><state id="a"/></scxml>`,
+			[]string{`f.scxml: line 1: not an SCXML document: <scxml> is in the namespace "urn:other", not SCXML's "http://www.w3.org/2005/07/scxml"`}, ""},
+		{"another root", `<html><scxml/></html>`,
+			[]string{`f.scxml: line 1: not an SCXML document: the root element is <html>, not <scxml>`}, ""},
+		{"executable content, data and extensions skipped", head + `  <datamodel><data id="x"><state id="free"/></data></datamodel>
+  <state id="a">
+    <onentry><log expr="'hi'"/><if cond="x"><raise event="r"/><else/></if><assign location="x"><any/></assign></onentry>
+    <invoke type="http"><content><transition event="free"/></content><finalize><log expr="1"/></finalize></invoke>
+    <ext:note xmlns:ext="urn:x"><transition event="hidden" target="end"/><state id="ext"/></ext:note>
+    <transition event="go" target="end"><send event="s"><param name="p" expr="1"/></send></transition>
+  </state>
+  <final id="end"><onexit><log expr="2"/></onexit><donedata><content expr="1"/></donedata></final>
+</scxml>`, []string{"__start__ -[]-> a", "a -[go]-> end", "end -[ok]-> __end__"}, ""},
+		{"a guard kept, and noted", head + `  <state id="a"><transition event="go" target="end" cond="x &gt; 1"/><transition event="go" target="b"/></state>
+  <state id="b"><transition event="next" target="end"/></state>
+  <final id="end"/>
+</scxml>`, []string{"__start__ -[]-> a", "a -[go]-> b", "a -[go]-> end", "b -[next]-> end", "end -[ok]-> __end__"},
+			`f.scxml: node "a": line 2: the guard cond="x > 1" of its transition on "go" is not kept: the model allows the move whatever the guard says`},
+		{"no namespace, hand-written", `<scxml initial="a"><state id="a"><onentry><log expr="1"/></onentry><transition event="go" target="b"/></state><final id="b"/></scxml>`,
+			[]string{"__start__ -[]-> a", "a -[go]-> b", "b -[ok]-> __end__"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var notes []string
+			m, err := design.Read([]byte(tt.flow), design.Options{Path: "f.scxml", Event: "ok", Note: func(msg string) { notes = append(notes, msg) }})
+			var got []string
+			if err != nil {
+				got = []string{err.Error()}
+				if !errors.Is(err, design.ErrFlow) {
+					t.Errorf("error %v does not wrap ErrFlow", err)
+				}
+			} else {
+				for _, tr := range m.Transitions {
+					got = append(got, tr.From+" -["+tr.Event+"]-> "+tr.To)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			if n := strings.Join(notes, "\n"); n != tt.notes {
+				t.Errorf("notes:\n%s\nwant:\n%s", n, tt.notes)
+			}
+		})
+	}
+}

@@ -18,12 +18,21 @@ import (
 // its first state) is where the flow starts, and a <final> ends it. Compound
 // states are flattened as XState's are. A transition with several event
 // descriptors is one move per descriptor; one without an event takes
-// Options.Event. The attributes of fsmine's namespace that render.SCXML
-// writes (fsmine:id, fsmine:label, fsmine:visits, fsmine:sessions,
-// fsmine:max_run, fsmine:event, fsmine:count, fsmine:rare,
-// fsmine:prob, fsmine:back_edge, fsmine:generalized), its
-// <fsmine:constraint>, <fsmine:loop> and <fsmine:arg> elements and its version comment
-// are read back, so that an export reads back to its model.
+// Options.Event. A transition's cond is not kept: the move is read as one
+// the flow may take, and Options.Note is told. The document is read as
+// SCXML's schema has it: the root is <scxml> in SCXML's namespace (or in
+// none, the namespace of its elements then), a transition is a move only
+// as a child of a <state> (or <initial>), and executable content and data
+// (<onentry>, <onexit>, <datamodel>, <script>, <invoke>, <donedata> and
+// what a transition runs) are skipped whole, their SCXML elements held to
+// SCXML's (a <transition> or <state> in them, or an element SCXML does not
+// have, is an error naming its line). Elements of other namespaces are
+// extensions, skipped whole. The attributes of fsmine's namespace that
+// render.SCXML writes (fsmine:id, fsmine:label, fsmine:visits,
+// fsmine:sessions, fsmine:max_run, fsmine:event, fsmine:count,
+// fsmine:rare, fsmine:prob, fsmine:back_edge, fsmine:generalized), its
+// <fsmine:constraint>, <fsmine:loop> and <fsmine:arg> elements and its
+// version comment are read back, so that an export reads back to its model.
 
 const fsmineNS = "https://github.com/fsmine/fsmine"
 
@@ -75,6 +84,7 @@ type scxmlReader struct {
 	stack   []*scxmlState          // the states open at the current element
 	initial string                 // the xml id the document starts in
 	inInit  bool                   // inside an <initial> element
+	ns      string                 // the root's namespace: SCXML's, or none
 	loop    *automaton.Loop        // the <fsmine:loop> open, if any
 	cons    int                    // 1 + the index of the <fsmine:constraint> open, 0 for none
 	arg     int                    // 1 + the index of the <fsmine:arg> open, 0 for none
@@ -136,71 +146,234 @@ func scxmlAttr(se xml.StartElement, space, name string) (string, bool) {
 	return "", false
 }
 
+// scxmlNS is the namespace of SCXML's elements.
+const scxmlNS = "http://www.w3.org/2005/07/scxml"
+
+// scxmlChildren are the elements SCXML allows as children of the elements
+// read as structure: true for an element of the flow, false for one of
+// executable content or data, skipped whole (checked by skip). <parallel>
+// and <history> are refused where they stand.
+var scxmlChildren = map[string]map[string]bool{
+	"scxml":   {"state": true, "parallel": true, "final": true, "initial": true, "datamodel": false, "script": false},
+	"state":   {"state": true, "parallel": true, "final": true, "history": true, "initial": true, "transition": true, "onentry": false, "onexit": false, "datamodel": false, "invoke": false},
+	"final":   {"onentry": false, "onexit": false, "donedata": false},
+	"initial": {"transition": true},
+}
+
+// scxmlContent are the elements of executable content and data that SCXML
+// allows inside the elements skip skips; the values say whether their
+// children are free XML (not SCXML's to check).
+var scxmlContent = map[string]bool{
+	"raise": false, "if": false, "elseif": false, "else": false, "foreach": false, "log": false,
+	"send": false, "cancel": false, "param": false, "finalize": false, "data": true, "script": true,
+	"assign": true, "content": true, "donedata": false, "datamodel": false, "invoke": false,
+	"onentry": false, "onexit": false,
+}
+
 func (r *scxmlReader) read(dec *xml.Decoder) error {
-	sawRoot := false
+	root, err := r.root(dec)
+	if err != nil {
+		return err
+	}
+	r.ns = root.Name.Space
+	r.initial, _ = scxmlAttr(root, "", "initial")
+	return r.children(dec, "scxml")
+}
+
+// root reads up to the document's root element, which must be <scxml> in
+// SCXML's namespace (or in none, as hand-written documents often are).
+func (r *scxmlReader) root(dec *xml.Decoder) (xml.StartElement, error) {
 	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+		tok, err := r.token(dec)
 		if err != nil {
-			return r.f.errorf("", "not an SCXML document: %v", err)
+			return xml.StartElement{}, err
 		}
-		line, _ := dec.InputPos()
 		switch t := tok.(type) {
-		case xml.Comment:
-			if v := scxmlVersion.FindSubmatch(t); v != nil && !r.f.versioned {
-				n, err := strconv.Atoi(string(v[1]))
-				if err != nil || n < 0 {
-					return r.f.errorf("", "the comment's model version %s is not a version (too large)", v[1])
-				}
-				r.f.version = n
-				r.f.versioned = true
-			}
+		case nil:
+			return xml.StartElement{}, r.f.errorf("", "not an SCXML document: no <scxml> element")
 		case xml.StartElement:
+			line, _ := dec.InputPos()
+			if t.Name.Local != "scxml" {
+				return t, r.f.errorf("", "line %d: not an SCXML document: the root element is <%s>, not <scxml>", line, t.Name.Local)
+			}
+			if t.Name.Space != "" && t.Name.Space != scxmlNS {
+				return t, r.f.errorf("", "line %d: not an SCXML document: <scxml> is in the namespace %q, not SCXML's %q", line, t.Name.Space, scxmlNS)
+			}
+			return t, nil
+		}
+	}
+}
+
+// token is the next token of dec, reading fsmine's version comment; nil at
+// the end of the document.
+func (r *scxmlReader) token(dec *xml.Decoder) (xml.Token, error) {
+	tok, err := dec.Token()
+	if errors.Is(err, io.EOF) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, r.f.errorf("", "not an SCXML document: %v", err)
+	}
+	if c, ok := tok.(xml.Comment); ok {
+		if v := scxmlVersion.FindSubmatch(c); v != nil && !r.f.versioned {
+			n, err := strconv.Atoi(string(v[1]))
+			if err != nil || n < 0 {
+				return nil, r.f.errorf("", "the comment's model version %s is not a version (too large)", v[1])
+			}
+			r.f.version = n
+			r.f.versioned = true
+		}
+	}
+	return tok, nil
+}
+
+// scxml says whether name is an element of SCXML: in its namespace, or in
+// the document's when the root is in none.
+func (r *scxmlReader) scxml(name xml.Name) bool {
+	return name.Space == scxmlNS || name.Space == r.ns
+}
+
+// children reads the children of the SCXML element parent, up to its end:
+// the flow's elements, fsmine's, and executable content skipped whole.
+// Elements of other namespaces (extensions) are skipped whole, as SCXML
+// processors skip them.
+func (r *scxmlReader) children(dec *xml.Decoder, parent string) error {
+	for {
+		tok, err := r.token(dec)
+		if err != nil {
+			return err
+		}
+		switch t := tok.(type) {
+		case nil:
+			return r.f.errorf("", "not an SCXML document: <%s> is not closed", parent)
+		case xml.EndElement:
+			return nil
+		case xml.StartElement:
+			line, _ := dec.InputPos()
 			if t.Name.Space == fsmineNS {
-				if err := r.fsmine(t, line); err != nil {
+				if err := r.fsmine(dec, t, line); err != nil {
 					return err
 				}
 				continue
 			}
-			if t.Name.Local == "scxml" {
-				sawRoot = true
-				r.initial, _ = scxmlAttr(t, "", "initial")
-			}
-			if err := r.start(t, line); err != nil {
-				return err
-			}
-		case xml.EndElement:
-			if t.Name.Space == fsmineNS {
-				switch t.Name.Local {
-				case "loop":
-					r.loop = nil
-				case "constraint":
-					r.cons = 0
-				case "arg":
-					r.arg = 0
+			if !r.scxml(t.Name) {
+				if err := dec.Skip(); err != nil {
+					return r.f.errorf("", "not an SCXML document: %v", err)
 				}
 				continue
 			}
-			switch t.Name.Local {
-			case "state", "final":
-				r.stack = r.stack[:len(r.stack)-1]
-			case "initial":
-				r.inInit = false
+			flow, ok := scxmlChildren[parent][t.Name.Local]
+			if !ok {
+				return r.misplaced(t.Name.Local, parent, line)
+			}
+			if !flow {
+				if err := r.skip(dec, t.Name.Local); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := r.start(dec, t, line); err != nil {
+				return err
 			}
 		}
 	}
-	if !sawRoot {
-		return r.f.errorf("", "not an SCXML document: no <scxml> element")
+}
+
+// misplaced words an SCXML element name where SCXML has no such child:
+// unknown syntax when SCXML has no such element at all.
+func (r *scxmlReader) misplaced(name, parent string, line int) error {
+	if _, known := scxmlChildren[name]; known || name == "transition" || name == "parallel" || name == "history" {
+		return r.f.errorf("", "line %d: a <%s> inside <%s>: SCXML has none there", line, name, parent)
 	}
-	return nil
+	if _, known := scxmlContent[name]; known {
+		return r.f.errorf("", "line %d: a <%s> inside <%s>: SCXML has none there", line, name, parent)
+	}
+	return r.f.errorf("", "line %d: unknown syntax: <%s> is no element of SCXML", line, name)
+}
+
+// skip skips the rest of the executable content or data element parent,
+// holding its SCXML elements to SCXML's (a <transition> or <state> in an
+// <onentry> is no move or state of the flow, and a typo is not skipped);
+// what <data>, <assign>, <content> and <script> hold is free.
+func (r *scxmlReader) skip(dec *xml.Decoder, parent string) error {
+	if scxmlContent[parent] {
+		if err := dec.Skip(); err != nil {
+			return r.f.errorf("", "not an SCXML document: %v", err)
+		}
+		return nil
+	}
+	for {
+		tok, err := r.token(dec)
+		if err != nil {
+			return err
+		}
+		switch t := tok.(type) {
+		case nil:
+			return r.f.errorf("", "not an SCXML document: <%s> is not closed", parent)
+		case xml.EndElement:
+			return nil
+		case xml.StartElement:
+			line, _ := dec.InputPos()
+			if !r.scxml(t.Name) {
+				if err := dec.Skip(); err != nil {
+					return r.f.errorf("", "not an SCXML document: %v", err)
+				}
+				continue
+			}
+			if _, ok := scxmlContent[t.Name.Local]; !ok {
+				return r.misplaced(t.Name.Local, parent, line)
+			}
+			if err := r.skip(dec, t.Name.Local); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // fsmine reads an element of fsmine's namespace, which render.SCXML writes
-// for the model's constraints, loops and argument rules (see render.SCXML); other elements
-// of the namespace are skipped, as SCXML processors skip them.
-func (r *scxmlReader) fsmine(t xml.StartElement, line int) error {
+// for the model's constraints, loops and argument rules (see
+// render.SCXML), up to its end;
+// other elements, of the namespace or not, are skipped, as SCXML
+// processors skip them.
+func (r *scxmlReader) fsmine(dec *xml.Decoder, t xml.StartElement, line int) error {
+	if err := r.fsmineStart(t, line); err != nil {
+		return err
+	}
+	for {
+		tok, err := r.token(dec)
+		if err != nil {
+			return err
+		}
+		switch c := tok.(type) {
+		case nil:
+			return r.f.errorf("", "not an SCXML document: <fsmine:%s> is not closed", t.Name.Local)
+		case xml.EndElement:
+			switch t.Name.Local {
+			case "loop":
+				r.loop = nil
+			case "constraint":
+				r.cons = 0
+			case "arg":
+				r.arg = 0
+			}
+			return nil
+		case xml.StartElement:
+			line, _ := dec.InputPos()
+			if c.Name.Space == fsmineNS {
+				if err := r.fsmine(dec, c, line); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := dec.Skip(); err != nil {
+				return r.f.errorf("", "not an SCXML document: %v", err)
+			}
+		}
+	}
+}
+
+// fsmineStart reads the attributes of an element of fsmine's namespace.
+func (r *scxmlReader) fsmineStart(t xml.StartElement, line int) error {
 	attr := func(name string) string { v, _ := scxmlAttr(t, "", name); return v }
 	number := func(name string) (int, error) {
 		v, ok := scxmlAttr(t, "", name)
@@ -284,17 +457,30 @@ func (r *scxmlReader) fsmine(t xml.StartElement, line int) error {
 	return nil
 }
 
-// start reads the opening tag of an element other than <scxml>.
-func (r *scxmlReader) start(t xml.StartElement, line int) error {
+// start reads an element of the flow, up to its end.
+func (r *scxmlReader) start(dec *xml.Decoder, t xml.StartElement, line int) error {
 	switch t.Name.Local {
 	case "state", "final":
-		return r.state(t, line)
+		if err := r.state(t, line); err != nil {
+			return err
+		}
+		if err := r.children(dec, t.Name.Local); err != nil {
+			return err
+		}
+		r.stack = r.stack[:len(r.stack)-1]
+		return nil
 	case "parallel", "history":
 		return r.f.errorf("", "line %d: <%s> is not supported: a designed flow is one state at a time", line, t.Name.Local)
 	case "initial":
 		r.inInit = true
+		err := r.children(dec, "initial")
+		r.inInit = false
+		return err
 	case "transition":
-		return r.transition(t, line)
+		if err := r.transition(t, line); err != nil {
+			return err
+		}
+		return r.skip(dec, "transition")
 	}
 	return nil
 }
@@ -375,6 +561,10 @@ func (r *scxmlReader) transition(t xml.StartElement, line int) error {
 	v, _ = scxmlAttr(t, fsmineNS, "back_edge")
 	mv.backEdge = v == "true"
 	s := r.stack[len(r.stack)-1]
+	if cond, ok := scxmlAttr(t, "", "cond"); ok && r.opt.Note != nil {
+		// A guarded move is still a move the flow may take.
+		r.opt.Note(r.f.errorf(s.id, "line %d: the guard cond=%q of its transition on %q is not kept: the model allows the move whatever the guard says", line, cond, mv.events).Error())
+	}
 	s.moves = append(s.moves, mv)
 	return nil
 }
