@@ -1032,3 +1032,62 @@ func TestSCXMLStructure(t *testing.T) {
 		})
 	}
 }
+
+// TestXStateMoves: an event's moves are read as XState takes them (the
+// first whose guard passes), guards noted; "" as an event, moves out of a
+// final state, an unknown type and a key in the wrong case are refused; a
+// target may be an array of one.
+func TestXStateMoves(t *testing.T) {
+	tests := []struct {
+		name, flow string
+		want       []string // the moves, or the error
+		notes      string
+	}{
+		{"two targets without guards", `{"initial":"a","states":{"a":{"on":{"go":["b","c"]}},"b":{"type":"final"},"c":{"type":"final"}}}`,
+			[]string{`f.json: node "a": event "go": its move to "c" follows the one to "b", which has no guard: XState takes the first move whose guard passes, so never this one (give the first a guard, or drop this one)`}, ""},
+		{"a guarded move, then one without", `{"initial":"a","states":{"a":{"on":{"go":[{"target":"b","guard":"g"},{"target":"c"}]}},"b":{"type":"final"},"c":{"type":"final"}}}`,
+			[]string{"__start__ -[]-> a", "a -[go]-> b", "a -[go]-> c", "b -[ok]-> __end__", "c -[ok]-> __end__"},
+			`f.json: node "a": event "go": the guard "g" of its move to "b" is not kept: the model allows the move whatever the guard says`},
+		{"XState 4's cond, an object", `{"initial":"a","states":{"a":{"on":{"go":{"target":"b","cond":{"type":"isOk"}}}},"b":{"type":"final"}}}`,
+			[]string{"__start__ -[]-> a", "a -[go]-> b", "b -[ok]-> __end__"},
+			`f.json: node "a": event "go": the guard {"type":"isOk"} of its move to "b" is not kept: the model allows the move whatever the guard says`},
+		{"an eventless move of XState 4", `{"initial":"a","states":{"a":{"on":{"":"b"}},"b":{"type":"final"}}}`,
+			[]string{`f.json: node "a": an eventless move ("" in "on", XState 4's "always"): not supported; give it an event`}, ""},
+		{"moves out of a final state", `{"initial":"a","states":{"a":{"on":{"go":"b"}},"b":{"type":"final","on":{"x":"a"}}}}`,
+			[]string{`f.json: node "b": a final state with moves ("on"): XState leaves no final state; drop the moves, or the "type"`}, ""},
+		{"a type XState does not have", `{"initial":"a","states":{"a":{"on":{"go":"b"}},"b":{"type":"finale"}}}`,
+			[]string{`f.json: node "b": its "type" "finale" is no type of XState's (atomic, compound, final, history, parallel)`}, ""},
+		{"a key in another case", `{"initial":"a","states":{"a":{"On":{"go":"b"}},"b":{"type":"final"}}}`,
+			[]string{`f.json: node "a": the key "On": XState's is "on" (keys are case-sensitive)`}, ""},
+		{"XState 3's parallel", `{"initial":"a","states":{"a":{"parallel":true,"states":{"x":{"type":"final"}}}}}`,
+			[]string{`f.json: node "a": "parallel": true: not supported; a designed flow is one state at a time`}, ""},
+		{"keys XState skips", `{"id":"m","context":{},"predictableActionArguments":true,"preserveActionOrder":true,"schema":{},"tsTypes":{},"types":{},"version":"1","initial":"a",
+  "states":{"a":{"description":"d","tags":["t"],"entry":["x"],"exit":"y","params":{},"bogusKey":1,"on":{"go":{"target":["b"],"actions":["z"],"description":"move"}}},"b":{"type":"final","output":{}}}}`,
+			[]string{"__start__ -[]-> a", "a -[go]-> b", "b -[ok]-> __end__"}, ""},
+		{"several targets", `{"initial":"a","states":{"a":{"on":{"go":{"target":["b","c"]}}},"b":{"type":"final"},"c":{"type":"final"}}}`,
+			[]string{`f.json: node "a": event "go": several targets of one move are not supported`}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var notes []string
+			m, err := design.Read([]byte(tt.flow), design.Options{Path: "f.json", Event: "ok", Note: func(msg string) { notes = append(notes, msg) }})
+			var got []string
+			if err != nil {
+				got = []string{err.Error()}
+				if !errors.Is(err, design.ErrFlow) {
+					t.Errorf("error %v does not wrap ErrFlow", err)
+				}
+			} else {
+				for _, tr := range m.Transitions {
+					got = append(got, tr.From+" -["+tr.Event+"]-> "+tr.To)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			if n := strings.Join(notes, "\n"); n != tt.notes {
+				t.Errorf("notes:\n%s\nwant:\n%s", n, tt.notes)
+			}
+		})
+	}
+}

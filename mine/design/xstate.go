@@ -20,7 +20,14 @@ import (
 // the flow. Compound states are flattened: their children are the states,
 // a move into a compound state enters its initial child, and a compound
 // state may not have moves of its own ("on", "always", "onDone"), nor may
-// the machine. The meta that fsmine's export
+// the machine. Of an event's moves (an array) XState takes the first whose
+// guard ("guard", or XState 4's "cond" or "in") passes: a guarded move is
+// kept as one the flow may take, its guard not (Options.Note is told), and
+// a move after one without a guard, which XState never takes, is refused;
+// so are "" as an event (XState 4's eventless move), moves out of a final
+// state, a "type" XState does not have, and a key XState reads written in
+// another case ("On"); other keys are skipped, as XState skips them. A
+// target may be an array of one. The meta that fsmine's export
 // writes (render.XState: the model's id, label, visits and sessions on a
 // state, its event, counts, prob, rare and back_edge on a transition, the
 // model's constraints, loops and argument rules in the machine's meta) is read back, so
@@ -56,6 +63,24 @@ type xstateMeta struct {
 type xstateTarget struct {
 	Target json.RawMessage `json:"target"`
 	Meta   *xstateMeta     `json:"meta"`
+	// The guard that picks the move, by XState 5's name and 4's.
+	Guard json.RawMessage `json:"guard"`
+	Cond  json.RawMessage `json:"cond"`
+	In    json.RawMessage `json:"in"`
+}
+
+// guard is the move's guard as written, or "" for none.
+func (t xstateTarget) guard() string {
+	for _, g := range []json.RawMessage{t.Guard, t.Cond, t.In} {
+		if given(g) {
+			var b bytes.Buffer
+			if json.Compact(&b, g) == nil {
+				return b.String()
+			}
+			return string(g)
+		}
+	}
+	return ""
 }
 
 type xstateMachine struct {
@@ -80,6 +105,12 @@ func readXState(data []byte, opt Options) (*flow, error) {
 	}
 	if err := f.forgiven(data); err != nil {
 		return nil, err
+	}
+	var tree map[string]any
+	if err := json.Unmarshal(data, &tree); err == nil {
+		if err := xstateKeys(f, "", tree); err != nil {
+			return nil, err
+		}
 	}
 	if len(mc.States) == 0 {
 		return nil, f.errorf("", `not an XState machine: no "states"`)
@@ -159,6 +190,8 @@ func (r *xstateReader) flatten(states map[string]*xstateNode) error {
 			return r.f.errorf(k, "its state node is null")
 		}
 		switch {
+		case !xstateTypes[n.Type]:
+			return r.f.errorf(k, `its "type" %q is no type of XState's (atomic, compound, final, history, parallel)`, n.Type)
 		case n.Type == "parallel" || n.Type == "history":
 			return r.f.errorf(k, "a %s state: not supported; a designed flow is one state at a time", n.Type)
 		case len(n.After) > 0 && string(n.After) != "null":
@@ -265,21 +298,34 @@ func (r *xstateReader) nodes() error {
 	return nil
 }
 
-// edges adds the moves out of leaf k.
+// edges adds the moves out of leaf k. Of an event's moves XState takes the
+// first whose guard passes: a guarded move is kept (a move the flow may
+// take; Options.Note is told the guard is not kept), and a move after one
+// without a guard, which XState never takes, is an error.
 func (r *xstateReader) edges(k string) error {
 	n, from := r.leaves[k], r.ids[k]
 	if len(n.Always) > 0 {
 		return r.f.errorf(from, `"always" (eventless) moves are not supported: give them an event`)
+	}
+	if _, ok := n.On[""]; ok {
+		return r.f.errorf(from, `an eventless move ("" in "on", XState 4's "always"): not supported; give it an event`)
+	}
+	if n.Type == "final" && len(n.On) > 0 {
+		return r.f.errorf(from, `a final state with moves ("on"): XState leaves no final state; drop the moves, or the "type"`)
 	}
 	for _, name := range sortedRawKeys(n.On) {
 		targets, err := xstateTargets(n.On[name])
 		if err != nil {
 			return r.f.errorf(from, "event %q: %s", name, typeError(err))
 		}
+		unguarded := ""
 		for _, t := range targets {
 			ref, err := xstateTargetRef(t.Target)
 			if err != nil {
 				return r.f.errorf(from, "event %q: %v", name, err)
+			}
+			if unguarded != "" {
+				return r.f.errorf(from, "event %q: its move to %q follows the one to %q, which has no guard: XState takes the first move whose guard passes, so never this one (give the first a guard, or drop this one)", name, ref, unguarded)
 			}
 			to, err := r.resolve(ref)
 			if errors.Is(err, errNesting) {
@@ -288,10 +334,12 @@ func (r *xstateReader) edges(k string) error {
 			if err != nil {
 				return r.f.errorf(from, "its move on %q goes to %q, which is no state of the machine (a dangling target)", name, ref)
 			}
-			e := edge{from: from, event: name, to: r.ids[to]}
-			if name == "" {
-				e.event = r.opt.Event
+			if g := t.guard(); g == "" {
+				unguarded = ref
+			} else if r.opt.Note != nil {
+				r.opt.Note(r.f.errorf(from, "event %q: the guard %s of its move to %q is not kept: the model allows the move whatever the guard says", name, g, ref).Error())
 			}
+			e := edge{from: from, event: name, to: r.ids[to]}
 			if m := t.Meta; m != nil {
 				if m.Event != nil {
 					e.event = *m.Event
@@ -340,12 +388,20 @@ func xstateTargets(raw json.RawMessage) ([]xstateTarget, error) {
 	return nil, fmt.Errorf("a target is a string, an object or an array, not %s", raw)
 }
 
+// xstateTargetRef is the state a move's target names: a string, or an
+// array of one.
 func xstateTargetRef(raw json.RawMessage) (string, error) {
 	var s string
-	if err := json.Unmarshal(raw, &s); err != nil || s == "" {
-		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+		var several []json.RawMessage
+		if err := json.Unmarshal(raw, &several); err == nil && len(several) > 1 {
 			return "", fmt.Errorf("several targets of one move are not supported")
 		}
+		if len(several) == 1 {
+			raw = several[0]
+		}
+	}
+	if err := json.Unmarshal(raw, &s); err != nil || s == "" {
 		return "", fmt.Errorf("a move without a target (a self-transition without a target is not supported)")
 	}
 	return strings.TrimPrefix(s, "."), nil
@@ -367,6 +423,45 @@ func sortedRawKeys(m map[string]json.RawMessage) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// xstateTypes are the types of a state node.
+var xstateTypes = map[string]bool{"": true, "atomic": true, "compound": true, "final": true, "history": true, "parallel": true}
+
+// xstateRead are keys of a state node that XState reads, and so this
+// reader (or skips, as actions), by the case XState takes.
+var xstateRead = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"id", "type", "initial", "states", "on", "always", "after", "invoke", "onDone",
+		"meta", "entry", "exit", "tags", "description", "target", "history", "output", "context"} {
+		m[strings.ToLower(k)] = k
+	}
+	return m
+}()
+
+// xstateKeys holds the keys of node (the machine, or the state node key)
+// and its states to those XState takes, where it matters: XState ignores
+// keys it does not know, as this reader does, but a key XState reads
+// written in another case ("On") is one XState skips and Go's decoder
+// would take as its own, and XState 3's "parallel": true makes regions.
+func xstateKeys(f *flow, key string, node map[string]any) error {
+	for _, k := range sortedKeys(node) {
+		if want, ok := xstateRead[strings.ToLower(k)]; ok && k != want {
+			return f.errorf(key, "the key %q: XState's is %q (keys are case-sensitive)", k, want)
+		}
+		if k == "parallel" && node[k] == true {
+			return f.errorf(key, `"parallel": true: not supported; a designed flow is one state at a time`)
+		}
+	}
+	states, _ := node["states"].(map[string]any)
+	for _, k := range sortedKeys(states) {
+		if child, ok := states[k].(map[string]any); ok {
+			if err := xstateKeys(f, k, child); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // detectJSON tells a JSON flow's format from its top-level keys.
