@@ -154,9 +154,17 @@ func Read(data []byte, opt Options) (*automaton.Model, error) {
 	}
 	// An editor's byte-order mark is no part of any of the formats.
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
+	if err := notModel(data, opt.Path); err != nil {
+		return nil, err
+	}
 	format := opt.Format
 	if format == "" {
-		format = Detect(opt.Path, data)
+		var could []string
+		format, could = detect(opt.Path, data)
+		if len(could) > 1 {
+			return nil, &Error{Path: opt.Path, Msg: fmt.Sprintf("ambiguous: its keys %s fit %s: name its format with --from",
+				strings.Join(formatKeys(could), ", "), andList(formatNames(could)))}
+		}
 		if format == "" {
 			msg := "unknown syntax: not a Mermaid stateDiagram-v2, SCXML, XState, LangGraph or STAR flow (name one with --from)"
 			if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
@@ -201,22 +209,30 @@ func Read(data []byte, opt Options) (*automaton.Model, error) {
 }
 
 // Detect names the format of a flow from its file name (.mmd, .mermaid,
-// .scxml, .flow.json) and then from its content; "" when neither tells.
+// .scxml, .flow.json) and then from its content; "" when neither tells, or
+// the content could be more than one (JSON with the keys of two formats).
 func Detect(path string, data []byte) string {
+	format, _ := detect(path, data)
+	return format
+}
+
+// detect is Detect, with the formats JSON content could be when it is
+// more than one.
+func detect(path string, data []byte) (string, []string) {
 	lower := strings.ToLower(path)
 	switch {
 	case strings.HasSuffix(lower, ".flow.json"):
-		return FormatSTAR
+		return FormatSTAR, nil
 	case strings.HasSuffix(lower, ".mmd"), strings.HasSuffix(lower, ".mermaid"):
-		return FormatMermaid
+		return FormatMermaid, nil
 	case strings.HasSuffix(lower, ".scxml"):
-		return FormatSCXML
+		return FormatSCXML, nil
 	}
 	text := strings.TrimSpace(string(data))
 	switch {
 	case strings.HasPrefix(text, "<"):
 		if strings.Contains(text, "<scxml") {
-			return FormatSCXML
+			return FormatSCXML, nil
 		}
 	case strings.HasPrefix(text, "{"):
 		return detectJSON(data)
@@ -227,14 +243,58 @@ func Detect(path string, data []byte) string {
 				continue
 			}
 			if strings.HasPrefix(line, "stateDiagram") {
-				return FormatMermaid
+				return FormatMermaid, nil
 			}
 			if !strings.HasPrefix(line, "title:") {
 				break
 			}
 		}
 	}
-	return ""
+	return "", nil
+}
+
+// formatNames and formatKeys word the formats JSON could be, and the keys
+// that tell each.
+func formatNames(formats []string) []string {
+	names := map[string]string{FormatSTAR: "STAR", FormatXState: "XState", FormatLangGraph: "LangGraph"}
+	out := make([]string, len(formats))
+	for i, f := range formats {
+		out[i] = names[f] + " (--from " + f + ")"
+	}
+	return out
+}
+
+// andList joins words as "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+func formatKeys(formats []string) []string {
+	keys := map[string]string{FormatSTAR: `"graph"`, FormatXState: `"states"`, FormatLangGraph: `"nodes" and "edges"`}
+	out := make([]string, len(formats))
+	for i, f := range formats {
+		out[i] = keys[f]
+	}
+	return out
+}
+
+// notModel refuses a model file of fsmine's own (mined, or imported
+// before) given as a flow: a design is read from a flow, and the model is
+// one already.
+func notModel(data []byte, path string) error {
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		return nil
+	}
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if json.Unmarshal(data, &head) != nil || !strings.HasPrefix(head.Schema, "fsmine.automaton/") {
+		return nil
+	}
+	return &Error{Path: path, Msg: fmt.Sprintf("already an fsmine model (schema %s), not a designed flow: a design is read from a flow; to edit the model in a design tool, render it as mermaid, scxml or xstate (fsmine render --format xstate) and import that", head.Schema)}
 }
 
 // flow is a designed flow as a reader found it, before the rules are

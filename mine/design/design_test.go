@@ -1091,3 +1091,43 @@ func TestXStateMoves(t *testing.T) {
 		})
 	}
 }
+
+// TestDetectAmbiguous: JSON with the keys of two formats is an error
+// asking for --from (it was read as the first format that fits), and a
+// model of fsmine's own is named as one (it read as XState's "states is an
+// array").
+func TestDetectAmbiguous(t *testing.T) {
+	tests := []struct{ name, path, format, flow, want string }{
+		{"STAR and XState", "f.json", "", `{"graph":{"hello":"bye"},"states":{"a":{}}}`,
+			`f.json: ambiguous: its keys "graph", "states" fit STAR (--from star) and XState (--from xstate): name its format with --from`},
+		{"XState and LangGraph", "f.json", "", `{"nodes":[],"edges":[],"states":{"a":{}}}`,
+			`f.json: ambiguous: its keys "states", "nodes" and "edges" fit XState (--from xstate) and LangGraph (--from langgraph): name its format with --from`},
+		{"all three", "f.json", "", `{"graph":{},"nodes":[],"edges":[],"states":{}}`,
+			`f.json: ambiguous: its keys "graph", "states", "nodes" and "edges" fit STAR (--from star), XState (--from xstate) and LangGraph (--from langgraph): name its format with --from`},
+		{"an fsmine model", "model.json", "", `{"schema":"fsmine.automaton/v1","version":1,"initial":"__start__","states":[{"id":"__start__"}],"transitions":[]}`,
+			`model.json: already an fsmine model (schema fsmine.automaton/v1), not a designed flow: a design is read from a flow; to edit the model in a design tool, render it as mermaid, scxml or xstate (fsmine render --format xstate) and import that`},
+		{"an fsmine model, --from xstate", "model.json", "xstate", `{"schema":"fsmine.automaton/v1","states":[]}`,
+			`model.json: already an fsmine model (schema fsmine.automaton/v1), not a designed flow: a design is read from a flow; to edit the model in a design tool, render it as mermaid, scxml or xstate (fsmine render --format xstate) and import that`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := design.Read([]byte(tt.flow), design.Options{Path: tt.path, Format: tt.format})
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("error = %v\nwant    %s", err, tt.want)
+			}
+			if !errors.Is(err, design.ErrFlow) {
+				t.Errorf("error %v does not wrap ErrFlow", err)
+			}
+		})
+	}
+	// --from settles it, and the file name of a STAR task graph does
+	if _, err := design.Read([]byte(`{"graph":{"hello":"bye"},"states":{"a":{}}}`), design.Options{Path: "f.json", Format: design.FormatSTAR}); err != nil {
+		t.Errorf("--from star: %v", err)
+	}
+	if got := design.Detect("t.flow.json", []byte(`{"graph":{},"states":{}}`)); got != design.FormatSTAR {
+		t.Errorf("Detect(t.flow.json) = %q, want star", got)
+	}
+	if got := design.Detect("f.json", []byte(`{"graph":{},"states":{}}`)); got != "" {
+		t.Errorf("Detect of ambiguous JSON = %q, want none", got)
+	}
+}

@@ -464,23 +464,28 @@ func xstateKeys(f *flow, key string, node map[string]any) error {
 	return nil
 }
 
-// detectJSON tells a JSON flow's format from its top-level keys.
-func detectJSON(data []byte) string {
+// detectJSON tells a JSON flow's format from its top-level keys, and the
+// formats it could be: "" and all of them when it is more than one (or
+// none).
+func detectJSON(data []byte) (string, []string) {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(data, &top) != nil {
-		return ""
+		return "", nil
 	}
-	_, graph := top["graph"]
-	_, states := top["states"]
+	var could []string
+	if _, ok := top["graph"]; ok {
+		could = append(could, FormatSTAR)
+	}
+	if _, ok := top["states"]; ok {
+		could = append(could, FormatXState)
+	}
 	_, nodes := top["nodes"]
 	_, edges := top["edges"]
-	switch {
-	case graph:
-		return FormatSTAR
-	case states:
-		return FormatXState
-	case nodes && edges:
-		return FormatLangGraph
+	if nodes && edges {
+		could = append(could, FormatLangGraph)
 	}
-	return ""
+	if len(could) == 1 {
+		return could[0], could
+	}
+	return "", could
 }
