@@ -925,6 +925,12 @@ func TestMermaidComposites(t *testing.T) {
     }
     Comp --> [*]`,
 			[]string{`f.mmd: node "Comp": line 7: a move leaves the composite state, but none of its states moves to its [*] (write X --> [*] inside it)`}},
+		// a start or an exit that leads round to its own composite, twice:
+		// each way was walked round the cycle (2^64 walks)
+		{"starts round a cycle", "stateDiagram-v2\n[*] --> P\nstate P {\n[*] --> P\n[*] --> P\nx\n}\nP --> [*]\n",
+			[]string{`f.mmd: node "P": line 2: composite states nested more than 64 deep, or initial children that lead round in a cycle`}},
+		{"exits round a cycle", "stateDiagram-v2\n[*] --> P\nstate P {\n[*] --> x\nP --> [*]\nP --> [*] : a\n}\nP --> [*]\n",
+			[]string{`f.mmd: node "P": line 8: composite states nested more than 64 deep, or initial children that lead round in a cycle`}},
 		{"a caption on the inner start", `stateDiagram-v2
     [*] --> Comp
     state Comp {

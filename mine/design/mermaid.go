@@ -64,6 +64,11 @@ type mermaidGroup struct {
 	starts   []mermaidMove // [*] --> X
 	exits    []mermaidMove // X --> [*]
 	left     bool          // a move left it through its exits
+	// entered and leaving are what enter and leave found, once; in and
+	// out mark it while they look (a start or exit that leads round to it
+	// is errNesting, not a walk round the cycle on every way).
+	entered, leaving []mermaidEnd
+	in, out          bool
 }
 
 type mermaidReader struct {
@@ -389,6 +394,9 @@ func (r *mermaidReader) resolve() error {
 		if err != nil {
 			return r.wrap(err, mv.to, mv.line)
 		}
+		if n := len(froms) * len(tos); n > 1 && len(f.edges)+n > maxMoves {
+			return f.errorf("", "line %d: more than %d moves: not a designed flow", mv.line, maxMoves)
+		}
 		for _, from := range froms {
 			caption := mv
 			if ex := from.exit; ex != nil && ex.captioned {
@@ -460,14 +468,26 @@ func (r *mermaidReader) enter(id string, line, depth int) ([]mermaidEnd, error) 
 		}
 		return nil, r.f.errorf(id, "line %d: no start: a move enters the composite state, but none of its states follows its [*] (write [*] --> X inside it)", line)
 	}
+	if g.entered != nil {
+		return g.entered, nil
+	}
+	if g.in {
+		return nil, errNesting
+	}
+	g.in = true
+	defer func() { g.in = false }()
 	var out []mermaidEnd
 	for _, mv := range g.starts {
 		ends, err := r.enter(mv.to, mv.line, depth+1)
 		if err != nil {
 			return nil, err
 		}
+		if len(out)+len(ends) > maxMoves {
+			return nil, r.f.errorf(id, "line %d: entering the composite state enters more than %d states: not a designed flow", line, maxMoves)
+		}
 		out = append(out, ends...)
 	}
+	g.entered = out
 	return out, nil
 }
 
@@ -498,12 +518,23 @@ func (r *mermaidReader) leave(id string, line, depth int) ([]mermaidEnd, error) 
 		return nil, r.f.errorf(id, "line %d: a move leaves the composite state, but none of its states moves to its [*] (write X --> [*] inside it)", line)
 	}
 	g.left = true
+	if g.leaving != nil {
+		return g.leaving, nil
+	}
+	if g.out {
+		return nil, errNesting
+	}
+	g.out = true
+	defer func() { g.out = false }()
 	var out []mermaidEnd
 	for i := range g.exits {
 		mv := &g.exits[i]
 		ends, err := r.leave(mv.from, mv.line, depth+1)
 		if err != nil {
 			return nil, err
+		}
+		if len(out)+len(ends) > maxMoves {
+			return nil, r.f.errorf(id, "line %d: leaving the composite state leaves from more than %d states: not a designed flow", line, maxMoves)
 		}
 		for _, e := range ends {
 			if e.exit != nil && e.exit.captioned {
@@ -518,6 +549,7 @@ func (r *mermaidReader) leave(id string, line, depth int) ([]mermaidEnd, error) 
 			out = append(out, mermaidEnd{id: e.id, exit: mv})
 		}
 	}
+	g.leaving = out
 	return out, nil
 }
 
