@@ -160,6 +160,15 @@ func convertCSV(r io.Reader, w io.Writer, opt ImportOptions) error {
 	}
 	bound.mark = cr.InputOffset()
 	header = append([]string(nil), header...)
+	// Each column is a key of the rows' attrs: two of one name would give
+	// one key twice, and a reader one of the two values.
+	cols := make(map[string]int, len(header))
+	for i, h := range header {
+		if j, dup := cols[h]; dup && h != "" {
+			return fmt.Errorf("line 1: columns %d and %d are both named %q: rename one", j+1, i+1, h)
+		}
+		cols[h] = i
+	}
 	iCase, iAct, iTime, iLife := csvColumn(header, csvCase), csvColumn(header, csvActivity), csvColumn(header, csvTime), csvColumn(header, csvLifecycle)
 	if (iCase < 0 && opt.fields[FieldSession] == "") || (iAct < 0 && opt.fields[FieldNode] == "") {
 		return csvNoColumns(header, iCase, iAct, iTime, opt.fields)

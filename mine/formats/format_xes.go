@@ -206,6 +206,10 @@ type xesConverter struct {
 	// The position where the current token starts, for messages and for
 	// the line of an event's record.
 	tokLine, tokCol int
+	// The traces and events opened, naming the element traceKeys and
+	// eventKeys hold the keys of.
+	traces, eventsOpened int
+	traceKeys, eventKeys xesKeys
 }
 
 func (c *xesConverter) errAt(format string, args ...any) error {
@@ -258,6 +262,10 @@ func (c *xesConverter) start(t xml.StartElement) error {
 		c.openEvent()
 	case name == "event" && parent == "log":
 		return c.errAt("<event> outside a <trace> (events without a case are not supported)")
+	case name == "event" || name == "trace":
+		// inside an event or an attribute, its attributes would be read
+		// as the outer event's
+		return c.errAt("<%s> inside <%s>", name, parent)
 	case parent == "event" && c.ev != nil, parent == "trace" && c.inTrace:
 		return c.attr(t, parent)
 	}
@@ -291,12 +299,14 @@ func (c *xesConverter) openTrace() error {
 		}
 	}
 	c.inTrace = true
+	c.traces++
 	c.caseAttrs, c.caseName, c.hasCase = c.caseAttrs[:0], "", false
 	return nil
 }
 
 // openEvent starts an event of the trace, reusing a flushed one.
 func (c *xesConverter) openEvent() {
+	c.eventsOpened++
 	if n := len(c.free); n > 0 {
 		c.ev, c.free = c.free[n-1], c.free[:n-1]
 		*c.ev = xesEvent{attrs: c.ev.attrs[:0], cls: c.ev.cls[:0], clsSet: c.ev.clsSet[:0]}
@@ -322,6 +332,13 @@ func (c *xesConverter) attr(t xml.StartElement, parent string) error {
 	}
 	if key == "" {
 		return c.errAt("<%s> without a key", name)
+	}
+	dup := c.traceKeys.twice(c.traces, c.caseAttrs, key)
+	if parent != "trace" {
+		dup = c.eventKeys.twice(c.eventsOpened, c.ev.attrs, key)
+	}
+	if dup {
+		return c.errAt("a second attribute with the key %q in one <%s>", key, parent)
 	}
 	start := len(c.arena)
 	c.arena = appendXESJSON(c.arena, name, val)
@@ -353,6 +370,40 @@ func (c *xesConverter) attr(t xml.StartElement, parent string) error {
 	}
 	ev.attrs = append(ev.attrs, xesAttr{key, js})
 	return nil
+}
+
+// xesKeys tells a key given twice among an element's attributes: by a scan
+// while they are few, by a set of them past that, so that an element of a
+// million attributes is no quadratic read. elem names the element the set
+// holds the keys of.
+type xesKeys struct {
+	set  map[string]struct{}
+	elem int
+}
+
+// twice reports whether attrs, the attributes of element elem so far, has
+// key; if not, key counts as added.
+func (k *xesKeys) twice(elem int, attrs []xesAttr, key string) bool {
+	const scan = 16
+	if len(attrs) < scan {
+		for i := range attrs {
+			if attrs[i].key == key {
+				return true
+			}
+		}
+		return false
+	}
+	if k.elem != elem || len(k.set) != len(attrs) {
+		k.set, k.elem = make(map[string]struct{}, 2*len(attrs)), elem
+		for i := range attrs {
+			k.set[attrs[i].key] = struct{}{}
+		}
+	}
+	if _, dup := k.set[key]; dup {
+		return true
+	}
+	k.set[key] = struct{}{}
+	return false
 }
 
 // end takes an element's end tag; a trace's end writes its records.
