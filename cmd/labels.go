@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsmine/fsmine/internal/text"
 	"github.com/fsmine/fsmine/mine"
 	"github.com/fsmine/fsmine/mine/stages"
 )
@@ -153,7 +154,13 @@ func printSuggestion(w io.Writer, lg *mine.Log, s *stages.Suggestion) {
 		if len(marks) > 0 {
 			mark = " [" + strings.Join(marks, ", ") + "]"
 		}
-		fmt.Fprintf(w, "  %-28s %.2f %6d records%s: %s\n", st.Name, st.Position, st.Records, mark, strings.Join(st.Nodes, ", "))
+		// Names are the log's: each escaped as a cell, so that a newline or
+		// tab in one cannot make a line of its own.
+		nodes := make([]string, len(st.Nodes))
+		for i, n := range st.Nodes {
+			nodes[i] = text.Cell(n)
+		}
+		fmt.Fprintf(w, "  %-28s %.2f %6d records%s: %s\n", text.Cell(st.Name), st.Position, st.Records, mark, strings.Join(nodes, ", "))
 	}
 	for _, note := range s.Notes {
 		fmt.Fprintf(w, "note: %s\n", note)

@@ -115,9 +115,10 @@ func escape(s string, cell, names bool) string {
 }
 
 // BidiControl reports whether r reorders the text around it on display
-// (U+202A-U+202E, U+2066-U+2069), which can make a name read as another.
+// (Unicode's Bidi_Control: U+061C, U+200E, U+200F, U+202A-U+202E,
+// U+2066-U+2069), which can make a name read as another.
 func BidiControl(r rune) bool {
-	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
+	return r == '\u061c' || r == '\u200e' || r == '\u200f' || r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
 }
 
 // XMLChar reports whether r is a character of XML 1.0 (its Char

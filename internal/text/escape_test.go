@@ -11,6 +11,7 @@ func TestTerminalAndCell(t *testing.T) {
 		{"a\rb\x7f", `a\rb\x7f`, `a\rb\x7f`},
 		{"\u009b31m", `\u009b31m`, `\u009b31m`},
 		{"\u202eevil\u2066", `\u202eevil\u2066`, `\u202eevil\u2066`},
+		{"a\u200fb\u061cc\u200ed", `a\u200fb\u061cc\u200ed`, `a\u200fb\u061cc\u200ed`},
 		{"\u2028\u2029", `\u2028\u2029`, `\u2028\u2029`},
 		{"\xff\xfe", `\xff\xfe`, `\xff\xfe`},
 		{"bad\xffutf8", `bad\xffutf8`, `bad\xffutf8`},
