@@ -18,6 +18,7 @@ package formats
 // conventions. The older "instrumentationLibrarySpans" is read as well.
 
 import (
+	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -309,10 +310,20 @@ func otlpNanos(raw json.RawMessage) (int64, bool, error) {
 		return 0, false, nil
 	}
 	n, err := strconv.ParseUint(t, 10, 64)
-	if err != nil {
-		return 0, false, err
-	}
-	if n == 0 || n > 1<<63-1 {
+	switch {
+	case err == nil && n > 1<<63-1, errors.Is(err, strconv.ErrRange):
+		return 0, false, errors.New("past the year 2262, want at most 2^63-1 nanoseconds")
+	case err != nil && strings.HasPrefix(t, "-"):
+		switch v, err := strconv.ParseInt(t, 10, 64); {
+		case err == nil && v == 0:
+			return 0, false, nil
+		case err == nil || errors.Is(err, strconv.ErrRange):
+			return 0, false, errors.New("negative, want nanoseconds since 1970")
+		}
+		return 0, false, errors.New("want an integer")
+	case err != nil:
+		return 0, false, errors.New("want an integer")
+	case n == 0: // unset, as OTLP writes it
 		return 0, false, nil
 	}
 	return int64(n), true, nil
@@ -390,11 +401,11 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 					}
 					start, hasStart, err := otlpNanos(sp.Start)
 					if err != nil {
-						return errorf("%s: startTimeUnixNano %s: want an integer", where(), sp.Start)
+						return errorf("%s: startTimeUnixNano %s: %v", where(), sp.Start, err)
 					}
 					end, hasEnd, err := otlpNanos(sp.End)
 					if err != nil {
-						return errorf("%s: endTimeUnixNano %s: want an integer", where(), sp.End)
+						return errorf("%s: endTimeUnixNano %s: %v", where(), sp.End, err)
 					}
 					if k, v, bad := otlpBadInt(sp.Attributes); bad {
 						return errorf("%s: attribute %s: intValue %s: want an integer", where(), k, v)
