@@ -427,6 +427,7 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 			if lg.Emptied > 0 {
 				fmt.Fprintf(streams.Err, "  %s had every record dropped by the label rules, left out of the model\n", text.Count(lg.Emptied, "session"))
 			}
+			printWarnings(streams.Err, lg)
 		}
 		return nil
 	}
@@ -949,6 +950,7 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 	if lg.Skipped > len(lg.Bad) {
 		fmt.Fprintf(w, "  ... and %d more skipped lines\n", lg.Skipped-len(lg.Bad))
 	}
+	printWarnings(w, lg)
 	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %s, %d generalised), %s, %s\n",
 		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, text.Count(back, "back edge"), general, text.Count(len(m.Loops), "loop"), text.Count(m.Variants, "variant"))
 	fmt.Fprintf(w, "trunk: %s\n", text.Path(m.Trunk, " -> "))
@@ -1060,4 +1062,15 @@ func printBySummary(w io.Writer, m *automaton.Model) {
 		fmt.Fprintf(w, " (%d without a value)", b.Unvalued)
 	}
 	fmt.Fprintln(w)
+}
+
+// printWarnings lists what the importers said of how they read the logs
+// (lg.Warnings), as the summary lists skipped lines.
+func printWarnings(w io.Writer, lg *mine.Log) {
+	for _, b := range lg.Warnings {
+		fmt.Fprintf(w, "  warning %s\n", b)
+	}
+	if lg.Warned > len(lg.Warnings) {
+		fmt.Fprintf(w, "  ... and %d more warnings\n", lg.Warned-len(lg.Warnings))
+	}
 }

@@ -34,6 +34,12 @@ type Log struct {
 	Detours    int // detour visits taken out of the flow
 	StepGaps   int // places where a session's step numbers skip
 	Bad        []BadLine
+	// Warnings are what the importers said of how they read their inputs
+	// (a span whose parent is in no span of its file), the first
+	// maxBadExamples, and Warned how many there were. A log of partial
+	// results or evidence carries none: the shards' reads said them.
+	Warnings []BadLine
+	Warned   int
 
 	// Fields and Rules are the read options the log was read with; Build
 	// records them in the model's params.
@@ -477,6 +483,12 @@ func (lg *Log) addChunk(c *chunk, strict bool) error {
 		}
 	}
 	lg.LeftOut += c.leftOut
+	for _, w := range c.warnings {
+		if len(lg.Warnings) < maxBadExamples {
+			lg.Warnings = append(lg.Warnings, w)
+		}
+	}
+	lg.Warned += len(c.warnings)
 	f := &lg.Files[c.file]
 	// Inputs before this one that sent no chunk are empty: they start
 	// where it does, so that starts never decrease.

@@ -122,6 +122,7 @@ type chunk struct {
 	maxLine   int
 	recs      []rec
 	bad       []BadLine
+	warnings  []BadLine
 	leftOut   int
 	err       error
 
@@ -847,10 +848,13 @@ func parseChunk(p *parser, c *chunk, name string) {
 				// An importer's note (see writeNote): an item it skipped,
 				// or one it left out on purpose.
 				n := formats.ParseNote(l, name, line)
-				if n.Skip {
+				switch {
+				case n.Warn:
+					c.warnings = append(c.warnings, BadLine{n.File, n.Line, n.Reason})
+				case n.Skip:
 					c.bad = append(c.bad, BadLine{n.File, n.Line, n.Reason})
 					c.recs = append(c.recs, rec{fileLine: -max(n.Line, 1)})
-				} else {
+				default:
 					c.leftOut++
 				}
 				line++

@@ -168,6 +168,8 @@ type Summary struct {
 	riskSum         float64
 	files           []automaton.SourceFile
 	bad             []mine.BadLine
+	warnings        []mine.BadLine
+	warned          int
 }
 
 // SetMinFit sets the bar: the check passes when the share of fitting
@@ -416,6 +418,8 @@ func (r *Collector) Summary(lg *mine.Log, emit func(*Verdict) error) (*Summary, 
 		Pass:     true,
 		files:    lg.Files,
 		bad:      lg.Bad,
+		warnings: lg.Warnings,
+		warned:   lg.Warned,
 	}
 	for _, k := range kindsAlways {
 		sum.ByKind[k] = 0

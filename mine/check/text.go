@@ -29,6 +29,12 @@ func (s *Summary) WriteText(w io.Writer, m *automaton.Model, list int) error {
 	if s.Skipped > len(s.bad) {
 		p("            ... and %d more skipped lines\n", s.Skipped-len(s.bad))
 	}
+	for _, w := range s.warnings {
+		p("            warning %s\n", w)
+	}
+	if s.warned > len(s.warnings) {
+		p("            ... and %d more warnings\n", s.warned-len(s.warnings))
+	}
 	p("fit         %d of %d sessions (%s)", s.Fit, s.Sessions, text.Percent(s.FitShare))
 	if s.MinFit != nil {
 		verdict := "ok"

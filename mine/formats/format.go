@@ -219,6 +219,7 @@ type Note struct {
 	Line   int
 	Reason string
 	Skip   bool // a bad item, not one left out as asked
+	Warn   bool // neither: a word on how items were read (Log.Warnings)
 }
 
 // writeNote writes a note of an item at line line of the input: a skip
@@ -239,6 +240,17 @@ func writeNote(rw *recordWriter, skip bool, line int, file, reason string) error
 	return rw.write(b)
 }
 
+// writeWarning writes a note that is no item's: a word on how the input's
+// items were read, at line line, which the read passes on
+// (Log.Warnings).
+func writeWarning(rw *recordWriter, line int, reason string) error {
+	b := []byte{0, 'w'}
+	b = strconv.AppendInt(b, int64(line), 10)
+	b = append(b, 0, 0)
+	b = append(b, noteText(reason)...)
+	return rw.write(b)
+}
+
 // noteText keeps a note on one line: NUL, CR and LF become spaces.
 func noteText(s string) string {
 	return strings.Map(func(r rune) rune {
@@ -251,7 +263,7 @@ func noteText(s string) string {
 
 // ParseNote reads a note written by writeNote, found on line of input.
 func ParseNote(l []byte, input string, line int) Note {
-	n := Note{Skip: len(l) > 1 && l[1] == 's'}
+	n := Note{Skip: len(l) > 1 && l[1] == 's', Warn: len(l) > 1 && l[1] == 'w'}
 	n.File, n.Line = input, line
 	parts := bytes.SplitN(l[min(len(l), 2):], []byte{0}, 3)
 	if len(parts) == 3 {

@@ -427,6 +427,30 @@ func writeTreeSpansTo(rw *recordWriter, spans []*treeSpan, opt ImportOptions, or
 	if err != nil {
 		return err
 	}
+	// A span whose parent is in no span of the input is read as a root:
+	// its trace was cut (a rotated export), and what it would take from
+	// the spans above it (the conversation's id, the step around it) is
+	// not there. Said once, at the first such span.
+	var first *treeSpan
+	orphans := 0
+	for _, s := range spans {
+		if s.parent != "" && s.up == nil {
+			if orphans++; first == nil || s.line < first.line {
+				first = s
+			}
+		}
+	}
+	if orphans > 0 {
+		what := "1 span"
+		if orphans > 1 {
+			what = fmt.Sprintf("%d spans", orphans)
+		}
+		why := fmt.Sprintf("%s whose parent span is in no span of this input, read as roots (the first: %s): a trace split across files (a rotated export) reads as more sessions; read its files as one stream, as with cat FILES | fsmine build -",
+			what, strings.TrimPrefix(first.where, fmt.Sprintf("line %d: ", first.line)))
+		if err := writeWarning(rw, first.line, why); err != nil {
+			return err
+		}
+	}
 	for _, s := range out {
 		if err := writeNote(rw, false, s.line, "", s.why+" (--keep-spans keeps it)"); err != nil {
 			return err
