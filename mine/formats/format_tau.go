@@ -279,14 +279,26 @@ func convertTau2(jr *jsonReader, raw json.RawMessage, at int64, ids tau2IDs, rw 
 		return err
 	}
 	f.Info.seen = seen
-	sims := rawCursor{raw: raw}
-	for _, simRaw := range f.Simulations {
-		simAt := at + int64(sims.index(simRaw))
+	simAt := simulationPlaces(raw, at, f.Simulations)
+	for i, simRaw := range f.Simulations {
+		simAt := simAt(i)
 		if err := convertTau2Sim(jr, simRaw, simAt, "", ids, &f.Info, rw, obj); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// simulationPlaces returns where the i-th of sims, the simulations decoded
+// from the results object raw (at offset at), starts in the input: by the
+// elements of its "simulations" member, else (a name written with escapes)
+// where its text is found in raw after the one before.
+func simulationPlaces(raw []byte, at int64, sims []json.RawMessage) func(i int) int64 {
+	if offs := memberElements(raw, "simulations"); len(offs) == len(sims) {
+		return func(i int) int64 { return at + int64(offs[i]) }
+	}
+	c := rawCursor{raw: raw}
+	return func(i int) int64 { return at + int64(c.index(sims[i])) }
 }
 
 // tau2IDs holds where each simulation id of an input was read: the
@@ -788,9 +800,9 @@ func (d *tau2Dir) convert(r io.Reader, w io.Writer, opt ImportOptions) error {
 				}
 				info = meta.Info
 				info.seen = opt.Seen
-				sims := rawCursor{raw: raw}
-				for _, simRaw := range meta.Simulations {
-					if err := convertTau2Sim(jr, simRaw, at+int64(sims.index(simRaw)), filepath.Join(d.dir, part.name), ids, &info, rw, &obj); err != nil {
+				simAt := simulationPlaces(raw, at, meta.Simulations)
+				for i, simRaw := range meta.Simulations {
+					if err := convertTau2Sim(jr, simRaw, simAt(i), filepath.Join(d.dir, part.name), ids, &info, rw, &obj); err != nil {
 						return err
 					}
 				}
