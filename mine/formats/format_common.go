@@ -456,18 +456,21 @@ func jsonTypeName(t string) string {
 	return "an object"
 }
 
+// startsArray reports whether the input starts with a JSON array (after
+// white space, looked at without consuming it, so that offsets stay those
+// of the input; as far as 64 KiB).
+func (j *jsonReader) startsArray() bool {
+	head, _ := j.pr.r.(*bufio.Reader).Peek(64 << 10)
+	t := bytes.TrimLeft(head, " \t\r\n")
+	return len(t) > 0 && t[0] == '['
+}
+
 // items calls fn with each item of the input and its offset: each
 // top-level value, or each element of a top-level array.
 func (j *jsonReader) items(fn func(raw json.RawMessage, at int64) error) error {
 	// A top-level array is read element by element; anything else as a
-	// stream of values. Look past leading white space without consuming
-	// it, so that the decoder's offsets stay those of the input.
-	first := byte(0)
-	head, _ := j.pr.r.(*bufio.Reader).Peek(64 << 10)
-	if t := bytes.TrimLeft(head, " \t\r\n"); len(t) > 0 {
-		first = t[0]
-	}
-	if first == '[' {
+	// stream of values.
+	if j.startsArray() {
 		j.pr.sep = true
 		if _, err := j.dec.Token(); err != nil {
 			return j.decodeError(err)

@@ -216,61 +216,82 @@ func convertTau(r io.Reader, w io.Writer, opt ImportOptions) error {
 	h := sha256.New()
 	jr := newJSONReader(io.TeeReader(r, h))
 	defer jr.release()
-	var v1 []json.RawMessage
-	var v1At []int64
 	rw := newRecordWriter(w)
 	defer rw.release()
-	var obj jsonObject
-	sawArray := false
-	ids := tau2IDs{}
-	err := jr.items(func(raw json.RawMessage, at int64) error {
-		if jsonKind(raw) != '{' {
-			return jr.errorAt(at, "want a tau2 results object or a tau-bench list of runs")
-		}
-		// Elements of a top-level array are tau-bench v1 runs; the session
-		// ids of v1 need the digest of the whole input, so they wait.
-		var probe struct {
-			Simulations       json.RawMessage `json:"simulations"`
-			Traj              json.RawMessage `json:"traj"`
-			TaskID            json.RawMessage `json:"task_id"`
-			TerminationReason json.RawMessage `json:"termination_reason"`
-			Info              json.RawMessage `json:"info"`
-			Tasks             json.RawMessage `json:"tasks"`
-		}
-		if err := jr.unmarshal(raw, at, &probe); err != nil {
-			return err
-		}
-		switch {
-		case probe.Simulations != nil:
-			return convertTau2(jr, raw, at, ids, rw, &obj, opt.Seen)
-		case probe.Traj != nil:
-			sawArray = true
-			v1 = append(v1, raw)
-			v1At = append(v1At, at)
-			return nil
-		case probe.TaskID != nil && probe.TerminationReason != nil:
-			return convertTau2Sim(jr, raw, at, "", ids, &tau2Info{seen: opt.Seen}, rw, &obj)
-		case probe.Info != nil && probe.Tasks != nil:
-			return jr.errorAt(at, "tau2 results without \"simulations\": the results.json of an experiment folder (name the folder, which holds simulations/)")
-		}
-		return jr.errorAt(at, "neither tau2 results (no \"simulations\"), a tau2 simulation (no \"task_id\" and \"termination_reason\") nor a tau-bench run (no \"traj\")")
-	})
+	t := &tauInput{jr: jr, rw: rw, ids: tau2IDs{}, seen: opt.Seen}
+	var err error
+	if jr.startsArray() {
+		err = jr.items(t.item)
+	} else {
+		// Values one after another (one tau2 results document, or
+		// simulations): a results document's simulations are read one at
+		// a time (see tau2Results).
+		err = t.values(newDocScanner(jr.pr))
+	}
 	if err != nil {
 		return err
 	}
-	if sawArray {
+	if len(t.v1) > 0 {
 		// v1 runs are named by task and trial only: prefix the input's
 		// digest (its first 8 hex digits, as in the model's source.files)
 		// so that runs of different files stay different sessions.
 		prefix := hex.EncodeToString(h.Sum(nil))[:8]
 		runs := map[string][2]int{} // task and trial -> line and column of the run
-		for i, raw := range v1 {
-			if err := convertTau1(jr, raw, v1At[i], prefix, runs, rw, &obj, opt.Seen); err != nil {
+		for i, raw := range t.v1 {
+			if err := convertTau1(jr, raw, t.v1At[i], prefix, runs, rw, &t.obj, opt.Seen); err != nil {
 				return err
 			}
 		}
 	}
 	return rw.flush()
+}
+
+// tauInput is what convertTau's read of an input keeps.
+type tauInput struct {
+	jr   *jsonReader
+	rw   *recordWriter
+	obj  jsonObject
+	ids  tau2IDs
+	seen bool // ImportOptions.Seen
+	// v1 holds the tau-bench v1 runs read, and v1At where each starts:
+	// their session ids need the digest of the whole input, so they wait.
+	v1   []json.RawMessage
+	v1At []int64
+}
+
+// item reads one value of the input read whole (at offset at): an element
+// of a top-level array, or a top-level value that is no tau2 results
+// document read as it comes.
+func (t *tauInput) item(raw json.RawMessage, at int64) error {
+	jr := t.jr
+	if jsonKind(raw) != '{' {
+		return jr.errorAt(at, "want a tau2 results object or a tau-bench list of runs")
+	}
+	var probe struct {
+		Simulations       json.RawMessage `json:"simulations"`
+		Traj              json.RawMessage `json:"traj"`
+		TaskID            json.RawMessage `json:"task_id"`
+		TerminationReason json.RawMessage `json:"termination_reason"`
+		Info              json.RawMessage `json:"info"`
+		Tasks             json.RawMessage `json:"tasks"`
+	}
+	if err := jr.unmarshal(raw, at, &probe); err != nil {
+		return err
+	}
+	switch {
+	case probe.Simulations != nil:
+		return convertTau2(jr, raw, at, t.ids, t.rw, &t.obj, t.seen)
+	case probe.Traj != nil:
+		// raw may be the reader's buffer (see tau2Results.end).
+		t.v1 = append(t.v1, bytes.Clone(raw))
+		t.v1At = append(t.v1At, at)
+		return nil
+	case probe.TaskID != nil && probe.TerminationReason != nil:
+		return convertTau2Sim(jr, raw, at, "", t.ids, &tau2Info{seen: t.seen}, t.rw, &t.obj)
+	case probe.Info != nil && probe.Tasks != nil:
+		return jr.errorAt(at, "tau2 results without \"simulations\": the results.json of an experiment folder (name the folder, which holds simulations/)")
+	}
+	return jr.errorAt(at, "neither tau2 results (no \"simulations\"), a tau2 simulation (no \"task_id\" and \"termination_reason\") nor a tau-bench run (no \"traj\")")
 }
 
 func convertTau2(jr *jsonReader, raw json.RawMessage, at int64, ids tau2IDs, rw *recordWriter, obj *jsonObject, seen bool) error {
