@@ -75,6 +75,8 @@ func tauSeeds() []string {
 		`{"simulations": [], "simulations": [{"id": "z", "messages": [{"role": "user"}]}]}`,
 		`[{"task_id": 1, "reward": 1, "info": {}, "traj": [{"role": "user", "content": "a"}]}]`,
 		`{"task_id": 1, "reward": 1, "info": {}, "traj": [{"role": "user", "content": "a"}]}`,
+		`{"Info": {"agent_info": {"llm": "m"}}, "simul\u0061tions": [{"id": "a", "messages": [{"role": "user"}]}], "INFO": {"user_info": 1}}`,
+		"{\"info\": {}, \"simulations\": [\n\n  {\"id\": \"a\\\"]\", \"messages\": [{\"role\": \"assistant\", \"content\": \"x\"}]}\n\n]}\n{\"simulations\": []}",
 	}
 }
 
