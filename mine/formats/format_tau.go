@@ -226,7 +226,9 @@ func convertTau(r io.Reader, w io.Writer, opt ImportOptions) error {
 		// Values one after another (one tau2 results document, or
 		// simulations): a results document's simulations are read one at
 		// a time (see tau2Results).
-		err = t.values(newDocScanner(jr.pr))
+		s := newDocScanner(jr.pr)
+		defer s.release()
+		err = t.values(s)
 	}
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 
 	json "github.com/goccy/go-json"
 )
@@ -34,9 +35,30 @@ type docScanner struct {
 // minRead is the least room a read is given in the buffer.
 const minRead = 32 << 10
 
-// newDocScanner returns a scanner of r, whose bytes start at offset 0.
+// The scanners' buffers are pooled, as the importers' readers are (see
+// readerPool), up to maxPooledScan bytes: one that grew to hold a large
+// simulation is let go.
+var scanPool = sync.Pool{New: func() any {
+	b := make([]byte, 0, 2*minRead)
+	return &b
+}}
+
+const maxPooledScan = 1 << 20
+
+// newDocScanner returns a scanner of r, whose bytes start at offset 0;
+// release gives its buffer back.
 func newDocScanner(r io.Reader) *docScanner {
-	return &docScanner{r: r}
+	return &docScanner{r: r, buf: (*scanPool.Get().(*[]byte))[:0]}
+}
+
+// release gives the scanner's buffer back to the pool; the scanner and
+// the bytes it gave must not be used after.
+func (s *docScanner) release() {
+	if cap(s.buf) <= maxPooledScan {
+		b := s.buf[:0]
+		scanPool.Put(&b)
+	}
+	s.buf = nil
 }
 
 // off is the offset of the next byte to look at.
