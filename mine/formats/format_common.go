@@ -10,7 +10,6 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fsmine/fsmine/internal/timeparse"
 	"io"
 	"math"
 	"slices"
@@ -21,8 +20,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/fsmine/fsmine/automaton"
 	json "github.com/goccy/go-json"
+
+	"github.com/fsmine/fsmine/automaton"
+	"github.com/fsmine/fsmine/internal/jsondup"
+	"github.com/fsmine/fsmine/internal/timeparse"
 )
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -422,6 +424,11 @@ func (j *jsonReader) next() {
 func (j *jsonReader) unmarshal(raw []byte, at int64, v any) error {
 	err := json.Unmarshal(raw, v)
 	if err == nil {
+		// The decoder kept the last of a key given twice: which value
+		// holds would be up to the reader.
+		if key, off, twice := jsondup.Twice(raw); twice {
+			return j.errorAt(at+int64(off), "the key %s is given twice", strconv.Quote(key))
+		}
 		return nil
 	}
 	var te *json.UnmarshalTypeError

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -87,6 +88,9 @@ type tau2Results struct {
 	// none are kept), and held the offsets of each one's start and end.
 	hold int64
 	held [][2]int64
+	// keys are the object's member names so far: one given twice is an
+	// error, as jsonReader.unmarshal makes it in any object it decodes.
+	keys map[string]struct{}
 }
 
 // read reads the object, from its opening brace.
@@ -112,9 +116,13 @@ func (w *tau2Results) read() error {
 		if _, err := s.skipValue(); err != nil {
 			return w.fail(unit)
 		}
-		key := tau2Key(s.bytes(keyAt, s.off()))
+		name := s.bytes(keyAt, s.off())
+		key := tau2Key(name)
 		if c, ok = s.skipSpace(); !ok || c != ':' {
 			return w.fail(unit)
+		}
+		if err := w.once(name, keyAt); err != nil {
+			return err
 		}
 		s.i++
 		if _, ok = s.skipSpace(); !ok {
@@ -150,6 +158,25 @@ func (w *tau2Results) read() error {
 			return w.fail(unit)
 		}
 	}
+}
+
+// once refuses a member name, the quoted name at keyAt, that the object has
+// given already, once the simulations have begun: before them, the
+// decoding of the members before names a key given twice there, in their
+// order (see simulations).
+func (w *tau2Results) once(quoted []byte, keyAt int64) error {
+	var name string
+	if json.Unmarshal(quoted, &name) != nil {
+		return nil // not a name: the decoder says why
+	}
+	if w.keys == nil {
+		w.keys = map[string]struct{}{}
+	}
+	if _, dup := w.keys[name]; dup && w.results {
+		return w.t.jr.errorAt(keyAt, "the key %s is given twice", strconv.Quote(name))
+	}
+	w.keys[name] = struct{}{}
+	return nil
 }
 
 // keepFrom lets the scanner go of the input before off, and of none of
@@ -239,7 +266,9 @@ func (w *tau2Results) simulations(keyAt int64) error {
 	if !w.results {
 		// The members before: checked and decoded as the object they
 		// make, so that errors read as the document's.
-		head := append(bytes.Clone(s.bytes(w.start, keyAt)), `"":0}`...)
+		// (closed by a "simulations" member: no member before has that
+		// name, so the decoder's check of keys given twice holds)
+		head := append(bytes.Clone(s.bytes(w.start, keyAt)), `"simulations":0}`...)
 		var h tau2Head
 		if err := jr.unmarshal(head, w.start, &h); err != nil {
 			return err
@@ -360,7 +389,7 @@ func (w *tau2Results) sim(at, end int64) error {
 // from unit (the end of the member before) to the scanner's place, the
 // member's name at keyAt.
 func (w *tau2Results) after(unit, keyAt int64) error {
-	const ctx = `{"":""`
+	const ctx = `{"simulations":""` // a name once() has taken: no member after it has it
 	if err := w.check(ctx, unit); err != nil {
 		return err
 	}

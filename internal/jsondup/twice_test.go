@@ -1,0 +1,54 @@
+package jsondup
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestTwice(t *testing.T) {
+	for _, tt := range []struct {
+		data string
+		key  string
+		off  int // -1: none found
+	}{
+		{`{"a":1,"b":2}`, "", -1},
+		{`{"a":1,"a":2}`, "a", 7},
+		{`{"a":{"b":1,"b":[]}}`, "b", 12},
+		{`[{"a":1},{"a":2}]`, "", -1},
+		{`{"a":"a","b":{"a":1},"c":[{"a":1,"x":{"a":2}}]}`, "", -1},
+		{`{"x":[1,{"k":1}],"x":0}`, "x", 17},
+		{`{"a":1,"\u0061":2}`, "a", 7},
+		{`{"a\"":1,"a\"":2}`, `a"`, 9},
+		{`{"s":"{\"a\":1,\"a\":2}"}`, "", -1},
+		{` { "k" : 1 , "k" : 2 } `, "k", 13},
+		{`{"k1":0,"k2":0,"k3":0,"k4":0,"k5":0,"k6":0,"k7":0,"k8":0,"k9":0,"k10":0,"k11":0,"k12":0,"k13":0,"k14":0,"k15":0,"k16":0,"k17":0,"k18":0,"k3":1}`, "k3", 0},
+		{`"a"`, "", -1},
+	} {
+		key, off, found := Twice([]byte(tt.data))
+		want := tt.off >= 0
+		if tt.off == 0 {
+			tt.off = strings.LastIndex(tt.data, `"`+tt.key+`"`)
+		}
+		if found != want || key != tt.key || (want && off != tt.off) {
+			t.Errorf("Twice(%s) = %q, %d, %v; want %q, %d, %v", tt.data, key, off, found, tt.key, tt.off, want)
+		}
+	}
+}
+
+// FuzzTwice holds Twice to Check on every value a decoder reads: both find
+// a key given twice or neither does.
+func FuzzTwice(f *testing.F) {
+	for _, s := range []string{`{"a":1,"a":2}`, `{"a":{"b":1,"b":2}}`, `[{"a":1},{"a":1}]`, `{"\u0061":1,"a":2}`, `{"a":[{"b":{"c":1,"c":2}}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		_, _, found := Twice(data)
+		if want := Check(data) != nil; found != want {
+			t.Fatalf("Twice(%q) found %v, Check %v", data, found, want)
+		}
+	})
+}
