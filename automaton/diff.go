@@ -71,6 +71,65 @@ type Diff struct {
 	// and one added); left out of the JSON when there are none.
 	ArgsAdded   []ArgRule `json:"args_added,omitempty"`
 	ArgsRemoved []ArgRule `json:"args_removed,omitempty"`
+	// StateChanges are the states in both models whose run cap (MaxRun)
+	// or slot fields differ; BackEdgeFlips the transitions in both marked a
+	// back edge in one only (a loop's cap counts the marked moves); By the
+	// change of a conditioned model's sub-maps. What check and the guard
+	// enforce, as the digest covers it; each left out of the JSON when
+	// there is none.
+	StateChanges  []StateChange  `json:"state_changes,omitempty"`
+	BackEdgeFlips []BackEdgeFlip `json:"back_edge_flips,omitempty"`
+	By            *ByChange      `json:"by,omitempty"`
+}
+
+// StateChange is a state in both models whose run cap or slot fields
+// differ.
+type StateChange struct {
+	ID        string   `json:"id"`
+	Label     string   `json:"label"`
+	OldMaxRun int      `json:"old_max_run"`
+	NewMaxRun int      `json:"new_max_run"`
+	OldFields []string `json:"old_fields"`
+	NewFields []string `json:"new_fields"`
+}
+
+// BackEdgeFlip is a transition in both models marked a back edge in one
+// only.
+type BackEdgeFlip struct {
+	From    string `json:"from"`
+	Event   string `json:"event"`
+	To      string `json:"to"`
+	OldBack bool   `json:"old_back_edge"`
+	NewBack bool   `json:"new_back_edge"`
+}
+
+// ByChange is how two models' conditioning differs: the field, mode or
+// least sessions of a sub-map ("" and 0 for a model without one), and
+// the values whose sub-map one model has and the other has not, or both
+// have with other behaviour (by the sub-maps' digests).
+type ByChange struct {
+	OldField       string   `json:"old_field"`
+	NewField       string   `json:"new_field"`
+	OldMode        string   `json:"old_mode"`
+	NewMode        string   `json:"new_mode"`
+	OldMinSessions int      `json:"old_min_sessions"`
+	NewMinSessions int      `json:"new_min_sessions"`
+	Added          []string `json:"added"`
+	Removed        []string `json:"removed"`
+	Changed        []string `json:"changed"`
+}
+
+// count is how many differences c makes: each value, and the field, mode
+// or least sessions as one.
+func (c *ByChange) count() int {
+	if c == nil {
+		return 0
+	}
+	n := len(c.Added) + len(c.Removed) + len(c.Changed)
+	if c.OldField != c.NewField || c.OldMode != c.NewMode || c.OldMinSessions != c.NewMinSessions {
+		n++
+	}
+	return n
 }
 
 // Side identifies one of the two models of a Diff. Digest is the model's
@@ -221,7 +280,8 @@ func (d *Diff) Empty() bool {
 		len(d.ShareChanges) == 0 && len(d.OutflowShifts) == 0 &&
 		len(d.RareFlips) == 0 && len(d.GeneralizedFlips) == 0 && len(d.Loops) == 0 && d.Trunk == nil &&
 		len(d.ConstraintsAdded) == 0 && len(d.ConstraintsRemoved) == 0 &&
-		len(d.ArgsAdded) == 0 && len(d.ArgsRemoved) == 0
+		len(d.ArgsAdded) == 0 && len(d.ArgsRemoved) == 0 &&
+		len(d.StateChanges) == 0 && len(d.BackEdgeFlips) == 0 && d.By == nil
 }
 
 // Differences counts what d reports: every item of its lists, and a changed
@@ -230,7 +290,8 @@ func (d *Diff) Differences() int {
 	n := len(d.StatesAdded) + len(d.StatesRemoved) + len(d.StatesRelabeled) +
 		len(d.TransitionsAdded) + len(d.TransitionsRemoved) + len(d.ShareChanges) +
 		len(d.OutflowShifts) + len(d.RareFlips) + len(d.GeneralizedFlips) + len(d.Loops) +
-		len(d.ConstraintsAdded) + len(d.ConstraintsRemoved) + len(d.ArgsAdded) + len(d.ArgsRemoved)
+		len(d.ConstraintsAdded) + len(d.ConstraintsRemoved) + len(d.ArgsAdded) + len(d.ArgsRemoved) +
+		len(d.StateChanges) + len(d.BackEdgeFlips) + d.By.count()
 	if d.Trunk != nil {
 		n++
 	}
@@ -263,6 +324,9 @@ func (d *Diff) Summary() string {
 	add(len(d.ConstraintsRemoved), "constraint removed", "constraints removed")
 	add(len(d.ArgsAdded), "argument rule added", "argument rules added")
 	add(len(d.ArgsRemoved), "argument rule removed", "argument rules removed")
+	add(len(d.StateChanges), "state's run cap or slot fields changed", "states' run caps or slot fields changed")
+	add(len(d.BackEdgeFlips), "back edge flip", "back edge flips")
+	add(d.By.count(), "sub-map change", "sub-map changes")
 	if d.Trunk != nil {
 		parts = append(parts, "trunk changed")
 	}
@@ -327,6 +391,9 @@ func Compare(old, new *Model, opt DiffOptions) *Diff {
 		case o.Label != s.Label:
 			d.StatesRelabeled = append(d.StatesRelabeled, Relabel{s.ID, o.Label, s.Label})
 		}
+		if ok && (o.MaxRun != s.MaxRun || !slices.Equal(o.Fields, s.Fields)) {
+			d.StateChanges = append(d.StateChanges, StateChange{s.ID, s.Label, o.MaxRun, s.MaxRun, o.Fields, s.Fields})
+		}
 	}
 	for _, s := range old.States {
 		if _, ok := newStates[s.ID]; !ok {
@@ -338,6 +405,8 @@ func Compare(old, new *Model, opt DiffOptions) *Diff {
 	slices.SortFunc(d.StatesAdded, byID)
 	slices.SortFunc(d.StatesRemoved, byID)
 	slices.SortFunc(d.StatesRelabeled, func(a, b Relabel) int { return CompareIDs(a.ID, b.ID) })
+	slices.SortFunc(d.StateChanges, func(a, b StateChange) int { return CompareIDs(a.ID, b.ID) })
+	d.By = byChange(old, new)
 
 	// Transitions.
 	oldOut, newOut := outflows(old), outflows(new)
@@ -386,6 +455,9 @@ func Compare(old, new *Model, opt DiffOptions) *Diff {
 				Old: p.old.Generalized, New: p.new.Generalized,
 				OldCount: p.old.Count, NewCount: p.new.Count,
 			})
+		}
+		if p.old.BackEdge != p.new.BackEdge {
+			d.BackEdgeFlips = append(d.BackEdgeFlips, BackEdgeFlip{p.key.from, p.key.event, p.key.to, p.old.BackEdge, p.new.BackEdge})
 		}
 		if p.old.Rare != p.new.Rare {
 			d.RareFlips = append(d.RareFlips, RareFlip{
@@ -792,4 +864,46 @@ func constraintChanges(old, new []Constraint) (added, removed []Constraint) {
 	slices.SortFunc(added, CompareConstraints)
 	slices.SortFunc(removed, CompareConstraints)
 	return added, removed
+}
+
+// byChange is how new's conditioning differs from old's, nil when it does
+// not: sub-maps compared by their digests.
+func byChange(old, new *Model) *ByChange {
+	if old.By == nil && new.By == nil {
+		return nil
+	}
+	c := &ByChange{Added: []string{}, Removed: []string{}, Changed: []string{}}
+	maps := func(m *Model, field, mode *string, min *int) map[string]string {
+		out := map[string]string{}
+		if m.By == nil {
+			return out
+		}
+		*field, *mode, *min = m.By.Field, m.By.Mode, m.By.MinSessions
+		for _, sm := range m.By.Maps {
+			out[sm.Value] = m.For(sm.Value).ComputeDigest()
+		}
+		return out
+	}
+	om := maps(old, &c.OldField, &c.OldMode, &c.OldMinSessions)
+	nm := maps(new, &c.NewField, &c.NewMode, &c.NewMinSessions)
+	for v, dn := range nm {
+		switch do, ok := om[v]; {
+		case !ok:
+			c.Added = append(c.Added, v)
+		case do != dn:
+			c.Changed = append(c.Changed, v)
+		}
+	}
+	for v := range om {
+		if _, ok := nm[v]; !ok {
+			c.Removed = append(c.Removed, v)
+		}
+	}
+	slices.Sort(c.Added)
+	slices.Sort(c.Removed)
+	slices.Sort(c.Changed)
+	if c.count() == 0 {
+		return nil
+	}
+	return c
 }

@@ -695,3 +695,54 @@ func TestCompareGeneralized(t *testing.T) {
 		t.Errorf("summary %q lacks the flip", d.Summary())
 	}
 }
+
+// TestCompareEnforced: what the digest covers and check enforces beyond
+// states, moves and counts is a difference: a state's run cap and slot
+// fields, a back edge mark, and a conditioned model's sub-maps. Each read
+// "no differences" (exit 0) between models of different digests.
+func TestCompareEnforced(t *testing.T) {
+	base := func() *Model { return branch(t, 30, 20) }
+	old := base()
+	capped := base()
+	for i := range capped.States {
+		if capped.States[i].ID == "plan" {
+			capped.States[i].MaxRun = 2
+			capped.States[i].Fields = []string{"attrs.order_id"}
+		}
+	}
+	d := Compare(old, capped, DiffOptions{})
+	if d.Empty() || len(d.StateChanges) != 1 || d.StateChanges[0].NewMaxRun != 2 || !slices.Equal(d.StateChanges[0].NewFields, []string{"attrs.order_id"}) {
+		t.Errorf("run cap and fields: %+v", d.StateChanges)
+	}
+	if got := d.Summary(); got != "1 difference: 1 state's run cap or slot fields changed" {
+		t.Errorf("summary %q", got)
+	}
+
+	back := base()
+	for i := range back.Transitions {
+		if back.Transitions[i].From == "plan" && back.Transitions[i].To == "a" {
+			back.Transitions[i].BackEdge = true
+		}
+	}
+	d = Compare(old, back, DiffOptions{})
+	if d.Empty() || len(d.BackEdgeFlips) != 1 || d.BackEdgeFlips[0] != (BackEdgeFlip{"plan", "ok", "a", false, true}) {
+		t.Errorf("back edge: %+v", d.BackEdgeFlips)
+	}
+
+	by := base()
+	sub := branch(t, 10, 1)
+	by.By = &By{Field: "attrs.task", MinSessions: 5, Values: 1, Maps: []SubMap{NewSubMap("t1", sub)}}
+	d = Compare(old, by, DiffOptions{})
+	if d.Empty() || d.By == nil || d.By.NewField != "attrs.task" || !slices.Equal(d.By.Added, []string{"t1"}) || d.Differences() != 2 {
+		t.Errorf("by: %+v, %d differences", d.By, d.Differences())
+	}
+	other := base()
+	other.By = &By{Field: "attrs.task", MinSessions: 5, Values: 1, Maps: []SubMap{NewSubMap("t1", branch(t, 1, 10))}}
+	d = Compare(by, other, DiffOptions{})
+	if d.By == nil || !slices.Equal(d.By.Changed, []string{"t1"}) || d.Differences() != 1 {
+		t.Errorf("a sub-map's behaviour: %+v", d.By)
+	}
+	if d = Compare(by, by, DiffOptions{}); !d.Empty() {
+		t.Errorf("a conditioned model against itself: %s", d.Summary())
+	}
+}

@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -127,6 +129,24 @@ func DiffText(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 		section("generalised flips")
 		for _, f := range d.GeneralizedFlips {
 			line(diffYellow, "  ~ %s  %s -> %s  (%d -> %d)", text.Move(f.From, f.Event, f.To), diffGenWord(f.Old), diffGenWord(f.New), f.OldCount, f.NewCount)
+		}
+	}
+	if len(d.StateChanges) > 0 {
+		section("run caps and slot fields")
+		for _, s := range d.StateChanges {
+			line(diffYellow, "  ~ %s  %s", diffStateText(automaton.StateRef{ID: s.ID, Label: s.Label}), diffStateChangeText(s, text.Cell))
+		}
+	}
+	if len(d.BackEdgeFlips) > 0 {
+		section("back edges  (a loop's cap counts them)")
+		for _, f := range d.BackEdgeFlips {
+			line(diffYellow, "  ~ %s  %s -> %s", text.Move(f.From, f.Event, f.To), diffBackWord(f.OldBack), diffBackWord(f.NewBack))
+		}
+	}
+	if c := d.By; c != nil {
+		section("sub-maps")
+		for _, l := range diffByLines(c, text.Cell) {
+			line(diffYellow, "  %s", l)
 		}
 	}
 	if len(d.Loops) > 0 {
@@ -324,6 +344,24 @@ func DiffMarkdown(w io.Writer, d *automaton.Diff, opt DiffTextOptions) error {
 				mdGenWord(f.Old), mdGenWord(f.New), f.OldCount, f.NewCount)
 		}
 	}
+	if len(d.StateChanges) > 0 {
+		p("\n#### Run caps and slot fields\n\n| state | label | change |\n|---|---|---|\n")
+		for _, s := range d.StateChanges {
+			p("| %s | %s | %s |\n", mdCell(s.ID), mdCell(s.Label), diffStateChangeText(s, mdCell))
+		}
+	}
+	if len(d.BackEdgeFlips) > 0 {
+		p("\n#### Back edges\n\n| from | event | to | was | now |\n|---|---|---|---|---|\n")
+		for _, f := range d.BackEdgeFlips {
+			p("| %s | %s | %s | %s | %s |\n", mdCell(f.From), mdCell(f.Event), mdCell(f.To), diffBackWord(f.OldBack), diffBackWord(f.NewBack))
+		}
+	}
+	if c := d.By; c != nil {
+		p("\n#### Sub-maps\n\n")
+		for _, l := range diffByLines(c, mdCell) {
+			p("- %s\n", l)
+		}
+	}
 	if len(d.Loops) > 0 {
 		p("\n#### Loops\n\n| states | change | max iterations | p95 iterations |\n|---|---|---:|---:|\n")
 		for _, l := range d.Loops {
@@ -429,4 +467,70 @@ func mdCode(s string) string {
 		return fence + " " + s + " " + fence
 	}
 	return fence + s + fence
+}
+
+// diffStateChangeText says how a state's run cap and slot fields changed,
+// names escaped by esc.
+func diffStateChangeText(s automaton.StateChange, esc func(string) string) string {
+	var parts []string
+	if s.OldMaxRun != s.NewMaxRun {
+		parts = append(parts, fmt.Sprintf("run cap %s -> %s", diffRunCap(s.OldMaxRun), diffRunCap(s.NewMaxRun)))
+	}
+	if !slices.Equal(s.OldFields, s.NewFields) {
+		parts = append(parts, fmt.Sprintf("fields [%s] -> [%s]", diffList(s.OldFields, esc), diffList(s.NewFields, esc)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// diffRunCap writes a run cap, 0 being none.
+func diffRunCap(n int) string {
+	if n == 0 {
+		return "none"
+	}
+	return strconv.Itoa(n)
+}
+
+// diffList joins names escaped by esc.
+func diffList(names []string, esc func(string) string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = esc(n)
+	}
+	return strings.Join(out, ", ")
+}
+
+// diffBackWord names a transition's back edge mark.
+func diffBackWord(back bool) string {
+	if back {
+		return "back edge"
+	}
+	return "forward"
+}
+
+// diffByLines says how the models' conditioning differs, a line each:
+// field, mode and least sessions, then the values, names escaped by esc.
+func diffByLines(c *automaton.ByChange, esc func(string) string) []string {
+	var out []string
+	by := func(field, mode string, min int) string {
+		if field == "" {
+			return "not conditioned"
+		}
+		if mode == "" {
+			mode = automaton.ByPaths
+		}
+		return fmt.Sprintf("by %s (%s, %d sessions a value)", esc(field), mode, min)
+	}
+	if c.OldField != c.NewField || c.OldMode != c.NewMode || c.OldMinSessions != c.NewMinSessions {
+		out = append(out, by(c.OldField, c.OldMode, c.OldMinSessions)+" -> "+by(c.NewField, c.NewMode, c.NewMinSessions))
+	}
+	for _, v := range c.Added {
+		out = append(out, "+ sub-map "+esc(v))
+	}
+	for _, v := range c.Removed {
+		out = append(out, "- sub-map "+esc(v))
+	}
+	for _, v := range c.Changed {
+		out = append(out, "~ sub-map "+esc(v)+" (its behaviour differs)")
+	}
+	return out
 }

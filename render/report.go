@@ -892,6 +892,12 @@ var reportFuncs = template.FuncMap{
 	"measure":   measureText,
 	"add":       func(a, b int) int { return a + b },
 	"hasParent": func(p *automaton.Parent) bool { return p != nil },
+	"genword":   diffGenWord,
+	"backword":  diffBackWord,
+	"statechange": func(s automaton.StateChange) string {
+		return diffStateChangeText(s, shownText)
+	},
+	"bylines": func(c *automaton.ByChange) []string { return diffByLines(c, shownText) },
 }
 
 // The report's pages, style sheet and script are files under assets/:

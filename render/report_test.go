@@ -857,3 +857,34 @@ func TestReportProvenanceEscapes(t *testing.T) {
 		t.Error("the label rules do not show the bidi control escaped")
 	}
 }
+
+// TestDiffReportEveryKind: the diff page lists every kind of change its
+// summary counts (it said "1 constraint removed" over a page with none),
+// names escaped for display.
+func TestDiffReportEveryKind(t *testing.T) {
+	old, new := loadDiffFixture(t, "old.json"), loadDiffFixture(t, "new.json")
+	d := automaton.Compare(old, old, automaton.DiffOptions{})
+	d.ConstraintsRemoved = []automaton.Constraint{{Kind: automaton.ConstraintOnce, A: "look\u202eup", Support: 12, Confidence: 1}}
+	d.ArgsAdded = []automaton.ArgRule{{Tool: "pay", Arg: "amount", Kind: automaton.KindValueWithoutSource, Steps: 3, Sessions: 2}}
+	d.GeneralizedFlips = []automaton.GeneralizedFlip{{From: "a", Event: "ok", To: "b", Old: "skip", New: ""}}
+	d.StateChanges = []automaton.StateChange{{ID: "a", Label: "a", OldMaxRun: 4, NewMaxRun: 1}}
+	d.BackEdgeFlips = []automaton.BackEdgeFlip{{From: "a", Event: "ok", To: "b", NewBack: true}}
+	d.By = &automaton.ByChange{NewField: "attrs.task", NewMinSessions: 10, Added: []string{"t<1>"}}
+	var buf bytes.Buffer
+	if err := DiffReport(&buf, old, new, d, DiffReportOptions{OldFile: "old.json", NewFile: "new.json"}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{
+		"<h2>Constraints</h2>", `look\u202eup at most once`,
+		"<h2>Argument rules</h2>", "pay",
+		"<h2>Generalised flips</h2>", "generalised (skip)",
+		"<h2>Run caps and slot fields</h2>", "run cap 4 -&gt; 1",
+		"<h2>Back edges</h2>", "back edge",
+		"<h2>Sub-maps</h2>", "sub-map t&lt;1&gt;",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
