@@ -311,7 +311,16 @@ func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
 		fmt.Fprintf(streams.Err, "%s with every record dropped by the label rules, left out\n", text.Count(lg.Emptied, "more session"))
 	}
 	found := false
+	// More than one pair in JSON is an array of their objects: one JSON
+	// value, as a reader of the output takes it.
+	array := len(values) > 2 && opts.format == "json"
+	if array {
+		fmt.Fprint(streams.Out, "[\n")
+	}
 	for i := 0; i+1 < len(values); i++ {
+		if array && i > 0 {
+			fmt.Fprint(streams.Out, ",\n")
+		}
 		o := *opts
 		o.oldPath, o.newPath = opts.by+"="+values[i], opts.by+"="+values[i+1]
 		if outcome {
@@ -326,6 +335,9 @@ func runDiffBy(_ context.Context, opts *diffOptions, streams IO) error {
 		case err != nil:
 			return err
 		}
+	}
+	if array {
+		fmt.Fprint(streams.Out, "]\n")
 	}
 	if found {
 		return errFound
