@@ -36,6 +36,7 @@ type genOptions struct {
 	truthOut  string
 	scenario  string
 	share     float64
+	shareSet  bool // --hijack-share was given
 }
 
 func init() { register(newGenCmd) }
@@ -77,6 +78,7 @@ Exit status: 0 ok; 2 trouble (bad flags, unreadable model).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.truthSet = c.Flags().Changed("truth")
+			opts.shareSet = c.Flags().Changed("hijack-share")
 			return runGen(c.Context(), opts, streams)
 		},
 	}
@@ -112,6 +114,9 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 	if opts.scenario != "" {
 		return runScenario(ctx, opts, streams)
 	}
+	if opts.shareSet {
+		return usagef("--hijack-share is the share of --scenario hijack's sessions: add --scenario hijack")
+	}
 	if opts.truth != "returns" && opts.truth != "agent" {
 		return usagef("--truth %q: want returns or agent", opts.truth)
 	}
@@ -137,22 +142,13 @@ func runGen(ctx context.Context, opts genOptions, streams IO) error {
 		}
 		return err
 	}
-	output, truthOut := opts.output, opts.truthOut
-	if output != "-" && output != "" {
-		fi, err := os.Stat(output)
-		isDir := err == nil && fi.IsDir()
-		if err != nil && !strings.Contains(filepath.Base(output), ".") {
-			isDir = true // a new path without an extension: a data set's folder
-		}
-		if isDir || strings.HasSuffix(output, "/") || strings.HasSuffix(output, string(os.PathSeparator)) {
-			if err := os.MkdirAll(output, 0o755); err != nil {
-				return err
-			}
-			output = filepath.Join(output, "sessions.jsonl")
-			if truthOut == "" {
-				truthOut = filepath.Join(filepath.Dir(output), "truth.json")
-			}
-		}
+	output, folder, err := genOutput(opts.output)
+	if err != nil {
+		return err
+	}
+	truthOut := opts.truthOut
+	if folder && truthOut == "" {
+		truthOut = filepath.Join(filepath.Dir(output), "truth.json")
 	}
 	if truthOut == "-" {
 		return usagef("--truth-out -: the truth is a model file; give it a file name")
@@ -197,7 +193,11 @@ func runScenario(ctx context.Context, opts genOptions, streams IO) error {
 	if !(opts.share >= 0 && opts.share <= 1) {
 		return usagef("--hijack-share must be a probability in [0, 1], not %v", opts.share)
 	}
-	if err := checkOutputs(nil, [][2]string{{"--output", opts.output}}); err != nil {
+	output, _, err := genOutput(opts.output)
+	if err != nil {
+		return err
+	}
+	if err := checkOutputs(nil, [][2]string{{"--output", output}}); err != nil {
 		return err
 	}
 	write := func(w io.Writer) error {
@@ -207,11 +207,11 @@ func runScenario(ctx context.Context, opts genOptions, streams IO) error {
 		}
 		return bw.Flush()
 	}
-	if opts.output == "-" || opts.output == "" {
+	if output == "-" || output == "" {
 		return write(streams.Out)
 	}
-	if err := atomicfile.Write(opts.output, write); err != nil {
-		return fmt.Errorf("writing %s: %w", opts.output, err)
+	if err := atomicfile.Write(output, write); err != nil {
+		return fmt.Errorf("writing %s: %w", output, err)
 	}
 	return nil
 }
@@ -226,4 +226,26 @@ func loadGenModel(path, truth string) (*automaton.Model, error) {
 		return gen.AgentTruth(), nil
 	}
 	return gen.ReturnsTruth(), nil
+}
+
+// genOutput is where gen writes its sessions for -o output: output itself,
+// or, for a folder (one that exists, a path ending in a separator, or a new
+// path without an extension: a data set's folder), sessions.jsonl in it,
+// made if need be (folder is then set).
+func genOutput(output string) (path string, folder bool, err error) {
+	if output == "-" || output == "" {
+		return output, false, nil
+	}
+	fi, err := os.Stat(output)
+	isDir := err == nil && fi.IsDir()
+	if err != nil && !strings.Contains(filepath.Base(output), ".") {
+		isDir = true
+	}
+	if !isDir && !strings.HasSuffix(output, "/") && !strings.HasSuffix(output, string(os.PathSeparator)) {
+		return output, false, nil
+	}
+	if err := os.MkdirAll(output, 0o755); err != nil {
+		return "", false, err
+	}
+	return filepath.Join(output, "sessions.jsonl"), true, nil
 }
