@@ -164,6 +164,17 @@ func runRender(_ context.Context, opts *renderOptions, streams IO) error {
 	if opts.failures && detail != render.DetailFull {
 		return usagef("--failures colours every transition: add --detail full")
 	}
+	// The summary map draws stages and its busiest edges: both flags shape
+	// the picture in full only.
+	if opts.hideRare && detail != render.DetailFull {
+		return usagef("--hide-rare leaves rare transitions out of the picture in full: add --detail full")
+	}
+	if opts.clusterSep != "" && (detail != render.DetailFull || format != "dot" && format != "svg" && format != "png") {
+		return usagef("--cluster groups the states of a picture in full: add --detail full, with --format dot, svg or png")
+	}
+	if opts.hideRare && format != "dot" && format != "svg" && format != "png" && format != "mermaid" {
+		return usagef("--hide-rare leaves rare transitions out of pictures (dot, svg, png, mermaid); %s keeps every transition", format)
+	}
 	if format == "png" && opts.output == "-" && streams.IsTTY {
 		return usagef("not writing PNG to a terminal: use -o FILE or redirect standard output")
 	}
