@@ -42,10 +42,12 @@ and serve hold logs to the design and diff compares it with the mined model:
              empty), available / unavailable (ok) and yes / no / done
 
 Without --from the format follows the file's extension, then its content.
-fsmine's own exports read back to the model they were written from, counts
-and digest included: render, import and render again gives the same bytes
-(SCXML and XState in either --detail; Mermaid with --detail full, as its
-summary map leaves moves out).
+fsmine's SCXML and XState exports (either --detail) read back to the model
+they were written from, counts and digest included; render, import and
+render again gives the same bytes. A Mermaid export with --detail full
+reads back to the same Mermaid bytes but not the digest: it carries states,
+moves, events and counts, not probabilities, caps or constraints (its
+summary map leaves moves out and is refused).
 
 A STAR design keeps label rules that drop the log's user turns (node
 user_utter), so that check reads the dialogues as the flowchart draws them.
