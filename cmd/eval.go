@@ -237,6 +237,14 @@ func evalSettings(opts *evalOptions) ([]eval.Setting, error) {
 	if len(out) == 0 {
 		return nil, usagef("no settings to evaluate")
 	}
+	// A setting listed twice (--merge label,label, --alpha 0.01,0.010) is
+	// scored once: its rows would be the same.
+	seen := make(map[eval.Setting]bool, len(out))
+	out = slices.DeleteFunc(out, func(st eval.Setting) bool {
+		dup := seen[st]
+		seen[st] = true
+		return dup
+	})
 	return out, nil
 }
 
