@@ -106,7 +106,8 @@ type BackEdgeFlip struct {
 // ByChange is how two models' conditioning differs: the field, mode or
 // least sessions of a sub-map ("" and 0 for a model without one), and
 // the values whose sub-map one model has and the other has not, or both
-// have with other behaviour (by the sub-maps' digests).
+// have with other behaviour (a difference Compare finds between the two
+// sub-maps).
 type ByChange struct {
 	OldField       string   `json:"old_field"`
 	NewField       string   `json:"new_field"`
@@ -406,7 +407,7 @@ func Compare(old, new *Model, opt DiffOptions) *Diff {
 	slices.SortFunc(d.StatesRemoved, byID)
 	slices.SortFunc(d.StatesRelabeled, func(a, b Relabel) int { return CompareIDs(a.ID, b.ID) })
 	slices.SortFunc(d.StateChanges, func(a, b StateChange) int { return CompareIDs(a.ID, b.ID) })
-	d.By = byChange(old, new)
+	d.By = byChange(old, new, opt)
 
 	// Transitions.
 	oldOut, newOut := outflows(old), outflows(new)
@@ -867,30 +868,35 @@ func constraintChanges(old, new []Constraint) (added, removed []Constraint) {
 }
 
 // byChange is how new's conditioning differs from old's, nil when it does
-// not: sub-maps compared by their digests.
-func byChange(old, new *Model) *ByChange {
+// not: a value's sub-maps differ when Compare finds a difference between
+// them (counts by its tests, not by sampling noise), argument rules aside
+// (the sub-maps share the models' own, which Compare lists once).
+func byChange(old, new *Model, opt DiffOptions) *ByChange {
 	if old.By == nil && new.By == nil {
 		return nil
 	}
 	c := &ByChange{Added: []string{}, Removed: []string{}, Changed: []string{}}
-	maps := func(m *Model, field, mode *string, min *int) map[string]string {
-		out := map[string]string{}
+	maps := func(m *Model, field, mode *string, min *int) map[string]bool {
+		out := map[string]bool{}
 		if m.By == nil {
 			return out
 		}
 		*field, *mode, *min = m.By.Field, m.By.Mode, m.By.MinSessions
 		for _, sm := range m.By.Maps {
-			out[sm.Value] = m.For(sm.Value).ComputeDigest()
+			out[sm.Value] = true
 		}
 		return out
 	}
 	om := maps(old, &c.OldField, &c.OldMode, &c.OldMinSessions)
 	nm := maps(new, &c.NewField, &c.NewMode, &c.NewMinSessions)
-	for v, dn := range nm {
-		switch do, ok := om[v]; {
-		case !ok:
+	for v := range nm {
+		if !om[v] {
 			c.Added = append(c.Added, v)
-		case do != dn:
+			continue
+		}
+		d := Compare(old.For(v), new.For(v), opt)
+		d.ArgsAdded, d.ArgsRemoved = nil, nil
+		if !d.Empty() {
 			c.Changed = append(c.Changed, v)
 		}
 	}

@@ -745,4 +745,11 @@ func TestCompareEnforced(t *testing.T) {
 	if d = Compare(by, by, DiffOptions{}); !d.Empty() {
 		t.Errorf("a conditioned model against itself: %s", d.Summary())
 	}
+	// Another sample of the same behaviour: counts differ, no test finds
+	// it, the sub-map is unchanged (its digest, which holds counts, was).
+	resampled := base()
+	resampled.By = &By{Field: "attrs.task", MinSessions: 5, Values: 1, Maps: []SubMap{NewSubMap("t1", branch(t, 11, 1))}}
+	if d = Compare(by, resampled, DiffOptions{}); !d.Empty() {
+		t.Errorf("a resampled sub-map: %s", d.Summary())
+	}
 }
