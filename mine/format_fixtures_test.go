@@ -357,6 +357,7 @@ func TestFormatErrors(t *testing.T) {
 		{"xes key twice in event", FormatXES, "<log><trace><string key=\"concept:name\" value=\"c\"/>\n<event><string key=\"concept:name\" value=\"a\"/><string key=\"concept:name\" value=\"b\"/></event></trace></log>", `reading bad: line 2, column 46: a second attribute with the key "concept:name" in one <event>`},
 		{"xes key twice in trace", FormatXES, "<log><trace><string key=\"concept:name\" value=\"c\"/>\n<string key=\"concept:name\" value=\"d\"/></trace></log>", `reading bad: line 2, column 1: a second attribute with the key "concept:name" in one <trace>`},
 		{"csv column twice", FormatCSV, "case:concept:name,concept:name,note,note\nc1,a,n1,n2\n", `reading bad: line 1: columns 3 and 4 are both named "note": rename one`},
+		{"csv column twice, header after blank lines", FormatCSV, "\n\ncase:concept:name,concept:name,x,x\nc1,a,1,2\n", `reading bad: line 3: columns 3 and 4 are both named "x": rename one`},
 		{"csv fields", FormatCSV, "case,activity\n1,2\n3\n", "reading bad: line 3, column 1: wrong number of fields"},
 		{"csv quote", FormatCSV, "case,activity\n1,\"2\n", "reading bad: line 2, column 6: extraneous or missing \" in quoted-field"},
 		{"csv no columns", FormatCSV, "Ticket;Step;Started\nT-1;open;2024-03-01\n", `reading bad: line 1: no case (case:concept:name, CaseID, Case ID, case_id, ...) and no activity (concept:name, Activity, ...) column among "Ticket", "Step", "Started"; name them with --field session_id=attrs.COLUMN --field node=attrs.COLUMN --field ts=attrs.COLUMN`},

@@ -14,6 +14,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -74,8 +75,31 @@ func (e *syntaxError) Error() string {
 // different ids would read as one).
 type ambiguousError struct {
 	Offset int
-	Path   string // the wanted path
 	Msg    string
+	// Paths are the wanted paths the line makes ambiguous, the first the
+	// one Msg names.
+	Paths []string
+}
+
+// ambiguous records that the line makes path ambiguous: the first time, as
+// the line's error (at offset off, said by msg), and after it among Paths.
+func (x *extractor) ambiguous(off int, path, msg string) {
+	if x.amb == nil {
+		x.amb = &ambiguousError{Offset: off, Msg: msg}
+	}
+	if !slices.Contains(x.amb.Paths, path) {
+		x.amb.Paths = append(x.amb.Paths, path)
+	}
+}
+
+// ambiguousUnder reports whether a path at or under one of paths is path.
+func ambiguousUnder(paths []string, path string) bool {
+	for _, p := range paths {
+		if path == p || strings.HasPrefix(path, p+".") {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *ambiguousError) Error() string {
@@ -285,9 +309,7 @@ func (x *extractor) object(d []byte, i int, n *pathNode, depth int, out []value)
 		}
 		i = skipSpace(d, i+1)
 		if c != nil && c.seen == x.line {
-			if x.amb == nil {
-				x.amb = &ambiguousError{Offset: i, Path: c.path, Msg: fmt.Sprintf("the key %q is given twice", c.path)}
-			}
+			x.ambiguous(i, c.path, fmt.Sprintf("the key %q is given twice", c.path))
 			c = nil // scanned for the line's syntax, and not kept
 		}
 		if c != nil {
@@ -367,8 +389,8 @@ func (x *extractor) value(d []byte, i int, n *pathNode, depth int, out []value) 
 			if esc {
 				k := len(x.scratch)
 				var lone bool
-				if x.scratch, lone = unescape(x.scratch, s); lone && x.amb == nil {
-					x.amb = &ambiguousError{Offset: i, Path: n.path, Msg: fmt.Sprintf("%s holds a lone surrogate escape (\\uD800 to \\uDFFF without its pair), which is no character", n.path)}
+				if x.scratch, lone = unescape(x.scratch, s); lone {
+					x.ambiguous(i, n.path, fmt.Sprintf("%s holds a lone surrogate escape (\\uD800 to \\uDFFF without its pair), which is no character", n.path))
 				}
 				s = x.scratch[k:len(x.scratch):len(x.scratch)]
 			}

@@ -206,6 +206,21 @@ func TestExtractAmbiguous(t *testing.T) {
 	}
 }
 
+// TestExtractAmbiguousPaths: every ambiguous path of a line is named, not
+// only the first, so that a reader of several fields (stats' measures)
+// takes none of them.
+func TestExtractAmbiguousPaths(t *testing.T) {
+	x := mustExtractor(t, "t.p", "cost", "ok")
+	err := x.extract([]byte(`{"t":{"p":5,"p":7},"cost":2,"cost":200,"ok":1}`), make([]value, 3))
+	var ae *ambiguousError
+	if !errors.As(err, &ae) || !slices.Equal(ae.Paths, []string{"t.p", "cost"}) {
+		t.Fatalf("extract = %v, want both paths ambiguous", err)
+	}
+	if !ambiguousUnder(ae.Paths, "t.p") || !ambiguousUnder(ae.Paths, "cost") || ambiguousUnder(ae.Paths, "ok") || ambiguousUnder(ae.Paths, "costs") {
+		t.Errorf("ambiguousUnder(%q) wrong", ae.Paths)
+	}
+}
+
 func TestExtract(t *testing.T) {
 	for _, tt := range slices.Concat(extractPathTests, extractStringTests, extractShapeTests) {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // Measures are numeric record fields (token counts, latencies) summed over
@@ -94,7 +93,7 @@ func Measure(inputs []Input, opt ReadOptions, lg *Log, paths []string) (*Measure
 		})
 		for k, v := range out {
 			f := math.NaN()
-			if ae != nil && (paths[k] == ae.Path || strings.HasPrefix(paths[k], ae.Path+".")) {
+			if ae != nil && ambiguousUnder(ae.Paths, paths[k]) {
 				v.kind = kindString // no value: unusable, below
 			}
 			switch v.kind {

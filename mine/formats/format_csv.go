@@ -163,15 +163,16 @@ func convertCSV(r io.Reader, w io.Writer, opt ImportOptions) error {
 	// Each column is a key of the rows' attrs: two of one name would give
 	// one key twice, and a reader one of the two values.
 	cols := make(map[string]int, len(header))
+	headLine, _ := cr.FieldPos(0)
 	for i, h := range header {
 		if j, dup := cols[h]; dup && h != "" {
-			return fmt.Errorf("line 1: columns %d and %d are both named %q: rename one", j+1, i+1, h)
+			return fmt.Errorf("line %d: columns %d and %d are both named %q: rename one", headLine, j+1, i+1, h)
 		}
 		cols[h] = i
 	}
 	iCase, iAct, iTime, iLife := csvColumn(header, csvCase), csvColumn(header, csvActivity), csvColumn(header, csvTime), csvColumn(header, csvLifecycle)
 	if (iCase < 0 && opt.fields[FieldSession] == "") || (iAct < 0 && opt.fields[FieldNode] == "") {
-		return csvNoColumns(header, iCase, iAct, iTime, opt.fields)
+		return csvNoColumns(headLine, header, iCase, iAct, iTime, opt.fields)
 	}
 	perCase := map[string]int64{}
 	cell := func(rec []string, i int) string {
@@ -277,7 +278,7 @@ func (c *crLines) Read(p []byte) (int, error) {
 // column that --field does not read from elsewhere: it lists the columns
 // and the --field flags still to give (a time column too, when there is
 // none).
-func csvNoColumns(header []string, iCase, iAct, iTime int, fields map[string]string) error {
+func csvNoColumns(line int, header []string, iCase, iAct, iTime int, fields map[string]string) error {
 	cols := make([]string, len(header))
 	for i, h := range header {
 		cols[i] = strconv.Quote(h)
@@ -299,7 +300,7 @@ func csvNoColumns(header []string, iCase, iAct, iTime int, fields map[string]str
 		}
 		flags = append(flags, "--field "+c.field+"=attrs.COLUMN")
 	}
-	return fmt.Errorf("line 1: no %s column among %s; name them with %s", strings.Join(what, " and no "), strings.Join(cols, ", "), strings.Join(flags, " "))
+	return fmt.Errorf("line %d: no %s column among %s; name them with %s", line, strings.Join(what, " and no "), strings.Join(cols, ", "), strings.Join(flags, " "))
 }
 
 // csvError words err, met reading the row after the one at line last

@@ -333,8 +333,10 @@ func (c *xesConverter) attr(t xml.StartElement, parent string) error {
 	if key == "" {
 		return c.errAt("<%s> without a key", name)
 	}
-	dup := c.traceKeys.twice(c.traces, c.caseAttrs, key)
-	if parent != "trace" {
+	var dup bool
+	if parent == "trace" {
+		dup = c.traceKeys.twice(c.traces, c.caseAttrs, key)
+	} else {
 		dup = c.eventKeys.twice(c.eventsOpened, c.ev.attrs, key)
 	}
 	if dup {
