@@ -36,6 +36,27 @@ func TestTwice(t *testing.T) {
 	}
 }
 
+// TestRepeatsFolded: keys alike but for case are told apart from exact
+// repeats, in small objects and past manyKeys.
+func TestRepeatsFolded(t *testing.T) {
+	many := `"k1":0,"k2":0,"k3":0,"k4":0,"k5":0,"k6":0,"k7":0,"k8":0,"k9":0,"k10":0,"k11":0,"k12":0,"k13":0,"k14":0,"k15":0,"k16":0,"k17":0,`
+	for _, tt := range []struct {
+		data          string
+		found, folded bool
+	}{
+		{`{"name":1,"Name":2}`, false, true},
+		{`{"name":1,"other":{"Name":2}}`, false, false},
+		{`{` + many + `"name":1,"NAME":2}`, false, true},
+		{`{` + many + `"name":1,"NAME":2,"name":3}`, true, true},
+		{`{"a":1,"b":2}`, false, false},
+	} {
+		_, _, found, folded := Repeats([]byte(tt.data))
+		if found != tt.found || folded != tt.folded {
+			t.Errorf("Repeats(%s) = %v, %v; want %v, %v", tt.data, found, folded, tt.found, tt.folded)
+		}
+	}
+}
+
 // FuzzTwice holds Twice to Check on every value a decoder reads: both find
 // a key given twice or neither does.
 func FuzzTwice(f *testing.F) {

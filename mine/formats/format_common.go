@@ -424,10 +424,17 @@ func (j *jsonReader) next() {
 func (j *jsonReader) unmarshal(raw []byte, at int64, v any) error {
 	err := json.Unmarshal(raw, v)
 	if err == nil {
-		// The decoder kept the last of a key given twice: which value
-		// holds would be up to the reader.
-		if key, off, twice := jsondup.Twice(raw); twice {
+		// The decoder kept the last of a key given twice, and matches a
+		// field's name in any case ("name", "Name"): which value holds
+		// would be up to the reader.
+		key, off, twice, folded := jsondup.Repeats(raw)
+		if twice {
 			return j.errorAt(at+int64(off), "the key %s is given twice", strconv.Quote(key))
+		}
+		if folded {
+			if err := jsondup.ExactKeys(raw, v); err != nil {
+				return j.errorAt(at, "%v (a decoder takes either)", err)
+			}
 		}
 		return nil
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/fsmine/fsmine/internal/jsondup"
 )
 
 // values reads the top-level values of an input that is not one JSON
@@ -89,8 +91,11 @@ type tau2Results struct {
 	hold int64
 	held [][2]int64
 	// keys are the object's member names so far: one given twice is an
-	// error, as jsonReader.unmarshal makes it in any object it decodes.
-	keys map[string]struct{}
+	// error, as jsonReader.unmarshal makes it in any object it decodes;
+	// fields the names of the members decoded as its fields (info,
+	// simulations) in lower case, to tell one given again in other case.
+	keys   map[string]struct{}
+	fields map[string]string
 }
 
 // read reads the object, from its opening brace.
@@ -161,9 +166,9 @@ func (w *tau2Results) read() error {
 }
 
 // once refuses a member name, the quoted name at keyAt, that the object has
-// given already, once the simulations have begun: before them, the
-// decoding of the members before names a key given twice there, in their
-// order (see simulations).
+// given already (or, of a member decoded as a field, in other case), once
+// the simulations have begun: before them, the decoding of the members
+// before names a key given twice there, in their order (see simulations).
 func (w *tau2Results) once(quoted []byte, keyAt int64) error {
 	var name string
 	if json.Unmarshal(quoted, &name) != nil {
@@ -176,6 +181,18 @@ func (w *tau2Results) once(quoted []byte, keyAt int64) error {
 		return w.t.jr.errorAt(keyAt, "the key %s is given twice", strconv.Quote(name))
 	}
 	w.keys[name] = struct{}{}
+	if field := tau2Key(quoted); field != "" {
+		if w.fields == nil {
+			w.fields = map[string]string{}
+		}
+		first, again := w.fields[field]
+		if again && first != name && w.results {
+			return w.t.jr.errorAt(keyAt, "key %s is in other case: want %s (a decoder takes either; the first: %s)", strconv.Quote(name), strconv.Quote(field), strconv.Quote(first))
+		}
+		if !again {
+			w.fields[field] = name
+		}
+	}
 	return nil
 }
 
@@ -371,6 +388,9 @@ func (w *tau2Results) sim(at, end int64) error {
 		// Checked now, so that an error in it comes before any after it.
 		if err := w.t.jr.syntax("", w.s.bytes(at, end), at); err != nil && err != errScanEnd {
 			return err
+		}
+		if key, off, twice := jsondup.Twice(w.s.bytes(at, end)); twice {
+			return w.t.jr.errorAt(at+int64(off), "the key %s is given twice", strconv.Quote(key))
 		}
 		w.held = append(w.held, [2]int64{at, end})
 		return nil

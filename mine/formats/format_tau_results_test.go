@@ -90,8 +90,8 @@ func runTau(conv func(io.Reader, io.Writer, ImportOptions) error, in []byte, see
 }
 
 // earlierError reports whether got names a place before want's, a syntax
-// error: read as it comes, a document is converted up to its syntax error,
-// and an error before it is met first.
+// error or a key given twice: read as it comes, a document is converted up
+// to such an error, and an error before it is met first.
 func earlierError(got, want string) bool {
 	var gl, gc, wl, wc int
 	if _, err := fmt.Sscanf(got, "line %d, column %d:", &gl, &gc); err != nil {
@@ -100,8 +100,12 @@ func earlierError(got, want string) bool {
 	if _, err := fmt.Sscanf(want, "line %d, column %d:", &wl, &wc); err != nil {
 		return false
 	}
-	syntax := strings.Contains(want, "the input ends inside") || strings.Contains(want, "invalid character") || strings.Contains(want, "unexpected end")
-	return syntax && (gl < wl || gl == wl && gc < wc)
+	// Syntax errors and keys given twice are what a whole read finds
+	// before it decodes anything; read as it comes, a document's errors
+	// are met in their order.
+	whole := strings.Contains(want, "the input ends inside") || strings.Contains(want, "invalid character") || strings.Contains(want, "unexpected end") ||
+		strings.Contains(want, "is given twice")
+	return whole && (gl < wl || gl == wl && gc < wc)
 }
 
 func FuzzTau2Stream(f *testing.F) {
@@ -111,7 +115,10 @@ func FuzzTau2Stream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, seen bool) {
 		wantOut, wantErr := runTau(convertTauWhole, in, seen)
 		gotOut, gotErr := runTau(convertTau, in, seen)
-		if gotErr != wantErr && !earlierError(gotErr, wantErr) {
+		// A key in other case is named where the stream meets it, the
+		// document's whole read names the first in order of keys.
+		otherCase := strings.Contains(gotErr, "is in other case") && strings.Contains(wantErr, "is in other case")
+		if gotErr != wantErr && !earlierError(gotErr, wantErr) && !otherCase {
 			t.Fatalf("error %q, want %q", gotErr, wantErr)
 		}
 		if wantErr == "" && gotOut != wantOut {

@@ -19,7 +19,7 @@ func TestMemberElements(t *testing.T) {
 		{`{"messages":[]}`, []int{}},
 		{`{"messages":{"a":[1]}}`, nil},
 		{`{"other":[1]}`, nil},
-		{`{"mess\u0061ges":[1]}`, nil},
+		{`{"mess\u0061ges":[1]}`, []int{18}},
 		{`[1,2]`, nil},
 		{`{"messages":[1,2`, nil},
 	} {
