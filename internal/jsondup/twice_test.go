@@ -1,6 +1,7 @@
 package jsondup
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -67,9 +68,60 @@ func FuzzTwice(f *testing.F) {
 		if !json.Valid(data) {
 			return
 		}
-		_, _, found := Twice(data)
+		_, _, found, folded := Repeats(data)
 		if want := Check(data) != nil; found != want {
 			t.Fatalf("Twice(%q) found %v, Check %v", data, found, want)
 		}
+		if !found {
+			if want := foldedKeys(data); folded != want {
+				t.Fatalf("Repeats(%q) folded %v, want %v", data, folded, want)
+			}
+		}
 	})
 }
+
+// foldedKeys reports whether an object of data, which has no key given
+// twice, has two keys alike but for ASCII case: by encoding/json's tokens.
+func foldedKeys(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type frame struct {
+		keys      []string
+		obj, next bool // next: a key comes next
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if n := len(stack); n > 0 && stack[n-1].obj && stack[n-1].next {
+			if k, ok := tok.(string); ok {
+				for _, prev := range stack[n-1].keys {
+					if asciiFold(prev) == asciiFold(k) {
+						return true
+					}
+				}
+				stack[n-1].keys = append(stack[n-1].keys, k)
+				stack[n-1].next = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{obj: true, next: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		if n := len(stack); n > 0 && stack[n-1].obj {
+			stack[n-1].next = true
+		}
+	}
+}
+
+// asciiFold is s with ASCII letters in lower case, as bytes.ToLower folds
+// the keys Repeats compares.
+func asciiFold(s string) string { return strings.ToLower(s) }
