@@ -10,8 +10,9 @@ import (
 
 // Terminal is s with what a terminal would act on written as Go escapes:
 // control characters other than newline and tab (ESC as \x1b, DEL as \x7f,
-// C1 controls as \u0080 ...), U+2028, U+2029 and the bidirectional
-// controls, and invalid UTF-8 bytes as \xHH. Ids, labels, events and file
+// C1 controls as \u0080 ...), U+2028, U+2029, the bidirectional
+// controls, the invisible U+200B, U+2060 and U+FEFF (a name with one would
+// show as the name without), and invalid UTF-8 bytes as \xHH. Ids, labels, events and file
 // names come from logs and models; their escape sequences must not reach
 // a terminal. It leaves backslashes as they are, so that it may run over
 // whole lines and streams (JSON included) whose names Cell escaped.
@@ -102,7 +103,7 @@ func escape(s string, cell, names bool) string {
 			b.WriteString(`\t`)
 		case names && ReadsAsEscape(s, i):
 			b.WriteString(`\x5c`)
-		case r == '\n' || r == '\t' || !unicode.IsControl(r) && r != '\u2028' && r != '\u2029' && !BidiControl(r):
+		case r == '\n' || r == '\t' || !unicode.IsControl(r) && r != '\u2028' && r != '\u2029' && !BidiControl(r) && !invisible(r):
 			b.WriteString(s[i : i+size])
 		case r == '\r':
 			b.WriteString(`\r`)
@@ -113,6 +114,11 @@ func escape(s string, cell, names bool) string {
 	}
 	return b.String()
 }
+
+// invisible reports whether r is a character a terminal shows as nothing
+// whose place no script needs (U+200B, U+2060, U+FEFF; the joiners U+200C
+// and U+200D are left, as words and emoji are made with them).
+func invisible(r rune) bool { return r == '\u200b' || r == '\u2060' || r == '\ufeff' }
 
 // BidiControl reports whether r reorders the text around it on display
 // (Unicode's Bidi_Control: U+061C, U+200E, U+200F, U+202A-U+202E,

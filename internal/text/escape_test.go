@@ -12,6 +12,7 @@ func TestTerminalAndCell(t *testing.T) {
 		{"\u009b31m", `\u009b31m`, `\u009b31m`},
 		{"\u202eevil\u2066", `\u202eevil\u2066`, `\u202eevil\u2066`},
 		{"a\u200fb\u061cc\u200ed", `a\u200fb\u061cc\u200ed`, `a\u200fb\u061cc\u200ed`},
+		{"lo\u200bok\u2060\ufeff \u200d", "lo\\u200bok\\u2060\\ufeff \u200d", "lo\\u200bok\\u2060\\ufeff \u200d"},
 		{"\u2028\u2029", `\u2028\u2029`, `\u2028\u2029`},
 		{"\xff\xfe", `\xff\xfe`, `\xff\xfe`},
 		{"bad\xffutf8", `bad\xffutf8`, `bad\xffutf8`},
