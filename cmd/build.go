@@ -435,9 +435,13 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		if f, g := opts.model.parentModel.Params.Format, lg.Format(); f != g && lg.NumSessions() > 0 {
 			return fmt.Errorf("--update %s: the model was mined from %s logs, these are %s", opts.update, f, g)
 		}
+		// What the importers said of the new logs, read now, is said as a
+		// build says it; the evidence's read said its own.
+		warnings, warned := lg.Warnings, lg.Warned
 		if lg, err = mine.MergeLogs([]*mine.Log{old, lg}, []string{opts.update + evidenceExt, strings.Join(opts.inputs, ", ")}); err != nil {
 			return fmt.Errorf("--update: %w", err)
 		}
+		lg.Warnings, lg.Warned = warnings, warned
 	}
 	opts.afterRead(lg, inputs, ropt, oldFields, outcome, streams)
 	return buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams)

@@ -147,6 +147,11 @@ func parseRules(data []byte, strict bool) (*Rules, error) {
 	if err := jsondup.Text(data); strict && err != nil {
 		return nil, fmt.Errorf("label rules: %w", err)
 	}
+	// null would decode as no rules, and be stored as null: a file of
+	// rules is an object.
+	if t := bytes.TrimPrefix(bytes.TrimSpace(data), []byte("\uFEFF")); strict && (len(t) == 0 || t[0] != '{') {
+		return nil, fmt.Errorf(`label rules: want a JSON object, {"rules": [...]}`)
+	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&rs); err != nil {
@@ -168,6 +173,10 @@ func parseRules(data []byte, strict bool) (*Rules, error) {
 		}
 		if err := r.compile(); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		// ${name} takes the last group so named: the others are lost.
+		if n := r.twiceNamed(); n != "" && strict {
+			return nil, fmt.Errorf("%s: two capture groups are named %q", where, n)
 		}
 		// The first rule that matches wins: a later one with the same
 		// conditions never would.
@@ -402,4 +411,22 @@ next:
 		return labelResult{}, errUnmatched
 	}
 	return labelResult{label: node}, nil
+}
+
+// twiceNamed is the first name two capture groups of r's patterns share,
+// "" when none do.
+func (r *Rule) twiceNamed() string {
+	seen := map[string]bool{}
+	for _, re := range r.res {
+		for _, n := range re.SubexpNames() {
+			if n == "" {
+				continue
+			}
+			if seen[n] {
+				return n
+			}
+			seen[n] = true
+		}
+	}
+	return ""
 }

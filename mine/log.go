@@ -37,7 +37,8 @@ type Log struct {
 	// Warnings are what the importers said of how they read their inputs
 	// (a span whose parent is in no span of its file), the first
 	// maxBadExamples, and Warned how many there were. A log of partial
-	// results or evidence carries none: the shards' reads said them.
+	// results or evidence carries none: the shards' reads said them
+	// (build --update keeps its new logs' own).
 	Warnings []BadLine
 	Warned   int
 

@@ -395,6 +395,12 @@ func TestParseRulesErrors(t *testing.T) {
 			`rule 3 ("again"): its "match" is rule 1's, which takes every record it would`},
 		// The decoder would read it as U+FFFD and match other text.
 		{"half a surrogate pair", `{"rules":[{"match":{"node":"^a\udc00$"},"state":"A"}]}`, `label rules: line 1: a string holds \udc00, half of a UTF-16 surrogate pair`},
+		// ${a} would take the last group so named, the others lost.
+		{"a group name twice", `{"rules":[{"match":{"node":"^(?P<a>s)(?P<a>t)"},"state":"${a}"}]}`, `rule 1: two capture groups are named "a"`},
+		{"a group name in two fields", `{"rules":[{"match":{"node":"^(?P<a>.*)$","event":"^(?P<a>.*)$"},"state":"${a}"}]}`, `rule 1: two capture groups are named "a"`},
+		// null decoded as no rules, and a model stored it as null.
+		{"null", `null`, `label rules: want a JSON object, {"rules": [...]}`},
+		{"an array", `[]`, `label rules: want a JSON object`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
