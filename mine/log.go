@@ -36,9 +36,8 @@ type Log struct {
 	Bad        []BadLine
 	// Warnings are what the importers said of how they read their inputs
 	// (a span whose parent is in no span of its file), the first
-	// maxBadExamples, and Warned how many there were. A log of partial
-	// results or evidence carries none: the shards' reads said them
-	// (build --update keeps its new logs' own).
+	// maxBadExamples, and Warned how many there were. Partial results
+	// carry them to merge (build --update says its new logs' own only).
 	Warnings []BadLine
 	Warned   int
 

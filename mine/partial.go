@@ -41,10 +41,14 @@ type partialHeader struct {
 	StepGaps   int                    `json:"step_gaps"`
 	// LeftOut counts the events the importers left out as asked (see
 	// Log.LeftOut); left out of the file at 0.
-	LeftOut int               `json:"left_out,omitempty"`
-	Bad     []BadLine         `json:"bad"`
-	Fields  map[string]string `json:"fields"`
-	Labels  automaton.RawJSON `json:"labels"`
+	LeftOut int       `json:"left_out,omitempty"`
+	Bad     []BadLine `json:"bad"`
+	// Warnings and Warned are what the importers said of the read (see
+	// Log.Warnings), so that merge says it too; left out at none.
+	Warnings []BadLine         `json:"warnings,omitempty"`
+	Warned   int               `json:"warned,omitempty"`
+	Fields   map[string]string `json:"fields"`
+	Labels   automaton.RawJSON `json:"labels"`
 	// Import is the importers' options the log was read with: {} for the
 	// defaults; absent in files an earlier fsmine wrote, which did not
 	// say (Log.importUnknown).
@@ -82,6 +86,7 @@ func (lg *Log) writePartial(w io.Writer, model string) error {
 		Schema: PartialSchema, Files: lg.Files,
 		Records: lg.Records, Skipped: lg.Skipped, Duplicates: lg.Duplicates, Dropped: lg.Dropped, Emptied: lg.Emptied,
 		Folded: lg.Folded, Detours: lg.Detours, StepGaps: lg.StepGaps, LeftOut: lg.LeftOut, Bad: lg.Bad,
+		Warnings: lg.Warnings, Warned: lg.Warned,
 		Fields: lg.Fields, Import: lg.Import, Names: lg.names, Sessions: len(lg.Sessions), Model: model,
 	}
 	if h.Import == nil && !lg.importUnknown {
@@ -159,6 +164,7 @@ func readPartial(r io.Reader, name string) (*Log, string, error) {
 	lg.Files = h.Files
 	lg.Records, lg.Skipped, lg.Duplicates, lg.Dropped, lg.Emptied = h.Records, h.Skipped, h.Duplicates, h.Dropped, h.Emptied
 	lg.Folded, lg.Detours, lg.StepGaps, lg.LeftOut, lg.Bad = h.Folded, h.Detours, h.StepGaps, h.LeftOut, h.Bad
+	lg.Warnings, lg.Warned = h.Warnings, h.Warned
 	lg.Fields, lg.Import, lg.importUnknown = h.Fields, h.Import, h.Import == nil
 	if lg.Import != nil && *lg.Import == (automaton.Import{}) {
 		lg.Import = nil
@@ -279,6 +285,9 @@ func (h *partialHeader) check() error {
 	if len(h.Bad) > maxBadExamples {
 		return fmt.Errorf("%d bad lines, and a read keeps %d", len(h.Bad), maxBadExamples)
 	}
+	if len(h.Warnings) > maxBadExamples || h.Warned < len(h.Warnings) {
+		return fmt.Errorf("%d warnings of %d: a read keeps at most %d, and counts each", len(h.Warnings), h.Warned, maxBadExamples)
+	}
 	if err := CheckFieldMap(h.Fields); err != nil {
 		return fmt.Errorf("fields: %w", err)
 	}
@@ -367,6 +376,15 @@ func MergeLogs(logs []*Log, names []string) (*Log, error) {
 				out.Bad = append(out.Bad, b)
 			}
 		}
+		for _, w := range lg.Warnings {
+			if len(out.Warnings) < maxBadExamples {
+				out.Warnings = append(out.Warnings, w)
+			}
+		}
+		if lg.Warned < 0 || out.Warned > math.MaxInt-lg.Warned {
+			return nil, fmt.Errorf("%s: a count (%d) that the counts of the partial results before it cannot add up with", names[i], lg.Warned)
+		}
+		out.Warned += lg.Warned
 		remap := make([]uint32, len(lg.names))
 		for id, n := range lg.names {
 			remap[id] = out.intern(n)

@@ -151,6 +151,7 @@ func TestPartialHostile(t *testing.T) {
 		{"a file's format", edit(`"format":"jsonl"`, `"format":"doc"`), `p.fsp:1: files[0] (a.jsonl): format "doc" is none of ` + strings.Join(Formats(), ", ")},
 		{"a field map no read takes", edit(`"fields":null`, `"fields":{"node":"a..b"}`), `p.fsp:1: fields: node: path "a..b": want names joined by dots, e.g. attrs.conversation_id`},
 		{"more bad lines than a read keeps", edit(`"bad":[]`, `"bad":[{},{},{},{},{},{}]`), "p.fsp:1: 6 bad lines, and a read keeps 5"},
+		{"warnings not counted", edit(`"bad":[]`, `"bad":[],"warnings":[{"file":"a","line":1,"reason":"r"}]`), "p.fsp:1: 1 warnings of 0: a read keeps at most 5, and counts each"},
 		{"an unknown key", edit(`"dropped":0`, `"dropped":0,"extra":1`), `p.fsp:1: json: unknown field "extra"`},
 		{"a key twice", edit(`"dropped":0`, `"dropped":0,"dropped":7`), `p.fsp:1: the key "dropped" is given twice`},
 		{"a key in other case", edit(`"dropped":0`, `"Dropped":0`), `p.fsp:1: key "Dropped" is in other case: want "dropped"`},
