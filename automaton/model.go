@@ -528,3 +528,18 @@ func (m *Model) Sort() {
 	})
 	m.Reindex()
 }
+
+// Uncounted reports whether m is a design without counts (fsmine import of
+// a flow people drew): it has no counts to rank, caption or weigh its moves
+// by. A design read back from an export of a mined model keeps its counts.
+func (m *Model) Uncounted() bool {
+	if m.Params.Design == "" {
+		return false
+	}
+	for _, t := range m.Transitions {
+		if t.Count > 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -11,7 +11,6 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
-	"github.com/fsmine/fsmine/automaton"
 	"github.com/fsmine/fsmine/automaton/conform"
 	"github.com/fsmine/fsmine/internal/atomicfile"
 	"github.com/fsmine/fsmine/internal/text"
@@ -178,7 +177,7 @@ func runCheck(_ context.Context, opts *checkOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	if opts.rank > 0 && m.Params.Design != "" && !counted(m) {
+	if opts.rank > 0 && m.Uncounted() {
 		return usagef("--rank: %s is a design without counts, under which every session's risk is alike; rank against a mined model", opts.model)
 	}
 	copt := conform.Options{RareIsDeviation: opts.rareIsDev, GeneralizedIsDeviation: opts.genIsDev, MaxUnusual: opts.unusual, MaxUnusualRun: opts.oddRun, MaxAlignStates: opts.maxAlign}
@@ -306,15 +305,4 @@ func writeOutside(path string, inputs []mine.Input, ropt mine.ReadOptions, out m
 		fmt.Fprintf(streams.Err, "outside: %d records of %d sessions that do not fit written to %s\n", lines, len(out), path)
 	}
 	return nil
-}
-
-// counted reports whether a session took some move of m: false for a design
-// read from a flow people drew, which has no counts.
-func counted(m *automaton.Model) bool {
-	for _, t := range m.Transitions {
-		if t.Count > 0 {
-			return true
-		}
-	}
-	return false
 }

@@ -261,21 +261,11 @@ func shownText(s string) string {
 	return b.String()
 }
 
-// uncounted reports whether m is a design without counts (fsmine import of
-// a flow people drew): it has no counts to rank or caption its moves by, so
-// pictures draw it in full with events only. A design read back from an
-// export of a mined model keeps its counts and is drawn as that model was.
-func uncounted(m *automaton.Model) bool {
-	if m.Params.Design == "" {
-		return false
-	}
-	for _, t := range m.Transitions {
-		if t.Count > 0 {
-			return false
-		}
-	}
-	return true
-}
+// uncounted reports whether m is a design without counts
+// (automaton.Model.Uncounted): pictures draw it in full with events only. A
+// design read back from an export of a mined model is drawn as that model
+// was.
+func uncounted(m *automaton.Model) bool { return m.Uncounted() }
 
 // goEscape is r as a Go escape: \n, \t and \r by name, any other in hex
 // (text.HexEscape: \x07, not \a), the escapes text.ReadsAsEscape knows,

@@ -257,8 +257,8 @@ func (r *scxmlReader) children(dec *xml.Decoder, parent string) error {
 				continue
 			}
 			if !r.scxml(t.Name) {
-				if err := dec.Skip(); err != nil {
-					return r.f.errorf("", "not an SCXML document: %v", err)
+				if err := r.skipWhole(dec); err != nil {
+					return err
 				}
 				continue
 			}
@@ -282,13 +282,20 @@ func (r *scxmlReader) children(dec *xml.Decoder, parent string) error {
 // misplaced words an SCXML element name where SCXML has no such child:
 // unknown syntax when SCXML has no such element at all.
 func (r *scxmlReader) misplaced(name, parent string, line int) error {
-	if _, known := scxmlChildren[name]; known || name == "transition" || name == "parallel" || name == "history" {
-		return r.f.errorf("", "line %d: a <%s> inside <%s>: SCXML has none there", line, name, parent)
-	}
-	if _, known := scxmlContent[name]; known {
+	_, child := scxmlChildren[name]
+	_, content := scxmlContent[name]
+	if child || content || name == "transition" || name == "parallel" || name == "history" {
 		return r.f.errorf("", "line %d: a <%s> inside <%s>: SCXML has none there", line, name, parent)
 	}
 	return r.f.errorf("", "line %d: unknown syntax: <%s> is no element of SCXML", line, name)
+}
+
+// skipWhole skips the rest of the element just started, whatever it holds.
+func (r *scxmlReader) skipWhole(dec *xml.Decoder) error {
+	if err := dec.Skip(); err != nil {
+		return r.f.errorf("", "not an SCXML document: %v", err)
+	}
+	return nil
 }
 
 // skip skips the rest of the executable content or data element parent,
@@ -297,10 +304,7 @@ func (r *scxmlReader) misplaced(name, parent string, line int) error {
 // what <data>, <assign>, <content> and <script> hold is free.
 func (r *scxmlReader) skip(dec *xml.Decoder, parent string) error {
 	if scxmlContent[parent] {
-		if err := dec.Skip(); err != nil {
-			return r.f.errorf("", "not an SCXML document: %v", err)
-		}
-		return nil
+		return r.skipWhole(dec)
 	}
 	for {
 		tok, err := r.token(dec)
@@ -315,8 +319,8 @@ func (r *scxmlReader) skip(dec *xml.Decoder, parent string) error {
 		case xml.StartElement:
 			line, _ := dec.InputPos()
 			if !r.scxml(t.Name) {
-				if err := dec.Skip(); err != nil {
-					return r.f.errorf("", "not an SCXML document: %v", err)
+				if err := r.skipWhole(dec); err != nil {
+					return err
 				}
 				continue
 			}
@@ -365,8 +369,8 @@ func (r *scxmlReader) fsmine(dec *xml.Decoder, t xml.StartElement, line int) err
 				}
 				continue
 			}
-			if err := dec.Skip(); err != nil {
-				return r.f.errorf("", "not an SCXML document: %v", err)
+			if err := r.skipWhole(dec); err != nil {
+				return err
 			}
 		}
 	}
