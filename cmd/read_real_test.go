@@ -81,3 +81,59 @@ func TestInputLinesReal(t *testing.T) {
 	}
 	t.Logf("%d deviations, each at its message's line", len(rep.Deviations))
 }
+
+// TestDiffEnforcedReal: a model of the tau2 retail export whose one state's
+// run cap was lowered by hand (and sealed) judges sessions otherwise, and
+// diff says so (it read "no differences", exit 0); the model against a
+// fresh build of the same log reads none.
+func TestDiffEnforcedReal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real logs: skipped in -short mode")
+	}
+	log := filepath.Join(rawDataDir, "..", "jsonl", "tau2_retail.jsonl")
+	if _, err := os.Stat(log); err != nil {
+		t.Skipf("%s not present", log)
+	}
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	for _, out := range []string{a, b} {
+		if code, _, errOut := runCmd(t, "build", "-q", "-o", out, log); code != exitOK {
+			t.Fatalf("build: exit %d: %s", code, errOut)
+		}
+	}
+	if code, out, _ := runCmd(t, "diff", a, b); code != exitOK || !strings.Contains(out, "no differences") {
+		t.Fatalf("a model against a build of the same log: exit %d\n%s", code, out)
+	}
+	raw, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	var label string
+	for _, s := range m["states"].([]any) {
+		st := s.(map[string]any)
+		if n, ok := st["max_run"].(float64); ok && n > 1 {
+			st["max_run"], label = 1.0, st["label"].(string)
+			break
+		}
+	}
+	if label == "" {
+		t.Fatal("no state of the model repeats")
+	}
+	if raw, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCmd(t, "seal", b); code != exitOK {
+		t.Fatalf("seal: exit %d: %s", code, errOut)
+	}
+	code, out, _ := runCmd(t, "diff", a, b)
+	if code != exitFound || !strings.Contains(out, "1 state's run cap or slot fields changed") || !strings.Contains(out, " -> 1") {
+		t.Errorf("a run cap lowered on %s: exit %d\n%s", label, code, out)
+	}
+}

@@ -93,3 +93,48 @@ func firstDiff(a, b []byte) int {
 	}
 	return min(len(a), len(b))
 }
+
+// TestRoundTripRealArgs: a model of a raw tau2 export with argument rules
+// (build --args) keeps them, and its digest, through its SCXML and XState
+// exports; before, both exports left the rules out, and a guard of the
+// model read back stopped no call.
+func TestRoundTripRealArgs(t *testing.T) {
+	path := filepath.Join("..", "..", "..", "shared", "data", "raw", "tau2", "gpt-4.1_retail_default_gpt-4.1_1trials.json")
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("no ../shared/data: ", err)
+	}
+	in := []mine.Input{{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}}
+	ropt := mine.ReadOptions{Import: mine.ImportOptions{Seen: true}}
+	l, err := mine.Read(in, ropt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mine.Build(l, mine.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := mine.ReadArgSessions(in, ropt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Args = mine.LearnArgs(sessions, mine.ArgOptions{}); len(m.Args) == 0 {
+		t.Fatal("no argument rule learned from the export")
+	}
+	m.Digest = m.ComputeDigest()
+	for _, ex := range []struct {
+		format string
+		write  func(io.Writer, *automaton.Model, render.Options) error
+	}{{design.FormatSCXML, render.SCXML}, {design.FormatXState, render.XState}} {
+		var b bytes.Buffer
+		if err := ex.write(&b, m, render.Options{Detail: render.DetailFull}); err != nil {
+			t.Fatal(err)
+		}
+		back, err := design.Read(b.Bytes(), design.Options{Path: "export", Format: ex.format})
+		if err != nil {
+			t.Fatalf("%s: %v", ex.format, err)
+		}
+		if back.Digest != m.Digest || len(back.Args) != len(m.Args) {
+			t.Errorf("%s: %d argument rules and digest %s read back, want %d and %s", ex.format, len(back.Args), back.Digest, len(m.Args), m.Digest)
+		}
+	}
+}
