@@ -109,7 +109,10 @@ func TestParseRulesJSON(t *testing.T) {
 		// go-json: "expected comma after object element".
 		{"truncated", `{"rules":[{"match":{"node":"ab"},"state":"X"}]`,
 			"decoding label rules: unexpected EOF"},
-		{"unknown field", `{"rules":[],"bogus":1}`, `decoding label rules: json: unknown field "bogus"`},
+		{"unknown field", `{"rules":[],"bogus":1}`, `label rules: unknown key "bogus"`},
+		// The decoder's own error named the key alone: which of many rules?
+		{"unknown field in a rule", `{"rules":[{"match":{"node":"a"},"state":"A"},{"match":{"node":"b"},"stage":"B"}]}`,
+			`label rules: rules[1]: unknown key "stage"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -139,7 +139,7 @@ func parseRules(data []byte, strict bool) (*Rules, error) {
 	if err := jsondup.Check(data); err != nil {
 		return nil, fmt.Errorf("label rules: %w", err)
 	}
-	if err := jsondup.ExactKeys(data, Rules{}); err != nil {
+	if err := jsondup.KnownKeys(data, Rules{}); err != nil {
 		return nil, fmt.Errorf("label rules: %w", err)
 	}
 	// The decoder would read them as U+FFFD: a pattern would match

@@ -381,7 +381,7 @@ func TestParseRulesErrors(t *testing.T) {
 		{"unknown name", `{"rules":[{"match":{"node":"(a)"},"state":"${x}"}]}`, `no capture group has that name`},
 		{"empty match", `{"rules":[{"match":{},"state":"a"}]}`, `"match" is empty`},
 		{"unmatched", `{"rules":[],"unmatched":"skip"}`, `"unmatched" is "skip"`},
-		{"unknown key", `{"rulez":[]}`, `unknown field`},
+		{"unknown key", `{"rulez":[]}`, `unknown key "rulez"`},
 		{"reserved", `{"rules":[{"match":{"node":"a"},"state":"__end__"}]}`, `reserved`},
 		// The decoder would join two "match" objects into one condition,
 		// and keep the last of other keys given twice.

@@ -266,7 +266,8 @@ func TestPolicyErrors(t *testing.T) {
 		name, policy, want string
 	}{
 		{"bad mode", `{"mode":"strict"}`, `policy: mode is "strict", want "enforce" or "monitor"`},
-		{"unknown field", `{"mode":"enforce","loop_cap":[]}`, `decoding policy`},
+		{"unknown field", `{"mode":"enforce","loop_cap":[]}`, `policy: unknown key "loop_cap"`},
+		{"unknown field in a cap", `{"loop_caps":[{"from":"order","event":"ok","to":"order","max":1},{"from":"order","event":"ok","to":"order","mx":1}]}`, `policy: loop_caps[1]: unknown key "mx"`},
 		{"two values", `{} {}`, `more than one JSON value`},
 		{"not json", `mode: enforce`, `decoding policy`},
 		{"cap without max", `{"loop_caps":[{"from":"order","event":"ok","to":"order"}]}`, `policy: loop_caps[0] (order -[ok]-> order): max is 0, want at least 1`},

@@ -217,7 +217,7 @@ func ReadPolicy(r io.Reader) (*Policy, error) {
 	if err := jsondup.Check(data); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
-	if err := jsondup.ExactKeys(data, Policy{}); err != nil {
+	if err := jsondup.KnownKeys(data, Policy{}); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))

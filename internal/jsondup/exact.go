@@ -24,12 +24,23 @@ func ExactKeys(data []byte, v any) error {
 	if json.Unmarshal(data, &doc) != nil {
 		return nil
 	}
-	return exactKeysOf(doc, reflect.TypeOf(v), "")
+	return exactKeysOf(doc, reflect.TypeOf(v), "", false)
+}
+
+// KnownKeys is ExactKeys that also refuses a key naming no field, by its
+// path ("rules[1]: unknown key "bogus""), where a decoder's own error names
+// the key alone: in a file of many rules, the one at fault.
+func KnownKeys(data []byte, v any) error {
+	var doc any
+	if json.Unmarshal(data, &doc) != nil {
+		return nil
+	}
+	return exactKeysOf(doc, reflect.TypeOf(v), "", true)
 }
 
 var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
 
-func exactKeysOf(v any, t reflect.Type, path string) error {
+func exactKeysOf(v any, t reflect.Type, path string, known bool) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -47,32 +58,38 @@ func exactKeysOf(v any, t reflect.Type, path string) error {
 		obj, _ := v.(map[string]any)
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			f, exact := jsonField(t, k)
-			if f == nil {
+			var err error
+			switch {
+			case f == nil && known:
+				err = fmt.Errorf("unknown key %s", strconv.Quote(k))
+			case f == nil:
 				continue // unknown: the decoder says so
+			case !exact:
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				err = fmt.Errorf("key %s is in other case: want %s", strconv.Quote(k), strconv.Quote(name))
 			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if !exact {
-				err := fmt.Errorf("key %s is in other case: want %s", strconv.Quote(k), strconv.Quote(name))
+			if err != nil {
 				if path != "" {
 					err = fmt.Errorf("%s: %w", path, err)
 				}
 				return err
 			}
-			if err := exactKeysOf(obj[k], f.Type, at(name)); err != nil {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if err := exactKeysOf(obj[k], f.Type, at(name), known); err != nil {
 				return err
 			}
 		}
 	case reflect.Map:
 		obj, _ := v.(map[string]any)
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if err := exactKeysOf(obj[k], t.Elem(), at(k)); err != nil {
+			if err := exactKeysOf(obj[k], t.Elem(), at(k), known); err != nil {
 				return err
 			}
 		}
 	case reflect.Slice:
 		arr, _ := v.([]any)
 		for i, e := range arr {
-			if err := exactKeysOf(e, t.Elem(), path+"["+strconv.Itoa(i)+"]"); err != nil {
+			if err := exactKeysOf(e, t.Elem(), path+"["+strconv.Itoa(i)+"]", known); err != nil {
 				return err
 			}
 		}

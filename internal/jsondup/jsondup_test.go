@@ -60,3 +60,35 @@ func TestText(t *testing.T) {
 		}
 	}
 }
+
+func TestKnownKeys(t *testing.T) {
+	type leaf struct {
+		Max int `json:"max"`
+	}
+	type doc struct {
+		Name  string          `json:"name"`
+		Caps  []leaf          `json:"caps"`
+		ByKey map[string]leaf `json:"by_key"`
+	}
+	for _, tc := range []struct{ in, exact, known string }{
+		{`{"name":"a","caps":[{"max":1}],"by_key":{"x":{"max":2}}}`, "", ""},
+		{`{"nme":"a"}`, "", `unknown key "nme"`},
+		{`{"caps":[{"max":1},{"mx":1}]}`, "", `caps[1]: unknown key "mx"`},
+		{`{"by_key":{"x":{"Max":1}}}`, `by_key.x: key "Max" is in other case: want "max"`, `by_key.x: key "Max" is in other case: want "max"`},
+		{`{"by_key":{"x":{"min":1}}}`, "", `by_key.x: unknown key "min"`},
+		{`{"name":`, "", ""}, // syntax is the decoder's to word
+	} {
+		for _, c := range []struct {
+			fn   func([]byte, any) error
+			want string
+		}{{ExactKeys, tc.exact}, {KnownKeys, tc.known}} {
+			got := ""
+			if err := c.fn([]byte(tc.in), doc{}); err != nil {
+				got = err.Error()
+			}
+			if got != c.want {
+				t.Errorf("%s: got %q, want %q", tc.in, got, c.want)
+			}
+		}
+	}
+}
