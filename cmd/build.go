@@ -357,10 +357,18 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if opts.evidence && (opts.model.out == "-" || opts.model.out == "" || opts.partial != "") {
 		return usagef("--evidence and --update write beside the model: give -o FILE, and no --partial")
 	}
+	if opts.evidence && (opts.model.args || opts.model.by != "" || opts.model.outcome != "") {
+		// The evidence holds each session's path, not its records: the
+		// next version could learn none of these again.
+		return usagef("--evidence and --update: not with --args, --by or --outcome, which read the records the evidence does not keep; build the next version from all the logs")
+	}
 	if err := opts.model.prepare(); err != nil {
 		return err
 	}
 	if opts.update != "" {
+		if what := recordsOnly(opts.model.parentModel); what != "" {
+			return fmt.Errorf("--update %s: the model has %s, learned from the logs' records, which its evidence does not keep (the next version would lose them): build it from all the logs", opts.update, what)
+		}
 		if err := inheritModelFlags(&opts.model, opts.model.parentModel.Params, opts.changed); err != nil {
 			return fmt.Errorf("--update %s: params: %w", opts.update, err)
 		}
@@ -958,6 +966,23 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %s, %d generalised), %s, %s\n",
 		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, text.Count(back, "back edge"), general, text.Count(len(m.Loops), "loop"), text.Count(m.Variants, "variant"))
 	fmt.Fprintf(w, "trunk: %s\n", text.Path(m.Trunk, " -> "))
+}
+
+// recordsOnly names what model m holds that only the logs' records give
+// (argument rules, sub-maps, outcome counts), which a model's evidence,
+// the sessions' paths, cannot give again; "" when none.
+func recordsOnly(m *automaton.Model) string {
+	var what []string
+	if len(m.Args) > 0 {
+		what = append(what, "argument rules (--args)")
+	}
+	if m.By != nil {
+		what = append(what, "sub-maps by "+text.Terminal(m.By.Field)+" (--by)")
+	}
+	if m.Params.Outcome != "" {
+		what = append(what, "outcome counts (--outcome)")
+	}
+	return strings.Join(what, ", ")
 }
 
 // maxSupport bounds --constraint-support.
