@@ -206,6 +206,16 @@ func (o *modelOptions) prepare() error {
 	if !slices.Contains(mine.Generalizes, o.general) {
 		return usagef("--generalize %q: want one of %s", o.general, strings.Join(mine.Generalizes, ", "))
 	}
+	if o.merge == mine.MergeAlergia && !(o.alpha > 0 && o.alpha < 1) {
+		return usagef("--alpha %v: want a number between 0 and 1", o.alpha)
+	}
+	if o.merge == mine.MergeBayes {
+		opt := mine.DefaultOptions()
+		opt.BayesMovePrior, opt.BayesStatePrior = o.priorMove, o.priorState
+		if err := opt.CheckBayesPriors(); err != nil {
+			return usagef("%v", err)
+		}
+	}
 	if o.rareCount < 0 || !(o.rareRatio >= 0 && o.rareRatio < 1) {
 		return usagef("--rare-count must be >= 0 and --rare-ratio in [0, 1)")
 	}
@@ -239,6 +249,35 @@ func (o *modelOptions) prepare() error {
 	}
 	return nil
 }
+
+// idle refuses a flag given (given: nil, none was) where the other options
+// leave it nothing to do: the build would take it, store nothing of it and
+// mine as without it, and whoever gave it would think it had counted.
+// Called once the options are final (an updated model's inherited).
+func (o *modelOptions) idle(given func(string) bool) error {
+	if given == nil {
+		return nil
+	}
+	switch {
+	case given("alpha") && o.merge != mine.MergeAlergia:
+		return usagef("--alpha is the alergia merge's significance level: not with --merge %s", o.merge)
+	case (given("prior-move") || given("prior-state")) && o.merge != mine.MergeBayes:
+		return usagef("--prior-move and --prior-state are the bayes merge's: not with --merge %s", o.merge)
+	case given("constraint-support") && o.general == mine.GeneralizeNone:
+		return usagef("--constraint-support: --generalize none learns no constraints")
+	case (given("by-min") || given("by-mode")) && o.by == "":
+		return usagef("--by-min and --by-mode shape the sub-maps of --by FIELD: give --by")
+	case given("detail") && o.dot == "":
+		return usagef("--detail says what the --dot diagram draws: give --dot FILE")
+	}
+	return nil
+}
+
+// modelFlags are the flags of the model a build mines (bindModelFlags),
+// which a partial result (build --partial) holds none of: fsmine merge
+// takes them.
+var modelFlags = []string{"output", "dot", "detail", "merge", "alpha", "prior-move", "prior-state", "rare-count",
+	"rare-ratio", "generalize", "constraint-support", "examples", "link", "version", "parent"}
 
 // outputs are the files the options write, as flag and path.
 func (o *modelOptions) outputs() [][2]string {
@@ -357,6 +396,13 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if opts.evidence && (opts.model.out == "-" || opts.model.out == "" || opts.partial != "") {
 		return usagef("--evidence and --update write beside the model: give -o FILE, and no --partial")
 	}
+	if opts.partial != "" && opts.changed != nil {
+		for _, name := range modelFlags {
+			if opts.changed(name) {
+				return usagef("--partial writes the shard's sessions, not a model: give --%s to fsmine merge, which mines the model", name)
+			}
+		}
+	}
 	if opts.evidence && (opts.model.args || opts.model.by != "" || opts.model.outcome != "") {
 		// The evidence holds each session's path, not its records: the
 		// next version could learn none of these again.
@@ -375,6 +421,11 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		if ropt.Import, err = opts.input.imports.optionsOver(opts.model.parentModel.Params.Import, opts.changed); err != nil {
 			return err
 		}
+	}
+	if err := opts.model.idle(opts.changed); err != nil {
+		return err
+	}
+	if opts.update != "" {
 		if opts.model.slots {
 			if oldFields, err = readFieldEvidence(opts.update, opts.model.parentModel); err != nil {
 				return err

@@ -42,6 +42,9 @@ in two shards, bad flags).`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.partials = args
+			if err := opts.model.idle(c.Flags().Changed); err != nil {
+				return err
+			}
 			return runMerge(c.Context(), opts, streams)
 		},
 	}
