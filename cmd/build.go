@@ -491,7 +491,9 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		return nil
 	}
 	if old != nil {
-		if f, g := opts.model.parentModel.Params.Format, lg.Format(); f != g && lg.NumSessions() > 0 {
+		// Logs of formats the model was mined from: a build of the old logs
+		// and these reads them alike (csv+jsonl takes new jsonl alone).
+		if f, g := opts.model.parentModel.Params.Format, lg.Format(); lg.NumSessions() > 0 && !formatsWithin(g, f) {
 			return fmt.Errorf("--update %s: the model was mined from %s logs, these are %s", opts.update, f, g)
 		}
 		// What the importers said of the new logs, read now, is said as a
@@ -1017,6 +1019,18 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %s, %d generalised), %s, %s\n",
 		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, text.Count(back, "back edge"), general, text.Count(len(m.Loops), "loop"), text.Count(m.Variants, "variant"))
 	fmt.Fprintf(w, "trunk: %s\n", text.Path(m.Trunk, " -> "))
+}
+
+// formatsWithin says whether every format of the "+"-joined list g (as
+// mine.Log.Format gives) is among those of f.
+func formatsWithin(g, f string) bool {
+	have := strings.Split(f, "+")
+	for _, x := range strings.Split(g, "+") {
+		if !slices.Contains(have, x) {
+			return false
+		}
+	}
+	return true
 }
 
 // recordsOnly names what model m holds that only the logs' records give
