@@ -499,10 +499,13 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 		// What the importers said of the new logs, read now, is said as a
 		// build says it; the evidence's read said its own.
 		warnings, warned := lg.Warnings, lg.Warned
+		// The rules as given now: they label as the model's did (checked),
+		// and may name or explain a rule anew.
+		rules := lg.Rules
 		if lg, err = mine.MergeLogs([]*mine.Log{old, lg}, []string{opts.update + evidenceExt, strings.Join(opts.inputs, ", ")}); err != nil {
 			return fmt.Errorf("--update: %w", err)
 		}
-		lg.Warnings, lg.Warned = warnings, warned
+		lg.Warnings, lg.Warned, lg.Rules = warnings, warned, rules
 	}
 	opts.afterRead(lg, inputs, ropt, oldFields, outcome, streams)
 	return buildModel(lg, strings.Join(opts.inputs, ", "), &opts.model, streams)

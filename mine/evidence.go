@@ -1,7 +1,6 @@
 package mine
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -129,7 +128,7 @@ func UpdateCompatible(m *automaton.Model, opt ReadOptions) error {
 	if opt.Rules != nil {
 		rules = opt.Rules.Raw()
 	}
-	if !bytes.Equal(bytes.TrimSpace(m.Params.Labels), bytes.TrimSpace(rules)) {
+	if !SameLabelling(m.Params.Labels, rules) {
 		return ErrOtherLabels
 	}
 	if fmt.Sprint(m.Params.Fields) != fmt.Sprint(opt.Fields) && len(m.Params.Fields)+len(opt.Fields) > 0 {

@@ -328,6 +328,36 @@ func (rs *Rules) Paths() []string {
 // Raw returns the compacted rules file as given.
 func (rs *Rules) Raw() []byte { return rs.raw }
 
+// SameLabelling says whether the rules files a and b (as Raw gives them; nil
+// or empty for none) label every record alike: the same rules in the same
+// order and the same Unmatched, their names and reasons aside, which
+// labelling does not read. Files that do not parse are alike only byte for
+// byte.
+func SameLabelling(a, b []byte) bool {
+	a, b = bytes.TrimSpace(a), bytes.TrimSpace(b)
+	if bytes.Equal(a, b) {
+		return true
+	}
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	ra, err := ParseStoredRules(a)
+	if err != nil {
+		return false
+	}
+	rb, err := ParseStoredRules(b)
+	if err != nil || ra.Unmatched != rb.Unmatched || len(ra.Rules) != len(rb.Rules) {
+		return false
+	}
+	for i := range ra.Rules {
+		x, y := &ra.Rules[i], &rb.Rules[i]
+		if !slices.Equal(x.Match, y.Match) || x.State != y.State || x.Drop != y.Drop || x.Fold != y.Fold || x.Detour != y.Detour {
+			return false
+		}
+	}
+	return true
+}
+
 // errUnmatched is returned by apply when no rule matches and Unmatched is
 // "error".
 var errUnmatched = errors.New("no label rule matches the record")

@@ -341,7 +341,7 @@ func MergeLogs(logs []*Log, names []string) (*Log, error) {
 		if !sameFields(lg.Fields, out.Fields) {
 			return nil, fmt.Errorf("%s and %s were read with different --field maps", names[0], names[i])
 		}
-		if !bytes.Equal(rawRules(lg.Rules), rawRules(out.Rules)) {
+		if !SameLabelling(rawRules(lg.Rules), rawRules(out.Rules)) {
 			return nil, fmt.Errorf("%s and %s were labelled with different rules", names[0], names[i])
 		}
 		if !lg.importUnknown && !sameImport(lg.Import, out.Import) {
