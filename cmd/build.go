@@ -476,6 +476,13 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
+	formats := lg.Format()
+	if opts.update != "" {
+		formats += "+" + opts.model.parentModel.Params.Format
+	}
+	if err := idleImports(opts.changed, formats); err != nil {
+		return err
+	}
 	if opts.partial != "" {
 		if err := writeOutput(opts.partial, streams.Out, lg.WritePartial); err != nil {
 			return err
@@ -1022,6 +1029,33 @@ func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
 	fmt.Fprintf(w, "model v%d %s: %d states, %d transitions (%d rare, %s, %d generalised), %s, %s\n",
 		m.Version, m.Digest, len(m.States), len(m.Transitions), rare, text.Count(back, "back edge"), general, text.Count(len(m.Loops), "loop"), text.Count(m.Variants, "variant"))
 	fmt.Fprintf(w, "trunk: %s\n", text.Path(m.Trunk, " -> "))
+}
+
+// idleImports refuses an import flag given (given: nil, none was) that no
+// log read has a use for (formats as mine.Log.Format lists them, "+"
+// between): the model would record it, and partials read with and without
+// it would not merge, for nothing.
+func idleImports(given func(string) bool, formats string) error {
+	if given == nil {
+		return nil
+	}
+	read := strings.Split(formats, "+")
+	has := func(fs ...string) bool { return slices.ContainsFunc(fs, func(f string) bool { return slices.Contains(read, f) }) }
+	for _, f := range []struct {
+		flag    string
+		formats []string
+		what    string
+	}{
+		{"sort", []string{mine.FormatXES, mine.FormatCSV}, "XES or CSV"},
+		{"lifecycle", []string{mine.FormatXES, mine.FormatCSV}, "XES or CSV"},
+		{"classifier", []string{mine.FormatXES}, "XES"},
+		{"keep-spans", []string{mine.FormatLangfuse, mine.FormatLangSmith, mine.FormatOpenAIAgents, mine.FormatOTLP, mine.FormatPhoenix}, "trace (Langfuse, LangSmith, OpenAI Agents, OTLP, Phoenix)"},
+	} {
+		if given(f.flag) && !has(f.formats...) {
+			return fmt.Errorf("--%s reads %s logs, and none was read (%s): leave it out", f.flag, f.what, strings.Trim(formats, "+"))
+		}
+	}
+	return nil
 }
 
 // formatsWithin says whether every format of the "+"-joined list g (as
