@@ -1040,7 +1040,9 @@ func idleImports(given func(string) bool, formats string) error {
 		return nil
 	}
 	read := strings.Split(formats, "+")
-	has := func(fs ...string) bool { return slices.ContainsFunc(fs, func(f string) bool { return slices.Contains(read, f) }) }
+	has := func(fs ...string) bool {
+		return slices.ContainsFunc(fs, func(f string) bool { return slices.Contains(read, f) })
+	}
 	for _, f := range []struct {
 		flag    string
 		formats []string
