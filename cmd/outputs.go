@@ -4,18 +4,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fsmine/fsmine/mine"
 )
 
 // checkOutputs is the one rule of every command that writes files: it
 // refuses an output that is one of the inputs (a log, a model, label rules,
-// a policy; a glob among inputs stands for the files it matches) or another
-// output, as writing it would destroy what the command reads, or one output
-// would replace the other. outputs are pairs of the flag and the path.
-// Standard output ("-" or ""), and files that exist and are not regular
-// (/dev/null), may repeat. Two names are the same file when they are the
-// same path once made absolute, or name one file (os.SameFile: hard links,
-// symbolic links). The error, a usage error (exit 2), names the flag and
-// the file; it comes before anything is written.
+// a policy; a glob among inputs stands for the files it matches, a folder
+// read as one log, such as a tau2 experiment, for the files it reads) or
+// another output, as writing it would destroy what the command reads, or
+// one output would replace the other. outputs are pairs of the flag and the
+// path. Standard output ("-" or ""), and files that exist and are not
+// regular (/dev/null), may repeat. Two names are the same file when they
+// are the same path once made absolute, or name one file (os.SameFile: hard
+// links, symbolic links). The error, a usage error (exit 2), names the flag
+// and the file; it comes before anything is written.
 func checkOutputs(inputs []string, outputs [][2]string) error {
 	type named struct{ what, path string }
 	var seen []named
@@ -23,11 +26,15 @@ func checkOutputs(inputs []string, outputs [][2]string) error {
 		if in == "" || in == "-" {
 			continue
 		}
-		seen = append(seen, named{"an input", in})
+		paths := []string{in}
 		if strings.ContainsAny(in, "*?[") {
 			matches, _ := filepath.Glob(in) // a bad pattern fails where it is read
-			for _, m := range matches {
-				seen = append(seen, named{"an input", m})
+			paths = append(paths, matches...)
+		}
+		for _, p := range paths {
+			seen = append(seen, named{"an input", p})
+			for _, f := range folderFiles(p) {
+				seen = append(seen, named{"an input", f})
 			}
 		}
 	}
@@ -47,6 +54,21 @@ func checkOutputs(inputs []string, outputs [][2]string) error {
 		seen = append(seen, named{out[0] + "'s output", path})
 	}
 	return nil
+}
+
+// folderFiles lists the files a folder read as one log reads (a tau2
+// experiment: results.json and simulations/*.json), none for anything else.
+// A folder that cannot be listed fails where it is read.
+func folderFiles(path string) []string {
+	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		return nil
+	}
+	in, ok, err := mine.DirInput(path, mine.FormatAuto)
+	if err != nil || !ok || in.Files == nil {
+		return nil
+	}
+	files, _ := in.Files()
+	return files
 }
 
 // samePath reports whether a and b name the same file: one that exists

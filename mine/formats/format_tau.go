@@ -657,7 +657,7 @@ func tauDir(dir string) (Input, bool, error) {
 		return Input{}, false, nil
 	}
 	d := &tau2Dir{dir: dir}
-	return Input{Name: dir, Format: FormatTau, Open: d.open, Convert: d.convert}, true, nil
+	return Input{Name: dir, Format: FormatTau, Open: d.open, Convert: d.convert, Files: d.files}, true, nil
 }
 
 // tau2SimDir is the folder of an experiment's simulation files.
@@ -678,6 +678,35 @@ type tau2Part struct {
 }
 
 func (d *tau2Dir) open() (io.ReadCloser, error) {
+	names, err := d.names()
+	if err != nil {
+		return nil, err
+	}
+	d.parts = d.parts[:0]
+	var sizes []int64
+	for _, n := range names {
+		fi, err := os.Stat(filepath.Join(d.dir, n))
+		if err != nil {
+			return nil, err
+		}
+		sizes = append(sizes, fi.Size())
+	}
+	r := &tau2DirReader{d: d, names: names, sizes: sizes}
+	return r, nil
+}
+
+// files lists the files open reads, as paths under the folder.
+func (d *tau2Dir) files() ([]string, error) {
+	names, err := d.names()
+	for i, n := range names {
+		names[i] = filepath.Join(d.dir, n)
+	}
+	return names, err
+}
+
+// names lists the files open reads, relative to the folder, in the order
+// it reads them.
+func (d *tau2Dir) names() ([]string, error) {
 	names := []string{"results.json"}
 	ents, err := os.ReadDir(filepath.Join(d.dir, tau2SimDir))
 	if err != nil {
@@ -707,18 +736,7 @@ func (d *tau2Dir) open() (io.ReadCloser, error) {
 		sims = append(sims, name)
 	}
 	sort.Strings(sims)
-	names = append(names, sims...)
-	d.parts = d.parts[:0]
-	var sizes []int64
-	for _, n := range names {
-		fi, err := os.Stat(filepath.Join(d.dir, n))
-		if err != nil {
-			return nil, err
-		}
-		sizes = append(sizes, fi.Size())
-	}
-	r := &tau2DirReader{d: d, names: names, sizes: sizes}
-	return r, nil
+	return append(names, sims...), nil
 }
 
 // tau2DirReader reads the files of a folder one after another, each as

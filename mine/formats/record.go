@@ -25,6 +25,11 @@ type Input struct {
 	// Convert, when set, converts what Open gives instead of the format's
 	// Convert (a folder, whose files the converter tells apart).
 	Convert func(r io.Reader, w io.Writer, opt ImportOptions) error
+
+	// Files, when set, lists the files Open reads (a folder's, see
+	// DirInput), so that a command can refuse to write over one of them;
+	// without it the input is the file Name alone.
+	Files func() ([]string, error)
 }
 
 // MaxSeenText is how many bytes of attrs.seen a record keeps (the text a
