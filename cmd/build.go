@@ -446,7 +446,12 @@ func runBuild(ctx context.Context, opts *buildOptions, streams IO) error {
 	for _, in := range inputs {
 		read = append(read, in.Name)
 	}
-	outputs := append(opts.model.outputs(), [2]string{"--partial", opts.partial})
+	outputs := opts.model.outputs()
+	if opts.partial != "" {
+		// The partial result is written instead of the model and its
+		// diagram: -o's default (-) does not compete for standard output.
+		outputs = [][2]string{{"--partial", opts.partial}}
+	}
 	if opts.evidence {
 		outputs = append(outputs, [2]string{"--evidence", opts.model.out + evidenceExt})
 		if opts.model.slots {

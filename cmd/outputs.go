@@ -14,11 +14,12 @@ import (
 // read as one log, such as a tau2 experiment, for the files it reads) or
 // another output, as writing it would destroy what the command reads, or
 // one output would replace the other. outputs are pairs of the flag and the
-// path. Standard output ("-" or ""), and files that exist and are not
-// regular (/dev/null), may repeat. Two names are the same file when they
-// are the same path once made absolute, or name one file (os.SameFile: hard
-// links, symbolic links). The error, a usage error (exit 2), names the flag
-// and the file; it comes before anything is written.
+// path; "" is no output. Standard output ("-") takes one output, as two
+// would run together there; files that exist and are not regular
+// (/dev/null) may repeat. Two names are the same file when they are the
+// same path once made absolute, or name one file (os.SameFile: hard links,
+// symbolic links). The error, a usage error (exit 2), names the flag and
+// the file; it comes before anything is written.
 func checkOutputs(inputs []string, outputs [][2]string) error {
 	type named struct{ what, path string }
 	var seen []named
@@ -38,9 +39,17 @@ func checkOutputs(inputs []string, outputs [][2]string) error {
 			}
 		}
 	}
+	stdout := ""
 	for _, out := range outputs {
 		path := out[1]
-		if path == "" || path == "-" {
+		if path == "" {
+			continue
+		}
+		if path == "-" {
+			if stdout != "" {
+				return usagef("%s -: %s writes to standard output already: give one of them a file", out[0], stdout)
+			}
+			stdout = out[0]
 			continue
 		}
 		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
