@@ -76,7 +76,7 @@ func TestCheckExitCodes(t *testing.T) {
 		{"not a model", []string{"check", "--model", newLog, newLog}, 2, "not an fsmine model"},
 		{"missing log", []string{"check", "--model", model, filepath.Join(dir, "nope.jsonl")}, 2, "no such file"},
 		{"no sessions", []string{"check", "--model", model, empty}, 2, "no sessions in the input"},
-		{"bad labels", []string{"check", "--model", model, "--labels", newLog, newLog}, 2, "decoding label rules"},
+		{"bad labels", []string{"check", "--model", model, "--labels", newLog, newLog}, 2, "label rules: json: unknown field"},
 		{"bad from", []string{"check", "--model", model, "--from", "nope", newLog}, 2, `unknown --from "nope"`},
 	}
 	for _, tt := range tests {

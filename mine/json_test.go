@@ -100,15 +100,15 @@ func TestParseRulesJSON(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		// go-json takes the tab as part of the pattern.
 		{"control character in a string", "{\"rules\":[{\"match\":{\"node\":\"a\tb\"},\"state\":\"X\"}]}",
-			`decoding label rules: invalid character '\t' in string literal`},
+			`label rules: line 1, column 30: invalid character '\t' in string literal`},
 		{"missing colon", `{"rules":[{"match":{"node" "ab"},"state":"X"}]}`,
-			`decoding label rules: invalid character '"' after object key`},
+			`label rules: line 1, column 28: invalid character '"' after object key`},
 		// go-json: "json: bool unexpected end of JSON input".
 		{"wrong type", `{"rules":[{"match":{"node":"ab"},"state":"X","drop":"yes"}]}`,
-			"decoding label rules: json: cannot unmarshal string into Go struct field Rules.rules.0.drop of type bool"},
+			"label rules: line 1, column 57: json: cannot unmarshal string into Go struct field Rules.rules.0.drop of type bool"},
 		// go-json: "expected comma after object element".
 		{"truncated", `{"rules":[{"match":{"node":"ab"},"state":"X"}]`,
-			"decoding label rules: unexpected EOF"},
+			"label rules: line 1, column 47: unexpected EOF"},
 		{"unknown field", `{"rules":[],"bogus":1}`, `label rules: unknown key "bogus"`},
 		// The decoder's own error named the key alone: which of many rules?
 		{"unknown field in a rule", `{"rules":[{"match":{"node":"a"},"state":"A"},{"match":{"node":"b"},"stage":"B"}]}`,

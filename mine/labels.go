@@ -155,7 +155,7 @@ func parseRules(data []byte, strict bool) (*Rules, error) {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&rs); err != nil {
-		return nil, fmt.Errorf("decoding label rules: %w", err)
+		return nil, fmt.Errorf("label rules: %w", jsondup.Position(data, err))
 	}
 	switch rs.Unmatched {
 	case "":

@@ -225,7 +225,7 @@ func ReadPolicy(r io.Reader) (*Policy, error) {
 	dec.UseNumber()
 	p := new(Policy)
 	if err := dec.Decode(p); err != nil {
-		return nil, fmt.Errorf("decoding policy: %w", err)
+		return nil, fmt.Errorf("policy: %w", jsondup.Position(data, err))
 	}
 	if dec.More() {
 		return nil, errors.New("decoding policy: more than one JSON value")

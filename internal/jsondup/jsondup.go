@@ -1,9 +1,10 @@
 // Package jsondup finds a key given twice in one JSON object, which JSON
 // decoders forgive by keeping the last value: in a file a person wrote, the
 // first value is lost without a word. It also checks keys' case and
-// strings' text as decoders read them, and walks the members of an object
-// a decoder has read (Members, Elements), for the callers that place
-// values by their offsets.
+// strings' text as decoders read them, walks the members of an object a
+// decoder has read (Members, Elements), for the callers that place values
+// by their offsets, and places a decoder's error at its line and column
+// (Position).
 package jsondup
 
 import (
