@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -973,9 +972,14 @@ func expandInputs(args []string, stdin io.Reader, format string) ([]mine.Input, 
 }
 
 // expandPaths expands the glob patterns among args (a pattern matching
-// nothing is an error), drops repeats and sorts the result.
+// nothing is an error), drops repeats and sorts the result. A file is
+// known by its absolute path, so that how it is spelled (./b.jsonl,
+// /logs/b.jsonl) changes neither the order the files are read in, which
+// orders the records of a session without step or ts, nor whether it is
+// a repeat; it keeps the name it was first given, for messages.
 func expandPaths(args []string) ([]string, error) {
-	var paths []string
+	type named struct{ key, path string }
+	var paths []named
 	seen := map[string]bool{}
 	for _, a := range args {
 		matches := []string{a}
@@ -990,14 +994,22 @@ func expandPaths(args []string) ([]string, error) {
 			}
 		}
 		for _, p := range matches {
-			if !seen[p] {
-				seen[p] = true
-				paths = append(paths, p)
+			key, err := filepath.Abs(p)
+			if err != nil {
+				key = filepath.Clean(p)
+			}
+			if !seen[key] {
+				seen[key] = true
+				paths = append(paths, named{key, p})
 			}
 		}
 	}
-	sort.Strings(paths)
-	return paths, nil
+	slices.SortFunc(paths, func(a, b named) int { return strings.Compare(a.key, b.key) })
+	sorted := make([]string, len(paths))
+	for i, p := range paths {
+		sorted[i] = p.path
+	}
+	return sorted, nil
 }
 
 func printBuildSummary(w io.Writer, lg *mine.Log, m *automaton.Model) {
