@@ -142,7 +142,7 @@ func TestDiffErrors(t *testing.T) {
 		{"bad format", []string{"diff", "--format", "yaml", good, good}, []string{`unknown --format "yaml"`, "Usage:"}},
 		{"bad alpha", []string{"diff", "--alpha", "1.5", good, good}, []string{"--alpha must be between 0 and 1", "Usage:"}},
 		{"dot to stdout", []string{"diff", "--dot", "-", good, good}, []string{"--dot needs a file name"}},
-		{"dot folder missing", []string{"diff", "--dot", filepath.Join(dir, "no", "x.dot"), good, good}, []string{"writing ", "x.dot"}},
+		{"dot folder missing", []string{"diff", "--dot", filepath.Join(dir, "no", "x.dot"), good, good}, []string{"no folder ", "x.dot"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -105,7 +105,7 @@ func TestGenErrors(t *testing.T) {
 		{"drift NaN", []string{"--drift", "NaN"}, "--drift must be a probability"},
 		{"bad start", []string{"--start", "yesterday"}, `--start: "yesterday" is not an RFC 3339 time`},
 		{"argument", []string{"extra"}, "unknown command"},
-		{"unwritable output", []string{"-o", filepath.Join(dir, "no", "such", "dir", "x.jsonl")}, "writing " + filepath.Join(dir, "no")},
+		{"unwritable output", []string{"-o", filepath.Join(dir, "no", "such", "dir", "x.jsonl")}, "--output " + filepath.Join(dir, "no")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,6 +55,13 @@ func checkOutputs(inputs []string, outputs [][2]string) error {
 		}
 		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 			continue
+		}
+		// Said now, not when the output is written after a long read (a
+		// path ending in a separator is a folder gen makes).
+		if dir := filepath.Dir(path); dir != "." && !os.IsPathSeparator(path[len(path)-1]) {
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				return fmt.Errorf("%s %s: no folder %s to write it in", out[0], path, dir)
+			}
 		}
 		for _, s := range seen {
 			if samePath(s.path, path) {
