@@ -223,7 +223,7 @@ func (m *Model) validateBy() error {
 			return fmt.Errorf("invalid model: by.maps[%d] (value %q) has %d sessions, fewer than by.min_sessions %d", i, s.Value, s.Sessions, b.MinSessions)
 		}
 		sub := s.model(m)
-		if err := sub.Validate(); err != nil {
+		if err := sub.validate(false); err != nil {
 			return fmt.Errorf("by.maps[%d] (value %q): %w", i, s.Value, err)
 		}
 		if b.Mode == ByStages || b.Mode == ByMoves {

@@ -173,6 +173,39 @@ func TestByRestrictedRunCaps(t *testing.T) {
 	}
 }
 
+// TestByArgsSharedLabels: argument rules hold for a tool whichever map
+// answers, so a sub-map without a state of the tool (B's has no a) is
+// valid, as build --by --args writes it; a rule of a tool the shared map
+// has no state of is refused, and named at the top, not in a sub-map.
+func TestByArgsSharedLabels(t *testing.T) {
+	for _, tt := range []struct {
+		tool, want string
+	}{
+		{"a", ""},
+		{"nowhere", `invalid model: args[0] is a rule of tool "nowhere", which no state of the model is labelled`},
+	} {
+		m := byModel(t)
+		m.Args = []ArgRule{{Tool: tt.tool, Arg: "id", Kind: KindValueWithoutSource, Steps: 3, Sessions: 3}}
+		m.Digest = m.ComputeDigest()
+		var buf bytes.Buffer
+		if err := m.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		back, err := Read(&buf)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("a rule of %s, which sub-map B lacks: Read = %v, want nil", tt.tool, err)
+			} else if got := back.For("B").Args; len(got) != 1 || got[0].Tool != tt.tool {
+				t.Errorf("sub-map B's rules = %v, want the shared map's", got)
+			}
+			continue
+		}
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("a rule of %s: Read = %v, want %q", tt.tool, err, tt.want)
+		}
+	}
+}
+
 func TestValidByValue(t *testing.T) {
 	tests := []struct {
 		v  string
