@@ -7,14 +7,17 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
 // checkKeys refuses a key that an object of a model file gives twice, or in
-// other case than fsmine writes it ("MAX_ITERATIONS" for "max_iterations"):
-// the decoder reads either silently (the last value, or the key as the
-// field it folds to) where other tools (jq, Python) read the file
-// otherwise, so the model reviewed would not be the model enforced. Keys
+// other case than fsmine writes it ("MAX_ITERATIONS" for "max_iterations",
+// or "max_iteration\u017f" with the long s, which Unicode folds to s, as
+// the decoder does): the decoder reads either silently (the last value, or
+// the key as the field it folds to) where other tools (jq, Python) read
+// the file otherwise, so the model reviewed would not be the model
+// enforced. Keys
 // fsmine does not read are left alone, and so is params.labels, the label
 // rules file as given, which its own reader checks. data is JSON that
 // decoded; the error names the key by its path ("loops[0]").
@@ -24,9 +27,10 @@ func checkKeys(data []byte) error {
 	return err
 }
 
-// modelKeys is the set of JSON keys of Model and the types within it.
-var modelKeys = sync.OnceValue(func() map[string]bool {
-	keys := map[string]bool{}
+// modelKeys maps the JSON keys of Model and the types within it, folded
+// (see fold), to their spelling.
+var modelKeys = sync.OnceValue(func() map[string]string {
+	keys := map[string]string{}
 	seen := map[reflect.Type]bool{}
 	var walk func(t reflect.Type)
 	walk = func(t reflect.Type) {
@@ -40,7 +44,7 @@ var modelKeys = sync.OnceValue(func() map[string]bool {
 		for i := range t.NumField() {
 			f := t.Field(i)
 			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
-				keys[name] = true
+				keys[fold(name)] = name
 			}
 			walk(f.Type)
 		}
@@ -53,7 +57,7 @@ var modelKeys = sync.OnceValue(func() map[string]bool {
 // value it is in for errors.
 type keyScan struct {
 	d     []byte
-	known map[string]bool
+	known map[string]string
 	path  []step
 	keys  [][]byte // of the objects open, the outer ones' first
 }
@@ -168,8 +172,10 @@ func (k *keyScan) object(i int) (int, error) {
 		if dup {
 			return end, fmt.Errorf("%s: the key %q is given twice", k.where(), key)
 		}
-		if hasUpper(key) && k.known[strings.ToLower(string(key))] {
-			return end, fmt.Errorf("%s: the key %q is in other case: want %q", k.where(), key, strings.ToLower(string(key)))
+		if hasUpper(key) {
+			if want, ok := k.known[fold(string(key))]; ok && want != string(key) {
+				return end, fmt.Errorf("%s: the key %q is in other case: want %q", k.where(), key, want)
+			}
 		}
 		i = k.space(k.space(end) + 1) // past the colon
 		if len(k.path) == 1 && string(k.path[0].key) == "params" && string(key) == "labels" {
@@ -193,7 +199,24 @@ func (k *keyScan) object(i int) (int, error) {
 // manyKeys is how many keys of an object are compared pair by pair.
 const manyKeys = 16
 
-// hasUpper reports whether b has an upper-case letter, ASCII or other.
+// fold returns s with each rune replaced by the least of those Unicode
+// folds it with (unicode.SimpleFold's orbit): two strings fold alike when
+// strings.EqualFold holds, as the decoder matches a key to a field. ASCII
+// letters fold to upper case, and so do the long s (U+017F) and the
+// Kelvin sign (U+212A), to S and K.
+func fold(s string) string {
+	return strings.Map(func(r rune) rune {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		return least
+	}, s)
+}
+
+// hasUpper reports whether b has a byte that a key fsmine writes (lower
+// case ASCII) does not: an upper-case ASCII letter or any byte of a
+// rune past ASCII, which may fold to one (see fold).
 func hasUpper(b []byte) bool {
 	for _, c := range b {
 		if c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf {

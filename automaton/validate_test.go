@@ -179,6 +179,12 @@ func TestReadRefusesAmbiguousKeys(t *testing.T) {
 		{"a key in other case", `"max_iterations":2`, `"max_iterations":7,"MAX_ITERATIONS":2`, `loops[0]: the key "MAX_ITERATIONS" is in other case: want "max_iterations"`},
 		{"alone in other case", `"max_iterations":2`, `"Max_Iterations":2`, `the key "Max_Iterations" is in other case`},
 		{"at the top", `"version": 1`, `"Version": 1`, `the top-level object: the key "Version" is in other case: want "version"`},
+		// The decoder folds as strings.EqualFold does: the long s (U+017F)
+		// as s, the Kelvin sign (U+212A) as k. jq and Python read the key
+		// as another; fsmine read max_iterations 0, no cap.
+		{"a long s", `"max_iterations":2`, `"max_iterations":2,"max_iteration\u017f":0`, "loops[0]: the key \"max_iteration\u017f\" is in other case: want \"max_iterations\""},
+		{"a long s unescaped", `"max_iterations":2`, "\"max_iterations\":2,\"max_iteration\u017f\":0", "the key \"max_iteration\u017f\" is in other case"},
+		{"a Kelvin sign", `"back_edges"`, `"bac\u212a_edges":[],"back_edges"`, "loops[0]: the key \"bac\u212a_edges\" is in other case: want \"back_edges\""},
 		{"in a state", `{"id":"a","label":"a"`, `{"id":"a","Label":"a"`, `states[1]: the key "Label"`},
 		{"a key fsmine does not read", `"max_iterations":2`, `"max_iterations":2,"Note":"x"`, ""},
 		{"an unknown key twice", `"max_iterations":2`, `"max_iterations":2,"note":1,"note":2`, `loops[0]: the key "note" is given twice`},
