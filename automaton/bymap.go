@@ -238,8 +238,14 @@ func (m *Model) validateBy() error {
 
 // restricts reports the first state or transition of s, a sub-map in mode
 // ByStages or ByMoves, that the shared map m lacks: such a sub-map may only
-// leave out: its run caps and loop caps are the shared map's or lower, and
-// a back edge of s must lie in a loop of s, whose cap counts its turns.
+// leave out: its run caps and loop caps are the shared map's or lower (0,
+// no cap, is above every cap), and a back edge of s must lie in a loop of
+// s, whose cap counts its turns. Of a transition's flags, those check and
+// the guard hold a move to must stay: a back edge of a capped loop of m
+// (unmarked, its turns would count towards no cap) and the generalisation
+// mark (which --generalized deny refuses). Rare may go: a restricted
+// sub-map marks rarity anew over the outflow it keeps (see
+// mine.restrictedMap), which can only make a move less rare.
 func (m *Model) restricts(s *SubMap) error {
 	for _, st := range s.States {
 		ms := m.State(st.ID)
@@ -251,16 +257,31 @@ func (m *Model) restricts(s *SubMap) error {
 		}
 	}
 	for _, l := range s.Loops {
-		if !slices.ContainsFunc(m.Loops, func(ml Loop) bool {
-			return ml.MaxIterations >= l.MaxIterations && !slices.ContainsFunc(l.States, func(id string) bool { return !slices.Contains(ml.States, id) })
-		}) {
-			return fmt.Errorf("loop %v (max_iterations %d) is in no loop of the shared map with that cap or a higher one", l.States, l.MaxIterations)
+		// A state is in one loop at most: the loop of m that holds l's
+		// states, if any, is the one.
+		i := slices.IndexFunc(m.Loops, func(ml Loop) bool {
+			return !slices.ContainsFunc(l.States, func(id string) bool { return !slices.Contains(ml.States, id) })
+		})
+		if i < 0 {
+			return fmt.Errorf("loop %v (max_iterations %d) is in no loop of the shared map", l.States, l.MaxIterations)
+		}
+		if most := m.Loops[i].MaxIterations; most > 0 && (l.MaxIterations == 0 || l.MaxIterations > most) {
+			return fmt.Errorf("loop %v: max_iterations %d, the shared map's is %d (0 is no cap)", l.States, l.MaxIterations, most)
 		}
 	}
 	for _, t := range s.Transitions {
 		to := m.State(t.To)
-		if mt := m.Next(t.From, Move{Event: t.Event, Label: to.Label}); mt == nil || mt.To != t.To {
+		mt := m.Next(t.From, Move{Event: t.Event, Label: to.Label})
+		if mt == nil || mt.To != t.To {
 			return fmt.Errorf("transition %s -[%s]-> %s is not the shared map's", t.From, t.Event, t.To)
+		}
+		if mt.BackEdge && !t.BackEdge && slices.ContainsFunc(m.Loops, func(l Loop) bool {
+			return l.MaxIterations > 0 && slices.Contains(l.States, t.From) && slices.Contains(l.States, t.To)
+		}) {
+			return fmt.Errorf("transition %s -[%s]-> %s is no back edge, the shared map's is one of a capped loop", t.From, t.Event, t.To)
+		}
+		if mt.Generalized != "" && t.Generalized == "" {
+			return fmt.Errorf("transition %s -[%s]-> %s is not generalised, the shared map's is (%s)", t.From, t.Event, t.To, mt.Generalized)
 		}
 		if t.BackEdge && !slices.ContainsFunc(s.Loops, func(l Loop) bool {
 			return slices.Contains(l.States, t.From) && slices.Contains(l.States, t.To)

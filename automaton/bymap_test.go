@@ -173,6 +173,63 @@ func TestByRestrictedRunCaps(t *testing.T) {
 	}
 }
 
+// TestByRestrictedLoopCaps: a restricted sub-map may not lift what the
+// shared map holds a loop's moves to: a cap of 0 (none) where the shared
+// loop has one, a back edge of a capped loop left unmarked (its turns then
+// count towards no cap), a generalisation mark dropped. Rare may go, as a
+// restriction marks rarity anew, and so may a back edge of a loop without
+// a cap. Each lift was accepted, and check let the extra turns through.
+func TestByRestrictedLoopCaps(t *testing.T) {
+	// loopModel with a generalised skip out of a and a rare way out of b.
+	model := func() *Model {
+		m := loopModel(t)
+		m.Transitions = append(m.Transitions, Transition{From: "a", Event: "done", To: EndID, Generalized: GenSkip})
+		m.Transitions[len(m.Transitions)-2].Rare = true // b -[done]-> __end__
+		m.Sort()
+		return m
+	}
+	tests := []struct {
+		name         string
+		shared, edit func(m *Model) // of the shared map, of the sub-map
+		want         string         // "" for valid
+	}{
+		{"the shared map's", nil, nil, ""},
+		{"a lower cap", nil, func(m *Model) { m.Loops[0].MaxIterations = 1 }, ""},
+		{"a higher cap", nil, func(m *Model) { m.Loops[0].MaxIterations = 3 }, `loop [a]: max_iterations 3, the shared map's is 2`},
+		{"no cap", nil, func(m *Model) { m.Loops[0].MaxIterations = 0 }, `loop [a]: max_iterations 0, the shared map's is 2 (0 is no cap)`},
+		{"no cap under no cap", func(m *Model) { m.Loops[0].MaxIterations = 0 }, func(m *Model) { m.Loops[0].MaxIterations = 0 }, ""},
+		{"a back edge unmarked", nil, func(m *Model) {
+			m.Loops = nil
+			m.Next("a", Move{Event: "retry", Label: "a"}).BackEdge = false
+		}, `transition a -[retry]-> a is no back edge, the shared map's is one of a capped loop`},
+		{"a back edge of an uncapped loop unmarked", func(m *Model) { m.Loops[0].MaxIterations = 0 }, func(m *Model) {
+			m.Loops = nil
+			m.Next("a", Move{Event: "retry", Label: "a"}).BackEdge = false
+		}, ""},
+		{"a generalisation unmarked", nil, func(m *Model) {
+			m.Next("a", Move{Event: "done", Label: EndID}).Generalized = ""
+		}, `transition a -[done]-> __end__ is not generalised, the shared map's is (skip)`},
+		{"rare unmarked", nil, func(m *Model) { m.Next("b", Move{Event: "done", Label: EndID}).Rare = false }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, sub := model(), model()
+			if tt.shared != nil {
+				tt.shared(m)
+				tt.shared(sub)
+			}
+			if tt.edit != nil {
+				tt.edit(sub)
+			}
+			m.By = &By{Field: "attrs.task", Mode: ByStages, MinSessions: 1, Values: 1, Maps: []SubMap{NewSubMap("A", sub)}}
+			err := m.Validate()
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("Validate = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
 // TestByArgsSharedLabels: argument rules hold for a tool whichever map
 // answers, so a sub-map without a state of the tool (B's has no a) is
 // valid, as build --by --args writes it; a rule of a tool the shared map
