@@ -155,7 +155,7 @@ func (s *SubMap) model(parent *Model) *Model {
 		Initial: s.Initial, States: s.States, Transitions: s.Transitions, Loops: s.Loops,
 		Trunk: s.Trunk, Variants: s.Variants, Constraints: s.Constraints,
 		// Argument rules are about tools, whichever map a session is on.
-		Args: parent.Args,
+		Args: parent.Args, sub: true,
 	}
 	sub.Source.Sessions, sub.Source.Events = s.Sessions, s.Events
 	sub.Source.Outcome = nil
@@ -223,7 +223,7 @@ func (m *Model) validateBy() error {
 			return fmt.Errorf("invalid model: by.maps[%d] (value %q) has %d sessions, fewer than by.min_sessions %d", i, s.Value, s.Sessions, b.MinSessions)
 		}
 		sub := s.model(m)
-		if err := sub.validate(false); err != nil {
+		if err := sub.Validate(); err != nil {
 			return fmt.Errorf("by.maps[%d] (value %q): %w", i, s.Value, err)
 		}
 		if b.Mode == ByStages || b.Mode == ByMoves {

@@ -254,6 +254,8 @@ func TestByArgsSharedLabels(t *testing.T) {
 				t.Errorf("a rule of %s, which sub-map B lacks: Read = %v, want nil", tt.tool, err)
 			} else if got := back.For("B").Args; len(got) != 1 || got[0].Tool != tt.tool {
 				t.Errorf("sub-map B's rules = %v, want the shared map's", got)
+			} else if err := back.For("B").Validate(); err != nil {
+				t.Errorf("sub-map B as a model: Validate = %v, want nil", err)
 			}
 			continue
 		}

@@ -174,14 +174,6 @@ func checkIntegers(data []byte) error {
 // MaxFields, and on no pseudo-state. Every command that reads a model relies
 // on these. It indexes the model.
 func (m *Model) Validate() error {
-	return m.validate(true)
-}
-
-// validate is Validate; args says to check the argument rules against m's
-// labels. A sub-map's are the shared map's (see SubMap.model): they hold
-// for a tool whichever map answers, so a tool only the shared map has a
-// state of is no fault of the sub-map, and the shared map checked them.
-func (m *Model) validate(args bool) error {
 	if err := m.validateCounts(); err != nil {
 		return err
 	}
@@ -273,7 +265,11 @@ func (m *Model) validate(args bool) error {
 	if err := m.validConstraints(labels); err != nil {
 		return err
 	}
-	if args {
+	// A sub-map's argument rules are the shared map's (see SubMap.model):
+	// they hold for a tool whichever map answers, so a tool only the
+	// shared map has a state of is no fault of the sub-map, and the shared
+	// map checked them against its labels.
+	if !m.sub {
 		if err := validArgRules(m.Args, labels); err != nil {
 			return err
 		}

@@ -67,6 +67,9 @@ type Model struct {
 	// legacy says the model's digest is of the old kind (see
 	// VerifyDigest).
 	legacy bool
+	// sub says the model is a sub-map of a conditioned model (see For),
+	// whose argument rules are the shared map's.
+	sub bool
 }
 
 // Parent names the model a model was derived from.
