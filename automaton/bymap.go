@@ -125,8 +125,8 @@ func (b *By) Map(value string) *SubMap {
 // value: the sub-map of value as a model of its own (the parent's schema,
 // digest, params and source, its sessions the sub-map's, and no By), or m
 // itself, the shared map, when m is not conditioned or value has no
-// sub-map. The sub-models are made once, by Validate; they must not be
-// modified.
+// sub-map. The sub-models are made once, by Validate or Reindex; they must
+// not be modified.
 func (m *Model) For(value string) *Model {
 	if m.By == nil {
 		return m
@@ -138,6 +138,28 @@ func (m *Model) For(value string) *Model {
 		return s
 	}
 	return m
+}
+
+// made reports whether b's sub-models are made, and of its maps as they
+// stand: one for each value, holding its map's states, transitions and
+// loops (the same slices), indexed as they are.
+func (b *By) made() bool {
+	if b.subs == nil || len(b.subs) != len(b.Maps) {
+		return false
+	}
+	for i := range b.Maps {
+		s, sub := &b.Maps[i], b.subs[b.Maps[i].Value]
+		if sub == nil || !sameSlice(sub.States, s.States) || !sameSlice(sub.Transitions, s.Transitions) ||
+			!sameSlice(sub.Loops, s.Loops) || sub.index == nil || !sub.index.current(sub.newIndex()) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameSlice reports whether a and b are the same elements of one array.
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // models makes the sub-models of b (see For).
@@ -183,8 +205,7 @@ func ValidByValue(value string) error {
 
 // validateBy checks a conditioned model's By: a field, MinSessions at
 // least 1, values valid, unique and sorted, each sub-map with at least
-// MinSessions sessions and valid as a model of its own. It makes the
-// sub-models.
+// MinSessions sessions and valid as a model of its own.
 func (m *Model) validateBy() error {
 	b := m.By
 	if b == nil {
@@ -222,8 +243,9 @@ func (m *Model) validateBy() error {
 		if s.Sessions < b.MinSessions {
 			return fmt.Errorf("invalid model: by.maps[%d] (value %q) has %d sessions, fewer than by.min_sessions %d", i, s.Value, s.Sessions, b.MinSessions)
 		}
+		// Made afresh, so indexed afresh: nothing else reads it.
 		sub := s.model(m)
-		if err := sub.Validate(); err != nil {
+		if err := sub.validate(); err != nil {
 			return fmt.Errorf("by.maps[%d] (value %q): %w", i, s.Value, err)
 		}
 		if b.Mode == ByStages || b.Mode == ByMoves {
@@ -232,7 +254,6 @@ func (m *Model) validateBy() error {
 			}
 		}
 	}
-	b.models(m)
 	return nil
 }
 

@@ -172,8 +172,28 @@ func checkIntegers(data []byte) error {
 // the model, a state is in one loop at most, and a loop's back edges are
 // transitions inside it; a state's fields are sorted and unique, at most
 // MaxFields, and on no pseudo-state. Every command that reads a model relies
-// on these. It indexes the model.
+// on these.
+//
+// It indexes the model, and makes the sub-models of a conditioned one (see
+// For), only where they are not the model's as it stands: a guard
+// validates the model it is given (New, Reload), which may be one that
+// another guard, or itself, is reading, and rebuilding what is current
+// would write under those reads. The checks read tables made afresh.
 func (m *Model) Validate() error {
+	v := *m
+	v.index = m.newIndex()
+	err := v.validate()
+	if m.index == nil || !m.index.current(v.index) {
+		m.index = v.index
+	}
+	if err == nil && m.By != nil && !m.By.made() {
+		m.By.models(m)
+	}
+	return err
+}
+
+// validate is Validate of a model whose index is its own.
+func (m *Model) validate() error {
 	if err := m.validateCounts(); err != nil {
 		return err
 	}
@@ -235,7 +255,6 @@ func (m *Model) Validate() error {
 			return fmt.Errorf("invalid model: transition %s -[%s]-> %s %s", t.From, t.Event, t.To, problem)
 		}
 	}
-	m.Reindex()
 	for i, id := range m.Trunk {
 		if _, ok := seen[id]; !ok {
 			return fmt.Errorf("invalid model: trunk[%d] names unknown state %q", i, id)

@@ -9,6 +9,8 @@ package automaton
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 )
 
@@ -443,9 +445,22 @@ type index struct {
 }
 
 func (m *Model) idx() *index {
-	if m.index != nil {
-		return m.index
+	if m.index == nil {
+		m.index = m.newIndex()
 	}
+	return m.index
+}
+
+// current reports whether ix holds what newIndex would make of m now: the
+// same states, labels and moves, and the same transitions (by address, so
+// of the same slice) in the same order.
+func (ix *index) current(fresh *index) bool {
+	return maps.Equal(ix.state, fresh.state) && maps.Equal(ix.labels, fresh.labels) && maps.Equal(ix.next, fresh.next) &&
+		maps.EqualFunc(ix.out, fresh.out, slices.Equal) && maps.EqualFunc(ix.in, fresh.in, slices.Equal)
+}
+
+// newIndex makes the lookup tables of m as it stands, leaving m.index be.
+func (m *Model) newIndex() *index {
 	ix := &index{
 		state:  make(map[string]int, len(m.States)),
 		labels: make(map[string]struct{}, len(m.States)),
@@ -473,7 +488,6 @@ func (m *Model) idx() *index {
 	for _, ts := range ix.in {
 		sortByCount(ts)
 	}
-	m.index = ix
 	return ix
 }
 

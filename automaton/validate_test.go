@@ -3,6 +3,7 @@ package automaton
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -272,4 +273,31 @@ func FuzzCheckKeys(f *testing.F) {
 			t.Errorf("checkKeys missed the key given twice after %s", s)
 		}
 	})
+}
+
+// TestValidateKeepsCurrentIndex: Validate leaves a model it indexed before,
+// and the sub-maps it made, as they are while the model is unchanged (a
+// guard validates the model it is reading; see guard's
+// TestGuardValidatesModelInUse), and rebuilds them once the model changed.
+func TestValidateKeepsCurrentIndex(t *testing.T) {
+	m := byModel(t)
+	ix, sub := m.index, m.For("A")
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if m.index != ix || m.For("A") != sub {
+		t.Error("Validate of an unchanged model rebuilt its index or sub-maps")
+	}
+	// A state relabelled in place, a sub-map's transitions replaced.
+	m.State("b").Label = "c"
+	m.By.Maps[0].Transitions = slices.Clone(m.By.Maps[0].Transitions)
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if m.index == ix || !m.HasLabel("c") || m.HasLabel("b") {
+		t.Error("Validate of a relabelled model kept its old index")
+	}
+	if got := m.For("A"); got == sub || &got.Transitions[0] != &m.By.Maps[0].Transitions[0] {
+		t.Error("Validate kept a sub-map of transitions the map no longer has")
+	}
 }

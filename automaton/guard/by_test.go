@@ -3,6 +3,7 @@ package guard
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fsmine/fsmine/automaton"
@@ -101,6 +102,48 @@ func TestGuardBy(t *testing.T) {
 
 // TestGuardByAllocs holds a conditioned model's steps to an unconditioned
 // one's allocations: none, once the session exists.
+// TestGuardValidatesModelInUse: New and Reload validate the model they are
+// given, which may be the one a guard is judging sessions by (a reload of
+// the model in force with another policy, a second guard of one model):
+// validating it must not rebuild its index or its sub-maps under the
+// sessions' reads. Validate re-indexed every time, which the race detector
+// (.ci/run runs the guard's tests under it) caught here.
+func TestGuardValidatesModelInUse(t *testing.T) {
+	m := byModel(t)
+	g, err := New(m, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Go(func() {
+			for i := range 300 {
+				id := fmt.Sprintf("w%d-%d", w, i)
+				if _, err := g.StepBy(id, []string{"A", "B", "C"}[i%3], "", "plan", nil); err != nil {
+					t.Error(err)
+					return
+				}
+				g.Step(id, "ok", "a")
+				g.End(id)
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range 30 {
+			p := &Policy{Mode: []string{ModeMonitor, ModeEnforce}[i%2]}
+			if _, err := g.Reload(g.Model(), p); err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := New(m, p, Options{}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	wg.Wait()
+}
+
 func TestGuardByAllocs(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
