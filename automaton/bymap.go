@@ -2,6 +2,7 @@ package automaton
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -140,26 +141,25 @@ func (m *Model) For(value string) *Model {
 	return m
 }
 
-// made reports whether b's sub-models are made, and of its maps as they
-// stand: one for each value, holding its map's states, transitions and
-// loops (the same slices), indexed as they are.
-func (b *By) made() bool {
+// made reports whether b's sub-models are made, and are what models would
+// make of m (m's fields and b's maps as they stand) down to the addresses
+// of the transitions their indexes point to.
+func (b *By) made(m *Model) bool {
 	if b.subs == nil || len(b.subs) != len(b.Maps) {
 		return false
 	}
 	for i := range b.Maps {
-		s, sub := &b.Maps[i], b.subs[b.Maps[i].Value]
-		if sub == nil || !sameSlice(sub.States, s.States) || !sameSlice(sub.Transitions, s.Transitions) ||
-			!sameSlice(sub.Loops, s.Loops) || sub.index == nil || !sub.index.current(sub.newIndex()) {
+		old, fresh := b.subs[b.Maps[i].Value], b.Maps[i].model(m)
+		if old == nil || old.index == nil || !old.index.current(fresh.index) {
+			return false
+		}
+		o, f := *old, *fresh
+		o.index, f.index = nil, nil
+		if !reflect.DeepEqual(o, f) {
 			return false
 		}
 	}
 	return true
-}
-
-// sameSlice reports whether a and b are the same elements of one array.
-func sameSlice[T any](a, b []T) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // models makes the sub-models of b (see For).

@@ -186,7 +186,7 @@ func (m *Model) Validate() error {
 	if m.index == nil || !m.index.current(v.index) {
 		m.index = v.index
 	}
-	if err == nil && m.By != nil && !m.By.made() {
+	if err == nil && m.By != nil && !m.By.made(m) {
 		m.By.models(m)
 	}
 	return err

@@ -300,4 +300,13 @@ func TestValidateKeepsCurrentIndex(t *testing.T) {
 	if got := m.For("A"); got == sub || &got.Transitions[0] != &m.By.Maps[0].Transitions[0] {
 		t.Error("Validate kept a sub-map of transitions the map no longer has")
 	}
+	// Argument rules set after the sub-maps were made (as build --args
+	// does) are the sub-maps' too.
+	m.Args = []ArgRule{{Tool: "a", Arg: "id", Kind: KindValueWithoutSource, Steps: 3, Sessions: 3}}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.For("B").Args; len(got) != 1 {
+		t.Errorf("sub-map B's argument rules = %v, want the shared map's", got)
+	}
 }
