@@ -164,8 +164,8 @@ func checkIntegers(data []byte) error {
 	return nil
 }
 
-// Validate checks the model's invariants: StartID and EndID exist, ids are
-// unique, every transition joins existing states, none leaves EndID or enters
+// Validate checks the model's invariants: StartID and EndID exist, each
+// labelled as its id and no other state so, ids are unique, every transition joins existing states, none leaves EndID or enters
 // StartID, and a state, an event and a next label pick at most one
 // transition; the version and every count are 0 or more and every prob
 // between 0 and 1; the trunk, the loops and the top variants name states of
@@ -206,6 +206,14 @@ func (m *Model) validate() error {
 			return fmt.Errorf("invalid model: state %q appears twice", s.ID)
 		}
 		seen[s.ID] = s.Label
+		// Check, replay and the guard find the start and the end by their
+		// labels as well as their ids.
+		switch pseudo := s.ID == StartID || s.ID == EndID; {
+		case pseudo && s.Label != s.ID:
+			return fmt.Errorf("invalid model: state %q is labelled %q: the start and the end keep their own labels", s.ID, s.Label)
+		case !pseudo && (s.Label == StartID || s.Label == EndID):
+			return fmt.Errorf("invalid model: state %q is labelled %q, the label of the start or the end, which no record of a log carries", s.ID, s.Label)
+		}
 		if err := validFields(s); err != nil {
 			return err
 		}

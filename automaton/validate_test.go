@@ -57,6 +57,12 @@ func TestReadRefusesInvalidModels(t *testing.T) {
 		{"counts adding up past int64", `"event":"ok","to":"b","count":4`, `"event":"ok","to":"b","count":9223372036854775807`, "the transitions' counts add up past 9223372036854775807"},
 		{"negative count past int64", `"event":"ok","to":"b","count":4`, `"event":"ok","to":"b","count":-9223372036854775809`, "-9223372036854775809"},
 		{"a transition twice", `"transitions": [`, `"transitions": [{"from":"a","event":"ok","to":"b","count":4,"sessions":4,"prob":0.6666666666666666,"rare":false,"back_edge":false},`, "transition a -[ok]-> b is given twice"},
+		// The start and the end keep their own labels, and no other state
+		// takes them: check and the guard misread such a model.
+		{"the end labelled", `{"id":"__end__","label":"__end__"`, `{"id":"__end__","label":"b"`, `state "__end__" is labelled "b": the start and the end keep their own labels`},
+		{"the start labelled", `{"id":"__start__","label":"__start__"`, `{"id":"__start__","label":""`, `state "__start__" is labelled "": the start and the end keep their own labels`},
+		{"a state labelled as the end", `{"id":"a","label":"a"`, `{"id":"a","label":"__end__"`, `state "a" is labelled "__end__", the label of the start or the end`},
+		{"a state labelled as the start", `{"id":"a","label":"a"`, `{"id":"a","label":"__start__"`, `state "a" is labelled "__start__", the label of the start or the end`},
 		{"a loop naming a state twice", `{"states":["a"],"back_edges"`, `{"states":["a","a"],"back_edges"`, `loop 0 names state "a" twice`},
 		{"a schema not a string", `"schema": "fsmine.automaton/v1"`, `"schema": 1`, `schema is a JSON number, want the string "fsmine.automaton/v1"`},
 	}
