@@ -165,14 +165,15 @@ func checkIntegers(data []byte) error {
 }
 
 // Validate checks the model's invariants: StartID and EndID exist, each
-// labelled as its id and no other state so, ids are unique, every transition joins existing states, none leaves EndID or enters
-// StartID, and a state, an event and a next label pick at most one
-// transition; the version and every count are 0 or more and every prob
-// between 0 and 1; the trunk, the loops and the top variants name states of
-// the model, a state is in one loop at most, and a loop's back edges are
-// transitions inside it; a state's fields are sorted and unique, at most
-// MaxFields, and on no pseudo-state. Every command that reads a model relies
-// on these.
+// labelled as its id and no other state so, ids are unique, every
+// transition joins existing states, none leaves EndID or enters StartID,
+// transitions are in the file's order (see Sort), and a state, an event
+// and a next label pick at most one transition; the version and every
+// count are 0 or more and every prob between 0 and 1; the trunk, the loops
+// and the top variants name states of the model, a state is in one loop
+// at most, and a loop's back edges are transitions inside it; a state's
+// fields are sorted and unique, at most MaxFields, and on no pseudo-state.
+// Every command that reads a model relies on these.
 //
 // It indexes the model, and makes the sub-models of a conditioned one (see
 // For), only where they are not the model's as it stands: a guard
@@ -261,6 +262,14 @@ func (m *Model) validate() error {
 		}
 		if problem := m.badExamples(t.Examples); problem != "" {
 			return fmt.Errorf("invalid model: transition %s -[%s]-> %s %s", t.From, t.Event, t.To, problem)
+		}
+	}
+	// The digest reads the transitions in the file's order: another order
+	// of the same transitions would be another digest, which an export
+	// and import (which sort) would not give back.
+	for i := 1; i < len(m.Transitions); i++ {
+		if a, b := &m.Transitions[i-1], &m.Transitions[i]; compareInFile(a, b) > 0 {
+			return fmt.Errorf("invalid model: transition %s -[%s]-> %s is out of order, after %s -[%s]-> %s: want transitions sorted by from (__start__ first), event, then to", b.From, b.Event, b.To, a.From, a.Event, a.To)
 		}
 	}
 	for i, id := range m.Trunk {

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Schema is the value of a model file's "schema" field that this package
@@ -528,22 +529,25 @@ func (m *Model) Sort() {
 		return a < b
 	})
 	sort.Slice(m.Transitions, func(i, j int) bool {
-		a, b := m.Transitions[i], m.Transitions[j]
-		if a.From != b.From {
-			if ra, rb := rank(a.From), rank(b.From); ra != rb {
-				return ra < rb
-			}
-			return a.From < b.From
-		}
-		if a.Event != b.Event {
-			return a.Event < b.Event
-		}
-		return a.To < b.To
+		return compareInFile(&m.Transitions[i], &m.Transitions[j]) < 0
 	})
 	sort.Slice(m.Loops, func(i, j int) bool {
 		return fmt.Sprint(m.Loops[i].States) < fmt.Sprint(m.Loops[j].States)
 	})
 	m.Reindex()
+}
+
+// compareInFile orders transitions as a model file holds them (see Sort):
+// by from (CompareIDs), event, then to, byte by byte. The digest reads the
+// transitions in this order, so a reader holds files to it (Validate).
+func compareInFile(a, b *Transition) int {
+	if c := CompareIDs(a.From, b.From); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Event, b.Event); c != 0 {
+		return c
+	}
+	return strings.Compare(a.To, b.To)
 }
 
 // Uncounted reports whether m is a design without counts (fsmine import of

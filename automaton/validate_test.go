@@ -63,6 +63,9 @@ func TestReadRefusesInvalidModels(t *testing.T) {
 		{"the start labelled", `{"id":"__start__","label":"__start__"`, `{"id":"__start__","label":""`, `state "__start__" is labelled "": the start and the end keep their own labels`},
 		{"a state labelled as the end", `{"id":"a","label":"a"`, `{"id":"a","label":"__end__"`, `state "a" is labelled "__end__", the label of the start or the end`},
 		{"a state labelled as the start", `{"id":"a","label":"a"`, `{"id":"a","label":"__start__"`, `state "a" is labelled "__start__", the label of the start or the end`},
+		// Sorted by from, event, to: the digest reads them in that order,
+		// so another order of the same map would be another digest.
+		{"transitions out of order", `"from":"a","event":"ok","to":"b"`, `"from":"a","event":"zz","to":"b"`, "transition a -[retry]-> a is out of order, after a -[zz]-> b: want transitions sorted by from (__start__ first), event, then to"},
 		{"a loop naming a state twice", `{"states":["a"],"back_edges"`, `{"states":["a","a"],"back_edges"`, `loop 0 names state "a" twice`},
 		{"a schema not a string", `"schema": "fsmine.automaton/v1"`, `"schema": 1`, `schema is a JSON number, want the string "fsmine.automaton/v1"`},
 	}
@@ -128,6 +131,7 @@ func TestValidateMeaning(t *testing.T) {
 			for i, k := range GeneralizedKinds {
 				m.Transitions = append(m.Transitions, Transition{From: "a", Event: "k" + k, To: EndID, Generalized: GeneralizedKinds[i]})
 			}
+			m.Sort()
 		}, ""},
 		{"unknown kind", func(m *Model) { m.Transitions[1].Generalized = "guess" }, `transition a -[done]-> __end__: generalized is "guess", want one of skip, swap, event, follow, any-order, loose`},
 		{"examples within params", func(m *Model) {

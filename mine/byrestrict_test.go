@@ -34,6 +34,7 @@ func TestRestrictKeepsTheCapOfAGeneralisedBackEdge(t *testing.T) {
 		},
 		Loops: []automaton.Loop{{States: []string{"A", "B", "C", "D"}, BackEdges: []automaton.EdgeRef{{From: "A", Event: "ok", To: "C"}}, Count: 5, Sessions: 5, MaxIterations: 1}},
 	}
+	m.Sort()
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
 	}
