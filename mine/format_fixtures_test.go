@@ -333,6 +333,13 @@ func TestFormatErrors(t *testing.T) {
 		{"langfuse parent cycle", FormatLangfuse, "[{\"id\":\"a\",\"traceId\":\"t\",\"type\":\"SPAN\",\"parentObservationId\":\"b\"},\n{\"id\":\"b\",\"traceId\":\"t\",\"type\":\"SPAN\",\"parentObservationId\":\"a\"}]", "reading bad: line 1: observation a of trace t: its parent links form a cycle"},
 		{"langfuse own parent", FormatLangfuse, `[{"id":"a","traceId":"t","type":"SPAN","parentObservationId":"a"}]`, "reading bad: line 1: observation a of trace t: it is its own parent"},
 		{"langfuse duplicate id", FormatLangfuse, "[{\"id\":\"a\",\"traceId\":\"t\",\"type\":\"SPAN\"},\n{\"id\":\"a\",\"traceId\":\"t\",\"type\":\"TOOL\"}]", "reading bad: line 2: observation a of trace t: a second span with this id (the first: line 1: observation a of trace t)"},
+		// A wrapper is read where the exports put it, as an item of the
+		// input: one inside another took a copy of all below it per level.
+		{"langfuse page in a page", FormatLangfuse, "{\"data\":[\n {\"data\":[{\"id\":\"o\",\"traceId\":\"t\",\"type\":\"SPAN\"}]}]}", `reading bad: line 2, column 2: a list page ({"data": [...]}) inside a list page, want a Langfuse trace or observation`},
+		{"phoenix page in a page", FormatPhoenix, "{\"data\":[\n {\"data\":[]}]}", `reading bad: line 2, column 2: a page of spans ({"data": [...]}) inside a page, want a Phoenix span`},
+		{"openai agents body in a body", FormatOpenAIAgents, "{\"data\":[\n {\"data\":[]}]}", `reading bad: line 2, column 2: a {"data": [...]} body inside a body, want an OpenAI Agents trace or span`},
+		{"langsmith runs in runs", FormatLangSmith, "{\"runs\":[\n {\"runs\":[]}]}", `reading bad: line 2, column 2: a batch of runs ({"runs": [...]} or {"post": [...], "patch": [...]}) inside a batch, want a LangSmith run`},
+		{"langsmith batch in a post", FormatLangSmith, "{\"post\":[\n {\"post\":[],\"patch\":[]}]}", `reading bad: line 2, column 2: a batch of runs ({"runs": [...]} or {"post": [...], "patch": [...]}) inside a batch, want a LangSmith run`},
 		{"phoenix no trace id", FormatPhoenix, "[\n{\"name\":\"turn\",\"context\":{\"span_id\":\"s1\"},\"span_kind\":\"AGENT\"}]", "reading bad: line 2, column 1: span s1 has no context.trace_id"},
 		{"phoenix no span id", FormatPhoenix, `{"id":"x","name":"turn","context":{"trace_id":"t"},"span_kind":"AGENT"}`, "reading bad: line 1, column 1: span x has no context.span_id"},
 		{"phoenix not a span", FormatPhoenix, `{"id":"x","name":"turn","run_type":"chain"}`, `reading bad: line 1, column 1: not a Phoenix span: no "span_kind" and no "context"`},

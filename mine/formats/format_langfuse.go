@@ -173,7 +173,16 @@ func (lr *lfReader) trace(id string) *lfTrace {
 
 // item reads one item of the input: a download, a list page, a trace with
 // its observations, an observation, or a trace alone.
-func (lr *lfReader) item(raw json.RawMessage, at int64) error {
+func (lr *lfReader) item(raw json.RawMessage, at int64) error { return lr.read(raw, at, false) }
+
+// pageItem reads an item of a list page: anything item reads but a page.
+// The API's pages are the top of its responses; a page in a page would be
+// read by a call per level, each holding a copy of all below it (150
+// levels of a 2 MB file took 1 GB).
+func (lr *lfReader) pageItem(raw json.RawMessage, at int64) error { return lr.read(raw, at, true) }
+
+// read reads an item found at offset at, inPage when it is in a list page.
+func (lr *lfReader) read(raw json.RawMessage, at int64, inPage bool) error {
 	jr := lr.jr
 	if jsonKind(raw) != '{' {
 		return jr.errorAt(at, "want a Langfuse trace or observation object, found %s", jsonKindName(jsonKind(raw)))
@@ -186,7 +195,10 @@ func (lr *lfReader) item(raw json.RawMessage, at int64) error {
 	case it.Trace != nil && it.ID == "":
 		return lr.download(&it, raw, at)
 	case it.Data != nil && it.ID == "":
-		return jr.elements(it.Data, at+int64(indexRaw(raw, it.Data)), lr.item)
+		if inPage {
+			return jr.errorAt(at, "a list page ({\"data\": [...]}) inside a list page, want a Langfuse trace or observation")
+		}
+		return jr.elements(it.Data, at+int64(indexRaw(raw, it.Data)), lr.pageItem)
 	case it.Observations != nil:
 		return lr.traceItem(&it, at, it.Observations, at+int64(indexRaw(raw, it.Observations)))
 	case it.TraceID != "" || it.ParentObservationID != "" || it.StartTime != nil:

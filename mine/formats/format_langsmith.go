@@ -211,11 +211,14 @@ type lsPatch struct {
 	line int
 }
 
-func (lr *lsReader) one(raw json.RawMessage, at int64) error { return lr.item(raw, at, false) }
+func (lr *lsReader) one(raw json.RawMessage, at int64) error { return lr.item(raw, at, false, false) }
 
-// item reads one run object, or a batch of them: {"runs": [...]} or
-// {"post": [...], "patch": [...]}, as the SDK's batch endpoint takes.
-func (lr *lsReader) item(raw json.RawMessage, at int64, patch bool) error {
+// item reads one run object, or, unless inBatch, a batch of them: {"runs":
+// [...]} or {"post": [...], "patch": [...]}, as the SDK's batch endpoint
+// takes. A batch is the top of a response or request body: one in a batch
+// would be read by a call per level, each holding a copy of all below it
+// (150 levels of a 2 MB file took 0.9 GB), and is refused.
+func (lr *lsReader) item(raw json.RawMessage, at int64, patch, inBatch bool) error {
 	jr := lr.jr
 	if jsonKind(raw) != '{' {
 		return jr.errorAt(at, "want a LangSmith run object")
@@ -228,8 +231,12 @@ func (lr *lsReader) item(raw json.RawMessage, at int64, patch bool) error {
 	run := &p.run
 	if !patch && run.ID == "" {
 		switch {
+		case inBatch && (run.Runs != nil || run.Post != nil || run.Patch != nil):
+			return jr.errorAt(at, "a batch of runs ({\"runs\": [...]} or {\"post\": [...], \"patch\": [...]}) inside a batch, want a LangSmith run")
 		case run.Runs != nil:
-			return jr.elements(run.Runs, at+int64(indexRaw(raw, run.Runs)), lr.one)
+			return jr.elements(run.Runs, at+int64(indexRaw(raw, run.Runs)), func(raw json.RawMessage, at int64) error {
+				return lr.item(raw, at, false, true)
+			})
 		case run.Post != nil || run.Patch != nil:
 			for _, part := range []struct {
 				raw   json.RawMessage
@@ -239,7 +246,7 @@ func (lr *lsReader) item(raw json.RawMessage, at int64, patch bool) error {
 					continue
 				}
 				err := jr.elements(part.raw, at+int64(indexRaw(raw, part.raw)), func(raw json.RawMessage, at int64) error {
-					return lr.item(raw, at, part.patch)
+					return lr.item(raw, at, part.patch, true)
 				})
 				if err != nil {
 					return err

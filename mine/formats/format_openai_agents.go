@@ -91,8 +91,12 @@ func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 	groups := map[string]string{}
 	workflows := map[string]string{}
 	var obj jsonObject
-	var one func(raw json.RawMessage, at int64) error
-	one = func(raw json.RawMessage, at int64) error {
+	// one reads an item of the input, or of an exporter's body {"data":
+	// [...]} (inPage). A body is the top of what the exporter sends: one in
+	// a body would be read by a call per level, each holding a copy of all
+	// below it (150 levels of a 2 MB file took 1.1 GB), and is refused.
+	var one func(raw json.RawMessage, at int64, inPage bool) error
+	one = func(raw json.RawMessage, at int64, inPage bool) error {
 		if jsonKind(raw) != '{' {
 			return jr.errorAt(at, "want an OpenAI Agents trace or span object")
 		}
@@ -102,7 +106,12 @@ func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 		}
 		switch {
 		case it.Data != nil && it.Object != "trace.span" && it.Object != "trace":
-			return jr.elements(it.Data, at+int64(indexRaw(raw, it.Data)), one)
+			if inPage {
+				return jr.errorAt(at, "a {\"data\": [...]} body inside a body, want an OpenAI Agents trace or span")
+			}
+			return jr.elements(it.Data, at+int64(indexRaw(raw, it.Data)), func(raw json.RawMessage, at int64) error {
+				return one(raw, at, true)
+			})
 		case it.Object == "trace" || (it.Object == "" && it.WorkflowName != ""):
 			if it.ID == "" {
 				return jr.errorAt(at, "a trace without an id")
@@ -202,7 +211,7 @@ func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 		items = append(items, ts)
 		return nil
 	}
-	if err := jr.items(one); err != nil {
+	if err := jr.items(func(raw json.RawMessage, at int64) error { return one(raw, at, false) }); err != nil {
 		return err
 	}
 	for _, it := range items {

@@ -113,8 +113,12 @@ func convertPhoenix(r io.Reader, w io.Writer, opt ImportOptions) error {
 	own := map[*treeSpan]string{}
 	traceSession := map[string]string{}
 	var obj jsonObject
-	var one func(raw json.RawMessage, at int64) error
-	one = func(raw json.RawMessage, at int64) error {
+	// one reads an item of the input, or of the API's page (inPage). A
+	// page is the top of a response: a page in a page would be read by a
+	// call per level, each holding a copy of all below it (150 levels of a
+	// 2 MB file took 1 GB), and is refused.
+	var one func(raw json.RawMessage, at int64, inPage bool) error
+	one = func(raw json.RawMessage, at int64, inPage bool) error {
 		if jsonKind(raw) != '{' {
 			return jr.errorAt(at, "want a Phoenix span object, found %s", jsonKindName(jsonKind(raw)))
 		}
@@ -123,7 +127,12 @@ func convertPhoenix(r io.Reader, w io.Writer, opt ImportOptions) error {
 			return err
 		}
 		if sp.Data != nil && sp.SpanKind == "" && sp.Context == nil {
-			return jr.elements(sp.Data, at+int64(indexRaw(raw, sp.Data)), one)
+			if inPage {
+				return jr.errorAt(at, "a page of spans ({\"data\": [...]}) inside a page, want a Phoenix span")
+			}
+			return jr.elements(sp.Data, at+int64(indexRaw(raw, sp.Data)), func(raw json.RawMessage, at int64) error {
+				return one(raw, at, true)
+			})
 		}
 		if err := json.Unmarshal(raw, &sp.raw); err != nil {
 			return jr.errorAt(at, "%v", err)
@@ -181,7 +190,7 @@ func convertPhoenix(r io.Reader, w io.Writer, opt ImportOptions) error {
 		}
 		return nil
 	}
-	if err := jr.items(one); err != nil {
+	if err := jr.items(func(raw json.RawMessage, at int64) error { return one(raw, at, false) }); err != nil {
 		return err
 	}
 	for _, s := range spans {
