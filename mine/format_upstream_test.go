@@ -691,6 +691,33 @@ func TestLangfuseObservationList(t *testing.T) {
 	}
 }
 
+// TestLangfuseV2Observations reads a page of the v2 observations API (GET
+// /api/public/v2/observations, its default field groups core and basic),
+// which returns no traces: the session is the one the observations carry,
+// not each trace's id. The page is written by hand from the API's
+// definition (langfuse/langfuse@62751446149b702b419a9292ddfc2280cdf74b8c:
+// fern/apis/server/definition/commons.yml ObservationV2, observations.yml
+// ObservationsV2Response).
+func TestLangfuseV2Observations(t *testing.T) {
+	in := `{"data":[
+{"id":"o1","traceId":"t1","startTime":"2026-08-01T10:00:00.000Z","endTime":"2026-08-01T10:00:01.000Z","projectId":"p1","parentObservationId":null,"type":"TOOL","isRootObservation":true,"name":"lookup_order","level":"DEFAULT","statusMessage":null,"version":null,"environment":"default","bookmarked":false,"public":false,"userId":"u1","sessionId":"chat-42"},
+{"id":"o2","traceId":"t2","startTime":"2026-08-01T10:01:00.000Z","endTime":"2026-08-01T10:01:01.000Z","projectId":"p1","parentObservationId":null,"type":"TOOL","isRootObservation":true,"name":"issue_refund","level":"DEFAULT","statusMessage":null,"version":null,"environment":"default","bookmarked":false,"public":false,"userId":"u1","sessionId":"chat-42"},
+{"id":"o3","traceId":"t2","startTime":"2026-08-01T10:01:02.000Z","endTime":"2026-08-01T10:01:03.000Z","projectId":"p1","parentObservationId":null,"type":"TOOL","isRootObservation":true,"name":"notify","level":"DEFAULT","statusMessage":null,"version":null,"environment":"default","bookmarked":false,"public":false,"userId":"u1","sessionId":null}
+],"meta":{"cursor":null}}`
+	lg, err := Read([]Input{strInput("v2.json", in)}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lg.Files[0].Format; got != FormatLangfuse {
+		t.Errorf("format %s, want %s", got, FormatLangfuse)
+	}
+	// o3 carries no session: it takes its trace's, from o2.
+	want := "chat-42: lookup_order/ok issue_refund/ok notify/ok"
+	if got := strings.Join(sessionLines(lg), "\n"); got != want {
+		t.Errorf("sessions:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 // TestXESCaseInSeveralTraces: a case whose events come in two traces of one
 // file goes on where its first trace stopped, in either sort order; before,
 // the second trace's steps started again at 0 and interleaved with the

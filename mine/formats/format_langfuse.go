@@ -9,13 +9,18 @@ package formats
 // as a JSON array, or in the list endpoints' {"data": [...]}; observations
 // on their own (GET /api/public/observations, or a JSON array of them) are
 // read too, and so is the UI's trace download, {"trace": {...},
-// "observations": [...]}. An observation's "metadata" (an object, or JSON
+// "observations": [...]}. The v2 observations API (GET
+// /api/public/v2/observations, ObservationV2), which Langfuse v4 reads
+// spans and traces through in place of the deprecated trace and v1
+// observation endpoints, returns no traces: each observation carries its
+// trace's "sessionId" itself. An observation's "metadata" (an object, or JSON
 // text of one) carries LangGraph's langgraph_node and langgraph_step and
 // LangChain's thread_id, and under "attributes" the OpenTelemetry
 // attributes the span came with (gen_ai.*, openinference.span.kind,
 // session.id). Followed: the API definitions in langfuse/langfuse
 // fern/apis/server/definition/commons.yml (Trace, TraceWithFullDetails,
-// Observation, ObservationsView, ObservationLevel, ObservationType) and the
+// Observation, ObservationsView, ObservationV2, ObservationLevel,
+// ObservationType), observations.yml (ObservationsV2Response) and the
 // framework traces under packages/shared/scripts/seeder/utils/framework-traces/.
 
 import (
@@ -127,11 +132,15 @@ func (m lfMeta) conversation() string {
 // lfTrace is what a trace gives its observations.
 type lfTrace struct {
 	id, name, session, user, conv string
+	// sessionBy names what gave the session and its line, for the error
+	// of another that gives a different one.
+	sessionBy string
 }
 
 // convertLangfuse writes a record per observation that is a step (see
 // foldSpans; ImportOptions.KeepSpans writes every one). The session is the
-// trace's sessionId, else the first conversation its observations name
+// sessionId of the trace or of its observations (which must agree), else
+// the first conversation its observations name
 // (gen_ai.conversation.id, a thread_id, session_id or conversation_id in
 // their metadata, session.id), else the trace id. The node is the agent's,
 // tool's or graph node's name (langgraph_node), else the observation's
@@ -241,7 +250,10 @@ func (lr *lfReader) traceItem(it *lfItem, at int64, obs json.RawMessage, obsAt i
 		return jr.errorAt(at, "a trace without an id")
 	}
 	t := lr.trace(it.ID)
-	t.name, t.session, t.user = it.Name, it.SessionID, it.UserID
+	t.name, t.user = it.Name, it.UserID
+	if err := lr.session(t, it.SessionID, at, "trace "+it.ID); err != nil {
+		return err
+	}
 	if c := parseLfMeta(it.Metadata).conversation(); c != "" && t.conv == "" {
 		t.conv = c
 	}
@@ -289,6 +301,9 @@ func (lr *lfReader) observation(o *lfItem, at int64) error {
 	end, hasEnd := jsonTime(o.EndTime)
 	meta := parseLfMeta(o.Metadata)
 	t := lr.trace(o.TraceID)
+	if err := lr.session(t, o.SessionID, at, "observation "+o.ID+" of trace "+o.TraceID); err != nil {
+		return err
+	}
 	event := "ok"
 	switch strings.ToUpper(o.Level) {
 	case "ERROR":
@@ -332,6 +347,25 @@ func (lr *lfReader) observation(o *lfItem, at int64) error {
 	lr.spans = append(lr.spans, s)
 	if c := meta.conversation(); c != "" && t.conv == "" {
 		t.conv = c
+	}
+	return nil
+}
+
+// session gives trace t the sessionId s (none when ""), which what, found
+// at offset at, carries. The trace and each of its observations carry the
+// trace's session in the v2 API; two that differ would make the session up
+// to the order of the input, and stop the read naming both lines.
+func (lr *lfReader) session(t *lfTrace, s string, at int64, what string) error {
+	if s == "" {
+		return nil
+	}
+	line, _ := lr.jr.pr.pos(at)
+	switch t.session {
+	case "":
+		t.session, t.sessionBy = s, what+" (line "+itoa(line)+")"
+	case s:
+	default:
+		return lr.jr.errorAt(at, "%s: sessionId %q, but %s has sessionId %q", what, s, t.sessionBy, t.session)
 	}
 	return nil
 }
