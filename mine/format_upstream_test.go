@@ -718,6 +718,52 @@ func TestLangfuseV2Observations(t *testing.T) {
 	}
 }
 
+// TestSpanAttrsByPath checks that the OpenTelemetry and OpenInference
+// attributes Phoenix and Langfuse records carry are reached by a dotted
+// path, as OTLP's are: they were written as flat keys ("tool.name"), which
+// no path reaches, so --field and label rules missed them.
+func TestSpanAttrsByPath(t *testing.T) {
+	tests := []struct {
+		name, in string
+		fields   []string
+		want     string
+	}{
+		{
+			name:   "phoenix tool.name",
+			in:     `{"name":"call","context":{"trace_id":"t","span_id":"s"},"span_kind":"TOOL","start_time":"2026-01-01T00:00:00Z","attributes":{"tool.name":"lookup","session.id":"c"}}`,
+			fields: []string{"node=attrs.tool.name"},
+			want:   "c: lookup/ok",
+		},
+		{
+			name:   "phoenix graph.node.id and llm.model_name",
+			in:     `{"name":"n","context":{"trace_id":"t","span_id":"s"},"span_kind":"LLM","start_time":"2026-01-01T00:00:00Z","attributes":{"graph":{"node":{"id":"plan"}},"llm.model_name":"m1"}}`,
+			fields: []string{"node=attrs.graph.node.id", "session_id=attrs.llm.model_name"},
+			want:   "m1: plan/ok",
+		},
+		{
+			name:   "langfuse gen_ai and openinference",
+			in:     `{"id":"t1","sessionId":"s1","observations":[{"id":"o1","traceId":"t1","type":"SPAN","name":"x","startTime":"2026-01-01T00:00:01Z","metadata":{"attributes":{"gen_ai.operation.name":"execute_tool","gen_ai.tool.name":"lookup","openinference.span.kind":"TOOL"}}}]}`,
+			fields: []string{"node=attrs.gen_ai.tool.name", "event=attrs.openinference.span.kind"},
+			want:   "s1: lookup/TOOL",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fields, err := ParseFieldMap(tt.fields)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lg, err := Read([]Input{strInput("spans.json", tt.in)}, ReadOptions{Fields: fields, Strict: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(sessionLines(lg), "\n"); got != tt.want {
+				t.Errorf("sessions %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 // TestXESCaseInSeveralTraces: a case whose events come in two traces of one
 // file goes on where its first trace stopped, in either sort order; before,
 // the second trace's steps started again at 0 and interleaved with the

@@ -328,9 +328,15 @@ func (lr *lfReader) observation(o *lfItem, at int64) error {
 	for _, k := range []string{"langgraph_node", "langgraph_step"} {
 		obj.raw(k, meta.top[k])
 	}
+	// Nested as OTLP's are, so that a path (attrs.gen_ai.tool.name)
+	// reaches them: a key "gen_ai.tool.name" is out of every path's reach.
+	var nest attrTree
 	for _, k := range []string{"gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.tool.name", "openinference.span.kind"} {
-		obj.strNonEmpty(k, meta.attr(k))
+		if v := meta.attr(k); v != "" {
+			nest.set(k, appendJSONString(nil, v))
+		}
 	}
+	nest.write(obj)
 	obj.close()
 	line, _ := jr.pr.pos(at)
 	s := &treeSpan{

@@ -170,9 +170,15 @@ func convertPhoenix(r io.Reader, w io.Writer, opt ImportOptions) error {
 		obj.strNonEmpty("span_kind", sp.SpanKind)
 		obj.strNonEmpty("status_code", sp.StatusCode)
 		obj.strNonEmpty("status_message", sp.StatusMessage)
+		// Nested as OTLP's are, so that a path (attrs.tool.name) reaches
+		// them: a key "tool.name" is out of every path's reach.
+		var nest attrTree
 		for _, k := range []string{"tool.name", "agent.name", "graph.node.id", "llm.model_name"} {
-			obj.strNonEmpty(k, sp.attr(k))
+			if v := sp.attr(k); v != "" {
+				nest.set(k, appendJSONString(nil, v))
+			}
 		}
+		nest.write(&obj)
 		obj.close()
 		s := &treeSpan{
 			spanItem: spanItem{trace: trace, id: id, parent: sp.ParentID,
