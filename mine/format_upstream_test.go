@@ -614,6 +614,28 @@ func TestOpenAIAgentsSpanCycle(t *testing.T) {
 	}
 }
 
+// TestOpenAIAgentsTraceTwice checks that a trace given twice alike (an
+// exporter's retry) is read once, and one given again with another
+// group_id stops the read naming both lines: the last one was kept
+// without a word, moving the trace's spans to its conversation.
+func TestOpenAIAgentsTraceTwice(t *testing.T) {
+	trace := `{"object":"trace","id":"tr1","workflow_name":"w","group_id":"conv-A"}` + "\n"
+	span := `{"object":"trace.span","id":"s1","trace_id":"tr1","parent_id":null,"started_at":"2026-01-01T00:00:00Z","ended_at":"2026-01-01T00:00:01Z","span_data":{"type":"function","name":"lookup"},"error":null}` + "\n"
+	lg, err := Read([]Input{strInput("again.jsonl", trace+span+trace)}, ReadOptions{})
+	if err != nil {
+		t.Fatalf("a trace given again alike: %v", err)
+	}
+	if got, want := strings.Join(sessionLines(lg), "\n"), "conv-A: function:lookup/ok"; got != want {
+		t.Errorf("sessions %q, want %q", got, want)
+	}
+	other := strings.Replace(trace, "conv-A", "conv-B", 1)
+	_, err = Read([]Input{strInput("dup.jsonl", trace+span+other)}, ReadOptions{})
+	want := `reading dup.jsonl: line 3, column 1: trace tr1: a second trace with this id, of group_id "conv-B" and workflow_name "w" (the first: line 1, of group_id "conv-A" and workflow_name "w")`
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+}
+
 // TestCSVNoColumnsWithField checks that the error for a CSV without known
 // columns asks only for the --field flags not given.
 func TestCSVNoColumnsWithField(t *testing.T) {

@@ -79,7 +79,9 @@ type oaSpanData struct {
 // generation, response and the voice spans stand alone. The event is error
 // when the span has an error, triggered for a guardrail that tripped, else
 // ok. The session is the group_id of the span's trace (when the trace item
-// is in the input), else the trace id; spans are ordered by started_at,
+// is in the input), else the trace id (a trace given twice alike is read
+// once; with another group_id or workflow_name it is an error naming both
+// lines); spans are ordered by started_at,
 // and spans that start at the same time (the JS SDK records milliseconds,
 // and a handoff and the next agent's first span often share one) by the
 // span tree: children after their parent, depth first (see spanTreeOrder).
@@ -90,6 +92,7 @@ func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 	var items []*treeSpan
 	groups := map[string]string{}
 	workflows := map[string]string{}
+	traceLine := map[string]int{}
 	var obj jsonObject
 	// one reads an item of the input, or of an exporter's body {"data":
 	// [...]} (inPage). A body is the top of what the exporter sends: one in
@@ -116,6 +119,17 @@ func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 			if it.ID == "" {
 				return jr.errorAt(at, "a trace without an id")
 			}
+			// A trace given again (an exporter's retry) is one trace; given
+			// again otherwise, which group and workflow hold would be up to
+			// the order of the input.
+			if first, seen := traceLine[it.ID]; seen {
+				if it.GroupID != groups[it.ID] || it.WorkflowName != workflows[it.ID] {
+					return jr.errorAt(at, "trace %s: a second trace with this id, of group_id %q and workflow_name %q (the first: line %d, of group_id %q and workflow_name %q)",
+						it.ID, it.GroupID, it.WorkflowName, first, groups[it.ID], workflows[it.ID])
+				}
+				return nil
+			}
+			traceLine[it.ID], _ = jr.pr.pos(at)
 			if it.GroupID != "" {
 				groups[it.ID] = it.GroupID
 			}
