@@ -563,3 +563,67 @@ func TestDetectLongFirstValue(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONImportBadText: a string that is not UTF-8, or holds half a
+// UTF-16 surrogate pair, is refused where the JSON decoder would have made
+// it U+FFFD and two sessions or nodes one. OTLP skips the line it is on,
+// as a bad JSONL line is skipped (and --strict stops there); the other
+// JSON importers stop the read at it.
+func TestJSONImportBadText(t *testing.T) {
+	otlp := func(id, name string) string {
+		return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01","spanId":"` + id + `","name":"` + name + `","startTimeUnixNano":"1783000000000000000"}]}]}]}` + "\n"
+	}
+	for _, tt := range []struct {
+		name, input string
+		want        string // the sessions read
+		bad         string // the skipped lines, as file:line: reason
+	}{
+		{"latin-1", otlp("a", "cafe") + otlp("b", "caf\xe9") + otlp("c", "caf\xe8"), "01: cafe/ok",
+			"in:2: a string holds bytes that are not UTF-8\nin:3: a string holds bytes that are not UTF-8"},
+		{"lone surrogate", otlp("a", `s\ud83d\ude00`) + otlp("b", `s\ud800`) + otlp("c", `s\udfff`), "01: s\U0001F600/ok",
+			"in:2: a string holds \\ud800, half of a UTF-16 surrogate pair\nin:3: a string holds \\udfff, half of a UTF-16 surrogate pair"},
+		{"escaped backslash", otlp("a", `s\\ud800`), `01: s\ud800/ok`, ""},
+	} {
+		t.Run("otlp "+tt.name, func(t *testing.T) {
+			lg, err := Read([]Input{strInput("in", tt.input)}, ReadOptions{Format: FormatOTLP})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var bad []string
+			for _, b := range lg.Bad {
+				bad = append(bad, b.String())
+			}
+			if got := strings.Join(sessionLines(lg), "\n"); got != tt.want {
+				t.Errorf("sessions:\n%s\nwant:\n%s", got, tt.want)
+			}
+			if got := strings.Join(bad, "\n"); got != tt.bad || lg.Skipped != len(bad) {
+				t.Errorf("%d skipped:\n%s\nwant:\n%s", lg.Skipped, got, tt.bad)
+			}
+			_, err = Read([]Input{strInput("in", tt.input)}, ReadOptions{Format: FormatOTLP, Strict: true})
+			if first, _, _ := strings.Cut(tt.bad, "\n"); (err == nil) != (first == "") || err != nil && err.Error() != first {
+				t.Errorf("strict: %v, want %q", err, first)
+			}
+		})
+	}
+	lf := func(session string) string {
+		return `{"id":"t1","timestamp":"2026-01-01T00:00:00Z","name":"run","sessionId":"` + session + `","observations":[{"id":"o1","traceId":"t1","type":"TOOL","name":"lookup","startTime":"2026-01-01T00:00:01Z"}]}` + "\n"
+	}
+	for _, tt := range []struct {
+		name, format, input, want string
+	}{
+		{"langfuse latin-1", FormatLangfuse, lf("user-a") + lf("user-\xe9"), "reading in: line 2, column 78: a string holds bytes that are not UTF-8"},
+		{"langfuse lone surrogate", FormatLangfuse, lf("user-a") + lf(`user-\udfff`), `reading in: line 2, column 78: a string holds \udfff, half of a UTF-16 surrogate pair`},
+		{"langfuse observation in a download", FormatLangfuse, "{\"trace\":{\"id\":\"t1\"},\"observations\":[\n{\"id\":\"o\xff\",\"traceId\":\"t1\",\"type\":\"SPAN\"}]}", "reading in: line 2, column 9: a string holds bytes that are not UTF-8"},
+		{"phoenix lone surrogate", FormatPhoenix, `{"name":"s\ud800","context":{"trace_id":"t","span_id":"a"},"span_kind":"TOOL"}`, `reading in: line 1, column 11: a string holds \ud800, half of a UTF-16 surrogate pair`},
+		{"openai agents latin-1", FormatOpenAIAgents, "{\"object\":\"trace\",\"id\":\"t\",\"group_id\":\"g\xe9\"}", "reading in: line 1, column 41: a string holds bytes that are not UTF-8"},
+		{"langsmith lone surrogate", FormatLangSmith, `[{"id":"a","trace_id":"a","name":"x\udc00","run_type":"tool"}]`, `reading in: line 1, column 36: a string holds \udc00, half of a UTF-16 surrogate pair`},
+		{"tau2 simulation", FormatTau, "{\"simulations\":[\n{\"id\":\"s\xe9\",\"messages\":[{\"role\":\"user\"}]}]}", "reading in: line 2, column 9: a string holds bytes that are not UTF-8"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Read([]Input{strInput("in", tt.input)}, ReadOptions{Format: tt.format})
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("error %v, want %s", err, tt.want)
+			}
+		})
+	}
+}

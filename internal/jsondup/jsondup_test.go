@@ -1,6 +1,7 @@
 package jsondup
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -91,4 +92,54 @@ func TestKnownKeys(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBadText: BadText finds what Text finds, at the offset of the bad
+// byte or escape.
+func TestBadText(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		off  int // -1: none
+		what string
+	}{
+		{`{"a":"b"}`, -1, ""},
+		{`{"caf\u00e9":"\ud83d\ude00 \ufffd ` + "\uFFFD é" + `"}`, -1, ""},
+		{`{"a":"\\ud800"}`, -1, ""},
+		{`{"a":"\\\\\ud800"}`, 10, `\ud800, half of a UTF-16 surrogate pair`},
+		{`{"a":"\"\ud800"}`, 8, `\ud800, half of a UTF-16 surrogate pair`},
+		{`{"a":"\ud800\u0041"}`, 6, `\ud800, half of a UTF-16 surrogate pair`},
+		{`{"a":"\udc00\ud800"}`, 6, `\udc00, half of a UTF-16 surrogate pair`},
+		{"{\"a\":\n\"b\xff\"}", 8, "bytes that are not UTF-8"},
+		{"{\"\xc3\":\"\\ud800\"}", 2, "bytes that are not UTF-8"},
+		{"{\"a\":\"\\ud800\",\"\xc3\":1}", 6, `\ud800, half of a UTF-16 surrogate pair`},
+		{`["\ud83d"]`, 2, `\ud83d, half of a UTF-16 surrogate pair`},
+	} {
+		off, what, found := BadText([]byte(tc.in))
+		if !found {
+			off = -1
+		}
+		if off != tc.off || what != tc.what {
+			t.Errorf("BadText(%q) = %d, %q; want %d, %q", tc.in, off, what, tc.off, tc.what)
+		}
+		if textErr := Text([]byte(tc.in)); (textErr != nil) != found {
+			t.Errorf("BadText(%q) found %v, Text %v", tc.in, found, textErr)
+		}
+	}
+}
+
+// FuzzBadText holds BadText to Text on every value a decoder reads: both
+// find a bad string or neither does.
+func FuzzBadText(f *testing.F) {
+	for _, s := range []string{`{"a":"\ud800"}`, `["\\ud800","\ud83d\ude00"]`, "{\"a\":\"\xe9\"}", `{"\\\\\udc00":1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		_, _, found := BadText(data)
+		if want := Text(data) != nil; found != want {
+			t.Fatalf("BadText(%q) found %v, Text %v", data, found, want)
+		}
+	})
 }

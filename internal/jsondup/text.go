@@ -1,6 +1,7 @@
 package jsondup
 
 import (
+	"bytes"
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -86,4 +87,54 @@ func hex4(s []byte) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
+}
+
+// BadText is Text for a JSON value a decoder has read without error, for
+// callers that place the string themselves: the offset in data of the
+// first bad byte or \u escape, and what is wrong there ("bytes that are
+// not UTF-8", "\ud800, half of a UTF-16 surrogate pair"); found is false
+// when every string is as written. In such data only strings hold bytes
+// past ASCII or backslashes, so it need not follow the grammar: it checks
+// the whole of data as UTF-8 and looks at each \u, at the speed of
+// utf8.Valid and bytes.Index, so that importers can ask it of every item
+// they decode (as Twice).
+func BadText(data []byte) (off int, what string, found bool) {
+	off = -1
+	if !utf8.Valid(data) {
+		for i := 0; i < len(data); {
+			r, n := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && n == 1 {
+				off, what = i, "bytes that are not UTF-8"
+				break
+			}
+			i += n
+		}
+	}
+	for i := 0; ; {
+		k := bytes.Index(data[i:], []byte(`\u`))
+		if k < 0 {
+			break
+		}
+		i += k
+		if off >= 0 && i > off {
+			break
+		}
+		// The backslash escapes the u only after an even run of
+		// backslashes ("\\u" is a backslash, then text); each run comes
+		// before one \u at most, so the look back is linear in all.
+		run := 0
+		for j := i - 1; j >= 0 && data[j] == '\\'; j-- {
+			run++
+		}
+		if run%2 == 1 {
+			i += 2
+			continue
+		}
+		n, half := escapeLen(data[i:])
+		if half {
+			return i, string(data[i:i+6]) + ", half of a UTF-16 surrogate pair", true
+		}
+		i += n
+	}
+	return off, what, off >= 0
 }

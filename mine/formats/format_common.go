@@ -319,6 +319,21 @@ type jsonReader struct {
 	// before the current item is asked for again (see stream).
 	stream bool
 	peek   []byte // next's look at what the decoder holds
+	// clean is the span of offsets, the current item's, whose strings
+	// are known to be as written (see badText), so that the values
+	// decoded from within it are not looked at again.
+	clean [2]int64
+	// skipBadText makes items skip an item with a string that is not as
+	// written (see badText) and keep it in skipped, for the importer to
+	// write as a note (writeSkipped), rather than stop there.
+	skipBadText bool
+	skipped     []skippedItem
+}
+
+// skippedItem is an item items skipped: its input line and why.
+type skippedItem struct {
+	line   int
+	reason string
 }
 
 // streamItems declares that each item is done with once items' fn returns
@@ -424,6 +439,9 @@ func (j *jsonReader) next() {
 func (j *jsonReader) unmarshal(raw []byte, at int64, v any) error {
 	err := json.Unmarshal(raw, v)
 	if err == nil {
+		if err := j.badText(raw, at); err != nil {
+			return err
+		}
 		// The decoder kept the last of a key given twice, and matches a
 		// field's name in any case ("name", "Name"): which value holds
 		// would be up to the reader.
@@ -453,6 +471,53 @@ func (j *jsonReader) unmarshal(raw []byte, at int64, v any) error {
 		return j.errorAt(at+max(se.Offset-1, 0), "%s", strings.TrimPrefix(se.Error(), "json: "))
 	}
 	return j.errorAt(at, "%v", err)
+}
+
+// badText refuses raw (found at offset at), a value the decoder has read,
+// when a string of it holds bytes that are not UTF-8 or a \u escape of
+// half a UTF-16 surrogate pair, naming the position: the decoder makes
+// either U+FFFD, so that "caf\xe9" and "caf\xe8" in Latin-1, or
+// "s\ud800" and "s\udfff", would be one session or node without a word
+// (fsmine's own records are refused for it as well; see mine/jsonscan.go).
+// Every string of raw is looked at, read or not, as keys given twice are:
+// what a string becomes is the importer's to say. A value within the span
+// already found clean (see items) is not looked at again.
+func (j *jsonReader) badText(raw []byte, at int64) error {
+	if at >= j.clean[0] && at+int64(len(raw)) <= j.clean[1] {
+		return nil
+	}
+	if off, what, bad := jsondup.BadText(raw); bad {
+		return j.errorAt(at+int64(off), "a string holds %s", what)
+	}
+	j.clean = [2]int64{at, at + int64(len(raw))}
+	return nil
+}
+
+// item calls fn with an item of the input found at offset at, once its
+// strings are known to be as written (see badText); with skipBadText, an
+// item that holds one that is not is kept in skipped and fn is not called.
+func (j *jsonReader) item(fn func(raw json.RawMessage, at int64) error, raw json.RawMessage, at int64) error {
+	if err := j.badText(raw, at); err != nil {
+		if !j.skipBadText {
+			return err
+		}
+		off, what, _ := jsondup.BadText(raw)
+		line, _ := j.pr.pos(at + int64(off))
+		j.skipped = append(j.skipped, skippedItem{line, "a string holds " + what})
+		return nil
+	}
+	return fn(raw, at)
+}
+
+// writeSkipped writes a note of each item items skipped (see
+// skipBadText) to rw.
+func (j *jsonReader) writeSkipped(rw *recordWriter) error {
+	for _, s := range j.skipped {
+		if err := writeNote(rw, true, s.line, "", s.reason); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // jsonTypeName names a Go type of a decoding target as JSON would.
@@ -496,7 +561,7 @@ func (j *jsonReader) items(fn func(raw json.RawMessage, at int64) error) error {
 			if err := j.dec.Decode(&raw); err != nil {
 				return j.decodeError(err)
 			}
-			if err := fn(raw, j.dec.InputOffset()-int64(len(raw))); err != nil {
+			if err := j.item(fn, raw, j.dec.InputOffset()-int64(len(raw))); err != nil {
 				return err
 			}
 			// Done with the element: the space and comma More reads past
@@ -519,7 +584,7 @@ func (j *jsonReader) items(fn func(raw json.RawMessage, at int64) error) error {
 		if err != nil {
 			return j.decodeError(err)
 		}
-		if err := fn(raw, j.dec.InputOffset()-int64(len(raw))); err != nil {
+		if err := j.item(fn, raw, j.dec.InputOffset()-int64(len(raw))); err != nil {
 			return err
 		}
 	}

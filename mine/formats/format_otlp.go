@@ -347,6 +347,7 @@ func otlpNanos(raw json.RawMessage) (int64, bool, error) {
 func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
 	jr.streamItems(opt.maxItem)
+	jr.skipBadText = true
 	defer jr.release()
 	var spans []*treeSpan
 	type traceSession struct{ conv, sess string }
@@ -491,5 +492,10 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 		ts := traces[p.it.trace]
 		p.it.session = firstOf(p.conv, ts.conv, p.sess, ts.sess, p.it.trace)
 	}
-	return writeTreeSpans(w, spans, opt)
+	rw := newRecordWriter(w)
+	defer rw.release()
+	if err := jr.writeSkipped(rw); err != nil {
+		return err
+	}
+	return writeTreeSpansTo(rw, spans, opt, nil)
 }
