@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -625,5 +626,47 @@ func TestJSONImportBadText(t *testing.T) {
 				t.Errorf("error %v, want %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestOTLPIDCase: OTLP trace and span ids are hex in any case, so spans
+// whose ids differ in case only are one trace and linked to their parent;
+// the records and the session taken from the trace id carry them in lower
+// case. An id that is not hex is taken as written.
+func TestOTLPIDCase(t *testing.T) {
+	span := func(trace, id, parent, tool string, start int) string {
+		return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"` + trace + `","spanId":"` + id + `","parentSpanId":"` + parent + `","name":"x","startTimeUnixNano":"178300000000000000` + strconv.Itoa(start) + `","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"execute_tool"}},{"key":"gen_ai.tool.name","value":{"stringValue":"` + tool + `"}}]}]}]}]}` + "\n"
+	}
+	for _, tt := range []struct {
+		name, input, want string
+	}{
+		{"hex", span("AAAA01", "00A1", "", "lookup", 1) + span("aaaa01", "00a2", "00a1", "refund", 2) + span("AaAa01", "00A3", "00A2", "verify", 3),
+			"aaaa01: execute_tool:lookup/ok execute_tool:refund/ok execute_tool:verify/ok"},
+		{"not hex", span("T1", "s1", "", "lookup", 1) + span("t1", "s2", "", "refund", 2),
+			"T1: execute_tool:lookup/ok\nt1: execute_tool:refund/ok"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			lg, err := Read([]Input{strInput("in", tt.input)}, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(sessionLines(lg), "\n"); got != tt.want {
+				t.Errorf("sessions:\n%s\nwant:\n%s", got, tt.want)
+			}
+			if len(lg.Warnings) > 0 {
+				t.Errorf("warnings %v, want none", lg.Warnings)
+			}
+		})
+	}
+	var out bytes.Buffer
+	if err := formatNamed("otlp").Convert(strings.NewReader(span("AB01", "CD02", "EF03", "lookup", 1)), &out, ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `"trace_id":"ab01","span_id":"cd02","parent_span_id":"ef03"`; !strings.Contains(out.String(), want) {
+		t.Errorf("record %s, want it to hold %s", out.String(), want)
+	}
+	_, err := Read([]Input{strInput("in", span("ab", "A1", "", "lookup", 1)+span("ab", "a1", "", "refund", 2))}, ReadOptions{})
+	if want := "line 2: span a1 of trace ab: a second span with this id (the first: line 1: span A1 of trace ab)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want one holding %q", err, want)
 	}
 }

@@ -281,6 +281,28 @@ func otlpAttrTree(kvs []otlpKV) *attrTree {
 	return t
 }
 
+// otlpID is a trace or span id as the spans of a trace are linked by and
+// the records carry it: OTLP/JSON writes ids as hex, which the
+// specification reads in any case (its own example is in upper case), so
+// a hex id is taken in lower case, the W3C Trace Context's; an id that is
+// not hex is no OTLP id and is taken as written.
+func otlpID(s string) string {
+	lower := true
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
+		case 'A' <= c && c <= 'F':
+			lower = false
+		default:
+			return s
+		}
+	}
+	if lower {
+		return s
+	}
+	return strings.ToLower(s)
+}
+
 var otlpKinds = []string{"unspecified", "internal", "server", "client", "producer", "consumer"}
 
 // otlpEnum reads an enum given as its number or its name ("SPAN_KIND_SERVER",
@@ -400,6 +422,7 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 					if sp.SpanID == "" {
 						return jr.errorAt(at, "a span of trace %s without a spanId (%q)", sp.TraceID, sp.Name)
 					}
+					trace, id, parent := otlpID(sp.TraceID), otlpID(sp.SpanID), otlpID(sp.ParentSpanID)
 					start, hasStart, err := otlpNanos(sp.Start)
 					if err != nil {
 						return errorf("%s: startTimeUnixNano %s: %v", where(), sp.Start, err)
@@ -426,9 +449,9 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 					}
 					obj.reset()
 					obj.str(FieldEvent, event)
-					obj.str("trace_id", sp.TraceID)
-					obj.strNonEmpty("span_id", sp.SpanID)
-					obj.strNonEmpty("parent_span_id", sp.ParentSpanID)
+					obj.str("trace_id", trace)
+					obj.strNonEmpty("span_id", id)
+					obj.strNonEmpty("parent_span_id", parent)
 					obj.str("name", sp.Name)
 					if k := otlpEnum(sp.Kind, "span_kind_", otlpKinds); k > 0 && k < len(otlpKinds) {
 						obj.str("kind", otlpKinds[k])
@@ -447,7 +470,7 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 						obj.close()
 					}
 					it := &treeSpan{
-						spanItem: spanItem{trace: sp.TraceID, id: sp.SpanID, parent: sp.ParentSpanID,
+						spanItem: spanItem{trace: trace, id: id, parent: parent,
 							start: start, hasTime: hasStart, seq: len(spans), body: append([]byte(nil), obj.bytes()...)},
 						name: sp.Name, end: end, hasEnd: hasEnd, line: line, where: where(),
 					}
@@ -469,10 +492,10 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 						p.sess = otlpAttr(rs.Resource.Attributes, "session.id")
 					}
 					pend = append(pend, p)
-					ts := traces[sp.TraceID]
+					ts := traces[trace]
 					if ts == nil {
 						ts = &traceSession{}
-						traces[sp.TraceID] = ts
+						traces[trace] = ts
 					}
 					if ts.conv == "" {
 						ts.conv = p.conv
