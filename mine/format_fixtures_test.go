@@ -644,6 +644,8 @@ func TestOTLPIDCase(t *testing.T) {
 			"aaaa01: execute_tool:lookup/ok execute_tool:refund/ok execute_tool:verify/ok"},
 		{"not hex", span("T1", "s1", "", "lookup", 1) + span("t1", "s2", "", "refund", 2),
 			"T1: execute_tool:lookup/ok\nt1: execute_tool:refund/ok"},
+		{"zero parent", span("ab", "a1", "0000000000000000", "lookup", 1) + span("ab", "a2", "a1", "refund", 2),
+			"ab: execute_tool:lookup/ok execute_tool:refund/ok"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			lg, err := Read([]Input{strInput("in", tt.input)}, ReadOptions{})

@@ -423,6 +423,12 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 						return jr.errorAt(at, "a span of trace %s without a spanId (%q)", sp.TraceID, sp.Name)
 					}
 					trace, id, parent := otlpID(sp.TraceID), otlpID(sp.SpanID), otlpID(sp.ParentSpanID)
+					if strings.Trim(parent, "0") == "" {
+						// All zeros is the invalid span id, which some
+						// exporters write for a root's parent: no parent,
+						// not one missing from the input.
+						parent = ""
+					}
 					start, hasStart, err := otlpNanos(sp.Start)
 					if err != nil {
 						return errorf("%s: startTimeUnixNano %s: %v", where(), sp.Start, err)
