@@ -672,3 +672,37 @@ func TestOTLPIDCase(t *testing.T) {
 		t.Errorf("error %v, want one holding %q", err, want)
 	}
 }
+
+// TestOTLPSpanLines: the spans of a document on several lines are named
+// by their own lines, in errors and in the records' places, as the other
+// span formats name theirs; they were all named by the document's first.
+func TestOTLPSpanLines(t *testing.T) {
+	span := func(id, tool string) string {
+		return "      {\"traceId\": \"ab\", \"spanId\": \"" + id + "\", \"name\": \"x\", \"startTimeUnixNano\": \"1783000000000000000\",\n" +
+			"       \"attributes\": [{\"key\": \"gen_ai.operation.name\", \"value\": {\"stringValue\": \"execute_tool\"}}, {\"key\": \"gen_ai.tool.name\", \"value\": {\"stringValue\": \"" + tool + "\"}}]}"
+	}
+	doc := func(spans ...string) string {
+		return "{\n  \"resourceSpans\": [\n   {\"scopeSpans\": [\n    {\"spans\": [\n" + strings.Join(spans, ",\n") + "\n    ]}\n   ]}\n  ]\n}\n"
+	}
+	var out bytes.Buffer
+	if err := formatNamed("otlp").Convert(strings.NewReader(doc(span("a1", "lookup"), span("a2", "refund"))), &out, ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out.String(), "\n")
+	for _, w := range []struct {
+		line int
+		want string
+	}{{5, `"span_id":"a1"`}, {7, `"span_id":"a2"`}} {
+		if w.line > len(lines) || !strings.Contains(lines[w.line-1], w.want) {
+			t.Errorf("output line %d is %q, want the record holding %s:\n%s", w.line, lines[min(w.line, len(lines))-1], w.want, out.String())
+		}
+	}
+	_, err := Read([]Input{strInput("in", doc(span("a1", "lookup"), span("a2", "refund"), span("a1", "verify")))}, ReadOptions{})
+	if want := "reading in: line 9: span a1 of trace ab: a second span with this id (the first: line 5: span a1 of trace ab)"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+	_, err = Read([]Input{strInput("in", doc(span("a1", "lookup"), strings.Replace(span("a2", "refund"), `"traceId": "ab", `, "", 1)))}, ReadOptions{})
+	if want := `reading in: line 7, column 7: a span without a traceId ("x")`; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+}

@@ -18,12 +18,16 @@ package formats
 // conventions. The older "instrumentationLibrarySpans" is read as well.
 
 import (
+	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/fsmine/fsmine/internal/jsondup"
 )
 
 // FormatOTLP is OTLP/JSON traces.
@@ -281,6 +285,33 @@ func otlpAttrTree(kvs []otlpKV) *attrTree {
 	return t
 }
 
+// otlpSpanOffsets returns the offsets within raw, an OTLP traces object
+// the decoder has read, of its spans in the order convertOTLP reads them
+// (resourceSpans, their scopeSpans or instrumentationLibrarySpans, their
+// spans); fewer when a key is written with escapes, whose spans then are
+// named by the item's offset.
+func otlpSpanOffsets(raw []byte) []int {
+	var offs []int
+	// each calls fn with the offset of each element of the array that
+	// obj (at off in raw) holds under one of names.
+	each := func(off int, names []string, fn func(off int)) {
+		jsondup.Members(raw[off:], func(name []byte, start, end int) bool {
+			if slices.Contains(names, string(name)) {
+				for _, e := range jsondup.Elements(raw[off+start : off+end]) {
+					fn(off + start + e)
+				}
+			}
+			return true
+		})
+	}
+	each(0, []string{`"resourceSpans"`}, func(rs int) {
+		each(rs, []string{`"scopeSpans"`, `"instrumentationLibrarySpans"`}, func(sc int) {
+			each(sc, []string{`"spans"`}, func(sp int) { offs = append(offs, sp) })
+		})
+	})
+	return offs
+}
+
 // otlpID is a trace or span id as the spans of a trace are linked by and
 // the records carry it: OTLP/JSON writes ids as hex, which the
 // specification reads in any case (its own example is in upper case), so
@@ -394,7 +425,13 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 			}
 			return jr.errorAt(at, "not OTLP traces: no \"resourceSpans\"")
 		}
-		line, _ := jr.pr.pos(at)
+		// A span is named by its own line: an item on several lines (a
+		// pretty-printed document) has its spans found within it.
+		var spanOffs []int
+		if bytes.IndexByte(raw, '\n') >= 0 {
+			spanOffs = otlpSpanOffsets(raw)
+		}
+		nspan := 0
 		for ri := range td.ResourceSpans {
 			rs := &td.ResourceSpans[ri]
 			if k, v, bad := otlpBadInt(rs.Resource.Attributes); bad {
@@ -413,6 +450,12 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 				}
 				for pi := range sc.Spans {
 					sp := &sc.Spans[pi]
+					at := at
+					if nspan < len(spanOffs) {
+						at += int64(spanOffs[nspan])
+					}
+					nspan++
+					line, _ := jr.pr.pos(at)
 					where := func() string {
 						return "line " + strconv.Itoa(line) + ": span " + sp.SpanID + " of trace " + sp.TraceID
 					}
