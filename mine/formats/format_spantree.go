@@ -29,9 +29,11 @@ package formats
 // "agent"), and an agent or tool name that is itself an id is not used.
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -376,9 +378,11 @@ func holdsAgentsOnly(s *treeSpan) bool {
 // sorts after its agent reads as a step back. A handoff to X takes the
 // start of the first agent step X of its trace that starts no earlier than
 // the handoff's parent, when that is before the handoff's own, as its ts,
-// and sorts first among the spans that start then.
+// and sorts first among the spans that start then. Each list of agent
+// steps is sorted by start (input order among ties) and searched, so that
+// a trace of many handoffs takes n log n, not n² (40,000 took 6 s).
 func orderHandoffs(steps []*treeSpan) {
-	agents := map[[2]string][]*treeSpan{} // (trace, agent) -> its agent steps, in input order
+	agents := map[[2]string][]*treeSpan{} // (trace, agent) -> its agent steps, by start
 	for _, a := range steps {
 		if a.kind == kindAgent && a.hasTime {
 			for _, n := range []string{a.label, named(a.agent)} {
@@ -389,6 +393,9 @@ func orderHandoffs(steps []*treeSpan) {
 			}
 		}
 	}
+	for _, list := range agents {
+		slices.SortStableFunc(list, func(a, b *treeSpan) int { return cmp.Compare(a.start, b.start) })
+	}
 	for _, h := range steps {
 		if h.kind != kindHandoff || h.handoffTo == "" || !h.hasTime {
 			continue
@@ -397,14 +404,12 @@ func orderHandoffs(steps []*treeSpan) {
 		if h.up != nil && h.up.hasTime {
 			from = h.up.start
 		}
-		var to *treeSpan
-		for _, a := range agents[[2]string{h.trace, h.handoffTo}] {
-			if a.start >= from && a.start <= h.start && (to == nil || a.start < to.start) {
-				to = a
-			}
-		}
-		if to != nil {
-			h.own, h.start, h.first = h.start, to.start, true
+		// The earliest agent step from the parent's start on, the first
+		// in input order among those of its start.
+		list := agents[[2]string{h.trace, h.handoffTo}]
+		i, _ := slices.BinarySearchFunc(list, from, func(a *treeSpan, t int64) int { return cmp.Compare(a.start, t) })
+		if i < len(list) && list[i].start <= h.start {
+			h.own, h.start, h.first = h.start, list[i].start, true
 		}
 	}
 }

@@ -2,6 +2,7 @@ package formats
 
 import (
 	"fmt"
+	"math/rand"
 	"strings"
 	"testing"
 )
@@ -168,5 +169,128 @@ func TestFoldSpansDeepChain(t *testing.T) {
 	// The agent, and the leaf at the bottom; every span between holds one.
 	if len(steps) != 2 || len(out) != n-2 {
 		t.Errorf("%d steps, %d left out; want 2 and %d", len(steps), len(out), n-2)
+	}
+}
+
+// orderHandoffsQuadratic is orderHandoffs as it was written first, each
+// handoff looking at every agent step of its trace and name: the reference
+// the sorted search must agree with.
+func orderHandoffsQuadratic(steps []*treeSpan) {
+	agents := map[[2]string][]*treeSpan{}
+	for _, a := range steps {
+		if a.kind == kindAgent && a.hasTime {
+			for _, n := range []string{a.label, named(a.agent)} {
+				if n != "" {
+					k := [2]string{a.trace, n}
+					agents[k] = append(agents[k], a)
+				}
+			}
+		}
+	}
+	for _, h := range steps {
+		if h.kind != kindHandoff || h.handoffTo == "" || !h.hasTime {
+			continue
+		}
+		from := int64(-1 << 63)
+		if h.up != nil && h.up.hasTime {
+			from = h.up.start
+		}
+		var to *treeSpan
+		for _, a := range agents[[2]string{h.trace, h.handoffTo}] {
+			if a.start >= from && a.start <= h.start && (to == nil || a.start < to.start) {
+				to = a
+			}
+		}
+		if to != nil {
+			h.own, h.start, h.first = h.start, to.start, true
+		}
+	}
+}
+
+// handoffSteps builds steps with handoffs among agents of a few names and
+// traces, from seed: agents out of time order, starts that tie, handoffs
+// with and without a parent.
+func handoffSteps(seed int64, n int) []*treeSpan {
+	r := rand.New(rand.NewSource(seed))
+	var steps []*treeSpan
+	names := []string{"A", "B", "C"}
+	for i := 0; i < n; i++ {
+		trace := fmt.Sprint("t", r.Intn(2))
+		s := &treeSpan{spanItem: spanItem{trace: trace, id: fmt.Sprint("s", i), start: int64(r.Intn(n)), hasTime: r.Intn(10) > 0, seq: i}}
+		if r.Intn(2) == 0 {
+			s.kind, s.agent, s.label = kindAgent, names[r.Intn(3)], fmt.Sprint("invoke_agent:", names[r.Intn(3)])
+		} else {
+			s.kind, s.handoffTo = kindHandoff, names[r.Intn(3)]
+			if len(steps) > 0 && r.Intn(2) == 0 {
+				s.up = steps[r.Intn(len(steps))]
+			}
+		}
+		steps = append(steps, s)
+	}
+	return steps
+}
+
+// TestOrderHandoffs: each handoff takes the start of the agent step it
+// hands to as the quadratic search chose it: the earliest start from the
+// handoff's parent's on and not after its own, the first in input order
+// among ties.
+func TestOrderHandoffs(t *testing.T) {
+	a := func(id, agent string, start int64) *treeSpan {
+		return &treeSpan{spanItem: spanItem{trace: "t", id: id, start: start, hasTime: true}, kind: kindAgent, agent: agent, label: agent}
+	}
+	h := func(id, to string, start int64, up *treeSpan) *treeSpan {
+		return &treeSpan{spanItem: spanItem{trace: "t", id: id, start: start, hasTime: true}, kind: kindHandoff, handoffTo: to, up: up}
+	}
+	root := a("r", "Triage", 0)
+	x9, x5, x5b, x2 := a("x9", "X", 9), a("x5", "X", 5), a("x5b", "X", 5), a("x2", "X", 2)
+	h7 := h("h7", "X", 7, nil)   // X at 2 is the earliest up to 7
+	h6 := h("h6", "X", 6, x5b)   // from its parent's start, 5: x5 (first of the tie)
+	h1 := h("h1", "X", 1, nil)   // no X until 2: stays
+	h10 := h("h10", "X", 10, x9) // from 9: x9
+	hY := h("hY", "Y", 8, nil)   // no agent Y: stays
+	steps := []*treeSpan{root, x9, h7, x5, x5b, h6, x2, h1, h10, hY}
+	orderHandoffs(steps)
+	for _, tt := range []struct {
+		h     *treeSpan
+		start int64
+		first bool
+	}{{h7, 2, true}, {h6, 5, true}, {h1, 1, false}, {h10, 9, true}, {hY, 8, false}} {
+		if tt.h.start != tt.start || tt.h.first != tt.first {
+			t.Errorf("handoff %s: start %d first %v, want %d %v", tt.h.id, tt.h.start, tt.h.first, tt.start, tt.first)
+		}
+	}
+	for seed := int64(0); seed < 200; seed++ {
+		got, want := handoffSteps(seed, 60), handoffSteps(seed, 60)
+		orderHandoffs(got)
+		orderHandoffsQuadratic(want)
+		for i := range got {
+			if got[i].start != want[i].start || got[i].first != want[i].first || got[i].own != want[i].own {
+				t.Fatalf("seed %d, step %s: start %d first %v own %d, want %d %v %d", seed, got[i].id,
+					got[i].start, got[i].first, got[i].own, want[i].start, want[i].first, want[i].own)
+			}
+		}
+	}
+}
+
+// BenchmarkOrderHandoffs: n handoffs to agents of one name in one trace,
+// as an agent that hands back and forth writes them.
+func BenchmarkOrderHandoffs(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprint("handoffs=", n), func(b *testing.B) {
+			steps := make([]*treeSpan, 0, 2*n)
+			for i := 0; i < n; i++ {
+				steps = append(steps,
+					&treeSpan{spanItem: spanItem{trace: "t", id: fmt.Sprint("a", i), start: int64(2 * i), hasTime: true}, kind: kindAgent, agent: "X", label: "invoke_agent:X"},
+					&treeSpan{spanItem: spanItem{trace: "t", id: fmt.Sprint("h", i), hasTime: true}, kind: kindHandoff, handoffTo: "X"})
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := 1; i < len(steps); i += 2 {
+					steps[i].start, steps[i].first = int64(i), false
+				}
+				orderHandoffs(steps)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "handoffs/s")
+		})
 	}
 }
