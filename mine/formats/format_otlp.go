@@ -151,17 +151,40 @@ func (v *otlpAny) appendJSON(b []byte) []byte {
 	return append(b, "null"...)
 }
 
-// otlpBadInt finds an intValue in kvs (or in their arrays and lists) that
-// is not an int64, as OTLP/JSON writes one (a decimal string, or a
-// number), and returns its key and text: read as text, "notint" would pass
-// for a name.
-func otlpBadInt(kvs []otlpKV) (key, text string, bad bool) {
-	var walk func(key string, v *otlpAny) bool
+// otlpBadAttr finds an attribute of kvs (or a value in their arrays and
+// lists) that cannot be read as one value, and returns its key and why: an
+// intValue that is not an int64, as OTLP/JSON writes one (a decimal
+// string, or a number; read as text, "notint" would pass for a name); a
+// key given twice in one list; a value that sets two of its fields
+// ({"stringValue":"a","intValue":"5"}, which protobuf's oneof forbids).
+// Which of two values holds would otherwise be up to the reader: the
+// first key, the string.
+func otlpBadAttr(kvs []otlpKV) (key, why string, bad bool) {
+	var walk func(k string, v *otlpAny) bool
+	list := func(prefix string, kvs []otlpKV) bool {
+		seen := make(map[string]bool, len(kvs))
+		for i := range kvs {
+			k := prefix + kvs[i].Key
+			if seen[kvs[i].Key] {
+				key, why = k, "the key is given twice"
+				return true
+			}
+			seen[kvs[i].Key] = true
+			if walk(k, &kvs[i].Value) {
+				return true
+			}
+		}
+		return false
+	}
 	walk = func(k string, v *otlpAny) bool {
+		if set := v.fields(); len(set) > 1 {
+			key, why = k, "a value with both "+set[0]+" and "+set[1]+", want one"
+			return true
+		}
 		switch {
 		case v.IntValue != nil:
 			if _, err := strconv.ParseInt(jsonText(v.IntValue), 10, 64); err != nil {
-				key, text = k, string(v.IntValue)
+				key, why = k, "intValue "+string(v.IntValue)+": want an integer"
 				return true
 			}
 		case v.ArrayValue != nil:
@@ -171,20 +194,33 @@ func otlpBadInt(kvs []otlpKV) (key, text string, bad bool) {
 				}
 			}
 		case v.KvlistValue != nil:
-			for i := range v.KvlistValue.Values {
-				if walk(k+"."+v.KvlistValue.Values[i].Key, &v.KvlistValue.Values[i].Value) {
-					return true
-				}
-			}
+			return list(k+".", v.KvlistValue.Values)
 		}
 		return false
 	}
-	for i := range kvs {
-		if walk(kvs[i].Key, &kvs[i].Value) {
-			return key, text, true
-		}
+	if list("", kvs) {
+		return key, why, true
 	}
 	return "", "", false
+}
+
+// fields names the fields of v that are set (null is not), in the order
+// appendJSON reads them.
+func (v *otlpAny) fields() []string {
+	var set []string
+	add := func(name string, ok bool) {
+		if ok {
+			set = append(set, name)
+		}
+	}
+	add("stringValue", v.StringValue != nil)
+	add("boolValue", v.BoolValue != nil)
+	add("intValue", v.IntValue != nil && jsonKind(v.IntValue) != 'n')
+	add("doubleValue", v.DoubleValue != nil && jsonKind(v.DoubleValue) != 'n')
+	add("bytesValue", v.BytesValue != nil)
+	add("arrayValue", v.ArrayValue != nil)
+	add("kvlistValue", v.KvlistValue != nil)
+	return set
 }
 
 // text is a scalar AnyValue as text ("" for arrays, objects and empty).
@@ -285,13 +321,16 @@ func otlpAttrTree(kvs []otlpKV) *attrTree {
 	return t
 }
 
-// otlpSpanOffsets returns the offsets within raw, an OTLP traces object
-// the decoder has read, of its spans in the order convertOTLP reads them
-// (resourceSpans, their scopeSpans or instrumentationLibrarySpans, their
-// spans); fewer when a key is written with escapes, whose spans then are
-// named by the item's offset.
-func otlpSpanOffsets(raw []byte) []int {
-	var offs []int
+// otlpOffsets are the offsets within an OTLP traces object of its
+// resourceSpans and its spans, in the order convertOTLP reads them.
+type otlpOffsets struct{ resources, spans []int }
+
+// otlpFind finds the resourceSpans and spans of raw, an OTLP traces object
+// the decoder has read (resourceSpans, their scopeSpans or
+// instrumentationLibrarySpans, their spans); fewer when a key is written
+// with escapes, whose spans then are named by the item's offset.
+func otlpFind(raw []byte) otlpOffsets {
+	var offs otlpOffsets
 	// each calls fn with the offset of each element of the array that
 	// obj (at off in raw) holds under one of names.
 	each := func(off int, names []string, fn func(off int)) {
@@ -305,8 +344,9 @@ func otlpSpanOffsets(raw []byte) []int {
 		})
 	}
 	each(0, []string{`"resourceSpans"`}, func(rs int) {
+		offs.resources = append(offs.resources, rs)
 		each(rs, []string{`"scopeSpans"`, `"instrumentationLibrarySpans"`}, func(sc int) {
-			each(sc, []string{`"spans"`}, func(sp int) { offs = append(offs, sp) })
+			each(sc, []string{`"spans"`}, func(sp int) { offs.spans = append(offs.spans, sp) })
 		})
 	})
 	return offs
@@ -427,19 +467,27 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 		}
 		// A span is named by its own line: an item on several lines (a
 		// pretty-printed document) has its spans found within it.
-		var spanOffs []int
+		var offs otlpOffsets
 		if bytes.IndexByte(raw, '\n') >= 0 {
-			spanOffs = otlpSpanOffsets(raw)
+			offs = otlpFind(raw)
 		}
 		nspan := 0
 		for ri := range td.ResourceSpans {
 			rs := &td.ResourceSpans[ri]
-			if k, v, bad := otlpBadInt(rs.Resource.Attributes); bad {
-				return jr.errorAt(at, "resource attribute %s: intValue %s: want an integer", k, v)
+			rsAt := at
+			if ri < len(offs.resources) {
+				rsAt += int64(offs.resources[ri])
+			}
+			if k, why, bad := otlpBadAttr(rs.Resource.Attributes); bad {
+				return jr.errorAt(rsAt, "resource attribute %s: %s", k, why)
 			}
 			res := otlpAttrTree(rs.Resource.Attributes)
 			scopes := rs.ScopeSpans
-			if len(scopes) == 0 {
+			if rs.InstrumentationLibrarySpans != nil {
+				if scopes != nil {
+					// One would be read, the other's spans lost.
+					return jr.errorAt(rsAt, "both \"scopeSpans\" and its older name \"instrumentationLibrarySpans\": want one")
+				}
 				scopes = rs.InstrumentationLibrarySpans
 			}
 			for si := range scopes {
@@ -451,8 +499,8 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 				for pi := range sc.Spans {
 					sp := &sc.Spans[pi]
 					at := at
-					if nspan < len(spanOffs) {
-						at += int64(spanOffs[nspan])
+					if nspan < len(offs.spans) {
+						at += int64(offs.spans[nspan])
 					}
 					nspan++
 					line, _ := jr.pr.pos(at)
@@ -480,8 +528,8 @@ func convertOTLP(r io.Reader, w io.Writer, opt ImportOptions) error {
 					if err != nil {
 						return errorf("%s: endTimeUnixNano %s: %v", where(), sp.End, err)
 					}
-					if k, v, bad := otlpBadInt(sp.Attributes); bad {
-						return errorf("%s: attribute %s: intValue %s: want an integer", where(), k, v)
+					if k, why, bad := otlpBadAttr(sp.Attributes); bad {
+						return errorf("%s: attribute %s: %s", where(), k, why)
 					}
 					attr := func(k string) string { return otlpAttr(sp.Attributes, k) }
 					op := attr("gen_ai.operation.name")
