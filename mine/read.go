@@ -539,7 +539,7 @@ func splitLines(r io.Reader, h io.Writer, format string, convert func(io.Reader,
 		hr.Discard(3) // a UTF-8 byte-order mark is no part of the first record
 	}
 	head, _ := hr.Peek(64 << 10)
-	f, err := formats.Pick(format, head)
+	f, err := formats.PickFor(format, head, iopt)
 	if err != nil {
 		return nil, err
 	}
@@ -551,7 +551,7 @@ func splitLines(r io.Reader, h io.Writer, format string, convert func(io.Reader,
 		more = make([]byte, maxHead)
 		n, _ := io.ReadFull(hr, more)
 		more = more[:n]
-		if f, err = formats.Pick(format, more); err != nil {
+		if f, err = formats.PickFor(format, more, iopt); err != nil {
 			return nil, err
 		}
 	}
@@ -559,6 +559,7 @@ func splitLines(r io.Reader, h io.Writer, format string, convert func(io.Reader,
 	if more != nil {
 		r = io.MultiReader(bytes.NewReader(more), hr)
 	}
+	guessed := convert == nil && f.Convert != nil && (format == "" || format == formats.FormatAuto)
 	if convert == nil {
 		convert = f.Convert
 	}
@@ -596,7 +597,15 @@ func splitLines(r io.Reader, h io.Writer, format string, convert func(io.Reader,
 	if convert != nil {
 		skipped = nil
 	}
-	return f, splitLinesFrom(r, maxLine, skipped, func(first int, data []byte, long []int) bool { return emit(first, data, long, convert != nil) })
+	err = splitLinesFrom(r, maxLine, skipped, func(first int, data []byte, long []int) bool { return emit(first, data, long, convert != nil) })
+	var pe *formats.PosError
+	if guessed && errors.As(err, &pe) && pe.Line == 1 {
+		// The format was guessed from the head, and its reader found the
+		// first line not of it: the guess is as likely wrong as the
+		// input.
+		err = fmt.Errorf("%w (read as %s, which its start looked like; name its format with --from if it is another)", err, f.Name)
+	}
+	return f, err
 }
 
 // splitLinesFrom calls emit with runs of whole lines of r (see splitLines)

@@ -92,6 +92,33 @@ func Formats() []string {
 	return append(names, rest...)
 }
 
+// PickFor is Pick for a read whose record fields opt remaps (see
+// ImportOptions.WithFields, --field): for FormatAuto (or ""), a head whose
+// first JSON object has the session and the node where the map says, one
+// of them remapped, is fsmine's own records, whatever else it holds, as
+// one with a top-level node or step is: a log remapped with --field
+// ({"conv":..., "tool":..., "workflow_name":...}) is not another format's.
+func PickFor(name string, head []byte, opt ImportOptions) (*Format, error) {
+	if (name == "" || name == FormatAuto) && remappedRecord(head, opt.fields) {
+		return formats[FormatJSONL], nil
+	}
+	return Pick(name, head)
+}
+
+// remappedRecord reports whether head starts with a JSON object that has
+// the session and node paths of fields, one of them not the default.
+func remappedRecord(head []byte, fields map[string]string) bool {
+	sess, node := fields[FieldSession], fields[FieldNode]
+	if sess == "" && node == "" {
+		return false
+	}
+	s := sniffJSON(head)
+	if s == nil || s.array {
+		return false
+	}
+	return s.hasPath(firstOf(sess, FieldSession)) && s.hasPath(firstOf(node, FieldNode))
+}
+
 // Pick returns the format named, or for FormatAuto (or "") the
 // highest-priority format whose Detect accepts head.
 func Pick(name string, head []byte) (*Format, error) {

@@ -48,6 +48,25 @@ type jsonShape struct {
 // has reports whether the object at path has key.
 func (s *jsonShape) has(path, key string) bool { return s.keys[path+"\x00"+key] }
 
+// hasPath reports whether the item has a key at a dotted record path
+// ("conv", "tool.name", "tool_calls.0.name": an index is any element of
+// an array); false for a path that ends in an index.
+func (s *jsonShape) hasPath(path string) bool {
+	parts := strings.Split(path, ".")
+	at := ""
+	for i, p := range parts[:len(parts)-1] {
+		switch _, err := strconv.Atoi(p); {
+		case err == nil && i > 0:
+			at += "[]"
+		case at == "":
+			at = p
+		default:
+			at += "." + p
+		}
+	}
+	return s.has(at, parts[len(parts)-1])
+}
+
 // str returns the string at path ("object", "span_data.type").
 func (s *jsonShape) str(path string) string { return s.strs[path] }
 
@@ -395,7 +414,19 @@ func (j *jsonReader) errorAt(off int64, format string, args ...any) error {
 
 // lineError formats an error at a line and column.
 func lineError(line, col int, format string, args ...any) error {
-	return fmt.Errorf("line %d, column %d: %s", line, col, fmt.Sprintf(format, args...))
+	return &PosError{Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
+}
+
+// PosError is an importer's error at a line and column of its input: what
+// the input holds there is not what the format has (a value of another
+// type, a key the format does not allow, a field missing).
+type PosError struct {
+	Line, Column int
+	Msg          string
+}
+
+func (e *PosError) Error() string {
+	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Msg)
 }
 
 // decodeError turns an error of the decoder into one naming the position:

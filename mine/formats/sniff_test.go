@@ -46,3 +46,33 @@ func TestSniffLinear(t *testing.T) {
 		})
 	}
 }
+
+// TestPickForFields: a head with the session and node where --field says
+// is fsmine's own records, whatever other format's keys it holds; without
+// both there, or with no field remapped, detection goes on as before.
+func TestPickForFields(t *testing.T) {
+	remapped := `{"conv":"c1","tool":{"name":"lookup"},"workflow_name":"support"}`
+	langfuse := `{"id":"t1","name":"run","sessionId":"s","observations":[]}`
+	for _, tt := range []struct {
+		name, head string
+		fields     map[string]string
+		want       string
+	}{
+		{"remapped", remapped, map[string]string{FieldSession: "conv", FieldNode: "tool.name"}, FormatJSONL},
+		{"not remapped", remapped, nil, FormatOpenAIAgents},
+		{"node not there", remapped, map[string]string{FieldSession: "conv", FieldNode: "tool.title"}, FormatOpenAIAgents},
+		{"default session not there", langfuse, map[string]string{FieldNode: "name"}, FormatLangfuse},
+		{"array index", `{"conv":"c1","calls":[{"name":"a"}],"workflow_name":"w"}`, map[string]string{FieldSession: "conv", FieldNode: "calls.0.name"}, FormatJSONL},
+		{"an array", `[` + remapped + `]`, map[string]string{FieldSession: "conv", FieldNode: "tool.name"}, FormatOpenAIAgents},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := PickFor(FormatAuto, []byte(tt.head), ImportOptions{}.WithFields(tt.fields))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Name != tt.want {
+				t.Errorf("PickFor = %s, want %s", f.Name, tt.want)
+			}
+		})
+	}
+}
