@@ -162,23 +162,32 @@ func (v *otlpAny) appendJSON(b []byte) []byte {
 func otlpBadAttr(kvs []otlpKV) (key, why string, bad bool) {
 	var walk func(k string, v *otlpAny) bool
 	list := func(prefix string, kvs []otlpKV) bool {
-		seen := make(map[string]bool, len(kvs))
+		// Lists are short: a map only for long ones.
+		var seen map[string]bool
+		if len(kvs) > 16 {
+			seen = make(map[string]bool, len(kvs))
+		}
 		for i := range kvs {
-			k := prefix + kvs[i].Key
-			if seen[kvs[i].Key] {
-				key, why = k, "the key is given twice"
+			twice := seen[kvs[i].Key]
+			for j := 0; seen == nil && j < i && !twice; j++ {
+				twice = kvs[j].Key == kvs[i].Key
+			}
+			if twice {
+				key, why = prefix+kvs[i].Key, "the key is given twice"
 				return true
 			}
-			seen[kvs[i].Key] = true
-			if walk(k, &kvs[i].Value) {
+			if seen != nil {
+				seen[kvs[i].Key] = true
+			}
+			if walk(prefix+kvs[i].Key, &kvs[i].Value) {
 				return true
 			}
 		}
 		return false
 	}
 	walk = func(k string, v *otlpAny) bool {
-		if set := v.fields(); len(set) > 1 {
-			key, why = k, "a value with both "+set[0]+" and "+set[1]+", want one"
+		if a, b, two := v.twoKinds(); two {
+			key, why = k, "a value with both "+a+" and "+b+", want one"
 			return true
 		}
 		switch {
@@ -204,23 +213,30 @@ func otlpBadAttr(kvs []otlpKV) (key, why string, bad bool) {
 	return "", "", false
 }
 
-// fields names the fields of v that are set (null is not), in the order
-// appendJSON reads them.
-func (v *otlpAny) fields() []string {
-	var set []string
-	add := func(name string, ok bool) {
-		if ok {
-			set = append(set, name)
+// twoKinds names two of the fields of v that are set (null is not), in
+// the order appendJSON reads them; ok is false when fewer are.
+func (v *otlpAny) twoKinds() (a, b string, ok bool) {
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"stringValue", v.StringValue != nil},
+		{"boolValue", v.BoolValue != nil},
+		{"intValue", v.IntValue != nil && jsonKind(v.IntValue) != 'n'},
+		{"doubleValue", v.DoubleValue != nil && jsonKind(v.DoubleValue) != 'n'},
+		{"bytesValue", v.BytesValue != nil},
+		{"arrayValue", v.ArrayValue != nil},
+		{"kvlistValue", v.KvlistValue != nil},
+	} {
+		switch {
+		case !f.set:
+		case a == "":
+			a = f.name
+		default:
+			return a, f.name, true
 		}
 	}
-	add("stringValue", v.StringValue != nil)
-	add("boolValue", v.BoolValue != nil)
-	add("intValue", v.IntValue != nil && jsonKind(v.IntValue) != 'n')
-	add("doubleValue", v.DoubleValue != nil && jsonKind(v.DoubleValue) != 'n')
-	add("bytesValue", v.BytesValue != nil)
-	add("arrayValue", v.ArrayValue != nil)
-	add("kvlistValue", v.KvlistValue != nil)
-	return set
+	return "", "", false
 }
 
 // text is a scalar AnyValue as text ("" for arrays, objects and empty).
