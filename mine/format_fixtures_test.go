@@ -573,26 +573,51 @@ func TestDetectLongFirstValue(t *testing.T) {
 
 // TestJSONImportBadText: a string that is not UTF-8, or holds half a
 // UTF-16 surrogate pair, is refused where the JSON decoder would have made
-// it U+FFFD and two sessions or nodes one. OTLP skips the line it is on,
-// as a bad JSONL line is skipped (and --strict stops there); the other
-// JSON importers stop the read at it.
+// it U+FFFD and two sessions or nodes one. The span importers skip the
+// item it is in, a line or an array's element, as a bad JSONL line is
+// skipped (and --strict stops there); tau stops the read at it.
 func TestJSONImportBadText(t *testing.T) {
 	otlp := func(id, name string) string {
 		return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01","spanId":"` + id + `","name":"` + name + `","startTimeUnixNano":"1783000000000000000"}]}]}]}` + "\n"
 	}
+	lf := func(id, session string) string {
+		return `{"id":"` + id + `","timestamp":"2026-01-01T00:00:00Z","name":"run","sessionId":"` + session + `","observations":[{"id":"o` + id + `","traceId":"` + id + `","type":"TOOL","name":"lookup","startTime":"2026-01-01T00:00:01Z"}]}` + "\n"
+	}
+	phoenix := func(trace, name string) string {
+		return `{"name":"` + name + `","context":{"trace_id":"` + trace + `","span_id":"a"},"span_kind":"TOOL"}` + "\n"
+	}
+	agents := func(trace, group string) string {
+		return `{"object":"trace","id":"` + trace + `","group_id":"` + group + `"}` + "\n" +
+			`{"object":"trace.span","id":"s` + trace + `","trace_id":"` + trace + `","parent_id":null,"started_at":"2024-01-01T00:00:00Z","span_data":{"type":"function","name":"lookup"}}` + "\n"
+	}
+	langsmith := func(id, name string) string {
+		return `{"id":"` + id + `","trace_id":"` + id + `","name":"` + name + `","run_type":"tool"}`
+	}
 	for _, tt := range []struct {
-		name, input string
-		want        string // the sessions read
-		bad         string // the skipped lines, as file:line: reason
+		name, format, input string
+		want                string // the sessions read
+		bad                 string // the skipped lines, as file:line: reason
 	}{
-		{"latin-1", otlp("a", "cafe") + otlp("b", "caf\xe9") + otlp("c", "caf\xe8"), "01: cafe/ok",
+		{"otlp latin-1", FormatOTLP, otlp("a", "cafe") + otlp("b", "caf\xe9") + otlp("c", "caf\xe8"), "01: cafe/ok",
 			"in:2: a string holds bytes that are not UTF-8\nin:3: a string holds bytes that are not UTF-8"},
-		{"lone surrogate", otlp("a", `s\ud83d\ude00`) + otlp("b", `s\ud800`) + otlp("c", `s\udfff`), "01: s\U0001F600/ok",
+		{"otlp lone surrogate", FormatOTLP, otlp("a", `s\ud83d\ude00`) + otlp("b", `s\ud800`) + otlp("c", `s\udfff`), "01: s\U0001F600/ok",
 			"in:2: a string holds \\ud800, half of a UTF-16 surrogate pair\nin:3: a string holds \\udfff, half of a UTF-16 surrogate pair"},
-		{"escaped backslash", otlp("a", `s\\ud800`), `01: s\ud800/ok`, ""},
+		{"otlp escaped backslash", FormatOTLP, otlp("a", `s\\ud800`), `01: s\ud800/ok`, ""},
+		{"langfuse latin-1", FormatLangfuse, lf("t1", "user-a") + lf("t2", "user-\xe9") + lf("t3", "user-c"), "user-a: lookup/ok\nuser-c: lookup/ok",
+			"in:2: a string holds bytes that are not UTF-8"},
+		{"langfuse lone surrogate", FormatLangfuse, lf("t1", "user-a") + lf("t2", `user-\udfff`), "user-a: lookup/ok",
+			`in:2: a string holds \udfff, half of a UTF-16 surrogate pair`},
+		{"langfuse observation in a download", FormatLangfuse, lf("t1", "user-a") + "{\"trace\":{\"id\":\"t2\"},\"observations\":[\n{\"id\":\"o\xff\",\"traceId\":\"t2\",\"type\":\"SPAN\"}]}",
+			"user-a: lookup/ok", "in:3: a string holds bytes that are not UTF-8"},
+		{"phoenix lone surrogate", FormatPhoenix, phoenix("t1", "lookup") + phoenix("t2", `s\ud800`), "t1: lookup/ok",
+			`in:2: a string holds \ud800, half of a UTF-16 surrogate pair`},
+		{"openai agents latin-1", FormatOpenAIAgents, agents("t1", "g1") + agents("t2", "g\xe9"), "g1: function:lookup/ok\nt2: function:lookup/ok",
+			"in:3: a string holds bytes that are not UTF-8"},
+		{"langsmith lone surrogate", FormatLangSmith, "[" + langsmith("a", "lookup") + ",\n" + langsmith("b", `x\udc00`) + "]", "a: lookup/ok",
+			`in:2: a string holds \udc00, half of a UTF-16 surrogate pair`},
 	} {
-		t.Run("otlp "+tt.name, func(t *testing.T) {
-			lg, err := Read([]Input{strInput("in", tt.input)}, ReadOptions{Format: FormatOTLP})
+		t.Run(tt.name, func(t *testing.T) {
+			lg, err := Read([]Input{strInput("in", tt.input)}, ReadOptions{Format: tt.format})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -606,32 +631,17 @@ func TestJSONImportBadText(t *testing.T) {
 			if got := strings.Join(bad, "\n"); got != tt.bad || lg.Skipped != len(bad) {
 				t.Errorf("%d skipped:\n%s\nwant:\n%s", lg.Skipped, got, tt.bad)
 			}
-			_, err = Read([]Input{strInput("in", tt.input)}, ReadOptions{Format: FormatOTLP, Strict: true})
+			_, err = Read([]Input{strInput("in", tt.input)}, ReadOptions{Format: tt.format, Strict: true})
 			if first, _, _ := strings.Cut(tt.bad, "\n"); (err == nil) != (first == "") || err != nil && err.Error() != first {
 				t.Errorf("strict: %v, want %q", err, first)
 			}
 		})
 	}
-	lf := func(session string) string {
-		return `{"id":"t1","timestamp":"2026-01-01T00:00:00Z","name":"run","sessionId":"` + session + `","observations":[{"id":"o1","traceId":"t1","type":"TOOL","name":"lookup","startTime":"2026-01-01T00:00:01Z"}]}` + "\n"
-	}
-	for _, tt := range []struct {
-		name, format, input, want string
-	}{
-		{"langfuse latin-1", FormatLangfuse, lf("user-a") + lf("user-\xe9"), "reading in: line 2, column 78: a string holds bytes that are not UTF-8"},
-		{"langfuse lone surrogate", FormatLangfuse, lf("user-a") + lf(`user-\udfff`), `reading in: line 2, column 78: a string holds \udfff, half of a UTF-16 surrogate pair`},
-		{"langfuse observation in a download", FormatLangfuse, "{\"trace\":{\"id\":\"t1\"},\"observations\":[\n{\"id\":\"o\xff\",\"traceId\":\"t1\",\"type\":\"SPAN\"}]}", "reading in: line 2, column 9: a string holds bytes that are not UTF-8"},
-		{"phoenix lone surrogate", FormatPhoenix, `{"name":"s\ud800","context":{"trace_id":"t","span_id":"a"},"span_kind":"TOOL"}`, `reading in: line 1, column 11: a string holds \ud800, half of a UTF-16 surrogate pair`},
-		{"openai agents latin-1", FormatOpenAIAgents, "{\"object\":\"trace\",\"id\":\"t\",\"group_id\":\"g\xe9\"}", "reading in: line 1, column 41: a string holds bytes that are not UTF-8"},
-		{"langsmith lone surrogate", FormatLangSmith, `[{"id":"a","trace_id":"a","name":"x\udc00","run_type":"tool"}]`, `reading in: line 1, column 36: a string holds \udc00, half of a UTF-16 surrogate pair`},
-		{"tau2 simulation", FormatTau, "{\"simulations\":[\n{\"id\":\"s\xe9\",\"messages\":[{\"role\":\"user\"}]}]}", "reading in: line 2, column 9: a string holds bytes that are not UTF-8"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Read([]Input{strInput("in", tt.input)}, ReadOptions{Format: tt.format})
-			if err == nil || err.Error() != tt.want {
-				t.Errorf("error %v, want %s", err, tt.want)
-			}
-		})
+	// A tau2 simulation is a session with its reward: tau stops the read
+	// rather than leave one out.
+	_, err := Read([]Input{strInput("in", "{\"simulations\":[\n{\"id\":\"s\xe9\",\"messages\":[{\"role\":\"user\"}]}]}")}, ReadOptions{Format: FormatTau})
+	if want := "reading in: line 2, column 9: a string holds bytes that are not UTF-8"; err == nil || err.Error() != want {
+		t.Errorf("tau2 simulation: error %v, want %s", err, want)
 	}
 }
 

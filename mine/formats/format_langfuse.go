@@ -152,6 +152,7 @@ type lfTrace struct {
 func convertLangfuse(r io.Reader, w io.Writer, opt ImportOptions) error {
 	lr := &lfReader{jr: newJSONReader(r), traces: map[string]*lfTrace{}}
 	lr.jr.streamItems(opt.maxItem)
+	lr.jr.skipBadText = true
 	defer lr.jr.release()
 	if err := lr.jr.items(lr.item); err != nil {
 		return err
@@ -160,7 +161,12 @@ func convertLangfuse(r io.Reader, w io.Writer, opt ImportOptions) error {
 		t := lr.traces[s.trace]
 		s.session = firstOf(t.session, t.conv, s.trace)
 	}
-	return writeTreeSpans(w, lr.spans, opt)
+	rw := newRecordWriter(w)
+	defer rw.release()
+	if err := lr.jr.writeSkipped(rw); err != nil {
+		return err
+	}
+	return writeTreeSpansTo(rw, lr.spans, opt, nil)
 }
 
 // lfReader reads the items of a Langfuse export into tree spans.

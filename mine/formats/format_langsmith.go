@@ -149,6 +149,7 @@ func (r *lsRun) merge(p *lsRun) {
 func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
 	jr.streamItems(opt.maxItem)
+	jr.skipBadText = true
 	defer jr.release()
 	lr := &lsReader{jr: jr, byID: map[string]*lsPosted{}}
 	if err := jr.items(lr.one); err != nil {
@@ -156,6 +157,9 @@ func convertLangSmith(r io.Reader, w io.Writer, opt ImportOptions) error {
 	}
 	rw := newRecordWriter(w)
 	defer rw.release()
+	if err := jr.writeSkipped(rw); err != nil {
+		return err
+	}
 	// Patches are applied once every post is read: a file may hold the
 	// bodies in another order than the SDK sent them.
 	for _, pp := range lr.patches {

@@ -88,6 +88,7 @@ type oaSpanData struct {
 func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
 	jr.streamItems(opt.maxItem)
+	jr.skipBadText = true
 	defer jr.release()
 	var items []*treeSpan
 	groups := map[string]string{}
@@ -242,6 +243,9 @@ func convertOpenAIAgents(r io.Reader, w io.Writer, opt ImportOptions) error {
 	}
 	rw := newRecordWriter(w)
 	defer rw.release()
+	if err := jr.writeSkipped(rw); err != nil {
+		return err
+	}
 	return writeTreeSpansTo(rw, items, opt, spanTreeOrder)
 }
 

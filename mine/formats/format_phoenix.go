@@ -108,6 +108,7 @@ func (s *pxSpan) attr(name string) string {
 func convertPhoenix(r io.Reader, w io.Writer, opt ImportOptions) error {
 	jr := newJSONReader(r)
 	jr.streamItems(opt.maxItem)
+	jr.skipBadText = true
 	defer jr.release()
 	var spans []*treeSpan
 	own := map[*treeSpan]string{}
@@ -202,5 +203,10 @@ func convertPhoenix(r io.Reader, w io.Writer, opt ImportOptions) error {
 	for _, s := range spans {
 		s.session = firstOf(own[s], traceSession[s.trace], s.trace)
 	}
-	return writeTreeSpans(w, spans, opt)
+	rw := newRecordWriter(w)
+	defer rw.release()
+	if err := jr.writeSkipped(rw); err != nil {
+		return err
+	}
+	return writeTreeSpansTo(rw, spans, opt, nil)
 }

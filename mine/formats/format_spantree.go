@@ -31,7 +31,6 @@ package formats
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -414,16 +413,9 @@ func orderHandoffs(steps []*treeSpan) {
 	}
 }
 
-// writeTreeSpans folds spans (foldSpans), notes the spans left out on
+// writeTreeSpansTo folds spans (foldSpans), notes the spans left out on
 // the lines where they were read (read counts them in Log.LeftOut), and
-// writes the steps in order (writeSpanItems).
-func writeTreeSpans(w io.Writer, spans []*treeSpan, opt ImportOptions) error {
-	rw := newRecordWriter(w)
-	defer rw.release()
-	return writeTreeSpansTo(rw, spans, opt, nil)
-}
-
-// writeTreeSpansTo is writeTreeSpans on a record writer that notes may
+// writes the steps in order (writeSpanItems) to rw, which notes may
 // already have been written to. order, when not nil, is given every span
 // once the steps are known (and handoffs moved) to set the order keys
 // writeSpanItems sorts by.
