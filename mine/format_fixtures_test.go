@@ -583,6 +583,9 @@ func TestJSONImportBadText(t *testing.T) {
 	lf := func(id, session string) string {
 		return `{"id":"` + id + `","timestamp":"2026-01-01T00:00:00Z","name":"run","sessionId":"` + session + `","observations":[{"id":"o` + id + `","traceId":"` + id + `","type":"TOOL","name":"lookup","startTime":"2026-01-01T00:00:01Z"}]}` + "\n"
 	}
+	lfMeta := func(id, meta string) string {
+		return `{"id":"` + id + `","timestamp":"2026-01-01T00:00:00Z","name":"run","observations":[{"id":"o` + id + `","traceId":"` + id + `","type":"TOOL","name":"lookup","startTime":"2026-01-01T00:00:01Z","metadata":` + meta + `}]}` + "\n"
+	}
 	phoenix := func(trace, name string) string {
 		return `{"name":"` + name + `","context":{"trace_id":"` + trace + `","span_id":"a"},"span_kind":"TOOL"}` + "\n"
 	}
@@ -609,6 +612,12 @@ func TestJSONImportBadText(t *testing.T) {
 			`in:2: a string holds \udfff, half of a UTF-16 surrogate pair`},
 		{"langfuse observation in a download", FormatLangfuse, lf("t1", "user-a") + "{\"trace\":{\"id\":\"t2\"},\"observations\":[\n{\"id\":\"o\xff\",\"traceId\":\"t2\",\"type\":\"SPAN\"}]}",
 			"user-a: lookup/ok", "in:3: a string holds bytes that are not UTF-8"},
+		{"langfuse metadata as JSON text", FormatLangfuse, lfMeta("t1", `"{\"thread_id\":\"c-\\\\ud800\"}"`) + lfMeta("t2", `"{\"thread_id\":\"c-\\ud800\"}"`) +
+			lfMeta("t3", `{"attributes":"{\"session.id\":\"c-\\udfff\"}"}`) + lfMeta("t4", `"{\"thread_id\":\"c-\u005cud800\"}"`),
+			`c-\ud800: lookup/ok`,
+			"in:2: metadata holds JSON text with \\ud800, half of a UTF-16 surrogate pair\n" +
+				"in:3: metadata holds JSON text with \\udfff, half of a UTF-16 surrogate pair\n" +
+				"in:4: metadata holds JSON text with \\ud800, half of a UTF-16 surrogate pair"},
 		{"phoenix lone surrogate", FormatPhoenix, phoenix("t1", "lookup") + phoenix("t2", `s\ud800`), "t1: lookup/ok",
 			`in:2: a string holds \ud800, half of a UTF-16 surrogate pair`},
 		{"openai agents latin-1", FormatOpenAIAgents, agents("t1", "g1") + agents("t2", "g\xe9"), "g1: function:lookup/ok\nt2: function:lookup/ok",

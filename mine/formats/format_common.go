@@ -347,6 +347,11 @@ type jsonReader struct {
 	// write as a note (writeSkipped), rather than stop there.
 	skipBadText bool
 	skipped     []skippedItem
+	// innerText, when set, looks at the text an importer will parse as
+	// JSON from within a string of an item (which badText sees escaped):
+	// why it is not as written, or "" when it is. items treats a hit as
+	// the item's bad text.
+	innerText func(raw json.RawMessage) (off int, reason string)
 }
 
 // skippedItem is an item items skipped: its input line and why.
@@ -525,19 +530,31 @@ func (j *jsonReader) badText(raw []byte, at int64) error {
 }
 
 // item calls fn with an item of the input found at offset at, once its
-// strings are known to be as written (see badText); with skipBadText, an
-// item that holds one that is not is kept in skipped and fn is not called.
+// strings are known to be as written (see badText and innerText); with
+// skipBadText, an item that holds one that is not is kept in skipped and
+// fn is not called.
 func (j *jsonReader) item(fn func(raw json.RawMessage, at int64) error, raw json.RawMessage, at int64) error {
+	var off int
+	var reason string
 	if err := j.badText(raw, at); err != nil {
 		if !j.skipBadText {
 			return err
 		}
-		off, what, _ := jsondup.BadText(raw)
-		line, _ := j.pr.pos(at + int64(off))
-		j.skipped = append(j.skipped, skippedItem{line, "a string holds " + what})
-		return nil
+		var what string
+		off, what, _ = jsondup.BadText(raw)
+		reason = "a string holds " + what
+	} else if j.innerText != nil {
+		off, reason = j.innerText(raw)
 	}
-	return fn(raw, at)
+	switch {
+	case reason == "":
+		return fn(raw, at)
+	case !j.skipBadText:
+		return j.errorAt(at+int64(off), "%s", reason)
+	}
+	line, _ := j.pr.pos(at + int64(off))
+	j.skipped = append(j.skipped, skippedItem{line, reason})
+	return nil
 }
 
 // writeSkipped writes a note of each item items skipped (see

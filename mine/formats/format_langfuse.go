@@ -24,11 +24,14 @@ package formats
 // framework traces under packages/shared/scripts/seeder/utils/framework-traces/.
 
 import (
+	"bytes"
 	"io"
 	"strconv"
 	"strings"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/fsmine/fsmine/internal/jsondup"
 )
 
 // FormatLangfuse is Langfuse trace exports.
@@ -107,6 +110,83 @@ func parseLfMeta(raw json.RawMessage) lfMeta {
 	return m
 }
 
+// lfInnerText is the jsonReader's innerText for Langfuse: metadata given
+// as JSON text (or its attributes, so given) is parsed only once the item
+// is read, and an escape in it of half a UTF-16 surrogate pair ("\\ud800"
+// in the item) would become U+FFFD unseen. It looks at the metadata of
+// the item raw and of the traces, observations and page items within it,
+// as read looks for them, and returns the offset of the first that is not
+// as written and why.
+func lfInnerText(raw json.RawMessage) (off int, reason string) {
+	// A backslash and u in the text come from \\u (or \\\u0075), or
+	// \u005c: most items have neither, and are not decoded again.
+	if !bytes.Contains(raw, []byte(`\\u`)) && !bytes.Contains(raw, []byte(`\u005`)) {
+		return 0, ""
+	}
+	meta, what := lfBadMeta(raw, 0)
+	if meta == nil {
+		return 0, ""
+	}
+	return indexRaw(raw, meta), "metadata holds JSON text with " + what
+}
+
+// lfBadMeta returns the first metadata of the Langfuse item raw, or of
+// an item within it (depth levels down: a page's item, a download's
+// trace, a trace's observation), whose JSON text is not as written, and
+// what is wrong there.
+func lfBadMeta(raw json.RawMessage, depth int) (json.RawMessage, string) {
+	if depth > 3 || jsonKind(raw) != '{' {
+		return nil, ""
+	}
+	var it struct {
+		Metadata     json.RawMessage `json:"metadata"`
+		Trace        json.RawMessage `json:"trace"`
+		Observations json.RawMessage `json:"observations"`
+		Data         json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(raw, &it) != nil {
+		return nil, ""
+	}
+	if what := lfMetaText(it.Metadata); what != "" {
+		return it.Metadata, what
+	}
+	within := []json.RawMessage{it.Trace}
+	for _, list := range []json.RawMessage{it.Observations, it.Data} {
+		var els []json.RawMessage
+		if jsonKind(list) == '[' && json.Unmarshal(list, &els) == nil {
+			within = append(within, els...)
+		}
+	}
+	for _, w := range within {
+		if meta, what := lfBadMeta(w, depth+1); meta != nil {
+			return meta, what
+		}
+	}
+	return nil, ""
+}
+
+// lfMetaText says what is wrong in the JSON text parseLfMeta would parse
+// from metadata raw (given as text, or its attributes so given), "" when
+// nothing is.
+func lfMetaText(raw json.RawMessage) string {
+	for range 2 { // the metadata, then its attributes
+		if jsonKind(raw) == '"' {
+			raw = json.RawMessage(jsonText(raw))
+			if jsonKind(raw) == '{' && json.Valid(raw) {
+				if _, what, bad := jsondup.BadText(raw); bad {
+					return what
+				}
+			}
+		}
+		var top map[string]json.RawMessage
+		if jsonKind(raw) != '{' || json.Unmarshal(raw, &top) != nil {
+			return ""
+		}
+		raw = top["attributes"]
+	}
+	return ""
+}
+
 // attr is an OpenTelemetry attribute as text, "" when absent or not a
 // scalar.
 func (m lfMeta) attr(k string) string { return jsonText(m.attrs[k]) }
@@ -153,6 +233,7 @@ func convertLangfuse(r io.Reader, w io.Writer, opt ImportOptions) error {
 	lr := &lfReader{jr: newJSONReader(r), traces: map[string]*lfTrace{}}
 	lr.jr.streamItems(opt.maxItem)
 	lr.jr.skipBadText = true
+	lr.jr.innerText = lfInnerText
 	defer lr.jr.release()
 	if err := lr.jr.items(lr.item); err != nil {
 		return err
