@@ -161,3 +161,16 @@ func TestJSONArrayTrailingSpace(t *testing.T) {
 		}
 	}
 }
+
+// TestLangfuseV2UserID: the v2 observations API's observations carry the
+// user, and no trace does; the records took it from trace objects alone.
+func TestLangfuseV2UserID(t *testing.T) {
+	in := `{"data":[{"id":"o1","traceId":"t1","startTime":"2026-08-01T10:00:00.000Z","type":"TOOL","level":"DEFAULT","parentObservationId":null,"name":"lookup","userId":"u1","sessionId":"chat-42"}]}`
+	var out bytes.Buffer
+	if err := convertLangfuse(strings.NewReader(in), &out, ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"user_id":"u1"`) {
+		t.Errorf("records carry no user_id u1:\n%s", out.String())
+	}
+}

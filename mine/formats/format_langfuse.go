@@ -337,7 +337,10 @@ func (lr *lfReader) traceItem(it *lfItem, at int64, obs json.RawMessage, obsAt i
 		return jr.errorAt(at, "a trace without an id")
 	}
 	t := lr.trace(it.ID)
-	t.name, t.user = it.Name, it.UserID
+	t.name = it.Name
+	if it.UserID != "" {
+		t.user = it.UserID
+	}
 	if err := lr.session(t, it.SessionID, at, "trace "+it.ID); err != nil {
 		return err
 	}
@@ -390,6 +393,9 @@ func (lr *lfReader) observation(o *lfItem, at int64) error {
 	t := lr.trace(o.TraceID)
 	if err := lr.session(t, o.SessionID, at, "observation "+o.ID+" of trace "+o.TraceID); err != nil {
 		return err
+	}
+	if t.user == "" {
+		t.user = o.UserID // the v2 API's observations carry it, with no trace
 	}
 	event := "ok"
 	switch strings.ToUpper(o.Level) {
