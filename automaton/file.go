@@ -66,6 +66,35 @@ func Read(r io.Reader) (*Model, error) {
 // its digest: for what takes a model as it is (fsmine seal, tests of
 // hand-made models, fuzzing).
 func Decode(r io.Reader) (*Model, error) {
+	m, err := decode(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// DecodeToSeal is Decode for a model a person edited, to be sealed (fsmine
+// seal): its transitions are put in the file's order (as Sort puts them)
+// before they are checked, so that a transition added at the end of the
+// list is sealed in its place rather than refused as out of order. Nothing
+// else moves: a model in order seals to the same digest.
+func DecodeToSeal(r io.Reader) (*Model, error) {
+	m, err := decode(r)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(m.Transitions, func(a, b Transition) int { return compareInFile(&a, &b) })
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// decode reads a model as Decode does, all but Validate.
+func decode(r io.Reader) (*Model, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -107,9 +136,6 @@ func Decode(r io.Reader) (*Model, error) {
 	// decoder reads silently and other tools (jq, Python) read otherwise.
 	if err := checkKeys(data); err != nil {
 		return nil, fmt.Errorf("invalid model: %w", err)
-	}
-	if err := m.Validate(); err != nil {
-		return nil, err
 	}
 	return m, nil
 }

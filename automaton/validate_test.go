@@ -8,6 +8,54 @@ import (
 	"testing"
 )
 
+// TestDecodeToSeal: a model a person edited, a transition added where it
+// does not belong in the file's order, is refused by Decode and put in
+// order by DecodeToSeal (fsmine seal), which then seals it.
+func TestDecodeToSeal(t *testing.T) {
+	m := buildModel(t, 3, []edge{
+		{StartID, "", "a", 4, false},
+		{"a", "ok", "b", 4, false},
+		{"b", "done", EndID, 4, false},
+	})
+	m.Digest = m.ComputeDigest()
+	var buf bytes.Buffer
+	if err := m.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	// The edit: a -[retry]-> a, written after b's transition.
+	done := `{"from":"b","event":"done","to":"__end__"`
+	i := strings.Index(buf.String(), done)
+	if i < 0 {
+		t.Fatalf("no %s in\n%s", done, buf.String())
+	}
+	edited := buf.String()[:i] + `{"from":"b","event":"done","to":"__end__","count":4,"sessions":4,"prob":1,"rare":false,"back_edge":false},
+    {"from":"a","event":"retry","to":"a","count":1,"sessions":1,"prob":0.2,"rare":false,"back_edge":false}` + buf.String()[i+strings.Index(buf.String()[i:], "}")+1:]
+	if _, err := Decode(strings.NewReader(edited)); err == nil || !strings.Contains(err.Error(), "out of order") {
+		t.Fatalf("Decode: %v, want out of order", err)
+	}
+	s, err := DecodeToSeal(strings.NewReader(edited))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tr := range s.Transitions {
+		got = append(got, tr.From+" "+tr.Event+" "+tr.To)
+	}
+	if want := []string{"__start__  a", "a ok b", "a retry a", "b done __end__"}; !slices.Equal(got, want) {
+		t.Errorf("transitions %q, want %q", got, want)
+	}
+	if _, err := s.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	if err := s.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(&buf); err != nil {
+		t.Errorf("the sealed model does not read back: %v", err)
+	}
+}
+
 // TestReadRefusesInvalidModels: every command reads models through Read,
 // so Validate is where a hostile or damaged model file is refused.
 func TestReadRefusesInvalidModels(t *testing.T) {

@@ -59,7 +59,7 @@ func runSeal(_ context.Context, opts *sealOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	m, err := automaton.Decode(f)
+	m, err := automaton.DecodeToSeal(f)
 	f.Close()
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.model, err)
