@@ -77,20 +77,33 @@ func Decode(r io.Reader) (*Model, error) {
 }
 
 // DecodeToSeal is Decode for a model a person edited, to be sealed (fsmine
-// seal): its transitions are put in the file's order (as Sort puts them)
-// before they are checked, so that a transition added at the end of the
-// list is sealed in its place rather than refused as out of order. Nothing
-// else moves: a model in order seals to the same digest.
-func DecodeToSeal(r io.Reader) (*Model, error) {
-	m, err := decode(r)
-	if err != nil {
-		return nil, err
+// seal): its transitions, and each sub-map's, are put in the file's order
+// (as Sort puts them) before they are checked, so that a transition added
+// at the end of a list is sealed in its place rather than refused as out of
+// order. Nothing else moves: a model in order seals to the same digest.
+// reordered says a list was out of order: the file needs writing even when
+// its digest is right.
+func DecodeToSeal(r io.Reader) (m *Model, reordered bool, err error) {
+	if m, err = decode(r); err != nil {
+		return nil, false, err
 	}
-	slices.SortStableFunc(m.Transitions, func(a, b Transition) int { return compareInFile(&a, &b) })
+	order := func(ts []Transition) {
+		byFile := func(a, b Transition) int { return compareInFile(&a, &b) }
+		if !slices.IsSortedFunc(ts, byFile) {
+			slices.SortStableFunc(ts, byFile)
+			reordered = true
+		}
+	}
+	order(m.Transitions)
+	if m.By != nil {
+		for i := range m.By.Maps {
+			order(m.By.Maps[i].Transitions)
+		}
+	}
 	if err := m.Validate(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return m, nil
+	return m, reordered, nil
 }
 
 // decode reads a model as Decode does, all but Validate.

@@ -33,9 +33,9 @@ func TestDecodeToSeal(t *testing.T) {
 	if _, err := Decode(strings.NewReader(edited)); err == nil || !strings.Contains(err.Error(), "out of order") {
 		t.Fatalf("Decode: %v, want out of order", err)
 	}
-	s, err := DecodeToSeal(strings.NewReader(edited))
-	if err != nil {
-		t.Fatal(err)
+	s, reordered, err := DecodeToSeal(strings.NewReader(edited))
+	if err != nil || !reordered {
+		t.Fatalf("DecodeToSeal: reordered %v, %v; want true", reordered, err)
 	}
 	var got []string
 	for _, tr := range s.Transitions {

@@ -59,7 +59,7 @@ func runSeal(_ context.Context, opts *sealOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	m, err := automaton.DecodeToSeal(f)
+	m, reordered, err := automaton.DecodeToSeal(f)
 	f.Close()
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.model, err)
@@ -75,7 +75,11 @@ func runSeal(_ context.Context, opts *sealOptions, streams IO) error {
 	}
 	if !changed {
 		fmt.Fprintf(streams.Err, "%s: v%d %s: the digest is its content's already\n", text.Terminal(opts.model), m.Version, m.Digest)
-		if out == opts.model {
+		if reordered {
+			// The digest reads the transitions in order, so it held; the
+			// file, out of order, is one no reader takes until written so.
+			fmt.Fprintf(streams.Err, "%s: transitions put in the file's order\n", text.Terminal(out))
+		} else if out == opts.model {
 			return nil
 		}
 	} else {
