@@ -235,3 +235,23 @@ func TestGuardByPolicy(t *testing.T) {
 		t.Errorf("New = %v, want the map of A named", err)
 	}
 }
+
+// TestSuggestPolicyBy: the draft of a conditioned model is a policy the
+// model takes (a policy applies to every map): states and caps a sub-map
+// lacks are left out. The draft named every state of the shared map, which
+// the map of "A" (no b) and that of "B" (no a) refused.
+func TestSuggestPolicyBy(t *testing.T) {
+	m := byModel(t)
+	p := SuggestPolicy(m)
+	if err := p.Check(m); err != nil {
+		t.Fatalf("the draft does not fit its model: %v", err)
+	}
+	if _, ok := p.States["plan"]; !ok {
+		t.Errorf("the draft lost plan, a state of every map: %v", p.States)
+	}
+	for _, id := range []string{"a", "b"} {
+		if _, ok := p.States[id]; ok {
+			t.Errorf("the draft names %s, which a sub-map lacks", id)
+		}
+	}
+}

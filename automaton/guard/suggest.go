@@ -31,6 +31,9 @@ import (
 //     no max_run. No session the model was mined from would have fired it.
 //     It has no fallback: it denies.
 //
+// For a conditioned model (m.By) the draft keeps the loop caps and states
+// every sub-map has, as a policy applies to every map.
+//
 // Enforced with steps that carry their records' fields as slots, the draft
 // allows every session the model was mined from. It returns a new policy;
 // m must be valid.
@@ -78,7 +81,38 @@ func SuggestPolicy(m *automaton.Model) *Policy {
 		p.States[s.ID] = sp
 	}
 	p.Watchdog = &Watchdog{MaxTurns: maxTurns}
+	if m.By != nil {
+		p.fitEveryMap(m)
+	}
 	return p
+}
+
+// fitEveryMap keeps, of the loop caps and states p drafts from the shared
+// map of conditioned model m, those every sub-map has: a policy applies to
+// every map and must fit each (a sub-map mined from its value's sessions
+// alone, or restricted to the stages they visit, may lack a state or a back
+// edge the shared map has), so the draft is one serve accepts unchanged.
+func (p *Policy) fitEveryMap(m *automaton.Model) {
+	fits := func(q *Policy) bool {
+		for i := range m.By.Maps {
+			if q.Check(m.For(m.By.Maps[i].Value)) != nil {
+				return false
+			}
+		}
+		return true
+	}
+	caps := p.LoopCaps[:0]
+	for _, c := range p.LoopCaps {
+		if fits(&Policy{Mode: p.Mode, LoopCaps: []LoopCap{c}}) {
+			caps = append(caps, c)
+		}
+	}
+	p.LoopCaps = caps
+	for id, sp := range p.States {
+		if !fits(&Policy{Mode: p.Mode, States: map[string]StatePolicy{id: sp}}) {
+			delete(p.States, id)
+		}
+	}
 }
 
 // slotPrefixes are the record paths whose leaves SlotName names by what
