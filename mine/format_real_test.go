@@ -7,6 +7,7 @@ package mine
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"github.com/fsmine/fsmine/mine/formats"
 	"io"
 	"os"
@@ -272,8 +273,9 @@ func BenchmarkJSONImport(b *testing.B) {
 	}
 	// The fixtures are JSON lines or (LangSmith) one array: repeat the
 	// lines, or the array's elements.
-	// Each copy of a JSON lines fixture renames its traces (the prefix
-	// of their ids): a span id twice in one trace is an error.
+	// Each copy renames its traces (the prefix of their ids; LangSmith's
+	// run ids, which its dotted orders hold too): a span or run id twice
+	// is an error.
 	fixtures := []struct {
 		name, file string
 		convert    func(io.Reader, io.Writer, ImportOptions) error
@@ -282,7 +284,7 @@ func BenchmarkJSONImport(b *testing.B) {
 		{"langfuse", "langfuse.jsonl", formatNamed("langfuse").Convert, `"t-`},
 		{"openai-agents", "openai_agents.jsonl", formatNamed("openai-agents").Convert, `:"trace_`},
 		{"otlp", "otlp.jsonl", formatNamed("otlp").Convert, `"traceId":"`},
-		{"langsmith", "langsmith.json", formatNamed("langsmith").Convert, ""},
+		{"langsmith", "langsmith.json", formatNamed("langsmith").Convert, "-0000-4000-8000-"}, // in every run id
 	}
 	for _, f := range fixtures {
 		b.Run(f.name, func(b *testing.B) {
@@ -295,11 +297,11 @@ func BenchmarkJSONImport(b *testing.B) {
 				elems := bytes.TrimSpace(one)
 				elems = bytes.TrimSuffix(bytes.TrimPrefix(elems, []byte("[")), []byte("]"))
 				data = append(data, '[')
-				for len(data) < 1<<20 {
+				for k := 0; len(data) < 1<<20; k++ {
 					if len(data) > 1 {
 						data = append(data, ',')
 					}
-					data = append(data, elems...)
+					data = append(data, bytes.ReplaceAll(elems, []byte(f.traceIDs), fmt.Appendf(nil, "-%04x-4000-8000-", k))...)
 				}
 				data = append(data, ']')
 			} else {
