@@ -141,16 +141,16 @@ func (m *Model) For(value string) *Model {
 	return m
 }
 
-// made reports whether b's sub-models are made, and are what models would
-// make of m (m's fields and b's maps as they stand) down to the addresses
-// of the transitions their indexes point to.
-func (b *By) made(m *Model) bool {
+// made reports whether b's sub-models are made, and are fresh, the ones
+// models would make of the model as it stands (by value), down to the
+// addresses of the transitions their indexes point to.
+func (b *By) made(fresh map[string]*Model) bool {
 	if b.subs == nil || len(b.subs) != len(b.Maps) {
 		return false
 	}
 	for i := range b.Maps {
-		old, fresh := b.subs[b.Maps[i].Value], b.Maps[i].model(m)
-		if old == nil || old.index == nil || !old.index.current(fresh.index) {
+		old, fresh := b.subs[b.Maps[i].Value], fresh[b.Maps[i].Value]
+		if fresh == nil || old == nil || old.index == nil || !old.index.current(fresh.index) {
 			return false
 		}
 		o, f := *old, *fresh
@@ -205,7 +205,8 @@ func ValidByValue(value string) error {
 
 // validateBy checks a conditioned model's By: a field, MinSessions at
 // least 1, values valid, unique and sorted, each sub-map with at least
-// MinSessions sessions and valid as a model of its own.
+// MinSessions sessions and valid as a model of its own. The sub-models it
+// made so go to m.checkedSubs.
 func (m *Model) validateBy() error {
 	b := m.By
 	if b == nil {
@@ -232,6 +233,7 @@ func (m *Model) validateBy() error {
 	if b.Values < len(b.Maps) {
 		return fmt.Errorf("invalid model: by.values is %d, fewer than its %d maps", b.Values, len(b.Maps))
 	}
+	subs := make(map[string]*Model, len(b.Maps))
 	for i := range b.Maps {
 		s := &b.Maps[i]
 		if err := ValidByValue(s.Value); err != nil {
@@ -248,12 +250,14 @@ func (m *Model) validateBy() error {
 		if err := sub.validate(); err != nil {
 			return fmt.Errorf("by.maps[%d] (value %q): %w", i, s.Value, err)
 		}
+		subs[s.Value] = sub
 		if b.Mode == ByStages || b.Mode == ByMoves {
 			if err := m.restricts(s); err != nil {
 				return fmt.Errorf("invalid model: by.maps[%d] (value %q): %w", i, s.Value, err)
 			}
 		}
 	}
+	m.checkedSubs = subs
 	return nil
 }
 

@@ -63,8 +63,8 @@ func Read(r io.Reader) (*Model, error) {
 }
 
 // Decode decodes and validates a model, as Read does, without verifying
-// its digest: for what takes a model as it is (fsmine seal, tests of
-// hand-made models, fuzzing).
+// its digest: for what takes a model as it is (tests of hand-made models,
+// fuzzing; fsmine seal takes DecodeToSeal).
 func Decode(r io.Reader) (*Model, error) {
 	m, err := decode(r)
 	if err != nil {
@@ -226,8 +226,8 @@ func (m *Model) Validate() error {
 	if m.index == nil || !m.index.current(v.index) {
 		m.index = v.index
 	}
-	if err == nil && m.By != nil && !m.By.made(m) {
-		m.By.models(m)
+	if err == nil && m.By != nil && !m.By.made(v.checkedSubs) {
+		m.By.subs = v.checkedSubs
 	}
 	return err
 }

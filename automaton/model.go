@@ -73,6 +73,10 @@ type Model struct {
 	// sub says the model is a sub-map of a conditioned model (see For),
 	// whose argument rules are the shared map's.
 	sub bool
+	// checkedSubs are the sub-models validateBy made and checked, by
+	// value: Validate keeps them when the model's own are not current, so
+	// that they are made once.
+	checkedSubs map[string]*Model
 }
 
 // Parent names the model a model was derived from.
