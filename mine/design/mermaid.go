@@ -443,21 +443,31 @@ func (r *mermaidReader) wrap(err error, id string, line int) error {
 	return r.f.errorf(id, "line %d: %v", line, err)
 }
 
+// through is what enter and leave start from: id's composite state, or (nil)
+// the end id is itself, a pseudo-state or a node, or the error why it is
+// none; depth composites deep.
+func (r *mermaidReader) through(id string, depth int) (*mermaidGroup, []mermaidEnd, error) {
+	if depth == maxNesting {
+		return nil, nil, errNesting
+	}
+	if id == automaton.StartID || id == automaton.EndID {
+		return nil, []mermaidEnd{{id: id}}, nil
+	}
+	if g, ok := r.groups[id]; ok {
+		return g, nil, nil
+	}
+	if name, ok := r.names[id]; ok {
+		return nil, []mermaidEnd{{id: name}}, nil
+	}
+	return nil, nil, errEmpty
+}
+
 // enter is the states a move on line into id enters: id's own node, or
 // through a composite state its "[*] --> X" children, depth composites deep.
 func (r *mermaidReader) enter(id string, line, depth int) ([]mermaidEnd, error) {
-	if depth == maxNesting {
-		return nil, errNesting
-	}
-	if id == automaton.StartID || id == automaton.EndID {
-		return []mermaidEnd{{id: id}}, nil
-	}
-	g, ok := r.groups[id]
-	if !ok {
-		if name, ok := r.names[id]; ok {
-			return []mermaidEnd{{id: name}}, nil
-		}
-		return nil, errEmpty
+	g, self, err := r.through(id, depth)
+	if g == nil {
+		return self, err
 	}
 	if len(g.starts) == 0 {
 		switch len(g.children) {
@@ -495,18 +505,9 @@ func (r *mermaidReader) enter(id string, line, depth int) ([]mermaidEnd, error) 
 // node, or through a composite state every state that moves to its [*],
 // with the caption of that move, depth composites deep.
 func (r *mermaidReader) leave(id string, line, depth int) ([]mermaidEnd, error) {
-	if depth == maxNesting {
-		return nil, errNesting
-	}
-	if id == automaton.StartID || id == automaton.EndID {
-		return []mermaidEnd{{id: id}}, nil
-	}
-	g, ok := r.groups[id]
-	if !ok {
-		if name, ok := r.names[id]; ok {
-			return []mermaidEnd{{id: name}}, nil
-		}
-		return nil, errEmpty
+	g, self, err := r.through(id, depth)
+	if g == nil {
+		return self, err
 	}
 	if len(g.exits) == 0 {
 		switch len(g.children) {
