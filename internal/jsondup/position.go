@@ -18,14 +18,22 @@ import (
 // wrong type, the end of data when data ends inside a value. Other errors,
 // and nil, are returned as they are; the result wraps err.
 func Position(data []byte, err error) error {
-	off, ok := errorOffset(data, err)
-	if !ok || off < 0 || off > int64(len(data)) {
+	line, col, ok := Place(data, err)
+	if !ok {
 		return err
 	}
-	before := data[:off]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := len(before) - bytes.LastIndexByte(before, '\n')
 	return fmt.Errorf("line %d, column %d: %w", line, col, err)
+}
+
+// Place is the line and column Position gives err, for a caller that
+// words the error itself; ok is false where Position adds none.
+func Place(data []byte, err error) (line, col int, ok bool) {
+	off, ok := errorOffset(data, err)
+	if !ok || off < 0 || off > int64(len(data)) {
+		return 0, 0, false
+	}
+	before := data[:off]
+	return bytes.Count(before, []byte("\n")) + 1, len(before) - bytes.LastIndexByte(before, '\n'), true
 }
 
 // errorOffset is the offset in data of the byte err is about.

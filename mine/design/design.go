@@ -603,11 +603,10 @@ func markBackEdges(m *automaton.Model) {
 // its offset when it has one.
 func jsonError(data []byte, err error) string {
 	var se *stdjson.SyntaxError
-	if errors.As(err, &se) && se.Offset > 0 && int(se.Offset) <= len(data) {
-		before := data[:se.Offset]
-		line := bytes.Count(before, []byte("\n")) + 1
-		col := int(se.Offset) - bytes.LastIndexByte(before, '\n') - 1
-		return fmt.Sprintf("line %d, column %d: %v", line, col, err)
+	if errors.As(err, &se) {
+		if line, col, ok := jsondup.Place(data, err); ok {
+			return fmt.Sprintf("line %d, column %d: %v", line, col, err)
+		}
 	}
 	return err.Error()
 }
@@ -620,11 +619,10 @@ func whyJSON(data []byte, err error) string {
 		return jsonError(data, serr)
 	}
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Offset > 0 && int(te.Offset) <= len(data) {
-		before := data[:te.Offset]
-		line := bytes.Count(before, []byte("\n")) + 1
-		col := int(te.Offset) - bytes.LastIndexByte(before, '\n') - 1
-		return fmt.Sprintf("line %d, column %d: %s", line, col, typeError(err))
+	if errors.As(err, &te) && te.Offset > 0 {
+		if line, col, ok := jsondup.Place(data, err); ok {
+			return fmt.Sprintf("line %d, column %d: %s", line, col, typeError(err))
+		}
 	}
 	return typeError(err)
 }
