@@ -74,3 +74,31 @@ func TestByArgsReal(t *testing.T) {
 		t.Errorf("serve --check: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestSuggestByReal: the policy serve --suggest drafts from a model of
+// tau2 retail with a sub-map per task (--by-mode moves) is one serve takes
+// with that model; it named states and loop caps many sub-maps lack.
+func TestSuggestByReal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real logs: skipped in -short mode")
+	}
+	log := filepath.Join(rawDataDir, "..", "jsonl", "tau2_retail.jsonl")
+	if _, err := os.Stat(log); err != nil {
+		t.Skipf("%s not present", log)
+	}
+	dir := t.TempDir()
+	model, policy := filepath.Join(dir, "m.json"), filepath.Join(dir, "p.json")
+	if code, _, errOut := runCmd(t, "build", "-q", "--by", "attrs.task_id", "--by-min", "1", "--by-mode", "moves", "-o", model, log); code != exitOK {
+		t.Fatalf("build: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := runCmd(t, "serve", "--check", "--suggest", "--model", model)
+	if code != exitOK {
+		t.Fatalf("serve --suggest: exit %d: %s", code, errOut)
+	}
+	if err := os.WriteFile(policy, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCmd(t, "serve", "--check", "--model", model, "--policy", policy); code != exitOK {
+		t.Errorf("serve --check --policy (the draft): exit %d: %s", code, errOut)
+	}
+}
